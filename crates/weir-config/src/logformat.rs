@@ -1,0 +1,231 @@
+//! `log-format` strings compiled into pieces (manual §8.2.4): literals and
+//! `%var` / `%{+Q}var` references. Rendering lives with the session data.
+
+/// Variables weir knows. `http_only` ones render `-` outside HTTP streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Var {
+    ClientIp,
+    ClientPort,
+    FrontendIp,
+    FrontendPort,
+    FrontendName,
+    FrontendNameTransport,
+    BackendName,
+    ServerName,
+    ServerIp,
+    ServerPort,
+    BackendSrcIp,
+    BackendSrcPort,
+    AcceptDate,
+    AcceptDateGmt,
+    AcceptDateLocal,
+    AcceptTimestamp,
+    AcceptMs,
+    Tw,
+    Tc,
+    Tt,
+    Td,
+    BytesRead,
+    BytesUploaded,
+    TermState,
+    ActConn,
+    FeConn,
+    BeConn,
+    SrvConn,
+    Retries,
+    SrvQueue,
+    BackendQueue,
+    Pid,
+    Hostname,
+    /// HTTP-only variables (request line, status, …): `-` in tcp streams.
+    HttpOnly(&'static str),
+}
+
+const VARS: &[(&str, Var)] = &[
+    ("B", Var::BytesRead),
+    ("H", Var::Hostname),
+    ("T", Var::AcceptDateGmt),
+    ("Tc", Var::Tc),
+    ("Td", Var::Td),
+    ("Tl", Var::AcceptDateLocal),
+    ("Ts", Var::AcceptTimestamp),
+    ("Tt", Var::Tt),
+    ("Tw", Var::Tw),
+    ("U", Var::BytesUploaded),
+    ("ac", Var::ActConn),
+    ("b", Var::BackendName),
+    ("bc", Var::BeConn),
+    ("bi", Var::BackendSrcIp),
+    ("bp", Var::BackendSrcPort),
+    ("bq", Var::BackendQueue),
+    ("ci", Var::ClientIp),
+    ("cp", Var::ClientPort),
+    ("f", Var::FrontendName),
+    ("fc", Var::FeConn),
+    ("fi", Var::FrontendIp),
+    ("fp", Var::FrontendPort),
+    ("ft", Var::FrontendNameTransport),
+    ("ms", Var::AcceptMs),
+    ("pid", Var::Pid),
+    ("rc", Var::Retries),
+    ("s", Var::ServerName),
+    ("sc", Var::SrvConn),
+    ("si", Var::ServerIp),
+    ("sp", Var::ServerPort),
+    ("sq", Var::SrvQueue),
+    ("t", Var::AcceptDate),
+    ("tr", Var::AcceptDate),
+    ("ts", Var::TermState),
+];
+
+const HTTP_VARS: &[&str] = &[
+    "CC", "CS", "HM", "HP", "HPO", "HQ", "HU", "HV", "ID", "ST", "TR", "Ta", "Th", "Ti", "Tq",
+    "Tr", "hr", "hrl", "hs", "hsl", "r", "rt", "tsc", "trg", "trl",
+];
+
+/// One compiled piece of a log format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Lit(String),
+    Var { var: Var, quote: bool },
+}
+
+/// A compiled `log-format` string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFormat {
+    pub pieces: Vec<Piece>,
+    pub source: String,
+}
+
+/// HAProxy's `option tcplog` layout.
+pub const TCPLOG_FORMAT: &str =
+    "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq";
+
+/// Compiles a format. Errors name the unknown variable or the bad syntax;
+/// `%[sample]` expressions are refused until the rules engine lands.
+pub fn compile(text: &str) -> Result<LogFormat, String> {
+    let mut pieces = Vec::new();
+    let mut lit = String::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
+            lit.push_str(&text[i..i + ch_len]);
+            i += ch_len;
+            continue;
+        }
+        i += 1;
+        if b.get(i) == Some(&b'%') {
+            lit.push('%');
+            i += 1;
+            continue;
+        }
+        let mut quote = false;
+        if b.get(i) == Some(&b'{') {
+            let end = text[i..]
+                .find('}')
+                .ok_or_else(|| format!("missing '}}' in log-format '{text}'"))?;
+            for flag in text[i + 1..i + end].split(',') {
+                match flag {
+                    "+Q" => quote = true,
+                    "-Q" => quote = false,
+                    "+X" | "-X" | "+E" | "-E" | "" => {}
+                    other => return Err(format!("unknown log-format flag '{other}'")),
+                }
+            }
+            i += end + 1;
+        }
+        if b.get(i) == Some(&b'[') {
+            return Err(format!(
+                "sample expressions '%[...]' in log-format are not supported by weir yet ('{text}')"
+            ));
+        }
+        let start = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let name = &text[start..i];
+        if name.is_empty() {
+            return Err(format!(
+                "missing variable name after '%' in log-format '{text}'"
+            ));
+        }
+        let var = if let Some((_, v)) = VARS.iter().find(|(n, _)| *n == name) {
+            *v
+        } else if let Some(h) = HTTP_VARS.iter().find(|n| **n == name) {
+            Var::HttpOnly(h)
+        } else {
+            return Err(format!(
+                "no such format variable '{name}' in log-format '{text}'"
+            ));
+        };
+        if !lit.is_empty() {
+            pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+        }
+        pieces.push(Piece::Var { var, quote });
+    }
+    if !lit.is_empty() {
+        pieces.push(Piece::Lit(lit));
+    }
+    Ok(LogFormat {
+        pieces,
+        source: text.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcplog_compiles() {
+        let f = compile(TCPLOG_FORMAT).unwrap();
+        assert_eq!(
+            f.pieces[0],
+            Piece::Var {
+                var: Var::ClientIp,
+                quote: false
+            }
+        );
+        assert_eq!(f.pieces[1], Piece::Lit(":".into()));
+        assert!(f.pieces.contains(&Piece::Var {
+            var: Var::TermState,
+            quote: false
+        }));
+    }
+
+    #[test]
+    fn flags_and_escapes() {
+        let f = compile("%{+Q}b 100%% %ci").unwrap();
+        assert_eq!(
+            f.pieces,
+            vec![
+                Piece::Var {
+                    var: Var::BackendName,
+                    quote: true
+                },
+                Piece::Lit(" 100% ".into()),
+                Piece::Var {
+                    var: Var::ClientIp,
+                    quote: false
+                },
+            ]
+        );
+        assert_eq!(
+            compile("%r").unwrap().pieces[0],
+            Piece::Var {
+                var: Var::HttpOnly("r"),
+                quote: false
+            }
+        );
+    }
+
+    #[test]
+    fn errors() {
+        assert!(compile("%zz").is_err());
+        assert!(compile("%{+Q").is_err());
+        assert!(compile("%[src]").is_err());
+        assert!(compile("abc %").is_err());
+    }
+}

@@ -1,0 +1,454 @@
+//! The typed, validated configuration that the runtime reads (frozen in an `Arc`).
+
+use crate::addr::{BindAddr, ServerAddr};
+use crate::diag::Loc;
+use crate::logformat::LogFormat;
+use std::time::Duration;
+
+/// A whole configuration: `global` plus every proxy, defaults already applied.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub global: Global,
+    pub proxies: Vec<Proxy>,
+    /// Files loaded, in order.
+    pub files: Vec<String>,
+}
+
+impl Config {
+    pub fn proxy(&self, name: &str) -> Option<&Proxy> {
+        self.proxies.iter().find(|p| p.name == name)
+    }
+    pub fn proxy_index(&self, name: &str) -> Option<usize> {
+        self.proxies.iter().position(|p| p.name == name)
+    }
+}
+
+/// `global` section settings.
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub daemon: bool,
+    pub maxconn: Option<u32>,
+    pub nbthread: Option<usize>,
+    /// Set when `nbproc N>1` was given: run N threads instead.
+    pub nbproc: Option<usize>,
+    pub cpu_map: Vec<CpuMap>,
+    pub ulimit_n: Option<u64>,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub chroot: Option<String>,
+    pub pidfile: Option<String>,
+    pub logs: Vec<LogTarget>,
+    pub log_tag: Option<String>,
+    pub log_send_hostname: Option<String>,
+    pub stats_sockets: Vec<StatsSocket>,
+    pub bufsize: usize,
+    pub maxaccept: i32,
+    pub hard_stop_after: Option<Duration>,
+    pub grace: Option<Duration>,
+    pub spread_checks: u32,
+    pub quiet: bool,
+    pub zero_warning: bool,
+    pub strict_limits: bool,
+    pub fd_hard_limit: Option<u64>,
+    pub noreuseport: bool,
+    pub nosplice: bool,
+    pub pipesize: Option<usize>,
+    pub master_worker: bool,
+    pub node: Option<String>,
+    pub description: Option<String>,
+    /// Variables set or unset by `setenv`/`presetenv`/`unsetenv`, to export.
+    pub setenv: Vec<(String, Option<String>)>,
+}
+
+impl Default for Global {
+    fn default() -> Self {
+        Global {
+            daemon: false,
+            maxconn: None,
+            nbthread: None,
+            nbproc: None,
+            cpu_map: Vec::new(),
+            ulimit_n: None,
+            user: None,
+            group: None,
+            uid: None,
+            gid: None,
+            chroot: None,
+            pidfile: None,
+            logs: Vec::new(),
+            log_tag: None,
+            log_send_hostname: None,
+            stats_sockets: Vec::new(),
+            bufsize: 16384,
+            maxaccept: 64,
+            hard_stop_after: None,
+            grace: None,
+            spread_checks: 0,
+            quiet: false,
+            zero_warning: false,
+            strict_limits: false,
+            fd_hard_limit: None,
+            noreuseport: false,
+            nosplice: false,
+            pipesize: None,
+            master_worker: false,
+            node: None,
+            description: None,
+            setenv: Vec::new(),
+        }
+    }
+}
+
+/// One `cpu-map` line, already split into its sets (1-based ids as written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuMap {
+    pub auto: bool,
+    /// Process (or, under `nbproc`, thread) ids; `None` means all.
+    pub process: Option<Vec<usize>>,
+    /// Thread ids after the `/`; `None` means all threads of the process.
+    pub threads: Option<Vec<usize>>,
+    pub cpus: Vec<usize>,
+    pub loc: Loc,
+}
+
+/// A `stats socket` line.
+#[derive(Debug, Clone)]
+pub struct StatsSocket {
+    pub addr: BindAddr,
+    pub mode: Option<u32>,
+    pub level: String,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub expose_fd: bool,
+    pub loc: Loc,
+}
+
+/// Syslog message layout of a `log` line's `format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormatKind {
+    Rfc3164,
+    Rfc5424,
+    Short,
+    Raw,
+}
+
+/// Where a `log` line sends messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogDest {
+    Udp(ServerAddr),
+    Unix(String),
+    Stdout,
+    Stderr,
+}
+
+/// A resolved `log <target> …` line.
+#[derive(Debug, Clone)]
+pub struct LogTarget {
+    pub dest: LogDest,
+    pub max_len: usize,
+    pub format: LogFormatKind,
+    pub facility: u8,
+    pub max_level: u8,
+    pub min_level: u8,
+    pub loc: Loc,
+}
+
+/// `mode tcp` or `mode http`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Tcp,
+    Http,
+}
+
+/// Which role a proxy section plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyKind {
+    Frontend,
+    Backend,
+    Listen,
+    Defaults,
+}
+
+impl ProxyKind {
+    pub fn is_frontend(self) -> bool {
+        matches!(self, ProxyKind::Frontend | ProxyKind::Listen)
+    }
+    pub fn is_backend(self) -> bool {
+        matches!(self, ProxyKind::Backend | ProxyKind::Listen)
+    }
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ProxyKind::Frontend => "frontend",
+            ProxyKind::Backend => "backend",
+            ProxyKind::Listen => "listen",
+            ProxyKind::Defaults => "defaults",
+        }
+    }
+}
+
+/// The balancing algorithm of a backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Balance {
+    #[default]
+    RoundRobin,
+    StaticRr,
+    LeastConn,
+    First,
+    Source,
+    Random {
+        draws: u32,
+    },
+}
+
+/// `hash-type` method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashMethod {
+    #[default]
+    MapBased,
+    Consistent,
+}
+
+/// `hash-type` hash function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashFunction {
+    #[default]
+    Sdbm,
+    Djb2,
+    Wt6,
+    Crc32,
+}
+
+/// `hash-type <method> [function] [avalanche]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HashType {
+    pub method: HashMethod,
+    pub function: HashFunction,
+    pub avalanche: bool,
+}
+
+/// Timeouts of a proxy (`None` = not set, which HAProxy treats as infinite).
+#[derive(Debug, Clone, Default)]
+pub struct Timeouts {
+    pub connect: Option<Duration>,
+    pub client: Option<Duration>,
+    pub server: Option<Duration>,
+    pub queue: Option<Duration>,
+    pub tunnel: Option<Duration>,
+    pub client_fin: Option<Duration>,
+    pub server_fin: Option<Duration>,
+    pub check: Option<Duration>,
+}
+
+/// Boolean `option`s of a proxy.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyOptions {
+    pub redispatch: bool,
+    /// `option redispatch <interval>`: redispatch on every Nth retry (>0) or
+    /// on the Nth retry before the last (<0, default -1).
+    pub redispatch_interval: i32,
+    pub abortonclose: bool,
+    pub splice_auto: bool,
+    pub splice_request: bool,
+    pub splice_response: bool,
+    pub tcplog: bool,
+    pub httplog: bool,
+    pub dontlognull: bool,
+    pub dontlog_normal: bool,
+    pub log_health_checks: bool,
+    pub clitcpka: bool,
+    pub srvtcpka: bool,
+    pub allbackups: bool,
+    pub httpchk: Option<HttpCheck>,
+}
+
+/// `option httpchk [<method>] [<uri>] [<version>]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpCheck {
+    pub method: String,
+    pub uri: String,
+    pub version: String,
+}
+
+/// PROXY protocol version sent to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendProxy {
+    V1,
+    V2,
+}
+
+/// A `server` (or `default-server`) line.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    pub addr: ServerAddr,
+    pub loc: Loc,
+    pub id: Option<u32>,
+    pub weight: u32,
+    pub check: bool,
+    pub inter: Duration,
+    pub fastinter: Option<Duration>,
+    pub downinter: Option<Duration>,
+    pub rise: u32,
+    pub fall: u32,
+    pub check_port: Option<u16>,
+    pub check_addr: Option<String>,
+    pub backup: bool,
+    pub disabled: bool,
+    pub maxconn: Option<u32>,
+    pub maxqueue: Option<u32>,
+    pub send_proxy: Option<SendProxy>,
+    pub source: Option<ServerAddr>,
+    pub shutdown_on_down: bool,
+    pub slowstart: Option<Duration>,
+}
+
+/// The settings `default-server` may give to every later `server`.
+#[derive(Debug, Clone)]
+pub struct ServerDefaults {
+    pub weight: u32,
+    pub check: bool,
+    pub inter: Duration,
+    pub fastinter: Option<Duration>,
+    pub downinter: Option<Duration>,
+    pub rise: u32,
+    pub fall: u32,
+    pub check_port: Option<u16>,
+    pub check_addr: Option<String>,
+    pub backup: bool,
+    pub disabled: bool,
+    pub maxconn: Option<u32>,
+    pub maxqueue: Option<u32>,
+    pub send_proxy: Option<SendProxy>,
+    pub source: Option<ServerAddr>,
+    pub shutdown_on_down: bool,
+    pub slowstart: Option<Duration>,
+}
+
+impl Default for ServerDefaults {
+    fn default() -> Self {
+        ServerDefaults {
+            weight: 1,
+            check: false,
+            inter: Duration::from_secs(2),
+            fastinter: None,
+            downinter: None,
+            rise: 2,
+            fall: 3,
+            check_port: None,
+            check_addr: None,
+            backup: false,
+            disabled: false,
+            maxconn: None,
+            maxqueue: None,
+            send_proxy: None,
+            source: None,
+            shutdown_on_down: false,
+            slowstart: None,
+        }
+    }
+}
+
+/// One `bind` line (possibly several addresses).
+#[derive(Debug, Clone)]
+pub struct Bind {
+    pub addrs: Vec<BindAddr>,
+    pub loc: Loc,
+    pub name: Option<String>,
+    pub transparent: bool,
+    pub v4v6: bool,
+    pub v6only: bool,
+    pub interface: Option<String>,
+    pub backlog: Option<u32>,
+    pub maxconn: Option<u32>,
+    pub defer_accept: bool,
+    pub tfo: bool,
+    pub accept_proxy: bool,
+    /// Thread ids (1-based) allowed to accept on this bind; `None` = all.
+    pub threads: Option<Vec<usize>>,
+    pub mode: Option<u32>,
+}
+
+/// A frontend, backend or listen section, with its defaults applied.
+#[derive(Debug, Clone)]
+pub struct Proxy {
+    pub name: String,
+    pub kind: ProxyKind,
+    pub loc: Loc,
+    pub id: Option<u32>,
+    pub disabled: bool,
+    pub mode: Mode,
+    pub binds: Vec<Bind>,
+    pub default_backend: Option<(String, Loc)>,
+    pub use_backends: Vec<(String, Loc)>,
+    pub balance: Balance,
+    pub hash_type: HashType,
+    pub servers: Vec<Server>,
+    pub default_server: ServerDefaults,
+    pub maxconn: Option<u32>,
+    pub fullconn: Option<u32>,
+    pub retries: u32,
+    pub options: ProxyOptions,
+    pub timeouts: Timeouts,
+    pub logs: Vec<LogTarget>,
+    /// `log global` was given: global targets are added when finalizing.
+    pub log_global: bool,
+    pub log_tag: Option<String>,
+    /// The format used for this proxy's traffic logs (`option tcplog`,
+    /// `log-format`, or the default), set when finalizing.
+    pub log_format: Option<LogFormat>,
+    pub description: Option<String>,
+}
+
+impl Proxy {
+    /// A proxy with HAProxy's built-in defaults.
+    pub fn new(name: &str, kind: ProxyKind, loc: Loc) -> Self {
+        Proxy {
+            name: name.to_string(),
+            kind,
+            loc,
+            id: None,
+            disabled: false,
+            mode: Mode::Tcp,
+            binds: Vec::new(),
+            default_backend: None,
+            use_backends: Vec::new(),
+            balance: Balance::RoundRobin,
+            hash_type: HashType::default(),
+            servers: Vec::new(),
+            default_server: ServerDefaults::default(),
+            maxconn: None,
+            fullconn: None,
+            retries: 3,
+            options: ProxyOptions {
+                redispatch_interval: -1,
+                ..ProxyOptions::default()
+            },
+            timeouts: Timeouts::default(),
+            logs: Vec::new(),
+            log_global: false,
+            log_tag: None,
+            log_format: None,
+            description: None,
+        }
+    }
+
+    /// Copies what a `defaults` section passes on into a new proxy.
+    pub fn from_defaults(defaults: &Proxy, name: &str, kind: ProxyKind, loc: Loc) -> Self {
+        let mut p = defaults.clone();
+        p.name = name.to_string();
+        p.kind = kind;
+        p.loc = loc;
+        p.id = None;
+        p.binds.clear();
+        p.servers.clear();
+        p.use_backends.clear();
+        p.description = None;
+        if !kind.is_frontend() {
+            p.default_backend = None;
+        }
+        p
+    }
+}

@@ -1,0 +1,151 @@
+//! Cross-section checks once every file is read: references between
+//! proxies, duplicate names, modes, logging defaults. Each names its line.
+
+use crate::diag::{Diagnostics, Level};
+use crate::logformat::{self, TCPLOG_FORMAT};
+use crate::model::{Config, Mode, ProxyKind};
+use std::collections::HashMap;
+
+/// The legacy one-line log HAProxy writes when neither `option tcplog` nor
+/// `log-format` is set.
+pub const DEFAULT_TCP_FORMAT: &str = "Connect from %ci:%cp to %fi:%fp (%f/TCP)";
+
+pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
+    if let (Some(_), Some(_)) = (cfg.global.nbproc, cfg.global.nbthread) {
+        diags.push(
+            Level::Warning,
+            None,
+            "both 'nbproc' and 'nbthread' are set; 'nbthread' wins",
+        );
+        cfg.global.nbproc = None;
+    }
+    let global_logs = cfg.global.logs.clone();
+    let mut fe_names: HashMap<String, usize> = HashMap::new();
+    let mut be_names: HashMap<String, usize> = HashMap::new();
+    for i in 0..cfg.proxies.len() {
+        let p = &cfg.proxies[i];
+        let (is_fe, is_be) = (p.kind.is_frontend(), p.kind.is_backend());
+        for (is, names, what) in [
+            (is_fe, &mut fe_names, "frontend"),
+            (is_be, &mut be_names, "backend"),
+        ] {
+            if !is {
+                continue;
+            }
+            if let Some(&j) = names.get(&p.name) {
+                let other = &cfg.proxies[j];
+                diags.alert(
+                    &p.loc,
+                    format!(
+                        "{} '{}' has the same name as {} '{}' declared at {} ({what} names must be unique)",
+                        p.kind.keyword(), p.name, other.kind.keyword(), other.name, other.loc
+                    ),
+                );
+            } else {
+                names.insert(p.name.clone(), i);
+            }
+        }
+    }
+    for i in 0..cfg.proxies.len() {
+        let (kind, mode, name) = (
+            cfg.proxies[i].kind,
+            cfg.proxies[i].mode,
+            cfg.proxies[i].name.clone(),
+        );
+        // Backend references.
+        let mut refs: Vec<(String, crate::diag::Loc, &str)> = Vec::new();
+        if let Some((b, l)) = &cfg.proxies[i].default_backend {
+            refs.push((b.clone(), l.clone(), "default_backend"));
+        }
+        for (b, l) in &cfg.proxies[i].use_backends {
+            refs.push((b.clone(), l.clone(), "use_backend"));
+        }
+        for (b, l, what) in refs {
+            match be_names.get(&b) {
+                None => diags.alert(&l, format!("proxy '{name}': unable to find required {what}: '{b}'")),
+                Some(&j) if cfg.proxies[j].mode != mode => diags.alert(
+                    &l,
+                    format!(
+                        "{} '{name}' in {} mode cannot use backend '{b}' in {} mode (declared at {})",
+                        kind.keyword(), mode_name(mode), mode_name(cfg.proxies[j].mode), cfg.proxies[j].loc
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
+        let p = &mut cfg.proxies[i];
+        if p.log_global {
+            let mut logs = global_logs.clone();
+            logs.append(&mut p.logs);
+            p.logs = logs;
+        }
+        if kind.is_frontend() && p.binds.is_empty() && !p.disabled {
+            if kind == ProxyKind::Frontend {
+                diags.alert(&p.loc, format!("frontend '{name}' has no 'bind' directive. Please declare it as a backend if this was intended."));
+            }
+        }
+        if kind == ProxyKind::Frontend && p.default_backend.is_none() && p.use_backends.is_empty() {
+            diags.warn(&p.loc, format!("frontend '{name}' has no 'default_backend' nor 'use_backend': its connections will be closed"));
+        }
+        if kind.is_backend() {
+            let mut seen: HashMap<&str, usize> = HashMap::new();
+            let mut ids: HashMap<u32, usize> = HashMap::new();
+            for (si, s) in p.servers.iter().enumerate() {
+                if let Some(&prev) = seen.get(s.name.as_str()) {
+                    diags.alert(
+                        &s.loc,
+                        format!(
+                            "{} '{name}' : server name '{}' is already used at {}",
+                            kind.keyword(),
+                            s.name,
+                            p.servers[prev].loc
+                        ),
+                    );
+                } else {
+                    seen.insert(&s.name, si);
+                }
+                if let Some(id) = s.id {
+                    if let Some(&prev) = ids.get(&id) {
+                        diags.alert(
+                            &s.loc,
+                            format!(
+                                "server '{}' : id {id} is already used by server '{}'",
+                                s.name, p.servers[prev].name
+                            ),
+                        );
+                    } else {
+                        ids.insert(id, si);
+                    }
+                }
+            }
+        }
+        if p.mode == Mode::Http && kind != ProxyKind::Backend {
+            diags.warn(
+                &p.loc,
+                format!("{} '{name}' : 'mode http' is forwarded at layer 4 by this weir version (one balancing decision per connection, no header processing)", kind.keyword()),
+            );
+        }
+        if p.options.httplog && kind.is_frontend() {
+            diags.warn(
+                &p.loc,
+                format!("'option httplog' not usable with {} '{name}' until weir's HTTP engine lands. Falling back to 'option tcplog'.", kind.keyword()),
+            );
+            p.options.tcplog = true;
+        }
+        if p.log_format.is_none() && kind.is_frontend() {
+            let text = if p.options.tcplog {
+                TCPLOG_FORMAT
+            } else {
+                DEFAULT_TCP_FORMAT
+            };
+            p.log_format = logformat::compile(text).ok();
+        }
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Tcp => "tcp",
+        Mode::Http => "http",
+    }
+}

@@ -1,0 +1,445 @@
+//! `global` section keywords (manual §3).
+
+use super::State;
+use crate::addr::parse_bind_list;
+use crate::diag::{did_you_mean, Level, Loc};
+use crate::keywords::{self, Status};
+use crate::model::{CpuMap, StatsSocket};
+use crate::units::{parse_duration, parse_size, parse_u32};
+
+/// Highest thread/CPU number a set may name (HAProxy's word size).
+pub const MAX_IDS: usize = 64;
+
+pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
+    let kw = words[0].as_str();
+    let Some(entry) = keywords::find(keywords::GLOBAL, kw) else {
+        let hint = did_you_mean(kw, keywords::GLOBAL.iter().map(|k| k.name))
+            .map(|s| format!("; did you mean '{s}'?"))
+            .unwrap_or_default();
+        st.diags.alert(
+            loc,
+            format!("unknown keyword '{kw}' in 'global' section{hint}"),
+        );
+        return;
+    };
+    if entry.status == Status::Refused {
+        st.diags
+            .alert(loc, format!("'{kw}' is not supported by weir yet"));
+        return;
+    }
+    if let Err(e) = apply(st, words, loc) {
+        st.diags.alert(loc, format!("'{kw}' : {e}"));
+    }
+}
+
+fn one<'a>(words: &'a [String], what: &str) -> Result<&'a str, String> {
+    match words.len() {
+        2 => Ok(words[1].as_str()),
+        1 => Err(format!("expects {what}")),
+        _ => Err(format!(
+            "expects exactly one argument ({what}), got '{}'",
+            words[1..].join(" ")
+        )),
+    }
+}
+
+/// Applies one supported global keyword; `Err` is the message of an alert.
+pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> {
+    let g = &mut st.config.global;
+    let kw = words[0].as_str();
+    match kw {
+        "daemon" => g.daemon = true,
+        "quiet" => g.quiet = true,
+        "zero-warning" => g.zero_warning = true,
+        "strict-limits" => g.strict_limits = true,
+        "noreuseport" => g.noreuseport = true,
+        "nosplice" => g.nosplice = true,
+        "master-worker" => {
+            g.master_worker = true;
+            st.diags.warn(
+                loc,
+                "'master-worker' : weir runs without a master process until reload support lands",
+            );
+        }
+        "insecure-fork-wanted"
+        | "insecure-setuid-wanted"
+        | "set-dumpable"
+        | "noepoll"
+        | "nopoll"
+        | "nokqueue"
+        | "noevports"
+        | "busy-polling" => {
+            st.diags.push(
+                Level::Notice,
+                Some(loc),
+                format!("'{kw}' has no effect in weir"),
+            );
+        }
+        "maxconn" => {
+            let n = parse_u32(one(words, "an integer")?, kw)?;
+            if n == 0 {
+                return Err("must be greater than 0".into());
+            }
+            g.maxconn = Some(n);
+        }
+        "nbthread" => {
+            let n = parse_u32(one(words, "a thread count")?, kw)? as usize;
+            if n == 0 || n > MAX_IDS {
+                return Err(format!("must be between 1 and {MAX_IDS}, got {n}"));
+            }
+            g.nbthread = Some(n);
+        }
+        "nbproc" => {
+            let n = parse_u32(one(words, "a process count")?, kw)? as usize;
+            if n == 0 || n > MAX_IDS {
+                return Err(format!("must be between 1 and {MAX_IDS}, got {n}"));
+            }
+            if n > 1 {
+                g.nbproc = Some(n);
+                if !st.nbproc_warned {
+                    st.nbproc_warned = true;
+                    st.diags.warn(
+                        loc,
+                        format!("'nbproc {n}' : weir runs one process with threads; starting {n} threads instead (use 'nbthread')"),
+                    );
+                }
+            }
+        }
+        "cpu-map" => g.cpu_map.push(parse_cpu_map(words, loc)?),
+        "ulimit-n" => {
+            g.ulimit_n = Some(u64::from(parse_u32(
+                one(words, "a file descriptor count")?,
+                kw,
+            )?))
+        }
+        "fd-hard-limit" => {
+            g.fd_hard_limit = Some(u64::from(parse_u32(
+                one(words, "a file descriptor count")?,
+                kw,
+            )?))
+        }
+        "user" => g.user = Some(one(words, "a user name")?.to_string()),
+        "group" => g.group = Some(one(words, "a group name")?.to_string()),
+        "uid" => g.uid = Some(parse_u32(one(words, "a numeric uid")?, kw)?),
+        "gid" => g.gid = Some(parse_u32(one(words, "a numeric gid")?, kw)?),
+        "chroot" => g.chroot = Some(one(words, "a directory")?.to_string()),
+        "pidfile" => g.pidfile = Some(one(words, "a file name")?.to_string()),
+        "node" => g.node = Some(one(words, "a node name")?.to_string()),
+        "description" => g.description = Some(words[1..].join(" ")),
+        "log-tag" => g.log_tag = Some(one(words, "a tag")?.to_string()),
+        "log-send-hostname" => {
+            g.log_send_hostname = Some(words.get(1).cloned().unwrap_or_default());
+        }
+        "log" => {
+            if words.get(1).map(String::as_str) == Some("global") {
+                return Err("'log global' is only valid in proxy sections".into());
+            }
+            let t = super::log::parse_log_target(&words[1..], loc)?;
+            st.config.global.logs.push(t);
+        }
+        "tune.bufsize" => {
+            let n = parse_size(one(words, "a size")?)?;
+            if !(1024..=1 << 30).contains(&n) {
+                return Err(format!("must be between 1024 and 1073741824, got {n}"));
+            }
+            g.bufsize = n as usize;
+        }
+        "tune.pipesize" => g.pipesize = Some(parse_size(one(words, "a size")?)? as usize),
+        "tune.maxaccept" => {
+            let v = one(words, "an integer")?;
+            g.maxaccept = v
+                .parse::<i32>()
+                .map_err(|_| format!("expects an integer, got '{v}'"))?;
+        }
+        "tune.ssl.default-dh-param" => {
+            st.diags.push(
+                Level::Notice,
+                Some(loc),
+                "'tune.ssl.default-dh-param' is ignored: weir's TLS needs no DH parameters",
+            );
+        }
+        "hard-stop-after" => g.hard_stop_after = Some(parse_duration(one(words, "a time")?)?),
+        "grace" => g.grace = Some(parse_duration(one(words, "a time")?)?),
+        "spread-checks" => {
+            let n = parse_u32(one(words, "a percentage")?, kw)?;
+            if n > 50 {
+                return Err("must be between 0 and 50".into());
+            }
+            g.spread_checks = n;
+        }
+        "stats" => stats(st, words, loc)?,
+        "setenv" | "presetenv" => {
+            if words.len() != 3 {
+                return Err("expects a variable name and a value".into());
+            }
+            if kw == "setenv" || st.env.get(&words[1]).is_none() {
+                st.env.set(&words[1], Some(words[2].clone()));
+            }
+        }
+        "unsetenv" => {
+            for name in &words[1..] {
+                st.env.set(name, None);
+            }
+        }
+        "resetenv" => st.env.reset_except(words[1..].to_vec()),
+        _ => return Err("internal: keyword has no parser".into()),
+    }
+    Ok(())
+}
+
+fn stats(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> {
+    match words.get(1).map(String::as_str) {
+        Some("socket") => {
+            let addr_text = words
+                .get(2)
+                .ok_or("'stats socket' expects an address or a path")?;
+            let mut addrs = parse_bind_list(addr_text)?;
+            if addrs.len() != 1 {
+                return Err("'stats socket' expects a single address".into());
+            }
+            let mut s = StatsSocket {
+                addr: addrs.remove(0),
+                mode: None,
+                level: "operator".into(),
+                user: None,
+                group: None,
+                expose_fd: false,
+                loc: loc.clone(),
+            };
+            let mut i = 3;
+            while i < words.len() {
+                let arg = || {
+                    words
+                        .get(i + 1)
+                        .ok_or_else(|| format!("'{}' expects an argument", words[i]))
+                };
+                match words[i].as_str() {
+                    "mode" => {
+                        let m = arg()?;
+                        s.mode = Some(
+                            u32::from_str_radix(m, 8).map_err(|_| format!("invalid mode '{m}'"))?,
+                        );
+                        i += 2;
+                    }
+                    "level" => {
+                        let l = arg()?;
+                        if !["user", "operator", "admin"].contains(&l.as_str()) {
+                            return Err(format!(
+                                "'level' only supports 'user', 'operator', and 'admin', got '{l}'"
+                            ));
+                        }
+                        s.level = l.clone();
+                        i += 2;
+                    }
+                    "user" | "uid" => {
+                        s.user = Some(arg()?.clone());
+                        i += 2;
+                    }
+                    "group" | "gid" => {
+                        s.group = Some(arg()?.clone());
+                        i += 2;
+                    }
+                    "expose-fd" => {
+                        if arg()? != "listeners" {
+                            return Err("'expose-fd' only supports 'listeners'".into());
+                        }
+                        s.expose_fd = true;
+                        i += 2;
+                    }
+                    "process" | "thread" | "severity-output" | "name" | "maxconn" | "backlog" => {
+                        i += 2
+                    }
+                    other => return Err(format!("unknown 'stats socket' option '{other}'")),
+                }
+            }
+            st.config.global.stats_sockets.push(s);
+            Ok(())
+        }
+        Some("timeout") => {
+            parse_duration(words.get(2).ok_or("'stats timeout' expects a time")?).map(|_| ())
+        }
+        Some("maxconn") => parse_u32(
+            words.get(2).ok_or("'stats maxconn' expects an integer")?,
+            "stats maxconn",
+        )
+        .map(|_| ()),
+        Some("bind-process") => {
+            st.diags.warn(
+                loc,
+                "'stats bind-process' is ignored: weir runs one process",
+            );
+            Ok(())
+        }
+        other => Err(format!(
+            "'stats' expects 'socket', 'timeout', 'maxconn' or 'bind-process', got '{}'",
+            other.unwrap_or("")
+        )),
+    }
+}
+
+/// Parses an id set: `all`, `odd`, `even`, `N`, `N-`, `N-M`. `base` is the
+/// lowest id (1 for threads, 0 for CPUs).
+pub fn parse_set(text: &str, base: usize) -> Result<Vec<usize>, String> {
+    let max = base + MAX_IDS - 1;
+    let all: Vec<usize> = (base..=max).collect();
+    match text {
+        "all" => return Ok(all),
+        "odd" => return Ok(all.into_iter().filter(|n| n % 2 == 1).collect()),
+        "even" => return Ok(all.into_iter().filter(|n| n % 2 == 0).collect()),
+        _ => {}
+    }
+    let num = |s: &str| -> Result<usize, String> {
+        let n: usize = s
+            .parse()
+            .map_err(|_| format!("invalid number '{s}' in set '{text}'"))?;
+        if n < base || n > max {
+            return Err(format!(
+                "'{n}' is out of range {base}-{max} in set '{text}'"
+            ));
+        }
+        Ok(n)
+    };
+    match text.split_once('-') {
+        Some((lo, "")) => Ok((num(lo)?..=max).collect()),
+        Some((lo, hi)) => {
+            let (lo, hi) = (num(lo)?, num(hi)?);
+            if hi < lo {
+                return Err(format!("invalid range '{text}'"));
+            }
+            Ok((lo..=hi).collect())
+        }
+        None => Ok(vec![num(text)?]),
+    }
+}
+
+fn parse_cpu_map(words: &[String], loc: &Loc) -> Result<CpuMap, String> {
+    if words.len() < 3 {
+        return Err("expects a process/thread set followed by one or more CPU sets".into());
+    }
+    let (auto, spec) = match words[1].strip_prefix("auto:") {
+        Some(s) => (true, s),
+        None => (false, words[1].as_str()),
+    };
+    let (process, threads) = match spec.split_once('/') {
+        Some((p, t)) => (parse_set(p, 1)?, Some(parse_set(t, 1)?)),
+        None => (parse_set(spec, 1)?, None),
+    };
+    let mut cpus = Vec::new();
+    for c in &words[2..] {
+        cpus.extend(parse_set(c, 0)?);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    if auto {
+        let ranged = threads.as_ref().unwrap_or(&process);
+        if threads.is_some() && process.len() > 1 {
+            return Err(
+                "'auto:' with both a process range and a thread range is not supported".into(),
+            );
+        }
+        if ranged.len() != cpus.len() {
+            return Err(format!(
+                "'auto:' needs as many CPUs as threads ({} threads, {} CPUs)",
+                ranged.len(),
+                cpus.len()
+            ));
+        }
+    }
+    Ok(CpuMap {
+        auto,
+        process: Some(process),
+        threads,
+        cpus,
+        loc: loc.clone(),
+    })
+}
+
+/// Resolves every `cpu-map` into one CPU list per thread (index 0 = thread 1);
+/// `None` where no mapping applies. Under `nbproc`, process ids name threads.
+pub fn thread_cpus(maps: &[CpuMap], nthreads: usize, nbproc_mode: bool) -> Vec<Option<Vec<usize>>> {
+    let mut out: Vec<Option<Vec<usize>>> = vec![None; nthreads];
+    for m in maps {
+        let process = m.process.clone().unwrap_or_default();
+        let targets: Vec<usize> = match (&m.threads, nbproc_mode) {
+            (Some(t), _) => t.clone(),
+            (None, true) => process,
+            (None, false) => (1..=nthreads).collect(),
+        };
+        if m.auto && (m.threads.is_some() || nbproc_mode) {
+            for (t, cpu) in targets.iter().zip(m.cpus.iter()) {
+                if let Some(slot) = t.checked_sub(1).and_then(|i| out.get_mut(i)) {
+                    *slot = Some(vec![*cpu]);
+                }
+            }
+        } else {
+            for t in targets {
+                if let Some(slot) = t.checked_sub(1).and_then(|i| out.get_mut(i)) {
+                    *slot = Some(m.cpus.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(line: &str) -> CpuMap {
+        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse_cpu_map(&words, &Loc::default()).unwrap()
+    }
+
+    #[test]
+    fn sets() {
+        assert_eq!(parse_set("3", 1).unwrap(), vec![3]);
+        assert_eq!(parse_set("1-4", 1).unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(parse_set("0-", 0).unwrap().len(), 64);
+        assert_eq!(parse_set("odd", 1).unwrap()[..3], [1, 3, 5]);
+        assert_eq!(parse_set("even", 0).unwrap()[..3], [0, 2, 4]);
+        assert!(parse_set("0", 1).is_err());
+        assert!(parse_set("65", 1).is_err());
+        assert!(parse_set("4-2", 1).is_err());
+        assert!(parse_set("x", 1).is_err());
+    }
+
+    #[test]
+    fn manual_examples() {
+        let m = [map("cpu-map auto:1/1-4 0-3")];
+        let r = thread_cpus(&m, 4, false);
+        assert_eq!(
+            r,
+            vec![Some(vec![0]), Some(vec![1]), Some(vec![2]), Some(vec![3])]
+        );
+        let m = [map("cpu-map auto:1/1-4 3 2 1 0")];
+        assert_eq!(thread_cpus(&m, 4, false)[0], Some(vec![0]));
+        let m = [map("cpu-map 1/all 0-3")];
+        assert!(thread_cpus(&m, 2, false)
+            .iter()
+            .all(|c| c.as_deref() == Some(&[0, 1, 2, 3][..])));
+        let m = [map("cpu-map 1 0")];
+        assert_eq!(
+            thread_cpus(&m, 2, false),
+            vec![Some(vec![0]), Some(vec![0])]
+        );
+        let m = [map("cpu-map auto:1/all 0-63")];
+        assert_eq!(
+            thread_cpus(&m, 2, false),
+            vec![Some(vec![0]), Some(vec![1])]
+        );
+        let words: Vec<String> = "cpu-map auto:1/1-4 0"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        assert!(parse_cpu_map(&words, &Loc::default()).is_err());
+    }
+
+    #[test]
+    fn nbproc_style_maps_processes_to_threads() {
+        let m = [map("cpu-map 1 0"), map("cpu-map 2 1")];
+        assert_eq!(thread_cpus(&m, 2, true), vec![Some(vec![0]), Some(vec![1])]);
+        let m = [map("cpu-map auto:1-2 0-1")];
+        assert_eq!(thread_cpus(&m, 2, true), vec![Some(vec![0]), Some(vec![1])]);
+    }
+}

@@ -1,0 +1,137 @@
+//! `log` lines (manual §3.1 "log"): target, `len`, `format`, facility, levels.
+
+use crate::addr::{parse_server_addr, ServerAddr};
+use crate::diag::Loc;
+use crate::model::{LogDest, LogFormatKind, LogTarget};
+
+/// Syslog facilities in code order.
+pub const FACILITIES: &[&str] = &[
+    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "auth2",
+    "ftp", "ntp", "audit", "alert", "cron2", "local0", "local1", "local2", "local3", "local4",
+    "local5", "local6", "local7",
+];
+
+/// Syslog levels in code order.
+pub const LEVELS: &[&str] = &[
+    "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+];
+
+fn level(name: &str) -> Result<u8, String> {
+    LEVELS
+        .iter()
+        .position(|l| *l == name)
+        .map(|p| p as u8)
+        .ok_or_else(|| format!("unknown log level '{name}'"))
+}
+
+/// Parses the words after `log` (not `log global`).
+pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String> {
+    let target = args
+        .first()
+        .ok_or("expects a target, a facility and optional levels")?;
+    let dest = match target.as_str() {
+        "stdout" | "fd@1" => LogDest::Stdout,
+        "stderr" | "fd@2" => LogDest::Stderr,
+        t if t.starts_with('/') => LogDest::Unix(t.to_string()),
+        t if t.starts_with("unix@") => LogDest::Unix(t["unix@".len()..].to_string()),
+        t if t.starts_with("ring@") || t.starts_with("tcp@") || t.starts_with("fd@") => {
+            return Err(format!("log target '{t}' is not supported by weir yet"))
+        }
+        t => {
+            let a = parse_server_addr(t, Some(514))?;
+            if let ServerAddr::Inet { .. } = a {
+                LogDest::Udp(a)
+            } else {
+                return Err(format!("unsupported log target '{t}'"));
+            }
+        }
+    };
+    let mut max_len = 1024usize;
+    let mut format = LogFormatKind::Rfc3164;
+    let mut i = 1;
+    loop {
+        match args.get(i).map(String::as_str) {
+            Some("len") => {
+                let v = args.get(i + 1).ok_or("'len' expects a length")?;
+                max_len = v
+                    .parse()
+                    .map_err(|_| format!("invalid 'len' value '{v}'"))?;
+                if !(80..=65535).contains(&max_len) {
+                    return Err(format!("'len' must be between 80 and 65535, got {max_len}"));
+                }
+                i += 2;
+            }
+            Some("format") => {
+                let v = args.get(i + 1).ok_or("'format' expects a format name")?;
+                format = match v.as_str() {
+                    "rfc3164" | "local" => LogFormatKind::Rfc3164,
+                    "rfc5424" => LogFormatKind::Rfc5424,
+                    "short" | "priority" => LogFormatKind::Short,
+                    "raw" => LogFormatKind::Raw,
+                    other => return Err(format!("unknown log format '{other}'")),
+                };
+                i += 2;
+            }
+            Some("sample") => {
+                return Err("'sample' log sampling is not supported by weir yet".into())
+            }
+            _ => break,
+        }
+    }
+    let fac = args.get(i).ok_or("expects a facility after the target")?;
+    let facility = FACILITIES
+        .iter()
+        .position(|f| f == fac)
+        .ok_or_else(|| format!("unknown log facility '{fac}'"))? as u8;
+    let max_level = args.get(i + 1).map_or(Ok(7), |l| level(l))?;
+    let min_level = args.get(i + 2).map_or(Ok(0), |l| level(l))?;
+    if args.len() > i + 3 {
+        return Err(format!(
+            "unexpected '{}' after the log levels",
+            args[i + 3..].join(" ")
+        ));
+    }
+    Ok(LogTarget {
+        dest,
+        max_len,
+        format,
+        facility,
+        max_level,
+        min_level,
+        loc: loc.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Result<LogTarget, String> {
+        let w: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse_log_target(&w, &Loc::default())
+    }
+
+    #[test]
+    fn forms() {
+        let t = p("127.0.0.1:5140 local0").unwrap();
+        assert_eq!(t.facility, 16);
+        assert_eq!(t.max_level, 7);
+        let t = p("127.0.0.1 len 2048 format rfc5424 local1 notice info").unwrap();
+        assert_eq!(t.max_len, 2048);
+        assert_eq!(t.format, LogFormatKind::Rfc5424);
+        assert_eq!((t.facility, t.max_level, t.min_level), (17, 5, 6));
+        assert!(matches!(
+            p("/dev/log daemon").unwrap().dest,
+            LogDest::Unix(_)
+        ));
+        assert!(matches!(
+            p("stdout format raw local0").unwrap().dest,
+            LogDest::Stdout
+        ));
+        assert!(p("127.0.0.1 nofacility").is_err());
+        assert!(p("127.0.0.1 local0 loud").is_err());
+        assert!(p("127.0.0.1 local0 info debug extra").is_err());
+        assert!(p("ring@buf local0").is_err());
+        assert!(p("127.0.0.1 len 10 local0").is_err());
+    }
+}

@@ -1,0 +1,380 @@
+//! Keywords of `defaults`, `frontend`, `backend` and `listen` (manual §4).
+
+use super::State;
+use crate::diag::{did_you_mean, Loc};
+use crate::keywords::{self, Status};
+use crate::logformat;
+use crate::model::{Balance, HashFunction, HashMethod, HttpCheck, Mode, Proxy, ProxyKind};
+use crate::units::{parse_duration, parse_u32};
+
+fn column(kind: ProxyKind) -> char {
+    match kind {
+        ProxyKind::Defaults => 'D',
+        ProxyKind::Frontend => 'F',
+        ProxyKind::Listen => 'L',
+        ProxyKind::Backend => 'B',
+    }
+}
+
+pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Loc) {
+    // `no option X` and `default option X` prefixes.
+    let (negate, words) = match words[0].as_str() {
+        "no" if words.len() > 1 => (true, &words[1..]),
+        "default" if words.len() > 1 => (false, &words[1..]),
+        _ => (false, words),
+    };
+    let section = p.kind.keyword();
+    let Some(entry) = keywords::find_proxy(words) else {
+        let first = words[0].as_str();
+        let msg = if keywords::is_proxy_prefix(first) {
+            let two = words
+                .iter()
+                .take(2)
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let hint = did_you_mean(&two, keywords::PROXY.iter().map(|k| k.name))
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            format!("unknown keyword '{two}' in '{section}' section{hint}")
+        } else if [
+            "reqadd",
+            "reqrep",
+            "reqdel",
+            "rspadd",
+            "rsprep",
+            "rspdel",
+            "reqiallow",
+            "reqdeny",
+        ]
+        .contains(&first)
+        {
+            format!("'{first}' was removed in HAProxy 2.1 and is not supported; use 'http-request'/'http-response'")
+        } else {
+            let hint = did_you_mean(first, keywords::PROXY.iter().map(|k| k.name))
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            format!("unknown keyword '{first}' in '{section}' section{hint}")
+        };
+        st.diags.alert(loc, msg);
+        return;
+    };
+    if entry.status == Status::Refused {
+        st.diags.alert(
+            loc,
+            format!("'{}' is not supported by weir yet", entry.name),
+        );
+        return;
+    }
+    if !entry.sections.contains(column(p.kind)) {
+        st.diags.warn(
+            loc,
+            format!(
+                "'{}' ignored because {section} '{}' has no {} capability",
+                entry.name,
+                p.name,
+                if entry.sections.contains('F') {
+                    "frontend"
+                } else {
+                    "backend"
+                }
+            ),
+        );
+        return;
+    }
+    let nargs = entry.name.split(' ').count();
+    let args = &words[nargs..];
+    if let Err(e) = apply(st, p, entry.name, args, negate, loc) {
+        st.diags.alert(loc, format!("'{}' : {e}", entry.name));
+    }
+}
+
+fn one<'a>(args: &'a [String], what: &str) -> Result<&'a str, String> {
+    match args.len() {
+        1 => Ok(args[0].as_str()),
+        0 => Err(format!("expects {what}")),
+        _ => Err(format!(
+            "expects exactly one argument ({what}), got '{}'",
+            args.join(" ")
+        )),
+    }
+}
+
+fn no_args(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("takes no argument, got '{}'", args.join(" ")))
+    }
+}
+
+fn timeout(args: &[String]) -> Result<Option<std::time::Duration>, String> {
+    Ok(Some(parse_duration(one(args, "a time value")?)?))
+}
+
+/// Applies one supported proxy keyword; `Err` becomes an alert at `loc`.
+pub(super) fn apply(
+    st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    loc: &Loc,
+) -> Result<(), String> {
+    let flag = |args: &[String]| no_args(args).map(|_| !negate);
+    match name {
+        "mode" => {
+            p.mode = match one(args, "'tcp' or 'http'")? {
+                "tcp" => Mode::Tcp,
+                "http" => Mode::Http,
+                "health" => return Err("'mode health' was removed in HAProxy 2.4".into()),
+                m => {
+                    return Err(format!(
+                        "unknown proxy mode '{m}' (expects 'tcp' or 'http')"
+                    ))
+                }
+            }
+        }
+        "bind" => {
+            let mut full = vec!["bind".to_string()];
+            full.extend_from_slice(args);
+            let nbproc = st.config.global.nbproc.is_some();
+            match super::server::bind(&full, loc, &mut st.diags, nbproc) {
+                Ok(b) => p.binds.push(b),
+                Err(errs) => {
+                    for e in errs {
+                        st.diags.alert(loc, e);
+                    }
+                }
+            }
+        }
+        "bind-process" => {
+            st.diags.warn(
+                loc,
+                "'bind-process' is ignored: weir runs one process with threads",
+            );
+        }
+        "default_backend" => {
+            p.default_backend = Some((one(args, "a backend name")?.to_string(), loc.clone()))
+        }
+        "use_backend" => {
+            let Some(b) = args.first() else {
+                return Err("expects a backend name".into());
+            };
+            if args.len() > 1 {
+                return Err(format!(
+                    "conditions ('{}') are not supported by weir yet; they come with ACLs",
+                    args[1..].join(" ")
+                ));
+            }
+            p.use_backends.push((b.clone(), loc.clone()));
+        }
+        "balance" => {
+            let algo = args.first().ok_or("expects an algorithm")?;
+            p.balance = match algo.as_str() {
+                "roundrobin" => Balance::RoundRobin,
+                "static-rr" => Balance::StaticRr,
+                "leastconn" => Balance::LeastConn,
+                "first" => Balance::First,
+                "source" => Balance::Source,
+                a if a == "random" || a.starts_with("random(") => {
+                    let draws = match a.strip_prefix("random(").and_then(|r| r.strip_suffix(')')) {
+                        Some(n) => n
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|n| *n >= 1)
+                            .ok_or_else(|| format!("invalid draws in '{a}'"))?,
+                        None if a == "random" => 2,
+                        None => return Err(format!("invalid algorithm '{a}'")),
+                    };
+                    Balance::Random { draws }
+                }
+                a @ ("uri" | "url_param" | "hdr" | "rdp-cookie" | "hash") => return Err(format!(
+                    "algorithm '{a}' is not supported by weir yet (it comes with the HTTP engine)"
+                )),
+                a if a.starts_with("hdr(") || a.starts_with("rdp-cookie") => return Err(format!(
+                    "algorithm '{a}' is not supported by weir yet (it comes with the HTTP engine)"
+                )),
+                a => return Err(format!("unknown balancing algorithm '{a}'")),
+            };
+            if args.len() > 1 {
+                return Err(format!(
+                    "unexpected '{}' after '{}'",
+                    args[1..].join(" "),
+                    algo
+                ));
+            }
+        }
+        "hash-type" => {
+            let m = args.first().ok_or("expects 'map-based' or 'consistent'")?;
+            p.hash_type.method = match m.as_str() {
+                "map-based" => HashMethod::MapBased,
+                "consistent" => HashMethod::Consistent,
+                other => {
+                    return Err(format!(
+                        "unknown method '{other}' (expects 'map-based' or 'consistent')"
+                    ))
+                }
+            };
+            for a in &args[1..] {
+                match a.as_str() {
+                    "sdbm" => p.hash_type.function = HashFunction::Sdbm,
+                    "djb2" => p.hash_type.function = HashFunction::Djb2,
+                    "wt6" => p.hash_type.function = HashFunction::Wt6,
+                    "crc32" => p.hash_type.function = HashFunction::Crc32,
+                    "avalanche" => p.hash_type.avalanche = true,
+                    other => return Err(format!("unknown hash function or modifier '{other}'")),
+                }
+            }
+        }
+        "server" => {
+            let mut full = vec!["server".to_string()];
+            full.extend_from_slice(args);
+            match super::server::server(&p.default_server, &full, loc) {
+                Ok(s) => p.servers.push(s),
+                Err(errs) => {
+                    for e in errs {
+                        st.diags.alert(loc, e);
+                    }
+                }
+            }
+        }
+        "default-server" => {
+            for e in super::server::default_server(&mut p.default_server, args) {
+                st.diags.alert(loc, format!("'default-server' : {e}"));
+            }
+        }
+        "maxconn" => p.maxconn = Some(parse_u32(one(args, "an integer")?, name)?),
+        "fullconn" => p.fullconn = Some(parse_u32(one(args, "an integer")?, name)?),
+        "backlog" => {
+            parse_u32(one(args, "an integer")?, name)?;
+        }
+        "retries" => p.retries = parse_u32(one(args, "an integer")?, name)?,
+        "description" => p.description = Some(args.join(" ")),
+        "id" => p.id = Some(parse_u32(one(args, "an integer")?, name)?).filter(|n| *n > 0),
+        "disabled" => p.disabled = true,
+        "enabled" => p.disabled = false,
+        "log" => {
+            if negate {
+                p.logs.clear();
+                p.log_global = false;
+                return no_args(args);
+            }
+            if args.first().map(String::as_str) == Some("global") {
+                no_args(&args[1..])?;
+                p.log_global = true;
+            } else {
+                p.logs.push(super::log::parse_log_target(args, loc)?);
+            }
+        }
+        "log-format" => {
+            let f = args.join(" ");
+            p.log_format = Some(logformat::compile(&f)?);
+        }
+        "log-tag" => p.log_tag = Some(one(args, "a tag")?.to_string()),
+        "timeout connect" | "contimeout" => {
+            if name == "contimeout" {
+                st.diags.warn(
+                    loc,
+                    "the 'contimeout' directive is deprecated; use 'timeout connect'",
+                );
+            }
+            p.timeouts.connect = timeout(args)?;
+        }
+        "timeout client" | "clitimeout" => {
+            if name == "clitimeout" {
+                st.diags.warn(
+                    loc,
+                    "the 'clitimeout' directive is deprecated; use 'timeout client'",
+                );
+            }
+            p.timeouts.client = timeout(args)?;
+        }
+        "timeout server" | "srvtimeout" => {
+            if name == "srvtimeout" {
+                st.diags.warn(
+                    loc,
+                    "the 'srvtimeout' directive is deprecated; use 'timeout server'",
+                );
+            }
+            p.timeouts.server = timeout(args)?;
+        }
+        "timeout queue" => p.timeouts.queue = timeout(args)?,
+        "timeout tunnel" => p.timeouts.tunnel = timeout(args)?,
+        "timeout client-fin" => p.timeouts.client_fin = timeout(args)?,
+        "timeout server-fin" => p.timeouts.server_fin = timeout(args)?,
+        "timeout check" => p.timeouts.check = timeout(args)?,
+        "option redispatch" => {
+            p.options.redispatch = !negate;
+            match args {
+                [] => p.options.redispatch_interval = -1,
+                [n] => {
+                    let v: i32 = n.parse().map_err(|_| format!("invalid interval '{n}'"))?;
+                    if v == 0 {
+                        p.options.redispatch = false;
+                    }
+                    p.options.redispatch_interval = v;
+                }
+                _ => return Err("expects at most one interval".into()),
+            }
+        }
+        "option abortonclose" => p.options.abortonclose = flag(args)?,
+        "option splice-auto" => p.options.splice_auto = flag(args)?,
+        "option splice-request" => p.options.splice_request = flag(args)?,
+        "option splice-response" => p.options.splice_response = flag(args)?,
+        "option tcplog" => {
+            p.options.tcplog = flag(args)?;
+            if p.options.tcplog {
+                p.options.httplog = false;
+            }
+        }
+        "option httplog" => {
+            if args.iter().any(|a| a != "clf") {
+                return Err(format!("unexpected '{}'", args.join(" ")));
+            }
+            p.options.httplog = !negate;
+            if !negate {
+                p.options.tcplog = false;
+            }
+        }
+        "option dontlognull" => p.options.dontlognull = flag(args)?,
+        "option dontlog-normal" => p.options.dontlog_normal = flag(args)?,
+        "option log-health-checks" => p.options.log_health_checks = flag(args)?,
+        "option tcpka" => {
+            let v = flag(args)?;
+            p.options.clitcpka = v;
+            p.options.srvtcpka = v;
+        }
+        "option clitcpka" => p.options.clitcpka = flag(args)?,
+        "option srvtcpka" => p.options.srvtcpka = flag(args)?,
+        "option allbackups" => p.options.allbackups = flag(args)?,
+        "option tcp-smart-accept" | "option tcp-smart-connect" | "option contstats" => {
+            flag(args)?;
+        }
+        "option httpchk" => {
+            if negate {
+                p.options.httpchk = None;
+                return Ok(());
+            }
+            let (method, uri, version) = match args {
+                [] => ("OPTIONS", "/", "HTTP/1.0"),
+                [u] => ("OPTIONS", u.as_str(), "HTTP/1.0"),
+                [m, u] => (m.as_str(), u.as_str(), "HTTP/1.0"),
+                [m, u, v, ..] => (m.as_str(), u.as_str(), v.as_str()),
+            };
+            p.options.httpchk = Some(HttpCheck {
+                method: method.into(),
+                uri: uri.into(),
+                version: version.into(),
+            });
+        }
+        n if n.starts_with("stats ") => {
+            st.diags.warn(
+                loc,
+                format!("'{n}' is accepted but the stats page is not served by weir yet"),
+            );
+        }
+        _ => return Err("internal: keyword has no parser".into()),
+    }
+    Ok(())
+}

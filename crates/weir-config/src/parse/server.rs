@@ -1,0 +1,403 @@
+//! `server`, `default-server` and `bind` lines and their options (manual §5).
+
+use super::global::parse_set;
+use crate::addr::{parse_bind_list, parse_server_addr, ServerAddr};
+use crate::diag::{did_you_mean, Diagnostics, Loc};
+use crate::keywords::{self, Status};
+use crate::model::{Bind, SendProxy, Server, ServerDefaults};
+use crate::units::{parse_duration, parse_u32};
+
+fn option_error(table: &'static [keywords::Keyword], what: &str, word: &str) -> String {
+    match keywords::find(table, word) {
+        Some(k) if k.status == Status::Refused => {
+            format!("'{what}' option '{word}' is not supported by weir yet")
+        }
+        _ => {
+            let hint = did_you_mean(word, table.iter().map(|k| k.name))
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            format!("unknown keyword '{word}' on '{what}' line{hint}")
+        }
+    }
+}
+
+/// Server options followed by one argument (skipped together on error).
+const TAKES_ARG: &[&str] = &[
+    "weight",
+    "inter",
+    "fastinter",
+    "downinter",
+    "slowstart",
+    "rise",
+    "fall",
+    "port",
+    "addr",
+    "maxconn",
+    "maxqueue",
+    "id",
+    "source",
+    "on-marked-down",
+    "on-marked-up",
+    "minconn",
+    "cookie",
+    "track",
+    "observe",
+    "on-error",
+    "error-limit",
+    "init-addr",
+    "resolvers",
+    "sni",
+    "alpn",
+    "proto",
+    "crt",
+    "ca-file",
+    "verify",
+    "pool-max-conn",
+    "pool-purge-delay",
+    "redir",
+    "namespace",
+];
+
+/// Applies `default-server`/`server` options to `d`. Errors are collected.
+fn server_options(
+    d: &mut ServerDefaults,
+    id: &mut Option<u32>,
+    opts: &[String],
+    what: &str,
+) -> Vec<String> {
+    let mut errs = Vec::new();
+    let mut i = 0;
+    while i < opts.len() {
+        let word = opts[i].as_str();
+        let arg = opts.get(i + 1).map(String::as_str);
+        let need = |name: &str| arg.ok_or_else(|| format!("'{name}' expects an argument"));
+        let r: Result<usize, String> = (|| {
+            Ok(match word {
+                "check" => {
+                    d.check = true;
+                    1
+                }
+                "no-check" => {
+                    d.check = false;
+                    1
+                }
+                "backup" => {
+                    d.backup = true;
+                    1
+                }
+                "no-backup" => {
+                    d.backup = false;
+                    1
+                }
+                "disabled" => {
+                    d.disabled = true;
+                    1
+                }
+                "enabled" => {
+                    d.disabled = false;
+                    1
+                }
+                "send-proxy" => {
+                    d.send_proxy = Some(SendProxy::V1);
+                    1
+                }
+                "send-proxy-v2" => {
+                    d.send_proxy = Some(SendProxy::V2);
+                    1
+                }
+                "no-send-proxy" | "no-send-proxy-v2" => {
+                    d.send_proxy = None;
+                    1
+                }
+                "tfo" | "no-tfo" => 1,
+                "weight" => {
+                    let w = parse_u32(need(word)?, word)?;
+                    if w > 256 {
+                        return Err(format!(
+                            "weight of server must be between 0 and 256, got {w}"
+                        ));
+                    }
+                    d.weight = w;
+                    2
+                }
+                "inter" | "fastinter" | "downinter" | "slowstart" => {
+                    let t = parse_duration(need(word)?)?;
+                    if t.is_zero() && word != "slowstart" {
+                        return Err(format!("'{word}' must be greater than 0"));
+                    }
+                    match word {
+                        "inter" => d.inter = t,
+                        "fastinter" => d.fastinter = Some(t),
+                        "downinter" => d.downinter = Some(t),
+                        _ => d.slowstart = Some(t),
+                    }
+                    2
+                }
+                "rise" | "fall" => {
+                    let n = parse_u32(need(word)?, word)?;
+                    if n == 0 {
+                        return Err(format!("'{word}' must be greater than 0"));
+                    }
+                    if word == "rise" {
+                        d.rise = n;
+                    } else {
+                        d.fall = n;
+                    }
+                    2
+                }
+                "port" => {
+                    let p = parse_u32(need(word)?, word)?;
+                    if !(1..=65535).contains(&p) {
+                        return Err(format!("invalid check port {p}"));
+                    }
+                    d.check_port = Some(p as u16);
+                    2
+                }
+                "addr" => {
+                    d.check_addr = Some(need(word)?.to_string());
+                    2
+                }
+                "maxconn" => {
+                    d.maxconn = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
+                    2
+                }
+                "maxqueue" => {
+                    d.maxqueue = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
+                    2
+                }
+                "id" => {
+                    let n = parse_u32(need(word)?, word)?;
+                    if n == 0 {
+                        return Err("server id must be greater than 0".into());
+                    }
+                    *id = Some(n);
+                    2
+                }
+                "source" => {
+                    let a = parse_server_addr(need(word)?, None)?;
+                    if opts.get(i + 2).map(String::as_str) == Some("usesrc") {
+                        return Err(
+                            "'source ... usesrc' (transparent source) is not supported by weir yet"
+                                .into(),
+                        );
+                    }
+                    d.source = Some(a);
+                    2
+                }
+                "on-marked-down" => {
+                    let a = need(word)?;
+                    if a != "shutdown-sessions" {
+                        return Err(format!("'on-marked-down {a}' is not supported by weir yet (only 'shutdown-sessions')"));
+                    }
+                    d.shutdown_on_down = true;
+                    2
+                }
+                _ => return Err(option_error(keywords::SERVER, what, word)),
+            })
+        })();
+        match r {
+            Ok(n) => i += n,
+            Err(e) => {
+                errs.push(e);
+                i += if TAKES_ARG.contains(&word) { 2 } else { 1 };
+            }
+        }
+    }
+    errs
+}
+
+/// `default-server <options>`.
+pub(super) fn default_server(d: &mut ServerDefaults, opts: &[String]) -> Vec<String> {
+    let mut id = None;
+    let mut errs = server_options(d, &mut id, opts, "default-server");
+    if id.is_some() {
+        errs.push("'id' is not permitted on 'default-server'".into());
+    }
+    errs
+}
+
+/// `server <name> <addr> <options>`, starting from the proxy's defaults.
+pub(super) fn server(
+    defaults: &ServerDefaults,
+    words: &[String],
+    loc: &Loc,
+) -> Result<Server, Vec<String>> {
+    let Some(name) = words.get(1) else {
+        return Err(vec![
+            "'server' expects <name> and <addr>[:<port>] as arguments".into(),
+        ]);
+    };
+    let Some(addr_text) = words.get(2) else {
+        return Err(vec![format!(
+            "'server {name}' : missing address ('server' expects <name> and <addr>[:<port>])"
+        )]);
+    };
+    let mut errs = Vec::new();
+    let addr = match parse_server_addr(addr_text, None) {
+        Ok(a) => a,
+        Err(e) => {
+            errs.push(format!("'server {name}' : {e}"));
+            ServerAddr::Unix(String::new())
+        }
+    };
+    let mut d = defaults.clone();
+    let mut id = None;
+    errs.extend(
+        server_options(&mut d, &mut id, &words[3..], "server")
+            .into_iter()
+            .map(|e| format!("'server {name}' : {e}")),
+    );
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Server {
+        name: name.clone(),
+        addr,
+        loc: loc.clone(),
+        id,
+        weight: d.weight,
+        check: d.check,
+        inter: d.inter,
+        fastinter: d.fastinter,
+        downinter: d.downinter,
+        rise: d.rise,
+        fall: d.fall,
+        check_port: d.check_port,
+        check_addr: d.check_addr,
+        backup: d.backup,
+        disabled: d.disabled,
+        maxconn: d.maxconn,
+        maxqueue: d.maxqueue,
+        send_proxy: d.send_proxy,
+        source: d.source,
+        shutdown_on_down: d.shutdown_on_down,
+        slowstart: d.slowstart,
+    })
+}
+
+/// `bind <addr>[,<addr>…] <options>`.
+pub(super) fn bind(
+    words: &[String],
+    loc: &Loc,
+    diags: &mut Diagnostics,
+    nbproc: bool,
+) -> Result<Bind, Vec<String>> {
+    let Some(addr_text) = words.get(1) else {
+        return Err(vec!["'bind' expects at least one address".into()]);
+    };
+    let mut errs = Vec::new();
+    let addrs = parse_bind_list(addr_text).unwrap_or_else(|e| {
+        errs.push(format!("'bind {addr_text}' : {e}"));
+        Vec::new()
+    });
+    let mut b = Bind {
+        addrs,
+        loc: loc.clone(),
+        name: None,
+        transparent: false,
+        v4v6: false,
+        v6only: false,
+        interface: None,
+        backlog: None,
+        maxconn: None,
+        defer_accept: false,
+        tfo: false,
+        accept_proxy: false,
+        threads: None,
+        mode: None,
+    };
+    let mut i = 2;
+    while i < words.len() {
+        let word = words[i].as_str();
+        let arg = words.get(i + 1).map(String::as_str);
+        let need = || arg.ok_or_else(|| format!("'{word}' expects an argument"));
+        let r: Result<usize, String> = (|| {
+            Ok(match word {
+                "transparent" => {
+                    b.transparent = true;
+                    1
+                }
+                "v4v6" => {
+                    b.v4v6 = true;
+                    1
+                }
+                "v6only" => {
+                    b.v6only = true;
+                    1
+                }
+                "defer-accept" => {
+                    b.defer_accept = true;
+                    1
+                }
+                "tfo" => {
+                    b.tfo = true;
+                    1
+                }
+                "accept-proxy" => {
+                    b.accept_proxy = true;
+                    1
+                }
+                "name" => {
+                    b.name = Some(need()?.to_string());
+                    2
+                }
+                "interface" => {
+                    b.interface = Some(need()?.to_string());
+                    2
+                }
+                "backlog" => {
+                    b.backlog = Some(parse_u32(need()?, word)?);
+                    2
+                }
+                "maxconn" => {
+                    b.maxconn = Some(parse_u32(need()?, word)?).filter(|n| *n > 0);
+                    2
+                }
+                "mode" => {
+                    let m = need()?;
+                    b.mode =
+                        Some(u32::from_str_radix(m, 8).map_err(|_| format!("invalid mode '{m}'"))?);
+                    2
+                }
+                "id" | "mss" | "tcp-ut" | "nice" | "user" | "uid" | "group" | "gid" | "level"
+                | "severity-output" => {
+                    need()?;
+                    2
+                }
+                "thread" => {
+                    let t = need()?;
+                    let t = t.strip_prefix("1/").unwrap_or(t);
+                    b.threads = Some(parse_set(t, 1)?);
+                    2
+                }
+                "process" => {
+                    let p = need()?;
+                    if nbproc {
+                        b.threads = Some(parse_set(p, 1)?);
+                    } else {
+                        diags.warn(
+                            loc,
+                            format!(
+                                "'bind {addr_text}' : 'process {p}' ignored: weir runs one process"
+                            ),
+                        );
+                    }
+                    2
+                }
+                _ => return Err(option_error(keywords::BIND, "bind", word)),
+            })
+        })();
+        match r {
+            Ok(n) => i += n,
+            Err(e) => {
+                errs.push(format!("'bind {addr_text}' : {e}"));
+                i += 1;
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(b)
+    } else {
+        Err(errs)
+    }
+}

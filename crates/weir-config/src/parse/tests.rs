@@ -1,0 +1,423 @@
+//! Parser tests: every section, keyword family and diagnostic.
+
+use super::*;
+use crate::addr::{BindAddr, PortSpec, ServerAddr};
+use crate::model::*;
+use std::time::Duration;
+
+fn env(name: &str) -> Option<String> {
+    match name {
+        "PORT" => Some("8080".into()),
+        "WITH_X" => Some("yes".into()),
+        _ => None,
+    }
+}
+
+fn parse_str(text: &str) -> Parsed {
+    parse(
+        &[Source {
+            name: "t.cfg".into(),
+            text: text.into(),
+        }],
+        &env,
+    )
+}
+
+fn ok(text: &str) -> Config {
+    let p = parse_str(text);
+    let errs: Vec<String> = p.diagnostics.errors().map(|d| d.to_string()).collect();
+    assert!(errs.is_empty(), "unexpected errors: {errs:#?}");
+    p.config.expect("config")
+}
+
+fn errors(text: &str) -> Vec<String> {
+    let p = parse_str(text);
+    assert!(p.config.is_none(), "config was accepted");
+    p.diagnostics.errors().map(|d| d.to_string()).collect()
+}
+
+fn warnings(text: &str) -> Vec<String> {
+    parse_str(text)
+        .diagnostics
+        .items
+        .iter()
+        .filter(|d| d.level == Level::Warning)
+        .map(|d| d.to_string())
+        .collect()
+}
+
+#[test]
+fn quickstart_shape() {
+    let c = ok("global\n  maxconn 100\n  nbthread 2\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n\
+        frontend fe\n  bind 127.0.0.1:9000\n  default_backend be\nbackend be\n  balance leastconn\n  server s1 127.0.0.1:9001 weight 3 check inter 1s rise 1 fall 2\n");
+    assert_eq!(c.global.maxconn, Some(100));
+    assert_eq!(c.global.nbthread, Some(2));
+    let fe = c.proxy("fe").unwrap();
+    assert_eq!(fe.kind, ProxyKind::Frontend);
+    assert_eq!(fe.timeouts.client, Some(Duration::from_secs(30)));
+    assert_eq!(fe.binds[0].addrs.len(), 1);
+    let be = c.proxy("be").unwrap();
+    assert_eq!(be.balance, Balance::LeastConn);
+    let s = &be.servers[0];
+    assert_eq!((s.weight, s.check, s.rise, s.fall), (3, true, 1, 2));
+    assert_eq!(s.inter, Duration::from_secs(1));
+    assert_eq!(be.timeouts.connect, Some(Duration::from_secs(5)));
+}
+
+#[test]
+fn unknown_keyword_with_suggestion_and_line() {
+    let e = errors("backend b\n  balanse roundrobin\n");
+    assert_eq!(
+        e,
+        ["[ALERT] parsing [t.cfg:2] : unknown keyword 'balanse' in 'backend' section; did you mean 'balance'?"]
+    );
+    let e = errors("global\n  maxcon 10\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("did you mean 'maxconn'"),
+        "{e:?}"
+    );
+    let e = errors("frontnd x\n");
+    assert!(e[0].contains("out of section"), "{e:?}");
+}
+
+#[test]
+fn all_errors_are_collected() {
+    let e = errors("global\n  nbthread 0\n  maxconn x\nfrontend f\n  bind :80\n  default_backend nope\n  timeout client 10q\nbackend b\n  server s 127.0.0.1:99999\n");
+    assert_eq!(e.len(), 5, "{e:#?}");
+    assert!(e.iter().any(|m| m.contains("t.cfg:2")));
+    assert!(e.iter().any(|m| m.contains("t.cfg:3")));
+    assert!(e
+        .iter()
+        .any(|m| m.contains("t.cfg:6")
+            && m.contains("unable to find required default_backend: 'nope'")));
+    assert!(e.iter().any(|m| m.contains("t.cfg:7")));
+    assert!(e.iter().any(|m| m.contains("t.cfg:9")));
+    assert!(errors("backend b\n  server s 127.0.0.1:99999\n")[0].contains("t.cfg:2"));
+}
+
+#[test]
+fn refused_keywords_and_sections_by_name() {
+    let e = errors("frontend f\n  bind :80\n  http-request deny\n  default_backend b\nbackend b\n");
+    assert!(
+        e[0].contains("'http-request' is not supported by weir yet"),
+        "{e:?}"
+    );
+    let e = errors("peers p\n  peer a 127.0.0.1:1000\n");
+    assert!(
+        e[0].contains("'peers' sections are not supported by weir yet"),
+        "{e:?}"
+    );
+    assert_eq!(e.len(), 1, "lines inside a refused section are skipped");
+    let e = errors("backend b\n  server s 127.0.0.1:80 ssl verify none\n");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("'ssl' is not supported by weir yet")),
+        "{e:?}"
+    );
+    let e = errors("frontend f\n  bind :443 ssl crt /x.pem\n");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("'ssl' is not supported by weir yet")),
+        "{e:?}"
+    );
+    let e = errors("global\n  lua-load /x.lua\n");
+    assert!(e[0].contains("'lua-load' is not supported by weir yet"));
+    let e = errors("frontend f\n  bind :80\n  use_backend b if TRUE\nbackend b\n");
+    assert!(e[0].contains("conditions"));
+    let e = errors("backend b\n  balance uri\n");
+    assert!(e[0].contains("not supported by weir yet"));
+}
+
+#[test]
+fn defaults_inheritance_named_and_anonymous() {
+    let c = ok("defaults base\n  timeout connect 1s\n  retries 5\n\
+        defaults\n  timeout connect 2s\n\
+        backend a\n  server s 127.0.0.1:1\n\
+        backend b from base\n  server s 127.0.0.1:1\n\
+        defaults child from base\n  timeout server 9s\n\
+        backend c\n  server s 127.0.0.1:1\n");
+    assert_eq!(
+        c.proxy("a").unwrap().timeouts.connect,
+        Some(Duration::from_secs(2))
+    );
+    assert_eq!(c.proxy("a").unwrap().retries, 3);
+    assert_eq!(
+        c.proxy("b").unwrap().timeouts.connect,
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(c.proxy("b").unwrap().retries, 5);
+    let cc = c.proxy("c").unwrap();
+    assert_eq!(
+        (cc.timeouts.connect, cc.timeouts.server),
+        (Some(Duration::from_secs(1)), Some(Duration::from_secs(9)))
+    );
+    assert!(errors("backend x from nope\n")[0].contains("defaults section 'nope' not found"));
+}
+
+#[test]
+fn default_server_applies_to_later_servers() {
+    let c = ok("backend b\n  default-server inter 3s fall 5 maxconn 10\n  server a 127.0.0.1:1\n  server b 127.0.0.1:2 maxconn 20 backup\n");
+    let be = c.proxy("b").unwrap();
+    assert_eq!(be.servers[0].inter, Duration::from_secs(3));
+    assert_eq!(be.servers[0].fall, 5);
+    assert_eq!(be.servers[0].maxconn, Some(10));
+    assert_eq!(be.servers[1].maxconn, Some(20));
+    assert!(be.servers[1].backup && !be.servers[0].backup);
+}
+
+#[test]
+fn conditional_blocks() {
+    let c = ok(".if defined(WITH_X)\nglobal\n  maxconn 10\n.elif 1\nglobal\n  maxconn 20\n.else\nglobal\n  maxconn 30\n.endif\n");
+    assert_eq!(c.global.maxconn, Some(10));
+    let c = ok(".if streq(\"$WITH_X\",no)\nglobal\n  maxconn 10\n.elif version_atleast(2.4)\nglobal\n  maxconn 20\n.else\nglobal\n  maxconn 30\n.endif\n");
+    assert_eq!(c.global.maxconn, Some(20));
+    let c =
+        ok(".if 0\n  .if 1\nglobal\n  maxconn 10\n  .endif\n.else\nglobal\n  maxconn 40\n.endif\n");
+    assert_eq!(c.global.maxconn, Some(40));
+    let c = ok(".if 0\n  garbage that would not parse\n.endif\nglobal\n");
+    assert_eq!(c.global.maxconn, None);
+    assert!(errors(".if 1\nglobal\n")[0].contains("missing '.endif'"));
+    assert!(errors(".endif\n")[0].contains("without matching"));
+    assert!(errors(".if 1\n.else\n.else\n.endif\n")[0].contains("only one '.else'"));
+    assert!(errors(".if nosuch(1)\n.endif\n")[0].contains("failed to evaluate"));
+}
+
+#[test]
+fn directives_and_env() {
+    let p = parse_str(".notice hello\n.warning careful\nglobal\n");
+    assert!(p.config.is_some());
+    assert_eq!(p.diagnostics.items.len(), 2);
+    assert_eq!(
+        p.diagnostics.items[1].to_string(),
+        "[WARNING] parsing [t.cfg:2] : careful"
+    );
+    assert!(errors(".alert stop here\n")[0].contains("t.cfg:1"));
+    let c = ok("frontend f\n  bind \"127.0.0.1:${PORT}\"\n");
+    assert!(matches!(
+        c.proxy("f").unwrap().binds[0].addrs[0],
+        BindAddr::Inet {
+            ports: (8080, 8080),
+            ..
+        }
+    ));
+    let c = ok("global\n  setenv BE_PORT 7000\nbackend b\n  server s \"127.0.0.1:$BE_PORT\"\n");
+    assert!(matches!(
+        c.proxy("b").unwrap().servers[0].addr,
+        ServerAddr::Inet {
+            port: PortSpec::Fixed(7000),
+            ..
+        }
+    ));
+    let c = ok("global\n  presetenv PORT 1\nbackend b\n  server s \"127.0.0.1:$PORT\"\n");
+    assert!(matches!(
+        c.proxy("b").unwrap().servers[0].addr,
+        ServerAddr::Inet {
+            port: PortSpec::Fixed(8080),
+            ..
+        }
+    ));
+    let c = ok("backend b\n  description \"${.SECTION} at ${.LINE}\"\n");
+    assert_eq!(
+        c.proxy("b").unwrap().description.as_deref(),
+        Some("backend at 2")
+    );
+}
+
+#[test]
+fn legacy_timeouts_warn() {
+    let w = warnings("defaults\n  contimeout 5s\n  clitimeout 50s\n  srvtimeout 50s\n");
+    assert_eq!(w.len(), 3);
+    assert!(w[0].contains("use 'timeout connect'"));
+    let c = ok("defaults\n  contimeout 5s\nbackend b\n");
+    assert_eq!(
+        c.proxy("b").unwrap().timeouts.connect,
+        Some(Duration::from_secs(5))
+    );
+}
+
+#[test]
+fn nbproc_runs_threads_and_warns_once() {
+    let p = parse_str("global\n  nbproc 4\n  cpu-map 1 0\n  cpu-map 2 1\n");
+    let c = p.config.unwrap();
+    assert_eq!(c.global.nbproc, Some(4));
+    assert_eq!(
+        p.diagnostics
+            .items
+            .iter()
+            .filter(|d| d.message.contains("nbproc"))
+            .count(),
+        1
+    );
+    let c = ok("global\n  nbproc 1\n  nbthread 4\n");
+    assert_eq!((c.global.nbproc, c.global.nbthread), (None, Some(4)));
+}
+
+#[test]
+fn cross_checks() {
+    let e = errors("backend b\n  server s 127.0.0.1:1\n  server s 127.0.0.1:2\n");
+    assert!(
+        e[0].contains("t.cfg:3") && e[0].contains("already used"),
+        "{e:?}"
+    );
+    let e = errors("backend b\nbackend b\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("same name"),
+        "{e:?}"
+    );
+    ok("frontend x\n  bind :1\n  default_backend x\nbackend x\n");
+    let e =
+        errors("frontend f\n  mode http\n  bind :1\n  default_backend b\nbackend b\n  mode tcp\n");
+    assert!(e[0].contains("cannot use backend"), "{e:?}");
+    let e = errors("frontend f\n  default_backend b\nbackend b\n");
+    assert!(e[0].contains("no 'bind'"), "{e:?}");
+    let e = errors("frontend f\n  bind :1\n  use_backend f\n");
+    assert!(
+        e[0].contains("unable to find required use_backend"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn options_and_logs() {
+    let c = ok("global\n  log 127.0.0.1:514 local0\ndefaults\n  log global\n  option tcplog\n  option redispatch\n  option dontlognull\n  no option dontlognull\n\
+        listen l\n  bind :1\n  log 127.0.0.1:515 local1 notice\n  option splice-auto\n  server s 127.0.0.1:2\n");
+    let l = c.proxy("l").unwrap();
+    assert!(l.options.redispatch && !l.options.dontlognull && l.options.splice_auto);
+    assert_eq!(l.logs.len(), 2);
+    assert_eq!(l.logs[1].facility, 17);
+    assert_eq!(
+        l.log_format.as_ref().unwrap().source,
+        crate::logformat::TCPLOG_FORMAT
+    );
+    let c = ok("listen l\n  bind :1\n  mode http\n  option httplog\n  option httpchk GET /health\n  server s 127.0.0.1:2 check\n");
+    let l = c.proxy("l").unwrap();
+    assert!(l.options.tcplog);
+    assert_eq!(l.options.httpchk.as_ref().unwrap().uri, "/health");
+    let e = errors("frontend f\n  bind :1\n  log-format %zz\n");
+    assert!(e[0].contains("no such format variable"), "{e:?}");
+}
+
+#[test]
+fn misplaced_keywords_warn() {
+    let w = warnings("frontend f\n  bind :1\n  server s 127.0.0.1:1\n");
+    assert!(
+        w.iter().any(|m| m.contains("no backend capability")),
+        "{w:?}"
+    );
+    let w = warnings("backend b\n  bind :1\n");
+    assert!(
+        w.iter().any(|m| m.contains("no frontend capability")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn balance_forms() {
+    let c = ok("backend a\n  balance random(3)\nbackend b\n  balance random\nbackend c\n  balance source\n  hash-type consistent djb2 avalanche\n");
+    assert_eq!(c.proxy("a").unwrap().balance, Balance::Random { draws: 3 });
+    assert_eq!(c.proxy("b").unwrap().balance, Balance::Random { draws: 2 });
+    let h = c.proxy("c").unwrap().hash_type;
+    assert_eq!(
+        (h.method, h.function, h.avalanche),
+        (HashMethod::Consistent, HashFunction::Djb2, true)
+    );
+    assert!(!errors("backend a\n  balance random(0)\n").is_empty());
+    assert!(!errors("backend a\n  balance nope\n").is_empty());
+}
+
+#[test]
+fn bind_options() {
+    let c = ok("frontend f\n  bind 127.0.0.1:80,127.0.0.1:81 name web backlog 100 maxconn 5 accept-proxy defer-accept thread 1-2 v4v6 tfo\n");
+    let b = &c.proxy("f").unwrap().binds[0];
+    assert_eq!(b.addrs.len(), 2);
+    assert_eq!(
+        (b.backlog, b.maxconn, b.accept_proxy, b.defer_accept),
+        (Some(100), Some(5), true, true)
+    );
+    assert_eq!(b.threads.as_deref(), Some(&[1, 2][..]));
+    let e = errors("frontend f\n  bind :80 bogus\n");
+    assert!(e[0].contains("unknown keyword 'bogus'"), "{e:?}");
+}
+
+#[test]
+fn server_option_errors() {
+    let e = errors("backend b\n  server s 127.0.0.1:1 weight 300 rise 0\n");
+    assert_eq!(e.len(), 2, "{e:?}");
+    let e = errors("backend b\n  server s\n");
+    assert!(e[0].contains("missing address"));
+    let e = errors("backend b\n  server s 127.0.0.1:1 on-marked-up shutdown-backup-sessions\n");
+    assert!(e[0].contains("not supported by weir yet"));
+}
+
+#[test]
+fn stats_socket() {
+    let c = ok("global\n  stats socket /tmp/x.sock mode 600 level admin expose-fd listeners\n  stats timeout 30s\n");
+    let s = &c.global.stats_sockets[0];
+    assert_eq!(
+        (s.mode, s.level.as_str(), s.expose_fd),
+        (Some(0o600), "admin", true)
+    );
+    assert!(errors("global\n  stats socket /x level god\n")[0].contains("level"));
+}
+
+#[test]
+fn zero_warning_makes_warnings_fatal() {
+    let e = errors("global\n  zero-warning\ndefaults\n  contimeout 1s\n");
+    assert!(e.iter().any(|m| m.contains("zero-warning")));
+}
+
+#[test]
+fn every_supported_keyword_has_a_parser() {
+    use crate::keywords::{GLOBAL, PROXY};
+    for k in GLOBAL.iter().filter(|k| k.status != Status::Refused) {
+        let p = parse_str(&format!("global\n  {}\n", k.name));
+        assert!(
+            !p.diagnostics
+                .items
+                .iter()
+                .any(|d| d.message.contains("internal")),
+            "global keyword '{}' has no parser",
+            k.name
+        );
+    }
+    for k in PROXY.iter().filter(|k| k.status != Status::Refused) {
+        let p = parse_str(&format!("listen l\n  {}\n", k.name));
+        assert!(
+            !p.diagnostics
+                .items
+                .iter()
+                .any(|d| d.message.contains("internal")),
+            "proxy keyword '{}' has no parser",
+            k.name
+        );
+    }
+}
+
+#[test]
+fn never_panics_on_garbage() {
+    let samples = [
+        "\"",
+        "'",
+        "\\",
+        "\\x",
+        "bind",
+        "server",
+        "frontend",
+        "backend \"",
+        "listen a\n bind [::1",
+        ".if (",
+        "global\n cpu-map",
+        "global\n cpu-map auto:",
+        "global\n log",
+        "listen l\n log-format %{",
+        "\u{0}\u{1}",
+        "defaults from",
+        "listen l\n timeout",
+        "listen l\n option",
+        "listen l\n no",
+        "listen l\n balance random(",
+    ];
+    for s in samples {
+        let _ = parse_str(s);
+    }
+}
