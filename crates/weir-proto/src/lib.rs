@@ -1,1 +1,6 @@
-//! placeholder
+//! weir-proto: pure codecs with no I/O. Each parser is tri-state:
+//! `Ok(Some((value, consumed)))`, `Ok(None)` = need more bytes, or `Err`.
+
+#![forbid(unsafe_code)]
+
+pub mod proxy_protocol;

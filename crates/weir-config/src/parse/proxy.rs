@@ -189,12 +189,16 @@ pub(super) fn apply(
                     };
                     Balance::Random { draws }
                 }
-                a @ ("uri" | "url_param" | "hdr" | "rdp-cookie" | "hash") => return Err(format!(
+                a @ ("uri" | "url_param" | "hdr" | "rdp-cookie" | "hash") => {
+                    return Err(format!(
                     "algorithm '{a}' is not supported by weir yet (it comes with the HTTP engine)"
-                )),
-                a if a.starts_with("hdr(") || a.starts_with("rdp-cookie") => return Err(format!(
+                ))
+                }
+                a if a.starts_with("hdr(") || a.starts_with("rdp-cookie") => {
+                    return Err(format!(
                     "algorithm '{a}' is not supported by weir yet (it comes with the HTTP engine)"
-                )),
+                ))
+                }
                 a => return Err(format!("unknown balancing algorithm '{a}'")),
             };
             if args.len() > 1 {

@@ -1,0 +1,141 @@
+//! Hash functions of `hash-type` (sdbm, djb2, crc32, wt6) and the optional
+//! avalanche mix, plus the consistent-hash ring.
+
+use weir_config::{HashFunction, HashMethod};
+
+/// Plain sdbm over bytes.
+pub fn sdbm(data: &[u8]) -> u32 {
+    data.iter().fold(0u32, |h, &b| {
+        u32::from(b)
+            .wrapping_add(h << 6)
+            .wrapping_add(h << 16)
+            .wrapping_sub(h)
+    })
+}
+
+/// Bernstein's djb2.
+pub fn djb2(data: &[u8]) -> u32 {
+    data.iter().fold(5381u32, |h, &b| {
+        (h << 5).wrapping_add(h).wrapping_add(u32::from(b))
+    })
+}
+
+/// IEEE CRC-32 (bitwise; inputs here are a few bytes).
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// weir's take on a "wide-tree" hash: rotate-xor-multiply per byte. It is not
+/// bit-identical to HAProxy's wt6, only equally well spread.
+pub fn wt6(data: &[u8]) -> u32 {
+    data.iter().fold(0x2545_F491u32, |h, &b| {
+        (h.rotate_left(6) ^ u32::from(b)).wrapping_mul(0x9E37_79B1)
+    })
+}
+
+/// A 32-bit finaliser that spreads every input bit over the output.
+pub fn avalanche(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// Hashes `data` as `hash-type` says.
+pub fn hash(function: HashFunction, avalanche_on: bool, data: &[u8]) -> u32 {
+    let h = match function {
+        HashFunction::Sdbm => sdbm(data),
+        HashFunction::Djb2 => djb2(data),
+        HashFunction::Crc32 => crc32(data),
+        HashFunction::Wt6 => wt6(data),
+    };
+    if avalanche_on {
+        avalanche(h)
+    } else {
+        h
+    }
+}
+
+/// Points per unit of weight on the consistent ring.
+const POINTS_PER_WEIGHT: u32 = 16;
+
+/// A consistent-hash ring over (server index, weight) pairs.
+#[derive(Debug, Clone, Default)]
+pub struct Ring {
+    points: Vec<(u32, usize)>,
+}
+
+impl Ring {
+    pub fn build(servers: &[(usize, u32, u32)]) -> Self {
+        let mut points = Vec::new();
+        for &(idx, id, weight) in servers {
+            for k in 0..weight * POINTS_PER_WEIGHT {
+                points.push((avalanche(id.wrapping_mul(0x9E37_79B1) ^ avalanche(k)), idx));
+            }
+        }
+        points.sort_unstable();
+        Ring { points }
+    }
+    /// The server owning `h`: the first point at or after it, wrapping.
+    pub fn lookup(&self, h: u32) -> Option<usize> {
+        if self.points.is_empty() {
+            return None;
+        }
+        let i = self.points.partition_point(|(p, _)| *p < h);
+        Some(self.points[i % self.points.len()].1)
+    }
+    /// Like `lookup` but skipping `avoid` (for redispatch).
+    pub fn lookup_avoiding(&self, h: u32, avoid: usize) -> Option<usize> {
+        let n = self.points.len();
+        let start = self.points.partition_point(|(p, _)| *p < h);
+        (0..n)
+            .map(|k| self.points[(start + k) % n].1)
+            .find(|&s| s != avoid)
+    }
+}
+
+/// True for consistent hashing.
+pub fn is_consistent(m: HashMethod) -> bool {
+    m == HashMethod::Consistent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(djb2(b""), 5381);
+        assert_eq!(sdbm(b""), 0);
+        assert_ne!(avalanche(1), avalanche(2));
+    }
+
+    #[test]
+    fn ring_moves_few_keys_when_a_server_leaves() {
+        let full = Ring::build(&[(0, 1, 1), (1, 2, 1), (2, 3, 1), (3, 4, 1)]);
+        let less = Ring::build(&[(0, 1, 1), (1, 2, 1), (2, 3, 1)]);
+        let mut moved = 0;
+        for k in 0..10_000u32 {
+            let h = avalanche(k);
+            let a = full.lookup(h).unwrap();
+            let b = less.lookup(h).unwrap();
+            if a != 3 && a != b {
+                moved += 1;
+            }
+        }
+        assert_eq!(moved, 0, "keys of remaining servers stay put");
+    }
+}

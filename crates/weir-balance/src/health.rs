@@ -1,0 +1,110 @@
+//! The rise/fall health counter of a checked server (manual "rise", "fall").
+//! A server starts UP at the threshold, so one failed first check brings it
+//! down; once fully up it takes `fall` failures, and `rise` successes to return.
+
+/// Health of one server as consecutive check results move it.
+#[derive(Debug, Clone)]
+pub struct Health {
+    rise: u32,
+    fall: u32,
+    health: u32,
+    up: bool,
+}
+
+impl Health {
+    pub fn new(rise: u32, fall: u32) -> Self {
+        let rise = rise.max(1);
+        Health {
+            rise,
+            fall: fall.max(1),
+            health: rise,
+            up: true,
+        }
+    }
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+    /// Feeds one check result; returns the new state when it changed.
+    pub fn on_result(&mut self, ok: bool) -> Option<bool> {
+        let full = self.rise + self.fall - 1;
+        if ok {
+            if self.up {
+                self.health = full;
+                return None;
+            }
+            self.health += 1;
+            if self.health >= self.rise {
+                self.up = true;
+                self.health = full;
+                return Some(true);
+            }
+            None
+        } else {
+            if !self.up {
+                self.health = 0;
+                return None;
+            }
+            self.health = self.health.saturating_sub(1);
+            if self.health < self.rise {
+                self.up = false;
+                self.health = 0;
+                return Some(false);
+            }
+            None
+        }
+    }
+    /// True while moving between states (checks then use `fastinter`).
+    pub fn transitioning(&self) -> bool {
+        if self.up {
+            self.health < self.rise + self.fall - 1
+        } else {
+            self.health > 0
+        }
+    }
+    /// Forces a state (runtime commands, `disabled` servers).
+    pub fn force(&mut self, up: bool) {
+        self.up = up;
+        self.health = if up { self.rise + self.fall - 1 } else { 0 };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_failure_takes_a_fresh_server_down() {
+        let mut h = Health::new(2, 3);
+        assert!(h.is_up());
+        assert_eq!(h.on_result(false), Some(false));
+    }
+
+    #[test]
+    fn fully_up_needs_fall_failures() {
+        let mut h = Health::new(2, 3);
+        assert_eq!(h.on_result(true), None);
+        assert!(!h.transitioning());
+        assert_eq!(h.on_result(false), None);
+        assert!(h.transitioning());
+        assert_eq!(h.on_result(false), None);
+        assert_eq!(h.on_result(false), Some(false));
+        assert_eq!(h.on_result(false), None);
+    }
+
+    #[test]
+    fn rise_successes_bring_it_back() {
+        let mut h = Health::new(3, 1);
+        assert_eq!(h.on_result(false), Some(false));
+        assert_eq!(h.on_result(true), None);
+        assert_eq!(h.on_result(true), None);
+        assert!(h.transitioning());
+        assert_eq!(h.on_result(true), Some(true));
+        // a failure in between resets the climb
+        let mut h = Health::new(2, 1);
+        h.on_result(false);
+        h.on_result(true);
+        h.on_result(false);
+        assert_eq!(h.on_result(true), None);
+        assert_eq!(h.on_result(true), Some(true));
+    }
+}

@@ -1,0 +1,534 @@
+//! The server set of one backend: states, weights, connection counts, and
+//! the pick for each algorithm (roundrobin, static-rr, leastconn, first,
+//! source, random). Backup servers serve only when no active one is up.
+
+use crate::hash::{self, Ring};
+use crate::rng::Rng;
+use weir_config::{Balance, HashType};
+
+/// Which algorithm a set runs.
+pub type Algo = Balance;
+
+/// Static facts about a server.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub id: u32,
+    pub weight: u32,
+    pub backup: bool,
+    pub maxconn: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+struct Slot {
+    info: ServerInfo,
+    up: bool,
+    maint: bool,
+    weight: u32,
+    conns: u32,
+    /// Smooth weighted round-robin accumulator.
+    current: i64,
+}
+
+impl Slot {
+    fn usable(&self) -> bool {
+        self.up && !self.maint && self.weight > 0
+    }
+    fn has_room(&self) -> bool {
+        self.info.maxconn.is_none_or(|m| self.conns < m)
+    }
+}
+
+/// The outcome of a pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// Connect to this server (its slot is taken by `take`).
+    Server(usize),
+    /// Every usable server is full: wait in the backend queue.
+    QueueBackend,
+    /// The hash chose this server and it is full: wait in its queue.
+    QueueServer(usize),
+    /// No usable server at all.
+    NoServer,
+}
+
+/// A backend's servers and its balancing state.
+#[derive(Debug, Clone)]
+pub struct ServerSet {
+    slots: Vec<Slot>,
+    algo: Algo,
+    hash_type: HashType,
+    allbackups: bool,
+    rr_next: usize,
+    ring: Ring,
+    ring_dirty: bool,
+}
+
+impl ServerSet {
+    pub fn new(
+        algo: Algo,
+        hash_type: HashType,
+        allbackups: bool,
+        servers: Vec<ServerInfo>,
+    ) -> Self {
+        let slots = servers
+            .into_iter()
+            .map(|info| Slot {
+                weight: info.weight,
+                info,
+                up: true,
+                maint: false,
+                conns: 0,
+                current: 0,
+            })
+            .collect();
+        ServerSet {
+            slots,
+            algo,
+            hash_type,
+            allbackups,
+            rr_next: 0,
+            ring: Ring::default(),
+            ring_dirty: true,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Indices of the servers that may take traffic now: the usable actives,
+    /// or else the usable backups (all of them with `allbackups`, otherwise
+    /// the first by id).
+    fn pool(&self) -> Vec<usize> {
+        let actives: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| !self.slots[i].info.backup && self.slots[i].usable())
+            .collect();
+        if !actives.is_empty() {
+            return actives;
+        }
+        let mut backups: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.slots[i].info.backup && self.slots[i].usable())
+            .collect();
+        if !self.allbackups {
+            backups.sort_by_key(|&i| self.slots[i].info.id);
+            backups.truncate(1);
+        }
+        backups
+    }
+
+    /// Chooses a server for a new connection. `key` is what `balance source`
+    /// hashes (the client address bytes); `avoid` is a server that just
+    /// failed (redispatch), skipped when another one can serve.
+    pub fn pick(&mut self, key: &[u8], rng: &mut Rng, avoid: Option<usize>) -> Pick {
+        let pool = self.pool();
+        if pool.is_empty() {
+            return Pick::NoServer;
+        }
+        if self.algo == Balance::Source {
+            return self.pick_hash(&pool, key, avoid);
+        }
+        let mut avail: Vec<usize> = pool
+            .iter()
+            .copied()
+            .filter(|&i| self.slots[i].has_room())
+            .collect();
+        if avail.len() > 1 {
+            if let Some(a) = avoid {
+                avail.retain(|&i| i != a);
+            }
+        }
+        if avail.is_empty() {
+            return Pick::QueueBackend;
+        }
+        let chosen = match self.algo {
+            Balance::RoundRobin | Balance::StaticRr => self.pick_swrr(&avail),
+            Balance::LeastConn => self.pick_leastconn(&avail),
+            Balance::First => {
+                avail.sort_by_key(|&i| self.slots[i].info.id);
+                avail[0]
+            }
+            Balance::Random { draws } => self.pick_random(&avail, rng, draws),
+            Balance::Source => avail[0],
+        };
+        Pick::Server(chosen)
+    }
+
+    fn pick_swrr(&mut self, avail: &[usize]) -> usize {
+        let total: i64 = avail.iter().map(|&i| i64::from(self.slots[i].weight)).sum();
+        let mut best = avail[0];
+        for &i in avail {
+            let s = &mut self.slots[i];
+            s.current += i64::from(s.weight);
+            if s.current > self.slots[best].current {
+                best = i;
+            }
+        }
+        self.slots[best].current -= total;
+        best
+    }
+
+    /// Fewest connections relative to weight; ties rotate.
+    fn pick_leastconn(&mut self, avail: &[usize]) -> usize {
+        let n = avail.len();
+        let start = self.rr_next % n;
+        let mut best = avail[start];
+        for k in 1..n {
+            let i = avail[(start + k) % n];
+            let (a, b) = (&self.slots[i], &self.slots[best]);
+            if u64::from(a.conns) * u64::from(b.weight) < u64::from(b.conns) * u64::from(a.weight) {
+                best = i;
+            }
+        }
+        self.rr_next = self.rr_next.wrapping_add(1);
+        best
+    }
+
+    /// Power of `draws` choices among weighted random draws.
+    fn pick_random(&self, avail: &[usize], rng: &mut Rng, draws: u32) -> usize {
+        let total: u64 = avail.iter().map(|&i| u64::from(self.slots[i].weight)).sum();
+        let mut best: Option<usize> = None;
+        for _ in 0..draws.max(1) {
+            let mut r = rng.below(total.max(1));
+            let mut cand = avail[0];
+            for &i in avail {
+                let w = u64::from(self.slots[i].weight);
+                if r < w {
+                    cand = i;
+                    break;
+                }
+                r -= w;
+            }
+            best = Some(match best {
+                None => cand,
+                Some(b) => {
+                    let (x, y) = (&self.slots[cand], &self.slots[b]);
+                    if u64::from(x.conns) * u64::from(y.weight)
+                        < u64::from(y.conns) * u64::from(x.weight)
+                    {
+                        cand
+                    } else {
+                        b
+                    }
+                }
+            });
+        }
+        best.unwrap_or(avail[0])
+    }
+
+    fn pick_hash(&mut self, pool: &[usize], key: &[u8], avoid: Option<usize>) -> Pick {
+        let h = hash::hash(self.hash_type.function, self.hash_type.avalanche, key);
+        let target = if hash::is_consistent(self.hash_type.method) {
+            if self.ring_dirty {
+                let entries: Vec<(usize, u32, u32)> = pool
+                    .iter()
+                    .map(|&i| (i, self.slots[i].info.id, self.slots[i].weight))
+                    .collect();
+                self.ring = Ring::build(&entries);
+                self.ring_dirty = false;
+            }
+            match avoid {
+                Some(a) => self.ring.lookup_avoiding(h, a),
+                None => self.ring.lookup(h),
+            }
+        } else {
+            let mut table: Vec<usize> = Vec::new();
+            for &i in pool {
+                if Some(i) == avoid && pool.len() > 1 {
+                    continue;
+                }
+                table.extend(std::iter::repeat_n(i, self.slots[i].weight as usize));
+            }
+            table.get(h as usize % table.len().max(1)).copied()
+        };
+        match target {
+            None => Pick::NoServer,
+            Some(t) if self.slots[t].has_room() => Pick::Server(t),
+            Some(t) => Pick::QueueServer(t),
+        }
+    }
+
+    /// A connection to server `i` starts.
+    pub fn take(&mut self, i: usize) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.conns += 1;
+        }
+    }
+    /// A connection to server `i` ended.
+    pub fn release(&mut self, i: usize) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.conns = s.conns.saturating_sub(1);
+        }
+    }
+    /// True when server `i` may take one more connection now.
+    pub fn has_room(&self, i: usize) -> bool {
+        self.slots
+            .get(i)
+            .is_some_and(|s| s.usable() && s.has_room())
+    }
+    pub fn conns(&self, i: usize) -> u32 {
+        self.slots.get(i).map_or(0, |s| s.conns)
+    }
+    /// A health check changed server `i`'s state.
+    pub fn set_up(&mut self, i: usize, up: bool) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.up = up;
+            s.current = 0;
+            self.ring_dirty = true;
+        }
+    }
+    /// Maintenance (`disabled`, runtime commands).
+    pub fn set_maint(&mut self, i: usize, maint: bool) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.maint = maint;
+            self.ring_dirty = true;
+        }
+    }
+    /// A new effective weight; ignored by `static-rr` once running, as in HAProxy,
+    /// except to go to or from 0.
+    pub fn set_weight(&mut self, i: usize, w: u32) {
+        let static_rr = self.algo == Balance::StaticRr;
+        if let Some(s) = self.slots.get_mut(i) {
+            if static_rr && w != 0 && s.weight != 0 {
+                return;
+            }
+            s.weight = w;
+            self.ring_dirty = true;
+        }
+    }
+    pub fn is_up(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| s.up && !s.maint)
+    }
+    /// (usable active servers, usable backup servers).
+    pub fn usable_counts(&self) -> (usize, usize) {
+        let act = self
+            .slots
+            .iter()
+            .filter(|s| !s.info.backup && s.usable())
+            .count();
+        let bck = self
+            .slots
+            .iter()
+            .filter(|s| s.info.backup && s.usable())
+            .count();
+        (act, bck)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_config::{HashFunction, HashMethod};
+
+    fn set(algo: Algo, weights: &[u32]) -> ServerSet {
+        let infos = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| ServerInfo {
+                id: i as u32 + 1,
+                weight: w,
+                backup: false,
+                maxconn: None,
+            })
+            .collect();
+        ServerSet::new(algo, HashType::default(), false, infos)
+    }
+
+    fn counts(s: &mut ServerSet, n: usize, release: bool) -> Vec<usize> {
+        let mut rng = Rng::new(7);
+        let mut c = vec![0; s.len()];
+        for k in 0..n {
+            let key = (k as u32).to_be_bytes();
+            match s.pick(&key, &mut rng, None) {
+                Pick::Server(i) => {
+                    c[i] += 1;
+                    s.take(i);
+                    if release {
+                        s.release(i);
+                    }
+                }
+                p => panic!("unexpected {p:?}"),
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn roundrobin_weights_are_exact() {
+        let mut s = set(Balance::RoundRobin, &[1, 2, 3]);
+        assert_eq!(counts(&mut s, 60, true), vec![10, 20, 30]);
+        // and smooth: the heaviest never runs three times in a row
+        let mut s = set(Balance::RoundRobin, &[1, 1, 4]);
+        let mut rng = Rng::new(1);
+        let seq: Vec<Pick> = (0..6).map(|_| s.pick(b"", &mut rng, None)).collect();
+        assert!(
+            seq.windows(3).all(|w| !(w[0] == w[1] && w[1] == w[2])),
+            "{seq:?}"
+        );
+    }
+
+    #[test]
+    fn weight_change_and_zero() {
+        let mut s = set(Balance::RoundRobin, &[1, 1]);
+        s.set_weight(1, 0);
+        assert_eq!(counts(&mut s, 10, true), vec![10, 0]);
+        s.set_weight(1, 3);
+        assert_eq!(counts(&mut s, 40, true), vec![10, 30]);
+    }
+
+    #[test]
+    fn down_servers_get_nothing_and_backups_take_over() {
+        let infos = vec![
+            ServerInfo {
+                id: 1,
+                weight: 1,
+                backup: false,
+                maxconn: None,
+            },
+            ServerInfo {
+                id: 2,
+                weight: 1,
+                backup: true,
+                maxconn: None,
+            },
+            ServerInfo {
+                id: 3,
+                weight: 1,
+                backup: true,
+                maxconn: None,
+            },
+        ];
+        let mut s = ServerSet::new(
+            Balance::RoundRobin,
+            HashType::default(),
+            false,
+            infos.clone(),
+        );
+        assert_eq!(counts(&mut s, 5, true), vec![5, 0, 0]);
+        s.set_up(0, false);
+        assert_eq!(counts(&mut s, 6, true), vec![0, 6, 0], "first backup only");
+        let mut s = ServerSet::new(Balance::RoundRobin, HashType::default(), true, infos);
+        s.set_up(0, false);
+        assert_eq!(counts(&mut s, 6, true), vec![0, 3, 3], "allbackups");
+        s.set_up(1, false);
+        s.set_up(2, false);
+        assert_eq!(s.pick(b"", &mut Rng::new(1), None), Pick::NoServer);
+    }
+
+    #[test]
+    fn leastconn_prefers_idle_and_rotates_ties() {
+        let mut s = set(Balance::LeastConn, &[1, 1, 1]);
+        let c = counts(&mut s, 9, true);
+        assert_eq!(c, vec![3, 3, 3]);
+        let mut s = set(Balance::LeastConn, &[1, 1]);
+        s.take(0);
+        s.take(0);
+        let mut rng = Rng::new(1);
+        assert_eq!(s.pick(b"", &mut rng, None), Pick::Server(1));
+        let c = counts(&mut s, 4, false);
+        assert_eq!(
+            c,
+            vec![1, 3],
+            "fills the idle one up to equality, then alternates"
+        );
+    }
+
+    #[test]
+    fn first_fills_in_id_order_then_queues() {
+        let infos = (1..=3)
+            .map(|id| ServerInfo {
+                id,
+                weight: 1,
+                backup: false,
+                maxconn: Some(2),
+            })
+            .collect();
+        let mut s = ServerSet::new(Balance::First, HashType::default(), false, infos);
+        assert_eq!(counts(&mut s, 6, false), vec![2, 2, 2]);
+        assert_eq!(s.pick(b"", &mut Rng::new(1), None), Pick::QueueBackend);
+        s.release(1);
+        assert_eq!(s.pick(b"", &mut Rng::new(1), None), Pick::Server(1));
+    }
+
+    #[test]
+    fn full_servers_are_skipped_then_backend_queues() {
+        let infos = (1..=2)
+            .map(|id| ServerInfo {
+                id,
+                weight: 1,
+                backup: false,
+                maxconn: Some(1),
+            })
+            .collect();
+        let mut s = ServerSet::new(Balance::RoundRobin, HashType::default(), false, infos);
+        let mut rng = Rng::new(1);
+        let Pick::Server(a) = s.pick(b"", &mut rng, None) else {
+            panic!()
+        };
+        s.take(a);
+        let Pick::Server(b) = s.pick(b"", &mut rng, None) else {
+            panic!()
+        };
+        assert_ne!(a, b);
+        s.take(b);
+        assert_eq!(s.pick(b"", &mut rng, None), Pick::QueueBackend);
+    }
+
+    #[test]
+    fn source_is_sticky_and_spread() {
+        for method in [HashMethod::MapBased, HashMethod::Consistent] {
+            let ht = HashType {
+                method,
+                function: HashFunction::Sdbm,
+                avalanche: true,
+            };
+            let infos = (1..=4)
+                .map(|id| ServerInfo {
+                    id,
+                    weight: 1,
+                    backup: false,
+                    maxconn: None,
+                })
+                .collect();
+            let mut s = ServerSet::new(Balance::Source, ht, false, infos);
+            let mut rng = Rng::new(1);
+            let a = s.pick(&[10, 0, 0, 1], &mut rng, None);
+            for _ in 0..10 {
+                assert_eq!(s.pick(&[10, 0, 0, 1], &mut rng, None), a);
+            }
+            let mut c = [0usize; 4];
+            for k in 0..4000u32 {
+                if let Pick::Server(i) = s.pick(&k.to_be_bytes(), &mut rng, None) {
+                    c[i] += 1;
+                }
+            }
+            assert!(c.iter().all(|&n| n > 500), "{method:?} {c:?}");
+            let Pick::Server(t) = a else { panic!() };
+            assert!(matches!(s.pick(&[10, 0, 0, 1], &mut rng, Some(t)), Pick::Server(o) if o != t));
+        }
+    }
+
+    #[test]
+    fn random_two_choices_balance_load() {
+        let mut s = set(Balance::Random { draws: 2 }, &[1, 1, 1, 1]);
+        let c = counts(&mut s, 400, false);
+        assert!(c.iter().all(|&n| (90..=110).contains(&n)), "{c:?}");
+    }
+
+    #[test]
+    fn redispatch_avoids_the_failed_server() {
+        let mut s = set(Balance::RoundRobin, &[1, 1]);
+        let mut rng = Rng::new(1);
+        for _ in 0..5 {
+            assert_eq!(s.pick(b"", &mut rng, Some(0)), Pick::Server(1));
+        }
+        let mut s = set(Balance::RoundRobin, &[1]);
+        assert_eq!(
+            s.pick(b"", &mut rng, Some(0)),
+            Pick::Server(0),
+            "alone, it is retried"
+        );
+    }
+}
