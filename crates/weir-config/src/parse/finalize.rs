@@ -79,8 +79,8 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
             logs.append(&mut p.logs);
             p.logs = logs;
         }
-        if kind.is_frontend() && p.binds.is_empty() && !p.disabled {
-            if kind == ProxyKind::Frontend {
+        if kind == ProxyKind::Frontend && p.binds.is_empty() && !p.disabled {
+            {
                 diags.alert(&p.loc, format!("frontend '{name}' has no 'bind' directive. Please declare it as a backend if this was intended."));
             }
         }

@@ -1,0 +1,260 @@
+//! Health checks: TCP connect checks (and `option httpchk` status checks)
+//! per server with `inter`/`fastinter`/`downinter`, `rise`/`fall`, spread
+//! over the interval; state changes update balancing and are logged the way
+//! HAProxy words them.
+
+use crate::log::level;
+use crate::state::{BackendRt, ServerTarget, Shared};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+use weir_balance::Health;
+use weir_config::{HttpCheck, Proxy, Server};
+
+/// Result of one check.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    pub ok: bool,
+    /// "Layer4 connection problem", "Layer7 wrong status", …
+    pub reason: String,
+    /// `, code: N`, `, info: "…"` details.
+    pub detail: String,
+    pub duration: Duration,
+}
+
+/// Starts one check task per server with `check` on the current runtime.
+pub fn spawn_all(sh: &Arc<Shared>) {
+    for be in &sh.backends {
+        let px = &sh.cfg.proxies[be.proxy];
+        let checked: Vec<usize> = (0..px.servers.len())
+            .filter(|&i| px.servers[i].check && !px.servers[i].disabled)
+            .collect();
+        let n = checked.len().max(1) as u32;
+        for (k, i) in checked.into_iter().enumerate() {
+            let offset = px.servers[i].inter * k as u32 / n;
+            tokio::spawn(check_loop(sh.clone(), be.clone(), i, offset));
+        }
+    }
+}
+
+async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResult {
+    let started = Instant::now();
+    let inter = s.inter;
+    let conn_timeout = px.timeouts.connect.map_or(inter, |c| c.min(inter));
+    let read_timeout = px.timeouts.check.unwrap_or(inter);
+    let fail = |reason: &str, detail: String| CheckResult {
+        ok: false,
+        reason: reason.into(),
+        detail,
+        duration: started.elapsed(),
+    };
+    let addr: Result<SocketAddr, String> = match target {
+        ServerTarget::Inet { addr, .. } => {
+            let ip = match &s.check_addr {
+                Some(a) => a.parse().map_err(|_| format!("bad check address '{a}'")),
+                None => Ok(addr.ip()),
+            };
+            let port = s.check_port.unwrap_or(addr.port());
+            ip.map(|ip| SocketAddr::new(ip, port))
+        }
+        ServerTarget::Unix(_) => Err(String::new()),
+    };
+    enum S {
+        T(tokio::net::TcpStream),
+        U(tokio::net::UnixStream),
+    }
+    let conn = match (&addr, target) {
+        (Ok(a), _) => tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(*a))
+            .await
+            .map(|r| r.map(S::T)),
+        (Err(_), ServerTarget::Unix(p)) => {
+            tokio::time::timeout(conn_timeout, tokio::net::UnixStream::connect(p))
+                .await
+                .map(|r| r.map(S::U))
+        }
+        (Err(e), _) => return fail("Layer4 connection problem", format!(", info: \"{e}\"")),
+    };
+    let mut stream = match conn {
+        Err(_) => return fail("Layer4 timeout", String::new()),
+        Ok(Err(e)) => {
+            let info = match e.kind() {
+                std::io::ErrorKind::ConnectionRefused => "Connection refused".to_string(),
+                _ => e.to_string(),
+            };
+            return fail("Layer4 connection problem", format!(", info: \"{info}\""));
+        }
+        Ok(Ok(c)) => c,
+    };
+    let Some(hc) = &px.options.httpchk else {
+        return CheckResult {
+            ok: true,
+            reason: "Layer4 check passed".into(),
+            detail: String::new(),
+            duration: started.elapsed(),
+        };
+    };
+    let req = http_request(hc);
+    let io = async {
+        let mut buf = vec![0u8; 1024];
+        let mut have = 0;
+        match &mut stream {
+            S::T(t) => t.write_all(req.as_bytes()).await?,
+            S::U(u) => u.write_all(req.as_bytes()).await?,
+        }
+        loop {
+            let n = match &mut stream {
+                S::T(t) => t.read(&mut buf[have..]).await?,
+                S::U(u) => u.read(&mut buf[have..]).await?,
+            };
+            have += n;
+            if n == 0 || buf[..have].windows(2).any(|w| w == b"\r\n") || have == buf.len() {
+                return Ok::<Vec<u8>, std::io::Error>(buf[..have].to_vec());
+            }
+        }
+    };
+    match tokio::time::timeout(read_timeout, io).await {
+        Err(_) => fail("Layer7 timeout", String::new()),
+        Ok(Err(e)) => fail("Layer7 invalid response", format!(", info: \"{e}\"")),
+        Ok(Ok(resp)) => evaluate_status_line(&resp, started.elapsed()),
+    }
+}
+
+/// The request `option httpchk` sends.
+pub fn http_request(hc: &HttpCheck) -> String {
+    format!(
+        "{} {} {}\r\nConnection: close\r\n\r\n",
+        hc.method, hc.uri, hc.version
+    )
+}
+
+/// Judges a status line: 2xx and 3xx pass.
+pub fn evaluate_status_line(resp: &[u8], duration: Duration) -> CheckResult {
+    let line_end = resp
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(resp.len());
+    let line = String::from_utf8_lossy(&resp[..line_end]);
+    let mut parts = line.splitn(3, ' ');
+    let (ver, code, msg) = (
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+    );
+    let status: Option<u16> = code.parse().ok().filter(|c| (100..600).contains(c));
+    match (ver.starts_with("HTTP/"), status) {
+        (true, Some(c)) if (200..400).contains(&c) => CheckResult {
+            ok: true,
+            reason: "Layer7 check passed".into(),
+            detail: format!(", code: {c}, info: \"{msg}\""),
+            duration,
+        },
+        (true, Some(c)) => CheckResult {
+            ok: false,
+            reason: "Layer7 wrong status".into(),
+            detail: format!(", code: {c}, info: \"{msg}\""),
+            duration,
+        },
+        _ => CheckResult {
+            ok: false,
+            reason: "Layer7 invalid response".into(),
+            detail: String::new(),
+            duration,
+        },
+    }
+}
+
+async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Duration) {
+    let px = &sh.cfg.proxies[be.proxy];
+    let s = &px.servers[idx];
+    let mut health = Health::new(s.rise, s.fall);
+    tokio::time::sleep(offset).await;
+    let mut stop = sh.stopping.subscribe();
+    loop {
+        let target = be.servers[idx].target();
+        let r = check_once(px, s, &target).await;
+        let was_up = health.is_up();
+        let changed = health.on_result(r.ok);
+        if let Some(up) = changed {
+            on_change(&sh, &be, idx, up, &r);
+        } else if px.options.log_health_checks && !r.ok && was_up {
+            let msg = format!(
+                "Health check for server {}/{} failed, reason: {}{}, check duration: {}ms, status: {} UP.",
+                be.name, s.name, r.reason, r.detail, r.duration.as_millis(), "still"
+            );
+            be.logger.send(level::NOTICE, &msg);
+        }
+        let wait = if health.transitioning() {
+            s.fastinter.unwrap_or(s.inter)
+        } else if health.is_up() {
+            s.inter
+        } else {
+            s.downinter.unwrap_or(s.inter)
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = stop.wait_for(|v| *v) => return,
+        }
+    }
+}
+
+fn on_change(sh: &Shared, be: &BackendRt, idx: usize, up: bool, r: &CheckResult) {
+    let px = &sh.cfg.proxies[be.proxy];
+    let s = &px.servers[idx];
+    let (act, bck) = {
+        let mut set = be.set();
+        set.set_up(idx, up);
+        set.usable_counts()
+    };
+    let srv = &be.servers[idx];
+    let cur = srv.cur_conns.load(Ordering::Relaxed);
+    let queued = be.queued.load(Ordering::Relaxed);
+    let msg = if up {
+        format!(
+            "Server {}/{} is UP, reason: {}{}, check duration: {}ms. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue.",
+            be.name, s.name, r.reason, r.detail, r.duration.as_millis()
+        )
+    } else {
+        format!(
+            "Server {}/{} is DOWN, reason: {}{}, check duration: {}ms. {act} active and {bck} backup servers left. {cur} sessions active, 0 requeued, {} remaining in queue.",
+            be.name, s.name, r.reason, r.detail, r.duration.as_millis(), srv.queued.load(Ordering::Relaxed)
+        )
+    };
+    let sev = if up { level::NOTICE } else { level::ALERT };
+    be.logger.send(sev, &msg);
+    if !sh.cfg.global.quiet {
+        eprintln!("[WARNING]  ({}) : {msg}", std::process::id());
+    }
+    if up {
+        be.slot_freed.notify_waiters();
+    } else {
+        if srv.shutdown_on_down {
+            srv.kill.notify_waiters();
+        }
+        if act == 0 && bck == 0 {
+            let msg = format!("backend {} has no server available!", be.name);
+            be.logger.send(level::EMERG, &msg);
+            if !sh.cfg.global.quiet {
+                eprintln!("[ALERT]    ({}) : {msg}", std::process::id());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines() {
+        assert!(evaluate_status_line(b"HTTP/1.1 200 OK\r\n\r\n", Duration::ZERO).ok);
+        assert!(evaluate_status_line(b"HTTP/1.0 302 Found\r\n", Duration::ZERO).ok);
+        let r = evaluate_status_line(b"HTTP/1.1 503 Service Unavailable\r\n", Duration::ZERO);
+        assert!(!r.ok);
+        assert_eq!(r.detail, ", code: 503, info: \"Service Unavailable\"");
+        assert!(!evaluate_status_line(b"SSH-2.0-OpenSSH\r\n", Duration::ZERO).ok);
+        assert!(!evaluate_status_line(b"", Duration::ZERO).ok);
+    }
+}

@@ -1,0 +1,101 @@
+//! A stream socket of either family (TCP or unix), with the readiness-based
+//! operations the forwarder uses so that no buffer is held while idle.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::task::{Context, Poll};
+use tokio::io::Interest;
+use tokio::net::{TcpStream, UnixStream};
+
+/// A connected stream socket.
+#[derive(Debug)]
+pub enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Conn::Tcp(s) => s.poll_read_ready(cx),
+            Conn::Unix(s) => s.poll_read_ready(cx),
+        }
+    }
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Conn::Tcp(s) => s.poll_write_ready(cx),
+            Conn::Unix(s) => s.poll_write_ready(cx),
+        }
+    }
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.try_read(buf),
+            Conn::Unix(s) => s.try_read(buf),
+        }
+    }
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.try_write(buf),
+            Conn::Unix(s) => s.try_write(buf),
+        }
+    }
+    /// Runs a raw operation (splice) and clears readiness on `WouldBlock`.
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        match self {
+            Conn::Tcp(s) => s.try_io(interest, f),
+            Conn::Unix(s) => s.try_io(interest, f),
+        }
+    }
+    /// Sends a FIN (half-close); the read side stays open.
+    pub fn shutdown_write(&self) -> io::Result<()> {
+        match self {
+            Conn::Tcp(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
+            Conn::Unix(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
+        }
+    }
+    /// Closes with a reset instead of a FIN (SO_LINGER 0), for aborts.
+    pub fn set_reset_on_close(&self) {
+        if let Conn::Tcp(s) = self {
+            let _ = socket2::SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
+        }
+    }
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, Conn::Tcp(_))
+    }
+    /// Writes all of `buf` (used for the PROXY header before forwarding).
+    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
+            match self.try_write(buf) {
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+    /// Reads what is available into `buf` (waiting for at least one byte).
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            std::future::poll_fn(|cx| self.poll_read_ready(cx)).await?;
+            match self.try_read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl AsRawFd for Conn {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Conn::Tcp(s) => s.as_raw_fd(),
+            Conn::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}

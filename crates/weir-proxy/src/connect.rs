@@ -1,0 +1,287 @@
+//! Getting a server connection for a session: balancing, the backend and
+//! server queues (`maxconn`, `maxqueue`, `timeout queue`), connecting with
+//! `timeout connect`, `retries` and `option redispatch`.
+
+use crate::conn::Conn;
+use crate::state::{BackendRt, ServerTarget};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::net::{TcpSocket, UnixStream};
+use tokio::time::Instant;
+use weir_balance::Pick;
+use weir_config::addr::PortSpec;
+use weir_config::Proxy;
+
+/// A server connection, ready to forward.
+pub struct Connected {
+    pub srv: usize,
+    pub conn: Conn,
+    pub server_addr: Option<SocketAddr>,
+    pub source_addr: Option<SocketAddr>,
+}
+
+/// What the connect phase did, for the log line.
+#[derive(Debug, Default, Clone)]
+pub struct Attempts {
+    pub retries: u32,
+    pub redispatched: bool,
+    /// Time spent queued.
+    pub tw: Duration,
+    /// Time of the last (successful) connect, if any.
+    pub tc: Option<Duration>,
+    pub srv_queue: u32,
+    pub be_queue: u32,
+    /// Last server tried, for `%s` on failures.
+    pub last_srv: Option<usize>,
+}
+
+/// Why no server connection could be had: HAProxy's termination state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectFail {
+    /// `SC`: refused/failed, or no server available.
+    Refused,
+    /// `sC`: connect timeout.
+    Timeout,
+    /// `sQ`: queue timeout or server queue full.
+    QueueTimeout,
+}
+
+impl ConnectFail {
+    pub fn term(self) -> [u8; 2] {
+        match self {
+            ConnectFail::Refused => *b"SC",
+            ConnectFail::Timeout => *b"sC",
+            ConnectFail::QueueTimeout => *b"sQ",
+        }
+    }
+}
+
+/// Decides whether retry number `k` (1-based) of `retries` redispatches.
+pub fn redispatch_on(k: u32, retries: u32, redispatch: bool, interval: i32) -> bool {
+    if !redispatch || interval == 0 {
+        return false;
+    }
+    if interval > 0 {
+        k.is_multiple_of(interval as u32)
+    } else {
+        i64::from(k) == i64::from(retries) + 1 + i64::from(interval)
+    }
+}
+
+/// Takes a slot on a server, waiting in the queue when all are full.
+async fn acquire(
+    be: &BackendRt,
+    key: &[u8],
+    avoid: Option<usize>,
+    deadline: Option<Instant>,
+    at: &mut Attempts,
+) -> Result<usize, ConnectFail> {
+    let start = Instant::now();
+    let mut queued_on: Option<Option<usize>> = None;
+    let result = loop {
+        let notified = be.slot_freed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let pick = {
+            let mut set = be.set();
+            let mut rng = be.rng.lock().unwrap_or_else(|p| p.into_inner());
+            let p = set.pick(key, &mut rng, avoid);
+            if let Pick::Server(i) = p {
+                set.take(i);
+            }
+            p
+        };
+        match pick {
+            Pick::Server(i) => {
+                if let Some(s) = be.servers.get(i) {
+                    s.cur_conns.fetch_add(1, Ordering::Relaxed);
+                    s.total.fetch_add(1, Ordering::Relaxed);
+                }
+                be.conns.fetch_add(1, Ordering::Relaxed);
+                break Ok(i);
+            }
+            Pick::NoServer => break Err(ConnectFail::Refused),
+            Pick::QueueServer(_) | Pick::QueueBackend if queued_on.is_none() => {
+                let target = if let Pick::QueueServer(i) = pick {
+                    Some(i)
+                } else {
+                    None
+                };
+                if let Some(i) = target {
+                    let s = &be.servers[i];
+                    let q = s.queued.fetch_add(1, Ordering::Relaxed) + 1;
+                    at.srv_queue = q - 1;
+                    if s.maxqueue.is_some_and(|m| q > m) {
+                        s.queued.fetch_sub(1, Ordering::Relaxed);
+                        return Err(ConnectFail::QueueTimeout);
+                    }
+                }
+                at.be_queue = be.queued.fetch_add(1, Ordering::Relaxed);
+                queued_on = Some(target);
+            }
+            _ => {}
+        }
+        match deadline {
+            Some(d) => {
+                if Instant::now() >= d || tokio::time::timeout_at(d, notified).await.is_err() {
+                    break Err(ConnectFail::QueueTimeout);
+                }
+            }
+            None => notified.await,
+        }
+    };
+    if let Some(target) = queued_on {
+        be.queued.fetch_sub(1, Ordering::Relaxed);
+        if let Some(i) = target {
+            be.servers[i].queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        at.tw += start.elapsed();
+    }
+    result
+}
+
+async fn dial(
+    be: &BackendRt,
+    srv: usize,
+    local: Option<SocketAddr>,
+    keepalive: bool,
+) -> Result<Connected, (ConnectFail, std::io::Error)> {
+    let s = &be.servers[srv];
+    match s.target() {
+        ServerTarget::Unix(path) => match UnixStream::connect(&path).await {
+            Ok(c) => Ok(Connected {
+                srv,
+                conn: Conn::Unix(c),
+                server_addr: None,
+                source_addr: None,
+            }),
+            Err(e) => Err((ConnectFail::Refused, e)),
+        },
+        ServerTarget::Inet { addr, port } => {
+            let dport = local.map_or(0, |l| l.port());
+            let port = match port {
+                PortSpec::Fixed(p) => p,
+                PortSpec::Same => dport,
+                PortSpec::Offset(o) => (i32::from(dport) + o).clamp(0, 65535) as u16,
+            };
+            let addr = SocketAddr::new(addr.ip(), port);
+            let sock = if addr.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            };
+            let sock = sock.map_err(|e| (ConnectFail::Refused, e))?;
+            if keepalive {
+                let _ = sock.set_keepalive(true);
+            }
+            if let Some(src) = s.source {
+                sock.bind(src).map_err(|e| (ConnectFail::Refused, e))?;
+            }
+            let stream = sock
+                .connect(addr)
+                .await
+                .map_err(|e| (ConnectFail::Refused, e))?;
+            let _ = stream.set_nodelay(true);
+            let source_addr = stream.local_addr().ok();
+            Ok(Connected {
+                srv,
+                conn: Conn::Tcp(stream),
+                server_addr: Some(addr),
+                source_addr,
+            })
+        }
+    }
+}
+
+/// Runs the whole connect phase for one session. `key` is hashed by
+/// `balance source`; `local` is the address the client connected to.
+pub async fn connect(
+    be: &BackendRt,
+    px: &Proxy,
+    key: &[u8],
+    local: Option<SocketAddr>,
+    at: &mut Attempts,
+) -> Result<Connected, ConnectFail> {
+    let tconnect = px.timeouts.connect;
+    let queue_deadline = px.timeouts.queue.or(tconnect).map(|t| Instant::now() + t);
+    let mut avoid: Option<usize> = None;
+    let mut same: Option<usize> = None;
+    let mut attempt = 0u32;
+    loop {
+        let srv = match same.take() {
+            Some(s) => {
+                be.set().take(s);
+                be.servers[s].cur_conns.fetch_add(1, Ordering::Relaxed);
+                be.conns.fetch_add(1, Ordering::Relaxed);
+                s
+            }
+            None => acquire(be, key, avoid, queue_deadline, at).await?,
+        };
+        at.last_srv = Some(srv);
+        let started = Instant::now();
+        let r = match tconnect {
+            Some(t) => {
+                match tokio::time::timeout(t, dial(be, srv, local, px.options.srvtcpka)).await {
+                    Ok(r) => r,
+                    Err(_) => Err((
+                        ConnectFail::Timeout,
+                        std::io::Error::from(std::io::ErrorKind::TimedOut),
+                    )),
+                }
+            }
+            None => dial(be, srv, local, px.options.srvtcpka).await,
+        };
+        match r {
+            Ok(c) => {
+                at.tc = Some(started.elapsed());
+                return Ok(c);
+            }
+            Err((fail, _e)) => {
+                be.release(srv);
+                attempt += 1;
+                if attempt > px.retries {
+                    return Err(fail);
+                }
+                at.retries = attempt;
+                if redispatch_on(
+                    attempt,
+                    px.retries,
+                    px.options.redispatch,
+                    px.options.redispatch_interval,
+                ) {
+                    at.redispatched = true;
+                    avoid = Some(srv);
+                } else {
+                    same = Some(srv);
+                    // HAProxy's turn-around timer before retrying the same server.
+                    let pause = tconnect
+                        .unwrap_or(Duration::from_secs(1))
+                        .min(Duration::from_secs(1));
+                    if fail == ConnectFail::Refused {
+                        tokio::time::sleep(pause).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redispatch_on;
+
+    #[test]
+    fn redispatch_schedule() {
+        // default -1: the last retry only
+        let on: Vec<u32> = (1..=3).filter(|&k| redispatch_on(k, 3, true, -1)).collect();
+        assert_eq!(on, vec![3]);
+        let on: Vec<u32> = (1..=4).filter(|&k| redispatch_on(k, 4, true, -2)).collect();
+        assert_eq!(on, vec![3]);
+        let on: Vec<u32> = (1..=4).filter(|&k| redispatch_on(k, 4, true, 1)).collect();
+        assert_eq!(on, vec![1, 2, 3, 4]);
+        let on: Vec<u32> = (1..=4).filter(|&k| redispatch_on(k, 4, true, 2)).collect();
+        assert_eq!(on, vec![2, 4]);
+        assert!(!redispatch_on(3, 3, false, -1));
+    }
+}

@@ -1,0 +1,431 @@
+//! Bidirectional forwarding between a client and a server: half-close
+//! passed on in each direction, HAProxy's inactivity timeouts (`client`,
+//! `server`, `tunnel`, `client-fin`, `server-fin`), userspace buffers taken
+//! from a per-thread pool only while bytes are in flight, or splice(2).
+
+use crate::conn::Conn;
+use crate::splice::{self, Pipe};
+use std::cell::RefCell;
+use std::future::Future;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::Interest;
+use tokio::time::{Instant, Sleep};
+
+thread_local! {
+    static BUFFERS: RefCell<Vec<Box<[u8]>>> = const { RefCell::new(Vec::new()) };
+}
+const BUFFER_POOL_MAX: usize = 256;
+
+fn get_buffer(size: usize) -> Box<[u8]> {
+    BUFFERS
+        .with(|b| {
+            let mut b = b.borrow_mut();
+            while let Some(buf) = b.pop() {
+                if buf.len() == size {
+                    return Some(buf);
+                }
+            }
+            None
+        })
+        .unwrap_or_else(|| vec![0u8; size].into_boxed_slice())
+}
+
+fn put_buffer(buf: Box<[u8]>) {
+    BUFFERS.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.len() < BUFFER_POOL_MAX {
+            b.push(buf);
+        }
+    });
+}
+
+/// Inactivity timeouts of a forwarding session (`None` = infinite).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FwdTimeouts {
+    pub client: Option<Duration>,
+    pub server: Option<Duration>,
+    pub client_fin: Option<Duration>,
+    pub server_fin: Option<Duration>,
+    pub tunnel: Option<Duration>,
+}
+
+/// How forwarding ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Both directions closed normally.
+    Done,
+    ClientTimeout,
+    ServerTimeout,
+    /// The client reset or failed.
+    ClientError,
+    ServerError,
+}
+
+/// Bytes moved and how it ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome {
+    pub end: End,
+    pub client_to_server: u64,
+    pub server_to_client: u64,
+}
+
+struct Dir {
+    buf: Option<Box<[u8]>>,
+    pos: usize,
+    len: usize,
+    pipe: Option<Pipe>,
+    splice: bool,
+    eof: bool,
+    shut: bool,
+    bytes: u64,
+}
+
+impl Dir {
+    fn new(splice: bool) -> Self {
+        Dir {
+            buf: None,
+            pos: 0,
+            len: 0,
+            pipe: None,
+            splice,
+            eof: false,
+            shut: false,
+            bytes: 0,
+        }
+    }
+    fn pending(&self) -> bool {
+        self.pos < self.len || self.pipe.as_ref().is_some_and(|p| p.len > 0)
+    }
+}
+
+/// Which side an I/O error came from.
+enum Fail {
+    Src,
+    Dst,
+}
+
+/// The forwarding future. Poll it to completion.
+pub struct Duplex<'a> {
+    client: &'a Conn,
+    server: &'a Conn,
+    c2s: Dir,
+    s2c: Dir,
+    last_client: Instant,
+    last_server: Instant,
+    t: FwdTimeouts,
+    sleep: Pin<Box<Sleep>>,
+    armed: Option<Instant>,
+    bufsize: usize,
+    pipesize: Option<usize>,
+}
+
+/// Options of one forwarding session.
+#[derive(Debug, Clone, Copy)]
+pub struct FwdOptions {
+    pub bufsize: usize,
+    pub splice_request: bool,
+    pub splice_response: bool,
+    pub pipesize: Option<usize>,
+}
+
+impl<'a> Duplex<'a> {
+    /// Starts forwarding; `initial` holds client bytes already read (after a
+    /// PROXY header) that go to the server first.
+    pub fn new(
+        client: &'a Conn,
+        server: &'a Conn,
+        t: FwdTimeouts,
+        o: FwdOptions,
+        initial: &[u8],
+    ) -> Self {
+        let both_tcp = client.is_tcp() && server.is_tcp();
+        let mut c2s = Dir::new(o.splice_request && both_tcp);
+        let s2c = Dir::new(o.splice_response && both_tcp);
+        if !initial.is_empty() {
+            let mut b = vec![0u8; initial.len().max(o.bufsize)].into_boxed_slice();
+            b[..initial.len()].copy_from_slice(initial);
+            c2s.len = initial.len();
+            c2s.bytes = initial.len() as u64;
+            c2s.buf = Some(b);
+        }
+        let now = Instant::now();
+        Duplex {
+            client,
+            server,
+            c2s,
+            s2c,
+            last_client: now,
+            last_server: now,
+            t,
+            sleep: Box::pin(tokio::time::sleep_until(
+                now + Duration::from_secs(86400 * 365),
+            )),
+            armed: None,
+            bufsize: o.bufsize,
+            pipesize: o.pipesize,
+        }
+    }
+
+    /// Moves bytes one way until it would block. Returns whether anything
+    /// moved (and so the side's activity stamps), or which side failed.
+    fn pump(
+        cx: &mut Context<'_>,
+        src: &Conn,
+        dst: &Conn,
+        d: &mut Dir,
+        bufsize: usize,
+        pipesize: Option<usize>,
+        budget: &mut u32,
+    ) -> Result<(bool, bool), Fail> {
+        let (mut read_any, mut wrote_any) = (false, false);
+        loop {
+            if *budget == 0 {
+                return Ok((read_any, wrote_any));
+            }
+            if d.pending() {
+                match dst.poll_write_ready(cx) {
+                    Poll::Pending => return Ok((read_any, wrote_any)),
+                    Poll::Ready(Err(_)) => return Err(Fail::Dst),
+                    Poll::Ready(Ok(())) => {}
+                }
+                *budget -= 1;
+                let r = if let Some(p) = d.pipe.as_mut() {
+                    let (rd, fd, len) = (p.rd, dst.as_raw_fd(), p.len);
+                    dst.try_io(Interest::WRITABLE, || splice::splice(rd, fd, len))
+                        .inspect(|&n| p.len -= n)
+                } else if let Some(b) = d.buf.as_ref() {
+                    dst.try_write(&b[d.pos..d.len]).inspect(|&n| {
+                        d.pos += n;
+                    })
+                } else {
+                    Ok(0)
+                };
+                match r {
+                    Ok(_) => {
+                        wrote_any = true;
+                        if !d.pending() {
+                            d.pos = 0;
+                            d.len = 0;
+                            if let Some(b) = d.buf.take() {
+                                put_buffer(b);
+                            }
+                            if let Some(p) = d.pipe.take() {
+                                splice::put_pipe(p);
+                            }
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return Err(Fail::Dst),
+                }
+                continue;
+            }
+            if d.eof {
+                if !d.shut {
+                    d.shut = true;
+                    // A peer that already closed makes this fail; that is fine.
+                    let _ = dst.shutdown_write();
+                }
+                return Ok((read_any, wrote_any));
+            }
+            match src.poll_read_ready(cx) {
+                Poll::Pending => return Ok((read_any, wrote_any)),
+                Poll::Ready(Err(_)) => return Err(Fail::Src),
+                Poll::Ready(Ok(())) => {}
+            }
+            *budget -= 1;
+            if d.splice {
+                let mut p = match splice::get_pipe(pipesize) {
+                    Ok(p) => p,
+                    Err(_) => {
+                        d.splice = false;
+                        continue;
+                    }
+                };
+                let (fd, wr) = (src.as_raw_fd(), p.wr);
+                let max = pipesize.unwrap_or(1 << 16).max(4096);
+                match src.try_io(Interest::READABLE, || splice::splice(fd, wr, max)) {
+                    Ok(0) => {
+                        d.eof = true;
+                        splice::put_pipe(p);
+                    }
+                    Ok(n) => {
+                        p.len = n;
+                        d.bytes += n as u64;
+                        d.pipe = Some(p);
+                        read_any = true;
+                    }
+                    Err(e)
+                        if e.kind() == io::ErrorKind::WouldBlock
+                            || e.kind() == io::ErrorKind::Interrupted =>
+                    {
+                        splice::put_pipe(p)
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                        // Not spliceable after all: fall back to buffers.
+                        splice::put_pipe(p);
+                        d.splice = false;
+                    }
+                    Err(_) => return Err(Fail::Src),
+                }
+            } else {
+                let mut b = get_buffer(bufsize);
+                match src.try_read(&mut b) {
+                    Ok(0) => {
+                        d.eof = true;
+                        put_buffer(b);
+                    }
+                    Ok(n) => {
+                        d.pos = 0;
+                        d.len = n;
+                        d.bytes += n as u64;
+                        d.buf = Some(b);
+                        read_any = true;
+                    }
+                    Err(e)
+                        if e.kind() == io::ErrorKind::WouldBlock
+                            || e.kind() == io::ErrorKind::Interrupted =>
+                    {
+                        put_buffer(b)
+                    }
+                    Err(_) => {
+                        put_buffer(b);
+                        return Err(Fail::Src);
+                    }
+                }
+            }
+        }
+    }
+
+    fn outcome(&self, end: End) -> Outcome {
+        Outcome {
+            end,
+            client_to_server: self.c2s.bytes,
+            server_to_client: self.s2c.bytes,
+        }
+    }
+
+    /// The next inactivity deadline and the side it belongs to.
+    fn deadline(&self) -> Option<(Instant, End)> {
+        if let Some(t) = self.t.tunnel {
+            let (last, side) = if self.last_client <= self.last_server {
+                (self.last_server, End::ClientTimeout)
+            } else {
+                (self.last_client, End::ServerTimeout)
+            };
+            return Some((last + t, side));
+        }
+        let half = self.c2s.eof || self.s2c.eof;
+        let ct = if half {
+            self.t.client_fin.or(self.t.client)
+        } else {
+            self.t.client
+        };
+        let st = if half {
+            self.t.server_fin.or(self.t.server)
+        } else {
+            self.t.server
+        };
+        let c = ct.map(|t| (self.last_client + t, End::ClientTimeout));
+        let s = st.map(|t| (self.last_server + t, End::ServerTimeout));
+        match (c, s) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Future for Duplex<'_> {
+    type Output = Outcome;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let this = self.get_mut();
+        let now = Instant::now();
+        let mut budget = 64u32;
+        match Self::pump(
+            cx,
+            this.client,
+            this.server,
+            &mut this.c2s,
+            this.bufsize,
+            this.pipesize,
+            &mut budget,
+        ) {
+            Ok((r, w)) => {
+                if r {
+                    this.last_client = now;
+                }
+                if w {
+                    this.last_server = now;
+                }
+            }
+            Err(Fail::Src) => return Poll::Ready(this.outcome(End::ClientError)),
+            Err(Fail::Dst) => return Poll::Ready(this.outcome(End::ServerError)),
+        }
+        match Self::pump(
+            cx,
+            this.server,
+            this.client,
+            &mut this.s2c,
+            this.bufsize,
+            this.pipesize,
+            &mut budget,
+        ) {
+            Ok((r, w)) => {
+                if r {
+                    this.last_server = now;
+                }
+                if w {
+                    this.last_client = now;
+                }
+            }
+            Err(Fail::Src) => return Poll::Ready(this.outcome(End::ServerError)),
+            Err(Fail::Dst) => return Poll::Ready(this.outcome(End::ClientError)),
+        }
+        if this.c2s.shut && this.s2c.shut {
+            return Poll::Ready(this.outcome(End::Done));
+        }
+        if budget == 0 {
+            // Let other sessions of this thread run; come back at once.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        loop {
+            let Some((when, side)) = this.deadline() else {
+                return Poll::Pending;
+            };
+            if when <= now {
+                return Poll::Ready(this.outcome(side));
+            }
+            // Timers are armed lazily: activity only pushes deadlines later,
+            // so an early wake just re-arms.
+            if this.armed.is_none_or(|a| when < a || a <= now) {
+                this.sleep.as_mut().reset(when);
+                this.armed = Some(when);
+            }
+            match this.sleep.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(()) => {
+                    this.armed = None;
+                    if Instant::now() >= when {
+                        return Poll::Ready(this.outcome(side));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Duplex<'_> {
+    fn drop(&mut self) {
+        for d in [&mut self.c2s, &mut self.s2c] {
+            if let Some(b) = d.buf.take() {
+                put_buffer(b);
+            }
+        }
+    }
+}

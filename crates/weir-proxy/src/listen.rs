@@ -1,0 +1,217 @@
+//! Listening sockets for `bind` lines and the stats socket: TCP (one
+//! SO_REUSEPORT socket per thread), unix and abstract sockets, inherited
+//! `fd@N`, with the bind options applied. All created before privileges drop.
+
+use socket2::{Domain, SockAddr, Socket, Type};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use weir_config::addr::{BindAddr, Family, Host};
+use weir_config::Bind;
+
+/// A bound, listening socket ready to hand to a thread.
+#[derive(Debug)]
+pub enum Listener {
+    Tcp(std::net::TcpListener),
+    Unix(std::os::unix::net::UnixListener),
+}
+
+impl Listener {
+    pub fn try_clone(&self) -> io::Result<Listener> {
+        Ok(match self {
+            Listener::Tcp(l) => Listener::Tcp(l.try_clone()?),
+            Listener::Unix(l) => Listener::Unix(l.try_clone()?),
+        })
+    }
+    pub fn local_desc(&self) -> String {
+        match self {
+            Listener::Tcp(l) => l.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+            Listener::Unix(l) => format!("{:?}", l.local_addr().ok()),
+        }
+    }
+}
+
+/// Resolves a host for binding (any address of the family when `Any`).
+pub fn resolve_bind_host(host: &Host, family: Family, v6: bool) -> io::Result<IpAddr> {
+    match host {
+        Host::Any if v6 || family == Family::V6 => Ok(IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
+        Host::Any => Ok(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        Host::Ip(ip) => Ok(*ip),
+        Host::Name(n) => (n.as_str(), 0)
+            .to_socket_addrs()?
+            .find(|a| match family {
+                Family::V4 => a.is_ipv4(),
+                Family::V6 => a.is_ipv6(),
+                Family::Unspec => true,
+            })
+            .map(|a| a.ip())
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("could not resolve '{n}'"))
+            }),
+    }
+}
+
+fn set_opt(fd: i32, level: i32, name: i32, val: i32) -> io::Result<()> {
+    // SAFETY: setsockopt reads an int from a valid pointer for its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&val as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Binds one TCP address for a bind line. `reuseport` lets each thread own
+/// its own socket on the same address.
+pub fn bind_tcp(
+    addr: SocketAddr,
+    b: &Bind,
+    reuseport: bool,
+    default_backlog: u32,
+) -> io::Result<Listener> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    sock.set_reuse_address(true)?;
+    if reuseport {
+        sock.set_reuse_port(true)?;
+    }
+    sock.set_cloexec(true)?;
+    if addr.is_ipv6() {
+        // HAProxy listens dual-stack on `::` unless told v6only.
+        sock.set_only_v6(b.v6only && !b.v4v6)?;
+    }
+    if b.transparent {
+        set_opt(sock.as_raw_fd(), libc::SOL_IP, libc::IP_TRANSPARENT, 1)?;
+    }
+    if let Some(ifname) = &b.interface {
+        sock.bind_device(Some(ifname.as_bytes()))?;
+    }
+    if b.defer_accept {
+        set_opt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            1,
+        )?;
+    }
+    if b.tfo {
+        set_opt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_FASTOPEN,
+            1024,
+        )?;
+    }
+    sock.set_nodelay(true)?;
+    sock.bind(&SockAddr::from(addr))?;
+    let backlog = b
+        .backlog
+        .or(b.maxconn)
+        .unwrap_or(default_backlog)
+        .clamp(1, i32::MAX as u32);
+    sock.listen(backlog as i32)?;
+    sock.set_nonblocking(true)?;
+    Ok(Listener::Tcp(sock.into()))
+}
+
+/// Binds a unix (or, with `abstract_ns`, abstract) stream socket; a stale
+/// socket file is replaced, `mode` sets its permissions.
+pub fn bind_unix(
+    path: &str,
+    abstract_ns: bool,
+    mode: Option<u32>,
+    backlog: u32,
+) -> io::Result<Listener> {
+    let sock = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+    sock.set_cloexec(true)?;
+    let addr = if abstract_ns {
+        let mut name = vec![0u8];
+        name.extend_from_slice(path.as_bytes());
+        // SAFETY: a zeroed sockaddr_un is valid; we copy at most its path
+        // capacity and pass the exact length used.
+        unsafe {
+            SockAddr::try_init(|storage, len| {
+                let sun = storage.cast::<libc::sockaddr_un>();
+                (*sun).sun_family = libc::AF_UNIX as libc::sa_family_t;
+                let cap = (*sun).sun_path.len();
+                let n = name.len().min(cap);
+                for (i, b) in name.iter().take(n).enumerate() {
+                    (*sun).sun_path[i] = *b as libc::c_char;
+                }
+                *len = (std::mem::size_of::<libc::sa_family_t>() + n) as libc::socklen_t;
+                Ok(())
+            })?
+            .1
+        }
+    } else {
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            use std::os::unix::fs::FileTypeExt;
+            if meta.file_type().is_socket() {
+                std::fs::remove_file(path)?;
+            }
+        }
+        SockAddr::unix(path)?
+    };
+    sock.bind(&addr)?;
+    if let (Some(m), false) = (mode, abstract_ns) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m))?;
+    }
+    sock.listen(backlog.clamp(1, i32::MAX as u32) as i32)?;
+    sock.set_nonblocking(true)?;
+    let fd: OwnedFd = sock.into();
+    Ok(Listener::Unix(std::os::unix::net::UnixListener::from(fd)))
+}
+
+/// Takes over an inherited listening descriptor (`fd@N`).
+pub fn from_fd(n: i32) -> io::Result<Listener> {
+    // SAFETY: fcntl(F_GETFD) only checks that the descriptor exists.
+    if unsafe { libc::fcntl(n, libc::F_GETFD) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor exists and the configuration hands it to weir;
+    // nothing else in the process owns it.
+    let sock = unsafe { Socket::from_raw_fd(n) };
+    sock.set_nonblocking(true)?;
+    let domain_unix = matches!(sock.local_addr().map(|a| a.is_unix()), Ok(true));
+    let fd: OwnedFd = sock.into();
+    Ok(if domain_unix {
+        Listener::Unix(std::os::unix::net::UnixListener::from(fd))
+    } else {
+        Listener::Tcp(std::net::TcpListener::from(fd))
+    })
+}
+
+/// Expands a bind address into socket addresses (port ranges) or the other
+/// kinds.
+pub enum Expanded {
+    Tcp(Vec<SocketAddr>),
+    Unix(String, bool),
+    Fd(i32),
+}
+
+pub fn expand(a: &BindAddr) -> io::Result<Expanded> {
+    Ok(match a {
+        BindAddr::Inet {
+            host,
+            family,
+            ports,
+        } => {
+            let ip = resolve_bind_host(host, *family, false)?;
+            Expanded::Tcp(
+                (ports.0..=ports.1)
+                    .map(|p| SocketAddr::new(ip, p))
+                    .collect(),
+            )
+        }
+        BindAddr::Unix(p) => Expanded::Unix(p.clone(), false),
+        BindAddr::Abns(p) => Expanded::Unix(p.clone(), true),
+        BindAddr::Fd(n) => Expanded::Fd(*n),
+    })
+}

@@ -1,0 +1,413 @@
+//! Log sinks (UDP syslog, unix datagram, stdout/stderr), syslog framing
+//! (rfc3164, rfc5424, short, raw) and rendering of compiled log formats.
+
+use crate::sys;
+use std::fmt::Write as _;
+use std::net::UdpSocket;
+use std::os::unix::net::UnixDatagram;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+use weir_config::logformat::{LogFormat, Piece, Var};
+use weir_config::{LogDest, LogFormatKind, LogTarget};
+
+/// Syslog severities used by weir.
+pub mod level {
+    pub const EMERG: u8 = 0;
+    pub const ALERT: u8 = 1;
+    pub const WARNING: u8 = 4;
+    pub const NOTICE: u8 = 5;
+    pub const INFO: u8 = 6;
+}
+
+enum Out {
+    Udp(UdpSocket),
+    Unix(UnixDatagram, String),
+    Stdout,
+    Stderr,
+}
+
+/// One opened `log` target.
+pub struct Sink {
+    target: LogTarget,
+    out: Out,
+}
+
+/// The targets of one proxy (or of `global`), with the identity stamped on
+/// each message.
+#[derive(Clone, Default)]
+pub struct Logger {
+    sinks: Vec<Arc<Sink>>,
+    tag: Arc<str>,
+    host: Arc<str>,
+    pid: u32,
+}
+
+/// Opens a target. Errors name the target.
+pub fn open_sink(
+    t: &LogTarget,
+    resolve: &dyn Fn(&weir_config::addr::ServerAddr) -> Result<std::net::SocketAddr, String>,
+) -> Result<Arc<Sink>, String> {
+    let out = match &t.dest {
+        LogDest::Stdout => Out::Stdout,
+        LogDest::Stderr => Out::Stderr,
+        LogDest::Udp(a) => {
+            let addr = resolve(a)?;
+            let bind = if addr.is_ipv4() {
+                "0.0.0.0:0"
+            } else {
+                "[::]:0"
+            };
+            let s = UdpSocket::bind(bind).map_err(|e| format!("cannot create log socket: {e}"))?;
+            s.connect(addr)
+                .map_err(|e| format!("cannot reach log server {addr}: {e}"))?;
+            s.set_nonblocking(true).map_err(|e| e.to_string())?;
+            Out::Udp(s)
+        }
+        LogDest::Unix(path) => {
+            let s =
+                UnixDatagram::unbound().map_err(|e| format!("cannot create log socket: {e}"))?;
+            s.set_nonblocking(true).map_err(|e| e.to_string())?;
+            Out::Unix(s, path.clone())
+        }
+    };
+    Ok(Arc::new(Sink {
+        target: t.clone(),
+        out,
+    }))
+}
+
+impl Logger {
+    pub fn new(sinks: Vec<Arc<Sink>>, tag: &str, host: &str) -> Self {
+        Logger {
+            sinks,
+            tag: tag.into(),
+            host: host.into(),
+            pid: std::process::id(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.sinks.is_empty()
+    }
+    /// Sends `msg` at `severity` to every target whose levels allow it.
+    /// Never blocks: a full socket drops the message.
+    pub fn send(&self, severity: u8, msg: &str) {
+        if self.sinks.is_empty() {
+            return;
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        for s in &self.sinks {
+            let t = &s.target;
+            if severity > t.max_level {
+                continue;
+            }
+            let sev = severity.max(t.min_level);
+            let pri = u32::from(t.facility) * 8 + u32::from(sev);
+            let mut line = String::with_capacity(msg.len() + 64);
+            match t.format {
+                LogFormatKind::Raw => {}
+                LogFormatKind::Short => {
+                    let _ = write!(line, "<{pri}>");
+                }
+                LogFormatKind::Rfc3164 => {
+                    let (_, mon, day, h, m, sec, _) = sys::local_time(now.as_secs() as i64);
+                    let _ = write!(
+                        line,
+                        "<{pri}>{} {day:>2} {h:02}:{m:02}:{sec:02} ",
+                        MONTHS[(mon as usize - 1) % 12]
+                    );
+                    if !self.host.is_empty() {
+                        let _ = write!(line, "{} ", self.host);
+                    }
+                    let _ = write!(line, "{}[{}]: ", self.tag, self.pid);
+                }
+                LogFormatKind::Rfc5424 => {
+                    let (y, mon, day, h, m, sec, off) = sys::local_time(now.as_secs() as i64);
+                    let host = if self.host.is_empty() {
+                        "-"
+                    } else {
+                        &self.host
+                    };
+                    let _ = write!(
+                        line,
+                        "<{pri}>1 {y:04}-{mon:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{:06}{} {host} {} {} - - ",
+                        now.subsec_micros(),
+                        tz(off, true),
+                        self.tag,
+                        self.pid
+                    );
+                }
+            }
+            line.push_str(msg);
+            let mut cut = t.max_len.min(line.len());
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            match &s.out {
+                Out::Udp(sock) => {
+                    let _ = sock.send(line.as_bytes());
+                }
+                Out::Unix(sock, path) => {
+                    let _ = sock.send_to(line.as_bytes(), path);
+                }
+                Out::Stdout | Out::Stderr => {
+                    line.push('\n');
+                    let fd = if matches!(s.out, Out::Stdout) { 1 } else { 2 };
+                    write_fd(fd, line.as_bytes());
+                }
+            }
+        }
+    }
+}
+
+fn write_fd(fd: i32, bytes: &[u8]) {
+    // SAFETY: writes from a valid buffer to a standard descriptor; one
+    // write(2) per line keeps lines from different threads whole.
+    unsafe {
+        libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+    }
+}
+
+pub const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+fn tz(off: i64, colon: bool) -> String {
+    let sign = if off < 0 { '-' } else { '+' };
+    let a = off.abs();
+    if colon {
+        format!("{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60)
+    } else {
+        format!("{sign}{:02}{:02}", a / 3600, (a % 3600) / 60)
+    }
+}
+
+/// Everything a tcp-mode log line can show.
+#[derive(Debug, Clone, Default)]
+pub struct LogRecord<'a> {
+    pub client: Option<std::net::SocketAddr>,
+    pub frontend_addr: Option<std::net::SocketAddr>,
+    pub frontend: &'a str,
+    pub backend: &'a str,
+    pub server: Option<&'a str>,
+    pub server_addr: Option<std::net::SocketAddr>,
+    pub source_addr: Option<std::net::SocketAddr>,
+    /// Accept time since the epoch.
+    pub accept: std::time::Duration,
+    pub tw: i64,
+    pub tc: i64,
+    pub tt: i64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub term: [u8; 2],
+    pub actconn: u32,
+    pub feconn: u32,
+    pub beconn: u32,
+    pub srvconn: u32,
+    pub retries: u32,
+    pub redispatched: bool,
+    pub srv_queue: u32,
+    pub be_queue: u32,
+    pub hostname: &'a str,
+}
+
+/// Renders a compiled format for one record.
+pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {
+    let mut out = String::with_capacity(160);
+    for p in &fmt.pieces {
+        match p {
+            Piece::Lit(s) => out.push_str(s),
+            Piece::Var { var, quote } => {
+                if *quote {
+                    out.push('"');
+                }
+                render_var(&mut out, *var, r);
+                if *quote {
+                    out.push('"');
+                }
+            }
+        }
+    }
+    out
+}
+
+fn ip_or_dash(out: &mut String, a: Option<std::net::SocketAddr>, port: bool) {
+    match a {
+        Some(a) if port => {
+            let _ = write!(out, "{}", a.port());
+        }
+        Some(a) => {
+            let _ = write!(out, "{}", a.ip());
+        }
+        None if port => out.push('-'),
+        None => out.push_str("unix"),
+    }
+}
+
+fn date(out: &mut String, accept: std::time::Duration, gmt: bool, local_zone: bool) {
+    let secs = accept.as_secs() as i64;
+    let (y, mon, day, h, m, s, off) = if gmt {
+        let (y, mon, day) = civil_from_days(secs.div_euclid(86400));
+        let rem = secs.rem_euclid(86400);
+        (
+            y,
+            mon,
+            day,
+            (rem / 3600) as u32,
+            ((rem % 3600) / 60) as u32,
+            (rem % 60) as u32,
+            0,
+        )
+    } else {
+        sys::local_time(secs)
+    };
+    let mname = MONTHS[(mon as usize + 11) % 12];
+    if gmt || local_zone {
+        let _ = write!(
+            out,
+            "{day:02}/{mname}/{y:04}:{h:02}:{m:02}:{s:02} {}",
+            tz(off, false)
+        );
+    } else {
+        let _ = write!(
+            out,
+            "{day:02}/{mname}/{y:04}:{h:02}:{m:02}:{s:02}.{:03}",
+            accept.subsec_millis()
+        );
+    }
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i32, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = (yoe + era * 400 + i64::from(m <= 2)) as i32;
+    (y, m, d)
+}
+
+fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
+    match var {
+        Var::ClientIp => ip_or_dash(out, r.client, false),
+        Var::ClientPort => ip_or_dash(out, r.client, true),
+        Var::FrontendIp => ip_or_dash(out, r.frontend_addr, false),
+        Var::FrontendPort => ip_or_dash(out, r.frontend_addr, true),
+        Var::FrontendName | Var::FrontendNameTransport => out.push_str(r.frontend),
+        Var::BackendName => out.push_str(r.backend),
+        Var::ServerName => out.push_str(r.server.unwrap_or("<NOSRV>")),
+        Var::ServerIp => ip_or_dash(out, r.server_addr, false),
+        Var::ServerPort => ip_or_dash(out, r.server_addr, true),
+        Var::BackendSrcIp => ip_or_dash(out, r.source_addr, false),
+        Var::BackendSrcPort => ip_or_dash(out, r.source_addr, true),
+        Var::AcceptDate => date(out, r.accept, false, false),
+        Var::AcceptDateGmt => date(out, r.accept, true, false),
+        Var::AcceptDateLocal => date(out, r.accept, false, true),
+        Var::AcceptTimestamp => {
+            let _ = write!(out, "{}", r.accept.as_secs());
+        }
+        Var::AcceptMs => {
+            let _ = write!(out, "{:03}", r.accept.subsec_millis());
+        }
+        Var::Tw => {
+            let _ = write!(out, "{}", r.tw);
+        }
+        Var::Tc => {
+            let _ = write!(out, "{}", r.tc);
+        }
+        Var::Tt => {
+            let _ = write!(out, "{}", r.tt);
+        }
+        Var::Td => {
+            let td = if r.tc < 0 {
+                -1
+            } else {
+                r.tt - r.tw.max(0) - r.tc
+            };
+            let _ = write!(out, "{td}");
+        }
+        Var::BytesRead => {
+            let _ = write!(out, "{}", r.bytes_out);
+        }
+        Var::BytesUploaded => {
+            let _ = write!(out, "{}", r.bytes_in);
+        }
+        Var::TermState => {
+            out.push(r.term[0] as char);
+            out.push(r.term[1] as char);
+        }
+        Var::ActConn => {
+            let _ = write!(out, "{}", r.actconn);
+        }
+        Var::FeConn => {
+            let _ = write!(out, "{}", r.feconn);
+        }
+        Var::BeConn => {
+            let _ = write!(out, "{}", r.beconn);
+        }
+        Var::SrvConn => {
+            let _ = write!(out, "{}", r.srvconn);
+        }
+        Var::Retries => {
+            if r.redispatched {
+                out.push('+');
+            }
+            let _ = write!(out, "{}", r.retries);
+        }
+        Var::SrvQueue => {
+            let _ = write!(out, "{}", r.srv_queue);
+        }
+        Var::BackendQueue => {
+            let _ = write!(out, "{}", r.be_queue);
+        }
+        Var::Pid => {
+            let _ = write!(out, "{}", std::process::id());
+        }
+        Var::Hostname => out.push_str(r.hostname),
+        Var::HttpOnly(_) => out.push('-'),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_config::logformat::{compile, TCPLOG_FORMAT};
+
+    #[test]
+    fn tcplog_layout() {
+        let f = compile(TCPLOG_FORMAT).unwrap();
+        let r = LogRecord {
+            client: Some("10.0.1.2:33313".parse().unwrap()),
+            frontend: "fnt",
+            backend: "bck",
+            server: Some("srv1"),
+            accept: std::time::Duration::from_millis(1_233_924_771_443),
+            tw: 0,
+            tc: 0,
+            tt: 5007,
+            bytes_out: 212,
+            term: *b"--",
+            retries: 3,
+            ..LogRecord::default()
+        };
+        let line = render(&f, &r);
+        let gmt = compile("%T").unwrap();
+        assert_eq!(render(&gmt, &r), "06/Feb/2009:12:52:51 +0000");
+        let tail = line.split_once("] ").unwrap().1;
+        assert_eq!(tail, "fnt bck/srv1 0/0/5007 212 -- 0/0/0/0/3 0/0");
+        assert!(line.starts_with("10.0.1.2:33313 ["));
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+}

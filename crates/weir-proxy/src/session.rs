@@ -1,0 +1,276 @@
+//! One client connection in `mode tcp`: optional PROXY header, server
+//! connection, optional PROXY header to the server, forwarding, the log line.
+
+use crate::conn::Conn;
+use crate::connect::{self, Attempts};
+use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts};
+use crate::log::{level, render, LogRecord};
+use crate::state::Shared;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::time::Instant;
+use weir_config::SendProxy;
+use weir_proto::proxy_protocol::{self, ProxyHeader, V1_MAX_LEN};
+
+/// Addresses of an accepted connection.
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    pub peer: Option<SocketAddr>,
+    pub local: Option<SocketAddr>,
+    pub accept_proxy: bool,
+    /// The bind line's connection counter (for its `maxconn`).
+    pub bind_conns: Arc<AtomicU32>,
+}
+
+fn ms(d: Duration) -> i64 {
+    d.as_millis() as i64
+}
+
+/// Reads a PROXY header; returns the addresses it carries and any bytes
+/// read past it.
+async fn read_proxy_header(
+    client: &Conn,
+    timeout: Option<Duration>,
+) -> Result<(ProxyHeader, Vec<u8>), String> {
+    let mut buf = vec![0u8; 536];
+    let mut have = 0usize;
+    let fut = async {
+        loop {
+            match proxy_protocol::parse(&buf[..have]) {
+                Ok(Some((h, used))) => return Ok((h, buf[used..have].to_vec())),
+                Ok(None) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            if have == buf.len() {
+                return Err("PROXY header too long".to_string());
+            }
+            match client.read(&mut buf[have..]).await {
+                Ok(0) => {
+                    return Err("connection closed while waiting for PROXY protocol header".into())
+                }
+                Ok(n) => have += n,
+                Err(e) => {
+                    return Err(format!(
+                        "error while waiting for PROXY protocol header: {e}"
+                    ))
+                }
+            }
+            let _ = V1_MAX_LEN;
+        }
+    };
+    match timeout {
+        Some(t) => tokio::time::timeout(t, fut)
+            .await
+            .unwrap_or_else(|_| Err("timeout while waiting for PROXY protocol header".into())),
+        None => fut.await,
+    }
+}
+
+/// Serves one accepted client until both sides are closed, then logs it.
+/// Counters (`actconn`, frontend connections) were taken by the acceptor and
+/// are released here.
+pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
+    let accept_wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let started = Instant::now();
+    let fe = &sh.frontends[fe_idx];
+    let fe_px = &sh.cfg.proxies[fe.proxy];
+    let mut initial = Vec::new();
+    let mut kill_rx = sh.killing.subscribe();
+
+    if acc.accept_proxy {
+        match read_proxy_header(&client, fe_px.timeouts.client).await {
+            Ok((h, rest)) => {
+                if let ProxyHeader::Inet { src, dst } = h {
+                    acc.peer = Some(src);
+                    acc.local = Some(dst);
+                }
+                initial = rest;
+            }
+            Err(msg) => {
+                let date = render_date(accept_wall);
+                let who = acc.peer.map_or_else(
+                    || "unix:1".to_string(),
+                    |p| format!("{}:{}", p.ip(), p.port()),
+                );
+                fe.logger.send(
+                    level::INFO,
+                    &format!("{who} [{date}] {}/bind: {msg}", fe.name),
+                );
+                finish(&sh, fe_idx, &acc.bind_conns);
+                return;
+            }
+        }
+    }
+
+    let mut rec = LogRecord {
+        client: acc.peer,
+        frontend_addr: acc.local,
+        frontend: &fe.name,
+        backend: &fe.name,
+        accept: accept_wall,
+        tw: -1,
+        tc: -1,
+        term: *b"--",
+        hostname: &sh.hostname,
+        ..LogRecord::default()
+    };
+    let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
+        Some(IpAddr::V4(a)) => a.octets().to_vec(),
+        Some(IpAddr::V6(a)) => a.octets().to_vec(),
+        None => Vec::new(),
+    };
+    let mut attempts = Attempts::default();
+    let Some(be) = sh.backend_of_frontend(fe_idx).cloned() else {
+        rec.term = *b"PR";
+        rec.tt = ms(started.elapsed());
+        log_session(&sh, fe_idx, &rec);
+        finish(&sh, fe_idx, &acc.bind_conns);
+        return;
+    };
+    let be_px = &sh.cfg.proxies[be.proxy];
+    rec.backend = &be.name;
+
+    let connected = tokio::select! {
+        r = connect::connect(&be, be_px, &key, acc.local, &mut attempts) => r,
+        _ = kill_rx.wait_for(|k| *k) => Err(connect::ConnectFail::Refused),
+    };
+    rec.retries = attempts.retries;
+    rec.redispatched = attempts.redispatched;
+    rec.srv_queue = attempts.srv_queue;
+    rec.be_queue = attempts.be_queue;
+    rec.tw = ms(attempts.tw);
+    let srv_name = |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
+    let conn = match connected {
+        Ok(c) => c,
+        Err(fail) => {
+            rec.term = fail.term();
+            rec.server = srv_name(attempts.last_srv);
+            rec.tt = ms(started.elapsed());
+            rec.actconn = sh.actconn.load(Ordering::Relaxed);
+            rec.feconn = fe.conns.load(Ordering::Relaxed);
+            rec.beconn = be.conns.load(Ordering::Relaxed);
+            log_session(&sh, fe_idx, &rec);
+            finish(&sh, fe_idx, &acc.bind_conns);
+            return;
+        }
+    };
+    let srv = &be.servers[conn.srv];
+    rec.server = Some(&srv.name);
+    rec.server_addr = conn.server_addr;
+    rec.source_addr = conn.source_addr;
+    rec.tc = attempts.tc.map_or(-1, ms);
+    rec.actconn = sh.actconn.load(Ordering::Relaxed);
+    rec.feconn = fe.conns.load(Ordering::Relaxed);
+    rec.beconn = be.conns.load(Ordering::Relaxed);
+    rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
+
+    let mut proxy_ok = true;
+    if let Some(v) = srv.send_proxy {
+        let hdr = match (acc.peer, acc.local) {
+            (Some(s), Some(d)) => match v {
+                SendProxy::V1 => proxy_protocol::encode_v1(s, d),
+                SendProxy::V2 => proxy_protocol::encode_v2(s, d),
+            },
+            _ => match v {
+                SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
+                SendProxy::V2 => {
+                    let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
+                    h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
+                    h
+                }
+            },
+        };
+        proxy_ok = conn.conn.write_all(&hdr).await.is_ok();
+    }
+
+    let t = FwdTimeouts {
+        client: fe_px.timeouts.client,
+        server: be_px.timeouts.server,
+        client_fin: fe_px.timeouts.client_fin,
+        server_fin: be_px.timeouts.server_fin,
+        tunnel: be_px.timeouts.tunnel,
+    };
+    let splice_ok = !sh.nosplice;
+    let any = |f: fn(&weir_config::ProxyOptions) -> bool| f(&fe_px.options) || f(&be_px.options);
+    let opts = FwdOptions {
+        bufsize: sh.bufsize,
+        splice_request: splice_ok && (any(|o| o.splice_request) || any(|o| o.splice_auto)),
+        splice_response: splice_ok && (any(|o| o.splice_response) || any(|o| o.splice_auto)),
+        pipesize: sh.pipesize,
+    };
+    if proxy_ok {
+        let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial);
+        tokio::pin!(duplex);
+        let killed: Option<[u8; 2]> = tokio::select! {
+            out = &mut duplex => {
+                rec.bytes_in = out.client_to_server;
+                rec.bytes_out = out.server_to_client;
+                rec.term = match out.end {
+                    End::Done => *b"--",
+                    End::ClientTimeout => *b"cD",
+                    End::ServerTimeout => *b"sD",
+                    End::ClientError => *b"CD",
+                    End::ServerError => *b"SD",
+                };
+                None
+            }
+            _ = srv.kill.notified() => Some(*b"DD"),
+            _ = kill_rx.wait_for(|k| *k) => Some(*b"KD"),
+        };
+        if let Some(term) = killed {
+            rec.term = term;
+            client.set_reset_on_close();
+            conn.conn.set_reset_on_close();
+        }
+    } else {
+        rec.term = *b"SC";
+    }
+    if matches!(&rec.term, b"cD" | b"CD") {
+        conn.conn.set_reset_on_close();
+    }
+    drop(conn.conn);
+    be.release(conn.srv);
+    rec.tt = ms(started.elapsed());
+    log_session(&sh, fe_idx, &rec);
+    drop(client);
+    finish(&sh, fe_idx, &acc.bind_conns);
+}
+
+fn render_date(accept: Duration) -> String {
+    let fmt = weir_config::logformat::compile("%t").map(|f| {
+        let rec = LogRecord {
+            accept,
+            ..LogRecord::default()
+        };
+        render(&f, &rec)
+    });
+    fmt.unwrap_or_default()
+}
+
+fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
+    let fe = &sh.frontends[fe_idx];
+    if fe.logger.is_empty() {
+        return;
+    }
+    let px = &sh.cfg.proxies[fe.proxy];
+    if px.options.dontlognull && rec.bytes_in == 0 {
+        return;
+    }
+    if px.options.dontlog_normal && &rec.term == b"--" {
+        return;
+    }
+    if let Some(f) = &px.log_format {
+        fe.logger.send(level::INFO, &render(f, rec));
+    }
+}
+
+fn finish(sh: &Shared, fe_idx: usize, bind_conns: &AtomicU32) {
+    bind_conns.fetch_sub(1, Ordering::Relaxed);
+    sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::Relaxed);
+    sh.actconn.fetch_sub(1, Ordering::Relaxed);
+    sh.conn_freed.notify_waiters();
+}

@@ -1,0 +1,120 @@
+//! Live state shared by every thread: per-proxy counters (atomics), each
+//! backend's server set behind a short lock, queue wake-ups, stop signals.
+
+use crate::log::Logger;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{watch, Notify};
+use weir_balance::{Rng, ServerSet};
+use weir_config::addr::PortSpec;
+use weir_config::{Config, SendProxy};
+
+/// Where a server is reached.
+#[derive(Debug, Clone)]
+pub enum ServerTarget {
+    Inet { addr: SocketAddr, port: PortSpec },
+    Unix(String),
+}
+
+/// A server's live data.
+pub struct ServerRt {
+    pub name: String,
+    pub target: Mutex<ServerTarget>,
+    pub source: Option<SocketAddr>,
+    pub send_proxy: Option<SendProxy>,
+    pub cur_conns: AtomicU32,
+    pub queued: AtomicU32,
+    pub total: AtomicU64,
+    pub maxqueue: Option<u32>,
+    /// Woken when sessions on this server must be killed (marked down with
+    /// `on-marked-down shutdown-sessions`).
+    pub kill: Notify,
+    pub shutdown_on_down: bool,
+}
+
+impl ServerRt {
+    pub fn target(&self) -> ServerTarget {
+        self.target
+            .lock()
+            .map(|t| t.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
+    }
+}
+
+/// A backend's live data.
+pub struct BackendRt {
+    pub name: String,
+    pub proxy: usize,
+    pub set: Mutex<ServerSet>,
+    pub servers: Vec<Arc<ServerRt>>,
+    pub conns: AtomicU32,
+    pub queued: AtomicU32,
+    /// Woken when a server slot frees up or a server comes back.
+    pub slot_freed: Notify,
+    pub logger: Logger,
+    pub rng: Mutex<Rng>,
+}
+
+impl BackendRt {
+    /// Locks the server set; a poisoned lock (a panic elsewhere) is still usable.
+    pub fn set(&self) -> MutexGuard<'_, ServerSet> {
+        self.set.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// A server slot was released: account it and wake queued sessions.
+    pub fn release(&self, srv: usize) {
+        self.set().release(srv);
+        if let Some(s) = self.servers.get(srv) {
+            s.cur_conns.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.conns.fetch_sub(1, Ordering::Relaxed);
+        if self.queued.load(Ordering::Relaxed) > 0 {
+            self.slot_freed.notify_waiters();
+        }
+    }
+}
+
+/// A frontend's live data.
+pub struct FrontendRt {
+    pub name: String,
+    pub proxy: usize,
+    pub conns: AtomicU32,
+    pub maxconn: u32,
+    pub backend: Option<usize>,
+    pub logger: Logger,
+    pub total: AtomicU64,
+}
+
+/// Everything the threads share.
+pub struct Shared {
+    pub cfg: Arc<Config>,
+    pub frontends: Vec<FrontendRt>,
+    pub backends: Vec<Arc<BackendRt>>,
+    pub actconn: AtomicU32,
+    pub maxconn: u32,
+    /// Woken whenever a client connection closes (accept loops may resume).
+    pub conn_freed: Notify,
+    /// Flips to true on soft stop: listeners close.
+    pub stopping: watch::Sender<bool>,
+    /// Flips to true on hard stop: sessions are killed.
+    pub killing: watch::Sender<bool>,
+    pub hostname: String,
+    pub bufsize: usize,
+    pub pipesize: Option<usize>,
+    pub nosplice: bool,
+    pub global_logger: Logger,
+    pub accept_paused_warned: AtomicBool,
+}
+
+impl Shared {
+    pub fn backend_of_frontend(&self, fe: usize) -> Option<&Arc<BackendRt>> {
+        self.frontends
+            .get(fe)
+            .and_then(|f| f.backend)
+            .and_then(|b| self.backends.get(b))
+    }
+    pub fn proxy_timeout(d: Option<Duration>) -> Option<Duration> {
+        d.filter(|d| !d.is_zero())
+    }
+}

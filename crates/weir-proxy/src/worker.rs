@@ -1,0 +1,189 @@
+//! Worker threads: each runs its own single-threaded event loop with its own
+//! listeners, accepting within the global, frontend and bind `maxconn`
+//! limits and pausing (not crashing) when file descriptors run out.
+
+use crate::conn::Conn;
+use crate::listen::Listener;
+use crate::session::{self, Accepted};
+use crate::state::Shared;
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One listener given to one thread.
+pub struct ThreadListener {
+    pub frontend: usize,
+    pub listener: Listener,
+    pub accept_proxy: bool,
+    pub maxconn: u32,
+    pub conns: Arc<AtomicU32>,
+    pub clitcpka: bool,
+}
+
+/// Runs a worker thread's loop until soft stop completes or hard stop.
+pub fn run_thread(
+    sh: Arc<Shared>,
+    id: usize,
+    cpus: Option<Vec<usize>>,
+    listeners: Vec<ThreadListener>,
+) -> io::Result<()> {
+    if let Some(c) = &cpus {
+        if let Err(e) = crate::sys::pin_current_thread(c) {
+            eprintln!(
+                "[WARNING]  ({}) : thread {id}: cannot bind to CPUs {c:?}: {e}",
+                std::process::id()
+            );
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let mut tasks = Vec::new();
+        for l in listeners {
+            tasks.push(tokio::spawn(accept_loop(sh.clone(), l)));
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        // Soft stop: listeners are closed; wait for this thread's sessions.
+        let mut kill = sh.killing.subscribe();
+        loop {
+            if sh.actconn.load(Ordering::Relaxed) == 0 {
+                break;
+            }
+            let notified = sh.conn_freed.notified();
+            tokio::select! {
+                _ = notified => {}
+                _ = kill.wait_for(|k| *k) => {
+                    // give killed sessions a moment to log
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    break;
+                }
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            }
+        }
+    });
+    Ok(())
+}
+
+fn is_resource_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)
+    )
+}
+
+enum AnyListener {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener),
+}
+
+async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
+    let listener = match tl.listener {
+        Listener::Tcp(l) => tokio::net::TcpListener::from_std(l).map(AnyListener::Tcp),
+        Listener::Unix(l) => tokio::net::UnixListener::from_std(l).map(AnyListener::Unix),
+    };
+    let listener = match listener {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!(
+                "[ALERT]    ({}) : cannot register listener: {e}",
+                std::process::id()
+            );
+            return;
+        }
+    };
+    let fe = tl.frontend;
+    let mut stop = sh.stopping.subscribe();
+    let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
+    let mut burst = 0u32;
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        // Limits: wait below them rather than accept and drop.
+        loop {
+            let notified = sh.conn_freed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let full = sh.actconn.load(Ordering::Relaxed) >= sh.maxconn
+                || sh.frontends[fe].conns.load(Ordering::Relaxed) >= sh.frontends[fe].maxconn
+                || tl.conns.load(Ordering::Relaxed) >= tl.maxconn;
+            if !full {
+                break;
+            }
+            tokio::select! {
+                _ = notified => {}
+                _ = stop.wait_for(|s| *s) => return,
+            }
+        }
+        let accepted = tokio::select! {
+            r = accept(&listener) => r,
+            _ = stop.wait_for(|s| *s) => return,
+        };
+        match accepted {
+            Ok((conn, peer, local)) => {
+                sh.actconn.fetch_add(1, Ordering::Relaxed);
+                sh.frontends[fe].conns.fetch_add(1, Ordering::Relaxed);
+                sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
+                tl.conns.fetch_add(1, Ordering::Relaxed);
+                if tl.clitcpka {
+                    if let Conn::Tcp(s) = &conn {
+                        let _ = socket2::SockRef::from(s).set_keepalive(true);
+                    }
+                }
+                let acc = Accepted {
+                    peer,
+                    local,
+                    accept_proxy: tl.accept_proxy,
+                    bind_conns: tl.conns.clone(),
+                };
+                tokio::spawn(session::run(sh.clone(), fe, conn, acc));
+                burst += 1;
+                if burst >= maxaccept {
+                    burst = 0;
+                    tokio::task::yield_now().await;
+                }
+            }
+            Err(e) if is_resource_error(&e) => {
+                if !sh.accept_paused_warned.swap(true, Ordering::Relaxed) {
+                    let msg = format!(
+                        "Proxy {} reached system resource limits ({e}) at {} connections; pausing accept for 100ms",
+                        sh.frontends[fe].name,
+                        sh.actconn.load(Ordering::Relaxed)
+                    );
+                    eprintln!("[WARNING]  ({}) : {msg}", std::process::id());
+                    sh.global_logger.send(crate::log::level::WARNING, &msg);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                sh.accept_paused_warned.store(false, Ordering::Relaxed);
+            }
+            Err(_) => {
+                // ECONNABORTED and friends: the client is gone, keep going.
+            }
+        }
+    }
+}
+
+type AcceptResult = io::Result<(
+    Conn,
+    Option<std::net::SocketAddr>,
+    Option<std::net::SocketAddr>,
+)>;
+
+async fn accept(l: &AnyListener) -> AcceptResult {
+    match l {
+        AnyListener::Tcp(l) => {
+            let (s, peer) = l.accept().await?;
+            let _ = s.set_nodelay(true);
+            let local = s.local_addr().ok();
+            Ok((Conn::Tcp(s), Some(peer), local))
+        }
+        AnyListener::Unix(l) => {
+            let (s, _) = l.accept().await?;
+            Ok((Conn::Unix(s), None, None))
+        }
+    }
+}

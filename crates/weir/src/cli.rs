@@ -1,0 +1,140 @@
+//! HAProxy's command line: `-f -c -d -db -dM… -D -p -q -v -vv -cc -sf -st -W`.
+
+/// What the command line asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Args {
+    pub files: Vec<String>,
+    pub check: bool,
+    pub foreground: bool,
+    pub daemon: bool,
+    pub pidfile: Option<String>,
+    pub quiet: bool,
+    pub version: u8,
+    pub cond: Option<String>,
+    pub soft_pids: Vec<i32>,
+    pub hard_pids: Vec<i32>,
+    pub master_worker: bool,
+    pub maxconn: Option<u32>,
+    pub chdir: Option<String>,
+    pub help: bool,
+}
+
+/// Parses `argv[1..]`. Errors are one-line messages.
+pub fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut i = 0;
+    let value = |i: &mut usize, flag: &str| -> Result<String, String> {
+        *i += 1;
+        args.get(*i)
+            .cloned()
+            .ok_or_else(|| format!("option '{flag}' expects an argument"))
+    };
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "-f" => a.files.push(value(&mut i, arg)?),
+            "-c" => a.check = true,
+            "-D" => a.daemon = true,
+            "-q" => a.quiet = true,
+            "-v" => a.version = a.version.max(1),
+            "-vv" => a.version = 2,
+            "-V" => {}
+            "-W" | "-Ws" => a.master_worker = true,
+            "-p" => a.pidfile = Some(value(&mut i, arg)?),
+            "-cc" => a.cond = Some(value(&mut i, arg)?),
+            "-C" => a.chdir = Some(value(&mut i, arg)?),
+            "-L" | "-x" | "-m" => {
+                value(&mut i, arg)?;
+            }
+            "-n" | "-N" => {
+                let v = value(&mut i, arg)?;
+                a.maxconn = Some(
+                    v.parse()
+                        .map_err(|_| format!("option '{arg}' expects a number, got '{v}'"))?,
+                );
+            }
+            "-sf" | "-st" => {
+                let mut any = false;
+                while let Some(p) = args.get(i + 1).and_then(|s| s.parse::<i32>().ok()) {
+                    i += 1;
+                    any = true;
+                    if arg == "-sf" {
+                        a.soft_pids.push(p);
+                    } else {
+                        a.hard_pids.push(p);
+                    }
+                }
+                if !any && args.get(i + 1).is_some_and(|s| !s.starts_with('-')) {
+                    return Err(format!(
+                        "option '{arg}' expects process ids, got '{}'",
+                        args[i + 1]
+                    ));
+                }
+            }
+            "-h" | "--help" => a.help = true,
+            "--" => {
+                a.files.extend(args[i + 1..].iter().cloned());
+                break;
+            }
+            d if d.starts_with("-d") => {
+                if d == "-d" || d == "-db" {
+                    a.foreground = true;
+                }
+                // -dM, -dV, -dr, -dW, -dS, -dG, -dk … are accepted debug knobs.
+            }
+            other if other.starts_with('-') => {
+                return Err(format!("unknown option '{other}' (see 'weir -h')"))
+            }
+            other => a.files.push(other.to_string()),
+        }
+        i += 1;
+    }
+    Ok(a)
+}
+
+pub const USAGE: &str =
+    "Usage : weir [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -p <pidfile> ]
+        [ -c ] [ -cc <cond> ] [ -q ] [ -sf/-st <pid>* ] [ -W ]
+        -v displays version ; -vv shows known build options.
+        -d enters debug mode ; -db only disables background mode.
+        -dM and other -d* debug flags are accepted.
+        -V enters verbose mode (disables quiet mode)
+        -D goes daemon ; -C changes to <dir> before loading files.
+        -W master-worker mode (accepted; reloads come later).
+        -q quiet mode : don't display messages
+        -c check mode : only check config files and exit
+        -cc check condition : evaluate a condition and exit (0 true, 1 false)
+        -n sets the maximum total # of connections
+        -p writes pids of all children to this file
+        -sf/-st [pid ]* finishes/terminates old pids once listening.
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Args, String> {
+        parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn haproxy_flags() {
+        let a = p("-f a.cfg -f dir -c -q").unwrap();
+        assert_eq!(a.files, ["a.cfg", "dir"]);
+        assert!(a.check && a.quiet);
+        let a = p("-db -dM -f x -p /run/w.pid -D").unwrap();
+        assert!(a.foreground && a.daemon);
+        assert_eq!(a.pidfile.as_deref(), Some("/run/w.pid"));
+        let a = p("-f x -sf 10 11 -st 12").unwrap();
+        assert_eq!(
+            (a.soft_pids.as_slice(), a.hard_pids.as_slice()),
+            (&[10, 11][..], &[12][..])
+        );
+        assert_eq!(p("-vv").unwrap().version, 2);
+        assert_eq!(p("-cc 1").unwrap().cond.as_deref(), Some("1"));
+        assert!(p("-x").is_err());
+        assert!(p("-f").is_err());
+        assert!(p("--bogus").is_err());
+        assert!(p("-sf abc").is_err());
+    }
+}
