@@ -108,10 +108,8 @@ fn main() -> ExitCode {
     };
     let parsed = weir_config::parse(&sources, &env_var);
     for d in &parsed.diagnostics.items {
-        if d.level == Level::Alert || !args.quiet {
-            if d.level >= Level::Notice || d.level == Level::Alert {
-                eprintln!("{d}");
-            }
+        if d.level == Level::Alert || (!args.quiet && d.level >= Level::Notice) {
+            eprintln!("{d}");
         }
     }
     let Some(mut config) = parsed.config else {
