@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds weir, starts two test backends on 127.0.0.1:8001-8002 and weir on
+# 127.0.0.1:8000 in the foreground. Try: curl http://127.0.0.1:8000/?s=12
+# Ctrl-C stops weir; the backends stop with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+for port in 8001 8002; do
+    target/release/weir-bench serve --listen 127.0.0.1:$port --mode http >/dev/null &
+    pids+=($!)
+done
+echo "weir listening on 127.0.0.1:8000 -> backends 8001, 8002 (try: curl http://127.0.0.1:8000/?s=12)"
+target/release/weir -db -f examples/quickstart.cfg
