@@ -9,7 +9,8 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-const USAGE: &str = "usage: weir-bench serve --listen <ip:port> [--mode http|echo|sink|source] [--threads N]\n";
+const USAGE: &str =
+    "usage: weir-bench serve --listen <ip:port> [--mode http|echo|sink|source] [--threads N]\n";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -57,7 +58,10 @@ fn main() {
         eprintln!("--listen <ip:port> is required\n{USAGE}");
         std::process::exit(2);
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(threads.max(1)).enable_all().build();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .enable_all()
+        .build();
     let rt = match rt {
         Ok(rt) => rt,
         Err(e) => {
@@ -134,7 +138,11 @@ async fn http(mut s: TcpStream) -> std::io::Result<()> {
         };
         let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
         let mut lines = head.split("\r\n");
-        let target = lines.next().and_then(|l| l.split(' ').nth(1)).unwrap_or("/").to_string();
+        let target = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .unwrap_or("/")
+            .to_string();
         let mut close = head.starts_with("GET / HTTP/1.0") || head.contains(" HTTP/1.0\r\n");
         let mut body_len = 0usize;
         for l in lines {

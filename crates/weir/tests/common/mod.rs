@@ -1,0 +1,314 @@
+//! Test harness: starts the real `weir` binary on a generated configuration
+//! and real servers on 127.0.0.1 ports chosen at run time. Waits poll with a
+//! deadline; nothing sleeps to synchronise.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub const WEIR: &str = env!("CARGO_BIN_EXE_weir");
+
+/// A fresh directory under the target dir for one test.
+pub fn tempdir(name: &str) -> PathBuf {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let d = base.join(format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Polls `f` until it returns Some or the deadline passes.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if Instant::now() > end {
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A running weir process.
+pub struct Weir {
+    pub child: Child,
+    pub dir: PathBuf,
+    pub cfg: PathBuf,
+}
+
+impl Weir {
+    /// Writes `cfg` and starts `weir -db -f cfg`, then waits until `port`
+    /// accepts connections.
+    pub fn start(cfg: &str, port: u16) -> Weir {
+        let w = Weir::spawn(cfg, &[]);
+        w.wait_listening(port);
+        w
+    }
+    pub fn spawn(cfg: &str, extra: &[&str]) -> Weir {
+        let dir = tempdir("weir");
+        let path = dir.join("test.cfg");
+        std::fs::write(&path, cfg).unwrap();
+        let child = Command::new(WEIR)
+            .args(["-db", "-f", path.to_str().unwrap()])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+            .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+            .spawn()
+            .expect("start weir");
+        Weir {
+            child,
+            dir,
+            cfg: path,
+        }
+    }
+    pub fn wait_listening(&self, port: u16) {
+        wait_for("weir to listen", Duration::from_secs(10), || {
+            TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+        });
+    }
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default()
+    }
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stdout")).unwrap_or_default()
+    }
+    /// Waits until stdout or stderr contains `needle`.
+    pub fn wait_output(&self, needle: &str, timeout: Duration) -> String {
+        wait_for(&format!("'{needle}' in weir's output"), timeout, || {
+            let all = format!("{}{}", self.stdout(), self.stderr());
+            all.contains(needle).then_some(all)
+        })
+    }
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on the pid of a child this harness started.
+        unsafe {
+            libc::kill(self.pid(), sig);
+        }
+    }
+    /// Waits for the process to exit and returns its status code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            if Instant::now() > end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Weir {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `weir` with arguments and returns (exit code, stdout, stderr).
+pub fn run_weir(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(WEIR)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run weir");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Writes a config file and runs `weir -c -f` on it.
+pub fn check_cfg(cfg: &str) -> (i32, String, String) {
+    let dir = tempdir("check");
+    let path = dir.join("haproxy.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    run_weir(&["-c", "-f", path.to_str().unwrap()])
+}
+
+/// A test server on 127.0.0.1 running `handler` for each connection in its
+/// own thread; counts connections. Stops accepting when dropped.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn start(handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Server {
+        Server::start_on(TcpListener::bind("127.0.0.1:0").unwrap(), handler)
+    }
+    pub fn start_on(l: TcpListener, handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Server {
+        let addr = l.local_addr().unwrap();
+        l.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (s2, a2) = (stop.clone(), accepted.clone());
+        let handler = Arc::new(handler);
+        let handle = std::thread::spawn(move || {
+            while !s2.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((c, _)) => {
+                        a2.fetch_add(1, Ordering::Relaxed);
+                        c.set_nonblocking(false).unwrap();
+                        let h = handler.clone();
+                        std::thread::spawn(move || h(c));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        Server {
+            addr,
+            accepted,
+            stop,
+            handle: Some(handle),
+        }
+    }
+    /// Echoes everything, half-closes after the client's FIN.
+    pub fn echo() -> Server {
+        Server::start(|mut c| {
+            let mut buf = vec![0u8; 65536];
+            loop {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if c.write_all(&buf[..n]).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            let _ = c.shutdown(std::net::Shutdown::Write);
+        })
+    }
+    /// Writes `name` then closes.
+    pub fn named(name: &'static str) -> Server {
+        Server::start(move |mut c| {
+            let _ = c.write_all(name.as_bytes());
+        })
+    }
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+    /// Stops accepting and closes the listening socket.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Connects to weir's port and reads everything until EOF.
+pub fn fetch(port: u16) -> std::io::Result<String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port))?;
+    c.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut s = String::new();
+    c.read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// A UDP syslog receiver.
+pub struct Syslog {
+    pub sock: UdpSocket,
+    pub lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Syslog {
+    pub fn start() -> Syslog {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (s2, l2) = (sock.try_clone().unwrap(), lines.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            loop {
+                match s2.recv(&mut buf) {
+                    Ok(n) => l2
+                        .lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(&buf[..n]).into_owned()),
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::WouldBlock
+                            || e.kind() == std::io::ErrorKind::TimedOut => {}
+                    Err(_) => return,
+                }
+            }
+        });
+        Syslog { sock, lines }
+    }
+    pub fn port(&self) -> u16 {
+        self.sock.local_addr().unwrap().port()
+    }
+    /// Waits for a line containing `needle`.
+    pub fn wait_line(&self, needle: &str, timeout: Duration) -> String {
+        wait_for(&format!("a syslog line with '{needle}'"), timeout, || {
+            self.lines
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.contains(needle))
+                .cloned()
+        })
+    }
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// A minimal tcp listen section forwarding `port` to `servers` lines.
+pub fn listen_cfg(port: u16, extra_global: &str, extra: &str, servers: &str) -> String {
+    format!(
+        "global\n    nbthread 2\n{extra_global}\ndefaults\n    mode tcp\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n\
+         listen px\n    bind 127.0.0.1:{port}\n{extra}\n{servers}\n"
+    )
+}

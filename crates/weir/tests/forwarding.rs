@@ -1,0 +1,285 @@
+//! `mode tcp` forwarding: payloads both ways, half-close, timeouts, resets,
+//! unix and IPv6 servers, splice.
+
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::time::{Duration, Instant};
+
+fn roundtrip(port: u16, payload: &[u8]) -> Vec<u8> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut w = c.try_clone().unwrap();
+    let data = payload.to_vec();
+    let writer = std::thread::spawn(move || {
+        w.write_all(&data).unwrap();
+        w.shutdown(Shutdown::Write).unwrap();
+    });
+    let mut got = Vec::new();
+    c.read_to_end(&mut got).unwrap();
+    writer.join().unwrap();
+    got
+}
+
+fn payload_both_ways(extra: &str) {
+    let srv = Server::echo();
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "",
+        extra,
+        &format!("    server s1 127.0.0.1:{}", srv.port()),
+    );
+    let _w = Weir::start(&cfg, port);
+    for (size, seed) in [(1usize, 1u64), (100_000, 2), (8 << 20, 3)] {
+        let data = random_bytes(size, seed);
+        let got = roundtrip(port, &data);
+        assert_eq!(got.len(), data.len(), "size {size}");
+        assert!(got == data, "payload of {size} bytes corrupted");
+    }
+}
+
+#[test]
+fn large_random_payloads_both_ways_buffers() {
+    payload_both_ways("");
+}
+
+#[test]
+fn large_random_payloads_both_ways_splice() {
+    payload_both_ways("    option splice-auto");
+}
+
+#[test]
+fn half_close_is_passed_on_and_the_other_direction_continues() {
+    // The server answers only after it has seen the client's FIN.
+    let srv = Server::start(|mut c| {
+        let mut all = Vec::new();
+        c.read_to_end(&mut all).unwrap();
+        let reply = format!("got {} bytes after your FIN", all.len());
+        std::thread::sleep(Duration::from_millis(50));
+        c.write_all(reply.as_bytes()).unwrap();
+    });
+    let port = free_port();
+    let _w = Weir::start(
+        &listen_cfg(
+            port,
+            "",
+            "",
+            &format!("    server s1 127.0.0.1:{}", srv.port()),
+        ),
+        port,
+    );
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(&[7u8; 5000]).unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "got 5000 bytes after your FIN");
+}
+
+#[test]
+fn server_half_close_keeps_client_to_server_open() {
+    // The server sends a banner and shuts its write side, then keeps reading.
+    let (tx, rx) = std::sync::mpsc::channel::<usize>();
+    let tx = std::sync::Mutex::new(tx);
+    let srv = Server::start(move |mut c| {
+        c.write_all(b"banner").unwrap();
+        c.shutdown(Shutdown::Write).unwrap();
+        let mut all = Vec::new();
+        c.read_to_end(&mut all).unwrap();
+        tx.lock().unwrap().send(all.len()).unwrap();
+    });
+    let port = free_port();
+    let _w = Weir::start(
+        &listen_cfg(
+            port,
+            "",
+            "",
+            &format!("    server s1 127.0.0.1:{}", srv.port()),
+        ),
+        port,
+    );
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "banner", "EOF from the server reaches the client");
+    c.write_all(&[1u8; 3000]).unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    // (the harness's readiness probe also reached the server, with 0 bytes)
+    let got = wait_for(
+        "the server to see the client's bytes",
+        Duration::from_secs(5),
+        || rx.try_iter().find(|&n| n > 0),
+    );
+    assert_eq!(got, 3000);
+}
+
+#[test]
+fn client_timeout_closes_idle_connection() {
+    let srv = Server::start(|mut c| {
+        let mut b = [0u8; 16];
+        let _ = c.read(&mut b);
+    });
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 300ms\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let t = Instant::now();
+    let mut b = [0u8; 8];
+    let n = c.read(&mut b).unwrap_or(0);
+    assert_eq!(n, 0);
+    let e = t.elapsed();
+    assert!(
+        e >= Duration::from_millis(250) && e < Duration::from_secs(3),
+        "{e:?}"
+    );
+    let out = w.wait_output(" cD ", Duration::from_secs(3));
+    assert!(out.contains("px px/s1"), "{out}");
+}
+
+#[test]
+fn server_timeout_and_tunnel_timeout() {
+    let srv = Server::start(|mut c| {
+        let mut b = [0u8; 16];
+        let _ = c.read(&mut b);
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 10s\n  timeout server 300ms\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(b"x").unwrap();
+    let mut b = [0u8; 8];
+    assert_eq!(c.read(&mut b).unwrap_or(0), 0);
+    w.wait_output(" sD ", Duration::from_secs(3));
+
+    // `timeout tunnel` supersedes both: a 300ms client timeout does not fire
+    // while the tunnel timeout (1s) has not expired, as long as data flows.
+    let echo = Server::echo();
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 300ms\n  timeout server 300ms\n  timeout tunnel 1s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
+        echo.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    c.write_all(b"still-here").unwrap();
+    let mut b = [0u8; 10];
+    c.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"still-here");
+    let t = Instant::now();
+    assert_eq!(c.read(&mut b).unwrap_or(0), 0);
+    assert!(
+        t.elapsed() >= Duration::from_millis(800),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn client_reset_is_logged_and_others_unaffected() {
+    let srv = Server::echo();
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let mut other = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    other
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    (&c).write_all(b"hello").unwrap();
+    let mut b = [0u8; 5];
+    (&c).read_exact(&mut b).unwrap();
+    socket2::SockRef::from(&c)
+        .set_linger(Some(Duration::ZERO))
+        .unwrap();
+    drop(c);
+    w.wait_output(" CD ", Duration::from_secs(3));
+    other.write_all(b"alive").unwrap();
+    other.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"alive");
+}
+
+#[test]
+fn unix_socket_server_and_bind() {
+    let dir = tempdir("unix");
+    let spath = dir.join("srv.sock");
+    let l = std::os::unix::net::UnixListener::bind(&spath).unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let mut c = c.unwrap();
+            std::thread::spawn(move || {
+                let mut b = [0u8; 64];
+                let n = c.read(&mut b).unwrap();
+                c.write_all(&b[..n]).unwrap();
+            });
+        }
+    });
+    let port = free_port();
+    let fpath = dir.join("front.sock");
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  bind unix@{} mode 600\n  server s1 {}\n",
+        fpath.display(),
+        spath.display()
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"via-tcp").unwrap();
+    let mut b = [0u8; 7];
+    c.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"via-tcp");
+    let mut u = std::os::unix::net::UnixStream::connect(&fpath).unwrap();
+    u.write_all(b"via-unix").unwrap();
+    let mut b = [0u8; 8];
+    u.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"via-unix");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&fpath).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn ipv6_server_and_bind() {
+    let Ok(l) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here; skipping");
+        return;
+    };
+    let srv = Server::start_on(l, |mut c| {
+        let _ = c.write_all(b"v6");
+    });
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  bind [::1]:{port}\n  server s1 [::1]:{}\n",
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    assert_eq!(fetch(port).unwrap(), "v6");
+    let mut c = TcpStream::connect(("::1", port)).unwrap();
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "v6");
+}
