@@ -85,9 +85,13 @@ impl Weir {
             cfg: path,
         }
     }
+    /// Waits until weir holds `port`: our own bind fails once it does. (A
+    /// probe connection would reach the servers and disturb counts.)
     pub fn wait_listening(&self, port: u16) {
         wait_for("weir to listen", Duration::from_secs(10), || {
-            TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+            TcpListener::bind(("127.0.0.1", port))
+                .is_err()
+                .then_some(())
         });
     }
     pub fn pid(&self) -> i32 {
@@ -187,6 +191,14 @@ impl Server {
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
+            }
+            // Serve what the kernel already queued, as a server that stops
+            // gracefully does, then close the listener.
+            while let Ok((c, _)) = l.accept() {
+                a2.fetch_add(1, Ordering::Relaxed);
+                c.set_nonblocking(false).unwrap();
+                let h = handler.clone();
+                std::thread::spawn(move || h(c));
             }
         });
         Server {

@@ -1,0 +1,228 @@
+//! Balancing through the real proxy: weights, leastconn, first, source,
+//! backups, queueing at server maxconn and `timeout queue`, retries and
+//! redispatch.
+
+mod common;
+use common::*;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+fn tally(port: u16, n: usize) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for _ in 0..n {
+        *m.entry(fetch(port).unwrap()).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn roundrobin_weights_1_2_3_are_exact_over_60_connections() {
+    let (a, b, c) = (Server::named("a"), Server::named("b"), Server::named("c"));
+    let port = free_port();
+    let servers = format!(
+        "    balance roundrobin\n    server a 127.0.0.1:{} weight 1\n    server b 127.0.0.1:{} weight 2\n    server c 127.0.0.1:{} weight 3",
+        a.port(), b.port(), c.port()
+    );
+    // Two threads accept: the balancing state is shared by both.
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    let t = tally(port, 60);
+    assert_eq!((t["a"], t["b"], t["c"]), (10, 20, 30), "{t:?}");
+}
+
+#[test]
+fn backup_serves_only_when_actives_are_gone() {
+    let (a, bk) = (Server::named("a"), Server::named("bk"));
+    let port = free_port();
+    let servers = format!(
+        "    server a 127.0.0.1:{} weight 1 disabled\n    server bk 127.0.0.1:{} backup",
+        a.port(),
+        bk.port()
+    );
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    assert_eq!(tally(port, 5)["bk"], 5);
+    let servers = format!(
+        "    server a 127.0.0.1:{}\n    server bk 127.0.0.1:{} backup",
+        a.port(),
+        bk.port()
+    );
+    let port = free_port();
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    assert_eq!(tally(port, 5)["a"], 5);
+}
+
+#[test]
+fn source_hash_is_sticky() {
+    let (a, b) = (Server::named("a"), Server::named("b"));
+    let port = free_port();
+    let servers = format!(
+        "    balance source\n    server a 127.0.0.1:{}\n    server b 127.0.0.1:{}",
+        a.port(),
+        b.port()
+    );
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    let t = tally(port, 10);
+    assert_eq!(
+        t.len(),
+        1,
+        "one client address always lands on one server: {t:?}"
+    );
+}
+
+/// A server that holds each connection until the client closes it.
+fn holding(name: &'static str) -> Server {
+    Server::start(move |mut c| {
+        let _ = c.write_all(name.as_bytes());
+        let mut b = [0u8; 16];
+        let _ = c.read(&mut b);
+    })
+}
+
+fn open(port: u16) -> (TcpStream, String) {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 2];
+    let n = c.read(&mut b).unwrap();
+    let s = String::from_utf8_lossy(&b[..n]).into_owned();
+    (c, s)
+}
+
+#[test]
+fn leastconn_sends_new_connections_to_the_idle_server() {
+    let (a, b) = (holding("a"), holding("b"));
+    let port = free_port();
+    let servers = format!(
+        "    balance leastconn\n    server a 127.0.0.1:{}\n    server b 127.0.0.1:{}",
+        a.port(),
+        b.port()
+    );
+    let w = Weir::start(
+        &listen_cfg(
+            port,
+            "  log stdout format raw local0",
+            "    log global\n    option tcplog",
+            &servers,
+        ),
+        port,
+    );
+    let (c1, s1) = open(port);
+    let (c2, s2) = open(port);
+    assert_ne!(s1, s2, "the second goes to the other server");
+    drop(c1);
+    // The session's log line is written after its server slot is released.
+    w.wait_output(&format!("px/{s1} "), Duration::from_secs(3));
+    let (_c3, s3) = open(port);
+    assert_eq!(s3, s1, "the freed server is the least loaded");
+    drop(c2);
+}
+
+#[test]
+fn first_fills_servers_in_order() {
+    let (a, b) = (holding("a"), holding("b"));
+    let port = free_port();
+    let servers = format!("    balance first\n    server a 127.0.0.1:{} maxconn 2\n    server b 127.0.0.1:{} maxconn 2", a.port(), b.port());
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    let conns: Vec<(TcpStream, String)> = (0..4).map(|_| open(port)).collect();
+    let names: Vec<&str> = conns.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(names, ["a", "a", "b", "b"]);
+}
+
+#[test]
+fn server_maxconn_queues_until_a_slot_frees() {
+    let srv = holding("a");
+    let port = free_port();
+    let servers = format!(
+        "    timeout queue 5s\n    server a 127.0.0.1:{} maxconn 1",
+        srv.port()
+    );
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    let (c1, _) = open(port);
+    let accepted_before = srv.accepted.load(std::sync::atomic::Ordering::Relaxed);
+    let mut c2 = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c2.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert!(
+        c2.read(&mut b).is_err(),
+        "queued: the server has not seen it"
+    );
+    assert_eq!(
+        srv.accepted.load(std::sync::atomic::Ordering::Relaxed),
+        accepted_before
+    );
+    drop(c1);
+    c2.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(c2.read(&mut b).unwrap(), 1, "served once the slot freed");
+    assert_eq!(&b, b"a");
+}
+
+#[test]
+fn queue_timeout_closes_the_waiting_client() {
+    let srv = holding("a");
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n  timeout queue 300ms\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{} maxconn 1\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let (_c1, _) = open(port);
+    let mut c2 = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c2.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let t = Instant::now();
+    let mut b = [0u8; 1];
+    assert_eq!(c2.read(&mut b).unwrap_or(0), 0);
+    assert!(
+        t.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t.elapsed()
+    );
+    let out = w.wait_output(" sQ ", Duration::from_secs(3));
+    assert!(out.contains("px px/"), "{out}");
+}
+
+#[test]
+fn retries_then_redispatch_to_a_live_server() {
+    let live = Server::named("live");
+    let dead_port = free_port();
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  retries 2\n  option redispatch\n  timeout connect 100ms\n  timeout client 10s\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  balance roundrobin\n  server dead 127.0.0.1:{dead_port}\n  server live 127.0.0.1:{}\n",
+        live.port()
+    );
+    let w = Weir::start(&cfg, port);
+    for _ in 0..4 {
+        assert_eq!(
+            fetch(port).unwrap(),
+            "live",
+            "no client sees the dead server"
+        );
+    }
+    let out = w.wait_output("px/live", Duration::from_secs(3));
+    assert!(
+        out.contains("/+2 "),
+        "a redispatched session logs '+<retries>': {out}"
+    );
+}
+
+#[test]
+fn without_redispatch_retries_exhaust_and_the_client_is_closed() {
+    let dead_port = free_port();
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  retries 2\n  timeout connect 100ms\n  timeout client 10s\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server dead 127.0.0.1:{dead_port}\n"
+    );
+    let w = Weir::start(&cfg, port);
+    let t = Instant::now();
+    assert_eq!(fetch(port).unwrap(), "");
+    assert!(
+        t.elapsed() >= Duration::from_millis(180),
+        "two turn-around pauses: {:?}",
+        t.elapsed()
+    );
+    let out = w.wait_output(" SC ", Duration::from_secs(3));
+    assert!(out.contains("px/dead") && out.contains("/2 "), "{out}");
+}

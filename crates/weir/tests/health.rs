@@ -1,0 +1,157 @@
+//! Layer-4 and HTTP health checks: down within fall × inter, traffic moves
+//! without client errors, back up, shutdown-sessions, httpchk statuses.
+
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[test]
+fn stopped_server_is_marked_down_within_fall_times_inter_without_client_errors() {
+    let mut a = Server::named("a");
+    let b = Server::named("b");
+    let a_port = a.port();
+    let port = free_port();
+    let cfg = format!(
+        "global\n  nbthread 2\ndefaults\n  mode tcp\n  retries 3\n  option redispatch 1\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{a_port} check inter 200ms fall 2 rise 2\n  server b 127.0.0.1:{} check inter 200ms fall 2 rise 2\n",
+        b.port()
+    );
+    let w = Weir::start(&cfg, port);
+    // Clients keep connecting the whole time; none may fail.
+    let stop = Arc::new(AtomicBool::new(false));
+    let errors = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let client = {
+        let (stop, errors, done) = (stop.clone(), errors.clone(), done.clone());
+        std::thread::spawn(move || {
+            let end = Instant::now() + Duration::from_secs(20);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+                match fetch(port) {
+                    Ok(s) if s == "a" || s == "b" => {}
+                    _ => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    wait_for("some traffic", Duration::from_secs(5), || {
+        (done.load(Ordering::Relaxed) > 20).then_some(())
+    });
+    let stopped = Instant::now();
+    a.stop();
+    w.wait_output("Server px/a is DOWN", Duration::from_secs(3));
+    let took = stopped.elapsed();
+    assert!(
+        took <= Duration::from_millis(2 * 200 + 250),
+        "marked down after {took:?}"
+    );
+    let out = w.stderr();
+    assert!(
+        out.contains(
+            "Server px/a is DOWN, reason: Layer4 connection problem, info: \"Connection refused\""
+        ),
+        "{out}"
+    );
+    assert!(out.contains("1 active and 0 backup servers left."), "{out}");
+    let after = done.load(Ordering::Relaxed);
+    wait_for("traffic after the failover", Duration::from_secs(5), || {
+        (done.load(Ordering::Relaxed) > after + 20).then_some(())
+    });
+    stop.store(true, Ordering::Relaxed);
+    client.join().unwrap();
+    assert_eq!(errors.load(Ordering::Relaxed), 0, "clients saw errors");
+    for _ in 0..10 {
+        assert_eq!(fetch(port).unwrap(), "b");
+    }
+    // Back up after `rise` good checks.
+    let l = TcpListener::bind(("127.0.0.1", a_port)).unwrap();
+    let _a2 = Server::start_on(l, |mut c| {
+        let _ = c.write_all(b"a");
+    });
+    w.wait_output("Server px/a is UP", Duration::from_secs(3));
+    let seen: Vec<String> = (0..4).map(|_| fetch(port).unwrap()).collect();
+    assert!(seen.iter().any(|s| s == "a"), "{seen:?}");
+}
+
+#[test]
+fn all_servers_down_logs_no_server_available() {
+    let port = free_port();
+    let dead = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{dead} check inter 100ms\n"
+    );
+    let w = Weir::start(&cfg, port);
+    w.wait_output(
+        "backend px has no server available!",
+        Duration::from_secs(3),
+    );
+    assert_eq!(fetch(port).unwrap(), "", "closed at once");
+}
+
+#[test]
+fn on_marked_down_shutdown_sessions_kills_established_sessions() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sport = l.local_addr().unwrap().port();
+    let mut srv = Server::start_on(l, |mut c| {
+        let _ = c.write_all(b"hi");
+        let mut b = [0u8; 16];
+        let _ = c.read(&mut b);
+    });
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 30s\n  timeout server 30s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{sport} check inter 100ms fall 1 on-marked-down shutdown-sessions\n"
+    );
+    let w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 2];
+    c.read_exact(&mut b).unwrap();
+    srv.stop(); // the listener goes away; the established connection stays
+    w.wait_output("Server px/a is DOWN", Duration::from_secs(3));
+    let t = Instant::now();
+    let r = c.read(&mut b);
+    assert!(matches!(r, Ok(0) | Err(_)), "session killed: {r:?}");
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+fn http_server(status: &'static str) -> Server {
+    Server::start(move |mut c| {
+        let mut b = [0u8; 1024];
+        let n = c.read(&mut b).unwrap_or(0);
+        if n > 0 && b.starts_with(b"GET /health HTTP/1.1") {
+            let _ =
+                c.write_all(format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n").as_bytes());
+        } else {
+            let _ = c.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    })
+}
+
+#[test]
+fn httpchk_judges_the_status_line() {
+    let (ok, bad) = (
+        http_server("200 OK"),
+        http_server("503 Service Unavailable"),
+    );
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  option httpchk GET /health HTTP/1.1\n  server ok 127.0.0.1:{} check inter 100ms\n  server bad 127.0.0.1:{} check inter 100ms\n",
+        ok.port(), bad.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let out = w.wait_output("Server px/bad is DOWN", Duration::from_secs(3));
+    assert!(
+        out.contains("reason: Layer7 wrong status, code: 503, info: \"Service Unavailable\""),
+        "{out}"
+    );
+    assert!(!out.contains("Server px/ok is DOWN"), "{out}");
+}
