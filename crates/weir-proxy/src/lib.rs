@@ -108,6 +108,7 @@ fn open_logger(
 /// before anything runs are returned as messages (one per problem).
 pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let cfg = Arc::new(cfg);
+    sys::block_stop_signals(true);
     let g = &cfg.global;
     let quiet = opts.quiet || g.quiet;
     let mut errors: Vec<String> = Vec::new();
@@ -556,6 +557,7 @@ async fn main_loop(
         );
         return 1;
     };
+    sys::block_stop_signals(false);
     let mut finished = 0;
     let mut hard_deadline: Option<tokio::time::Instant> = None;
     loop {

@@ -215,3 +215,25 @@ pub fn signal_pid(pid: i32, sig: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Blocks (or unblocks) the stop signals in the calling thread. Start-up
+/// blocks them before binding so a signal sent as soon as the port is open
+/// waits for the handlers; threads created meanwhile inherit the mask, so
+/// only the main thread (which unblocks after installing handlers) gets them.
+pub fn block_stop_signals(block: bool) {
+    // SAFETY: sigset_t is plain data initialised by sigemptyset; the calls
+    // only change this thread's signal mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGUSR1, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        let how = if block {
+            libc::SIG_BLOCK
+        } else {
+            libc::SIG_UNBLOCK
+        };
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}

@@ -68,6 +68,30 @@ pub fn run_thread(
     Ok(())
 }
 
+/// Takes one connection slot globally, on the frontend and on the bind, or
+/// none at all when any of them is full.
+fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) -> bool {
+    let take = |c: &AtomicU32, max: u32| {
+        c.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
+            (v < max).then_some(v + 1)
+        })
+        .is_ok()
+    };
+    if !take(&sh.actconn, sh.maxconn) {
+        return false;
+    }
+    if !take(&sh.frontends[fe].conns, sh.frontends[fe].maxconn) {
+        sh.actconn.fetch_sub(1, Ordering::AcqRel);
+        return false;
+    }
+    if !take(bind_conns, bind_max) {
+        sh.frontends[fe].conns.fetch_sub(1, Ordering::AcqRel);
+        sh.actconn.fetch_sub(1, Ordering::AcqRel);
+        return false;
+    }
+    true
+}
+
 fn is_resource_error(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
@@ -81,7 +105,15 @@ enum AnyListener {
 }
 
 async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
-    let listener = match tl.listener {
+    let ThreadListener {
+        frontend: fe,
+        listener,
+        accept_proxy,
+        maxconn: bind_max,
+        conns: bind_conns,
+        clitcpka,
+    } = tl;
+    let listener = match listener {
         Listener::Tcp(l) => tokio::net::TcpListener::from_std(l).map(AnyListener::Tcp),
         Listener::Unix(l) => tokio::net::UnixListener::from_std(l).map(AnyListener::Unix),
     };
@@ -95,7 +127,6 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             return;
         }
     };
-    let fe = tl.frontend;
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
@@ -110,7 +141,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             notified.as_mut().enable();
             let full = sh.actconn.load(Ordering::Relaxed) >= sh.maxconn
                 || sh.frontends[fe].conns.load(Ordering::Relaxed) >= sh.frontends[fe].maxconn
-                || tl.conns.load(Ordering::Relaxed) >= tl.maxconn;
+                || bind_conns.load(Ordering::Relaxed) >= bind_max;
             if !full {
                 break;
             }
@@ -125,11 +156,22 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         };
         match accepted {
             Ok((conn, peer, local)) => {
-                sh.actconn.fetch_add(1, Ordering::Relaxed);
-                sh.frontends[fe].conns.fetch_add(1, Ordering::Relaxed);
+                // Another thread may have filled the last slot while this one
+                // was waiting in accept(): hold the client until one frees.
+                loop {
+                    let notified = sh.conn_freed.notified();
+                    tokio::pin!(notified);
+                    notified.as_mut().enable();
+                    if try_reserve(&sh, fe, &bind_conns, bind_max) {
+                        break;
+                    }
+                    tokio::select! {
+                        _ = notified => {}
+                        _ = stop.wait_for(|s| *s) => return,
+                    }
+                }
                 sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
-                tl.conns.fetch_add(1, Ordering::Relaxed);
-                if tl.clitcpka {
+                if clitcpka {
                     if let Conn::Tcp(s) = &conn {
                         let _ = socket2::SockRef::from(s).set_keepalive(true);
                     }
@@ -137,8 +179,8 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 let acc = Accepted {
                     peer,
                     local,
-                    accept_proxy: tl.accept_proxy,
-                    bind_conns: tl.conns.clone(),
+                    accept_proxy,
+                    bind_conns: bind_conns.clone(),
                 };
                 tokio::spawn(session::run(sh.clone(), fe, conn, acc));
                 burst += 1;

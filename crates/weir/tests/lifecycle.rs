@@ -1,0 +1,320 @@
+//! Process life: soft stop (SIGUSR1) without losing transfers, hard stop,
+//! daemon + pidfile, -sf hand-over, cpu-map pinning, global maxconn,
+//! descriptor limits, the stats socket.
+
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+#[test]
+fn soft_stop_finishes_inflight_transfers_then_exits() {
+    let data = random_bytes(2 << 20, 9);
+    let body = data.clone();
+    let srv = Server::start(move |mut c| {
+        for chunk in body.chunks(64 * 1024) {
+            if c.write_all(chunk).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    });
+    let port = free_port();
+    let mut w = Weir::start(
+        &listen_cfg(
+            port,
+            "",
+            "",
+            &format!("    server s 127.0.0.1:{}", srv.port()),
+        ),
+        port,
+    );
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut first = vec![0u8; 1000];
+    c.read_exact(&mut first).unwrap();
+    w.signal(libc::SIGUSR1);
+    // New connections are refused once the listeners are closed.
+    wait_for("listeners to close", Duration::from_secs(5), || {
+        TcpStream::connect(("127.0.0.1", port))
+            .is_err()
+            .then_some(())
+    });
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    first.extend_from_slice(&rest);
+    assert!(
+        first == data,
+        "transfer intact ({} of {} bytes)",
+        first.len(),
+        data.len()
+    );
+    drop(c);
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+}
+
+#[test]
+fn hard_stop_after_bounds_the_soft_stop() {
+    let srv = Server::start(|mut c| {
+        let _ = c.write_all(b"x");
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "    hard-stop-after 300ms",
+        "",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let mut w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut b = [0u8; 1];
+    c.read_exact(&mut b).unwrap();
+    let t = Instant::now();
+    w.signal(libc::SIGUSR1);
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+    assert!(
+        t.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn sigterm_and_sigint_exit_zero() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let port = free_port();
+        let mut w = Weir::start(&listen_cfg(port, "", "", "    server s 127.0.0.1:9"), port);
+        w.signal(sig);
+        assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+    }
+}
+
+#[test]
+fn daemon_writes_pidfile_and_serves() {
+    let srv = Server::named("d");
+    let port = free_port();
+    let dir = tempdir("daemon");
+    let cfg = dir.join("d.cfg");
+    let pidfile = dir.join("weir.pid");
+    std::fs::write(
+        &cfg,
+        listen_cfg(
+            port,
+            "    daemon",
+            "",
+            &format!("    server s 127.0.0.1:{}", srv.port()),
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = run_weir(&["-f", cfg.to_str().unwrap(), "-p", pidfile.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let pid: i32 = wait_for("pidfile", Duration::from_secs(5), || {
+        std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok()
+    });
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let served = wait_for("daemon to serve", Duration::from_secs(5), || {
+        fetch(port).ok().filter(|s| s == "d")
+    });
+    assert_eq!(served, "d");
+    // SAFETY: the pid is the daemon this test started.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    wait_for("daemon to exit", Duration::from_secs(5), || {
+        (!std::path::Path::new(&format!("/proc/{pid}/exe")).exists()).then_some(())
+    });
+}
+
+#[test]
+fn sf_hands_over_to_the_new_process() {
+    let (a, b) = (Server::named("old"), Server::named("new"));
+    let port = free_port();
+    let mut old = Weir::start(
+        &listen_cfg(
+            port,
+            "",
+            "",
+            &format!("    server s 127.0.0.1:{}", a.port()),
+        ),
+        port,
+    );
+    assert_eq!(fetch(port).unwrap(), "old");
+    let pid = old.pid().to_string();
+    let new = Weir::spawn(
+        &listen_cfg(
+            port,
+            "",
+            "",
+            &format!("    server s 127.0.0.1:{}", b.port()),
+        ),
+        &["-sf", &pid],
+    );
+    assert_eq!(
+        old.wait_exit(Duration::from_secs(5)),
+        Some(0),
+        "old process finished"
+    );
+    let served = wait_for("the new process to serve", Duration::from_secs(5), || {
+        fetch(port).ok().filter(|s| s == "new")
+    });
+    assert_eq!(served, "new");
+    drop(new);
+}
+
+fn cpus_allowed(pid: i32, thread_name: &str) -> Option<String> {
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let t = t.ok()?.path();
+        let comm = std::fs::read_to_string(t.join("comm")).ok()?;
+        if comm.trim() == thread_name {
+            let status = std::fs::read_to_string(t.join("status")).ok()?;
+            return status.lines().find_map(|l| {
+                l.strip_prefix("Cpus_allowed_list:")
+                    .map(|v| v.trim().to_string())
+            });
+        }
+    }
+    None
+}
+
+#[test]
+fn cpu_map_pins_threads() {
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if ncpu < 2 {
+        eprintln!("needs two CPUs; skipping");
+        return;
+    }
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "    cpu-map auto:1/1-2 0-1",
+        "",
+        "    server s 127.0.0.1:9",
+    );
+    let w = Weir::start(&cfg, port);
+    let t1 = wait_for("thread 1", Duration::from_secs(5), || {
+        cpus_allowed(w.pid(), "weir-1")
+    });
+    let t2 = wait_for("thread 2", Duration::from_secs(5), || {
+        cpus_allowed(w.pid(), "weir-2")
+    });
+    assert_eq!((t1.as_str(), t2.as_str()), ("0", "1"));
+    // nbproc-style configurations map process numbers to threads.
+    let port = free_port();
+    let cfg = format!(
+        "global\n  nbproc 2\n  cpu-map 1 1\n  cpu-map 2 0\ndefaults\n  mode tcp\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\nlisten px\n  bind 127.0.0.1:{port}\n  server s 127.0.0.1:9\n"
+    );
+    let w = Weir::start(&cfg, port);
+    let t1 = wait_for("thread 1", Duration::from_secs(5), || {
+        cpus_allowed(w.pid(), "weir-1")
+    });
+    let t2 = wait_for("thread 2", Duration::from_secs(5), || {
+        cpus_allowed(w.pid(), "weir-2")
+    });
+    assert_eq!((t1.as_str(), t2.as_str()), ("1", "0"));
+    assert!(
+        w.stderr().contains("starting 2 threads instead"),
+        "{}",
+        w.stderr()
+    );
+}
+
+#[test]
+fn global_maxconn_stops_accepting_and_resumes() {
+    let srv = Server::start(|mut c| {
+        let _ = c.write_all(b"s");
+        let mut b = [0u8; 1];
+        let _ = c.read(&mut b);
+    });
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "    maxconn 2",
+        "",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let _w = Weir::start(&cfg, port);
+    let open = || {
+        let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c
+    };
+    let mut c1 = open();
+    let mut c2 = open();
+    let mut b = [0u8; 1];
+    c1.read_exact(&mut b).unwrap();
+    c2.read_exact(&mut b).unwrap();
+    let mut c3 = open();
+    c3.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    assert!(
+        c3.read(&mut b).is_err(),
+        "third connection waits in the kernel queue"
+    );
+    assert_eq!(srv.accepted.load(std::sync::atomic::Ordering::Relaxed), 2);
+    drop(c1);
+    c3.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c3.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"s");
+}
+
+#[test]
+fn maxconn_above_the_descriptor_limit_is_lowered_with_a_warning() {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl);
+    }
+    if rl.rlim_max > 4_000_000 {
+        eprintln!("descriptor hard limit too high to exceed; skipping");
+        return;
+    }
+    let srv = Server::named("ok");
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        &format!("    maxconn {}", rl.rlim_max),
+        "",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let w = Weir::start(&cfg, port);
+    assert_eq!(fetch(port).unwrap(), "ok");
+    assert!(w.stderr().contains("lowering maxconn"), "{}", w.stderr());
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", w.pid())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .to_string();
+    let soft: u64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert_eq!(
+        soft, rl.rlim_max,
+        "soft limit raised to the hard limit: {line}"
+    );
+}
+
+#[test]
+fn stats_socket_is_bound_with_its_mode() {
+    let dir = tempdir("stats");
+    let sock = dir.join("admin.sock");
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        &format!("    stats socket {} mode 600 level admin", sock.display()),
+        "",
+        "    server s 127.0.0.1:9",
+    );
+    let _w = Weir::start(&cfg, port);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let mut u = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    u.write_all(b"show info\n").unwrap();
+    let mut s = String::new();
+    u.read_to_string(&mut s).unwrap();
+    assert!(s.starts_with("Unknown command"), "{s}");
+}

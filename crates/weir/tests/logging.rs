@@ -1,0 +1,89 @@
+//! Logs: `option tcplog` lines received over UDP syslog and compared field
+//! by field; `log-format`; `dontlognull`.
+
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+#[test]
+fn tcplog_over_udp_field_by_field() {
+    let syslog = Syslog::start();
+    let srv = Server::start(|mut c| {
+        let mut b = [0u8; 5];
+        c.read_exact(&mut b).unwrap();
+        c.write_all(b"0123456789").unwrap();
+    });
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log 127.0.0.1:{} local3 info\n  log-tag weirtest\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         frontend fe\n  bind 127.0.0.1:{port}\n  default_backend be\nbackend be\n  server s1 127.0.0.1:{}\n",
+        syslog.port(),
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let cport = c.local_addr().unwrap().port();
+    c.write_all(b"hello").unwrap();
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "0123456789");
+    drop(c);
+    let line = syslog.wait_line(" fe be/s1 ", Duration::from_secs(5));
+    // <PRI>Mmm dd hh:mm:ss weirtest[pid]: ci:cp [date] ft b/s Tw/Tc/Tt B ts ac/fc/bc/sc/rc sq/bq
+    // PRI = facility local3 (19) * 8 + severity info (6)
+    assert!(line.starts_with(&format!("<{}>", 19 * 8 + 6)), "{line}");
+    let (head, msg) = line.split_once("]: ").unwrap();
+    assert!(head.contains(" weirtest["), "{head}");
+    let f: Vec<&str> = msg.split(' ').collect();
+    assert_eq!(f[0], format!("127.0.0.1:{cport}"));
+    assert!(
+        f[1].starts_with('[')
+            && f[1].ends_with(']')
+            && f[1].len() == "[22/Nov/2026:00:41:13.327]".len(),
+        "{}",
+        f[1]
+    );
+    assert_eq!(f[2], "fe");
+    assert_eq!(f[3], "be/s1");
+    let t: Vec<i64> = f[4].split('/').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(t.len(), 3);
+    assert!(t[0] >= 0 && t[1] >= 0 && t[2] >= t[1], "{t:?}");
+    assert_eq!(f[5], "10", "bytes from server to client");
+    assert_eq!(f[6], "--");
+    assert_eq!(f[7].split('/').count(), 5);
+    assert!(f[7].ends_with("/0"), "no retries: {}", f[7]);
+    assert_eq!(f[8], "0/0");
+    assert_eq!(f.len(), 9, "{msg}");
+}
+
+#[test]
+fn log_format_and_dontlognull() {
+    let syslog = Syslog::start();
+    let srv = Server::echo();
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log 127.0.0.1:{} len 200 format raw local0\ndefaults\n  mode tcp\n  log global\n  option dontlognull\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  log-format \"%{{+Q}}f %b/%s up=%U down=%B %ts %%\"\n  server s1 127.0.0.1:{}\n",
+        syslog.port(),
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    // An empty connection is not logged (dontlognull)...
+    drop(TcpStream::connect(("127.0.0.1", port)).unwrap());
+    // ...a real one is.
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"abc").unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    let line = syslog.wait_line("up=", Duration::from_secs(5));
+    assert_eq!(line, "\"px\" px/s1 up=3 down=3 -- %");
+    let lines = syslog.lines.lock().unwrap().clone();
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("up=")).count(),
+        1,
+        "{lines:?}"
+    );
+}
