@@ -338,13 +338,20 @@ impl State<'_> {
             rest = &rest[rest.len().min(2)..];
         }
         if !rest.is_empty() {
-            self.diags.alert(
-                loc,
-                format!(
-                    "unexpected '{}' after the '{kw}' section name",
-                    rest.join(" ")
-                ),
-            );
+            if rest[0].contains(':') && kind != ProxyKind::Defaults {
+                self.diags.alert(
+                    loc,
+                    "please use the 'bind' keyword for listening addresses.",
+                );
+            } else {
+                self.diags.alert(
+                    loc,
+                    format!(
+                        "unexpected '{}' after the '{kw}' section name",
+                        rest.join(" ")
+                    ),
+                );
+            }
         }
         if name.is_empty() && kind != ProxyKind::Defaults {
             self.diags.alert(loc, format!("'{kw}' expects a name"));

@@ -361,6 +361,12 @@ fn stats_socket() {
 }
 
 #[test]
+fn listen_line_address_is_refused_as_haproxy_does() {
+    let e = errors("listen poolbench 127.0.0.1:80\n  server s 127.0.0.1:1\n");
+    assert!(e[0].contains("please use the 'bind' keyword"), "{e:?}");
+}
+
+#[test]
 fn zero_warning_makes_warnings_fatal() {
     let e = errors("global\n  zero-warning\ndefaults\n  contimeout 1s\n");
     assert!(e.iter().any(|m| m.contains("zero-warning")));
