@@ -124,7 +124,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("set-dumpable", "G", Status::Partly("accepted; no effect")),
     kw("set-var", "G", Status::Refused),
     kw("setenv", "G", Status::Supported),
-    kw("spread-checks", "G", Status::Supported),
+    kw("spread-checks", "G", Status::Partly("parsed and validated; checks are always spread evenly over `inter`, without the random percentage")),
     kw("ssl-default-bind-ciphers", "G", Status::Refused),
     kw("ssl-default-bind-ciphersuites", "G", Status::Refused),
     kw("ssl-default-bind-curves", "G", Status::Refused),
@@ -211,7 +211,7 @@ pub const GLOBAL: &[Keyword] = &[
 
 /// Proxy keywords (manual §4.1 matrix) plus the legacy timeouts weir accepts.
 pub const PROXY: &[Keyword] = &[
-    kw("backlog", "DFL-", Status::Supported),
+    kw("backlog", "DFL-", Status::Partly("parsed and validated; set the backlog with `bind ... backlog` (which defaults to the frontend's maxconn)")),
     kw("balance", "D-LB", Status::Partly("roundrobin, static-rr, leastconn, first, source, random; uri, url_param, hdr, rdp-cookie and hash come with the HTTP engine")),
     kw("bind", "-FL-", Status::Partly("the options of `mode tcp` (see the bind table); TLS and HTTP options come later")),
     kw("bind-process", "DFLB", Status::Partly("accepted for old configurations and ignored with a warning (threads, not processes)")),
@@ -248,7 +248,7 @@ pub const PROXY: &[Keyword] = &[
     kw("filter", "-FLB", Status::Refused),
     kw("force-persist", "--LB", Status::Refused),
     kw("fullconn", "D-LB", Status::Partly("parsed and validated; dynamic maxconn (minconn) comes with `minconn`")),
-    kw("hash-type", "D-LB", Status::Supported),
+    kw("hash-type", "D-LB", Status::Partly("map-based and consistent with sdbm, djb2, crc32 and avalanche as documented; `wt6` is weir's own mixing function, not bit-identical")),
     kw("http-after-response", "DFLB", Status::Refused),
     kw("http-check comment", "D-LB", Status::Refused),
     kw("http-check connect", "D-LB", Status::Refused),
@@ -275,7 +275,7 @@ pub const PROXY: &[Keyword] = &[
     kw("mode", "DFLB", Status::Partly("`mode http` is forwarded at layer 4 (per-connection balancing) with a warning until the HTTP engine lands")),
     kw("monitor fail", "-FL-", Status::Refused),
     kw("monitor-uri", "DFL-", Status::Refused),
-    kw("option abortonclose", "D-LB", Status::Supported),
+    kw("option abortonclose", "D-LB", Status::Partly("accepted; in `mode tcp` a client that leaves while queued is noticed once its server connection is made")),
     kw("option accept-invalid-http-request", "DFL-", Status::Refused),
     kw("option accept-invalid-http-response", "D-LB", Status::Refused),
     kw("option allbackups", "D-LB", Status::Supported),
@@ -413,14 +413,14 @@ pub const BIND: &[Keyword] = &[
     kw("defer-accept", "-", Status::Supported),
     kw("ecdhe", "-", Status::Refused),
     kw("expose-fd", "-", Status::Partly("accepted on `stats socket` only; fd passing comes with reloads")),
-    kw("gid", "-", Status::Supported),
-    kw("group", "-", Status::Supported),
-    kw("id", "-", Status::Supported),
+    kw("gid", "-", Status::Partly("accepted on unix sockets; ownership is not changed yet (use `mode`)")),
+    kw("group", "-", Status::Partly("accepted on unix sockets; ownership is not changed yet (use `mode`)")),
+    kw("id", "-", Status::Partly("accepted; listener ids come with the runtime API")),
     kw("interface", "-", Status::Supported),
-    kw("level", "-", Status::Supported),
+    kw("level", "-", Status::Partly("accepted on `stats socket`; enforced with the runtime API")),
     kw("maxconn", "-", Status::Supported),
     kw("mode", "-", Status::Supported),
-    kw("mss", "-", Status::Supported),
+    kw("mss", "-", Status::Partly("accepted; not applied yet")),
     kw("name", "-", Status::Supported),
     kw("namespace", "-", Status::Refused),
     kw("nice", "-", Status::Partly("accepted; no effect (weir's scheduler has no task priorities yet)")),
@@ -430,12 +430,12 @@ pub const BIND: &[Keyword] = &[
     kw("severity-output", "-", Status::Partly("accepted on `stats socket`; used by the runtime API later")),
     kw("ssl", "-", Status::Refused),
     kw("strict-sni", "-", Status::Refused),
-    kw("tcp-ut", "-", Status::Supported),
+    kw("tcp-ut", "-", Status::Partly("accepted; not applied yet")),
     kw("tfo", "-", Status::Supported),
     kw("thread", "-", Status::Partly(BIND_PARTLY_THREAD)),
     kw("transparent", "-", Status::Supported),
-    kw("uid", "-", Status::Supported),
-    kw("user", "-", Status::Supported),
+    kw("uid", "-", Status::Partly("accepted on unix sockets; ownership is not changed yet (use `mode`)")),
+    kw("user", "-", Status::Partly("accepted on unix sockets; ownership is not changed yet (use `mode`)")),
     kw("v4v6", "-", Status::Supported),
     kw("v6only", "-", Status::Supported),
     kw("verify", "-", Status::Refused),
@@ -470,7 +470,11 @@ pub const SERVER: &[Keyword] = &[
     kw("no-check", "-", Status::Supported),
     kw("no-send-proxy", "-", Status::Supported),
     kw("no-send-proxy-v2", "-", Status::Supported),
-    kw("no-tfo", "-", Status::Supported),
+    kw(
+        "no-tfo",
+        "-",
+        Status::Partly("accepted; weir does not use TCP Fast Open towards servers yet"),
+    ),
     kw("observe", "-", Status::Refused),
     kw("on-error", "-", Status::Refused),
     kw(
@@ -501,7 +505,11 @@ pub const SERVER: &[Keyword] = &[
         Status::Partly("`<addr>[:<port>]` only; `usesrc` (transparent source) is refused"),
     ),
     kw("ssl", "-", Status::Refused),
-    kw("tfo", "-", Status::Supported),
+    kw(
+        "tfo",
+        "-",
+        Status::Partly("accepted; connections to servers do not use TCP Fast Open yet"),
+    ),
     kw("track", "-", Status::Refused),
     kw("verify", "-", Status::Refused),
     kw("weight", "-", Status::Supported),
@@ -567,5 +575,81 @@ mod tests {
         assert_eq!(find_proxy(&words).unwrap().name, "balance");
         assert!(is_proxy_prefix("option"));
         assert!(!is_proxy_prefix("balance"));
+    }
+}
+
+/// Renders every table as the Markdown of `docs/compatibility.md`.
+pub fn render_markdown() -> String {
+    let mut out = String::new();
+    out.push_str("# HAProxy keyword compatibility\n\n");
+    out.push_str("Generated from weir's keyword tables (`crates/weir-config/src/keywords.rs`);\n");
+    out.push_str("a test fails when this file and the tables disagree. Regenerate with\n");
+    out.push_str("`WEIR_BLESS=1 cargo test -p weir-config compatibility_doc`.\n\n");
+    out.push_str("- **supported**: behaves as HAProxy 2.6 documents it.\n");
+    out.push_str("- **partly**: accepted; the note says what differs.\n");
+    out.push_str("- **refused**: known keyword, rejected at load time with \"not supported by weir yet\" (never silently ignored).\n\n");
+    let status = |s: Status| match s {
+        Status::Supported => ("supported", String::new()),
+        Status::Partly(n) => ("partly", n.to_string()),
+        Status::Refused => ("refused", String::new()),
+    };
+    let count = |t: &[Keyword]| {
+        let s = t.iter().filter(|k| k.status == Status::Supported).count();
+        let p = t
+            .iter()
+            .filter(|k| matches!(k.status, Status::Partly(_)))
+            .count();
+        format!("{s} supported, {p} partly, {} refused", t.len() - s - p)
+    };
+    out.push_str("## Sections\n\n| section | status |\n|---|---|\n");
+    for (n, s) in SECTIONS {
+        out.push_str(&format!("| `{n}` | {} |\n", status(*s).0));
+    }
+    for (title, table, with_sections) in [
+        ("Global keywords (manual §3)", GLOBAL, false),
+        (
+            "Proxy keywords (manual §4; sections: D defaults, F frontend, L listen, B backend)",
+            PROXY,
+            true,
+        ),
+        ("Bind options (manual §5.1)", BIND, false),
+        (
+            "Server and default-server options (manual §5.2)",
+            SERVER,
+            false,
+        ),
+    ] {
+        out.push_str(&format!("\n## {title}\n\n{}.\n\n", count(table)));
+        if with_sections {
+            out.push_str("| keyword | sections | status | notes |\n|---|---|---|---|\n");
+        } else {
+            out.push_str("| keyword | status | notes |\n|---|---|---|\n");
+        }
+        for k in table {
+            let (st, note) = status(k.status);
+            if with_sections {
+                out.push_str(&format!(
+                    "| `{}` | {} | {st} | {note} |\n",
+                    k.name, k.sections
+                ));
+            } else {
+                out.push_str(&format!("| `{}` | {st} | {note} |\n", k.name));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod doc_tests {
+    #[test]
+    fn compatibility_doc_matches_tables() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/compatibility.md");
+        let want = super::render_markdown();
+        if std::env::var_os("WEIR_BLESS").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(have == want, "docs/compatibility.md is out of date: run WEIR_BLESS=1 cargo test -p weir-config compatibility_doc");
     }
 }

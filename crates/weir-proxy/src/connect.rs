@@ -182,7 +182,7 @@ async fn dial(
                 .connect(addr)
                 .await
                 .map_err(|e| (ConnectFail::Refused, e))?;
-            let _ = stream.set_nodelay(true);
+            // Nagle stays on, as in HAProxy: whole chunks are written at once.
             let source_addr = stream.local_addr().ok();
             Ok(Connected {
                 srv,

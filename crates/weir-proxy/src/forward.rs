@@ -16,20 +16,25 @@ use tokio::io::Interest;
 use tokio::time::{Instant, Sleep};
 
 thread_local! {
-    static BUFFERS: RefCell<Vec<Box<[u8]>>> = const { RefCell::new(Vec::new()) };
+    /// Free buffers of this thread, one list per size.
+    static BUFFERS: RefCell<Vec<(usize, Vec<Box<[u8]>>)>> = const { RefCell::new(Vec::new()) };
 }
 const BUFFER_POOL_MAX: usize = 256;
+
+/// Once a direction fills a whole `tune.bufsize` buffer in one read it is a
+/// bulk transfer: it reads in chunks of this size while the receiver keeps
+/// up, which divides system calls and loopback segments per byte (measured
+/// in docs/design.md). A receiver that falls behind sends the direction back
+/// to `tune.bufsize` reads. Idle connections hold no buffer at all.
+pub const BULK_CHUNK: usize = 256 * 1024;
 
 fn get_buffer(size: usize) -> Box<[u8]> {
     BUFFERS
         .with(|b| {
-            let mut b = b.borrow_mut();
-            while let Some(buf) = b.pop() {
-                if buf.len() == size {
-                    return Some(buf);
-                }
-            }
-            None
+            b.borrow_mut()
+                .iter_mut()
+                .find(|(s, _)| *s == size)
+                .and_then(|(_, l)| l.pop())
         })
         .unwrap_or_else(|| vec![0u8; size].into_boxed_slice())
 }
@@ -37,8 +42,11 @@ fn get_buffer(size: usize) -> Box<[u8]> {
 fn put_buffer(buf: Box<[u8]>) {
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
-        if b.len() < BUFFER_POOL_MAX {
-            b.push(buf);
+        let size = buf.len();
+        match b.iter_mut().find(|(s, _)| *s == size) {
+            Some((_, l)) if l.len() < BUFFER_POOL_MAX => l.push(buf),
+            Some(_) => {}
+            None => b.push((size, vec![buf])),
         }
     });
 }
@@ -82,6 +90,8 @@ struct Dir {
     eof: bool,
     shut: bool,
     bytes: u64,
+    /// Set once a read filled a whole buffer: read in bigger chunks.
+    bulk: bool,
 }
 
 impl Dir {
@@ -95,6 +105,7 @@ impl Dir {
             eof: false,
             shut: false,
             bytes: 0,
+            bulk: false,
         }
     }
     fn pending(&self) -> bool {
@@ -198,9 +209,42 @@ impl<'a> Duplex<'a> {
                     dst.try_io(Interest::WRITABLE, || splice::splice(rd, fd, len))
                         .inspect(|&n| p.len -= n)
                 } else if let Some(b) = d.buf.as_ref() {
-                    dst.try_write(&b[d.pos..d.len]).inspect(|&n| {
-                        d.pos += n;
-                    })
+                    // A short write means the socket buffer is full: report
+                    // WouldBlock so readiness is cleared without another call.
+                    let (fd, chunk) = (dst.as_raw_fd(), &b[d.pos..d.len]);
+                    let mut wrote = 0;
+                    let r = dst.try_io(Interest::WRITABLE, || {
+                        wrote = splice::write_fd(fd, chunk)?;
+                        if wrote < chunk.len() {
+                            return Err(io::ErrorKind::WouldBlock.into());
+                        }
+                        Ok(wrote)
+                    });
+                    d.pos += wrote;
+                    if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                        // The receiver is slower than the sender: go back to
+                        // small reads, and park the rest in a small buffer so a
+                        // stalled direction does not pin a bulk chunk.
+                        d.bulk = false;
+                        let rest = d.len - d.pos;
+                        if let Some(big) = d
+                            .buf
+                            .as_ref()
+                            .filter(|b| b.len() > bufsize && rest <= bufsize)
+                        {
+                            let mut small = get_buffer(bufsize);
+                            small[..rest].copy_from_slice(&big[d.pos..d.len]);
+                            if let Some(big) = d.buf.replace(small) {
+                                put_buffer(big);
+                            }
+                            d.pos = 0;
+                            d.len = rest;
+                        }
+                    }
+                    match r {
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock && wrote > 0 => Ok(wrote),
+                        r => r,
+                    }
                 } else {
                     Ok(0)
                 };
@@ -247,7 +291,7 @@ impl<'a> Duplex<'a> {
                     }
                 };
                 let (fd, wr) = (src.as_raw_fd(), p.wr);
-                let max = pipesize.unwrap_or(1 << 16).max(4096);
+                let max = pipesize.unwrap_or(splice::DEFAULT_PIPE_SIZE).max(4096);
                 match src.try_io(Interest::READABLE, || splice::splice(fd, wr, max)) {
                     Ok(0) => {
                         d.eof = true;
@@ -273,13 +317,36 @@ impl<'a> Duplex<'a> {
                     Err(_) => return Err(Fail::Src),
                 }
             } else {
-                let mut b = get_buffer(bufsize);
-                match src.try_read(&mut b) {
+                let size = if d.bulk {
+                    bufsize.max(BULK_CHUNK)
+                } else {
+                    bufsize
+                };
+                let mut b = get_buffer(size);
+                // A short read means the socket is drained: report WouldBlock
+                // so readiness is cleared without a read that returns EAGAIN.
+                let fd = src.as_raw_fd();
+                let mut got = 0;
+                let r = src.try_io(Interest::READABLE, || {
+                    got = splice::read_fd(fd, &mut b)?;
+                    if got > 0 && got < b.len() {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                    Ok(got)
+                });
+                let r = match r {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+                    r => r,
+                };
+                match r {
                     Ok(0) => {
                         d.eof = true;
                         put_buffer(b);
                     }
                     Ok(n) => {
+                        if n == b.len() {
+                            d.bulk = true;
+                        }
                         d.pos = 0;
                         d.len = n;
                         d.bytes += n as u64;

@@ -108,7 +108,6 @@ pub fn bind_tcp(
             1024,
         )?;
     }
-    sock.set_nodelay(true)?;
     sock.bind(&SockAddr::from(addr))?;
     let backlog = b
         .backlog

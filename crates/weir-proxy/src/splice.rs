@@ -30,9 +30,15 @@ thread_local! {
 /// Pipes kept per thread for reuse.
 const POOL_MAX: usize = 64;
 
-/// Takes a pipe from this thread's pool or creates one (`size` sets
-/// F_SETPIPE_SZ when given).
+/// Pipe capacity when `tune.pipesize` is not set: four times the kernel's
+/// default, so each splice(2) moves up to 256 KiB (pages are only used
+/// while bytes are in flight).
+pub const DEFAULT_PIPE_SIZE: usize = 256 * 1024;
+
+/// Takes a pipe from this thread's pool or creates one with `size` bytes
+/// of capacity (F_SETPIPE_SZ), [`DEFAULT_PIPE_SIZE`] by default.
 pub fn get_pipe(size: Option<usize>) -> io::Result<Pipe> {
+    let size = Some(size.unwrap_or(DEFAULT_PIPE_SIZE));
     if let Some(p) = POOL.with(|p| p.borrow_mut().pop()) {
         return Ok(p);
     }
@@ -83,6 +89,29 @@ pub fn splice(from: RawFd, to: RawFd, max: usize) -> io::Result<usize> {
             libc::SPLICE_F_NONBLOCK | libc::SPLICE_F_MOVE,
         )
     };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// read(2) into `buf` from a non-blocking descriptor.
+pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf, which we
+    // borrow mutably for the duration of the call.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// send(2) of `buf` to a non-blocking socket, without SIGPIPE.
+pub fn write_fd(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: the kernel reads at most buf.len() bytes from buf.
+    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {

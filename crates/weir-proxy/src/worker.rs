@@ -219,7 +219,6 @@ async fn accept(l: &AnyListener) -> AcceptResult {
     match l {
         AnyListener::Tcp(l) => {
             let (s, peer) = l.accept().await?;
-            let _ = s.set_nodelay(true);
             let local = s.local_addr().ok();
             Ok((Conn::Tcp(s), Some(peer), local))
         }

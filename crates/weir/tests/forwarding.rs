@@ -283,3 +283,43 @@ fn ipv6_server_and_bind() {
     c.read_to_string(&mut s).unwrap();
     assert_eq!(s, "v6");
 }
+
+#[test]
+fn slow_reader_gets_every_byte_in_order() {
+    // The server pushes 4 MB as fast as it can; the client drains slowly, so
+    // weir's writes to the client come up short and it must keep the rest.
+    let data = random_bytes(4 << 20, 11);
+    let body = data.clone();
+    let srv = Server::start(move |mut c| {
+        let _ = c.write_all(&body);
+    });
+    let port = free_port();
+    let _w = Weir::start(
+        &listen_cfg(
+            port,
+            "",
+            "",
+            &format!("    server s1 127.0.0.1:{}", srv.port()),
+        ),
+        port,
+    );
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut got = Vec::with_capacity(data.len());
+    let mut b = vec![0u8; 7000];
+    let mut reads = 0;
+    loop {
+        let n = c.read(&mut b).unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&b[..n]);
+        reads += 1;
+        if reads % 64 == 0 && got.len() < (1 << 20) {
+            // let weir's socket buffer fill while we dawdle
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    assert_eq!(got.len(), data.len());
+    assert!(got == data, "slow reader got corrupted data");
+}
