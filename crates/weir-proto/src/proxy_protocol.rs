@@ -369,4 +369,44 @@ mod tests {
         assert!(parse(&short).is_err());
         assert_eq!(parse(b"\r\n\r\n\0\r\nQUIX\n"), Err(ProxyError::NotProxy));
     }
+
+    /// The fuzz target's properties over deterministic random mutations of
+    /// valid headers (the `fuzz/` target explores further with libFuzzer).
+    #[test]
+    fn mutations_never_panic_and_round_trip() {
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let seeds = [
+            encode_v1(v4("1.2.3.4:5"), v4("6.7.8.9:10")),
+            encode_v2(v4("1.2.3.4:5"), v4("6.7.8.9:10")),
+            encode_v2("[::1]:1".parse().unwrap(), "[::2]:2".parse().unwrap()),
+            b"PROXY UNKNOWN\r\n".to_vec(),
+        ];
+        for i in 0..200_000 {
+            let mut d = seeds[i % seeds.len()].clone();
+            for _ in 0..(rnd() % 4) {
+                let pos = (rnd() as usize) % (d.len() + 1);
+                match rnd() % 3 {
+                    0 if pos < d.len() => d[pos] = rnd() as u8,
+                    1 => d.insert(pos, rnd() as u8),
+                    _ if pos < d.len() => {
+                        d.remove(pos);
+                    }
+                    _ => {}
+                }
+            }
+            if let Ok(Some((h, used))) = parse(&d) {
+                assert!(used <= d.len());
+                if let ProxyHeader::Inet { src, dst } = h {
+                    assert_eq!(parse(&encode_v1(src, dst)).unwrap().unwrap().0, h);
+                    assert_eq!(parse(&encode_v2(src, dst)).unwrap().unwrap().0, h);
+                }
+            }
+        }
+    }
 }

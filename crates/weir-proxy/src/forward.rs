@@ -15,9 +15,12 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::time::{Instant, Sleep};
 
+/// Free buffers of one size.
+type SizeClass = (usize, Vec<Box<[u8]>>);
+
 thread_local! {
     /// Free buffers of this thread, one list per size.
-    static BUFFERS: RefCell<Vec<(usize, Vec<Box<[u8]>>)>> = const { RefCell::new(Vec::new()) };
+    static BUFFERS: RefCell<Vec<SizeClass>> = const { RefCell::new(Vec::new()) };
 }
 const BUFFER_POOL_MAX: usize = 256;
 

@@ -61,7 +61,7 @@ fn iperf3_through_weir() {
                 .split("\"sum_received\"")
                 .nth(1)
                 .and_then(|s| s.split("\"bytes\":").nth(1))
-                .and_then(|s| s.split(|c: char| c == ',' || c == '\n').next())
+                .and_then(|s| s.split([',', '\n']).next())
                 .and_then(|s| s.trim().parse().ok())
                 .unwrap_or(0.0);
             assert!(bytes > 1e6, "iperf3 moved {bytes} bytes ({extra}, -P {p})");
