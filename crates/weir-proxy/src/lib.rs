@@ -121,26 +121,32 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     // Descriptor limits and the effective maxconn.
     let (_, hard) = sys::nofile_limits().unwrap_or((1024, 1024));
     let hard = g.fd_hard_limit.map_or(hard, |l| l.min(hard));
+    let limit = g.ulimit_n.map_or(hard, |n| n.min(hard));
     let mut maxconn = u64::from(g.maxconn.unwrap_or(0));
-    let want = g.ulimit_n.unwrap_or_else(|| maxconn * 2 + FD_RESERVE);
     if maxconn == 0 {
-        maxconn = ((hard.saturating_sub(FD_RESERVE)) / 2).clamp(1, 100_000);
-    } else if want > hard {
+        maxconn = (limit.saturating_sub(FD_RESERVE) / 2).clamp(1, 100_000);
+    }
+    let need = maxconn * 2 + FD_RESERVE;
+    if need > limit {
         if g.strict_limits {
-            errors.push(format!("[ALERT] config : maxconn {maxconn} needs {want} file descriptors but the limit is {hard} (strict-limits is set)"));
+            errors.push(format!("[ALERT] config : maxconn {maxconn} needs {need} file descriptors but the limit is {limit} (strict-limits is set)"));
+        } else if g.ulimit_n.is_some() {
+            // As HAProxy: an explicit ulimit-n is obeyed; running out of
+            // descriptors then pauses accepting.
+            warn(quiet, &format!("FD limit ({limit}) too low for maxconn={maxconn}. Please raise 'ulimit-n' to {need} or more to avoid any trouble."));
         } else {
-            let lowered = (hard.saturating_sub(FD_RESERVE) / 2).max(1);
-            warn(quiet, &format!("maxconn {maxconn} needs {want} file descriptors but the hard limit is {hard}: lowering maxconn to {lowered}"));
+            let lowered = (limit.saturating_sub(FD_RESERVE) / 2).max(1);
+            warn(quiet, &format!("maxconn {maxconn} needs {need} file descriptors but the hard limit is {limit}: lowering maxconn to {lowered}"));
             maxconn = lowered;
         }
     }
-    let fd_target = (maxconn * 2 + FD_RESERVE)
-        .min(hard)
-        .max(g.ulimit_n.unwrap_or(0).min(hard));
+    let fd_target = g
+        .ulimit_n
+        .map_or((maxconn * 2 + FD_RESERVE).min(hard), |n| n.min(hard));
     if let Err(e) = sys::set_nofile(fd_target) {
         warn(
             quiet,
-            &format!("cannot raise the file descriptor limit to {fd_target}: {e}"),
+            &format!("cannot set the file descriptor limit to {fd_target}: {e}"),
         );
     }
     let maxconn = maxconn as u32;

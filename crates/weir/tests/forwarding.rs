@@ -323,3 +323,110 @@ fn slow_reader_gets_every_byte_in_order() {
     assert_eq!(got.len(), data.len());
     assert!(got == data, "slow reader got corrupted data");
 }
+
+fn tcplog_cfg(port: u16, timeouts: &str, server: &str) -> String {
+    format!(
+        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n{timeouts}\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s1 {server}\n"
+    )
+}
+
+#[test]
+fn connect_timeout_is_logged_sc() {
+    // A listener whose accept queue is full drops new SYNs: connects hang.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.bind(
+        &"127.0.0.1:0"
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    sock.listen(0).unwrap();
+    let addr = sock.local_addr().unwrap().as_socket().unwrap();
+    let mut fillers = Vec::new();
+    for _ in 0..4 {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.set_nonblocking(true).unwrap();
+        let _ = s.connect(&addr.into());
+        fillers.push(s);
+    }
+    let port = free_port();
+    let cfg = tcplog_cfg(
+        port,
+        "  retries 0\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s",
+        &addr.to_string(),
+    );
+    let w = Weir::start(&cfg, port);
+    let t = Instant::now();
+    assert_eq!(fetch(port).unwrap(), "");
+    assert!(
+        t.elapsed() >= Duration::from_millis(180),
+        "{:?}",
+        t.elapsed()
+    );
+    let out = w.wait_output(" sC ", Duration::from_secs(3));
+    assert!(
+        out.contains("px px/s1 0/-1/"),
+        "Tc is -1 when the connect never completed: {out}"
+    );
+    drop(sock);
+}
+
+#[test]
+fn server_reset_is_logged_sd() {
+    let srv = Server::start(|mut c| {
+        let mut b = [0u8; 5];
+        c.read_exact(&mut b).unwrap();
+        socket2::SockRef::from(&c)
+            .set_linger(Some(Duration::ZERO))
+            .unwrap();
+    });
+    let port = free_port();
+    let w = Weir::start(
+        &tcplog_cfg(
+            port,
+            "  timeout connect 1s\n  timeout client 5s\n  timeout server 5s",
+            &format!("127.0.0.1:{}", srv.port()),
+        ),
+        port,
+    );
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(b"hello").unwrap();
+    let mut b = [0u8; 4];
+    assert!(matches!(c.read(&mut b), Ok(0) | Err(_)));
+    w.wait_output(" SD ", Duration::from_secs(3));
+}
+
+#[test]
+fn client_fin_timeout_applies_once_half_closed() {
+    // The server never answers; once the client has sent its FIN, the
+    // shorter `timeout client-fin`/`server-fin` apply instead of 10s.
+    let srv = Server::start(|mut c| {
+        let mut all = Vec::new();
+        let _ = c.read_to_end(&mut all);
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let port = free_port();
+    let cfg = tcplog_cfg(
+        port,
+        "  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n  timeout client-fin 300ms\n  timeout server-fin 300ms",
+        &format!("127.0.0.1:{}", srv.port()),
+    );
+    let w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(b"bye").unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let t = Instant::now();
+    let mut b = [0u8; 4];
+    assert_eq!(c.read(&mut b).unwrap_or(0), 0);
+    let e = t.elapsed();
+    assert!(
+        e >= Duration::from_millis(250) && e < Duration::from_secs(3),
+        "{e:?}"
+    );
+    let out = w.wait_output(" px/s1 ", Duration::from_secs(3));
+    assert!(out.contains(" sD ") || out.contains(" cD "), "{out}");
+}

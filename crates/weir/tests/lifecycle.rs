@@ -318,3 +318,45 @@ fn stats_socket_is_bound_with_its_mode() {
     u.read_to_string(&mut s).unwrap();
     assert!(s.starts_with("Unknown command"), "{s}");
 }
+
+#[test]
+fn running_out_of_descriptors_pauses_accepting_without_crashing() {
+    let srv = Server::start(|mut c| {
+        let _ = c.write_all(b"s");
+        let mut b = [0u8; 1];
+        let _ = c.read(&mut b);
+    });
+    let port = free_port();
+    let cfg = format!(
+        "global\n  nbthread 1\n  ulimit-n 40\n  maxconn 100\ndefaults\n  mode tcp\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    assert!(
+        w.stderr().contains("FD limit (40) too low for maxconn=100"),
+        "{}",
+        w.stderr()
+    );
+    // Open more clients than 40 descriptors allow; each holds a server connection.
+    let mut clients = Vec::new();
+    for _ in 0..30 {
+        clients.push(TcpStream::connect(("127.0.0.1", port)).unwrap());
+    }
+    w.wait_output("reached system resource limits", Duration::from_secs(5));
+    let accepted = || srv.accepted.load(std::sync::atomic::Ordering::Relaxed);
+    wait_for("some clients to be served", Duration::from_secs(5), || {
+        (accepted() > 5).then_some(())
+    });
+    assert!(accepted() < 30, "the rest wait: {}", accepted());
+    assert!(w.child.id() > 0 && std::path::Path::new(&format!("/proc/{}", w.pid())).exists());
+    drop(clients);
+    // Once descriptors are free again, new clients are served.
+    let ok = wait_for("service to resume", Duration::from_secs(10), || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+        let mut b = [0u8; 1];
+        (c.read(&mut b).ok()? == 1).then_some(())
+    });
+    assert_eq!(ok, ());
+}
