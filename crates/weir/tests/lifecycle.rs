@@ -352,11 +352,11 @@ fn running_out_of_descriptors_pauses_accepting_without_crashing() {
     assert!(w.child.id() > 0 && std::path::Path::new(&format!("/proc/{}", w.pid())).exists());
     drop(clients);
     // Once descriptors are free again, new clients are served.
-    let ok = wait_for("service to resume", Duration::from_secs(10), || {
+    let byte = wait_for("service to resume", Duration::from_secs(10), || {
         let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
         c.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
         let mut b = [0u8; 1];
-        (c.read(&mut b).ok()? == 1).then_some(())
+        (c.read(&mut b).ok()? == 1).then_some(b[0])
     });
-    assert_eq!(ok, ());
+    assert_eq!(byte, b's');
 }
