@@ -175,57 +175,5 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tcplog_compiles() {
-        let f = compile(TCPLOG_FORMAT).unwrap();
-        assert_eq!(
-            f.pieces[0],
-            Piece::Var {
-                var: Var::ClientIp,
-                quote: false
-            }
-        );
-        assert_eq!(f.pieces[1], Piece::Lit(":".into()));
-        assert!(f.pieces.contains(&Piece::Var {
-            var: Var::TermState,
-            quote: false
-        }));
-    }
-
-    #[test]
-    fn flags_and_escapes() {
-        let f = compile("%{+Q}b 100%% %ci").unwrap();
-        assert_eq!(
-            f.pieces,
-            vec![
-                Piece::Var {
-                    var: Var::BackendName,
-                    quote: true
-                },
-                Piece::Lit(" 100% ".into()),
-                Piece::Var {
-                    var: Var::ClientIp,
-                    quote: false
-                },
-            ]
-        );
-        assert_eq!(
-            compile("%r").unwrap().pieces[0],
-            Piece::Var {
-                var: Var::HttpOnly("r"),
-                quote: false
-            }
-        );
-    }
-
-    #[test]
-    fn errors() {
-        assert!(compile("%zz").is_err());
-        assert!(compile("%{+Q").is_err());
-        assert!(compile("%[src]").is_err());
-        assert!(compile("abc %").is_err());
-    }
-}
+#[path = "logformat_tests.rs"]
+mod tests;

@@ -1,0 +1,60 @@
+//! Unit tests of `global.rs`.
+
+use super::*;
+
+fn map(line: &str) -> CpuMap {
+    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+    parse_cpu_map(&words, &Loc::default()).unwrap()
+}
+
+#[test]
+fn sets() {
+    assert_eq!(parse_set("3", 1).unwrap(), vec![3]);
+    assert_eq!(parse_set("1-4", 1).unwrap(), vec![1, 2, 3, 4]);
+    assert_eq!(parse_set("0-", 0).unwrap().len(), 64);
+    assert_eq!(parse_set("odd", 1).unwrap()[..3], [1, 3, 5]);
+    assert_eq!(parse_set("even", 0).unwrap()[..3], [0, 2, 4]);
+    assert!(parse_set("0", 1).is_err());
+    assert!(parse_set("65", 1).is_err());
+    assert!(parse_set("4-2", 1).is_err());
+    assert!(parse_set("x", 1).is_err());
+}
+
+#[test]
+fn manual_examples() {
+    let m = [map("cpu-map auto:1/1-4 0-3")];
+    let r = thread_cpus(&m, 4, false);
+    assert_eq!(
+        r,
+        vec![Some(vec![0]), Some(vec![1]), Some(vec![2]), Some(vec![3])]
+    );
+    let m = [map("cpu-map auto:1/1-4 3 2 1 0")];
+    assert_eq!(thread_cpus(&m, 4, false)[0], Some(vec![0]));
+    let m = [map("cpu-map 1/all 0-3")];
+    assert!(thread_cpus(&m, 2, false)
+        .iter()
+        .all(|c| c.as_deref() == Some(&[0, 1, 2, 3][..])));
+    let m = [map("cpu-map 1 0")];
+    assert_eq!(
+        thread_cpus(&m, 2, false),
+        vec![Some(vec![0]), Some(vec![0])]
+    );
+    let m = [map("cpu-map auto:1/all 0-63")];
+    assert_eq!(
+        thread_cpus(&m, 2, false),
+        vec![Some(vec![0]), Some(vec![1])]
+    );
+    let words: Vec<String> = "cpu-map auto:1/1-4 0"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    assert!(parse_cpu_map(&words, &Loc::default()).is_err());
+}
+
+#[test]
+fn nbproc_style_maps_processes_to_threads() {
+    let m = [map("cpu-map 1 0"), map("cpu-map 2 1")];
+    assert_eq!(thread_cpus(&m, 2, true), vec![Some(vec![0]), Some(vec![1])]);
+    let m = [map("cpu-map auto:1-2 0-1")];
+    assert_eq!(thread_cpus(&m, 2, true), vec![Some(vec![0]), Some(vec![1])]);
+}

@@ -1,0 +1,156 @@
+//! Unit tests of `proxy_protocol.rs`.
+
+use super::*;
+
+fn v4(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+/// Every strict prefix of a valid header asks for more bytes.
+fn every_prefix(bytes: &[u8]) {
+    for n in 0..bytes.len() {
+        assert_eq!(parse(&bytes[..n]), Ok(None), "prefix {n} of {bytes:?}");
+    }
+}
+
+#[test]
+fn v1_round_trip_and_prefixes() {
+    let (s, d) = (v4("192.168.0.1:56324"), v4("10.0.0.2:443"));
+    let mut bytes = encode_v1(s, d);
+    assert_eq!(bytes, b"PROXY TCP4 192.168.0.1 10.0.0.2 56324 443\r\n");
+    every_prefix(&bytes);
+    let n = bytes.len();
+    bytes.extend_from_slice(b"GET / HTTP/1.0\r\n");
+    assert_eq!(
+        parse(&bytes),
+        Ok(Some((ProxyHeader::Inet { src: s, dst: d }, n)))
+    );
+    let (s6, d6) = (
+        "[2001:db8::1]:1000".parse().unwrap(),
+        "[::1]:80".parse().unwrap(),
+    );
+    let b6 = encode_v1(s6, d6);
+    every_prefix(&b6);
+    assert_eq!(
+        parse(&b6),
+        Ok(Some((ProxyHeader::Inet { src: s6, dst: d6 }, b6.len())))
+    );
+    assert_eq!(
+        parse(b"PROXY UNKNOWN\r\n"),
+        Ok(Some((ProxyHeader::Unknown, 15)))
+    );
+    assert_eq!(
+        parse(b"PROXY UNKNOWN ffff::1 ::1 1 2\r\n")
+            .unwrap()
+            .unwrap()
+            .0,
+        ProxyHeader::Unknown
+    );
+}
+
+#[test]
+fn v1_rejects() {
+    for bad in [
+        &b"GET / HTTP/1.1\r\n"[..],
+        b"PROXX TCP4",
+        b"PROXY TCP5 1.1.1.1 2.2.2.2 1 2\r\n",
+        b"PROXY TCP4 1.1.1.1 2.2.2.2 1\r\n",
+        b"PROXY TCP4 1.1.1.1 2.2.2.2 1 65536\r\n",
+        b"PROXY TCP4 1.1.1.1 2.2.2.2 01 2\r\n",
+        b"PROXY TCP4 ::1 2.2.2.2 1 2\r\n",
+        b"PROXY TCP6 1.1.1.1 ::1 1 2\r\n",
+        b"PROXY TCP4 1.1.1.1 2.2.2.2 1 2\n",
+        b"PROXY TCP4 1.1.1.1 2.2.2.2 1 2\rX",
+        b"PROXY TCP4  1.1.1.1 2.2.2.2 1 2\r\n",
+    ] {
+        assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+    }
+    let long = [b"PROXY ".as_slice(), &[b'A'; 200]].concat();
+    assert_eq!(parse(&long), Err(ProxyError::TooLong));
+}
+
+#[test]
+fn v2_round_trip_and_prefixes() {
+    let (s, d) = (v4("1.2.3.4:5"), v4("6.7.8.9:10"));
+    let mut bytes = encode_v2(s, d);
+    assert_eq!(bytes.len(), 28);
+    every_prefix(&bytes);
+    bytes.push(0xff);
+    assert_eq!(
+        parse(&bytes),
+        Ok(Some((ProxyHeader::Inet { src: s, dst: d }, 28)))
+    );
+    let (s6, d6) = (
+        "[2001:db8::1]:1000".parse().unwrap(),
+        "[::1]:80".parse().unwrap(),
+    );
+    let b6 = encode_v2(s6, d6);
+    every_prefix(&b6);
+    assert_eq!(
+        parse(&b6),
+        Ok(Some((ProxyHeader::Inet { src: s6, dst: d6 }, 52)))
+    );
+}
+
+#[test]
+fn v2_local_tlvs_and_rejects() {
+    let mut local = V2_SIGNATURE.to_vec();
+    local.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
+    assert_eq!(parse(&local), Ok(Some((ProxyHeader::Local, 16))));
+    // IPv4 with a 3-byte TLV after the addresses.
+    let mut tlv = encode_v2(v4("1.1.1.1:1"), v4("2.2.2.2:2"));
+    tlv[15] = 15;
+    tlv.extend_from_slice(&[0x04, 0x00, 0x00]);
+    assert_eq!(parse(&tlv).unwrap().unwrap().1, 31);
+    let mut bad = encode_v2(v4("1.1.1.1:1"), v4("2.2.2.2:2"));
+    bad[12] = 0x31;
+    assert!(parse(&bad).is_err());
+    let mut bad = encode_v2(v4("1.1.1.1:1"), v4("2.2.2.2:2"));
+    bad[12] = 0x22;
+    assert!(parse(&bad).is_err());
+    let mut short = encode_v2(v4("1.1.1.1:1"), v4("2.2.2.2:2"));
+    short[15] = 4;
+    short.truncate(20);
+    assert!(parse(&short).is_err());
+    assert_eq!(parse(b"\r\n\r\n\0\r\nQUIX\n"), Err(ProxyError::NotProxy));
+}
+
+/// The fuzz target's properties over deterministic random mutations of
+/// valid headers (the `fuzz/` target explores further with libFuzzer).
+#[test]
+fn mutations_never_panic_and_round_trip() {
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let seeds = [
+        encode_v1(v4("1.2.3.4:5"), v4("6.7.8.9:10")),
+        encode_v2(v4("1.2.3.4:5"), v4("6.7.8.9:10")),
+        encode_v2("[::1]:1".parse().unwrap(), "[::2]:2".parse().unwrap()),
+        b"PROXY UNKNOWN\r\n".to_vec(),
+    ];
+    for i in 0..200_000 {
+        let mut d = seeds[i % seeds.len()].clone();
+        for _ in 0..(rnd() % 4) {
+            let pos = (rnd() as usize) % (d.len() + 1);
+            match rnd() % 3 {
+                0 if pos < d.len() => d[pos] = rnd() as u8,
+                1 => d.insert(pos, rnd() as u8),
+                _ if pos < d.len() => {
+                    d.remove(pos);
+                }
+                _ => {}
+            }
+        }
+        if let Ok(Some((h, used))) = parse(&d) {
+            assert!(used <= d.len());
+            if let ProxyHeader::Inet { src, dst } = h {
+                assert_eq!(parse(&encode_v1(src, dst)).unwrap().unwrap().0, h);
+                assert_eq!(parse(&encode_v2(src, dst)).unwrap().unwrap().0, h);
+            }
+        }
+    }
+}

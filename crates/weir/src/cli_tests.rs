@@ -1,0 +1,28 @@
+//! Unit tests of `cli.rs`.
+
+use super::*;
+
+fn p(s: &str) -> Result<Args, String> {
+    parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+}
+
+#[test]
+fn haproxy_flags() {
+    let a = p("-f a.cfg -f dir -c -q").unwrap();
+    assert_eq!(a.files, ["a.cfg", "dir"]);
+    assert!(a.check && a.quiet);
+    let a = p("-db -dM -f x -p /run/w.pid -D").unwrap();
+    assert!(a.foreground && a.daemon);
+    assert_eq!(a.pidfile.as_deref(), Some("/run/w.pid"));
+    let a = p("-f x -sf 10 11 -st 12").unwrap();
+    assert_eq!(
+        (a.soft_pids.as_slice(), a.hard_pids.as_slice()),
+        (&[10, 11][..], &[12][..])
+    );
+    assert_eq!(p("-vv").unwrap().version, 2);
+    assert_eq!(p("-cc 1").unwrap().cond.as_deref(), Some("1"));
+    assert!(p("-x").is_err());
+    assert!(p("-f").is_err());
+    assert!(p("--bogus").is_err());
+    assert!(p("-sf abc").is_err());
+}
