@@ -371,6 +371,28 @@ pub struct Bind {
     pub mode: Option<u32>,
 }
 
+impl Bind {
+    /// A bind line with no option set.
+    pub fn new(addrs: Vec<BindAddr>, loc: Loc) -> Self {
+        Bind {
+            addrs,
+            loc,
+            name: None,
+            transparent: false,
+            v4v6: false,
+            v6only: false,
+            interface: None,
+            backlog: None,
+            maxconn: None,
+            defer_accept: false,
+            tfo: false,
+            accept_proxy: false,
+            threads: None,
+            mode: None,
+        }
+    }
+}
+
 /// A frontend, backend or listen section, with its defaults applied.
 #[derive(Debug, Clone)]
 pub struct Proxy {

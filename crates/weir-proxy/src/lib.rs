@@ -311,72 +311,19 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                         clitcpka: px.options.clitcpka,
                     });
                 };
-                let expanded = match listen::expand(a) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        errors.push(format!("[ALERT] parsing [{}] : 'bind' : {e}", b.loc));
-                        continue;
-                    }
-                };
                 let backlog = b.backlog.unwrap_or(fe_max.max(1024));
-                match expanded {
-                    Expanded::Tcp(addrs) => {
-                        for addr in addrs {
-                            if reuseport {
-                                for &t in &threads {
-                                    match listen::bind_tcp(addr, b, true, backlog) {
-                                        Ok(l) => push(l, t, &mut per_thread),
-                                        Err(e) => {
-                                            errors.push(format!("[ALERT] parsing [{}] : {} '{}': cannot bind socket [{addr}]: {e}", b.loc, px.kind.keyword(), px.name));
-                                            break;
-                                        }
-                                    }
-                                }
-                            } else {
-                                match listen::bind_tcp(addr, b, false, backlog) {
-                                    Ok(l) => {
-                                        for &t in &threads {
-                                            match l.try_clone() {
-                                                Ok(c) => push(c, t, &mut per_thread),
-                                                Err(e) => errors.push(format!("[ALERT] {e}")),
-                                            }
-                                        }
-                                    }
-                                    Err(e) => errors.push(format!("[ALERT] parsing [{}] : {} '{}': cannot bind socket [{addr}]: {e}", b.loc, px.kind.keyword(), px.name)),
-                                }
-                            }
+                match listen::for_threads(a, b, &threads, reuseport, backlog) {
+                    Ok(ls) => {
+                        for (t, l) in ls {
+                            push(l, t, &mut per_thread);
                         }
                     }
-                    Expanded::Unix(path, abns) => {
-                        match listen::bind_unix(&path, abns, b.mode, backlog) {
-                            Ok(l) => {
-                                for &t in &threads {
-                                    match l.try_clone() {
-                                        Ok(c) => push(c, t, &mut per_thread),
-                                        Err(e) => errors.push(format!("[ALERT] {e}")),
-                                    }
-                                }
-                            }
-                            Err(e) => errors.push(format!(
-                                "[ALERT] parsing [{}] : cannot bind unix socket [{path}]: {e}",
-                                b.loc
-                            )),
-                        }
-                    }
-                    Expanded::Fd(n) => match listen::from_fd(n) {
-                        Ok(l) => {
-                            for &t in &threads {
-                                match l.try_clone() {
-                                    Ok(c) => push(c, t, &mut per_thread),
-                                    Err(e) => errors.push(format!("[ALERT] {e}")),
-                                }
-                            }
-                        }
-                        Err(e) => errors.push(format!(
-                            "[ALERT] parsing [{}] : cannot use fd@{n}: {e}",
-                            b.loc
-                        )),
-                    },
+                    Err(e) => errors.push(format!(
+                        "[ALERT] parsing [{}] : {} '{}': {e}",
+                        b.loc,
+                        px.kind.keyword(),
+                        px.name
+                    )),
                 }
             }
         }
@@ -388,22 +335,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             Ok(Expanded::Unix(p, abns)) => listen::bind_unix(&p, abns, s.mode, 16),
             Ok(Expanded::Tcp(a)) => match a.first() {
                 Some(addr) => {
-                    let b = weir_config::Bind {
-                        addrs: vec![],
-                        loc: s.loc.clone(),
-                        name: None,
-                        transparent: false,
-                        v4v6: false,
-                        v6only: false,
-                        interface: None,
-                        backlog: None,
-                        maxconn: None,
-                        defer_accept: false,
-                        tfo: false,
-                        accept_proxy: false,
-                        threads: None,
-                        mode: None,
-                    };
+                    let b = weir_config::Bind::new(Vec::new(), s.loc.clone());
                     listen::bind_tcp(*addr, &b, false, 16)
                 }
                 None => continue,

@@ -214,3 +214,43 @@ pub fn expand(a: &BindAddr) -> io::Result<Expanded> {
         BindAddr::Fd(n) => Expanded::Fd(*n),
     })
 }
+
+/// Listeners for one bind address, as (thread index, listener) pairs: one
+/// `SO_REUSEPORT` socket per thread for TCP (unless `reuseport` is off), or
+/// one socket shared by the threads otherwise (unix, `fd@`). Errors say
+/// which address failed.
+pub fn for_threads(
+    a: &BindAddr,
+    b: &Bind,
+    threads: &[usize],
+    reuseport: bool,
+    backlog: u32,
+) -> Result<Vec<(usize, Listener)>, String> {
+    let share = |l: Listener| -> Result<Vec<(usize, Listener)>, String> {
+        threads
+            .iter()
+            .map(|&t| l.try_clone().map(|c| (t, c)).map_err(|e| e.to_string()))
+            .collect()
+    };
+    match expand(a).map_err(|e| format!("cannot resolve bind address: {e}"))? {
+        Expanded::Tcp(addrs) => {
+            let mut out = Vec::new();
+            for addr in addrs {
+                let fail = |e: io::Error| format!("cannot bind socket [{addr}]: {e}");
+                if reuseport {
+                    for &t in threads {
+                        out.push((t, bind_tcp(addr, b, true, backlog).map_err(fail)?));
+                    }
+                } else {
+                    out.extend(share(bind_tcp(addr, b, false, backlog).map_err(fail)?)?);
+                }
+            }
+            Ok(out)
+        }
+        Expanded::Unix(path, abns) => share(
+            bind_unix(&path, abns, b.mode, backlog)
+                .map_err(|e| format!("cannot bind unix socket [{path}]: {e}"))?,
+        ),
+        Expanded::Fd(n) => share(from_fd(n).map_err(|e| format!("cannot use fd@{n}: {e}"))?),
+    }
+}

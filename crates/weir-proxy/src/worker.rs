@@ -99,7 +99,8 @@ fn is_resource_error(e: &io::Error) -> bool {
     )
 }
 
-enum AnyListener {
+/// A registered listening socket of either family.
+pub(crate) enum AnyListener {
     Tcp(tokio::net::TcpListener),
     Unix(tokio::net::UnixListener),
 }
@@ -113,11 +114,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         conns: bind_conns,
         clitcpka,
     } = tl;
-    let listener = match listener {
-        Listener::Tcp(l) => tokio::net::TcpListener::from_std(l).map(AnyListener::Tcp),
-        Listener::Unix(l) => tokio::net::UnixListener::from_std(l).map(AnyListener::Unix),
-    };
-    let listener = match listener {
+    let listener = match AnyListener::register(listener) {
         Ok(l) => l,
         Err(e) => {
             eprintln!(
@@ -209,13 +206,24 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
     }
 }
 
+impl AnyListener {
+    /// Registers a bound socket with this thread's event loop.
+    pub(crate) fn register(l: Listener) -> io::Result<AnyListener> {
+        match l {
+            Listener::Tcp(l) => tokio::net::TcpListener::from_std(l).map(AnyListener::Tcp),
+            Listener::Unix(l) => tokio::net::UnixListener::from_std(l).map(AnyListener::Unix),
+        }
+    }
+}
+
 type AcceptResult = io::Result<(
     Conn,
     Option<std::net::SocketAddr>,
     Option<std::net::SocketAddr>,
 )>;
 
-async fn accept(l: &AnyListener) -> AcceptResult {
+/// Accepts one connection with its peer and local addresses (none for unix).
+pub(crate) async fn accept(l: &AnyListener) -> AcceptResult {
     match l {
         AnyListener::Tcp(l) => {
             let (s, peer) = l.accept().await?;

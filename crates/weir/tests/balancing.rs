@@ -162,7 +162,7 @@ fn queue_timeout_closes_the_waiting_client() {
     let srv = holding("a");
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n  timeout queue 300ms\n\
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n  timeout queue 300ms\n\
          listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{} maxconn 1\n",
         srv.port()
     );
@@ -188,7 +188,7 @@ fn retries_then_redispatch_to_a_live_server() {
     let dead_port = free_port();
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  retries 2\n  option redispatch\n  timeout connect 100ms\n  timeout client 10s\n  timeout server 10s\n\
+        "{LOG_TCP}  retries 2\n  option redispatch\n  timeout connect 100ms\n  timeout client 10s\n  timeout server 10s\n\
          listen px\n  bind 127.0.0.1:{port}\n  balance roundrobin\n  server dead 127.0.0.1:{dead_port}\n  server live 127.0.0.1:{}\n",
         live.port()
     );
@@ -212,7 +212,7 @@ fn without_redispatch_retries_exhaust_and_the_client_is_closed() {
     let dead_port = free_port();
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  retries 2\n  timeout connect 100ms\n  timeout client 10s\n  timeout server 10s\n\
+        "{LOG_TCP}  retries 2\n  timeout connect 100ms\n  timeout client 10s\n  timeout server 10s\n\
          listen px\n  bind 127.0.0.1:{port}\n  server dead 127.0.0.1:{dead_port}\n"
     );
     let w = Weir::start(&cfg, port);

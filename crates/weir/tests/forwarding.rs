@@ -125,7 +125,7 @@ fn client_timeout_closes_idle_connection() {
     });
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 300ms\n  timeout server 10s\n\
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 300ms\n  timeout server 10s\n\
          listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
         srv.port()
     );
@@ -154,7 +154,7 @@ fn server_timeout_and_tunnel_timeout() {
     });
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 10s\n  timeout server 300ms\n\
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 10s\n  timeout server 300ms\n\
          listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
         srv.port()
     );
@@ -197,7 +197,7 @@ fn client_reset_is_logged_and_others_unaffected() {
     let srv = Server::echo();
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n\
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n\
          listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
         srv.port()
     );
@@ -326,7 +326,7 @@ fn slow_reader_gets_every_byte_in_order() {
 
 fn tcplog_cfg(port: u16, timeouts: &str, server: &str) -> String {
     format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n{timeouts}\n\
+        "{LOG_TCP}{timeouts}\n\
          listen px\n  bind 127.0.0.1:{port}\n  server s1 {server}\n"
     )
 }

@@ -91,7 +91,7 @@ fn accept_proxy_v1_and_v2_then_forward_the_rest() {
     let (srv, rx) = capture(1 << 20);
     let port = free_port();
     let cfg = format!(
-        "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
          listen px\n  bind 127.0.0.1:{port} accept-proxy\n  server s 127.0.0.1:{} send-proxy\n",
         srv.port()
     );

@@ -290,22 +290,7 @@ pub(super) fn bind(
         errs.push(format!("'bind {addr_text}' : {e}"));
         Vec::new()
     });
-    let mut b = Bind {
-        addrs,
-        loc: loc.clone(),
-        name: None,
-        transparent: false,
-        v4v6: false,
-        v6only: false,
-        interface: None,
-        backlog: None,
-        maxconn: None,
-        defer_accept: false,
-        tfo: false,
-        accept_proxy: false,
-        threads: None,
-        mode: None,
-    };
+    let mut b = Bind::new(addrs, loc.clone());
     let mut i = 2;
     while i < words.len() {
         let word = words[i].as_str();

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 
 pub const WEIR: &str = env!("CARGO_BIN_EXE_weir");
 
+/// Configuration head logging `option tcplog` lines to weir's stdout.
+pub const LOG_TCP: &str =
+    "global\n  log stdout format raw local0\ndefaults\n  mode tcp\n  log global\n  option tcplog\n";
+
 /// A fresh directory under the target dir for one test.
 pub fn tempdir(name: &str) -> PathBuf {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
