@@ -369,6 +369,10 @@ pub struct Bind {
     /// Thread ids (1-based) allowed to accept on this bind; `None` = all.
     pub threads: Option<Vec<usize>>,
     pub mode: Option<u32>,
+    /// `mss <n>`: TCP maximum segment size announced to clients.
+    pub mss: Option<u32>,
+    /// `tcp-ut <time>`: TCP_USER_TIMEOUT of accepted connections.
+    pub tcp_ut: Option<Duration>,
 }
 
 impl Bind {
@@ -389,6 +393,8 @@ impl Bind {
             accept_proxy: false,
             threads: None,
             mode: None,
+            mss: None,
+            tcp_ut: None,
         }
     }
 }

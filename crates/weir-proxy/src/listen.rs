@@ -100,6 +100,22 @@ pub fn bind_tcp(
             1,
         )?;
     }
+    if let Some(mss) = b.mss {
+        set_opt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            mss as i32,
+        )?;
+    }
+    if let Some(ut) = b.tcp_ut {
+        set_opt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_USER_TIMEOUT,
+            ut.as_millis().min(i32::MAX as u128) as i32,
+        )?;
+    }
     if b.tfo {
         set_opt(
             sock.as_raw_fd(),

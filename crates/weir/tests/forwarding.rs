@@ -430,3 +430,34 @@ fn client_fin_timeout_applies_once_half_closed() {
     let out = w.wait_output(" px/s1 ", Duration::from_secs(3));
     assert!(out.contains(" sD ") || out.contains(" cD "), "{out}");
 }
+
+#[test]
+fn bind_mss_is_announced_to_clients() {
+    use std::os::fd::AsRawFd;
+    let srv = Server::named("m");
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port} mss 1000 tcp-ut 20s\n  server s1 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut mss: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes an int into `mss`, whose size we pass.
+    let rc = unsafe {
+        libc::getsockopt(
+            c.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            (&mut mss as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0);
+    assert!(
+        mss > 0 && mss <= 1000,
+        "client's MSS follows the listener's: {mss}"
+    );
+}

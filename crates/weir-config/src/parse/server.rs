@@ -344,8 +344,20 @@ pub(super) fn bind(
                         Some(u32::from_str_radix(m, 8).map_err(|_| format!("invalid mode '{m}'"))?);
                     2
                 }
-                "id" | "mss" | "tcp-ut" | "nice" | "user" | "uid" | "group" | "gid" | "level"
-                | "severity-output" => {
+                "mss" => {
+                    let v = need()?;
+                    let n = parse_u32(v.trim_start_matches('-'), word)?;
+                    if !(1..=65535).contains(&n) {
+                        return Err(format!("'mss' must be between 1 and 65535, got {n}"));
+                    }
+                    b.mss = Some(n);
+                    2
+                }
+                "tcp-ut" => {
+                    b.tcp_ut = Some(parse_duration(need()?)?);
+                    2
+                }
+                "id" | "nice" | "user" | "uid" | "group" | "gid" | "level" | "severity-output" => {
                     need()?;
                     2
                 }

@@ -335,6 +335,12 @@ fn bind_options() {
         (Some(100), Some(5), true, true)
     );
     assert_eq!(b.threads.as_deref(), Some(&[1, 2][..]));
+    let c = ok("frontend f\n  bind :80 mss 1400 tcp-ut 30s\n");
+    let b = &c.proxy("f").unwrap().binds[0];
+    assert_eq!(
+        (b.mss, b.tcp_ut),
+        (Some(1400), Some(Duration::from_secs(30)))
+    );
     let e = errors("frontend f\n  bind :80 bogus\n");
     assert!(e[0].contains("unknown keyword 'bogus'"), "{e:?}");
 }
