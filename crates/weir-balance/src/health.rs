@@ -71,3 +71,18 @@ impl Health {
 #[cfg(test)]
 #[path = "health_tests.rs"]
 mod tests;
+
+/// The weight a server has `elapsed` into its `slowstart` ramp after coming
+/// back up: it grows linearly from 1 to `full` (never 0, so the server gets
+/// some traffic from the start).
+pub fn slowstart_weight(
+    full: u32,
+    elapsed: std::time::Duration,
+    period: std::time::Duration,
+) -> u32 {
+    if period.is_zero() || elapsed >= period || full == 0 {
+        return full;
+    }
+    let w = (u128::from(full) * elapsed.as_millis()) / period.as_millis().max(1);
+    (w as u32).clamp(1, full)
+}

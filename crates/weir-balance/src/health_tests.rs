@@ -37,3 +37,15 @@ fn rise_successes_bring_it_back() {
     assert_eq!(h.on_result(true), None);
     assert_eq!(h.on_result(true), Some(true));
 }
+
+#[test]
+fn slowstart_ramps_linearly() {
+    use std::time::Duration;
+    let p = Duration::from_secs(10);
+    assert_eq!(slowstart_weight(100, Duration::ZERO, p), 1);
+    assert_eq!(slowstart_weight(100, Duration::from_secs(5), p), 50);
+    assert_eq!(slowstart_weight(100, Duration::from_secs(10), p), 100);
+    assert_eq!(slowstart_weight(100, Duration::from_secs(99), p), 100);
+    assert_eq!(slowstart_weight(3, Duration::from_millis(100), p), 1);
+    assert_eq!(slowstart_weight(0, Duration::from_secs(1), p), 0);
+}

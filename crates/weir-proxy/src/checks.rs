@@ -200,7 +200,7 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Dur
     }
 }
 
-fn on_change(sh: &Shared, be: &BackendRt, idx: usize, up: bool, r: &CheckResult) {
+fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckResult) {
     let px = &sh.cfg.proxies[be.proxy];
     let s = &px.servers[idx];
     let (act, bck) = {
@@ -229,6 +229,9 @@ fn on_change(sh: &Shared, be: &BackendRt, idx: usize, up: bool, r: &CheckResult)
     }
     if up {
         be.slot_freed.notify_waiters();
+        if let Some(period) = s.slowstart.filter(|p| !p.is_zero()) {
+            tokio::spawn(slowstart(be.clone(), idx, s.weight, period));
+        }
     } else {
         if srv.shutdown_on_down {
             srv.kill.notify_waiters();
@@ -240,6 +243,28 @@ fn on_change(sh: &Shared, be: &BackendRt, idx: usize, up: bool, r: &CheckResult)
                 eprintln!("[ALERT]    ({}) : {msg}", std::process::id());
             }
         }
+    }
+}
+
+/// Ramps a server's weight up after it came back (`slowstart`), unless it
+/// goes down again meanwhile.
+async fn slowstart(be: Arc<BackendRt>, idx: usize, full: u32, period: Duration) {
+    let start = Instant::now();
+    let step = (period / 20).max(Duration::from_millis(100));
+    loop {
+        let w = weir_balance::health::slowstart_weight(full, start.elapsed(), period);
+        {
+            let mut set = be.set();
+            if !set.is_up(idx) {
+                set.set_weight(idx, full);
+                return;
+            }
+            set.set_weight(idx, w);
+        }
+        if w >= full {
+            return;
+        }
+        tokio::time::sleep(step).await;
     }
 }
 

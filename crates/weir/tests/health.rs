@@ -155,3 +155,33 @@ fn httpchk_judges_the_status_line() {
     );
     assert!(!out.contains("Server px/ok is DOWN"), "{out}");
 }
+
+#[test]
+fn slowstart_ramps_a_returning_server_up() {
+    let mut a = Server::named("a");
+    let b = Server::named("b");
+    let a_port = a.port();
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{a_port} weight 20 check inter 100ms rise 1 fall 1 slowstart 3s\n  server b 127.0.0.1:{} weight 20\n",
+        b.port()
+    );
+    let w = Weir::start(&cfg, port);
+    a.stop();
+    w.wait_output("Server px/a is DOWN", Duration::from_secs(3));
+    let l = TcpListener::bind(("127.0.0.1", a_port)).unwrap();
+    let _a2 = Server::start_on(l, |mut c| {
+        let _ = c.write_all(b"a");
+    });
+    w.wait_output("Server px/a is UP", Duration::from_secs(3));
+    let early = (0..40).filter(|_| fetch(port).unwrap() == "a").count();
+    assert!(
+        early <= 12,
+        "a just came back: it gets a small share ({early}/40)"
+    );
+    wait_for("the ramp to finish", Duration::from_secs(10), || {
+        let late = (0..40).filter(|_| fetch(port).unwrap() == "a").count();
+        (late >= 17).then_some(late)
+    });
+}
