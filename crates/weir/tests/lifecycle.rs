@@ -344,11 +344,9 @@ fn running_out_of_descriptors_pauses_accepting_without_crashing() {
         clients.push(TcpStream::connect(("127.0.0.1", port)).unwrap());
     }
     w.wait_output("reached system resource limits", Duration::from_secs(5));
-    let accepted = || srv.accepted.load(std::sync::atomic::Ordering::Relaxed);
-    wait_for("some clients to be served", Duration::from_secs(5), || {
-        (accepted() > 5).then_some(())
-    });
-    assert!(accepted() < 30, "the rest wait: {}", accepted());
+    // (How many of them reach the server depends on whether the last
+    // descriptors went to accepted clients or to server connections.)
+    assert!(srv.accepted.load(std::sync::atomic::Ordering::Relaxed) < 30);
     assert!(w.child.id() > 0 && std::path::Path::new(&format!("/proc/{}", w.pid())).exists());
     drop(clients);
     // Once descriptors are free again, new clients are served.
