@@ -226,3 +226,62 @@ fn without_redispatch_retries_exhaust_and_the_client_is_closed() {
     let out = w.wait_output(" SC ", Duration::from_secs(3));
     assert!(out.contains("px/dead") && out.contains("/2 "), "{out}");
 }
+
+#[test]
+fn server_source_address_is_used() {
+    // The server reports the address the connection came from.
+    let srv = Server::start(|mut c| {
+        let peer = c.peer_addr().unwrap();
+        let _ = c.write_all(peer.ip().to_string().as_bytes());
+    });
+    let port = free_port();
+    let servers = format!("    server s 127.0.0.1:{} source 127.0.0.77", srv.port());
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    assert_eq!(fetch(port).unwrap(), "127.0.0.77");
+}
+
+#[test]
+fn bind_maxconn_limits_that_bind_only() {
+    let srv = holding("h");
+    let (p1, p2) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n  nbthread 1\ndefaults\n  mode tcp\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{p1} maxconn 1\n  bind 127.0.0.1:{p2}\n  server s 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, p1);
+    let (_c1, _) = open(p1);
+    let mut c2 = TcpStream::connect(("127.0.0.1", p1)).unwrap();
+    c2.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert!(c2.read(&mut b).is_err(), "the first bind is full");
+    let (_c3, s3) = open(p2);
+    assert_eq!(s3, "h", "the other bind still accepts");
+}
+
+#[test]
+fn bind_thread_restricts_accepting_threads() {
+    let srv = Server::named("t");
+    let port = free_port();
+    let cfg = format!(
+        "global\n  nbthread 2\ndefaults\n  mode tcp\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n\
+         listen px\n  bind 127.0.0.1:{port} thread 2\n  server s 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    for _ in 0..5 {
+        assert_eq!(fetch(port).unwrap(), "t");
+    }
+    // Only one listening socket exists for that port (thread 2's).
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", w.pid()))
+        .unwrap()
+        .count();
+    let inodes: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!(":{:04X} 00000000:0000 0A", port)))
+        .map(String::from)
+        .collect();
+    assert_eq!(inodes.len(), 1, "one listener: {inodes:?} ({fds} fds)");
+}
