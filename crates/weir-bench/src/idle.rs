@@ -1,0 +1,78 @@
+//! `idle` mode: opens N connections (spread over several source addresses to
+//! pass the 64k-port limit), holds them for a while without sending, and
+//! reports how many were established — the seed's long-lived connections.
+
+use crate::args::{parse_secs, Args};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::net::TcpSocket;
+
+pub fn main(a: &mut Args) -> Result<(), String> {
+    let n: usize = a.num("-c", 1000)?;
+    let hold = a
+        .opt("-d")
+        .map(|v| parse_secs(&v).ok_or(format!("-d: bad duration '{v}'")))
+        .transpose()?
+        .unwrap_or(Duration::from_secs(10));
+    let sources: Vec<std::net::IpAddr> = match a.opt("--src") {
+        Some(l) => l
+            .split(',')
+            .map(|s| s.parse().map_err(|_| format!("--src: bad address '{s}'")))
+            .collect::<Result<_, _>>()?,
+        None => Vec::new(),
+    };
+    let target: SocketAddr = a
+        .positional()
+        .ok_or("expected <ip:port>: weir-bench idle -c N [-d secs] [--src a,b] ip:port")?
+        .parse()
+        .map_err(|e| format!("bad target: {e}"))?;
+    a.finish()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let start = Instant::now();
+        let mut conns = Vec::with_capacity(n);
+        let mut errors = 0usize;
+        for i in 0..n {
+            let sock = if target.is_ipv4() {
+                TcpSocket::new_v4()
+            } else {
+                TcpSocket::new_v6()
+            };
+            let r = async {
+                let sock = sock?;
+                if !sources.is_empty() {
+                    sock.bind(SocketAddr::new(sources[i % sources.len()], 0))?;
+                }
+                tokio::time::timeout(Duration::from_secs(10), sock.connect(target))
+                    .await
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+            }
+            .await;
+            match r {
+                Ok(c) => conns.push(c),
+                Err(_) => errors += 1,
+            }
+        }
+        println!(
+            "established {} of {n} connections in {:.2}s ({errors} errors); holding for {:.0}s",
+            conns.len(),
+            start.elapsed().as_secs_f64(),
+            hold.as_secs_f64()
+        );
+        tokio::time::sleep(hold).await;
+        // Count the ones still open: a closed peer makes a read return 0.
+        let mut alive = 0;
+        for c in &conns {
+            let mut b = [0u8; 1];
+            match c.try_read(&mut b) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => alive += 1,
+                _ => {}
+            }
+        }
+        println!("still open after holding: {alive}");
+        Ok(())
+    })
+}
