@@ -138,7 +138,7 @@ fn field(json: &str, key: &str) -> f64 {
         + key.len()
         + 4;
     json[at..]
-        .split(|c: char| c == ',' || c == '}')
+        .split([',', '}'])
         .next()
         .unwrap()
         .trim()
