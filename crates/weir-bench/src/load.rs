@@ -189,11 +189,11 @@ pub fn main(a: &mut Args) -> Result<(), String> {
         timeout,
         live: !quiet,
     };
-    let (tot, elapsed) = run(&plan);
+    let (tot, elapsed, timeline) = run(&plan);
     let report = report_text(&plan, &tot, elapsed);
     print!("{report}");
     if let Some(path) = json {
-        let j = report_json(&plan, &tot, elapsed);
+        let j = report_json(&plan, &tot, elapsed, &timeline);
         if path == "-" {
             println!("{j}");
         } else {
@@ -211,8 +211,9 @@ struct Shared {
     stop: AtomicBool,
 }
 
-/// Runs the plan; returns the merged totals and the measured duration.
-pub fn run(plan: &Plan) -> (Totals, Duration) {
+/// Runs the plan; returns the merged totals, the measured duration and the
+/// request rate of each second.
+pub fn run(plan: &Plan) -> (Totals, Duration, Vec<f64>) {
     let shared = Arc::new(Shared {
         sent: AtomicU64::new(0),
         stop: AtomicBool::new(false),
@@ -235,6 +236,7 @@ pub fn run(plan: &Plan) -> (Totals, Duration) {
     let mut last = Instant::now();
     let mut interval = new_hist();
     let (mut iv_ok, mut iv_err) = (0u64, 0u64);
+    let mut timeline = Vec::new();
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((ok, err, h)) => {
@@ -252,8 +254,9 @@ pub fn run(plan: &Plan) -> (Totals, Duration) {
             shared.stop.store(true, Ordering::Relaxed);
         }
         if last.elapsed() >= Duration::from_secs(1) {
+            let secs = last.elapsed().as_secs_f64();
+            timeline.push(iv_ok as f64 / secs);
             if plan.live {
-                let secs = last.elapsed().as_secs_f64();
                 eprintln!(
                     "{:>5.0}s  {:>10.0} req/s  errors {:>6}  p50 {:>8} us  p99 {:>8} us  p99.9 {:>8} us  max {:>8} us",
                     start.elapsed().as_secs_f64(),
@@ -278,7 +281,7 @@ pub fn run(plan: &Plan) -> (Totals, Duration) {
         }
     }
     let elapsed = start.elapsed().saturating_sub(plan.ramp);
-    (tot, elapsed)
+    (tot, elapsed, timeline)
 }
 
 type Local = Rc<RefCell<(Totals, Histogram<u64>, u64, u64)>>;
@@ -591,8 +594,9 @@ pub fn report_text(plan: &Plan, t: &Totals, elapsed: Duration) -> String {
 }
 
 /// The report as JSON (written by hand: flat and stable).
-pub fn report_json(plan: &Plan, t: &Totals, elapsed: Duration) -> String {
+pub fn report_json(plan: &Plan, t: &Totals, elapsed: Duration, timeline: &[f64]) -> String {
     let secs = elapsed.as_secs_f64().max(1e-9);
+    let tl: Vec<String> = timeline.iter().map(|r| format!("{r:.0}")).collect();
     let pct: Vec<String> = PERCENTILES
         .iter()
         .map(|p| format!("\"{p}\": {}", t.hist.value_at_percentile(*p)))
@@ -600,7 +604,7 @@ pub fn report_json(plan: &Plan, t: &Totals, elapsed: Duration) -> String {
     format!(
         "{{\"target\": \"{}\", \"path\": \"{}\", \"connections\": {}, \"threads\": {}, \"keepalive\": {}, \"rate_target\": {}, \
 \"seconds\": {:.3}, \"requests\": {}, \"rps\": {:.1}, \"bytes\": {}, \"errors\": {{\"connect\": {}, \"io\": {}, \"timeout\": {}, \"status\": {}}}, \
-\"connections_opened\": {}, \"latency_us\": {{{}, \"max\": {}, \"mean\": {:.1}}}}}",
+\"connections_opened\": {}, \"latency_us\": {{{}, \"max\": {}, \"mean\": {:.1}}}, \"timeline\": [{}]}}",
         plan.target,
         plan.path.replace('"', "%22"),
         plan.conns,
@@ -618,6 +622,7 @@ pub fn report_json(plan: &Plan, t: &Totals, elapsed: Duration) -> String {
         t.conns_opened,
         pct.join(", "),
         t.hist.max(),
-        t.hist.mean()
+        t.hist.mean(),
+        tl.join(", ")
     )
 }
