@@ -22,7 +22,9 @@ thread_local! {
     /// Free buffers of this thread, one list per size.
     static BUFFERS: RefCell<Vec<SizeClass>> = const { RefCell::new(Vec::new()) };
 }
-const BUFFER_POOL_MAX: usize = 256;
+/// Bytes of free buffers a thread keeps per size (16 KiB buffers: 256 of
+/// them; 256 KiB bulk chunks: 16).
+const BUFFER_POOL_BYTES: usize = 4 << 20;
 
 /// Once a direction fills a whole `tune.bufsize` buffer in one read it is a
 /// bulk transfer: it reads in chunks of this size while the receiver keeps
@@ -47,7 +49,7 @@ fn put_buffer(buf: Box<[u8]>) {
         let mut b = b.borrow_mut();
         let size = buf.len();
         match b.iter_mut().find(|(s, _)| *s == size) {
-            Some((_, l)) if l.len() < BUFFER_POOL_MAX => l.push(buf),
+            Some((_, l)) if (l.len() + 1) * size <= BUFFER_POOL_BYTES => l.push(buf),
             Some(_) => {}
             None => b.push((size, vec![buf])),
         }

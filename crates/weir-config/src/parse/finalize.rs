@@ -119,6 +119,26 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 }
             }
         }
+        let t = &p.timeouts;
+        let missing: Vec<&str> = [
+            ("client", kind.is_frontend() && t.client.is_none()),
+            ("connect", kind.is_backend() && t.connect.is_none()),
+            ("server", kind.is_backend() && t.server.is_none()),
+        ]
+        .iter()
+        .filter(|(_, m)| *m)
+        .map(|(n, _)| *n)
+        .collect();
+        if !missing.is_empty() && !p.disabled {
+            diags.warn(
+                &p.loc,
+                format!(
+                    "missing timeouts for {} '{name}': while not invalid, connections may then wait forever; set 'timeout {}'",
+                    kind.keyword(),
+                    missing.join("', 'timeout ")
+                ),
+            );
+        }
         if p.mode == Mode::Http && kind != ProxyKind::Backend {
             diags.warn(
                 &p.loc,

@@ -373,6 +373,19 @@ fn listen_line_address_is_refused_as_haproxy_does() {
 }
 
 #[test]
+fn missing_timeouts_warn_as_haproxy_does() {
+    let w = warnings("listen l\n  bind :1\n  server s 127.0.0.1:2\n");
+    assert!(
+        w.iter().any(
+            |m| m.contains("missing timeouts for listen 'l'") && m.contains("'timeout client'")
+        ),
+        "{w:?}"
+    );
+    let w = warnings("defaults\n  timeout client 1s\n  timeout connect 1s\n  timeout server 1s\nlisten l\n  bind :1\n");
+    assert!(!w.iter().any(|m| m.contains("missing timeouts")), "{w:?}");
+}
+
+#[test]
 fn zero_warning_makes_warnings_fatal() {
     let e = errors("global\n  zero-warning\ndefaults\n  contimeout 1s\n");
     assert!(e.iter().any(|m| m.contains("zero-warning")));
