@@ -275,7 +275,7 @@ pub const PROXY: &[Keyword] = &[
     kw("mode", "DFLB", Status::Partly("`mode http` is forwarded at layer 4 (per-connection balancing) with a warning until the HTTP engine lands")),
     kw("monitor fail", "-FL-", Status::Refused),
     kw("monitor-uri", "DFL-", Status::Refused),
-    kw("option abortonclose", "D-LB", Status::Partly("accepted; in `mode tcp` a client that leaves while queued is noticed once its server connection is made")),
+    kw("option abortonclose", "D-LB", Status::Supported),
     kw("option accept-invalid-http-request", "DFL-", Status::Refused),
     kw("option accept-invalid-http-response", "D-LB", Status::Refused),
     kw("option allbackups", "D-LB", Status::Supported),

@@ -45,6 +45,8 @@ pub enum ConnectFail {
     Timeout,
     /// `sQ`: queue timeout or server queue full.
     QueueTimeout,
+    /// `CQ`/`CC`: the client left while queued or while connecting.
+    ClientAbort { queued: bool },
 }
 
 impl ConnectFail {
@@ -53,6 +55,8 @@ impl ConnectFail {
             ConnectFail::Refused => *b"SC",
             ConnectFail::Timeout => *b"sC",
             ConnectFail::QueueTimeout => *b"sQ",
+            ConnectFail::ClientAbort { queued: true } => *b"CQ",
+            ConnectFail::ClientAbort { queued: false } => *b"CC",
         }
     }
 }
@@ -69,16 +73,64 @@ pub fn redispatch_on(k: u32, retries: u32, redispatch: bool, interval: i32) -> b
     }
 }
 
+/// A place in the backend queue (and a server's, when a hash chose a full
+/// server); left when dropped, even if the session is cancelled.
+struct QueueSpot<'a> {
+    be: &'a BackendRt,
+    srv: Option<usize>,
+}
+
+impl Drop for QueueSpot<'_> {
+    fn drop(&mut self) {
+        self.be.queued.fetch_sub(1, Ordering::Relaxed);
+        if let Some(s) = self.srv.and_then(|i| self.be.servers.get(i)) {
+            s.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A connection slot on a server, taken from the balancer. Dropping it gives
+/// the slot back, so a cancelled connect (client gone, hard stop) never
+/// leaks one; `keep` hands it to the session.
+struct Slot<'a> {
+    be: &'a BackendRt,
+    srv: usize,
+}
+
+impl<'a> Slot<'a> {
+    /// Accounts a slot the balancer already took for `srv`.
+    fn taken(be: &'a BackendRt, srv: usize) -> Self {
+        if let Some(s) = be.servers.get(srv) {
+            s.cur_conns.fetch_add(1, Ordering::Relaxed);
+            s.total.fetch_add(1, Ordering::Relaxed);
+        }
+        be.conns.fetch_add(1, Ordering::Relaxed);
+        Slot { be, srv }
+    }
+    /// The session owns the slot now and releases it itself.
+    fn keep(self) -> usize {
+        let srv = self.srv;
+        std::mem::forget(self);
+        srv
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.be.release(self.srv);
+    }
+}
+
 /// Takes a slot on a server, waiting in the queue when all are full.
-async fn acquire(
-    be: &BackendRt,
+async fn acquire<'a>(
+    be: &'a BackendRt,
     key: &[u8],
     avoid: Option<usize>,
     deadline: Option<Instant>,
     at: &mut Attempts,
-) -> Result<usize, ConnectFail> {
+) -> Result<Slot<'a>, ConnectFail> {
     let start = Instant::now();
-    let mut queued_on: Option<Option<usize>> = None;
+    let mut spot: Option<QueueSpot<'a>> = None;
     let result = loop {
         let notified = be.slot_freed.notified();
         tokio::pin!(notified);
@@ -93,16 +145,9 @@ async fn acquire(
             p
         };
         match pick {
-            Pick::Server(i) => {
-                if let Some(s) = be.servers.get(i) {
-                    s.cur_conns.fetch_add(1, Ordering::Relaxed);
-                    s.total.fetch_add(1, Ordering::Relaxed);
-                }
-                be.conns.fetch_add(1, Ordering::Relaxed);
-                break Ok(i);
-            }
+            Pick::Server(i) => break Ok(Slot::taken(be, i)),
             Pick::NoServer => break Err(ConnectFail::Refused),
-            Pick::QueueServer(_) | Pick::QueueBackend if queued_on.is_none() => {
+            Pick::QueueServer(_) | Pick::QueueBackend if spot.is_none() => {
                 let target = if let Pick::QueueServer(i) = pick {
                     Some(i)
                 } else {
@@ -118,7 +163,7 @@ async fn acquire(
                     }
                 }
                 at.be_queue = be.queued.fetch_add(1, Ordering::Relaxed);
-                queued_on = Some(target);
+                spot = Some(QueueSpot { be, srv: target });
             }
             _ => {}
         }
@@ -131,11 +176,7 @@ async fn acquire(
             None => notified.await,
         }
     };
-    if let Some(target) = queued_on {
-        be.queued.fetch_sub(1, Ordering::Relaxed);
-        if let Some(i) = target {
-            be.servers[i].queued.fetch_sub(1, Ordering::Relaxed);
-        }
+    if spot.take().is_some() {
         at.tw += start.elapsed();
     }
     result
@@ -209,15 +250,14 @@ pub async fn connect(
     let mut same: Option<usize> = None;
     let mut attempt = 0u32;
     loop {
-        let srv = match same.take() {
+        let slot = match same.take() {
             Some(s) => {
                 be.set().take(s);
-                be.servers[s].cur_conns.fetch_add(1, Ordering::Relaxed);
-                be.conns.fetch_add(1, Ordering::Relaxed);
-                s
+                Slot::taken(be, s)
             }
             None => acquire(be, key, avoid, queue_deadline, at).await?,
         };
+        let srv = slot.srv;
         at.last_srv = Some(srv);
         let started = Instant::now();
         let r = match tconnect {
@@ -235,10 +275,11 @@ pub async fn connect(
         match r {
             Ok(c) => {
                 at.tc = Some(started.elapsed());
+                slot.keep();
                 return Ok(c);
             }
             Err((fail, _e)) => {
-                be.release(srv);
+                drop(slot);
                 attempt += 1;
                 if attempt > px.retries {
                     return Err(fail);

@@ -150,13 +150,15 @@ pub struct FwdOptions {
 
 impl<'a> Duplex<'a> {
     /// Starts forwarding; `initial` holds client bytes already read (after a
-    /// PROXY header) that go to the server first.
+    /// PROXY header, or while connecting) that go to the server first, and
+    /// `client_eof` says the client already closed its side.
     pub fn new(
         client: &'a Conn,
         server: &'a Conn,
         t: FwdTimeouts,
         o: FwdOptions,
         initial: &[u8],
+        client_eof: bool,
     ) -> Self {
         let both_tcp = client.is_tcp() && server.is_tcp();
         let mut c2s = Dir::new(o.splice_request && both_tcp);
@@ -168,6 +170,7 @@ impl<'a> Duplex<'a> {
             c2s.bytes = initial.len() as u64;
             c2s.buf = Some(b);
         }
+        c2s.eof = client_eof;
         let now = Instant::now();
         Duplex {
             client,

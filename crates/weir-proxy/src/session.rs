@@ -134,9 +134,47 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let be_px = &sh.cfg.proxies[be.proxy];
     rec.backend = &be.name;
 
-    let connected = tokio::select! {
-        r = connect::connect(&be, be_px, &key, acc.local, &mut attempts) => r,
-        _ = kill_rx.wait_for(|k| *k) => Err(connect::ConnectFail::Refused),
+    // While the server connection is being made, client bytes are read into
+    // `initial` (up to a buffer) so that a client that leaves is noticed:
+    // with `option abortonclose` it aborts the attempt (`CQ`/`CC`),
+    // otherwise its FIN is passed on once connected, as HAProxy does.
+    let abortonclose = fe_px.options.abortonclose || be_px.options.abortonclose;
+    let mut client_eof = false;
+    let mut left_early = false;
+    let connected = {
+        let attempt = connect::connect(&be, be_px, &key, acc.local, &mut attempts);
+        tokio::pin!(attempt);
+        let mut watching = true;
+        loop {
+            tokio::select! {
+                r = &mut attempt => break r,
+                _ = kill_rx.wait_for(|k| *k) => break Err(connect::ConnectFail::Refused),
+                ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
+                    Early::More => {}
+                    Early::Full => watching = false,
+                    Early::Eof if abortonclose => {
+                        left_early = true;
+                        break Err(connect::ConnectFail::ClientAbort { queued: false });
+                    }
+                    Early::Eof => {
+                        client_eof = true;
+                        watching = false;
+                    }
+                    Early::Error => {
+                        left_early = true;
+                        break Err(connect::ConnectFail::ClientAbort { queued: false });
+                    }
+                },
+            }
+        }
+    };
+    let connected = match connected {
+        Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
+            Err(connect::ConnectFail::ClientAbort {
+                queued: attempts.last_srv.is_none(),
+            })
+        }
+        r => r,
     };
     rec.retries = attempts.retries;
     rec.redispatched = attempts.redispatched;
@@ -203,7 +241,7 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
         pipesize: sh.pipesize,
     };
     if proxy_ok {
-        let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial);
+        let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial, client_eof);
         tokio::pin!(duplex);
         let killed: Option<[u8; 2]> = tokio::select! {
             out = &mut duplex => {
@@ -238,6 +276,56 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     log_session(&sh, fe_idx, &rec);
     drop(client);
     finish(&sh, fe_idx, &acc.bind_conns);
+}
+
+/// What reading the client during the connect phase found.
+enum Early {
+    More,
+    Full,
+    Eof,
+    Error,
+}
+
+/// Reads client bytes into `buf` (up to `cap`) while the server connection
+/// is being made. Nothing is allocated until the client has sent something.
+async fn read_early(client: &Conn, buf: &mut Vec<u8>, cap: usize) -> Early {
+    if buf.len() >= cap {
+        return Early::Full;
+    }
+    if std::future::poll_fn(|cx| client.poll_read_ready(cx))
+        .await
+        .is_err()
+    {
+        return Early::Error;
+    }
+    let have = buf.len();
+    buf.resize(cap, 0);
+    let r = client.try_read(&mut buf[have..]);
+    match r {
+        Ok(0) => {
+            buf.truncate(have);
+            Early::Eof
+        }
+        Ok(n) => {
+            buf.truncate(have + n);
+            if buf.len() >= cap {
+                Early::Full
+            } else {
+                Early::More
+            }
+        }
+        Err(e)
+            if e.kind() == std::io::ErrorKind::WouldBlock
+                || e.kind() == std::io::ErrorKind::Interrupted =>
+        {
+            buf.truncate(have);
+            Early::More
+        }
+        Err(_) => {
+            buf.truncate(have);
+            Early::Error
+        }
+    }
 }
 
 fn render_date(accept: Duration) -> String {

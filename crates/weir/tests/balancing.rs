@@ -285,3 +285,60 @@ fn bind_thread_restricts_accepting_threads() {
         .collect();
     assert_eq!(inodes.len(), 1, "one listener: {inodes:?} ({fds} fds)");
 }
+
+#[test]
+fn abortonclose_drops_a_queued_client_that_left() {
+    let srv = holding("a");
+    let port = free_port();
+    let cfg = format!(
+        "{LOG_TCP}  option abortonclose\n  timeout connect 1s\n  timeout client 10s\n  timeout server 10s\n  timeout queue 10s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{} maxconn 1\n",
+        srv.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let (c1, _) = open(port);
+    let c2 = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c2.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(c2);
+    w.wait_output(" CQ ", Duration::from_secs(3));
+    let before = srv.accepted.load(std::sync::atomic::Ordering::Relaxed);
+    drop(c1);
+    // The slot frees; nothing queued is left to use it.
+    let (_c3, s3) = open(port);
+    assert_eq!(s3, "a");
+    assert_eq!(
+        srv.accepted.load(std::sync::atomic::Ordering::Relaxed),
+        before + 1,
+        "only the new client reached the server"
+    );
+}
+
+#[test]
+fn without_abortonclose_a_queued_clients_data_and_fin_are_delivered() {
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let tx = std::sync::Mutex::new(tx);
+    let srv = Server::start(move |mut c| {
+        let _ = c.write_all(b"a");
+        let mut all = Vec::new();
+        let _ = c.read_to_end(&mut all);
+        let _ = tx.lock().unwrap().send(all);
+    });
+    let port = free_port();
+    let servers = format!(
+        "    timeout queue 10s\n    server a 127.0.0.1:{} maxconn 1",
+        srv.port()
+    );
+    let _w = Weir::start(&listen_cfg(port, "", "", &servers), port);
+    let (c1, _) = open(port);
+    let mut c2 = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c2.write_all(b"sent-while-queued").unwrap();
+    c2.shutdown(std::net::Shutdown::Write).unwrap();
+    drop(c1);
+    let got = wait_for("the queued client's bytes", Duration::from_secs(5), || {
+        rx.try_iter().find(|v| !v.is_empty())
+    });
+    assert_eq!(
+        got, b"sent-while-queued",
+        "data and FIN passed on once connected"
+    );
+}
