@@ -376,6 +376,63 @@ impl<'a> Duplex<'a> {
         }
     }
 
+    /// Pumps one direction (client to server when `upstream`) and stamps the
+    /// activity of the sides that moved; returns how the session ends when
+    /// a side failed.
+    fn step(
+        &mut self,
+        cx: &mut Context<'_>,
+        upstream: bool,
+        now: Instant,
+        budget: &mut u32,
+    ) -> Option<End> {
+        let Duplex {
+            client,
+            server,
+            c2s,
+            s2c,
+            last_client,
+            last_server,
+            bufsize,
+            pipesize,
+            ..
+        } = self;
+        let (src, dst, dir, last_src, last_dst, src_end, dst_end) = if upstream {
+            (
+                *client,
+                *server,
+                c2s,
+                last_client,
+                last_server,
+                End::ClientError,
+                End::ServerError,
+            )
+        } else {
+            (
+                *server,
+                *client,
+                s2c,
+                last_server,
+                last_client,
+                End::ServerError,
+                End::ClientError,
+            )
+        };
+        match Self::pump(cx, src, dst, dir, *bufsize, *pipesize, budget) {
+            Ok((read, wrote)) => {
+                if read {
+                    *last_src = now;
+                }
+                if wrote {
+                    *last_dst = now;
+                }
+                None
+            }
+            Err(Fail::Src) => Some(src_end),
+            Err(Fail::Dst) => Some(dst_end),
+        }
+    }
+
     fn outcome(&self, end: End) -> Outcome {
         Outcome {
             end,
@@ -421,45 +478,10 @@ impl Future for Duplex<'_> {
         let this = self.get_mut();
         let now = Instant::now();
         let mut budget = 64u32;
-        match Self::pump(
-            cx,
-            this.client,
-            this.server,
-            &mut this.c2s,
-            this.bufsize,
-            this.pipesize,
-            &mut budget,
-        ) {
-            Ok((r, w)) => {
-                if r {
-                    this.last_client = now;
-                }
-                if w {
-                    this.last_server = now;
-                }
+        for upstream in [true, false] {
+            if let Some(end) = this.step(cx, upstream, now, &mut budget) {
+                return Poll::Ready(this.outcome(end));
             }
-            Err(Fail::Src) => return Poll::Ready(this.outcome(End::ClientError)),
-            Err(Fail::Dst) => return Poll::Ready(this.outcome(End::ServerError)),
-        }
-        match Self::pump(
-            cx,
-            this.server,
-            this.client,
-            &mut this.s2c,
-            this.bufsize,
-            this.pipesize,
-            &mut budget,
-        ) {
-            Ok((r, w)) => {
-                if r {
-                    this.last_server = now;
-                }
-                if w {
-                    this.last_client = now;
-                }
-            }
-            Err(Fail::Src) => return Poll::Ready(this.outcome(End::ServerError)),
-            Err(Fail::Dst) => return Poll::Ready(this.outcome(End::ClientError)),
         }
         if this.c2s.shut && this.s2c.shut {
             return Poll::Ready(this.outcome(End::Done));
