@@ -142,8 +142,9 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let mut client_eof = false;
     let mut left_early = false;
     let connected = {
-        let attempt = connect::connect(&be, be_px, &key, acc.local, &mut attempts);
-        tokio::pin!(attempt);
+        // Boxed: its state is only needed while connecting, so an established
+        // (idle) session does not carry room for it.
+        let mut attempt = Box::pin(connect::connect(&be, be_px, &key, acc.local, &mut attempts));
         let mut watching = true;
         loop {
             tokio::select! {
@@ -242,6 +243,8 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     };
     if proxy_ok {
         let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial, client_eof);
+        // The duplex copied the early bytes; free them for the session's life.
+        drop(initial);
         tokio::pin!(duplex);
         let killed: Option<[u8; 2]> = tokio::select! {
             out = &mut duplex => {
@@ -301,30 +304,24 @@ async fn read_early(client: &Conn, buf: &mut Vec<u8>, cap: usize) -> Early {
     let have = buf.len();
     buf.resize(cap, 0);
     let r = client.try_read(&mut buf[have..]);
+    let got = *r.as_ref().unwrap_or(&0);
+    buf.truncate(have + got);
+    if buf.is_empty() {
+        // Readiness can be spurious: hold no memory for a client that has
+        // sent nothing (idle connections are a headline figure).
+        *buf = Vec::new();
+    }
     match r {
-        Ok(0) => {
-            buf.truncate(have);
-            Early::Eof
-        }
-        Ok(n) => {
-            buf.truncate(have + n);
-            if buf.len() >= cap {
-                Early::Full
-            } else {
-                Early::More
-            }
-        }
+        Ok(0) => Early::Eof,
+        Ok(_) if buf.len() >= cap => Early::Full,
+        Ok(_) => Early::More,
         Err(e)
             if e.kind() == std::io::ErrorKind::WouldBlock
                 || e.kind() == std::io::ErrorKind::Interrupted =>
         {
-            buf.truncate(have);
             Early::More
         }
-        Err(_) => {
-            buf.truncate(have);
-            Early::Error
-        }
+        Err(_) => Early::Error,
     }
 }
 
