@@ -3,7 +3,7 @@
 //! `timeout connect`, `retries` and `option redispatch`.
 
 use crate::conn::Conn;
-use crate::state::{BackendRt, ServerTarget};
+use crate::state::{BackendRt, Lb, ServerTarget};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -136,9 +136,9 @@ async fn acquire<'a>(
         tokio::pin!(notified);
         notified.as_mut().enable();
         let pick = {
-            let mut set = be.set();
-            let mut rng = be.rng.lock().unwrap_or_else(|p| p.into_inner());
-            let p = set.pick(key, &mut rng, avoid);
+            let mut lb = be.set();
+            let Lb { set, rng } = &mut *lb;
+            let p = set.pick(key, rng, avoid);
             if let Pick::Server(i) = p {
                 set.take(i);
             }

@@ -249,13 +249,15 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         backends.push(Arc::new(BackendRt {
             name: px.name.clone(),
             proxy: pi,
-            set: Mutex::new(set),
+            set: Mutex::new(state::Lb {
+                set,
+                rng: Rng::new(seed),
+            }),
             servers,
             conns: AtomicU32::new(0),
             queued: AtomicU32::new(0),
             slot_freed: tokio::sync::Notify::new(),
             logger: loggers[pi].clone(),
-            rng: Mutex::new(Rng::new(seed)),
         }));
     }
 

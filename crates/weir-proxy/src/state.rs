@@ -43,23 +43,42 @@ impl ServerRt {
     }
 }
 
+/// A backend's balancing state and the random source its picks draw from,
+/// behind one lock.
+pub struct Lb {
+    pub set: ServerSet,
+    pub rng: Rng,
+}
+
+impl std::ops::Deref for Lb {
+    type Target = ServerSet;
+    fn deref(&self) -> &ServerSet {
+        &self.set
+    }
+}
+
+impl std::ops::DerefMut for Lb {
+    fn deref_mut(&mut self) -> &mut ServerSet {
+        &mut self.set
+    }
+}
+
 /// A backend's live data.
 pub struct BackendRt {
     pub name: String,
     pub proxy: usize,
-    pub set: Mutex<ServerSet>,
+    pub set: Mutex<Lb>,
     pub servers: Vec<Arc<ServerRt>>,
     pub conns: AtomicU32,
     pub queued: AtomicU32,
     /// Woken when a server slot frees up or a server comes back.
     pub slot_freed: Notify,
     pub logger: Logger,
-    pub rng: Mutex<Rng>,
 }
 
 impl BackendRt {
     /// Locks the server set; a poisoned lock (a panic elsewhere) is still usable.
-    pub fn set(&self) -> MutexGuard<'_, ServerSet> {
+    pub fn set(&self) -> MutexGuard<'_, Lb> {
         self.set.lock().unwrap_or_else(|p| p.into_inner())
     }
     /// A server slot was released: account it and wake queued sessions.
