@@ -405,3 +405,38 @@ fn idle_connections_hold_no_buffers() {
     );
     drop(clients);
 }
+
+#[test]
+fn grace_keeps_listening_after_soft_stop() {
+    let srv = Server::named("g");
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "    grace 500ms",
+        "",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let mut w = Weir::start(&cfg, port);
+    let t = Instant::now();
+    w.signal(libc::SIGUSR1);
+    assert_eq!(
+        fetch(port).unwrap(),
+        "g",
+        "still served during the grace period"
+    );
+    wait_for(
+        "listeners to close after grace",
+        Duration::from_secs(5),
+        || {
+            TcpStream::connect(("127.0.0.1", port))
+                .is_err()
+                .then_some(())
+        },
+    );
+    assert!(
+        t.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+}

@@ -87,3 +87,36 @@ fn log_format_and_dontlognull() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn rfc5424_with_hostname_and_short_formats() {
+    let syslog = Syslog::start();
+    let srv = Server::named("x");
+    let port = free_port();
+    let cfg = format!(
+        "global\n  log-send-hostname edge1\n  log-tag wtag\n  log 127.0.0.1:{sp} format rfc5424 local2\n  log 127.0.0.1:{sp} format short local2\n\
+         defaults\n  mode tcp\n  log global\n  option tcplog\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  server s1 127.0.0.1:{}\n",
+        srv.port(),
+        sp = syslog.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    assert_eq!(fetch(port).unwrap(), "x");
+    let pri = 18 * 8 + 6;
+    let long = syslog.wait_line(&format!("<{pri}>1 "), Duration::from_secs(5));
+    let f: Vec<&str> = long.splitn(8, ' ').collect();
+    assert_eq!(f[0], format!("<{pri}>1"));
+    assert!(
+        f[1].len() >= 26 && f[1].contains('T'),
+        "RFC 3339 timestamp: {}",
+        f[1]
+    );
+    assert_eq!(
+        (f[2], f[3], f[5], f[6]),
+        ("edge1", "wtag", "-", "-"),
+        "{long}"
+    );
+    assert!(f[7].contains(" px px/s1 "), "{long}");
+    let short = syslog.wait_line(&format!("<{pri}>127.0.0.1:"), Duration::from_secs(5));
+    assert!(short.contains(" px px/s1 "), "{short}");
+}
