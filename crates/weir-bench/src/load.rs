@@ -474,6 +474,8 @@ async fn conn_loop(plan: Plan, shared: Arc<Shared>, idx: usize, start: Instant, 
     });
     let mut stream: Option<TcpStream> = None;
     let mut buf = Vec::with_capacity(16384);
+    let timer = tokio::time::sleep(plan.timeout);
+    tokio::pin!(timer);
     let mut k: u32 = 0;
     let mut attempts = 0u64;
     loop {
@@ -516,7 +518,14 @@ async fn conn_loop(plan: Plan, shared: Arc<Shared>, idx: usize, start: Instant, 
             }
         }
         let Some(s) = stream.as_mut() else { continue };
-        let r = tokio::time::timeout(plan.timeout, exchange(s, &req, &mut buf)).await;
+        // One timer per connection, moved for each request (cheaper than a
+        // new timeout per request).
+        timer.as_mut().reset((Instant::now() + plan.timeout).into());
+        let r = tokio::select! {
+            biased;
+            r = exchange(s, &req, &mut buf) => Ok(r),
+            _ = timer.as_mut() => Err(()),
+        };
         let lat = intended.elapsed().as_micros().max(1) as u64;
         let mut g = local.borrow_mut();
         match r {
