@@ -3,4 +3,5 @@
 
 #![forbid(unsafe_code)]
 
+pub mod h1;
 pub mod proxy_protocol;

@@ -1,0 +1,308 @@
+//! HTTP/1 codec tests: captured messages at every prefix, each strictness
+//! rule, chunked bodies in every split.
+
+use super::*;
+
+fn req(s: &str) -> Result<Option<(RequestHead, usize)>, H1Error> {
+    parse_request(s.as_bytes(), &Limits::default())
+}
+
+fn ok(s: &str) -> RequestHead {
+    req(s).unwrap().unwrap().0
+}
+
+fn status(s: &str) -> u16 {
+    req(s).unwrap_err().status()
+}
+
+const CAPTURED: &[&str] = &[
+    "GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
+    "POST /upload?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello",
+    "PUT /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    "GET / HTTP/1.0\r\n\r\n",
+];
+
+#[test]
+fn captured_requests_at_every_prefix() {
+    for msg in CAPTURED {
+        let b = msg.as_bytes();
+        let (_, used) = parse_request(b, &Limits::default()).unwrap().unwrap();
+        for n in 0..used {
+            assert_eq!(
+                parse_request(&b[..n], &Limits::default()),
+                Ok(None),
+                "prefix {n} of {msg:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn framing_and_connection() {
+    let h = ok(CAPTURED[0]);
+    assert_eq!(
+        (
+            h.method.as_str(),
+            h.uri.as_str(),
+            h.minor,
+            h.framing,
+            h.keep_alive
+        ),
+        ("GET", "/", 1, Framing::None, true)
+    );
+    assert_eq!(ok(CAPTURED[1]).framing, Framing::ContentLength(5));
+    assert_eq!(ok(CAPTURED[2]).framing, Framing::Chunked);
+    assert!(!ok(CAPTURED[4]).keep_alive, "HTTP/1.0 closes by default");
+    assert!(ok("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").keep_alive);
+    assert!(!ok("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n").keep_alive);
+    assert_eq!(
+        ok("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n").framing,
+        Framing::Tunnel
+    );
+    assert!(
+        ok("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n").expect_continue
+    );
+}
+
+#[test]
+fn te_and_cl_together_te_wins_and_closes() {
+    let h = ok("POST / HTTP/1.1\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n\r\n");
+    assert_eq!(h.framing, Framing::Chunked);
+    assert!(h.close_after && !h.keep_alive);
+    assert!(
+        !h.headers
+            .iter()
+            .any(|x| x.name.eq_ignore_ascii_case("content-length")),
+        "Content-Length removed"
+    );
+}
+
+#[test]
+fn content_length_rules() {
+    assert_eq!(
+        ok("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n").framing,
+        Framing::ContentLength(3)
+    );
+    assert_eq!(
+        ok("POST / HTTP/1.1\r\nContent-Length: 3, 3\r\n\r\n").framing,
+        Framing::ContentLength(3)
+    );
+    assert_eq!(
+        status("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n"),
+        400
+    );
+    assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"), 400);
+    assert_eq!(
+        status("POST / HTTP/1.1\r\nContent-Length: 1e3\r\n\r\n"),
+        400
+    );
+    assert_eq!(
+        status("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n"),
+        400
+    );
+    assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: \r\n\r\n"), 400);
+}
+
+#[test]
+fn transfer_encoding_rules() {
+    assert_eq!(
+        status("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"),
+        400,
+        "last coding must be chunked"
+    );
+    assert_eq!(
+        status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"),
+        400
+    );
+    assert_eq!(
+        status(
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+        ),
+        400
+    );
+    assert_eq!(
+        status("POST / HTTP/1.1\r\nTransfer-Encoding: foo, chunked\r\n\r\n"),
+        501
+    );
+    assert_eq!(
+        status("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        400
+    );
+    assert_eq!(
+        ok("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").framing,
+        Framing::Chunked
+    );
+}
+
+#[test]
+fn invalid_characters_and_layout() {
+    for bad in [
+        "GET / HTTP/1.1\r\nHo st: a\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost : a\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\x00b\r\n\r\n",
+        "GET / HTTP/1.1\r\nX\x01: a\r\n\r\n",
+        "GET / HTTP/2.0\r\n\r\n",
+        "G@T / HTTP/1.1\r\n\r\n",
+        "GET  / HTTP/1.1\r\n\r\n",
+    ] {
+        assert!(
+            matches!(req(bad), Err(e) if e.status() == 400),
+            "{bad:?} -> {:?}",
+            req(bad)
+        );
+    }
+}
+
+#[test]
+fn size_limits() {
+    let limits = Limits {
+        max_head: 64,
+        max_headers: 4,
+    };
+    let long_uri = format!("GET /{} HTTP/1.1\r\n", "a".repeat(100));
+    assert_eq!(
+        parse_request(long_uri.as_bytes(), &limits)
+            .unwrap_err()
+            .status(),
+        414
+    );
+    let big = format!("GET / HTTP/1.1\r\nX: {}\r\n", "b".repeat(100));
+    assert_eq!(
+        parse_request(big.as_bytes(), &limits).unwrap_err().status(),
+        431
+    );
+    let many = "GET / HTTP/1.1\r\nA: 1\r\nB: 1\r\nC: 1\r\nD: 1\r\nE: 1\r\n\r\n";
+    assert_eq!(
+        parse_request(
+            many.as_bytes(),
+            &Limits {
+                max_head: 16384,
+                max_headers: 4
+            }
+        )
+        .unwrap_err()
+        .status(),
+        431
+    );
+}
+
+#[test]
+fn responses() {
+    let l = Limits::default();
+    let r = |s: &str, m: &str| parse_response(s.as_bytes(), &l, m).unwrap().unwrap().0;
+    assert_eq!(
+        r("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx", "GET").framing,
+        Framing::ContentLength(1)
+    );
+    assert_eq!(
+        r("HTTP/1.1 200 OK\r\n\r\n", "GET").framing,
+        Framing::UntilClose
+    );
+    assert!(!r("HTTP/1.1 200 OK\r\n\r\n", "GET").keep_alive);
+    assert_eq!(
+        r("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", "HEAD").framing,
+        Framing::None
+    );
+    assert_eq!(
+        r("HTTP/1.1 304 Not Modified\r\n\r\n", "GET").framing,
+        Framing::None
+    );
+    assert_eq!(
+        r("HTTP/1.1 204 No Content\r\n\r\n", "GET").framing,
+        Framing::None
+    );
+    assert_eq!(
+        r(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
+            "GET"
+        )
+        .framing,
+        Framing::Tunnel
+    );
+    assert_eq!(
+        r("HTTP/1.1 200 OK\r\n\r\n", "CONNECT").framing,
+        Framing::Tunnel
+    );
+    assert_eq!(
+        r(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET"
+        )
+        .framing,
+        Framing::Chunked
+    );
+    assert_eq!(
+        r("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "GET").framing,
+        Framing::UntilClose
+    );
+    let e = parse_response(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        &l,
+        "GET",
+    )
+    .unwrap_err();
+    assert_eq!(e.status(), 502);
+    let full = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    for n in 0..full.len() {
+        assert_eq!(
+            parse_response(&full[..n], &l, "GET"),
+            Ok(None),
+            "prefix {n}"
+        );
+    }
+}
+
+/// Body bytes, trailer lines, and whether the end was seen.
+type Decoded = (Vec<u8>, Vec<Vec<u8>>, bool);
+
+fn decode_all(body: &[u8], split: usize) -> Result<Decoded, H1Error> {
+    let mut d = ChunkedDecoder::default();
+    let (mut data, mut trailers) = (Vec::new(), Vec::new());
+    let mut pending = body[..split].to_vec();
+    for next in [&body[split..], &b""[..]] {
+        let (ev, used) = d.feed(&pending)?;
+        for e in ev {
+            match e {
+                ChunkEvent::Data(r) => data.extend_from_slice(&pending[r]),
+                ChunkEvent::Trailer(t) => trailers.push(t),
+                ChunkEvent::End => {}
+            }
+        }
+        pending.drain(..used);
+        pending.extend_from_slice(next);
+    }
+    Ok((data, trailers, d.is_done()))
+}
+
+#[test]
+fn chunked_in_every_split() {
+    let body = b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n";
+    for split in 0..=body.len() {
+        let (data, trailers, done) = decode_all(body, split).unwrap();
+        assert_eq!(data, b"hello world", "split {split}");
+        assert_eq!(trailers, vec![b"X-Trailer: yes".to_vec()]);
+        assert!(done);
+    }
+}
+
+#[test]
+fn chunked_rejects() {
+    for bad in [
+        &b"zz\r\n"[..],
+        b"5\r\nhelloX\r\n",
+        b"fffffffffffffffff\r\n",
+        b"4000000000000000\r\n",
+        b"\r\n",
+        b"5\nhello\r\n",
+        b"0\r\nbadtrailer\r\n\r\n",
+    ] {
+        assert!(
+            decode_all(bad, bad.len()).is_err(),
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+}

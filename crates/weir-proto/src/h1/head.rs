@@ -1,0 +1,298 @@
+//! Request and response heads on `httparse`, with weir's limits and the
+//! framing decision of RFC 9112 §6.
+
+use super::{Framing, H1Error};
+
+/// Size limits (HAProxy: `tune.bufsize`, `tune.http.maxhdr`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_head: usize,
+    pub max_headers: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_head: 16384,
+            max_headers: 101,
+        }
+    }
+}
+
+/// One header field as received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub name: String,
+    pub value: Vec<u8>,
+}
+
+/// A parsed request head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestHead {
+    pub method: String,
+    pub uri: String,
+    /// Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub minor: u8,
+    /// Headers in order; a Content-Length dropped by the framing rules is gone.
+    pub headers: Vec<Header>,
+    pub framing: Framing,
+    /// The client wants the connection kept open after this exchange.
+    pub keep_alive: bool,
+    /// Both Transfer-Encoding and Content-Length were present: close after
+    /// the response.
+    pub close_after: bool,
+    pub expect_continue: bool,
+}
+
+/// A parsed response head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    pub status: u16,
+    pub reason: String,
+    pub minor: u8,
+    pub headers: Vec<Header>,
+    pub framing: Framing,
+    pub keep_alive: bool,
+}
+
+fn headers_of(h: &[httparse::Header<'_>]) -> Vec<Header> {
+    h.iter()
+        .map(|h| Header {
+            name: h.name.to_string(),
+            value: h.value.to_vec(),
+        })
+        .collect()
+}
+
+fn tokens(v: &[u8]) -> impl Iterator<Item = String> + '_ {
+    v.split(|&b| b == b',')
+        .map(|t| String::from_utf8_lossy(t).trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+}
+
+fn connection_has(headers: &[Header], token: &str) -> bool {
+    headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("connection"))
+        .any(|h| tokens(&h.value).any(|t| t == token))
+}
+
+/// Content-Length values merged: identical values (also within one
+/// comma-separated field) are one; different ones are an error.
+fn content_length(headers: &[Header]) -> Result<Option<u64>, &'static str> {
+    let mut found: Option<u64> = None;
+    for h in headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("content-length"))
+    {
+        for part in h.value.split(|&b| b == b',') {
+            let t = std::str::from_utf8(part)
+                .map_err(|_| "invalid Content-Length")?
+                .trim();
+            if t.is_empty() || t.len() > 19 || !t.bytes().all(|b| b.is_ascii_digit()) {
+                return Err("invalid Content-Length");
+            }
+            let n: u64 = t.parse().map_err(|_| "invalid Content-Length")?;
+            match found {
+                Some(f) if f != n => return Err("several different Content-Length values"),
+                _ => found = Some(n),
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The transfer codings, in order, or None without Transfer-Encoding.
+fn transfer_codings(headers: &[Header]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut any = false;
+    for h in headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("transfer-encoding"))
+    {
+        any = true;
+        out.extend(tokens(&h.value).map(|t| t.split(';').next().unwrap_or("").trim().to_string()));
+    }
+    any.then_some(out)
+}
+
+fn map_err(e: httparse::Error, request: bool) -> H1Error {
+    let what = match e {
+        httparse::Error::HeaderName => "invalid character in a header name",
+        httparse::Error::HeaderValue => "invalid character in a header value",
+        httparse::Error::NewLine => "invalid line ending",
+        httparse::Error::Status => "invalid status",
+        httparse::Error::Token => "invalid token",
+        httparse::Error::TooManyHeaders => return H1Error::HeadersTooLarge,
+        httparse::Error::Version => "invalid version",
+    };
+    if request {
+        H1Error::BadRequest(what)
+    } else {
+        H1Error::BadResponse(what)
+    }
+}
+
+/// A request head over the limit: 414 when the request line alone does not
+/// fit, 431 otherwise.
+fn too_large(buf: &[u8], limits: &Limits) -> H1Error {
+    let line = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    if line >= limits.max_head {
+        H1Error::UriTooLong
+    } else {
+        H1Error::HeadersTooLarge
+    }
+}
+
+/// When a head is still incomplete: too big already?
+fn incomplete(buf: &[u8], limits: &Limits, request: bool) -> Result<Option<()>, H1Error> {
+    if buf.len() < limits.max_head {
+        return Ok(None);
+    }
+    if request {
+        Err(too_large(buf, limits))
+    } else {
+        Err(H1Error::BadResponse("response head too large"))
+    }
+}
+
+/// Parses a request head at the start of `buf`; returns it and the bytes
+/// it used. Errors carry the status to answer.
+pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead, usize)>, H1Error> {
+    let mut storage = vec![httparse::EMPTY_HEADER; limits.max_headers];
+    let mut req = httparse::Request::new(&mut storage);
+    let used = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return incomplete(buf, limits, true).map(|_| None),
+        Err(e) => return Err(map_err(e, true)),
+    };
+    if used > limits.max_head {
+        return Err(too_large(&buf[..used], limits));
+    }
+    if buf[..used].contains(&0) {
+        return Err(H1Error::BadRequest("NUL byte in the request head"));
+    }
+    let method = req.method.unwrap_or("").to_string();
+    let uri = req.path.unwrap_or("").to_string();
+    let minor = req.version.unwrap_or(1);
+    let mut headers = headers_of(req.headers);
+    let cl = content_length(&headers).map_err(H1Error::BadRequest)?;
+    let te = transfer_codings(&headers);
+    let mut close_after = false;
+    let framing = match te {
+        Some(codings) => {
+            if minor == 0 {
+                return Err(H1Error::BadRequest(
+                    "Transfer-Encoding in an HTTP/1.0 request",
+                ));
+            }
+            if let Some(bad) = codings.iter().find(|c| {
+                !matches!(
+                    c.as_str(),
+                    "chunked" | "gzip" | "deflate" | "compress" | "identity" | "x-gzip"
+                )
+            }) {
+                let _ = bad;
+                return Err(H1Error::NotImplemented("unknown transfer coding"));
+            }
+            if codings.last().map(String::as_str) != Some("chunked") {
+                return Err(H1Error::BadRequest(
+                    "the last transfer coding is not chunked",
+                ));
+            }
+            if codings.iter().filter(|c| *c == "chunked").count() > 1 {
+                return Err(H1Error::BadRequest("chunked applied more than once"));
+            }
+            if cl.is_some() {
+                headers.retain(|h| !h.name.eq_ignore_ascii_case("content-length"));
+                close_after = true;
+            }
+            Framing::Chunked
+        }
+        None => match cl {
+            Some(0) | None => Framing::None,
+            Some(n) => Framing::ContentLength(n),
+        },
+    };
+    let framing = if method == "CONNECT" {
+        Framing::Tunnel
+    } else {
+        framing
+    };
+    let keep_alive = if minor == 0 {
+        connection_has(&headers, "keep-alive")
+    } else {
+        !connection_has(&headers, "close")
+    };
+    let expect_continue = minor == 1
+        && headers.iter().any(|h| {
+            h.name.eq_ignore_ascii_case("expect") && h.value.eq_ignore_ascii_case(b"100-continue")
+        });
+    Ok(Some((
+        RequestHead {
+            method,
+            uri,
+            minor,
+            headers,
+            framing,
+            keep_alive: keep_alive && !close_after,
+            close_after,
+            expect_continue,
+        },
+        used,
+    )))
+}
+
+/// Parses a response head to a request made with `method`.
+pub fn parse_response(
+    buf: &[u8],
+    limits: &Limits,
+    method: &str,
+) -> Result<Option<(ResponseHead, usize)>, H1Error> {
+    let mut storage = vec![httparse::EMPTY_HEADER; limits.max_headers];
+    let mut res = httparse::Response::new(&mut storage);
+    let used = match res.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return incomplete(buf, limits, false).map(|_| None),
+        Err(e) => return Err(map_err(e, false)),
+    };
+    if buf[..used].contains(&0) {
+        return Err(H1Error::BadResponse("NUL byte in the response head"));
+    }
+    let status = res.code.unwrap_or(0);
+    let minor = res.version.unwrap_or(1);
+    let headers = headers_of(res.headers);
+    let cl = content_length(&headers).map_err(H1Error::BadResponse)?;
+    let framing = if status == 101 || (method == "CONNECT" && (200..300).contains(&status)) {
+        Framing::Tunnel
+    } else if method == "HEAD" || (100..200).contains(&status) || status == 204 || status == 304 {
+        Framing::None
+    } else {
+        match transfer_codings(&headers) {
+            Some(c) if c.last().map(String::as_str) == Some("chunked") => Framing::Chunked,
+            Some(_) => Framing::UntilClose,
+            None => match cl {
+                Some(0) => Framing::None,
+                Some(n) => Framing::ContentLength(n),
+                None => Framing::UntilClose,
+            },
+        }
+    };
+    let keep_alive = framing != Framing::UntilClose
+        && if minor == 0 {
+            connection_has(&headers, "keep-alive")
+        } else {
+            !connection_has(&headers, "close")
+        };
+    Ok(Some((
+        ResponseHead {
+            status,
+            reason: res.reason.unwrap_or("").to_string(),
+            minor,
+            headers,
+            framing,
+            keep_alive,
+        },
+        used,
+    )))
+}

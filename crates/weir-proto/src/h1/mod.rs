@@ -1,0 +1,62 @@
+//! HTTP/1.1 message heads and body framing (RFC 9112), strict where the
+//! protocol is ambiguous so that weir never reads a message differently
+//! from the server behind it (request smuggling). Pure: bytes in, values
+//! out; each parser is tri-state (`Ok(None)` = need more bytes).
+//!
+//! Choices, after HAProxy: a request with both Transfer-Encoding and
+//! Content-Length is accepted with Transfer-Encoding winning, the
+//! Content-Length removed, and the connection marked to close after the
+//! response; identical repeated Content-Length values merge, different ones
+//! are a 400; a request whose last transfer coding is not `chunked` is a 400,
+//! an unknown coding a 501.
+
+mod chunked;
+mod head;
+
+pub use chunked::{ChunkEvent, ChunkedDecoder};
+pub use head::{parse_request, parse_response, Header, Limits, RequestHead, ResponseHead};
+
+/// How a message body ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body.
+    None,
+    ContentLength(u64),
+    Chunked,
+    /// Responses only: the body ends when the server closes.
+    UntilClose,
+    /// CONNECT accepted or 101 Switching Protocols: bytes flow both ways.
+    Tunnel,
+}
+
+/// Why a message was refused; `status()` is what the client gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum H1Error {
+    #[error("bad request: {0}")]
+    BadRequest(&'static str),
+    #[error("request URI too long")]
+    UriTooLong,
+    #[error("request header section too large or too many headers")]
+    HeadersTooLarge,
+    #[error("not implemented: {0}")]
+    NotImplemented(&'static str),
+    #[error("invalid response: {0}")]
+    BadResponse(&'static str),
+}
+
+impl H1Error {
+    /// The status code HAProxy answers with.
+    pub fn status(self) -> u16 {
+        match self {
+            H1Error::BadRequest(_) => 400,
+            H1Error::UriTooLong => 414,
+            H1Error::HeadersTooLarge => 431,
+            H1Error::NotImplemented(_) => 501,
+            H1Error::BadResponse(_) => 502,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "h1_tests.rs"]
+mod tests;
