@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
 use weir_config::SendProxy;
-use weir_proto::proxy_protocol::{self, ProxyHeader, V1_MAX_LEN};
+use weir_proto::proxy_protocol::{self, ProxyHeader};
 
 /// Addresses of an accepted connection.
 #[derive(Debug, Clone)]
@@ -29,35 +29,37 @@ fn ms(d: Duration) -> i64 {
 }
 
 /// Reads a PROXY header; returns the addresses it carries and any bytes
-/// read past it.
+/// read past it. A v2 header with TLVs may be as long as `cap` (the
+/// connection's buffer size, as in HAProxy); anything longer is refused.
 async fn read_proxy_header(
     client: &Conn,
     timeout: Option<Duration>,
+    cap: usize,
 ) -> Result<(ProxyHeader, Vec<u8>), String> {
-    let mut buf = vec![0u8; 536];
-    let mut have = 0usize;
+    let mut buf: Vec<u8> = Vec::with_capacity(536);
+    let mut chunk = [0u8; 536];
     let fut = async {
         loop {
-            match proxy_protocol::parse(&buf[..have]) {
-                Ok(Some((h, used))) => return Ok((h, buf[used..have].to_vec())),
+            match proxy_protocol::parse(&buf) {
+                Ok(Some((h, used))) => return Ok((h, buf[used..].to_vec())),
                 Ok(None) => {}
                 Err(e) => return Err(e.to_string()),
             }
-            if have == buf.len() {
+            if buf.len() >= cap {
                 return Err("PROXY header too long".to_string());
             }
-            match client.read(&mut buf[have..]).await {
+            let want = chunk.len().min(cap - buf.len());
+            match client.read(&mut chunk[..want]).await {
                 Ok(0) => {
                     return Err("connection closed while waiting for PROXY protocol header".into())
                 }
-                Ok(n) => have += n,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
                 Err(e) => {
                     return Err(format!(
                         "error while waiting for PROXY protocol header: {e}"
                     ))
                 }
             }
-            let _ = V1_MAX_LEN;
         }
     };
     match timeout {
@@ -82,7 +84,7 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let mut kill_rx = sh.killing.subscribe();
 
     if acc.accept_proxy {
-        match read_proxy_header(&client, fe_px.timeouts.client).await {
+        match read_proxy_header(&client, fe_px.timeouts.client, sh.bufsize).await {
             Ok((h, rest)) => {
                 if let ProxyHeader::Inet { src, dst } = h {
                     acc.peer = Some(src);

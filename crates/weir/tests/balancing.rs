@@ -80,8 +80,7 @@ fn holding(name: &'static str) -> Server {
 }
 
 fn open(port: u16) -> (TcpStream, String) {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     let mut b = [0u8; 2];
     let n = c.read(&mut b).unwrap();
     let s = String::from_utf8_lossy(&b[..n]).into_owned();

@@ -60,18 +60,8 @@ fn half_close_is_passed_on_and_the_other_direction_continues() {
         std::thread::sleep(Duration::from_millis(50));
         c.write_all(reply.as_bytes()).unwrap();
     });
-    let port = free_port();
-    let _w = Weir::start(
-        &listen_cfg(
-            port,
-            "",
-            "",
-            &format!("    server s1 127.0.0.1:{}", srv.port()),
-        ),
-        port,
-    );
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let (_w, port) = proxy_to("s1", srv.port(), "");
+    let mut c = client(port);
     c.write_all(&[7u8; 5000]).unwrap();
     c.shutdown(Shutdown::Write).unwrap();
     let mut s = String::new();
@@ -91,18 +81,8 @@ fn server_half_close_keeps_client_to_server_open() {
         c.read_to_end(&mut all).unwrap();
         tx.lock().unwrap().send(all.len()).unwrap();
     });
-    let port = free_port();
-    let _w = Weir::start(
-        &listen_cfg(
-            port,
-            "",
-            "",
-            &format!("    server s1 127.0.0.1:{}", srv.port()),
-        ),
-        port,
-    );
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let (_w, port) = proxy_to("s1", srv.port(), "");
+    let mut c = client(port);
     let mut s = String::new();
     c.read_to_string(&mut s).unwrap();
     assert_eq!(s, "banner", "EOF from the server reaches the client");
@@ -130,8 +110,7 @@ fn client_timeout_closes_idle_connection() {
         srv.port()
     );
     let w = Weir::start(&cfg, port);
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     let t = Instant::now();
     let mut b = [0u8; 8];
     let n = c.read(&mut b).unwrap_or(0);
@@ -159,8 +138,7 @@ fn server_timeout_and_tunnel_timeout() {
         srv.port()
     );
     let w = Weir::start(&cfg, port);
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     c.write_all(b"x").unwrap();
     let mut b = [0u8; 8];
     assert_eq!(c.read(&mut b).unwrap_or(0), 0);
@@ -176,8 +154,7 @@ fn server_timeout_and_tunnel_timeout() {
         echo.port()
     );
     let _w = Weir::start(&cfg, port);
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     std::thread::sleep(Duration::from_millis(600));
     c.write_all(b"still-here").unwrap();
     let mut b = [0u8; 10];
@@ -293,16 +270,7 @@ fn slow_reader_gets_every_byte_in_order() {
     let srv = Server::start(move |mut c| {
         let _ = c.write_all(&body);
     });
-    let port = free_port();
-    let _w = Weir::start(
-        &listen_cfg(
-            port,
-            "",
-            "",
-            &format!("    server s1 127.0.0.1:{}", srv.port()),
-        ),
-        port,
-    );
+    let (_w, port) = proxy_to("s1", srv.port(), "");
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut got = Vec::with_capacity(data.len());
@@ -391,8 +359,7 @@ fn server_reset_is_logged_sd() {
         ),
         port,
     );
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     c.write_all(b"hello").unwrap();
     let mut b = [0u8; 4];
     assert!(matches!(c.read(&mut b), Ok(0) | Err(_)));
@@ -415,8 +382,7 @@ fn client_fin_timeout_applies_once_half_closed() {
         &format!("127.0.0.1:{}", srv.port()),
     );
     let w = Weir::start(&cfg, port);
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     c.write_all(b"bye").unwrap();
     c.shutdown(Shutdown::Write).unwrap();
     let t = Instant::now();

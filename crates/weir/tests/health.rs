@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -110,8 +110,7 @@ fn on_marked_down_shutdown_sessions_kills_established_sessions() {
          listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{sport} check inter 100ms fall 1 on-marked-down shutdown-sessions\n"
     );
     let w = Weir::start(&cfg, port);
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     let mut b = [0u8; 2];
     c.read_exact(&mut b).unwrap();
     srv.stop(); // the listener goes away; the established connection stays

@@ -20,16 +20,7 @@ fn soft_stop_finishes_inflight_transfers_then_exits() {
             std::thread::sleep(Duration::from_millis(15));
         }
     });
-    let port = free_port();
-    let mut w = Weir::start(
-        &listen_cfg(
-            port,
-            "",
-            "",
-            &format!("    server s 127.0.0.1:{}", srv.port()),
-        ),
-        port,
-    );
+    let (mut w, port) = proxy_to("s", srv.port(), "");
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut first = vec![0u8; 1000];
@@ -235,11 +226,7 @@ fn global_maxconn_stops_accepting_and_resumes() {
         &format!("    server s 127.0.0.1:{}", srv.port()),
     );
     let _w = Weir::start(&cfg, port);
-    let open = || {
-        let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        c
-    };
+    let open = || client(port);
     let mut c1 = open();
     let mut c2 = open();
     let mut b = [0u8; 1];

@@ -43,16 +43,7 @@ fn recv_nonempty(rx: &mpsc::Receiver<Vec<u8>>) -> Vec<u8> {
 #[test]
 fn send_proxy_v1_and_v2_carry_the_client_addresses() {
     let (srv, rx) = capture(1);
-    let port = free_port();
-    let _w = Weir::start(
-        &listen_cfg(
-            port,
-            "",
-            "",
-            &format!("    server s 127.0.0.1:{} send-proxy", srv.port()),
-        ),
-        port,
-    );
+    let (_w, port) = proxy_to("s", srv.port(), "send-proxy");
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let local = c.local_addr().unwrap();
     c.write_all(b"payload").unwrap();
@@ -63,16 +54,7 @@ fn send_proxy_v1_and_v2_carry_the_client_addresses() {
     assert!(got.starts_with(&want), "{got:?} vs {want:?}");
 
     let (srv, rx) = capture(28);
-    let port = free_port();
-    let _w = Weir::start(
-        &listen_cfg(
-            port,
-            "",
-            "",
-            &format!("    server s 127.0.0.1:{} send-proxy-v2", srv.port()),
-        ),
-        port,
-    );
+    let (_w, port) = proxy_to("s", srv.port(), "send-proxy-v2");
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let local = c.local_addr().unwrap();
     c.write_all(b"x").unwrap();
@@ -135,8 +117,7 @@ fn bad_proxy_header_closes_and_logs() {
     );
     let w = Weir::start(&cfg, port);
     let before = srv.accepted.load(std::sync::atomic::Ordering::Relaxed);
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut c = client(port);
     c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
     let mut b = [0u8; 4];
     assert!(matches!(c.read(&mut b), Ok(0) | Err(_)));
@@ -156,4 +137,33 @@ fn bad_proxy_header_closes_and_logs() {
     ok.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     ok.read_exact(&mut b).unwrap();
     assert_eq!(&b, b"ping");
+}
+
+#[test]
+fn accept_proxy_v2_with_large_tlvs() {
+    // Load balancers add TLVs (TLS details, ids): a 1,000-byte v2 header is
+    // accepted, and bytes after it are forwarded.
+    let srv = Server::echo();
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port} accept-proxy\n  server s 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let tlv_len: u16 = 1000 - 16 - 12 - 3;
+    let mut v2 = b"\r\n\r\n\0\r\nQUIT\n".to_vec();
+    v2.extend_from_slice(&[0x21, 0x11]);
+    v2.extend_from_slice(&(12 + 3 + tlv_len).to_be_bytes());
+    v2.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2, 0x13, 0x88, 0x00, 0x50]);
+    v2.push(0xE0);
+    v2.extend_from_slice(&tlv_len.to_be_bytes());
+    v2.extend(std::iter::repeat_n(b'z', tlv_len as usize));
+    assert_eq!(v2.len(), 1000);
+    v2.extend_from_slice(b"after");
+    let mut c = client(port);
+    c.write_all(&v2).unwrap();
+    let mut b = [0u8; 5];
+    c.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"after");
 }

@@ -186,13 +186,12 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
                     "Transfer-Encoding in an HTTP/1.0 request",
                 ));
             }
-            if let Some(bad) = codings.iter().find(|c| {
+            if codings.iter().any(|c| {
                 !matches!(
                     c.as_str(),
                     "chunked" | "gzip" | "deflate" | "compress" | "identity" | "x-gzip"
                 )
             }) {
-                let _ = bad;
                 return Err(H1Error::NotImplemented("unknown transfer coding"));
             }
             if codings.last().map(String::as_str) != Some("chunked") {

@@ -321,6 +321,24 @@ pub fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// weir in front of one server: a `listen px` section on a fresh port with
+/// `server <name> 127.0.0.1:<server_port> <opts>`. Returns weir and its port.
+pub fn proxy_to(name: &str, server_port: u16, opts: &str) -> (Weir, u16) {
+    let port = free_port();
+    let line = format!(
+        "    server {name} 127.0.0.1:{server_port}{}{opts}",
+        if opts.is_empty() { "" } else { " " }
+    );
+    (Weir::start(&listen_cfg(port, "", "", &line), port), port)
+}
+
+/// A client connection to weir's port with a 5 s read timeout.
+pub fn client(port: u16) -> TcpStream {
+    let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c
+}
+
 /// A minimal tcp listen section forwarding `port` to `servers` lines.
 pub fn listen_cfg(port: u16, extra_global: &str, extra: &str, servers: &str) -> String {
     format!(
