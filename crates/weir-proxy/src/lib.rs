@@ -411,6 +411,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         actconn: AtomicU32::new(0),
         maxconn,
         conn_freed: tokio::sync::Notify::new(),
+        accept_paused: AtomicU32::new(0),
         stopping,
         killing,
         hostname,

@@ -356,8 +356,10 @@ fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
 }
 
 fn finish(sh: &Shared, fe_idx: usize, bind_conns: &AtomicU32) {
-    bind_conns.fetch_sub(1, Ordering::Relaxed);
-    sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::Relaxed);
-    sh.actconn.fetch_sub(1, Ordering::Relaxed);
-    sh.conn_freed.notify_waiters();
+    bind_conns.fetch_sub(1, Ordering::SeqCst);
+    sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::SeqCst);
+    sh.actconn.fetch_sub(1, Ordering::SeqCst);
+    if sh.accept_paused.load(Ordering::SeqCst) > 0 {
+        sh.conn_freed.notify_waiters();
+    }
 }

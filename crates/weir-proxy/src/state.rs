@@ -112,8 +112,12 @@ pub struct Shared {
     pub backends: Vec<Arc<BackendRt>>,
     pub actconn: AtomicU32,
     pub maxconn: u32,
-    /// Woken whenever a client connection closes (accept loops may resume).
+    /// Woken when a client connection closes while accept loops wait at a
+    /// limit (they may resume).
     pub conn_freed: Notify,
+    /// Loops waiting for a connection to close (accept loops at a limit, soft
+    /// stop); closes notify only when non-zero.
+    pub accept_paused: AtomicU32,
     /// Flips to true on soft stop: listeners close.
     pub stopping: watch::Sender<bool>,
     /// Flips to true on hard stop: sessions are killed.

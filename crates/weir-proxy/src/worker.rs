@@ -49,11 +49,14 @@ pub fn run_thread(
         }
         // Soft stop: listeners are closed; wait for this thread's sessions.
         let mut kill = sh.killing.subscribe();
+        sh.accept_paused.fetch_add(1, Ordering::SeqCst);
         loop {
-            if sh.actconn.load(Ordering::Relaxed) == 0 {
+            let notified = sh.conn_freed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if sh.actconn.load(Ordering::SeqCst) == 0 {
                 break;
             }
-            let notified = sh.conn_freed.notified();
             tokio::select! {
                 _ = notified => {}
                 _ = kill.wait_for(|k| *k) => {
@@ -64,15 +67,45 @@ pub fn run_thread(
                 _ = tokio::time::sleep(Duration::from_millis(200)) => {}
             }
         }
+        sh.accept_paused.fetch_sub(1, Ordering::SeqCst);
     });
     Ok(())
+}
+
+/// Waits until `ready()` holds, woken by closing connections; false on stop.
+/// Only a loop that has to wait announces itself in `accept_paused`, so
+/// closing connections notify nobody (and take no lock) in the common case.
+async fn wait_until(
+    sh: &Shared,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    mut ready: impl FnMut() -> bool,
+) -> bool {
+    if ready() {
+        return true;
+    }
+    sh.accept_paused.fetch_add(1, Ordering::SeqCst);
+    let ok = loop {
+        let notified = sh.conn_freed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        // Checked after announcing: a close either sees us paused or we see it.
+        if ready() {
+            break true;
+        }
+        tokio::select! {
+            _ = notified => {}
+            _ = stop.wait_for(|s| *s) => break false,
+        }
+    };
+    sh.accept_paused.fetch_sub(1, Ordering::SeqCst);
+    ok
 }
 
 /// Takes one connection slot globally, on the frontend and on the bind, or
 /// none at all when any of them is full.
 fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) -> bool {
     let take = |c: &AtomicU32, max: u32| {
-        c.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
+        c.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
             (v < max).then_some(v + 1)
         })
         .is_ok()
@@ -81,12 +114,12 @@ fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) ->
         return false;
     }
     if !take(&sh.frontends[fe].conns, sh.frontends[fe].maxconn) {
-        sh.actconn.fetch_sub(1, Ordering::AcqRel);
+        sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
     if !take(bind_conns, bind_max) {
-        sh.frontends[fe].conns.fetch_sub(1, Ordering::AcqRel);
-        sh.actconn.fetch_sub(1, Ordering::AcqRel);
+        sh.frontends[fe].conns.fetch_sub(1, Ordering::SeqCst);
+        sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
     true
@@ -132,20 +165,13 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             return;
         }
         // Limits: wait below them rather than accept and drop.
-        loop {
-            let notified = sh.conn_freed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let full = sh.actconn.load(Ordering::Relaxed) >= sh.maxconn
-                || sh.frontends[fe].conns.load(Ordering::Relaxed) >= sh.frontends[fe].maxconn
-                || bind_conns.load(Ordering::Relaxed) >= bind_max;
-            if !full {
-                break;
-            }
-            tokio::select! {
-                _ = notified => {}
-                _ = stop.wait_for(|s| *s) => return,
-            }
+        let below = || {
+            sh.actconn.load(Ordering::SeqCst) < sh.maxconn
+                && sh.frontends[fe].conns.load(Ordering::SeqCst) < sh.frontends[fe].maxconn
+                && bind_conns.load(Ordering::SeqCst) < bind_max
+        };
+        if !wait_until(&sh, &mut stop, below).await {
+            return;
         }
         let accepted = tokio::select! {
             r = accept(&listener) => r,
@@ -155,17 +181,12 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             Ok((conn, peer, local)) => {
                 // Another thread may have filled the last slot while this one
                 // was waiting in accept(): hold the client until one frees.
-                loop {
-                    let notified = sh.conn_freed.notified();
-                    tokio::pin!(notified);
-                    notified.as_mut().enable();
-                    if try_reserve(&sh, fe, &bind_conns, bind_max) {
-                        break;
-                    }
-                    tokio::select! {
-                        _ = notified => {}
-                        _ = stop.wait_for(|s| *s) => return,
-                    }
+                if !wait_until(&sh, &mut stop, || {
+                    try_reserve(&sh, fe, &bind_conns, bind_max)
+                })
+                .await
+                {
+                    return;
                 }
                 sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
                 if clitcpka {
