@@ -26,9 +26,7 @@ fn iperf3_through_weir() {
         .spawn()
         .unwrap();
     wait_for("iperf3 server", Duration::from_secs(5), || {
-        std::net::TcpListener::bind(("127.0.0.1", sport))
-            .is_err()
-            .then_some(())
+        listening(sport).then_some(())
     });
     for extra in ["", "    option splice-auto"] {
         let port = free_port();

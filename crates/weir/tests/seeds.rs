@@ -36,7 +36,14 @@ fn wait_bound(addr: &str) {
     wait_for(
         &format!("weir to listen on {addr}"),
         Duration::from_secs(10),
-        || TcpListener::bind(addr).is_err().then_some(()),
+        || {
+            let port: u16 = addr
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap();
+            listening(port).then_some(())
+        },
     );
 }
 

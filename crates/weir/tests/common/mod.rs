@@ -33,6 +33,21 @@ pub fn tempdir(name: &str) -> PathBuf {
 }
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
+/// True when a socket listens on `port` (any address, IPv4 or IPv6).
+pub fn listening(port: u16) -> bool {
+    let needle = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&needle) && cols[3] == "0A"
+            })
+    })
+}
+
 /// A port that was free a moment ago.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -67,7 +82,7 @@ impl Weir {
     /// Writes `cfg` and starts `weir -db -f cfg`, then waits until `port`
     /// accepts connections.
     pub fn start(cfg: &str, port: u16) -> Weir {
-        let w = Weir::spawn(cfg, &[]);
+        let mut w = Weir::spawn(cfg, &[]);
         w.wait_listening(port);
         w
     }
@@ -89,13 +104,16 @@ impl Weir {
             cfg: path,
         }
     }
-    /// Waits until weir holds `port`: our own bind fails once it does. (A
-    /// probe connection would reach the servers and disturb counts.)
-    pub fn wait_listening(&self, port: u16) {
+    /// Waits until something listens on `port` (read from /proc/net/tcp*:
+    /// a probe connection would reach the servers and disturb counts, a
+    /// probe bind could steal the port from weir). Fails at once, with
+    /// weir's stderr, if weir exits instead.
+    pub fn wait_listening(&mut self, port: u16) {
         wait_for("weir to listen", Duration::from_secs(10), || {
-            TcpListener::bind(("127.0.0.1", port))
-                .is_err()
-                .then_some(())
+            if let Ok(Some(st)) = self.child.try_wait() {
+                panic!("weir exited ({st}) before listening: {}", self.stderr());
+            }
+            listening(port).then_some(())
         });
     }
     pub fn pid(&self) -> i32 {
