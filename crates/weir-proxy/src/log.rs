@@ -22,8 +22,9 @@ pub mod level {
 enum Out {
     Udp(UdpSocket),
     Unix(UnixDatagram, String),
-    Stdout,
-    Stderr,
+    /// A non-blocking description of stdout/stderr: a reader that stalls
+    /// loses lines instead of stalling the event loop.
+    Stream(std::fs::File),
 }
 
 /// One opened `log` target.
@@ -48,8 +49,8 @@ pub fn open_sink(
     resolve: &dyn Fn(&weir_config::addr::ServerAddr) -> Result<std::net::SocketAddr, String>,
 ) -> Result<Arc<Sink>, String> {
     let out = match &t.dest {
-        LogDest::Stdout => Out::Stdout,
-        LogDest::Stderr => Out::Stderr,
+        LogDest::Stdout => Out::Stream(nonblocking_std(1)?),
+        LogDest::Stderr => Out::Stream(nonblocking_std(2)?),
         LogDest::Udp(a) => {
             let addr = resolve(a)?;
             let bind = if addr.is_ipv4() {
@@ -152,22 +153,32 @@ impl Logger {
                 Out::Unix(sock, path) => {
                     let _ = sock.send_to(line.as_bytes(), path);
                 }
-                Out::Stdout | Out::Stderr => {
+                Out::Stream(f) => {
                     line.push('\n');
-                    let fd = if matches!(s.out, Out::Stdout) { 1 } else { 2 };
-                    write_fd(fd, line.as_bytes());
+                    // One write(2) per line keeps lines from different threads
+                    // whole; EAGAIN (a full pipe) drops the line.
+                    use std::io::Write;
+                    let _ = (&*f).write(line.as_bytes());
                 }
             }
         }
     }
 }
 
-fn write_fd(fd: i32, bytes: &[u8]) {
-    // SAFETY: writes from a valid buffer to a standard descriptor; one
-    // write(2) per line keeps lines from different threads whole.
-    unsafe {
-        libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-    }
+/// Opens a second, non-blocking, appending description of stdout (1) or
+/// stderr (2) through /proc, so the process's own descriptor stays blocking.
+fn nonblocking_std(fd: i32) -> Result<std::fs::File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(format!("/proc/self/fd/{fd}"))
+        .map_err(|e| {
+            format!(
+                "cannot open {} for logging: {e}",
+                if fd == 1 { "stdout" } else { "stderr" }
+            )
+        })
 }
 
 pub const MONTHS: [&str; 12] = [

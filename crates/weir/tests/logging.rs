@@ -120,3 +120,37 @@ fn rfc5424_with_hostname_and_short_formats() {
     let short = syslog.wait_line(&format!("<{pri}>127.0.0.1:"), Duration::from_secs(5));
     assert!(short.contains(" px px/s1 "), "{short}");
 }
+
+#[test]
+fn a_stalled_stdout_reader_never_stalls_traffic() {
+    // weir logs every connection to a pipe that nobody reads: once the pipe
+    // is full, lines are dropped, and connections keep being served.
+    let srv = Server::named("ok");
+    let port = free_port();
+    let cfg = format!(
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  log-format \"{}%ci:%cp %b/%s %ts\"\n  server s1 127.0.0.1:{}\n",
+        "x".repeat(400),
+        srv.port()
+    );
+    let dir = tempdir("stall");
+    let path = dir.join("s.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let mut child = std::process::Command::new(WEIR)
+        .args(["-db", "-f", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("weir to listen", Duration::from_secs(10), || {
+        listening(port).then_some(())
+    });
+    // ~400 bytes per line: 1,000 connections write 400 kB into a 64 kB pipe.
+    let t = std::time::Instant::now();
+    for _ in 0..1000 {
+        assert_eq!(fetch(port).unwrap(), "ok");
+    }
+    assert!(t.elapsed() < Duration::from_secs(30));
+    let _ = child.kill();
+    let _ = child.wait();
+}
