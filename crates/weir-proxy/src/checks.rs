@@ -225,7 +225,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckRe
     let sev = if up { level::NOTICE } else { level::ALERT };
     be.logger.send(sev, &msg);
     if !sh.cfg.global.quiet {
-        eprintln!("[WARNING]  ({}) : {msg}", std::process::id());
+        crate::log::console("WARNING", &msg);
     }
     if up {
         be.slot_freed.notify_waiters();
@@ -240,7 +240,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckRe
             let msg = format!("backend {} has no server available!", be.name);
             be.logger.send(level::EMERG, &msg);
             if !sh.cfg.global.quiet {
-                eprintln!("[ALERT]    ({}) : {msg}", std::process::id());
+                crate::log::console("ALERT", &msg);
             }
         }
     }

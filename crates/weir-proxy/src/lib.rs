@@ -44,7 +44,7 @@ pub struct StartOptions {
 
 fn warn(quiet: bool, msg: &str) {
     if !quiet {
-        eprintln!("[WARNING]  ({}) : {msg}", std::process::id());
+        crate::log::console("WARNING", msg);
     }
 }
 
@@ -437,11 +437,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             .name(format!("weir-{}", t + 1))
             .spawn(move || {
                 if let Err(e) = worker::run_thread(sh2, t + 1, cpu, listeners) {
-                    eprintln!(
-                        "[ALERT]    ({}) : thread {}: {e}",
-                        std::process::id(),
-                        t + 1
-                    );
+                    crate::log::console("ALERT", &format!("thread {}: {e}", t + 1));
                 }
                 let _ = tx.send(t);
             });
@@ -492,10 +488,7 @@ async fn main_loop(
         signal(SignalKind::interrupt()),
         signal(SignalKind::hangup()),
     ) else {
-        eprintln!(
-            "[ALERT]    ({}) : cannot install signal handlers",
-            std::process::id()
-        );
+        crate::log::console("ALERT", "cannot install signal handlers");
         return 1;
     };
     sys::block_stop_signals(false);
@@ -515,7 +508,7 @@ async fn main_loop(
                     tokio::time::sleep(grace).await;
                 }
                 if !quiet {
-                    eprintln!("[WARNING]  ({}) : soft stop: closing listeners, waiting for {} sessions", std::process::id(), sh.actconn.load(std::sync::atomic::Ordering::Relaxed));
+                    crate::log::console("WARNING", &format!("soft stop: closing listeners, waiting for {} sessions", sh.actconn.load(std::sync::atomic::Ordering::Relaxed)));
                 }
                 for fe in &sh.frontends {
                     fe.logger.send(level::WARNING, &format!(
@@ -533,7 +526,7 @@ async fn main_loop(
             _ = hup.recv() => {}
             _ = hard_wait => {
                 if !quiet {
-                    eprintln!("[WARNING]  ({}) : hard-stop-after reached: killing remaining sessions", std::process::id());
+                    crate::log::console("WARNING", "hard-stop-after reached: killing remaining sessions");
                 }
                 hard_stop(sh);
                 return 0;

@@ -165,6 +165,28 @@ impl Logger {
     }
 }
 
+/// Prints a runtime message on stderr as HAProxy does (`[WARNING]  (pid) :
+/// msg`). Never panics (a closed stderr is ignored) and never blocks the
+/// event loop (a full pipe drops the line).
+pub fn console(tag: &str, msg: &str) {
+    use std::io::Write;
+    static ERR: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let line = format!(
+        "[{tag}]{:pad$}({}) : {msg}\n",
+        "",
+        std::process::id(),
+        pad = 10usize.saturating_sub(tag.len() + 2).max(1)
+    );
+    match ERR.get_or_init(|| nonblocking_std(2).ok()) {
+        Some(f) => {
+            let _ = (&*f).write(line.as_bytes());
+        }
+        None => {
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        }
+    }
+}
+
 /// Opens a second, non-blocking, appending description of stdout (1) or
 /// stderr (2) through /proc, so the process's own descriptor stays blocking.
 fn nonblocking_std(fd: i32) -> Result<std::fs::File, String> {

@@ -30,9 +30,9 @@ pub fn run_thread(
 ) -> io::Result<()> {
     if let Some(c) = &cpus {
         if let Err(e) = crate::sys::pin_current_thread(c) {
-            eprintln!(
-                "[WARNING]  ({}) : thread {id}: cannot bind to CPUs {c:?}: {e}",
-                std::process::id()
+            crate::log::console(
+                "WARNING",
+                &format!("thread {id}: cannot bind to CPUs {c:?}: {e}"),
             );
         }
     }
@@ -150,10 +150,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
     let listener = match AnyListener::register(listener) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!(
-                "[ALERT]    ({}) : cannot register listener: {e}",
-                std::process::id()
-            );
+            crate::log::console("ALERT", &format!("cannot register listener: {e}"));
             return;
         }
     };
@@ -214,7 +211,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                         sh.frontends[fe].name,
                         sh.actconn.load(Ordering::Relaxed)
                     );
-                    eprintln!("[WARNING]  ({}) : {msg}", std::process::id());
+                    crate::log::console("WARNING", &msg);
                     sh.global_logger.send(crate::log::level::WARNING, &msg);
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
