@@ -175,7 +175,7 @@ pub fn console(tag: &str, msg: &str) {
         "[{tag}]{:pad$}({}) : {msg}\n",
         "",
         std::process::id(),
-        pad = 10usize.saturating_sub(tag.len() + 2).max(1)
+        pad = 9usize.saturating_sub(tag.len()).max(1)
     );
     match ERR.get_or_init(|| nonblocking_std(2).ok()) {
         Some(f) => {
