@@ -37,7 +37,43 @@ pub enum Var {
     BackendQueue,
     Pid,
     Hostname,
-    /// HTTP-only variables (request line, status, …): `-` in tcp streams.
+    /// `%tr`, `%trg`, `%trl`: the date the request started.
+    ReqDate,
+    ReqDateGmt,
+    ReqDateLocal,
+    /// `%Th` handshake, `%Ti` idle, `%TR` request head, `%Tq` (Th+Ti+TR),
+    /// `%Tr` server response, `%Ta` request active time.
+    Th,
+    Ti,
+    TR,
+    Tq,
+    Tr,
+    Ta,
+    /// `%ST` status code.
+    Status,
+    /// `%CC` / `%CS`: captured request / response cookie.
+    CookieReq,
+    CookieRes,
+    /// `%tsc`: termination state with cookie status (4 characters).
+    TermStateCookie,
+    /// `%hr`, `%hrl`, `%hs`, `%hsl`: captured headers (empty without captures).
+    HdrReq,
+    HdrReqList,
+    HdrRes,
+    HdrResList,
+    /// `%r` request line, `%HM` method, `%HU` URI, `%HP` path, `%HPO` path
+    /// only, `%HQ` query, `%HV` version.
+    Request,
+    Method,
+    Uri,
+    Path,
+    PathOnly,
+    Query,
+    Version,
+    /// `%ID` unique id, `%rt` request counter.
+    UniqueId,
+    ReqCounter,
+    /// HTTP-only variables weir does not render (`-`).
     HttpOnly(&'static str),
 }
 
@@ -74,14 +110,36 @@ const VARS: &[(&str, Var)] = &[
     ("sp", Var::ServerPort),
     ("sq", Var::SrvQueue),
     ("t", Var::AcceptDate),
-    ("tr", Var::AcceptDate),
+    ("tr", Var::ReqDate),
+    ("trg", Var::ReqDateGmt),
+    ("trl", Var::ReqDateLocal),
     ("ts", Var::TermState),
+    ("tsc", Var::TermStateCookie),
+    ("Th", Var::Th),
+    ("Ti", Var::Ti),
+    ("TR", Var::TR),
+    ("Tq", Var::Tq),
+    ("Tr", Var::Tr),
+    ("Ta", Var::Ta),
+    ("ST", Var::Status),
+    ("CC", Var::CookieReq),
+    ("CS", Var::CookieRes),
+    ("hr", Var::HdrReq),
+    ("hrl", Var::HdrReqList),
+    ("hs", Var::HdrRes),
+    ("hsl", Var::HdrResList),
+    ("r", Var::Request),
+    ("HM", Var::Method),
+    ("HU", Var::Uri),
+    ("HP", Var::Path),
+    ("HPO", Var::PathOnly),
+    ("HQ", Var::Query),
+    ("HV", Var::Version),
+    ("ID", Var::UniqueId),
+    ("rt", Var::ReqCounter),
 ];
 
-const HTTP_VARS: &[&str] = &[
-    "CC", "CS", "HM", "HP", "HPO", "HQ", "HU", "HV", "ID", "ST", "TR", "Ta", "Th", "Ti", "Tq",
-    "Tr", "hr", "hrl", "hs", "hsl", "r", "rt", "tsc", "trg", "trl",
-];
+const HTTP_VARS: &[&str] = &[];
 
 /// One compiled piece of a log format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +158,9 @@ pub struct LogFormat {
 /// HAProxy's `option tcplog` layout.
 pub const TCPLOG_FORMAT: &str =
     "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq";
+
+/// HAProxy's `option httplog` layout.
+pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
 
 /// Compiles a format. Errors name the unknown variable or the bad syntax;
 /// `%[sample]` expressions are refused until the rules engine lands.

@@ -240,6 +240,8 @@ pub struct Timeouts {
     pub client_fin: Option<Duration>,
     pub server_fin: Option<Duration>,
     pub check: Option<Duration>,
+    pub http_request: Option<Duration>,
+    pub http_keep_alive: Option<Duration>,
 }
 
 /// Boolean `option`s of a proxy.
@@ -262,6 +264,53 @@ pub struct ProxyOptions {
     pub srvtcpka: bool,
     pub allbackups: bool,
     pub httpchk: Option<HttpCheck>,
+    /// `option httplog clf`.
+    pub httplog_clf: bool,
+}
+
+/// What happens to connections after an HTTP exchange (`option
+/// http-keep-alive`, `http-server-close`, `httpclose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpConnMode {
+    #[default]
+    KeepAlive,
+    /// The server connection closes after each response; the client's stays.
+    ServerClose,
+    /// Both close after each response.
+    Close,
+}
+
+/// `http-reuse`: which requests may use an idle server connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpReuse {
+    Never,
+    #[default]
+    Safe,
+    Aggressive,
+    Always,
+}
+
+/// `option forwardfor [except <net>] [header <name>] [if-none]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardFor {
+    /// Source network not to add the header for: (address, prefix length).
+    pub except: Option<(std::net::IpAddr, u8)>,
+    pub header: String,
+    pub if_none: bool,
+}
+
+/// HTTP settings of a proxy.
+#[derive(Debug, Clone, Default)]
+pub struct HttpSettings {
+    pub conn_mode: HttpConnMode,
+    pub reuse: HttpReuse,
+    pub forwardfor: Option<ForwardFor>,
+    /// `errorfile <status> <file>`: the whole raw response to send.
+    pub errorfiles: Vec<(u16, std::sync::Arc<[u8]>)>,
+    /// `option accept-invalid-http-request`.
+    pub accept_invalid_request: bool,
+    /// `option accept-invalid-http-response`.
+    pub accept_invalid_response: bool,
 }
 
 /// `option httpchk [<method>] [<uri>] [<version>]`.
@@ -428,6 +477,7 @@ pub struct Proxy {
     /// `log-format`, or the default), set when finalizing.
     pub log_format: Option<LogFormat>,
     pub description: Option<String>,
+    pub http: HttpSettings,
 }
 
 impl Proxy {
@@ -460,6 +510,7 @@ impl Proxy {
             log_tag: None,
             log_format: None,
             description: None,
+            http: HttpSettings::default(),
         }
     }
 

@@ -91,6 +91,58 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Reads what is available into `buf`, waiting for at least one byte
+    /// (0 = end of stream). A short read clears readiness, so the next call
+    /// waits for the event loop instead of making a read that returns EAGAIN.
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = self.as_raw_fd();
+        loop {
+            std::future::poll_fn(|cx| self.poll_read_ready(cx)).await?;
+            let mut got = 0;
+            let r = self.try_io(Interest::READABLE, || {
+                got = crate::splice::read_fd(fd, buf)?;
+                if got > 0 && got < buf.len() {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                Ok(got)
+            });
+            match r {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => return Ok(got),
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes all of `buf`; a short write clears readiness (the socket
+    /// buffer is full) so the next attempt waits for room.
+    pub async fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        let fd = self.as_raw_fd();
+        while !buf.is_empty() {
+            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
+            let mut wrote = 0;
+            let r = self.try_io(Interest::WRITABLE, || {
+                wrote = crate::splice::write_fd(fd, buf)?;
+                if wrote < buf.len() {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                Ok(wrote)
+            });
+            match r {
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => buf = &buf[wrote..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
 impl AsRawFd for Conn {
     fn as_raw_fd(&self) -> RawFd {
         match self {

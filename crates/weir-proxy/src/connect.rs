@@ -237,12 +237,15 @@ async fn dial(
 
 /// Runs the whole connect phase for one session. `key` is hashed by
 /// `balance source`; `local` is the address the client connected to.
+/// `reuse` may hand over an idle connection to the chosen server instead of
+/// a new one (HTTP keep-alive); it is asked once per chosen server.
 pub async fn connect(
     be: &BackendRt,
     px: &Proxy,
     key: &[u8],
     local: Option<SocketAddr>,
     at: &mut Attempts,
+    reuse: &mut (dyn FnMut(usize) -> Option<Connected> + Send),
 ) -> Result<Connected, ConnectFail> {
     let tconnect = px.timeouts.connect;
     let queue_deadline = px.timeouts.queue.or(tconnect).map(|t| Instant::now() + t);
@@ -259,6 +262,11 @@ pub async fn connect(
         };
         let srv = slot.srv;
         at.last_srv = Some(srv);
+        if let Some(c) = reuse(srv) {
+            at.tc = Some(Duration::ZERO);
+            slot.keep();
+            return Ok(c);
+        }
         let started = Instant::now();
         let r = match tconnect {
             Some(t) => {

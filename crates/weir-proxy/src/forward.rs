@@ -33,7 +33,7 @@ const BUFFER_POOL_BYTES: usize = 4 << 20;
 /// to `tune.bufsize` reads. Idle connections hold no buffer at all.
 pub const BULK_CHUNK: usize = 256 * 1024;
 
-fn get_buffer(size: usize) -> Box<[u8]> {
+pub(crate) fn get_buffer(size: usize) -> Box<[u8]> {
     BUFFERS
         .with(|b| {
             b.borrow_mut()
@@ -44,7 +44,7 @@ fn get_buffer(size: usize) -> Box<[u8]> {
         .unwrap_or_else(|| vec![0u8; size].into_boxed_slice())
 }
 
-fn put_buffer(buf: Box<[u8]>) {
+pub(crate) fn put_buffer(buf: Box<[u8]>) {
     BUFFERS.with(|b| {
         let mut b = b.borrow_mut();
         let size = buf.len();

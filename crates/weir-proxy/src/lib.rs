@@ -6,6 +6,7 @@ pub mod checks;
 pub mod conn;
 pub mod connect;
 pub mod forward;
+pub mod http;
 pub mod listen;
 pub mod log;
 pub mod session;

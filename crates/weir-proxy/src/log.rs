@@ -244,19 +244,50 @@ pub struct LogRecord<'a> {
     pub srv_queue: u32,
     pub be_queue: u32,
     pub hostname: &'a str,
+    /// An HTTP stream: the HTTP variables render; otherwise they are `-`.
+    pub http: bool,
+    /// When the request started (since the epoch): `%tr`.
+    pub req_date: std::time::Duration,
+    pub th: i64,
+    pub ti: i64,
+    /// `%TR`: time to receive the request head.
+    pub t_req: i64,
+    /// `%Tr`: time the server took to send its response head.
+    pub t_res: i64,
+    pub ta: i64,
+    /// Status code sent to the client; -1 when none.
+    pub status: i32,
+    /// The request line, or `<BADREQ>`.
+    pub request: &'a str,
+    /// Third and fourth characters of `%tsc` (cookie persistence).
+    pub cookie_flags: [u8; 2],
+    pub req_counter: u64,
 }
 
 /// Renders a compiled format for one record.
 pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {
     let mut out = String::with_capacity(160);
+    // A variable that renders nothing (no captured headers) takes the
+    // separator after it along, as HAProxy does.
+    let mut skip_space = false;
     for p in &fmt.pieces {
         match p {
-            Piece::Lit(s) => out.push_str(s),
+            Piece::Lit(s) => {
+                let s = if skip_space {
+                    s.strip_prefix(' ').unwrap_or(s)
+                } else {
+                    s
+                };
+                out.push_str(s);
+                skip_space = false;
+            }
             Piece::Var { var, quote } => {
                 if *quote {
                     out.push('"');
                 }
+                let before = out.len();
                 render_var(&mut out, *var, r);
+                skip_space = out.len() == before && !*quote && out.ends_with(' ');
                 if *quote {
                     out.push('"');
                 }
@@ -403,7 +434,90 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
             let _ = write!(out, "{}", std::process::id());
         }
         Var::Hostname => out.push_str(r.hostname),
+        Var::ReqDate => date(out, req_date(r), false, false),
+        Var::ReqDateGmt => date(out, req_date(r), true, false),
+        Var::ReqDateLocal => date(out, req_date(r), false, true),
         Var::HttpOnly(_) => out.push('-'),
+        v if !r.http => match v {
+            Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
+            Var::TermStateCookie => {
+                out.push(r.term[0] as char);
+                out.push(r.term[1] as char);
+                out.push_str("--");
+            }
+            _ => out.push('-'),
+        },
+        Var::Th => num(out, r.th),
+        Var::Ti => num(out, r.ti),
+        Var::TR => num(out, r.t_req),
+        Var::Tq => num(
+            out,
+            if r.t_req < 0 {
+                -1
+            } else {
+                r.th + r.ti + r.t_req
+            },
+        ),
+        Var::Tr => num(out, r.t_res),
+        Var::Ta => num(out, r.ta),
+        Var::Status => num(out, i64::from(r.status)),
+        Var::CookieReq | Var::CookieRes => out.push('-'),
+        Var::TermStateCookie => {
+            for b in r.term.iter().chain(r.cookie_flags.iter()) {
+                out.push(*b as char);
+            }
+        }
+        Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
+        Var::Request => out.push_str(r.request),
+        Var::Method => out.push_str(request_part(r.request, 0)),
+        Var::Uri => out.push_str(request_part(r.request, 1)),
+        Var::Version => out.push_str(request_part(r.request, 2)),
+        Var::Path | Var::PathOnly => {
+            let uri = request_part(r.request, 1);
+            let path = uri.split('?').next().unwrap_or(uri);
+            let path = if matches!(var, Var::PathOnly) {
+                strip_authority(path)
+            } else {
+                path
+            };
+            out.push_str(path);
+        }
+        Var::Query => {
+            let uri = request_part(r.request, 1);
+            if let Some(q) = uri.find('?') {
+                out.push_str(&uri[q..]);
+            }
+        }
+        Var::UniqueId => out.push('-'),
+        Var::ReqCounter => num(out, r.req_counter as i64),
+    }
+}
+
+fn num(out: &mut String, n: i64) {
+    let _ = write!(out, "{n}");
+}
+
+fn req_date(r: &LogRecord<'_>) -> std::time::Duration {
+    if r.http {
+        r.req_date
+    } else {
+        r.accept
+    }
+}
+
+/// Word `i` of a request line (`-` when missing).
+fn request_part(line: &str, i: usize) -> &str {
+    line.split(' ').nth(i).unwrap_or("-")
+}
+
+/// The path of an absolute-form URI.
+fn strip_authority(path: &str) -> &str {
+    match path.find("://") {
+        Some(i) => {
+            let rest = &path[i + 3..];
+            rest.find('/').map_or("/", |j| &rest[j..])
+        }
+        None => path,
     }
 }
 

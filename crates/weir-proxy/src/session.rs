@@ -108,6 +108,16 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
         }
     }
 
+    if fe_px.mode == weir_config::Mode::Http {
+        tokio::select! {
+            _ = Box::pin(crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall)) => {}
+            _ = kill_rx.wait_for(|k| *k) => client.set_reset_on_close(),
+        }
+        drop(client);
+        finish(&sh, fe_idx, &acc.bind_conns);
+        return;
+    }
+
     let mut rec = LogRecord {
         client: acc.peer,
         frontend_addr: acc.local,
@@ -146,7 +156,15 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let connected = {
         // Boxed: its state is only needed while connecting, so an established
         // (idle) session does not carry room for it.
-        let mut attempt = Box::pin(connect::connect(&be, be_px, &key, acc.local, &mut attempts));
+        let mut no_reuse = |_| None;
+        let mut attempt = Box::pin(connect::connect(
+            &be,
+            be_px,
+            &key,
+            acc.local,
+            &mut attempts,
+            &mut no_reuse,
+        ));
         let mut watching = true;
         loop {
             tokio::select! {

@@ -2,7 +2,7 @@
 //! proxies, duplicate names, modes, logging defaults. Each names its line.
 
 use crate::diag::{Diagnostics, Level};
-use crate::logformat::{self, TCPLOG_FORMAT};
+use crate::logformat::{self, HTTPLOG_FORMAT, TCPLOG_FORMAT};
 use crate::model::{Config, Mode, ProxyKind};
 use std::collections::HashMap;
 
@@ -139,21 +139,18 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 ),
             );
         }
-        if p.mode == Mode::Http && kind != ProxyKind::Backend {
+        if p.options.httplog && kind.is_frontend() && p.mode == Mode::Tcp {
             diags.warn(
                 &p.loc,
-                format!("{} '{name}' : 'mode http' is forwarded at layer 4 by this weir version (one balancing decision per connection, no header processing)", kind.keyword()),
+                format!("'option httplog' not usable with {} '{name}' (needs 'mode http'). Falling back to 'option tcplog'.", kind.keyword()),
             );
-        }
-        if p.options.httplog && kind.is_frontend() {
-            diags.warn(
-                &p.loc,
-                format!("'option httplog' not usable with {} '{name}' until weir's HTTP engine lands. Falling back to 'option tcplog'.", kind.keyword()),
-            );
+            p.options.httplog = false;
             p.options.tcplog = true;
         }
         if p.log_format.is_none() && kind.is_frontend() {
-            let text = if p.options.tcplog {
+            let text = if p.options.httplog {
+                HTTPLOG_FORMAT
+            } else if p.options.tcplog {
                 TCPLOG_FORMAT
             } else {
                 DEFAULT_TCP_FORMAT

@@ -4,6 +4,7 @@
 
 mod finalize;
 mod global;
+mod http;
 mod log;
 mod proxy;
 mod server;

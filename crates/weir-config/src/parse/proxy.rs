@@ -4,7 +4,9 @@ use super::State;
 use crate::diag::{did_you_mean, Loc};
 use crate::keywords::{self, Status};
 use crate::logformat;
-use crate::model::{Balance, HashFunction, HashMethod, HttpCheck, Mode, Proxy, ProxyKind};
+use crate::model::{
+    Balance, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, Mode, Proxy, ProxyKind,
+};
 use crate::units::{parse_duration, parse_u32};
 
 fn column(kind: ProxyKind) -> char {
@@ -308,6 +310,53 @@ pub(super) fn apply(
         "timeout client-fin" => p.timeouts.client_fin = timeout(args)?,
         "timeout server-fin" => p.timeouts.server_fin = timeout(args)?,
         "timeout check" => p.timeouts.check = timeout(args)?,
+        "timeout http-request" => p.timeouts.http_request = timeout(args)?,
+        "timeout http-keep-alive" => p.timeouts.http_keep_alive = timeout(args)?,
+        "option http-keep-alive" => {
+            flag(args)?;
+            p.http.conn_mode = HttpConnMode::KeepAlive;
+        }
+        "option http-server-close" => {
+            p.http.conn_mode = if flag(args)? {
+                HttpConnMode::ServerClose
+            } else {
+                HttpConnMode::KeepAlive
+            };
+        }
+        "option httpclose" => {
+            p.http.conn_mode = if flag(args)? {
+                HttpConnMode::Close
+            } else {
+                HttpConnMode::KeepAlive
+            };
+        }
+        "option accept-invalid-http-request" => p.http.accept_invalid_request = flag(args)?,
+        "option accept-invalid-http-response" => p.http.accept_invalid_response = flag(args)?,
+        "http-reuse" => {
+            p.http.reuse = match one(args, "'never', 'safe', 'aggressive' or 'always'")? {
+                "never" => HttpReuse::Never,
+                "safe" => HttpReuse::Safe,
+                "aggressive" => HttpReuse::Aggressive,
+                "always" => HttpReuse::Always,
+                o => {
+                    return Err(format!(
+                        "unknown mode '{o}' (expects 'never', 'safe', 'aggressive' or 'always')"
+                    ))
+                }
+            }
+        }
+        "option forwardfor" => {
+            if negate {
+                p.http.forwardfor = None;
+                return no_args(args);
+            }
+            p.http.forwardfor = Some(super::http::forwardfor(args)?);
+        }
+        "errorfile" => {
+            let (code, file) = super::http::errorfile(args)?;
+            p.http.errorfiles.retain(|(c, _)| *c != code);
+            p.http.errorfiles.push((code, file));
+        }
         "option redispatch" => {
             p.options.redispatch = !negate;
             match args {
@@ -337,6 +386,7 @@ pub(super) fn apply(
                 return Err(format!("unexpected '{}'", args.join(" ")));
             }
             p.options.httplog = !negate;
+            p.options.httplog_clf = !negate && !args.is_empty();
             if !negate {
                 p.options.tcplog = false;
             }

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub mod http;
+
 pub const WEIR: &str = env!("CARGO_BIN_EXE_weir");
 
 /// Configuration head logging `option tcplog` lines to weir's stdout.

@@ -1,0 +1,149 @@
+//! The responses weir generates itself: HAProxy's default error pages (same
+//! status lines, headers and bodies, so clients and monitors see the same
+//! bytes) and those replaced by `errorfile`.
+
+use weir_config::Proxy;
+
+/// Status, reason and the sentence of HAProxy's page for it.
+const PAGES: &[(u16, &str, &str)] = &[
+    (200, "OK", "Service ready."),
+    (400, "Bad request", "Your browser sent an invalid request."),
+    (
+        401,
+        "Unauthorized",
+        "You need a valid user and password to access this content.",
+    ),
+    (
+        403,
+        "Forbidden",
+        "Request forbidden by administrative rules.",
+    ),
+    (404, "Not Found", "The resource could not be found."),
+    (
+        405,
+        "Method Not Allowed",
+        "A request was made of a resource using a request method not supported by that resource",
+    ),
+    (
+        407,
+        "Unauthorized",
+        "You need a valid user and password to access this content.",
+    ),
+    (
+        408,
+        "Request Time-out",
+        "Your browser didn't send a complete request in time.",
+    ),
+    (
+        410,
+        "Gone",
+        "The resource is no longer available and will not be returned.",
+    ),
+    (
+        413,
+        "Payload Too Large",
+        "The request entity exceeds the maximum allowed.",
+    ),
+    (414, "Request-URI Too Long", "The request URI is too long."),
+    (425, "Too Early", "Your browser sent early data."),
+    (
+        429,
+        "Too Many Requests",
+        "You have sent too many requests in a given amount of time.",
+    ),
+    (
+        431,
+        "Request Header Fields Too Large",
+        "Your browser sent a request header section that is too large.",
+    ),
+    (
+        500,
+        "Internal Server Error",
+        "An internal server error occurred.",
+    ),
+    (
+        501,
+        "Not Implemented",
+        ".The server does not support the functionality required to fulfill the request.",
+    ),
+    (
+        502,
+        "Bad Gateway",
+        "The server returned an invalid or incomplete response.",
+    ),
+    (
+        503,
+        "Service Unavailable",
+        "No server is available to handle this request.",
+    ),
+    (
+        504,
+        "Gateway Time-out",
+        "The server didn't respond in time.",
+    ),
+];
+
+/// An error page as HAProxy sends it. `parse_error` selects the form used
+/// when the request itself could not be parsed (capitalised header names
+/// and `Connection: close`, as HAProxy's raw messages).
+pub fn page(status: u16, parse_error: bool) -> Vec<u8> {
+    let (reason, text) = PAGES
+        .iter()
+        .find(|(s, _, _)| *s == status)
+        .map_or(("Error", "An error occurred."), |(_, r, t)| (*r, *t));
+    let body = format!("<html><body><h1>{status} {reason}</h1>\n{text}\n</body></html>\n");
+    if parse_error {
+        format!(
+            "HTTP/1.1 {status} {reason}\r\nContent-length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    } else {
+        format!(
+            "HTTP/1.1 {status} {reason}\r\ncontent-length: {}\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    }
+}
+
+/// The response for `status` in a proxy: its `errorfile`, else the default.
+pub fn response(px: &Proxy, status: u16, parse_error: bool) -> Vec<u8> {
+    px.http
+        .errorfiles
+        .iter()
+        .find(|(s, _)| *s == status)
+        .map_or_else(|| page(status, parse_error), |(_, b)| b.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_have_exact_lengths_and_haproxy_bytes() {
+        let p = page(503, false);
+        let text = String::from_utf8(p).unwrap_or_default();
+        assert!(text.starts_with("HTTP/1.1 503 Service Unavailable\r\ncontent-length: 107\r\n"));
+        let (_, body) = text.split_once("\r\n\r\n").unwrap_or_default();
+        assert_eq!(body.len(), 107);
+        let p = String::from_utf8(page(400, true)).unwrap_or_default();
+        assert!(p.contains("Content-length: 90\r\n") && p.contains("Connection: close\r\n"));
+        let p = String::from_utf8(page(408, true)).unwrap_or_default();
+        assert!(p.contains("Content-length: 110\r\n"));
+        for (s, len) in [
+            (502, 107),
+            (504, 92),
+            (403, 93),
+            (500, 97),
+            (501, 136),
+            (413, 106),
+        ] {
+            let p = String::from_utf8(page(s, false)).unwrap_or_default();
+            assert!(
+                p.contains(&format!("content-length: {len}\r\n")),
+                "{s}: {p}"
+            );
+        }
+    }
+}

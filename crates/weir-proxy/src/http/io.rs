@@ -1,0 +1,233 @@
+//! Buffered reading of HTTP/1 streams and body transfer by framing
+//! (Content-Length, chunked re-encoded with extensions dropped and trailers
+//! kept, until close). Buffers come from the thread's pool and go back as
+//! soon as they are empty, so an idle keep-alive connection holds none.
+
+use crate::conn::Conn;
+use crate::forward::{get_buffer, put_buffer};
+use std::io;
+use std::time::Duration;
+use weir_proto::h1::{ChunkEvent, ChunkedDecoder, Framing, H1Error};
+
+/// Bytes read from a socket and not yet used.
+#[derive(Default)]
+pub struct Buf {
+    data: Option<Box<[u8]>>,
+    pos: usize,
+    len: usize,
+}
+
+impl Buf {
+    /// Starts with bytes already read (after a PROXY header).
+    pub fn with(initial: &[u8], size: usize) -> Buf {
+        let mut b = Buf::default();
+        if !initial.is_empty() {
+            let mut d = get_buffer(size.max(initial.len()));
+            d[..initial.len()].copy_from_slice(initial);
+            b.data = Some(d);
+            b.len = initial.len();
+        }
+        b
+    }
+    pub fn bytes(&self) -> &[u8] {
+        match &self.data {
+            Some(d) => &d[self.pos..self.len],
+            None => &[],
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pos == self.len
+    }
+    /// Drops `n` bytes from the front; an emptied buffer goes back to the pool.
+    pub fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
+        if self.pos == self.len {
+            self.pos = 0;
+            self.len = 0;
+            if let Some(d) = self.data.take() {
+                put_buffer(d);
+            }
+        }
+    }
+    /// True when no more bytes fit (the unread ones fill the buffer).
+    pub fn is_full(&self) -> bool {
+        self.data
+            .as_ref()
+            .is_some_and(|d| self.pos == 0 && self.len == d.len())
+    }
+    /// Reads more bytes (waiting for some). Returns 0 at end of stream.
+    /// A full buffer reads nothing and returns an error.
+    pub async fn fill(&mut self, conn: &Conn, size: usize) -> io::Result<usize> {
+        let d = self.data.get_or_insert_with(|| get_buffer(size));
+        if self.pos > 0 && self.len == d.len() {
+            d.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
+            self.pos = 0;
+        }
+        if self.len == d.len() {
+            return Err(io::Error::other("buffer full"));
+        }
+        let r = conn.recv(&mut d[self.len..]).await;
+        if let Ok(n) = r {
+            self.len += n;
+        }
+        if self.len == 0 {
+            // Nothing read: hold no memory.
+            if let Some(d) = self.data.take() {
+                put_buffer(d);
+            }
+        }
+        r
+    }
+}
+
+/// Which side a transfer failed on, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XferError {
+    SrcClosed,
+    SrcError,
+    SrcTimeout,
+    DstError,
+    DstTimeout,
+    /// The body is not valid for its framing (bad chunk).
+    Invalid(H1Error),
+}
+
+/// Runs `fut` with an optional timeout.
+pub async fn timed<T>(t: Option<Duration>, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    match t {
+        Some(t) => tokio::time::timeout(t, fut).await.ok(),
+        None => Some(fut.await),
+    }
+}
+
+/// Writes `bytes` to `dst` within `t`.
+pub async fn send(dst: &Conn, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
+    match timed(t, dst.send_all(bytes)).await {
+        Some(Ok(())) => Ok(()),
+        Some(Err(_)) => Err(XferError::DstError),
+        None => Err(XferError::DstTimeout),
+    }
+}
+
+async fn more(
+    buf: &mut Buf,
+    src: &Conn,
+    size: usize,
+    t: Option<Duration>,
+) -> Result<(), XferError> {
+    match timed(t, buf.fill(src, size)).await {
+        Some(Ok(0)) => Err(XferError::SrcClosed),
+        Some(Ok(_)) => Ok(()),
+        Some(Err(_)) => Err(XferError::SrcError),
+        None => Err(XferError::SrcTimeout),
+    }
+}
+
+/// Timeouts of one transfer direction.
+#[derive(Debug, Clone, Copy)]
+pub struct XferTimeouts {
+    pub read: Option<Duration>,
+    pub write: Option<Duration>,
+}
+
+/// Copies a body of `framing` from `buf` + `src` to `dst`. Bytes after the
+/// body stay in `buf` (a pipelined request). Returns the body bytes
+/// written. `request` selects the error flavour of a bad chunk.
+pub async fn transfer(
+    src: &Conn,
+    buf: &mut Buf,
+    dst: &Conn,
+    framing: Framing,
+    size: usize,
+    t: XferTimeouts,
+    request: bool,
+) -> Result<u64, XferError> {
+    match framing {
+        Framing::None | Framing::Tunnel => Ok(0),
+        Framing::ContentLength(n) => {
+            let mut left = n;
+            let mut sent = 0u64;
+            while left > 0 {
+                if buf.is_empty() {
+                    more(buf, src, size, t.read).await?;
+                }
+                let avail = buf.bytes();
+                let k = (avail.len() as u64).min(left) as usize;
+                send(dst, &avail[..k], t.write).await?;
+                buf.consume(k);
+                left -= k as u64;
+                sent += k as u64;
+            }
+            Ok(sent)
+        }
+        Framing::UntilClose => {
+            let mut sent = 0u64;
+            loop {
+                if buf.is_empty() {
+                    match more(buf, src, size, t.read).await {
+                        Err(XferError::SrcClosed) => return Ok(sent),
+                        r => r?,
+                    }
+                }
+                let k = buf.bytes().len();
+                send(dst, buf.bytes(), t.write).await?;
+                buf.consume(k);
+                sent += k as u64;
+            }
+        }
+        Framing::Chunked => {
+            let mut dec = ChunkedDecoder::default();
+            let mut out: Vec<u8> = Vec::new();
+            let mut trailers: Vec<Vec<u8>> = Vec::new();
+            let mut sent = 0u64;
+            loop {
+                let (events, used) = match dec.feed(buf.bytes()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let e = if request {
+                            e
+                        } else {
+                            H1Error::BadResponse("invalid chunked body")
+                        };
+                        return Err(XferError::Invalid(e));
+                    }
+                };
+                out.clear();
+                for ev in events {
+                    match ev {
+                        ChunkEvent::Data(r) => {
+                            let data = &buf.bytes()[r];
+                            out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                            out.extend_from_slice(data);
+                            out.extend_from_slice(b"\r\n");
+                        }
+                        ChunkEvent::Trailer(t) => trailers.push(t),
+                        ChunkEvent::End => {
+                            out.extend_from_slice(b"0\r\n");
+                            for t in trailers.drain(..) {
+                                out.extend_from_slice(&t);
+                                out.extend_from_slice(b"\r\n");
+                            }
+                            out.extend_from_slice(b"\r\n");
+                        }
+                    }
+                }
+                buf.consume(used);
+                if !out.is_empty() {
+                    send(dst, &out, t.write).await?;
+                    sent += out.len() as u64;
+                }
+                if dec.is_done() {
+                    return Ok(sent);
+                }
+                if buf.is_full() {
+                    return Err(XferError::Invalid(H1Error::BadRequest(
+                        "chunk line too long",
+                    )));
+                }
+                more(buf, src, size, t.read).await?;
+            }
+        }
+    }
+}

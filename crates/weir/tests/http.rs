@@ -1,0 +1,413 @@
+//! `mode http`: keep-alive on both sides, pipelining, bodies intact both
+//! ways, connection modes, WebSocket through an Upgrade, error statuses for
+//! bad clients and bad servers, errorfile, forwardfor, httplog lines.
+
+mod common;
+
+use common::http::{fnv, http_cfg, Client, Origin};
+use common::*;
+use std::io::{Read, Write};
+use std::time::Duration;
+
+fn weir_for(origin: &Origin, fe_extra: &str, be_extra: &str) -> (Weir, u16) {
+    let port = free_port();
+    let be = format!("{be_extra}\n    server s1 127.0.0.1:{}", origin.port());
+    (Weir::start(&http_cfg(port, "", fe_extra, &be), port), port)
+}
+
+#[test]
+fn keep_alive_reuses_one_server_connection() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    for i in 0..5 {
+        let r = c.get(&format!("/r{i}"));
+        assert_eq!(r.status, 200);
+        assert_eq!(r.field("uri").as_deref(), Some(format!("/r{i}").as_str()));
+    }
+    assert_eq!(
+        o.connections(),
+        1,
+        "one server connection for five requests"
+    );
+    // A second client's requests may reuse the idle connection (safe reuse
+    // forbids it only for a first request).
+    drop(c);
+    let mut c2 = Client::connect(port);
+    assert_eq!(c2.get("/x").status, 200);
+    assert_eq!(c2.get("/y").status, 200);
+    assert!(o.connections() <= 2);
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    let mut all = Vec::new();
+    for i in 0..4 {
+        all.extend_from_slice(format!("GET /p{i} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+    }
+    c.send(&all);
+    for i in 0..4 {
+        let r = c.response("GET");
+        assert_eq!(r.field("uri").as_deref(), Some(format!("/p{i}").as_str()));
+    }
+}
+
+#[test]
+fn bodies_arrive_intact_both_ways() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    // 3 MB upload with Content-Length.
+    let body = random_bytes(3 << 20, 7);
+    c.send(
+        format!(
+            "POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    c.send(&body);
+    let r = c.response("POST");
+    assert_eq!(r.field("body_len"), Some(body.len().to_string()));
+    assert_eq!(r.field("body_fnv"), Some(fnv(&body).to_string()));
+    // Chunked upload, odd chunk sizes, an extension, a trailer.
+    let mut chunked =
+        b"POST /upc HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let body2 = random_bytes(100_000, 9);
+    for part in body2.chunks(7777) {
+        chunked.extend_from_slice(format!("{:X};x=y\r\n", part.len()).as_bytes());
+        chunked.extend_from_slice(part);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\nX-T: 1\r\n\r\n");
+    c.send(&chunked);
+    let r = c.response("POST");
+    assert_eq!(r.field("body_fnv"), Some(fnv(&body2).to_string()));
+    let seen = o.seen.lock().unwrap().last().cloned().unwrap();
+    assert!(seen.head.contains("Transfer-Encoding: chunked"));
+    // 8 MB download, then a chunked one.
+    let r = c.get("/?s=8000000");
+    assert_eq!(r.body.len(), 8_000_000);
+    assert_eq!(
+        fnv(&r.body),
+        fnv(&(0..8_000_000)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect::<Vec<u8>>())
+    );
+    let r = c.get("/chunked?s=25000");
+    assert_eq!(r.body.len(), 25000);
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    // The connection still works.
+    assert_eq!(c.get("/after").status, 200);
+}
+
+#[test]
+fn chunk_extensions_are_dropped_and_trailers_kept() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    c.send(b"GET /chunked?s=1500 HTTP/1.1\r\nHost: t\r\n\r\n");
+    let mut raw = Vec::new();
+    let mut b = [0u8; 65536];
+    while !raw.ends_with(b"0\r\nX-Trailer: yes\r\n\r\n") {
+        let n = c.r.read(&mut b).unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&raw));
+        raw.extend_from_slice(&b[..n]);
+    }
+    let text = String::from_utf8_lossy(&raw);
+    assert!(!text.contains("ext=1"), "extensions forwarded: {text}");
+    assert!(text.contains("\r\n3e8\r\n") && text.contains("\r\n1f4\r\n"));
+}
+
+#[test]
+fn head_and_expect_continue() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    c.send(b"HEAD /?s=500 HTTP/1.1\r\nHost: t\r\n\r\n");
+    let r = c.response("HEAD");
+    assert_eq!(r.header("content-length"), Some("500"));
+    assert!(r.body.is_empty());
+    // The client waits for 100 Continue before sending its body.
+    c.send(b"PUT /e HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+    let interim = c.response("PUT");
+    assert_eq!(interim.status, 100);
+    c.send(b"hello");
+    let r = c.response("PUT");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.field("body_fnv"), Some(fnv(b"hello").to_string()));
+}
+
+#[test]
+fn connection_modes() {
+    // httpclose: both sides close after each exchange.
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "    option httpclose", "");
+    let mut c = Client::connect(port);
+    let r = c.get("/1");
+    assert_eq!(r.header("connection"), Some("close"));
+    assert!(c.closed());
+    let seen = o.seen.lock().unwrap()[0].head.clone();
+    assert!(seen.to_ascii_lowercase().contains("connection: close"));
+    // http-server-close: the client connection stays, the server's does not.
+    let o = Origin::start("b");
+    let (_w2, port) = weir_for(&o, "    option http-server-close", "");
+    let mut c = Client::connect(port);
+    for _ in 0..3 {
+        assert_eq!(c.get("/x").status, 200);
+    }
+    assert_eq!(o.connections(), 3);
+    // A client that asks to close gets a close.
+    c.send(b"GET /bye HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(c.response("GET").status, 200);
+    assert!(c.closed());
+    // HTTP/1.0 without keep-alive closes; with keep-alive stays.
+    let mut c = Client::connect(port);
+    c.send(b"GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    let r = c.response("GET");
+    assert_eq!(r.header("connection"), Some("keep-alive"));
+    c.send(b"GET /old2 HTTP/1.0\r\n\r\n");
+    assert_eq!(c.response("GET").status, 200);
+    assert!(c.closed());
+}
+
+#[test]
+fn websocket_upgrade_tunnels() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    c.send(b"GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+    let r = c.response("GET");
+    assert_eq!(r.status, 101);
+    for msg in [&b"ping"[..], &random_bytes(70_000, 3)] {
+        c.send(msg);
+        let mut back = vec![0u8; msg.len()];
+        c.r.read_exact(&mut back).unwrap();
+        assert_eq!(back, msg);
+    }
+}
+
+#[test]
+fn bad_requests_get_their_status_and_close() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let cases: &[(&[u8], u16)] = &[
+        (b"GET / HTTP/1.1\r\nHo st: x\r\n\r\n", 400),
+        (
+            b"GET / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+            400,
+        ),
+        (
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n",
+            400,
+        ),
+        (b"POST / HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n", 501),
+        (b"GET / HTTP/1.1\r\nX: a\0b\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400),
+        (
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            400,
+        ),
+    ];
+    for (req, status) in cases {
+        let mut c = Client::connect(port);
+        c.send(req);
+        let r = c.response("GET");
+        assert_eq!(r.status, *status, "for {:?}", String::from_utf8_lossy(req));
+        assert!(c.closed(), "connection left open after {status}");
+    }
+    let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20000));
+    let mut c = Client::connect(port);
+    c.send(long.as_bytes());
+    assert_eq!(c.response("GET").status, 414);
+    let many = format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(150));
+    let mut c = Client::connect(port);
+    c.send(many.as_bytes());
+    assert_eq!(c.response("GET").status, 431);
+    // The smuggling attempt in the chunked case never reached the server,
+    // and other clients are served.
+    assert!(o
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|s| !s.head.contains("zz")));
+    assert_eq!(Client::connect(port).get("/fine").status, 200);
+}
+
+#[test]
+fn content_length_with_chunked_is_chunked_and_closes() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut c = Client::connect(port);
+    c.send(b"POST /te HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+    let r = c.response("POST");
+    assert_eq!(r.field("body_fnv"), Some(fnv(b"abc").to_string()));
+    let seen = o.seen.lock().unwrap()[0].head.to_ascii_lowercase();
+    assert!(!seen.contains("content-length"), "{seen}");
+    assert_eq!(r.header("connection"), Some("close"));
+    assert!(c.closed());
+}
+
+#[test]
+fn slow_request_head_gets_408() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "    timeout http-request 300ms", "");
+    let mut c = Client::connect(port);
+    c.send(b"GET / HTTP/1.1\r\nHost: t\r\n");
+    let start = std::time::Instant::now();
+    let r = c.response("GET");
+    assert_eq!(r.status, 408);
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(c.closed());
+}
+
+#[test]
+fn server_failures_map_to_502_503_504() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "    timeout server 300ms");
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/garbage").status, 502);
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/empty").status, 502);
+    let mut c = Client::connect(port);
+    let r = c.get("/slow?ms=2000");
+    assert_eq!(r.status, 504);
+    assert!(r.text().contains("504 Gateway Time-out"));
+    // No server listening: 503 after the retries.
+    let dead = free_port();
+    let port2 = free_port();
+    let cfg = http_cfg(
+        port2,
+        "",
+        "",
+        &format!("    retries 1\n    server s 127.0.0.1:{dead}"),
+    );
+    let _w2 = Weir::start(&cfg, port2);
+    let mut c = Client::connect(port2);
+    let r = c.get("/");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("content-length"), Some("107"));
+}
+
+#[test]
+fn errorfile_replaces_the_page() {
+    let dir = tempdir("errorfile");
+    let f = dir.join("503.http");
+    std::fs::write(&f, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nsorry").unwrap();
+    let dead = free_port();
+    let port = free_port();
+    let cfg = http_cfg(
+        port,
+        "",
+        "",
+        &format!(
+            "    retries 0\n    errorfile 503 {}\n    server s 127.0.0.1:{dead}",
+            f.display()
+        ),
+    );
+    let _w = Weir::start(&cfg, port);
+    let r = Client::connect(port).get("/");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.text(), "sorry");
+    // A missing file is a configuration error with its line.
+    let bad = http_cfg(port, "", "    errorfile 503 /nonexistent/x.http", "");
+    let (code, _, err) = check_cfg(&bad);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":11]") && err.contains("/nonexistent/x.http"),
+        "{err}"
+    );
+}
+
+#[test]
+fn forwardfor_adds_the_client_address() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "    option forwardfor", "");
+    let r = Client::connect(port).get("/ff");
+    assert!(
+        r.text().contains("X-Forwarded-For: 127.0.0.1\r\n"),
+        "{}",
+        r.text()
+    );
+    let o = Origin::start("b");
+    let (_w2, port) = weir_for(&o, "    option forwardfor except 127.0.0.0/8", "");
+    let r = Client::connect(port).get("/ff");
+    assert!(!r.text().contains("X-Forwarded-For"), "{}", r.text());
+    let o = Origin::start("c");
+    let (_w3, port) = weir_for(&o, "    option forwardfor header X-Client if-none", "");
+    let mut c = Client::connect(port);
+    c.send(b"GET / HTTP/1.1\r\nHost: t\r\nX-Client: 10.1.1.1\r\n\r\n");
+    let r = c.response("GET");
+    assert!(r.text().contains("X-Client: 10.1.1.1\r\n") && !r.text().contains("127.0.0.1"));
+}
+
+#[test]
+fn httplog_lines_have_haproxy_fields() {
+    let o = Origin::start("a");
+    let sys = Syslog::start();
+    let port = free_port();
+    let cfg = format!(
+        "global\n    nbthread 1\n    log 127.0.0.1:{} local0\ndefaults\n    mode http\n    log global\n    option httplog\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n    timeout http-request 300ms\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\nbackend be\n    server s1 127.0.0.1:{}\n",
+        sys.port(),
+        o.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/logme?x=1").status, 200);
+    let line = sys.wait_line("/logme", Duration::from_secs(5));
+    let msg = line.split_once("]: ").map(|(_, m)| m).unwrap_or(&line);
+    let f: Vec<&str> = msg.split(' ').collect();
+    // ci:cp [tr] ft b/s TR/Tw/Tc/Tr/Ta ST B CC CS tsc ac/fc/bc/sc/rc sq/bq "r"
+    assert!(f[0].starts_with("127.0.0.1:"), "{msg}");
+    assert!(f[1].starts_with('[') && f[1].len() == 26, "{msg}");
+    assert_eq!(f[2], "fe");
+    assert_eq!(f[3], "be/s1");
+    let t: Vec<i64> = f[4].split('/').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(t.len(), 5);
+    assert!(t.iter().all(|x| *x >= 0) && t[4] >= t[3], "{msg}");
+    assert_eq!(f[5], "200");
+    let r_bytes: u64 = f[6].parse().unwrap();
+    assert!(r_bytes > 100);
+    assert_eq!((f[7], f[8], f[9]), ("-", "-", "----"));
+    assert_eq!(f[10].split('/').count(), 5);
+    assert_eq!(f[11], "0/0");
+    assert_eq!(&f[12..], ["\"GET", "/logme?x=1", "HTTP/1.1\""]);
+    // A bad request and a slow one.
+    let mut c = Client::connect(port);
+    c.send(b"GET / HTTP/1.1\r\nBad Header: x\r\n\r\n");
+    let _ = c.response("GET");
+    let line = sys.wait_line(" 400 ", Duration::from_secs(5));
+    assert!(
+        line.contains("fe fe/<NOSRV> -1/-1/-1/-1/")
+            && line.contains(" PR-- ")
+            && line.ends_with("\"<BADREQ>\""),
+        "{line}"
+    );
+    let mut c = Client::connect(port);
+    c.send(b"GET / HTTP/1.1\r\n");
+    let _ = c.response("GET");
+    let line = sys.wait_line(" 408 ", Duration::from_secs(5));
+    assert!(line.contains(" cR-- "), "{line}");
+    // A server timeout is logged as sH with 504.
+    let _ = o;
+}
+
+#[test]
+fn other_clients_are_unaffected_by_a_bad_one() {
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "");
+    let mut good = Client::connect(port);
+    assert_eq!(good.get("/1").status, 200);
+    let mut bad = Client::connect(port);
+    bad.send(b"\x16\x03\x01garbage\r\n\r\n");
+    assert_eq!(bad.response("GET").status, 400);
+    let mut half = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    half.write_all(b"GET / HTTP/1.1\r\nHost").unwrap();
+    drop(half);
+    assert_eq!(good.get("/2").status, 200);
+}
