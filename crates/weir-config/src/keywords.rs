@@ -211,6 +211,7 @@ pub const GLOBAL: &[Keyword] = &[
 
 /// Proxy keywords (manual §4.1 matrix) plus the legacy timeouts weir accepts.
 pub const PROXY: &[Keyword] = &[
+    kw("acl", "-FLB", Status::Supported),
     kw("backlog", "DFL-", Status::Partly("parsed and validated; set the backlog with `bind ... backlog` (which defaults to the frontend's maxconn)")),
     kw("balance", "D-LB", Status::Partly("roundrobin, static-rr, leastconn, first, source, random; uri, url_param, hdr, rdp-cookie and hash come with the HTTP engine")),
     kw("bind", "-FL-", Status::Partly("the options of `mode tcp` (see the bind table); TLS and HTTP options come later")),
@@ -249,7 +250,7 @@ pub const PROXY: &[Keyword] = &[
     kw("force-persist", "--LB", Status::Refused),
     kw("fullconn", "D-LB", Status::Partly("parsed and validated; dynamic maxconn (minconn) comes with `minconn`")),
     kw("hash-type", "D-LB", Status::Partly("map-based and consistent with sdbm, djb2, crc32 and avalanche as documented; `wt6` is weir's own mixing function, not bit-identical")),
-    kw("http-after-response", "DFLB", Status::Refused),
+    kw("http-after-response", "DFLB", Status::Partly("the header actions and set-status")),
     kw("http-check comment", "D-LB", Status::Refused),
     kw("http-check connect", "D-LB", Status::Refused),
     kw("http-check disable-on-404", "D-LB", Status::Refused),
@@ -259,8 +260,8 @@ pub const PROXY: &[Keyword] = &[
     kw("http-check set-var", "D-LB", Status::Refused),
     kw("http-check unset-var", "D-LB", Status::Refused),
     kw("http-error", "DFLB", Status::Refused),
-    kw("http-request", "DFLB", Status::Refused),
-    kw("http-response", "DFLB", Status::Refused),
+    kw("http-request", "DFLB", Status::Partly("allow, deny, tarpit, return, redirect, set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, set-var, unset-var, set-log-level (accepted); others are refused by name")),
+    kw("http-response", "DFLB", Status::Partly("allow, deny, return, set-header, add-header, del-header, replace-header, replace-value, set-status, set-var, unset-var")),
     kw("http-reuse", "D-LB", Status::Partly("never, safe, aggressive and always; idle connections are per thread and per server")),
     kw("http-send-name-header", "D-LB", Status::Refused),
     kw("id", "-FLB", Status::Supported),
@@ -331,7 +332,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option transparent", "D-LB", Status::Refused),
     kw("persist rdp-cookie", "D-LB", Status::Refused),
     kw("rate-limit sessions", "DFL-", Status::Refused),
-    kw("redirect", "-FLB", Status::Refused),
+    kw("redirect", "-FLB", Status::Partly("location, prefix, scheme with code, drop-query, append-slash; set-cookie/clear-cookie refused")),
     kw("retries", "D-LB", Status::Supported),
     kw("retry-on", "D-LB", Status::Refused),
     kw("server", "--LB", Status::Partly("the options of `mode tcp` (see the server table)")),
@@ -383,14 +384,14 @@ pub const PROXY: &[Keyword] = &[
     kw("timeout queue", "D-LB", Status::Supported),
     kw("timeout server", "D-LB", Status::Supported),
     kw("timeout server-fin", "D-LB", Status::Supported),
-    kw("timeout tarpit", "DFLB", Status::Refused),
+    kw("timeout tarpit", "DFLB", Status::Supported),
     kw("timeout tunnel", "D-LB", Status::Supported),
     kw("transparent", "D-LB", Status::Refused),
     kw("unique-id-format", "DFL-", Status::Refused),
     kw("unique-id-header", "DFL-", Status::Refused),
     kw("use-fcgi-app", "--LB", Status::Refused),
     kw("use-server", "--LB", Status::Refused),
-    kw("use_backend", "-FL-", Status::Partly("unconditional only; `if`/`unless` conditions come with ACLs")),
+    kw("use_backend", "-FL-", Status::Partly("static names with `if`/`unless` conditions; `%[...]` names refused")),
 ];
 
 const BIND_PARTLY_THREAD: &str =

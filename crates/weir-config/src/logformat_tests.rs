@@ -39,7 +39,7 @@ fn flags_and_escapes() {
     assert_eq!(
         compile("%r").unwrap().pieces[0],
         Piece::Var {
-            var: Var::HttpOnly("r"),
+            var: Var::Request,
             quote: false
         }
     );

@@ -242,6 +242,7 @@ pub struct Timeouts {
     pub check: Option<Duration>,
     pub http_request: Option<Duration>,
     pub http_keep_alive: Option<Duration>,
+    pub tarpit: Option<Duration>,
 }
 
 /// Boolean `option`s of a proxy.
@@ -448,6 +449,14 @@ impl Bind {
     }
 }
 
+/// `use_backend <name> [if|unless <cond>]`.
+#[derive(Debug, Clone)]
+pub struct UseBackend {
+    pub name: String,
+    pub loc: Loc,
+    pub cond: Option<weir_rules::Cond>,
+}
+
 /// A frontend, backend or listen section, with its defaults applied.
 #[derive(Debug, Clone)]
 pub struct Proxy {
@@ -459,7 +468,14 @@ pub struct Proxy {
     pub mode: Mode,
     pub binds: Vec<Bind>,
     pub default_backend: Option<(String, Loc)>,
-    pub use_backends: Vec<(String, Loc)>,
+    pub use_backends: Vec<UseBackend>,
+    /// `acl` declarations in order; several with one name are OR'ed.
+    pub acls: Vec<(String, Vec<weir_rules::Acl>)>,
+    pub http_request: Vec<weir_rules::Rule<weir_rules::ReqAction>>,
+    pub http_response: Vec<weir_rules::Rule<weir_rules::ResAction>>,
+    pub http_after_response: Vec<weir_rules::Rule<weir_rules::ResAction>>,
+    /// `redirect` rules, evaluated after `http-request` rules.
+    pub redirects: Vec<weir_rules::Rule<weir_rules::ReqAction>>,
     pub balance: Balance,
     pub hash_type: HashType,
     pub servers: Vec<Server>,
@@ -493,6 +509,11 @@ impl Proxy {
             binds: Vec::new(),
             default_backend: None,
             use_backends: Vec::new(),
+            acls: Vec::new(),
+            http_request: Vec::new(),
+            http_response: Vec::new(),
+            http_after_response: Vec::new(),
+            redirects: Vec::new(),
             balance: Balance::RoundRobin,
             hash_type: HashType::default(),
             servers: Vec::new(),

@@ -270,11 +270,15 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         if !px.kind.is_frontend() || px.disabled || px.binds.is_empty() {
             continue;
         }
-        let backend = px
+        let switching: Vec<(usize, Option<weir_rules::Cond>)> = px
             .use_backends
-            .first()
+            .iter()
+            .filter_map(|u| backend_index.get(&u.name).map(|&i| (i, u.cond.clone())))
+            .collect();
+        let backend = px
+            .default_backend
+            .as_ref()
             .map(|(b, _)| b.clone())
-            .or_else(|| px.default_backend.as_ref().map(|(b, _)| b.clone()))
             .or_else(|| px.kind.is_backend().then(|| px.name.clone()))
             .and_then(|b| backend_index.get(&b).copied());
         let fe_idx = frontends.len();
@@ -285,6 +289,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             conns: AtomicU32::new(0),
             maxconn: fe_max,
             backend,
+            switching,
             logger: loggers[pi].clone(),
             total: AtomicU64::new(0),
         });

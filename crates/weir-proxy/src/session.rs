@@ -136,7 +136,11 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
         None => Vec::new(),
     };
     let mut attempts = Attempts::default();
-    let Some(be) = sh.backend_of_frontend(fe_idx).cloned() else {
+    let l4 = crate::http::rules::L4Ctx {
+        src: acc.peer,
+        dst: acc.local,
+    };
+    let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
         rec.term = *b"PR";
         rec.tt = ms(started.elapsed());
         log_session(&sh, fe_idx, &rec);

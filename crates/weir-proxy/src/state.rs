@@ -100,7 +100,10 @@ pub struct FrontendRt {
     pub proxy: usize,
     pub conns: AtomicU32,
     pub maxconn: u32,
+    /// The default backend (`default_backend`, or a listen section itself).
     pub backend: Option<usize>,
+    /// `use_backend` rules in order: backend index and condition.
+    pub switching: Vec<(usize, Option<weir_rules::Cond>)>,
     pub logger: Logger,
     pub total: AtomicU64,
 }
@@ -131,10 +134,15 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn backend_of_frontend(&self, fe: usize) -> Option<&Arc<BackendRt>> {
-        self.frontends
-            .get(fe)
-            .and_then(|f| f.backend)
+    /// The backend a frontend's `use_backend` rules (else its default)
+    /// choose for a stream.
+    pub fn select_backend(&self, fe: usize, ctx: &dyn weir_rules::Ctx) -> Option<&Arc<BackendRt>> {
+        let f = self.frontends.get(fe)?;
+        f.switching
+            .iter()
+            .find(|(_, c)| c.as_ref().is_none_or(|c| c.eval(ctx)))
+            .map(|(b, _)| *b)
+            .or(f.backend)
             .and_then(|b| self.backends.get(b))
     }
     pub fn proxy_timeout(d: Option<Duration>) -> Option<Duration> {

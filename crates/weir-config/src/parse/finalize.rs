@@ -57,8 +57,8 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         if let Some((b, l)) = &cfg.proxies[i].default_backend {
             refs.push((b.clone(), l.clone(), "default_backend"));
         }
-        for (b, l) in &cfg.proxies[i].use_backends {
-            refs.push((b.clone(), l.clone(), "use_backend"));
+        for u in &cfg.proxies[i].use_backends {
+            refs.push((u.name.clone(), u.loc.clone(), "use_backend"));
         }
         for (b, l, what) in refs {
             match be_names.get(&b) {

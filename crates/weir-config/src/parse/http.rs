@@ -1,38 +1,16 @@
 //! Arguments of the HTTP keywords of a proxy: `option forwardfor`,
 //! `errorfile`.
 
-use crate::model::ForwardFor;
+use crate::model::{ForwardFor, Proxy};
 use std::net::IpAddr;
 use std::sync::Arc;
 
-/// Parses `<addr>[/<prefix>]` (a network for `except`).
+/// Parses `<addr>[/<prefix>|/<mask>]` (a network for `except`).
 pub(super) fn network(s: &str) -> Result<(IpAddr, u8), String> {
-    let (a, len) = match s.split_once('/') {
-        Some((a, l)) => (a, Some(l)),
-        None => (s, None),
-    };
-    let ip: IpAddr = a
-        .parse()
-        .map_err(|_| format!("invalid network address '{s}'"))?;
-    let max = if ip.is_ipv4() { 32 } else { 128 };
-    let len = match len {
-        None => max,
-        Some(l) => {
-            if let Ok(m) = l.parse::<std::net::Ipv4Addr>() {
-                let bits = u32::from(m);
-                if bits.leading_ones() + bits.trailing_zeros() != 32 {
-                    return Err(format!("invalid netmask '{l}'"));
-                }
-                bits.leading_ones() as u8
-            } else {
-                l.parse::<u8>()
-                    .ok()
-                    .filter(|n| *n <= max)
-                    .ok_or_else(|| format!("invalid prefix length '{l}'"))?
-            }
-        }
-    };
-    Ok((ip, len))
+    match weir_rules::matching::net_pattern(s)? {
+        weir_rules::matching::Pattern::Net(ip, len) => Ok((ip, len)),
+        _ => Err(format!("invalid network '{s}'")),
+    }
 }
 
 /// `option forwardfor [except <net>] [header <name>] [if-none]`.
@@ -95,4 +73,28 @@ pub(super) fn errorfile(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
         ));
     }
     Ok((code, body.into()))
+}
+
+/// Reads a file named by a rule (`-f`, maps, `errorfile`, `return file`).
+pub(super) fn load(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("failed to open file '{path}' : {e}"))
+}
+
+/// Resolves the ACL names declared so far in a proxy.
+pub(super) fn lookup(p: &Proxy) -> impl Fn(&str) -> Option<Arc<[weir_rules::Acl]>> + '_ {
+    move |name: &str| {
+        p.acls
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| Arc::from(v.clone()))
+    }
+}
+
+/// Parses an optional `if|unless` condition against the proxy's ACLs.
+pub(super) fn cond(p: &Proxy, words: &[String]) -> Result<Option<weir_rules::Cond>, String> {
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let lookup = lookup(p);
+    weir_rules::Cond::parse(words, &lookup, &load).map(Some)
 }

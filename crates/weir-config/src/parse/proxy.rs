@@ -160,16 +160,62 @@ pub(super) fn apply(
             p.default_backend = Some((one(args, "a backend name")?.to_string(), loc.clone()))
         }
         "use_backend" => {
-            let Some(b) = args.first() else {
-                return Err("expects a backend name".into());
+            let (name, cond) = weir_rules::split_cond(args);
+            let [b] = name else {
+                return Err("expects a backend name followed by an optional condition".into());
             };
-            if args.len() > 1 {
-                return Err(format!(
-                    "conditions ('{}') are not supported by weir yet; they come with ACLs",
-                    args[1..].join(" ")
-                ));
+            if b.contains("%[") {
+                return Err(
+                    "dynamic backend names ('%[...]') are not supported by weir yet".into(),
+                );
             }
-            p.use_backends.push((b.clone(), loc.clone()));
+            let cond = super::http::cond(p, cond)?;
+            p.use_backends.push(crate::model::UseBackend {
+                name: b.clone(),
+                loc: loc.clone(),
+                cond,
+            });
+        }
+        "acl" => {
+            let name = args.first().ok_or("expects an ACL name")?;
+            if !name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"_-.:".contains(&c))
+            {
+                return Err(format!("invalid character in ACL name '{name}'"));
+            }
+            let acl = weir_rules::Acl::parse(&args[1..], &super::http::load)?;
+            match p.acls.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.push(acl),
+                None => p.acls.push((name.clone(), vec![acl])),
+            }
+        }
+        "http-request" => {
+            let r = {
+                let lookup = super::http::lookup(p);
+                weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
+            };
+            p.http_request.push(r);
+        }
+        "http-response" | "http-after-response" => {
+            let r = {
+                let lookup = super::http::lookup(p);
+                weir_rules::parse_response_rule(args, &lookup, &super::http::load)?
+            };
+            if name == "http-response" {
+                p.http_response.push(r);
+            } else {
+                p.http_after_response.push(r);
+            }
+        }
+        "redirect" => {
+            let (act, cond) = weir_rules::split_cond(args);
+            let r = weir_rules::parse_redirect(act, &super::http::load)?;
+            let cond = super::http::cond(p, cond)?;
+            p.redirects.push(weir_rules::Rule {
+                action: weir_rules::ReqAction::Redirect(r),
+                cond,
+            });
         }
         "balance" => {
             let algo = args.first().ok_or("expects an algorithm")?;
@@ -312,6 +358,7 @@ pub(super) fn apply(
         "timeout check" => p.timeouts.check = timeout(args)?,
         "timeout http-request" => p.timeouts.http_request = timeout(args)?,
         "timeout http-keep-alive" => p.timeouts.http_keep_alive = timeout(args)?,
+        "timeout tarpit" => p.timeouts.tarpit = timeout(args)?,
         "option http-keep-alive" => {
             flag(args)?;
             p.http.conn_mode = HttpConnMode::KeepAlive;

@@ -97,9 +97,9 @@ fn all_errors_are_collected() {
 
 #[test]
 fn refused_keywords_and_sections_by_name() {
-    let e = errors("frontend f\n  bind :80\n  http-request deny\n  default_backend b\nbackend b\n");
+    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  cookie SRV insert\n");
     assert!(
-        e[0].contains("'http-request' is not supported by weir yet"),
+        e[0].contains("'cookie' is not supported by weir yet"),
         "{e:?}"
     );
     let e = errors("peers p\n  peer a 127.0.0.1:1000\n");
@@ -122,8 +122,8 @@ fn refused_keywords_and_sections_by_name() {
     );
     let e = errors("global\n  lua-load /x.lua\n");
     assert!(e[0].contains("'lua-load' is not supported by weir yet"));
-    let e = errors("frontend f\n  bind :80\n  use_backend b if TRUE\nbackend b\n");
-    assert!(e[0].contains("conditions"));
+    let e = errors("frontend f\n  bind :80\n  use_backend b if nope\nbackend b\n");
+    assert!(e[0].contains("no such ACL : 'nope'"), "{e:?}");
     let e = errors("backend b\n  balance uri\n");
     assert!(e[0].contains("not supported by weir yet"));
 }
@@ -291,7 +291,11 @@ fn options_and_logs() {
     );
     let c = ok("listen l\n  bind :1\n  mode http\n  option httplog\n  option httpchk GET /health\n  server s 127.0.0.1:2 check\n");
     let l = c.proxy("l").unwrap();
-    assert!(l.options.tcplog);
+    assert!(l.options.httplog && !l.options.tcplog);
+    assert_eq!(
+        l.log_format.as_ref().unwrap().source,
+        crate::logformat::HTTPLOG_FORMAT
+    );
     assert_eq!(l.options.httpchk.as_ref().unwrap().uri, "/health");
     let e = errors("frontend f\n  bind :1\n  log-format %zz\n");
     assert!(e[0].contains("no such format variable"), "{e:?}");

@@ -83,6 +83,27 @@ const PAGES: &[(u16, &str, &str)] = &[
     ),
 ];
 
+/// The reason phrase weir uses for a status it generates.
+pub fn reason(status: u16) -> &'static str {
+    if let Some((_, r, _)) = PAGES.iter().find(|(s, _, _)| *s == status) {
+        return r;
+    }
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        _ => "Other",
+    }
+}
+
 /// An error page as HAProxy sends it. `parse_error` selects the form used
 /// when the request itself could not be parsed (capitalised header names
 /// and `Connection: close`, as HAProxy's raw messages).

@@ -8,6 +8,7 @@ mod errors;
 mod head;
 mod io;
 pub mod pool;
+pub mod rules;
 
 use crate::conn::Conn;
 use crate::connect::{self, Attempts, ConnectFail, Connected};
@@ -16,6 +17,7 @@ use crate::log::{level, render, LogRecord};
 use crate::session::Accepted;
 use crate::state::{BackendRt, Shared};
 use io::{send, timed, transfer, Buf, XferError, XferTimeouts};
+use rules::{ExCtx, Local, Vars, Verdict};
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -168,21 +170,6 @@ async fn read_head(
     }
 }
 
-/// Whether an address falls in `net`.
-fn in_net(ip: IpAddr, net: (IpAddr, u8)) -> bool {
-    match (ip, net.0) {
-        (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let m = u32::MAX.checked_shl(32 - u32::from(net.1)).unwrap_or(0);
-            u32::from(a) & m == u32::from(n) & m
-        }
-        (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let m = u128::MAX.checked_shl(128 - u32::from(net.1)).unwrap_or(0);
-            u128::from(a) & m == u128::from(n) & m
-        }
-        _ => false,
-    }
-}
-
 /// Adds `X-Forwarded-For` (or the configured name) as `option forwardfor`
 /// asks. Returns whether the head changed.
 fn forwardfor(plan: &Plan<'_>, req: &mut RequestHead, peer: Option<IpAddr>) -> bool {
@@ -197,7 +184,10 @@ fn forwardfor(plan: &Plan<'_>, req: &mut RequestHead, peer: Option<IpAddr>) -> b
             continue;
         }
         done.push(&ff.header);
-        if ff.except.is_some_and(|n| in_net(ip, n)) {
+        if ff
+            .except
+            .is_some_and(|(n, len)| weir_rules::matching::in_net(ip, n, len))
+        {
             continue;
         }
         if ff.if_none && head::get(&req.headers, &ff.header).is_some() {
@@ -235,6 +225,7 @@ pub async fn serve(
     let mut cbuf = Buf::with(&initial, size);
     drop(initial);
     let mut held: Option<Held> = None;
+    let mut vars = Vars::default();
     let (head_timeout, ka_timeout) = head_timeouts(fe_px);
     let mut stop = sh.stopping.subscribe();
     let mut count: u64 = 0;
@@ -313,6 +304,7 @@ pub async fn serve(
         // Boxed: an idle keep-alive connection carries none of its state.
         let out = Box::pin(exchange(
             sh, fe_idx, client, acc, &key, &mut cbuf, req, used, &mut held, first, &mut rec,
+            &mut vars,
         ))
         .await;
         rec.status = out.status;
@@ -329,6 +321,7 @@ pub async fn serve(
         rec.ta = ms(start.elapsed());
         rec.tt = rec.ta + ti;
         log_exchange(sh, fe_idx, &mut rec);
+        vars.end_exchange();
         if !out.keep_client || out.tunnel || *stop.borrow() {
             break;
         }
@@ -394,17 +387,91 @@ async fn exchange<'r>(
     held: &mut Option<Held>,
     first: bool,
     rec: &mut LogRecord<'r>,
+    vars: &mut Vars,
 ) -> Outcome<'r> {
     let fe = &sh.frontends[fe_idx];
     let fe_px = &sh.cfg.proxies[fe.proxy];
     let size = sh.bufsize;
-    let Some(be) = sh.backend_of_frontend(fe_idx) else {
+    let mut dirty = req.close_after;
+    let mut tmpl = ExCtx {
+        sh,
+        fe_idx,
+        be: None,
+        src: acc.peer,
+        dst: acc.local,
+        req: None,
+        res: None,
+        srv: None,
+        first,
+        vars: None,
+    };
+    // The frontend's rules, the backend choice, the backend's rules.
+    let mut verdict = rules::run_request(
+        &fe_px.http_request,
+        fe_px,
+        &mut req,
+        vars,
+        &tmpl,
+        &mut dirty,
+    );
+    if matches!(verdict, Verdict::Continue) {
+        verdict = rules::run_request(&fe_px.redirects, fe_px, &mut req, vars, &tmpl, &mut dirty);
+    }
+    let chosen = if matches!(verdict, Verdict::Continue) {
+        let ctx = ExCtx {
+            req: Some(&req),
+            vars: Some(vars),
+            ..tmpl
+        };
+        sh.select_backend(fe_idx, &ctx)
+    } else {
+        None
+    };
+    if let Some(be) = chosen.filter(|b| b.proxy != fe.proxy) {
+        let be_px = &sh.cfg.proxies[be.proxy];
+        tmpl.be = Some(be);
+        verdict = rules::run_request(
+            &be_px.http_request,
+            be_px,
+            &mut req,
+            vars,
+            &tmpl,
+            &mut dirty,
+        );
+        if matches!(verdict, Verdict::Continue) {
+            verdict =
+                rules::run_request(&be_px.redirects, be_px, &mut req, vars, &tmpl, &mut dirty);
+        }
+    }
+    match verdict {
+        Verdict::Continue => {}
+        Verdict::Respond(local) => {
+            return answer_local(client, fe_px, cbuf, used, &req, local).await
+        }
+        Verdict::Tarpit(status) => {
+            let t = fe_px
+                .timeouts
+                .tarpit
+                .or(fe_px.timeouts.connect)
+                .unwrap_or(Duration::ZERO);
+            tokio::time::sleep(t).await;
+            let local = Local {
+                bytes: errors::response(fe_px, status, false),
+                status,
+                term: *b"PT",
+                keep: false,
+            };
+            return answer_local(client, fe_px, cbuf, used, &req, local).await;
+        }
+    }
+    let Some(be) = chosen else {
         cbuf.consume(used);
         let page = errors::response(fe_px, 503, false);
         let _ = send(client, &page, fe_px.timeouts.client).await;
         return Outcome::error(503, b"SC");
     };
     let be_px = &sh.cfg.proxies[be.proxy];
+    tmpl.be = Some(be);
     rec.backend = &be.name;
     let mode = fe_px.http.conn_mode.max_with(be_px.http.conn_mode);
     let plan = Plan {
@@ -412,7 +479,6 @@ async fn exchange<'r>(
         be: be_px,
     };
     // The head as the server gets it.
-    let mut dirty = req.close_after;
     dirty |= forwardfor(&plan, &mut req, acc.peer.map(|p| p.ip()));
     let server_close = mode != HttpConnMode::KeepAlive || !req.keep_alive;
     if mode != HttpConnMode::KeepAlive && !head::connection_has(&req.headers, "close") {
@@ -617,6 +683,38 @@ async fn exchange<'r>(
             }
         };
         let t_res = ms(sent_at.elapsed());
+        let mut rdirty = false;
+        let rtmpl = ExCtx {
+            req: Some(&req),
+            srv: rec.server,
+            ..tmpl
+        };
+        let mut replaced: Option<Local> = None;
+        let mut order = vec![be_px];
+        if be.proxy != fe.proxy {
+            order.push(fe_px);
+        }
+        for list in [0, 1] {
+            for px in &order {
+                if replaced.is_none() {
+                    let rules = if list == 0 {
+                        &px.http_response
+                    } else {
+                        &px.http_after_response
+                    };
+                    replaced = rules::run_response(rules, px, &mut res, vars, &rtmpl, &mut rdirty);
+                }
+            }
+        }
+        if let Some(local) = replaced {
+            // The server's answer is dropped, and its connection with it.
+            sconn.set_reset_on_close();
+            let mut o = answer_local(client, fe_px, &mut Buf::default(), 0, &req, local).await;
+            o.bytes_in = bytes_in;
+            o.t_res = t_res;
+            o.keep_client = false;
+            return o;
+        }
 
         // Connection management on both sides.
         let tunnel = res.framing == Framing::Tunnel;
@@ -625,7 +723,6 @@ async fn exchange<'r>(
             && res.framing != Framing::UntilClose
             && !*sh.stopping.borrow();
         let keep_server = !server_close && res.keep_alive && !tunnel;
-        let mut rdirty = false;
         if !tunnel {
             let (has_close, has_ka) = (
                 head::connection_has(&res.headers, "close"),
@@ -772,6 +869,42 @@ async fn exchange<'r>(
         }
         drop(slot);
         return out;
+    }
+}
+
+/// Sends a response weir made (deny, return, redirect, tarpit) in place of
+/// the server's. A request body is not read: the connection closes then.
+async fn answer_local<'r>(
+    client: &Conn,
+    fe_px: &Proxy,
+    cbuf: &mut Buf,
+    used: usize,
+    req: &RequestHead,
+    local: Local,
+) -> Outcome<'r> {
+    let keep = local.keep && req.keep_alive && req.framing == Framing::None;
+    cbuf.consume(used);
+    let mut bytes = local.bytes;
+    if !keep {
+        // Tell the client the connection ends here.
+        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+            if !head.contains("\r\nconnection:") {
+                bytes.splice(end + 2..end + 2, b"connection: close\r\n".iter().copied());
+            }
+        }
+    }
+    let sent = send(client, &bytes, fe_px.timeouts.client).await;
+    Outcome {
+        be: None,
+        srv: None,
+        status: i32::from(local.status),
+        term: if sent.is_ok() { local.term } else { *b"CD" },
+        bytes_in: 0,
+        bytes_out: bytes.len() as u64,
+        t_res: -1,
+        keep_client: keep && sent.is_ok(),
+        tunnel: false,
     }
 }
 

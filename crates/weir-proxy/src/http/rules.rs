@@ -1,0 +1,517 @@
+//! Runs a proxy's HTTP rules on an exchange: `http-request` (then
+//! `redirect`) on the request head, `http-response` and
+//! `http-after-response` on the response head; builds the answers of
+//! `deny`, `return` and `redirect`.
+
+use super::errors;
+use crate::state::{BackendRt, Shared};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use weir_config::Proxy;
+use weir_proto::h1::{Header, RequestHead, ResponseHead};
+use weir_rules::{
+    Body, Ctx, HeaderOp, Redirect, RedirectKind, ReqAction, ResAction, Return, Rule, Sample,
+};
+
+/// Variables set by `set-var` (`sess.*` live as long as the connection,
+/// the others for one exchange).
+#[derive(Default)]
+pub struct Vars {
+    vals: Vec<(String, Sample)>,
+}
+
+impl Vars {
+    fn get(&self, name: &str) -> Option<Sample> {
+        self.vals
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+    fn set(&mut self, name: &str, v: Sample) {
+        match self.vals.iter_mut().find(|(n, _)| n == name) {
+            Some(e) => e.1 = v,
+            None => self.vals.push((name.to_string(), v)),
+        }
+    }
+    fn unset(&mut self, name: &str) {
+        self.vals.retain(|(n, _)| n != name);
+    }
+    /// Drops the variables of the finished exchange.
+    pub fn end_exchange(&mut self) {
+        self.vals
+            .retain(|(n, _)| n.starts_with("sess.") || n.starts_with("proc."));
+    }
+}
+
+/// What fetches see of an exchange.
+#[derive(Clone, Copy)]
+pub struct ExCtx<'a> {
+    pub sh: &'a Shared,
+    pub fe_idx: usize,
+    pub be: Option<&'a BackendRt>,
+    pub src: Option<SocketAddr>,
+    pub dst: Option<SocketAddr>,
+    pub req: Option<&'a RequestHead>,
+    pub res: Option<&'a ResponseHead>,
+    pub srv: Option<&'a str>,
+    pub first: bool,
+    pub vars: Option<&'a Vars>,
+}
+
+fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
+    h.iter()
+        .map(|h| (h.name.as_str(), h.value.as_slice()))
+        .collect()
+}
+
+impl ExCtx<'_> {
+    fn backend(&self, name: &str) -> Option<&BackendRt> {
+        if name.is_empty() {
+            return self.be;
+        }
+        self.sh
+            .backends
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| &**b)
+    }
+}
+
+impl Ctx for ExCtx<'_> {
+    fn src(&self) -> Option<SocketAddr> {
+        self.src
+    }
+    fn dst(&self) -> Option<SocketAddr> {
+        self.dst
+    }
+    fn method(&self) -> &str {
+        self.req.map_or("", |r| r.method.as_str())
+    }
+    fn uri(&self) -> &str {
+        self.req.map_or("", |r| r.uri.as_str())
+    }
+    fn version(&self) -> &str {
+        match self.req.map(|r| r.minor) {
+            Some(0) => "1.0",
+            Some(_) => "1.1",
+            None => "",
+        }
+    }
+    fn req_headers(&self) -> Vec<(&str, &[u8])> {
+        self.req.map_or_else(Vec::new, |r| pairs(&r.headers))
+    }
+    fn res_headers(&self) -> Vec<(&str, &[u8])> {
+        self.res.map_or_else(Vec::new, |r| pairs(&r.headers))
+    }
+    fn status(&self) -> Option<u16> {
+        self.res.map(|r| r.status)
+    }
+    fn nbsrv(&self, name: &str) -> Option<i64> {
+        self.backend(name).map(|b| {
+            let (act, bck) = b.set().usable_counts();
+            (if act > 0 { act } else { bck }) as i64
+        })
+    }
+    fn be_conn(&self, name: &str) -> Option<i64> {
+        self.backend(name)
+            .map(|b| i64::from(b.conns.load(Ordering::Relaxed)))
+    }
+    fn fe_conn(&self) -> i64 {
+        i64::from(self.sh.frontends[self.fe_idx].conns.load(Ordering::Relaxed))
+    }
+    fn srv_name(&self) -> Option<String> {
+        self.srv.map(str::to_string)
+    }
+    fn var(&self, name: &str) -> Option<Sample> {
+        self.vars.and_then(|v| v.get(name))
+    }
+    fn first_req(&self) -> bool {
+        self.first
+    }
+    fn body(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// A layer-4 view (for `use_backend` conditions in `mode tcp`).
+pub struct L4Ctx {
+    pub src: Option<SocketAddr>,
+    pub dst: Option<SocketAddr>,
+}
+
+impl Ctx for L4Ctx {
+    fn src(&self) -> Option<SocketAddr> {
+        self.src
+    }
+    fn dst(&self) -> Option<SocketAddr> {
+        self.dst
+    }
+    fn method(&self) -> &str {
+        ""
+    }
+    fn uri(&self) -> &str {
+        ""
+    }
+    fn version(&self) -> &str {
+        ""
+    }
+    fn req_headers(&self) -> Vec<(&str, &[u8])> {
+        Vec::new()
+    }
+    fn res_headers(&self) -> Vec<(&str, &[u8])> {
+        Vec::new()
+    }
+    fn status(&self) -> Option<u16> {
+        None
+    }
+    fn nbsrv(&self, _: &str) -> Option<i64> {
+        None
+    }
+    fn be_conn(&self, _: &str) -> Option<i64> {
+        None
+    }
+    fn fe_conn(&self) -> i64 {
+        0
+    }
+    fn srv_name(&self) -> Option<String> {
+        None
+    }
+    fn var(&self, _: &str) -> Option<Sample> {
+        None
+    }
+    fn first_req(&self) -> bool {
+        true
+    }
+    fn body(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// A response weir makes itself, and how it is logged.
+pub struct Local {
+    pub bytes: Vec<u8>,
+    pub status: u16,
+    pub term: [u8; 2],
+    /// The client connection may stay open afterwards.
+    pub keep: bool,
+}
+
+/// What the request rules decided.
+pub enum Verdict {
+    Continue,
+    Respond(Local),
+    Tarpit(u16),
+}
+
+/// A header edit computed with the request borrowed, applied after.
+enum Edit {
+    /// The operation, its rendered value and its rendered replacement.
+    Header(HeaderOp, Vec<u8>, Vec<u8>),
+    Status(u16, String),
+    Uri(String),
+    Method(String),
+    SetVar(String, Option<Sample>),
+    UnsetVar(String),
+}
+
+fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
+    match op {
+        HeaderOp::Set(n, _) => {
+            hs.retain(|h| !h.name.eq_ignore_ascii_case(n));
+            hs.push(Header {
+                name: n.clone(),
+                value,
+            });
+        }
+        HeaderOp::Add(n, _) => hs.push(Header {
+            name: n.clone(),
+            value,
+        }),
+        HeaderOp::Del(n) => hs.retain(|h| !h.name.eq_ignore_ascii_case(n)),
+        HeaderOp::Replace {
+            name,
+            re,
+            each_value,
+            ..
+        } => {
+            let w = &weir_rules::matching::backrefs(w)[..];
+            for h in hs.iter_mut().filter(|h| h.name.eq_ignore_ascii_case(name)) {
+                if *each_value {
+                    let parts: Vec<Vec<u8>> = h
+                        .value
+                        .split(|&b| b == b',')
+                        .map(|v| {
+                            let v = v.trim_ascii();
+                            re.replace(v, w).into_owned()
+                        })
+                        .collect();
+                    h.value = parts.join(&b", "[..]);
+                } else {
+                    h.value = re.replace(&h.value, w).into_owned();
+                }
+            }
+        }
+    }
+}
+
+fn local_headers(
+    status: u16,
+    ctype: Option<&str>,
+    len: usize,
+    extra: &[(String, Vec<u8>)],
+) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} {}\r\ncontent-length: {len}\r\n",
+        errors::reason(status)
+    )
+    .into_bytes();
+    if let Some(t) = ctype {
+        out.extend_from_slice(format!("content-type: {t}\r\n").as_bytes());
+    }
+    for (n, v) in extra {
+        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// The answer of a `return` action.
+pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
+    let hdrs: Vec<(String, Vec<u8>)> = r
+        .headers
+        .iter()
+        .map(|(n, f)| (n.clone(), f.render(ctx)))
+        .collect();
+    let body = match &r.body {
+        Body::None => Vec::new(),
+        Body::Static(b) => b.clone(),
+        Body::Fmt(f) => f.render(ctx),
+        Body::ErrorPage(s) => return errors::response(px, *s, false),
+    };
+    let mut out = local_headers(r.status, r.content_type.as_deref(), body.len(), &hdrs);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// The answer of a redirect.
+pub fn redirect_response(r: &Redirect, ctx: &dyn Ctx) -> Vec<u8> {
+    let to = String::from_utf8_lossy(&r.to.render(ctx)).into_owned();
+    let uri = ctx.uri();
+    let (path, query) = match uri.find('?') {
+        Some(i) => (&uri[..i], &uri[i..]),
+        None => (uri, ""),
+    };
+    let query = if r.drop_query { "" } else { query };
+    let mut loc = match r.kind {
+        RedirectKind::Location => to,
+        RedirectKind::Prefix => {
+            let base = if to == "/" { "" } else { to.as_str() };
+            format!("{base}{path}{query}")
+        }
+        RedirectKind::Scheme => {
+            let host = ctx
+                .req_headers()
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("host"))
+                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default();
+            format!("{to}://{host}{path}{query}")
+        }
+    };
+    if r.append_slash && !loc.ends_with('/') && query.is_empty() {
+        loc.push('/');
+    }
+    local_headers(
+        r.code,
+        None,
+        0,
+        &[
+            ("location".into(), loc.into_bytes()),
+            ("cache-control".into(), b"no-cache".to_vec()),
+        ],
+    )
+}
+
+fn header_edit(op: &HeaderOp, ctx: &dyn Ctx) -> Edit {
+    let v = match op {
+        HeaderOp::Set(_, f) | HeaderOp::Add(_, f) => f.render(ctx),
+        _ => Vec::new(),
+    };
+    let w = match op {
+        HeaderOp::Replace { with, .. } => with.render(ctx),
+        _ => Vec::new(),
+    };
+    Edit::Header(op.clone(), v, w)
+}
+
+/// Runs `rules` on `req`. `mk` builds the fetch context over the current
+/// request (it changes as rules rewrite it).
+pub fn run_request(
+    rules: &[Rule<ReqAction>],
+    px: &Proxy,
+    req: &mut RequestHead,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+    dirty: &mut bool,
+) -> Verdict {
+    for rule in rules {
+        let edit = {
+            let ctx = ExCtx {
+                req: Some(req),
+                vars: Some(vars),
+                ..*tmpl
+            };
+            if !rule.applies(&ctx) {
+                continue;
+            }
+            match &rule.action {
+                ReqAction::Allow => return Verdict::Continue,
+                ReqAction::Deny { status } => {
+                    return Verdict::Respond(Local {
+                        bytes: errors::response(px, *status, false),
+                        status: *status,
+                        term: *b"PR",
+                        keep: false,
+                    })
+                }
+                ReqAction::Tarpit { status } => return Verdict::Tarpit(*status),
+                ReqAction::Return(r) => {
+                    return Verdict::Respond(Local {
+                        bytes: return_response(r, px, &ctx),
+                        status: r.status,
+                        term: *b"LR",
+                        keep: true,
+                    })
+                }
+                ReqAction::Redirect(r) => {
+                    return Verdict::Respond(Local {
+                        bytes: redirect_response(r, &ctx),
+                        status: r.code,
+                        term: *b"LR",
+                        keep: true,
+                    })
+                }
+                ReqAction::Header(op) => header_edit(op, &ctx),
+                ReqAction::SetPath(f) => {
+                    let p = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
+                    let q = req.uri.find('?').map_or("", |i| &req.uri[i..]);
+                    Edit::Uri(format!("{p}{q}"))
+                }
+                ReqAction::SetPathQ(f) | ReqAction::SetUri(f) => {
+                    Edit::Uri(String::from_utf8_lossy(&f.render(&ctx)).into_owned())
+                }
+                ReqAction::SetQuery(f) => {
+                    let q = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
+                    let p = req.uri.split('?').next().unwrap_or("");
+                    Edit::Uri(if q.is_empty() {
+                        p.to_string()
+                    } else {
+                        format!("{p}?{q}")
+                    })
+                }
+                ReqAction::SetMethod(f) => {
+                    Edit::Method(String::from_utf8_lossy(&f.render(&ctx)).into_owned())
+                }
+                ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
+                ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
+                ReqAction::SetLogLevel => continue,
+            }
+        };
+        match edit {
+            Edit::Header(op, v, w) => {
+                apply_header(&mut req.headers, &op, v, &w);
+                *dirty = true;
+            }
+            Edit::Uri(u) => {
+                if !u.is_empty() && !u.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                    req.uri = u;
+                    *dirty = true;
+                }
+            }
+            Edit::Method(m) => {
+                if !m.is_empty()
+                    && m.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+                {
+                    req.method = m;
+                    *dirty = true;
+                }
+            }
+            Edit::SetVar(n, Some(v)) => vars.set(&n, v),
+            Edit::SetVar(_, None) | Edit::Status(..) => {}
+            Edit::UnsetVar(n) => vars.unset(&n),
+        }
+    }
+    Verdict::Continue
+}
+
+/// Runs response `rules` on `res`; returns a replacement answer when a rule
+/// denies or returns.
+pub fn run_response(
+    rules: &[Rule<ResAction>],
+    px: &Proxy,
+    res: &mut ResponseHead,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+    dirty: &mut bool,
+) -> Option<Local> {
+    for rule in rules {
+        let edit = {
+            let ctx = ExCtx {
+                res: Some(res),
+                vars: Some(vars),
+                ..*tmpl
+            };
+            if !rule.applies(&ctx) {
+                continue;
+            }
+            match &rule.action {
+                ResAction::Allow => return None,
+                ResAction::Deny { status } => {
+                    return Some(Local {
+                        bytes: errors::response(px, *status, false),
+                        status: *status,
+                        term: *b"PH",
+                        keep: false,
+                    })
+                }
+                ResAction::Return(r) => {
+                    return Some(Local {
+                        bytes: return_response(r, px, &ctx),
+                        status: r.status,
+                        term: *b"--",
+                        keep: false,
+                    })
+                }
+                ResAction::Header(op) => header_edit(op, &ctx),
+                ResAction::SetStatus { status, reason } => Edit::Status(
+                    *status,
+                    reason
+                        .clone()
+                        .unwrap_or_else(|| errors::reason(*status).to_string()),
+                ),
+                ResAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
+                ResAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
+                ResAction::SetLogLevel => continue,
+            }
+        };
+        match edit {
+            Edit::Header(op, v, w) => {
+                apply_header(&mut res.headers, &op, v, &w);
+                *dirty = true;
+            }
+            Edit::Status(s, r) => {
+                res.status = s;
+                res.reason = r;
+                *dirty = true;
+            }
+            Edit::SetVar(n, Some(v)) => vars.set(&n, v),
+            Edit::UnsetVar(n) => vars.unset(&n),
+            _ => {}
+        }
+    }
+    None
+}

@@ -1,0 +1,308 @@
+//! ACLs (`acl <name> <criterion> [flags] <patterns>`) and the conditions
+//! that use them (`if|unless <acl> [!]<acl> || { anonymous acl } …`).
+
+use crate::matching::{self, Method, Pattern};
+use crate::sample::{Ctx, Expr, Fetch, Sample};
+use std::sync::Arc;
+
+/// Reads a file named by `-f` (or a map); the caller decides where from.
+pub type Loader<'a> = &'a dyn Fn(&str) -> Result<String, String>;
+
+/// One `acl` declaration.
+#[derive(Debug, Clone)]
+pub struct Acl {
+    pub expr: Expr,
+    pub method: Method,
+    pub icase: bool,
+    pub patterns: Vec<Pattern>,
+}
+
+/// Fetch and implied match method of ACL keywords with a suffix
+/// (`path_beg`, `hdr_sub(host)` …).
+fn derived(name: &str) -> Option<(&str, Method)> {
+    const SUFFIXES: &[(&str, Method)] = &[
+        ("_beg", Method::Beg),
+        ("_end", Method::End),
+        ("_sub", Method::Sub),
+        ("_reg", Method::Reg),
+        ("_dir", Method::Dir),
+        ("_dom", Method::Dom),
+        ("_len", Method::Len),
+        ("_ip", Method::Ip),
+        ("_str", Method::Str),
+        ("_found", Method::Found),
+    ];
+    let base = name.split('(').next().unwrap_or(name);
+    for (suf, m) in SUFFIXES {
+        if let Some(b) = base.strip_suffix(suf) {
+            if !b.is_empty() {
+                return Some((b, *m));
+            }
+        }
+    }
+    None
+}
+
+/// The match method a fetch implies when none is given.
+fn default_method(f: &Fetch) -> Method {
+    match f {
+        Fetch::Src | Fetch::Dst => Method::Ip,
+        Fetch::SrcPort
+        | Fetch::DstPort
+        | Fetch::HdrCnt(_)
+        | Fetch::HdrVal(_)
+        | Fetch::Status
+        | Fetch::Nbsrv(_)
+        | Fetch::BeConn(_)
+        | Fetch::FeConn
+        | Fetch::Int(_) => Method::Int,
+        Fetch::AlwaysTrue | Fetch::AlwaysFalse | Fetch::FirstReq => Method::Bool,
+        _ => Method::Str,
+    }
+}
+
+impl Acl {
+    /// Parses the words after `acl <name>`: criterion, flags, patterns.
+    pub fn parse(words: &[String], load: Loader<'_>) -> Result<Acl, String> {
+        let crit = words.first().ok_or("missing ACL criterion")?;
+        let (expr, mut method) = match derived(crit.split(',').next().unwrap_or(crit)) {
+            Some((base, m)) => {
+                // `hdr_beg(host)` is `hdr(host)` matched with `beg`.
+                let args = crit.find('(').map_or("", |i| &crit[i..]);
+                (Expr::parse(&format!("{base}{args}"), load)?, m)
+            }
+            None => {
+                let e = Expr::parse(crit, load)?;
+                let m = if e.convs.is_empty() {
+                    default_method(&e.fetch)
+                } else {
+                    Method::Str
+                };
+                (e, m)
+            }
+        };
+        let mut icase = false;
+        let mut words_left: Vec<String> = Vec::new();
+        let mut files: Vec<String> = Vec::new();
+        let mut i = 1;
+        let mut flags_done = false;
+        while i < words.len() {
+            let w = &words[i];
+            if !flags_done && w.starts_with('-') && w.len() > 1 {
+                match w.as_str() {
+                    "-i" => icase = true,
+                    "-n" | "-u" | "-M" => {}
+                    "-m" => {
+                        i += 1;
+                        method = Method::parse(words.get(i).ok_or("'-m' expects a method")?)?;
+                    }
+                    "-f" => {
+                        i += 1;
+                        files.push(words.get(i).ok_or("'-f' expects a file")?.clone());
+                    }
+                    "--" => flags_done = true,
+                    _ if method == Method::Int || method == Method::Len => {
+                        flags_done = true;
+                        continue;
+                    }
+                    o => return Err(format!("unknown ACL flag '{o}'")),
+                }
+                i += 1;
+                continue;
+            }
+            flags_done = true;
+            words_left.push(w.clone());
+            i += 1;
+        }
+        let mut patterns = Vec::new();
+        let mut it = words_left.iter().peekable();
+        while let Some(w) = it.next() {
+            if matches!(method, Method::Int | Method::Len)
+                && matches!(w.as_str(), "eq" | "ge" | "gt" | "le" | "lt")
+            {
+                let n = it
+                    .next()
+                    .ok_or_else(|| format!("operator '{w}' expects a value"))?;
+                patterns.push(matching::op_pattern(w, n)?);
+                continue;
+            }
+            patterns.push(matching::compile(method, w, icase)?);
+        }
+        for f in files {
+            let text = load(&f)?;
+            for line in text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                patterns.push(matching::compile(method, line, icase)?);
+            }
+        }
+        Ok(Acl {
+            expr,
+            method,
+            icase,
+            patterns,
+        })
+    }
+
+    /// Whether the ACL matches this request.
+    pub fn eval(&self, ctx: &dyn Ctx) -> bool {
+        let values = self.expr.eval_all(ctx);
+        match self.method {
+            Method::Found => !values.is_empty(),
+            Method::Bool => values.iter().any(|v| match v {
+                Sample::Bool(b) => *b,
+                v => v.to_int().is_some_and(|i| i != 0),
+            }),
+            m => values.iter().any(|v| {
+                self.patterns
+                    .iter()
+                    .any(|p| matching::matches(m, self.icase, v, p))
+            }),
+        }
+    }
+}
+
+/// One term of a condition: a named ACL (all its declarations, OR'ed) or
+/// an anonymous one, possibly negated.
+#[derive(Debug, Clone)]
+pub struct Term {
+    pub negate: bool,
+    pub acls: Arc<[Acl]>,
+    pub name: String,
+}
+
+/// `if`/`unless` followed by AND groups joined by `||`.
+#[derive(Debug, Clone)]
+pub struct Cond {
+    pub unless: bool,
+    pub groups: Vec<Vec<Term>>,
+}
+
+/// The ACLs HAProxy predefines.
+fn predefined(name: &str) -> Option<Vec<String>> {
+    let w = |s: &str| Some(s.split(' ').map(str::to_string).collect());
+    match name {
+        "TRUE" => w("always_true"),
+        "FALSE" => w("always_false"),
+        "HTTP" => w("req.ver -m found"),
+        "HTTP_1.0" => w("req.ver 1.0"),
+        "HTTP_1.1" => w("req.ver 1.1"),
+        "HTTP_URL_ABS" => w("url_reg ^[^/:]*://"),
+        "HTTP_URL_SLASH" => w("url_beg /"),
+        "HTTP_URL_STAR" => w("url *"),
+        "HTTP_CONTENT" => w("hdr_val(content-length) gt 0"),
+        "LOCALHOST" => w("src 127.0.0.1/8 ::1"),
+        "METH_CONNECT" => w("method CONNECT"),
+        "METH_DELETE" => w("method DELETE"),
+        "METH_GET" => w("method GET HEAD"),
+        "METH_HEAD" => w("method HEAD"),
+        "METH_OPTIONS" => w("method OPTIONS"),
+        "METH_POST" => w("method POST"),
+        "METH_PUT" => w("method PUT"),
+        "METH_TRACE" => w("method TRACE"),
+        _ => None,
+    }
+}
+
+impl Cond {
+    /// Parses `if|unless <terms>`; `lookup` resolves ACL names declared in
+    /// the section.
+    pub fn parse(
+        words: &[String],
+        lookup: &dyn Fn(&str) -> Option<Arc<[Acl]>>,
+        load: Loader<'_>,
+    ) -> Result<Cond, String> {
+        let unless = match words.first().map(String::as_str) {
+            Some("if") => false,
+            Some("unless") => true,
+            Some(o) => return Err(format!("expects 'if' or 'unless', got '{o}'")),
+            None => return Err("missing condition".into()),
+        };
+        let mut groups: Vec<Vec<Term>> = vec![Vec::new()];
+        let mut i = 1;
+        if words.len() < 2 {
+            return Err(format!("missing condition after '{}'", words[0]));
+        }
+        while i < words.len() {
+            let w = words[i].as_str();
+            if w == "||" || w == "or" {
+                if groups.last().is_some_and(Vec::is_empty) {
+                    return Err("'||' without a condition before it".into());
+                }
+                groups.push(Vec::new());
+                i += 1;
+                continue;
+            }
+            let (negate, w) = match w.strip_prefix('!') {
+                Some("") => {
+                    i += 1;
+                    (
+                        true,
+                        words
+                            .get(i)
+                            .map(String::as_str)
+                            .ok_or("'!' at the end of a condition")?,
+                    )
+                }
+                Some(rest) => (true, rest),
+                None => (false, w),
+            };
+            let term = if w == "{" {
+                let end = words[i..]
+                    .iter()
+                    .position(|x| x == "}")
+                    .ok_or("missing '}' closing an anonymous ACL")?;
+                let inner = &words[i + 1..i + end];
+                i += end;
+                let acl = Acl::parse(inner, load)?;
+                Term {
+                    negate,
+                    acls: Arc::from(vec![acl]),
+                    name: format!("{{ {} }}", inner.join(" ")),
+                }
+            } else if let Some(acls) = lookup(w) {
+                Term {
+                    negate,
+                    acls,
+                    name: w.to_string(),
+                }
+            } else if let Some(def) = predefined(w) {
+                Term {
+                    negate,
+                    acls: Arc::from(vec![Acl::parse(&def, load)?]),
+                    name: w.to_string(),
+                }
+            } else {
+                return Err(format!("no such ACL : '{w}'"));
+            };
+            if let Some(g) = groups.last_mut() {
+                g.push(term);
+            }
+            i += 1;
+        }
+        if groups.iter().any(Vec::is_empty) {
+            return Err("empty condition around '||'".into());
+        }
+        Ok(Cond { unless, groups })
+    }
+
+    /// Evaluates the condition.
+    pub fn eval(&self, ctx: &dyn Ctx) -> bool {
+        let r = self.groups.iter().any(|g| {
+            g.iter()
+                .all(|t| t.acls.iter().any(|a| a.eval(ctx)) != t.negate)
+        });
+        r != self.unless
+    }
+}
+
+/// Splits `words` at the first `if`/`unless`: what comes before, and the
+/// condition words (empty without one).
+pub fn split_cond(words: &[String]) -> (&[String], &[String]) {
+    match words.iter().position(|w| w == "if" || w == "unless") {
+        Some(i) => (&words[..i], &words[i..]),
+        None => (words, &[]),
+    }
+}

@@ -1,0 +1,19 @@
+//! ACLs, sample fetches, converters and HTTP rule actions, HAProxy's rule
+//! language: parsed once from configuration words, evaluated per request
+//! against a context the runtime provides. Pure: no I/O, no clock.
+
+#![forbid(unsafe_code)]
+
+pub mod acl;
+pub mod action;
+pub mod fmt;
+pub mod matching;
+pub mod sample;
+
+pub use acl::{split_cond, Acl, Cond, Loader};
+pub use action::{
+    parse_redirect, parse_request_rule, parse_response_rule, Body, HeaderOp, Redirect,
+    RedirectKind, ReqAction, ResAction, Return, Rule,
+};
+pub use fmt::Fmt;
+pub use sample::{Ctx, Expr, Sample};

@@ -1,0 +1,733 @@
+//! Sample expressions: a fetch (`src`, `path`, `hdr(host)` …) followed by
+//! converters (`,lower`, `,field(2,/)` …), parsed once and evaluated per
+//! request against a [`Ctx`] the runtime provides.
+
+use std::net::{IpAddr, SocketAddr};
+
+/// A value produced by a fetch or a converter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sample {
+    Str(Vec<u8>),
+    Int(i64),
+    Ip(IpAddr),
+    Bool(bool),
+}
+
+impl Sample {
+    /// The value as bytes (numbers and addresses in text form).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Sample::Str(s) => s.clone(),
+            Sample::Int(i) => i.to_string().into_bytes(),
+            Sample::Ip(a) => a.to_string().into_bytes(),
+            Sample::Bool(b) => {
+                if *b {
+                    b"1".to_vec()
+                } else {
+                    b"0".to_vec()
+                }
+            }
+        }
+    }
+    pub fn to_int(&self) -> Option<i64> {
+        match self {
+            Sample::Int(i) => Some(*i),
+            Sample::Bool(b) => Some(i64::from(*b)),
+            Sample::Str(s) => std::str::from_utf8(s).ok()?.trim().parse().ok(),
+            Sample::Ip(_) => None,
+        }
+    }
+    pub fn to_ip(&self) -> Option<IpAddr> {
+        match self {
+            Sample::Ip(a) => Some(*a),
+            Sample::Str(s) => std::str::from_utf8(s).ok()?.trim().parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// What a request (and, for `http-response`, its response) offers to
+/// fetches. Implemented by the runtime over its parsed heads.
+pub trait Ctx {
+    fn src(&self) -> Option<SocketAddr>;
+    fn dst(&self) -> Option<SocketAddr>;
+    fn method(&self) -> &str;
+    /// The request target as received (origin or absolute form).
+    fn uri(&self) -> &str;
+    /// "1.0" or "1.1".
+    fn version(&self) -> &str;
+    /// Request headers in order.
+    fn req_headers(&self) -> Vec<(&str, &[u8])>;
+    /// Response headers in order (empty before a response).
+    fn res_headers(&self) -> Vec<(&str, &[u8])>;
+    fn status(&self) -> Option<u16>;
+    /// Usable servers of a backend (`None` = no such backend); the current
+    /// one when `name` is empty.
+    fn nbsrv(&self, name: &str) -> Option<i64>;
+    fn be_conn(&self, name: &str) -> Option<i64>;
+    fn fe_conn(&self) -> i64;
+    fn srv_name(&self) -> Option<String>;
+    fn var(&self, name: &str) -> Option<Sample>;
+    fn first_req(&self) -> bool;
+    fn body(&self) -> Option<&[u8]>;
+}
+
+/// A fetch with its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetch {
+    Src,
+    SrcPort,
+    Dst,
+    DstPort,
+    Method,
+    Path,
+    PathQ,
+    Url,
+    Query,
+    Base,
+    UrlParam(String),
+    ReqVer,
+    /// `hdr`/`req.hdr` (comma-split values) or `req.fhdr` (whole lines),
+    /// with an occurrence (`None` = last; negative from the end).
+    Hdr {
+        name: Option<String>,
+        occ: Option<i64>,
+        full: bool,
+    },
+    HdrCnt(Option<String>),
+    HdrVal(String),
+    ResHdr {
+        name: Option<String>,
+        occ: Option<i64>,
+        full: bool,
+    },
+    Cook(Option<String>),
+    Status,
+    Nbsrv(String),
+    BeConn(String),
+    FeConn,
+    SrvName,
+    Var(String),
+    AlwaysTrue,
+    AlwaysFalse,
+    FirstReq,
+    Body,
+    /// A string constant (`str(x)`), or an integer (`int(n)`).
+    Str(String),
+    Int(i64),
+}
+
+/// A converter with its arguments.
+#[derive(Debug, Clone)]
+pub enum Conv {
+    Lower,
+    Upper,
+    Length,
+    Base64,
+    B64Dec,
+    Hex,
+    UrlDec,
+    Field {
+        index: i64,
+        delims: Vec<u8>,
+        count: usize,
+    },
+    Word {
+        index: i64,
+        delims: Vec<u8>,
+        count: usize,
+    },
+    RegSub {
+        re: regex::bytes::Regex,
+        with: Vec<u8>,
+        global: bool,
+    },
+    IpMask(u8, u8),
+    Concat {
+        before: Vec<u8>,
+        var: Option<String>,
+        after: Vec<u8>,
+    },
+    Bytes {
+        offset: usize,
+        len: Option<usize>,
+    },
+    Json,
+    Map(std::sync::Arc<crate::matching::Map>),
+}
+
+impl PartialEq for Conv {
+    fn eq(&self, other: &Self) -> bool {
+        format!("{self:?}") == format!("{other:?}")
+    }
+}
+
+/// A fetch and its converters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub fetch: Fetch,
+    pub convs: Vec<Conv>,
+}
+
+/// Splits `name(args)` into the name and its comma-separated arguments.
+pub fn split_call(s: &str) -> Result<(&str, Vec<String>), String> {
+    match s.find('(') {
+        None => Ok((s, Vec::new())),
+        Some(i) => {
+            let inner = s[i + 1..]
+                .strip_suffix(')')
+                .ok_or_else(|| format!("missing ')' in '{s}'"))?;
+            let args = if inner.is_empty() {
+                Vec::new()
+            } else {
+                inner.split(',').map(|a| a.trim().to_string()).collect()
+            };
+            Ok((&s[..i], args))
+        }
+    }
+}
+
+/// Splits an expression at the commas that separate converters (commas
+/// inside parentheses belong to arguments).
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+fn int_arg(a: &[String], i: usize, what: &str) -> Result<i64, String> {
+    a.get(i)
+        .ok_or_else(|| format!("{what}: missing argument {}", i + 1))?
+        .parse()
+        .map_err(|_| format!("{what}: argument {} must be an integer", i + 1))
+}
+
+fn occ_arg(a: &[String], name: &str) -> Result<Option<i64>, String> {
+    a.get(1)
+        .map(|o| {
+            o.parse()
+                .map_err(|_| format!("{name}: invalid occurrence '{o}'"))
+        })
+        .transpose()
+}
+
+/// Parses a fetch by name (HAProxy's spelling, with its aliases).
+pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
+    let (name, a) = split_call(s)?;
+    let first = a.first().cloned();
+    let need = |what: &str| -> Result<String, String> {
+        first
+            .clone()
+            .filter(|x| !x.is_empty())
+            .ok_or_else(|| format!("fetch method '{name}' expects {what}"))
+    };
+    Ok(match name {
+        "src" => Fetch::Src,
+        "src_port" => Fetch::SrcPort,
+        "dst" => Fetch::Dst,
+        "dst_port" => Fetch::DstPort,
+        "method" => Fetch::Method,
+        "path" => Fetch::Path,
+        "pathq" => Fetch::PathQ,
+        "url" => Fetch::Url,
+        "query" => Fetch::Query,
+        "base" => Fetch::Base,
+        "url_param" | "urlp" => Fetch::UrlParam(need("a parameter name")?),
+        "req.ver" | "req_ver" => Fetch::ReqVer,
+        "hdr" | "req.hdr" => Fetch::Hdr {
+            name: first,
+            occ: occ_arg(&a, name)?,
+            full: false,
+        },
+        "req.fhdr" => Fetch::Hdr {
+            name: Some(need("a header name")?),
+            occ: occ_arg(&a, name)?,
+            full: true,
+        },
+        "hdr_cnt" | "req.hdr_cnt" => Fetch::HdrCnt(first),
+        "hdr_val" | "req.hdr_val" => Fetch::HdrVal(need("a header name")?),
+        "res.hdr" | "shdr" => Fetch::ResHdr {
+            name: first,
+            occ: occ_arg(&a, name)?,
+            full: false,
+        },
+        "res.fhdr" => Fetch::ResHdr {
+            name: Some(need("a header name")?),
+            occ: occ_arg(&a, name)?,
+            full: true,
+        },
+        "req.cook" | "cook" => Fetch::Cook(first),
+        "status" => Fetch::Status,
+        "nbsrv" => Fetch::Nbsrv(first.unwrap_or_default()),
+        "be_conn" => Fetch::BeConn(first.unwrap_or_default()),
+        "fe_conn" => Fetch::FeConn,
+        "srv_name" => Fetch::SrvName,
+        "var" => Fetch::Var(need("a variable name")?),
+        "always_true" => Fetch::AlwaysTrue,
+        "always_false" => Fetch::AlwaysFalse,
+        "http_first_req" => Fetch::FirstReq,
+        "req.body" => Fetch::Body,
+        "str" => Fetch::Str(first.unwrap_or_default()),
+        "int" => Fetch::Int(int_arg(&a, 0, "int")?),
+        _ => return Err(format!("unknown fetch method '{name}'")),
+    })
+}
+
+fn delims(a: &[String], i: usize) -> Vec<u8> {
+    a.get(i).map(|d| d.as_bytes().to_vec()).unwrap_or_default()
+}
+
+/// Parses a converter by name. `-f`-style map files are read by `load`.
+pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Result<Conv, String> {
+    let (name, a) = split_call(s)?;
+    Ok(match name {
+        "lower" => Conv::Lower,
+        "upper" => Conv::Upper,
+        "length" => Conv::Length,
+        "base64" => Conv::Base64,
+        "b64dec" => Conv::B64Dec,
+        "hex" => Conv::Hex,
+        "url_dec" => Conv::UrlDec,
+        "field" | "word" => {
+            let index = int_arg(&a, 0, name)?;
+            let d = delims(&a, 1);
+            if d.is_empty() {
+                return Err(format!("converter '{name}' expects delimiters"));
+            }
+            let count = a.get(2).map_or(Ok(1), |c| {
+                c.parse().map_err(|_| format!("{name}: invalid count"))
+            })?;
+            if name == "field" {
+                Conv::Field {
+                    index,
+                    delims: d,
+                    count,
+                }
+            } else {
+                Conv::Word {
+                    index,
+                    delims: d,
+                    count,
+                }
+            }
+        }
+        "regsub" => {
+            let re = a.first().ok_or("converter 'regsub' expects a regex")?;
+            let re = regex::bytes::Regex::new(re).map_err(|e| format!("regsub: {e}"))?;
+            let with = crate::matching::backrefs(a.get(1).map_or(&b""[..], |w| w.as_bytes()));
+            let global = a.get(2).is_some_and(|f| f.contains('g'));
+            Conv::RegSub { re, with, global }
+        }
+        "ipmask" => {
+            let v4 = int_arg(&a, 0, "ipmask")?;
+            let v6 = if a.len() > 1 {
+                int_arg(&a, 1, "ipmask")?
+            } else {
+                128
+            };
+            if !(0..=32).contains(&v4) || !(0..=128).contains(&v6) {
+                return Err("ipmask: invalid prefix length".into());
+            }
+            Conv::IpMask(v4 as u8, v6 as u8)
+        }
+        "concat" => Conv::Concat {
+            before: delims(&a, 0),
+            var: a.get(1).filter(|v| !v.is_empty()).cloned(),
+            after: delims(&a, 2),
+        },
+        "bytes" => Conv::Bytes {
+            offset: int_arg(&a, 0, "bytes")?.max(0) as usize,
+            len: if a.len() > 1 {
+                Some(int_arg(&a, 1, "bytes")?.max(0) as usize)
+            } else {
+                None
+            },
+        },
+        "json" => Conv::Json,
+        n if n == "map" || n.starts_with("map_") => {
+            let file = a
+                .first()
+                .ok_or_else(|| format!("converter '{n}' expects a map file"))?;
+            let kind = n.strip_prefix("map_").unwrap_or("str");
+            let kind = kind.split('_').next().unwrap_or("str");
+            let text = load(file)?;
+            let default = a.get(1).cloned();
+            Conv::Map(std::sync::Arc::new(crate::matching::Map::parse(
+                kind, &text, default,
+            )?))
+        }
+        _ => return Err(format!("unknown converter '{name}'")),
+    })
+}
+
+impl Expr {
+    /// Parses `fetch[,conv…]`.
+    pub fn parse(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Result<Expr, String> {
+        let parts = split_top(s);
+        let fetch = parse_fetch(parts[0].trim())?;
+        let convs = parts[1..]
+            .iter()
+            .map(|c| parse_conv(c.trim(), load))
+            .collect::<Result<_, _>>()?;
+        Ok(Expr { fetch, convs })
+    }
+
+    /// Evaluates to one value (the last occurrence for multi-valued
+    /// fetches); `None` when the fetch finds nothing.
+    pub fn eval(&self, ctx: &dyn Ctx) -> Option<Sample> {
+        let v = fetch_all(&self.fetch, ctx, false).pop()?;
+        self.convert(v, ctx)
+    }
+
+    /// Evaluates every value (ACLs iterate header occurrences).
+    pub fn eval_all(&self, ctx: &dyn Ctx) -> Vec<Sample> {
+        fetch_all(&self.fetch, ctx, true)
+            .into_iter()
+            .filter_map(|v| self.convert(v, ctx))
+            .collect()
+    }
+
+    fn convert(&self, mut v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
+        for c in &self.convs {
+            v = convert(c, v, ctx)?;
+        }
+        Some(v)
+    }
+}
+
+fn header_values<'a>(hs: &[(&'a str, &'a [u8])], name: Option<&str>, full: bool) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    for (n, v) in hs {
+        if name.is_some_and(|w| !n.eq_ignore_ascii_case(w)) {
+            continue;
+        }
+        if full {
+            out.push(*v);
+        } else {
+            out.extend(v.split(|&b| b == b',').map(<[u8]>::trim_ascii));
+        }
+    }
+    out
+}
+
+fn pick_occ(mut vals: Vec<&[u8]>, occ: Option<i64>, all: bool) -> Vec<Sample> {
+    match occ {
+        None if all => vals.into_iter().map(|v| Sample::Str(v.to_vec())).collect(),
+        None => vals
+            .pop()
+            .map(|v| vec![Sample::Str(v.to_vec())])
+            .unwrap_or_default(),
+        Some(0) => vals.into_iter().map(|v| Sample::Str(v.to_vec())).collect(),
+        Some(n) => {
+            let len = vals.len() as i64;
+            let i = if n > 0 { n - 1 } else { len + n };
+            if (0..len).contains(&i) {
+                vec![Sample::Str(vals[i as usize].to_vec())]
+            } else {
+                Vec::new()
+            }
+        }
+    }
+}
+
+fn path_of(uri: &str) -> &str {
+    let no_query = uri.split('?').next().unwrap_or(uri);
+    match no_query.find("://") {
+        Some(i) => {
+            let rest = &no_query[i + 3..];
+            rest.find('/').map_or("/", |j| &rest[j..])
+        }
+        None => no_query,
+    }
+}
+
+fn cookies(hs: &[(&str, &[u8])], name: Option<&str>) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for (n, v) in hs {
+        if !n.eq_ignore_ascii_case("cookie") {
+            continue;
+        }
+        for part in v.split(|&b| b == b';') {
+            let part = part.trim_ascii();
+            let (k, val) = match part.iter().position(|&b| b == b'=') {
+                Some(i) => (&part[..i], &part[i + 1..]),
+                None => (part, &b""[..]),
+            };
+            if name.is_none_or(|w| k == w.as_bytes()) {
+                out.push(Sample::Str(val.to_vec()));
+            }
+        }
+    }
+    out
+}
+
+fn one(v: Option<Sample>) -> Vec<Sample> {
+    v.into_iter().collect()
+}
+
+fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
+    let s = |x: &str| Some(Sample::Str(x.as_bytes().to_vec()));
+    match f {
+        Fetch::Src => one(ctx.src().map(|a| Sample::Ip(a.ip()))),
+        Fetch::SrcPort => one(ctx.src().map(|a| Sample::Int(i64::from(a.port())))),
+        Fetch::Dst => one(ctx.dst().map(|a| Sample::Ip(a.ip()))),
+        Fetch::DstPort => one(ctx.dst().map(|a| Sample::Int(i64::from(a.port())))),
+        Fetch::Method => one(s(ctx.method())),
+        Fetch::Path => one(s(path_of(ctx.uri()))),
+        Fetch::PathQ => {
+            let u = ctx.uri();
+            let p = path_of(u);
+            let q = u.find('?').map_or("", |i| &u[i..]);
+            one(Some(Sample::Str(format!("{p}{q}").into_bytes())))
+        }
+        Fetch::Url => one(s(ctx.uri())),
+        Fetch::Query => one(ctx.uri().split_once('?').and_then(|(_, q)| s(q))),
+        Fetch::Base => {
+            let host = header_values(&ctx.req_headers(), Some("host"), true)
+                .first()
+                .map(|h| String::from_utf8_lossy(h).into_owned())
+                .unwrap_or_default();
+            one(Some(Sample::Str(
+                format!("{host}{}", path_of(ctx.uri())).into_bytes(),
+            )))
+        }
+        Fetch::UrlParam(name) => one(ctx.uri().split_once('?').and_then(|(_, q)| {
+            q.split(['&', ';'])
+                .find_map(|kv| {
+                    kv.strip_prefix(name.as_str())
+                        .and_then(|r| r.strip_prefix('='))
+                })
+                .and_then(s)
+        })),
+        Fetch::ReqVer => one(s(ctx.version())),
+        Fetch::Hdr { name, occ, full } => pick_occ(
+            header_values(&ctx.req_headers(), name.as_deref(), *full),
+            *occ,
+            all,
+        ),
+        Fetch::ResHdr { name, occ, full } => pick_occ(
+            header_values(&ctx.res_headers(), name.as_deref(), *full),
+            *occ,
+            all,
+        ),
+        Fetch::HdrCnt(name) => {
+            let n = header_values(&ctx.req_headers(), name.as_deref(), false).len();
+            vec![Sample::Int(n as i64)]
+        }
+        Fetch::HdrVal(name) => pick_occ(
+            header_values(&ctx.req_headers(), Some(name), false),
+            None,
+            all,
+        )
+        .into_iter()
+        .filter_map(|v| v.to_int().map(Sample::Int))
+        .collect(),
+        Fetch::Cook(name) => {
+            let mut v = cookies(&ctx.req_headers(), name.as_deref());
+            if all {
+                v
+            } else {
+                v.pop().into_iter().collect()
+            }
+        }
+        Fetch::Status => one(ctx.status().map(|x| Sample::Int(i64::from(x)))),
+        Fetch::Nbsrv(b) => one(ctx.nbsrv(b).map(Sample::Int)),
+        Fetch::BeConn(b) => one(ctx.be_conn(b).map(Sample::Int)),
+        Fetch::FeConn => vec![Sample::Int(ctx.fe_conn())],
+        Fetch::SrvName => one(ctx.srv_name().map(|n| Sample::Str(n.into_bytes()))),
+        Fetch::Var(n) => one(ctx.var(n)),
+        Fetch::AlwaysTrue => vec![Sample::Bool(true)],
+        Fetch::AlwaysFalse => vec![Sample::Bool(false)],
+        Fetch::FirstReq => vec![Sample::Bool(ctx.first_req())],
+        Fetch::Body => one(ctx.body().map(|b| Sample::Str(b.to_vec()))),
+        Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
+        Fetch::Int(i) => vec![Sample::Int(*i)],
+    }
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize]);
+            } else {
+                out.push(b'=');
+            }
+        }
+    }
+    out
+}
+
+fn b64dec(b: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in b.iter().filter(|&&c| c != b'=') {
+        let v = B64.iter().position(|&x| x == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+fn url_dec(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                let h = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match h {
+                    Some(v) => {
+                        out.push(v);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Field `index` (1-based; negative from the end) of `count` fields.
+fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Vec<u8> {
+    let mut parts: Vec<&[u8]> = b.split(|c| delims.contains(c)).collect();
+    if words {
+        parts.retain(|p| !p.is_empty());
+    }
+    let len = parts.len() as i64;
+    let start = if index > 0 {
+        index - 1
+    } else {
+        len + index - (count as i64 - 1)
+    };
+    if index == 0 || start < 0 || start >= len {
+        return Vec::new();
+    }
+    let end = (start + count as i64).min(len);
+    let sep = delims.first().copied().unwrap_or(b' ');
+    parts[start as usize..end as usize].join(&sep)
+}
+
+fn mask(ip: IpAddr, v4: u8, v6: u8) -> IpAddr {
+    match ip {
+        IpAddr::V4(a) => {
+            let m = u32::MAX.checked_shl(32 - u32::from(v4)).unwrap_or(0);
+            IpAddr::V4((u32::from(a) & m).into())
+        }
+        IpAddr::V6(a) => {
+            let m = u128::MAX.checked_shl(128 - u32::from(v6)).unwrap_or(0);
+            IpAddr::V6((u128::from(a) & m).into())
+        }
+    }
+}
+
+fn json_escape(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    for &c in b {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            c if c < 0x20 => out.extend_from_slice(format!("\\u{c:04x}").as_bytes()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
+    let bytes = || v.to_bytes();
+    Some(match c {
+        Conv::Lower => Sample::Str(bytes().to_ascii_lowercase()),
+        Conv::Upper => Sample::Str(bytes().to_ascii_uppercase()),
+        Conv::Length => Sample::Int(bytes().len() as i64),
+        Conv::Base64 => Sample::Str(base64(&bytes())),
+        Conv::B64Dec => Sample::Str(b64dec(&bytes())?),
+        Conv::Hex => Sample::Str(
+            bytes()
+                .iter()
+                .flat_map(|b| format!("{b:02X}").into_bytes())
+                .collect(),
+        ),
+        Conv::UrlDec => Sample::Str(url_dec(&bytes())),
+        Conv::Field {
+            index,
+            delims,
+            count,
+        } => Sample::Str(fields(&bytes(), delims, *index, *count, false)),
+        Conv::Word {
+            index,
+            delims,
+            count,
+        } => Sample::Str(fields(&bytes(), delims, *index, *count, true)),
+        Conv::RegSub { re, with, global } => {
+            let b = bytes();
+            let out = if *global {
+                re.replace_all(&b, with.as_slice())
+            } else {
+                re.replace(&b, with.as_slice())
+            };
+            Sample::Str(out.into_owned())
+        }
+        Conv::IpMask(a, b) => Sample::Ip(mask(v.to_ip()?, *a, *b)),
+        Conv::Concat { before, var, after } => {
+            let mut out = bytes();
+            out.extend_from_slice(before);
+            if let Some(x) = var.as_deref().and_then(|n| ctx.var(n)) {
+                out.extend_from_slice(&x.to_bytes());
+            }
+            out.extend_from_slice(after);
+            Sample::Str(out)
+        }
+        Conv::Bytes { offset, len } => {
+            let b = bytes();
+            let start = (*offset).min(b.len());
+            let end = len.map_or(b.len(), |l| (start + l).min(b.len()));
+            Sample::Str(b[start..end].to_vec())
+        }
+        Conv::Json => Sample::Str(json_escape(&bytes())),
+        Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
+    })
+}
+
+#[cfg(test)]
+#[path = "sample_tests.rs"]
+mod tests;

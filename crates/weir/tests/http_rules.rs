@@ -1,0 +1,158 @@
+//! ACLs and HTTP rules through the real binary: `use_backend` routing,
+//! `http-request` deny/return/redirect/header and URI rewrites/variables,
+//! `http-response` edits, and configuration errors in rules.
+
+mod common;
+
+use common::http::{Client, Origin};
+use common::*;
+
+fn two_backends(fe_rules: &str, be_a: &str) -> (Weir, u16, Origin, Origin) {
+    let a = Origin::start("a");
+    let b = Origin::start("b");
+    let port = free_port();
+    let cfg = format!(
+        "global\n    nbthread 1\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n{fe_rules}\n    default_backend be_a\n\
+         backend be_a\n{be_a}\n    server sa 127.0.0.1:{}\n\
+         backend be_b\n    server sb 127.0.0.1:{}\n",
+        a.port(),
+        b.port()
+    );
+    (Weir::start(&cfg, port), port, a, b)
+}
+
+#[test]
+fn use_backend_follows_acls() {
+    let (_w, port, _a, _b) = two_backends(
+        "    acl is_api path_beg /api\n    acl host_b hdr(host) -i -m dom b.example\n    use_backend be_b if is_api || host_b\n    use_backend be_b if { url_param(to) b }",
+        "",
+    );
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/api/x").field("server").as_deref(), Some("b"));
+    assert_eq!(c.get("/other").field("server").as_deref(), Some("a"));
+    assert_eq!(c.get("/other?to=b").field("server").as_deref(), Some("b"));
+    c.send(b"GET / HTTP/1.1\r\nHost: www.B.Example\r\n\r\n");
+    assert_eq!(c.response("GET").field("server").as_deref(), Some("b"));
+}
+
+#[test]
+fn deny_return_and_redirect() {
+    let (_w, port, a, _b) = two_backends(
+        "    http-request deny deny_status 429 if { path /limited }\n    http-request deny if { src 127.0.0.0/8 } { path_beg /admin }\n\
+         \x20   http-request return status 200 content-type text/plain string pong hdr X-Ret yes if { path /ping }\n\
+         \x20   http-request redirect location /new code 301 if { path /old }\n\
+         \x20   http-request redirect scheme https if { path /secure }\n\
+         \x20   redirect prefix /v2 drop-query if { path_beg /v1 }",
+        "",
+    );
+    let mut c = Client::connect(port);
+    let r = c.get("/ping");
+    assert_eq!(
+        (r.status, r.text().as_str(), r.header("x-ret")),
+        (200, "pong", Some("yes"))
+    );
+    // A return keeps the connection.
+    let r = c.get("/old");
+    assert_eq!((r.status, r.header("location")), (301, Some("/new")));
+    let r = c.get("/v1/x?q=1");
+    assert_eq!((r.status, r.header("location")), (302, Some("/v2/v1/x")));
+    let r = c.get("/secure?a=b");
+    assert_eq!(r.header("location"), Some("https://t/secure?a=b"));
+    let r = c.get("/limited");
+    assert_eq!(r.status, 429);
+    assert!(c.closed(), "a deny closes the connection");
+    let r = Client::connect(port).get("/admin/x");
+    assert_eq!(r.status, 403);
+    assert!(r
+        .text()
+        .contains("Request forbidden by administrative rules."));
+    // Nothing denied or answered locally reached the server.
+    assert!(a.seen.lock().unwrap().is_empty());
+    assert_eq!(Client::connect(port).get("/fine").status, 200);
+}
+
+#[test]
+fn request_rewrites_and_variables() {
+    let (_w, port, a, _b) = two_backends(
+        "    http-request set-var(txn.host) hdr(host),lower\n\
+         \x20   http-request set-header X-Host %[var(txn.host)]\n\
+         \x20   http-request add-header X-Src %[src]\n\
+         \x20   http-request del-header X-Secret\n\
+         \x20   http-request replace-header User-Agent ^curl/(.*)$ client/\\1\n\
+         \x20   http-request set-path /rewritten%[path] if { path_beg /p }\n\
+         \x20   http-request set-query a=1 if { path_end /q }\n\
+         \x20   http-request set-method POST if { path /m }",
+        "    http-request set-header X-Backend be_a",
+    );
+    let mut c = Client::connect(port);
+    c.send(b"GET /p/x?k=v HTTP/1.1\r\nHost: EX.com\r\nX-Secret: s\r\nUser-Agent: curl/8.0\r\n\r\n");
+    let r = c.response("GET");
+    let head = a.seen.lock().unwrap()[0].head.clone();
+    assert!(
+        head.starts_with("GET /rewritten/p/x?k=v HTTP/1.1\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("X-Host: ex.com\r\n"), "{head}");
+    assert!(head.contains("X-Src: 127.0.0.1\r\n"), "{head}");
+    assert!(head.contains("User-Agent: client/8.0\r\n"), "{head}");
+    assert!(head.contains("X-Backend: be_a\r\n"), "{head}");
+    assert!(!head.contains("X-Secret"), "{head}");
+    assert_eq!(r.status, 200);
+    c.get("/z/q?old=1");
+    c.get("/m");
+    let seen = a.seen.lock().unwrap();
+    assert!(
+        seen[1].head.starts_with("GET /z/q?a=1 HTTP/1.1"),
+        "{}",
+        seen[1].head
+    );
+    assert!(
+        seen[2].head.starts_with("POST /m HTTP/1.1"),
+        "{}",
+        seen[2].head
+    );
+}
+
+#[test]
+fn response_rules() {
+    let (_w, port, _a, _b) = two_backends(
+        "    http-response set-header X-Front 1\n    http-after-response add-header X-After done",
+        "    http-response del-header X-Server\n    http-response set-status 201 if { status 200 } { path /created }\n    http-response deny if { path /hide }",
+    );
+    let mut c = Client::connect(port);
+    let r = c.get("/created");
+    assert_eq!(r.status, 201);
+    assert_eq!(r.header("x-front"), Some("1"));
+    assert_eq!(r.header("x-after"), Some("done"));
+    assert_eq!(r.header("x-server"), None);
+    let r = c.get("/plain");
+    assert_eq!(r.status, 200);
+    let r = c.get("/hide");
+    assert_eq!(r.status, 502);
+    assert!(c.closed());
+}
+
+#[test]
+fn rule_errors_name_their_line() {
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    use_backend be if missing_acl\n    acl bad path_reg (\n    http-request frobnicate\n    http-request deny if {{ nope_fetch x }}\n    default_backend be\n\
+         backend be\n    server s 127.0.0.1:1\n"
+    );
+    let (code, _, err) = check_cfg(&cfg);
+    assert_ne!(code, 0);
+    for (line, what) in [
+        (8, "no such ACL : 'missing_acl'"),
+        (9, "invalid regex"),
+        (10, "frobnicate"),
+        (11, "unknown fetch method 'nope_fetch'"),
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&format!(":{line}]")) && l.contains(what)),
+            "line {line} '{what}' not in:\n{err}"
+        );
+    }
+}
