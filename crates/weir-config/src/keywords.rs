@@ -603,8 +603,29 @@ pub fn render_markdown() -> String {
             }
         }
     }
+    out.push_str(HTTP_NOTES);
     out
 }
+
+/// The HTTP engine's rule language and its documented differences from
+/// HAProxy 2.6 (each checked by `crates/weir/tests/http_differential.rs`).
+const HTTP_NOTES: &str = "
+## HTTP rules (manual §7)
+
+- Fetches: `src`, `src_port`, `dst`, `dst_port`, `method`, `path`, `pathq`, `url`, `query`, `base`, `url_param`/`urlp`, `req.ver`, `hdr`/`req.hdr`, `req.fhdr`, `hdr_cnt`, `hdr_val`, `res.hdr`, `res.fhdr`, `req.cook`/`cook`, `status`, `nbsrv`, `be_conn`, `fe_conn`, `srv_name`, `var`, `always_true`, `always_false`, `http_first_req`, `str`, `int`. `req.body` is parsed but finds nothing until `option http-buffer-request` lands.
+- ACL keywords with an implied match: any fetch with `_beg`, `_end`, `_sub`, `_reg`, `_dir`, `_dom`, `_len`, `_ip`, `_str`, `_found` (`path_beg`, `hdr_dom(host)` …); flags `-i -m -f -n -u -M --`; methods `str beg end sub reg dir dom len int ip found bool`; integer operators `eq ge gt le lt` and ranges; predefined ACLs `TRUE FALSE HTTP HTTP_1.0 HTTP_1.1 HTTP_URL_ABS HTTP_URL_SLASH HTTP_URL_STAR HTTP_CONTENT LOCALHOST METH_*`.
+- Converters: `lower`, `upper`, `length`, `base64`, `b64dec`, `hex`, `url_dec`, `field`, `word`, `regsub` (HAProxy's `\\1` back-references), `ipmask`, `concat`, `bytes`, `json`, `map`/`map_str`/`map_beg`/`map_end`/`map_sub`/`map_reg`/`map_dir`/`map_dom`/`map_ip`/`map_int` (files read at load time).
+- Regular expressions use Rust's `regex` syntax (no back-references or look-around inside patterns), a subset of PCRE: a pattern it cannot compile is a configuration error with its line.
+
+## HTTP behaviour that differs from HAProxy 2.6
+
+- weir is stricter on requests HAProxy 2.6 forwards: a NUL byte in a header value, an obs-fold continuation line, a version other than HTTP/1.0 or 1.1, and `Transfer-Encoding` in an HTTP/1.0 request get a 400 (RFC 9112 lets a proxy reject them; a server behind might read them differently).
+- Statuses for oversized or unsupported requests are the specific ones: a request line longer than `tune.bufsize` gets 414, too many or too large headers 431, an unknown transfer coding 501, where HAProxy 2.6 answers 400 to all three.
+- Pipelined requests sent before the client half-closes are all answered; HAProxy 2.6 may answer only the first.
+- Chunked bodies are re-encoded (extensions dropped, trailers kept), as HAProxy does; bodies are never buffered whole.
+- A `deny`, a `tarpit` and a response rule's `deny`/`return` close the client connection after the answer; `return` and `redirect` on a bodyless request keep it alive.
+- The byte counts logged for answers weir makes itself are the bytes sent (HAProxy logs 0 for some of them).
+";
 
 #[cfg(test)]
 #[path = "keywords_tests.rs"]

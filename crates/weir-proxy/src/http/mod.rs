@@ -629,10 +629,25 @@ async fn exchange<'r>(
             let r = read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px).await;
             (Ok(0), r)
         } else {
-            tokio::join!(
-                transfer(client, cbuf, sconn, rest_framing, size, t_srv, true),
-                read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px)
-            )
+            // Both at once; a body that fails on the client's side ends
+            // the wait for a response that cannot come.
+            let up_fut = transfer(client, cbuf, sconn, rest_framing, size, t_srv, true);
+            let resp_fut = read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px);
+            tokio::pin!(up_fut, resp_fut);
+            let (mut up, mut resp) = (None, None);
+            while up.is_none() || resp.is_none() {
+                tokio::select! {
+                    r = &mut up_fut, if up.is_none() => {
+                        let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
+                        up = Some(r);
+                        if client_failed {
+                            break;
+                        }
+                    }
+                    r = &mut resp_fut, if resp.is_none() => resp = Some(r),
+                }
+            }
+            (up.unwrap_or(Ok(0)), resp.unwrap_or(Err(RespFail::Closed)))
         };
         match up {
             Ok(n) => bytes_in += n,

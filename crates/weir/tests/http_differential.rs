@@ -1,0 +1,155 @@
+//! Differential tests: the same configuration and the same raw requests to
+//! weir and to Debian's `haproxy`, in front of the same origin; the status
+//! each client gets and what reaches the origin must agree, except for the
+//! documented differences (docs/compatibility.md, "HTTP differences").
+
+mod common;
+
+use common::http::{http_cfg, Origin};
+use common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Haproxy(Child);
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn haproxy_bin() -> Option<&'static str> {
+    ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+}
+
+/// Sends `req` and returns the status lines of every response read until
+/// the proxy closes (or goes quiet: keep-alive).
+fn statuses(port: u16, req: &[u8]) -> Vec<u16> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(400)))
+        .unwrap();
+    let _ = c.write_all(req);
+    let mut out = Vec::new();
+    let mut b = [0u8; 65536];
+    while let Ok(n) = c.read(&mut b) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&b[..n]);
+    }
+    let text = String::from_utf8_lossy(&out);
+    text.match_indices("HTTP/1.")
+        .filter_map(|(i, _)| {
+            let rest = &text[i..];
+            let line = rest.lines().next()?;
+            let code = line.split(' ').nth(1)?;
+            (code.len() == 3).then(|| code.parse().ok()).flatten()
+        })
+        .collect()
+}
+
+/// Documented difference: (weir's statuses, haproxy's statuses).
+type Differs = Option<(&'static [u16], &'static [u16])>;
+
+/// The corpus: name, raw request, and the statuses each proxy answers
+/// where weir differs from haproxy 2.6 on purpose (it is stricter, or it
+/// answers requests haproxy drops).
+fn corpus() -> Vec<(&'static str, Vec<u8>, Differs)> {
+    let r = |s: &str| s.as_bytes().to_vec();
+    vec![
+        ("plain", r("GET /?s=3 HTTP/1.1\r\nHost: a\r\n\r\n"), None),
+        ("absolute-form", r("GET http://a/?s=3 HTTP/1.1\r\nHost: a\r\n\r\n"), None),
+        ("http10", r("GET /?s=3 HTTP/1.0\r\n\r\n"), None),
+        (
+            "cl-te",
+            r("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"),
+            None,
+        ),
+        (
+            "te-cl",
+            r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n8\r\nSMUGGLED\r\n0\r\n\r\n"),
+            None,
+        ),
+        ("te-space-colon", r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n"), None),
+        ("te-xchunked", r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n"), Some((&[501], &[400]))),
+        ("te-chunked-identity", r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n"), None),
+        ("te-double-chunked", r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), None),
+        ("te-http10", r("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), Some((&[400], &[200]))),
+        ("cl-dup-same", r("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"), None),
+        ("cl-dup-diff", r("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"), None),
+        ("cl-list-diff", r("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 4\r\n\r\nabcd"), None),
+        ("cl-negative", r("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n"), None),
+        ("cl-plus", r("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +3\r\n\r\nabc"), None),
+        ("chunk-overflow", r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFF1\r\nx\r\n0\r\n\r\n"), None),
+        ("chunk-bad-hex", r("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3x\r\nabc\r\n0\r\n\r\n"), None),
+        ("header-name-space", r("GET / HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n"), None),
+        ("header-nul", r("GET / HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n"), Some((&[400], &[200]))),
+        ("obs-fold", r("GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n"), Some((&[400], &[200]))),
+        ("bare-cr", r("GET / HTTP/1.1\r\nHost: a\rX: y\r\n\r\n"), None),
+        ("bad-version", r("GET / HTTP/9.9\r\nHost: a\r\n\r\n"), Some((&[400], &[200]))),
+        ("no-version", r("GET /\r\n\r\n"), None),
+        ("uri-too-long", format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(17000)).into_bytes(), Some((&[414], &[400]))),
+        ("too-many-headers", format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(150)).into_bytes(), Some((&[431], &[400]))),
+        ("pipelined", r("GET /?s=1 HTTP/1.1\r\nHost: a\r\n\r\nGET /?s=2 HTTP/1.1\r\nHost: a\r\n\r\n"), None),
+    ]
+}
+
+#[test]
+fn weir_and_haproxy_agree_on_tricky_requests() {
+    let Some(bin) = haproxy_bin() else {
+        eprintln!("haproxy is not installed (.ci/run installs it); skipping");
+        return;
+    };
+    let origin = Origin::start("o");
+    let (wport, hport) = (free_port(), free_port());
+    let be = format!("    server s 127.0.0.1:{}", origin.port());
+    let _w = Weir::start(&http_cfg(wport, "", "", &be), wport);
+    let dir = tempdir("haproxy-diff");
+    let cfg = dir.join("h.cfg");
+    std::fs::write(&cfg, http_cfg(hport, "", "", &be)).unwrap();
+    let _h = Haproxy(
+        Command::new(bin)
+            .args(["-db", "-q", "-f", cfg.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("haproxy to listen", Duration::from_secs(10), || {
+        listening(hport).then_some(())
+    });
+    let mut report = Vec::new();
+    for (name, req, documented) in corpus() {
+        let before = origin.seen.lock().unwrap().len();
+        let w = statuses(wport, &req);
+        let w_seen: Vec<String> = origin.seen.lock().unwrap()[before..]
+            .iter()
+            .map(|s| s.head.lines().next().unwrap_or("").to_string())
+            .collect();
+        let before = origin.seen.lock().unwrap().len();
+        let h = statuses(hport, &req);
+        let h_seen: Vec<String> = origin.seen.lock().unwrap()[before..]
+            .iter()
+            .map(|s| s.head.lines().next().unwrap_or("").to_string())
+            .collect();
+        let agree = match documented {
+            Some((dw, dh)) => w == dw && h == dh,
+            None => w == h && w_seen == h_seen,
+        };
+        if !agree {
+            report.push(format!(
+                "{name}: weir {w:?} (origin saw {w_seen:?}) vs haproxy {h:?} (origin saw {h_seen:?})"
+            ));
+        }
+        assert!(
+            !w_seen.iter().any(|l| l.contains("smuggled")),
+            "{name}: a smuggled request reached the origin through weir"
+        );
+    }
+    assert!(report.is_empty(), "differences:\n{}", report.join("\n"));
+}
