@@ -7,6 +7,29 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::net::TcpSocket;
 
+/// Sends one GET and reads its head (the body must be empty).
+async fn one_request(
+    c: tokio::net::TcpStream,
+    path: &str,
+) -> std::io::Result<tokio::net::TcpStream> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut c = c;
+    c.write_all(format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n").as_bytes())
+        .await?;
+    let mut got = Vec::new();
+    let mut b = [0u8; 1024];
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), c.read(&mut b))
+            .await
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        got.extend_from_slice(&b[..n]);
+    }
+    Ok(c)
+}
+
 pub fn main(a: &mut Args) -> Result<(), String> {
     let n: usize = a.num("-c", 1000)?;
     let hold = a
@@ -21,6 +44,9 @@ pub fn main(a: &mut Args) -> Result<(), String> {
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
+    // With --request, each connection makes one keep-alive HTTP request
+    // (an empty-body answer is expected) before it idles.
+    let request = a.opt("--request");
     let target: SocketAddr = a
         .positional()
         .ok_or("expected <ip:port>: weir-bench idle -c N [-d secs] [--src a,b] ip:port")?
@@ -51,6 +77,10 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                     .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
             }
             .await;
+            let r = match (r, &request) {
+                (Ok(c), Some(path)) => one_request(c, path).await,
+                (r, _) => r,
+            };
             match r {
                 Ok(c) => conns.push(c),
                 Err(_) => errors += 1,

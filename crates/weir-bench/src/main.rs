@@ -19,7 +19,7 @@ const USAGE: &str = "usage:
   weir-bench serve --listen <ip:port> [--mode http|echo|sink|source] [--threads N]
   weir-bench load  [-c conns] [-t threads] [-d secs] [-n requests] [-R rate] [-s ramp]
                    [--close] [--src ip,ip] [--timeout secs] [--json FILE|-] [--quiet] http://host:port/path
-  weir-bench idle  [-c conns] [-d hold] [--src ip,ip] <ip:port>
+  weir-bench idle  [-c conns] [-d hold] [--src ip,ip] [--request /path] <ip:port>
 ";
 
 fn main() {

@@ -92,6 +92,24 @@ impl Conn {
 }
 
 impl Conn {
+    /// Reads what is available without waiting (`WouldBlock` when nothing
+    /// is); a short read clears readiness like [`Conn::recv`].
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = self.as_raw_fd();
+        let mut got = 0;
+        let r = self.try_io(Interest::READABLE, || {
+            got = crate::splice::read_fd(fd, buf)?;
+            if got > 0 && got < buf.len() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            Ok(got)
+        });
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+            r => r,
+        }
+    }
+
     /// Reads what is available into `buf`, waiting for at least one byte
     /// (0 = end of stream). A short read clears readiness, so the next call
     /// waits for the event loop instead of making a read that returns EAGAIN.

@@ -84,7 +84,14 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let mut kill_rx = sh.killing.subscribe();
 
     if acc.accept_proxy {
-        match read_proxy_header(&client, fe_px.timeouts.client, sh.bufsize).await {
+        // Boxed: its read buffer is only needed here.
+        match Box::pin(read_proxy_header(
+            &client,
+            fe_px.timeouts.client,
+            sh.bufsize,
+        ))
+        .await
+        {
             Ok((h, rest)) => {
                 if let ProxyHeader::Inet { src, dst } = h {
                     acc.peer = Some(src);
@@ -109,15 +116,51 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     }
 
     if fe_px.mode == weir_config::Mode::Http {
+        let serve = Box::pin(crate::http::serve(
+            &sh,
+            fe_idx,
+            &client,
+            &acc,
+            initial,
+            accept_wall,
+        ));
         tokio::select! {
-            _ = Box::pin(crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall)) => {}
+            _ = serve => {}
             _ = kill_rx.wait_for(|k| *k) => client.set_reset_on_close(),
         }
         drop(client);
         finish(&sh, fe_idx, &acc.bind_conns);
         return;
     }
+    // Boxed: an HTTP session's task carries none of the tcp state.
+    Box::pin(run_tcp(
+        sh.clone(),
+        fe_idx,
+        client,
+        acc,
+        initial,
+        accept_wall,
+        started,
+        kill_rx,
+    ))
+    .await;
+}
 
+/// The `mode tcp` part of a session: server connection, forwarding, log.
+#[allow(clippy::too_many_arguments)]
+async fn run_tcp(
+    sh: Arc<Shared>,
+    fe_idx: usize,
+    client: Conn,
+    acc: Accepted,
+    initial: Vec<u8>,
+    accept_wall: Duration,
+    started: Instant,
+    mut kill_rx: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut initial = initial;
+    let fe = &sh.frontends[fe_idx];
+    let fe_px = &sh.cfg.proxies[fe.proxy];
     let mut rec = LogRecord {
         client: acc.peer,
         frontend_addr: acc.local,

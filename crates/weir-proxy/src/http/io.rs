@@ -56,28 +56,44 @@ impl Buf {
             .is_some_and(|d| self.pos == 0 && self.len == d.len())
     }
     /// Reads more bytes (waiting for some). Returns 0 at end of stream.
-    /// A full buffer reads nothing and returns an error.
+    /// A full buffer reads nothing and returns an error. An empty buffer
+    /// takes memory only once the socket is readable: an idle keep-alive
+    /// connection holds none.
     pub async fn fill(&mut self, conn: &Conn, size: usize) -> io::Result<usize> {
-        let d = self.data.get_or_insert_with(|| get_buffer(size));
-        if self.pos > 0 && self.len == d.len() {
-            d.copy_within(self.pos..self.len, 0);
-            self.len -= self.pos;
-            self.pos = 0;
-        }
-        if self.len == d.len() {
-            return Err(io::Error::other("buffer full"));
-        }
-        let r = conn.recv(&mut d[self.len..]).await;
-        if let Ok(n) = r {
-            self.len += n;
-        }
-        if self.len == 0 {
-            // Nothing read: hold no memory.
-            if let Some(d) = self.data.take() {
-                put_buffer(d);
+        loop {
+            if self.data.is_none() {
+                std::future::poll_fn(|cx| conn.poll_read_ready(cx)).await?;
+            }
+            let d = self.data.get_or_insert_with(|| get_buffer(size));
+            if self.pos > 0 && self.len == d.len() {
+                d.copy_within(self.pos..self.len, 0);
+                self.len -= self.pos;
+                self.pos = 0;
+            }
+            if self.len == d.len() {
+                return Err(io::Error::other("buffer full"));
+            }
+            let r = conn.try_recv(&mut d[self.len..]);
+            if let Ok(n) = r {
+                self.len += n;
+            }
+            if self.len == 0 {
+                // Nothing read: hold no memory.
+                if let Some(d) = self.data.take() {
+                    put_buffer(d);
+                }
+            }
+            match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.data.is_some() {
+                        // Bytes are pending in the buffer: wait with it.
+                        std::future::poll_fn(|cx| conn.poll_read_ready(cx)).await?;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return r,
             }
         }
-        r
     }
 }
 

@@ -35,7 +35,8 @@ fn now_wall() -> Duration {
         .unwrap_or_default()
 }
 
-/// A server connection held by this client session between exchanges.
+/// A server connection kept by a client session between exchanges
+/// (`http-reuse never`), or on its way to the idle pool.
 struct Held {
     be: usize,
     srv: usize,
@@ -222,29 +223,74 @@ pub async fn serve(
     if let Conn::Tcp(s) = client {
         let _ = s.set_nodelay(true);
     }
-    let mut cbuf = Buf::with(&initial, size);
-    drop(initial);
-    let mut held: Option<Held> = None;
-    let mut vars = Vars::default();
     let (head_timeout, ka_timeout) = head_timeouts(fe_px);
     let mut stop = sh.stopping.subscribe();
-    let mut count: u64 = 0;
-    let mut idle_since = Instant::now();
-    let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
-        Some(IpAddr::V4(a)) => a.octets().to_vec(),
-        Some(IpAddr::V6(a)) => a.octets().to_vec(),
-        None => Vec::new(),
+    let mut ss = Session {
+        sh,
+        fe_idx,
+        client,
+        acc,
+        accept_wall,
+        cbuf: Buf::with(&initial, size),
+        held: None,
+        vars: Vars::default(),
+        key: match acc.peer.map(|p| p.ip()) {
+            Some(IpAddr::V4(a)) => a.octets().to_vec(),
+            Some(IpAddr::V6(a)) => a.octets().to_vec(),
+            None => Vec::new(),
+        },
+        count: 0,
     };
+    drop(initial);
+    let mut idle_since = Instant::now();
     loop {
-        let first = count == 0;
+        let first = ss.count == 0;
         let wait = if first { head_timeout } else { ka_timeout };
         let wait_deadline = wait.map(|t| idle_since + t);
         let mut first_byte: Option<Instant> = None;
         let end = tokio::select! {
-            e = read_head(client, &mut cbuf, size, &limits, wait_deadline, head_timeout, first, &mut first_byte) => e,
-            _ = stop.wait_for(|s| *s), if !first && cbuf.is_empty() => HeadEnd::Idle,
+            e = read_head(client, &mut ss.cbuf, size, &limits, wait_deadline, head_timeout, first, &mut first_byte) => e,
+            _ = stop.wait_for(|s| *s), if !first && ss.cbuf.is_empty() => HeadEnd::Idle,
         };
+        if matches!(end, HeadEnd::Idle) {
+            break;
+        }
         let start = first_byte.unwrap_or_else(Instant::now);
+        // Boxed: an idle keep-alive connection carries none of this state.
+        let keep = Box::pin(ss.handle(end, start, idle_since)).await;
+        if !keep || *stop.borrow() {
+            break;
+        }
+        idle_since = Instant::now();
+    }
+    if let Some(h) = ss.held.take() {
+        park(sh, h);
+    }
+}
+
+/// What a client connection keeps between its exchanges.
+struct Session<'a> {
+    sh: &'a Shared,
+    fe_idx: usize,
+    client: &'a Conn,
+    acc: &'a Accepted,
+    accept_wall: Duration,
+    cbuf: Buf,
+    held: Option<Held>,
+    vars: Vars,
+    /// The client address as `balance source` hashes it.
+    key: Vec<u8>,
+    /// Requests served so far.
+    count: u64,
+}
+
+impl Session<'_> {
+    /// Answers what reading a head produced (an error page, or the
+    /// exchange) and logs it. Returns whether the connection stays open.
+    async fn handle(&mut self, end: HeadEnd, start: Instant, idle_since: Instant) -> bool {
+        let (sh, fe_idx, client, acc) = (self.sh, self.fe_idx, self.client, self.acc);
+        let fe = &sh.frontends[fe_idx];
+        let fe_px = &sh.cfg.proxies[fe.proxy];
         let req_wall = now_wall().saturating_sub(start.elapsed());
         let ti = ms(start.saturating_duration_since(idle_since));
         let mut rec = LogRecord {
@@ -252,7 +298,7 @@ pub async fn serve(
             frontend_addr: acc.local,
             frontend: &fe.name,
             backend: &fe.name,
-            accept: accept_wall,
+            accept: self.accept_wall,
             req_date: req_wall,
             tw: -1,
             tc: -1,
@@ -265,12 +311,11 @@ pub async fn serve(
             http: true,
             status: -1,
             request: "<BADREQ>",
-            req_counter: count,
+            req_counter: self.count,
             ..LogRecord::default()
         };
         let (req, used) = match end {
             HeadEnd::Head(r, u) => (r, u),
-            HeadEnd::Idle => break,
             fail => {
                 let (status, term) = match fail {
                     HeadEnd::Timeout => (408, b"cR"),
@@ -286,26 +331,37 @@ pub async fn serve(
                 rec.term = *term;
                 rec.ta = ms(start.elapsed());
                 rec.tt = rec.ta + ti;
-                let nothing = matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && cbuf.is_empty();
+                let nothing =
+                    matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
                 if !(nothing && fe_px.options.dontlognull) {
                     log_exchange(sh, fe_idx, &mut rec);
                 }
-                break;
+                return false;
             }
         };
         rec.t_req = ms(start.elapsed());
-        count += 1;
+        let first = self.count == 0;
+        self.count += 1;
         let line = if fe.logger.is_empty() {
             String::new()
         } else {
             format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor)
         };
         rec.request = &line;
-        // Boxed: an idle keep-alive connection carries none of its state.
-        let out = Box::pin(exchange(
-            sh, fe_idx, client, acc, &key, &mut cbuf, req, used, &mut held, first, &mut rec,
-            &mut vars,
-        ))
+        let out = exchange(
+            sh,
+            fe_idx,
+            client,
+            acc,
+            &self.key,
+            &mut self.cbuf,
+            req,
+            used,
+            &mut self.held,
+            first,
+            &mut rec,
+            &mut self.vars,
+        )
         .await;
         rec.status = out.status;
         rec.term = out.term;
@@ -321,14 +377,8 @@ pub async fn serve(
         rec.ta = ms(start.elapsed());
         rec.tt = rec.ta + ti;
         log_exchange(sh, fe_idx, &mut rec);
-        vars.end_exchange();
-        if !out.keep_client || out.tunnel || *stop.borrow() {
-            break;
-        }
-        idle_since = Instant::now();
-    }
-    if let Some(h) = held.take() {
-        park(sh, h);
+        self.vars.end_exchange();
+        out.keep_client && !out.tunnel
     }
 }
 
@@ -337,8 +387,7 @@ fn park(sh: &Shared, h: Held) {
     let Some(be) = sh.backends.iter().find(|b| b.proxy == h.be) else {
         return;
     };
-    let px = &sh.cfg.proxies[be.proxy];
-    if px.http.reuse == HttpReuse::Never {
+    if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never {
         return;
     }
     let slot = pool::Slot {
@@ -864,23 +913,21 @@ async fn exchange<'r>(
                 return out;
             }
         }
-        if keep_server && sbuf.is_empty() && out.keep_client {
-            *held = Some(Held {
+        if keep_server && sbuf.is_empty() {
+            let h = Held {
                 be: be.proxy,
                 srv: conn.srv,
                 uses: reused.unwrap_or(0) + 1,
                 conn,
-            });
-        } else if keep_server && sbuf.is_empty() {
-            park(
-                sh,
-                Held {
-                    be: be.proxy,
-                    srv: conn.srv,
-                    uses: reused.unwrap_or(0) + 1,
-                    conn,
-                },
-            );
+            };
+            // The connection goes back to the thread's idle pool, where
+            // this client's next request (or another's) finds it; an idle
+            // client holds none. `http-reuse never` keeps it private.
+            if reuse_policy == HttpReuse::Never && out.keep_client {
+                *held = Some(h);
+            } else {
+                park(sh, h);
+            }
         }
         drop(slot);
         return out;
