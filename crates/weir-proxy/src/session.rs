@@ -70,70 +70,80 @@ async fn read_proxy_header(
     }
 }
 
-/// Serves one accepted client until both sides are closed, then logs it.
-/// Counters (`actconn`, frontend connections) were taken by the acceptor and
-/// are released here.
-pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
-    let accept_wall = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let started = Instant::now();
+/// Reads the PROXY header when the bind asks for one: updates the
+/// addresses and returns the bytes read past it, or logs the failure and
+/// returns None (the session ends).
+async fn prologue(
+    sh: &Shared,
+    fe_idx: usize,
+    client: &Conn,
+    acc: &mut Accepted,
+    accept_wall: Duration,
+) -> Option<Vec<u8>> {
+    if !acc.accept_proxy {
+        return Some(Vec::new());
+    }
     let fe = &sh.frontends[fe_idx];
     let fe_px = &sh.cfg.proxies[fe.proxy];
-    let mut initial = Vec::new();
-    let mut kill_rx = sh.killing.subscribe();
-
-    if acc.accept_proxy {
-        // Boxed: its read buffer is only needed here.
-        match Box::pin(read_proxy_header(
-            &client,
-            fe_px.timeouts.client,
-            sh.bufsize,
-        ))
-        .await
-        {
-            Ok((h, rest)) => {
-                if let ProxyHeader::Inet { src, dst } = h {
-                    acc.peer = Some(src);
-                    acc.local = Some(dst);
-                }
-                initial = rest;
+    match read_proxy_header(client, fe_px.timeouts.client, sh.bufsize).await {
+        Ok((h, rest)) => {
+            if let ProxyHeader::Inet { src, dst } = h {
+                acc.peer = Some(src);
+                acc.local = Some(dst);
             }
-            Err(msg) => {
-                let date = render_date(accept_wall);
-                let who = acc.peer.map_or_else(
-                    || "unix:1".to_string(),
-                    |p| format!("{}:{}", p.ip(), p.port()),
-                );
-                fe.logger.send(
-                    level::INFO,
-                    &format!("{who} [{date}] {}/bind: {msg}", fe.name),
-                );
-                finish(&sh, fe_idx, &acc.bind_conns);
-                return;
-            }
+            Some(rest)
+        }
+        Err(msg) => {
+            let date = render_date(accept_wall);
+            let who = acc.peer.map_or_else(
+                || "unix:1".to_string(),
+                |p| format!("{}:{}", p.ip(), p.port()),
+            );
+            fe.logger.send(
+                level::INFO,
+                &format!("{who} [{date}] {}/bind: {msg}", fe.name),
+            );
+            None
         }
     }
+}
 
-    if fe_px.mode == weir_config::Mode::Http {
-        let serve = Box::pin(crate::http::serve(
-            &sh,
-            fe_idx,
-            &client,
-            &acc,
-            initial,
-            accept_wall,
-        ));
+fn wall_now() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// Serves one accepted `mode http` client (see [`crate::http::serve`]).
+/// A task of its own, so that an idle keep-alive client carries none of
+/// the `mode tcp` session state.
+pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
+    let accept_wall = wall_now();
+    // Boxed: the PROXY header reader's buffer is only needed here.
+    if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
+        let mut kill_rx = sh.killing.subscribe();
         tokio::select! {
-            _ = serve => {}
+            _ = crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall) => {}
             _ = kill_rx.wait_for(|k| *k) => client.set_reset_on_close(),
         }
-        drop(client);
+    }
+    drop(client);
+    finish(&sh, fe_idx, &acc.bind_conns);
+}
+
+/// Serves one accepted `mode tcp` client until both sides are closed, then
+/// logs it. Counters (`actconn`, frontend connections) were taken by the
+/// acceptor and are released here.
+pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
+    let accept_wall = wall_now();
+    let started = Instant::now();
+    let kill_rx = sh.killing.subscribe();
+    let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+    else {
         finish(&sh, fe_idx, &acc.bind_conns);
         return;
-    }
-    // Boxed: an HTTP session's task carries none of the tcp state.
-    Box::pin(run_tcp(
+    };
+    run_tcp(
         sh.clone(),
         fe_idx,
         client,
@@ -142,7 +152,7 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
         accept_wall,
         started,
         kill_rx,
-    ))
+    )
     .await;
 }
 

@@ -197,7 +197,11 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                     accept_proxy,
                     bind_conns: bind_conns.clone(),
                 };
-                tokio::spawn(session::run(sh.clone(), fe, conn, acc));
+                if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
+                    tokio::spawn(session::run_http(sh.clone(), fe, conn, acc));
+                } else {
+                    tokio::spawn(session::run(sh.clone(), fe, conn, acc));
+                }
                 burst += 1;
                 if burst >= maxaccept {
                     burst = 0;
