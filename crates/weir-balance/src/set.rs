@@ -127,7 +127,7 @@ impl ServerSet {
         if pool.is_empty() {
             return Pick::NoServer;
         }
-        if self.algo == Balance::Source {
+        if self.algo == Balance::Source || (self.algo == Balance::Key && !key.is_empty()) {
             return self.pick_hash(&pool, key, avoid);
         }
         let mut avail: Vec<usize> = pool
@@ -144,7 +144,8 @@ impl ServerSet {
             return Pick::QueueBackend;
         }
         let chosen = match self.algo {
-            Balance::RoundRobin | Balance::StaticRr => self.pick_swrr(&avail),
+            // `Key` without its request part falls back to round robin.
+            Balance::RoundRobin | Balance::StaticRr | Balance::Key => self.pick_swrr(&avail),
             Balance::LeastConn => self.pick_leastconn(&avail),
             Balance::First => {
                 avail.sort_by_key(|&i| self.slots[i].info.id);

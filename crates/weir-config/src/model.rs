@@ -201,6 +201,25 @@ pub enum Balance {
     Random {
         draws: u32,
     },
+    /// `uri`, `url_param`, `hdr`: hash of a request part (the proxy's
+    /// `balance_key`); round robin when the part is absent.
+    Key,
+}
+
+/// Which request part `balance uri|url_param|hdr` hashes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BalanceKey {
+    /// `balance uri [len N] [depth N] [whole] [path-only]`.
+    Uri {
+        len: Option<usize>,
+        depth: Option<usize>,
+        whole: bool,
+        path_only: bool,
+    },
+    /// `balance url_param <name>`.
+    UrlParam(String),
+    /// `balance hdr(<name>) [use_domain_only]`.
+    Hdr { name: String, domain_only: bool },
 }
 
 /// `hash-type` method.
@@ -267,6 +286,8 @@ pub struct ProxyOptions {
     pub httpchk: Option<HttpCheck>,
     /// `option httplog clf`.
     pub httplog_clf: bool,
+    /// `option persist`: a cookie keeps its server even when it is down.
+    pub persist: bool,
 }
 
 /// What happens to connections after an HTTP exchange (`option
@@ -353,6 +374,31 @@ pub struct Server {
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
+    /// `cookie <value>`: the value persistence cookies carry for it.
+    pub cookie: Option<String>,
+}
+
+/// How a persistence cookie is handled (`cookie <name> insert|rewrite|prefix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CookieMode {
+    Insert,
+    Rewrite,
+    Prefix,
+}
+
+/// A backend's `cookie` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CookieCfg {
+    pub name: String,
+    pub mode: CookieMode,
+    pub indirect: bool,
+    pub nocache: bool,
+    pub postonly: bool,
+    pub preserve: bool,
+    pub httponly: bool,
+    pub secure: bool,
+    pub domains: Vec<String>,
+    pub attrs: Vec<String>,
 }
 
 /// The settings `default-server` may give to every later `server`.
@@ -477,6 +523,8 @@ pub struct Proxy {
     /// `redirect` rules, evaluated after `http-request` rules.
     pub redirects: Vec<weir_rules::Rule<weir_rules::ReqAction>>,
     pub balance: Balance,
+    pub balance_key: Option<BalanceKey>,
+    pub cookie: Option<CookieCfg>,
     pub hash_type: HashType,
     pub servers: Vec<Server>,
     pub default_server: ServerDefaults,
@@ -515,6 +563,8 @@ impl Proxy {
             http_after_response: Vec::new(),
             redirects: Vec::new(),
             balance: Balance::RoundRobin,
+            balance_key: None,
+            cookie: None,
             hash_type: HashType::default(),
             servers: Vec::new(),
             default_server: ServerDefaults::default(),

@@ -34,6 +34,9 @@ pub struct Attempts {
     pub be_queue: u32,
     /// Last server tried, for `%s` on failures.
     pub last_srv: Option<usize>,
+    /// Input: a server persistence (a cookie) asks for; used when it can
+    /// take the connection (`force`: even when down, `option persist`).
+    pub persist_to: Option<(usize, bool)>,
 }
 
 /// Why no server connection could be had: HAProxy's termination state.
@@ -253,12 +256,21 @@ pub async fn connect(
     let mut same: Option<usize> = None;
     let mut attempt = 0u32;
     loop {
-        let slot = match same.take() {
-            Some(s) => {
+        let persisted = at.persist_to.take().filter(|&(i, force)| {
+            let mut set = be.set();
+            let ok = i < set.len() && (set.is_up(i) || force) && set.has_room(i);
+            if ok {
+                set.take(i);
+            }
+            ok
+        });
+        let slot = match (same.take(), persisted) {
+            (Some(s), _) => {
                 be.set().take(s);
                 Slot::taken(be, s)
             }
-            None => acquire(be, key, avoid, queue_deadline, at).await?,
+            (None, Some((i, _))) => Slot::taken(be, i),
+            (None, None) => acquire(be, key, avoid, queue_deadline, at).await?,
         };
         let srv = slot.srv;
         at.last_srv = Some(srv);

@@ -156,3 +156,163 @@ fn rule_errors_name_their_line() {
         );
     }
 }
+
+fn four_servers(balance: &str) -> (Weir, u16, Vec<Origin>) {
+    let names = ["s0", "s1", "s2", "s3"];
+    let origins: Vec<Origin> = names.iter().map(|n| Origin::start(n)).collect();
+    let port = free_port();
+    let servers: String = origins
+        .iter()
+        .zip(names)
+        .map(|(o, n)| format!("    server {n} 127.0.0.1:{}\n", o.port()))
+        .collect();
+    let cfg = common::http::http_cfg(port, "", "", &format!("    balance {balance}\n{servers}"));
+    (Weir::start(&cfg, port), port, origins)
+}
+
+fn server_of(port: u16, req: &str) -> String {
+    let mut c = Client::connect(port);
+    c.send(req.as_bytes());
+    c.response("GET").field("server").unwrap_or_default()
+}
+
+#[test]
+fn http_hash_balancing() {
+    let (_w, port, _o) = four_servers("uri");
+    for path in ["/a", "/b/c", "/d?x=1"] {
+        let first = server_of(port, &format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n"));
+        for _ in 0..4 {
+            assert_eq!(
+                server_of(port, &format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n")),
+                first,
+                "{path}"
+            );
+        }
+    }
+    // Without `whole` the query is not hashed.
+    let a = server_of(port, "GET /q?x=1 HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(server_of(port, "GET /q?x=2 HTTP/1.1\r\nHost: t\r\n\r\n"), a);
+    let spread: std::collections::HashSet<String> = (0..40)
+        .map(|i| server_of(port, &format!("GET /p{i} HTTP/1.1\r\nHost: t\r\n\r\n")))
+        .collect();
+    assert!(spread.len() >= 3, "uri hashing spreads: {spread:?}");
+
+    let (_w2, port, _o2) = four_servers("url_param user");
+    let u = server_of(port, "GET /x?user=alice HTTP/1.1\r\nHost: t\r\n\r\n");
+    for _ in 0..4 {
+        assert_eq!(
+            server_of(port, "GET /y?a=b&user=alice HTTP/1.1\r\nHost: t\r\n\r\n"),
+            u
+        );
+    }
+    // No parameter: round robin over the four.
+    let rr: std::collections::HashSet<String> = (0..4)
+        .map(|_| server_of(port, "GET /x HTTP/1.1\r\nHost: t\r\n\r\n"))
+        .collect();
+    assert_eq!(rr.len(), 4, "{rr:?}");
+
+    let (_w3, port, _o3) = four_servers("hdr(host) use_domain_only");
+    let h = server_of(port, "GET / HTTP/1.1\r\nHost: www.example.com\r\n\r\n");
+    assert_eq!(
+        server_of(
+            port,
+            "GET /z HTTP/1.1\r\nHost: api.example.org:8080\r\n\r\n"
+        ),
+        h
+    );
+}
+
+fn cookie_backend(cookie: &str) -> (Weir, u16, Origin, Origin) {
+    let a = Origin::start("a");
+    let b = Origin::start("b");
+    let port = free_port();
+    let be = format!(
+        "    balance roundrobin\n    cookie {cookie}\n    server sa 127.0.0.1:{} cookie ca\n    server sb 127.0.0.1:{} cookie cb",
+        a.port(),
+        b.port()
+    );
+    let cfg = common::http::http_cfg(port, "", "", &be);
+    (Weir::start(&cfg, port), port, a, b)
+}
+
+#[test]
+fn cookie_insert_persistence() {
+    let (_w, port, a, b) = cookie_backend("SRV insert indirect nocache httponly");
+    let mut c = Client::connect(port);
+    let r = c.get("/first");
+    let set = r.header("set-cookie").unwrap_or_default().to_string();
+    let server = r.field("server").unwrap();
+    let value = if server == "a" { "ca" } else { "cb" };
+    assert_eq!(set, format!("SRV={value}; path=/; HttpOnly"));
+    assert_eq!(r.header("cache-control"), Some("private"));
+    // Roundrobin would alternate; the cookie pins every request.
+    for i in 0..6 {
+        c.send(
+            format!("GET /n{i} HTTP/1.1\r\nHost: t\r\nCookie: lang=fr; SRV={value}\r\n\r\n")
+                .as_bytes(),
+        );
+        let r = c.response("GET");
+        assert_eq!(r.field("server").as_deref(), Some(server.as_str()));
+        assert_eq!(r.header("set-cookie"), None, "indirect: not set again");
+    }
+    // indirect: the server never sees the persistence cookie.
+    let origin = if server == "a" { &a } else { &b };
+    let heads: Vec<String> = origin
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.head.clone())
+        .collect();
+    assert!(
+        heads
+            .iter()
+            .skip(1)
+            .all(|h| h.contains("Cookie: lang=fr\r\n") && !h.contains("SRV=")),
+        "{heads:?}"
+    );
+    // An unknown value is balanced again and gets a new cookie.
+    c.send(b"GET /bad HTTP/1.1\r\nHost: t\r\nCookie: SRV=zz\r\n\r\n");
+    let r = c.response("GET");
+    assert!(r
+        .header("set-cookie")
+        .is_some_and(|v| v.starts_with("SRV=c")));
+}
+
+#[test]
+fn cookie_prefix_and_rewrite() {
+    let (_w, port, a, b) = cookie_backend("JSESSIONID prefix");
+    let mut c = Client::connect(port);
+    let r = c.get("/setcookie");
+    let server = r.field("server").unwrap();
+    let value = if server == "a" { "ca" } else { "cb" };
+    assert_eq!(
+        r.header("set-cookie"),
+        Some(format!("JSESSIONID={value}~abc; Path=/").as_str())
+    );
+    for _ in 0..3 {
+        c.send(
+            format!("GET /again HTTP/1.1\r\nHost: t\r\nCookie: JSESSIONID={value}~abc\r\n\r\n")
+                .as_bytes(),
+        );
+        assert_eq!(
+            c.response("GET").field("server").as_deref(),
+            Some(server.as_str())
+        );
+    }
+    let origin = if server == "a" { &a } else { &b };
+    let last = origin.seen.lock().unwrap().last().unwrap().head.clone();
+    assert!(last.contains("Cookie: JSESSIONID=abc\r\n"), "{last}");
+
+    let (_w2, port, _a2, _b2) = cookie_backend("JSESSIONID rewrite");
+    let r = Client::connect(port).get("/setcookie");
+    let v = if r.field("server").as_deref() == Some("a") {
+        "ca"
+    } else {
+        "cb"
+    };
+    assert_eq!(
+        r.header("set-cookie"),
+        Some(format!("JSESSIONID={v}; Path=/").as_str())
+    );
+}

@@ -1,7 +1,7 @@
 //! Arguments of the HTTP keywords of a proxy: `option forwardfor`,
 //! `errorfile`.
 
-use crate::model::{ForwardFor, Proxy};
+use crate::model::{CookieCfg, CookieMode, ForwardFor, Proxy};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -97,4 +97,65 @@ pub(super) fn cond(p: &Proxy, words: &[String]) -> Result<Option<weir_rules::Con
     }
     let lookup = lookup(p);
     weir_rules::Cond::parse(words, &lookup, &load).map(Some)
+}
+
+/// `cookie <name> [insert|rewrite|prefix] [options]`.
+pub(super) fn cookie(args: &[String]) -> Result<CookieCfg, String> {
+    let name = args.first().ok_or("expects a cookie name")?;
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
+    {
+        return Err(format!("invalid cookie name '{name}'"));
+    }
+    let mut c = CookieCfg {
+        name: name.clone(),
+        mode: CookieMode::Rewrite,
+        indirect: false,
+        nocache: false,
+        postonly: false,
+        preserve: false,
+        httponly: false,
+        secure: false,
+        domains: Vec::new(),
+        attrs: Vec::new(),
+    };
+    let mut mode_set = false;
+    let mut it = args[1..].iter();
+    while let Some(w) = it.next() {
+        match w.as_str() {
+            "insert" | "rewrite" | "prefix" => {
+                if mode_set {
+                    return Err("'insert', 'rewrite' and 'prefix' exclude each other".into());
+                }
+                mode_set = true;
+                c.mode = match w.as_str() {
+                    "insert" => CookieMode::Insert,
+                    "rewrite" => CookieMode::Rewrite,
+                    _ => CookieMode::Prefix,
+                };
+            }
+            "indirect" => c.indirect = true,
+            "nocache" => c.nocache = true,
+            "postonly" => c.postonly = true,
+            "preserve" => c.preserve = true,
+            "httponly" => c.httponly = true,
+            "secure" => c.secure = true,
+            "domain" => c
+                .domains
+                .push(it.next().ok_or("'domain' expects a domain")?.clone()),
+            "attr" => c
+                .attrs
+                .push(it.next().ok_or("'attr' expects a value")?.clone()),
+            o @ ("maxidle" | "maxlife" | "dynamic") => {
+                return Err(format!("'cookie ... {o}' is not supported by weir yet"))
+            }
+            o => return Err(format!("unknown cookie option '{o}'")),
+        }
+    }
+    if c.indirect && c.mode == CookieMode::Prefix {
+        return Err("'indirect' cannot be used with 'prefix'".into());
+    }
+    Ok(c)
 }

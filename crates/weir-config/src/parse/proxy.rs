@@ -5,7 +5,8 @@ use crate::diag::{did_you_mean, Loc};
 use crate::keywords::{self, Status};
 use crate::logformat;
 use crate::model::{
-    Balance, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, Mode, Proxy, ProxyKind,
+    Balance, BalanceKey, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, Mode, Proxy,
+    ProxyKind,
 };
 use crate::units::{parse_duration, parse_u32};
 
@@ -176,6 +177,14 @@ pub(super) fn apply(
                 cond,
             });
         }
+        "cookie" => {
+            if negate {
+                p.cookie = None;
+                return Ok(());
+            }
+            p.cookie = Some(super::http::cookie(args)?);
+        }
+        "option persist" => p.options.persist = flag(args)?,
         "acl" => {
             let name = args.first().ok_or("expects an ACL name")?;
             if !name
@@ -237,15 +246,70 @@ pub(super) fn apply(
                     };
                     Balance::Random { draws }
                 }
-                a @ ("uri" | "url_param" | "hdr" | "rdp-cookie" | "hash") => {
-                    return Err(format!(
-                    "algorithm '{a}' is not supported by weir yet (it comes with the HTTP engine)"
-                ))
+                "uri" => {
+                    let mut key = (None, None, false, false);
+                    let mut it = args[1..].iter();
+                    while let Some(w) = it.next() {
+                        let mut num = || -> Result<usize, String> {
+                            it.next()
+                                .and_then(|n| n.parse().ok())
+                                .filter(|n| *n > 0)
+                                .ok_or_else(|| {
+                                    format!("'balance uri {w}' expects a positive integer")
+                                })
+                        };
+                        match w.as_str() {
+                            "len" => key.0 = Some(num()?),
+                            "depth" => key.1 = Some(num()?),
+                            "whole" => key.2 = true,
+                            "path-only" => key.3 = true,
+                            o => return Err(format!("'balance uri': unexpected '{o}'")),
+                        }
+                    }
+                    p.balance = Balance::Key;
+                    p.balance_key = Some(BalanceKey::Uri {
+                        len: key.0,
+                        depth: key.1,
+                        whole: key.2,
+                        path_only: key.3,
+                    });
+                    return Ok(());
                 }
-                a if a.starts_with("hdr(") || a.starts_with("rdp-cookie") => {
-                    return Err(format!(
-                    "algorithm '{a}' is not supported by weir yet (it comes with the HTTP engine)"
-                ))
+                "url_param" => {
+                    let name = args
+                        .get(1)
+                        .ok_or("'balance url_param' expects a parameter name")?;
+                    if let Some(extra) = args.get(2) {
+                        return Err(format!(
+                            "'balance url_param' options ('{extra}') are not supported by weir yet"
+                        ));
+                    }
+                    p.balance = Balance::Key;
+                    p.balance_key = Some(BalanceKey::UrlParam(name.clone()));
+                    return Ok(());
+                }
+                a if a.starts_with("hdr(") && a.ends_with(')') => {
+                    let name = &a[4..a.len() - 1];
+                    if name.is_empty() {
+                        return Err("'balance hdr()' expects a header name".into());
+                    }
+                    let domain_only = match args.get(1).map(String::as_str) {
+                        None => false,
+                        Some("use_domain_only") => true,
+                        Some(o) => return Err(format!("'balance hdr': unexpected '{o}'")),
+                    };
+                    p.balance = Balance::Key;
+                    p.balance_key = Some(BalanceKey::Hdr {
+                        name: name.to_string(),
+                        domain_only,
+                    });
+                    return Ok(());
+                }
+                a @ ("hdr" | "rdp-cookie" | "hash") => {
+                    return Err(format!("algorithm '{a}' is not supported by weir yet"))
+                }
+                a if a.starts_with("rdp-cookie") => {
+                    return Err(format!("algorithm '{a}' is not supported by weir yet"))
                 }
                 a => return Err(format!("unknown balancing algorithm '{a}'")),
             };

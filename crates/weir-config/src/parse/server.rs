@@ -242,8 +242,22 @@ pub(super) fn server(
     };
     let mut d = defaults.clone();
     let mut id = None;
+    // `cookie <value>` belongs to one server only.
+    let mut cookie = None;
+    let mut opts: Vec<String> = Vec::new();
+    let mut it = words[3..].iter();
+    while let Some(w) = it.next() {
+        if w == "cookie" {
+            match it.next() {
+                Some(v) => cookie = Some(v.clone()),
+                None => errs.push(format!("'server {name}' : 'cookie' expects a value")),
+            }
+        } else {
+            opts.push(w.clone());
+        }
+    }
     errs.extend(
-        server_options(&mut d, &mut id, &words[3..], "server")
+        server_options(&mut d, &mut id, &opts, "server")
             .into_iter()
             .map(|e| format!("'server {name}' : {e}")),
     );
@@ -272,6 +286,7 @@ pub(super) fn server(
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,
         slowstart: d.slowstart,
+        cookie,
     })
 }
 

@@ -97,9 +97,9 @@ fn all_errors_are_collected() {
 
 #[test]
 fn refused_keywords_and_sections_by_name() {
-    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  cookie SRV insert\n");
+    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  stick-table type ip size 1m\n");
     assert!(
-        e[0].contains("'cookie' is not supported by weir yet"),
+        e[0].contains("'stick-table' is not supported by weir yet"),
         "{e:?}"
     );
     let e = errors("peers p\n  peer a 127.0.0.1:1000\n");
@@ -124,7 +124,7 @@ fn refused_keywords_and_sections_by_name() {
     assert!(e[0].contains("'lua-load' is not supported by weir yet"));
     let e = errors("frontend f\n  bind :80\n  use_backend b if nope\nbackend b\n");
     assert!(e[0].contains("no such ACL : 'nope'"), "{e:?}");
-    let e = errors("backend b\n  balance uri\n");
+    let e = errors("backend b\n  balance rdp-cookie\n");
     assert!(e[0].contains("not supported by weir yet"));
 }
 

@@ -1,0 +1,638 @@
+//! One request/response exchange: rules, backend choice, persistence,
+//! server connection (pooled or new, with retries), head and body in both
+//! directions, tunnels, and the answers weir makes itself.
+
+use super::io::{send, transfer, Buf, XferError, XferTimeouts};
+use super::read::{read_response, RespFail};
+use super::request::{balance_key, forwardfor, ConnModeExt, Plan};
+use super::rules::{self, ExCtx, Local, Vars, Verdict};
+use super::{cookie, errors, head, ms, park, pool, Held};
+use crate::conn::Conn;
+use crate::connect::{self, Attempts, ConnectFail, Connected};
+use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts};
+use crate::log::LogRecord;
+use crate::session::Accepted;
+use crate::state::{BackendRt, Shared};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::time::Instant;
+use weir_config::{HttpConnMode, HttpReuse, Proxy};
+use weir_proto::h1::{Framing, RequestHead};
+
+/// A server slot taken from the balancer for one exchange; given back when
+/// dropped, whatever ends the exchange.
+struct SrvSlot<'a> {
+    be: &'a BackendRt,
+    srv: usize,
+}
+
+impl Drop for SrvSlot<'_> {
+    fn drop(&mut self) {
+        self.be.release(self.srv);
+    }
+}
+
+/// What one exchange produced for the log line.
+pub(super) struct Outcome<'r> {
+    /// The backend and server used, to log their connection counts.
+    pub(super) be: Option<&'r BackendRt>,
+    pub(super) srv: Option<usize>,
+    pub(super) status: i32,
+    pub(super) term: [u8; 2],
+    pub(super) bytes_in: u64,
+    pub(super) bytes_out: u64,
+    pub(super) t_res: i64,
+    pub(super) keep_client: bool,
+    pub(super) tunnel: bool,
+}
+
+impl Outcome<'_> {
+    fn error(status: u16, term: &[u8; 2]) -> Self {
+        Outcome {
+            be: None,
+            srv: None,
+            status: i32::from(status),
+            term: *term,
+            bytes_in: 0,
+            bytes_out: 0,
+            t_res: -1,
+            keep_client: false,
+            tunnel: false,
+        }
+    }
+}
+
+/// One request/response exchange after the request head was read.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn exchange<'r>(
+    sh: &'r Shared,
+    fe_idx: usize,
+    client: &Conn,
+    acc: &Accepted,
+    key: &[u8],
+    cbuf: &mut Buf,
+    mut req: RequestHead,
+    used: usize,
+    held: &mut Option<Held>,
+    first: bool,
+    rec: &mut LogRecord<'r>,
+    vars: &mut Vars,
+) -> Outcome<'r> {
+    let fe = &sh.frontends[fe_idx];
+    let fe_px = &sh.cfg.proxies[fe.proxy];
+    let size = sh.bufsize;
+    let mut dirty = req.close_after;
+    let mut tmpl = ExCtx {
+        sh,
+        fe_idx,
+        be: None,
+        src: acc.peer,
+        dst: acc.local,
+        req: None,
+        res: None,
+        srv: None,
+        first,
+        vars: None,
+    };
+    // The frontend's rules, the backend choice, the backend's rules.
+    let mut verdict = rules::run_request(
+        &fe_px.http_request,
+        fe_px,
+        &mut req,
+        vars,
+        &tmpl,
+        &mut dirty,
+    );
+    if matches!(verdict, Verdict::Continue) {
+        verdict = rules::run_request(&fe_px.redirects, fe_px, &mut req, vars, &tmpl, &mut dirty);
+    }
+    let chosen = if matches!(verdict, Verdict::Continue) {
+        let ctx = ExCtx {
+            req: Some(&req),
+            vars: Some(vars),
+            ..tmpl
+        };
+        sh.select_backend(fe_idx, &ctx)
+    } else {
+        None
+    };
+    if let Some(be) = chosen.filter(|b| b.proxy != fe.proxy) {
+        let be_px = &sh.cfg.proxies[be.proxy];
+        tmpl.be = Some(be);
+        verdict = rules::run_request(
+            &be_px.http_request,
+            be_px,
+            &mut req,
+            vars,
+            &tmpl,
+            &mut dirty,
+        );
+        if matches!(verdict, Verdict::Continue) {
+            verdict =
+                rules::run_request(&be_px.redirects, be_px, &mut req, vars, &tmpl, &mut dirty);
+        }
+    }
+    match verdict {
+        Verdict::Continue => {}
+        Verdict::Respond(local) => {
+            return answer_local(client, fe_px, cbuf, used, &req, local).await
+        }
+        Verdict::Tarpit(status) => {
+            let t = fe_px
+                .timeouts
+                .tarpit
+                .or(fe_px.timeouts.connect)
+                .unwrap_or(Duration::ZERO);
+            tokio::time::sleep(t).await;
+            let local = Local {
+                bytes: errors::response(fe_px, status, false),
+                status,
+                term: *b"PT",
+                keep: false,
+            };
+            return answer_local(client, fe_px, cbuf, used, &req, local).await;
+        }
+    }
+    let Some(be) = chosen else {
+        cbuf.consume(used);
+        let page = errors::response(fe_px, 503, false);
+        let _ = send(client, &page, fe_px.timeouts.client).await;
+        return Outcome::error(503, b"SC");
+    };
+    let be_px = &sh.cfg.proxies[be.proxy];
+    tmpl.be = Some(be);
+    rec.backend = &be.name;
+    let mode = fe_px.http.conn_mode.max_with(be_px.http.conn_mode);
+    let plan = Plan {
+        fe: fe_px,
+        be: be_px,
+    };
+    // The head as the server gets it.
+    dirty |= forwardfor(&plan, &mut req, acc.peer.map(|p| p.ip()));
+    let (mut persist, cookie_changed) = cookie::on_request(be_px, &mut req);
+    dirty |= cookie_changed;
+    if let Some(p) = &persist {
+        rec.cookie_flags = [p.req_flag, b'N'];
+    }
+    let server_close = mode != HttpConnMode::KeepAlive || !req.keep_alive;
+    if mode != HttpConnMode::KeepAlive && !head::connection_has(&req.headers, "close") {
+        head::set_connection(&mut req.headers, Some("close"));
+        dirty = true;
+    }
+    let head_bytes: Vec<u8> = if dirty {
+        head::request(&req)
+    } else {
+        Vec::new()
+    };
+    let body_framing = req.framing;
+    // Bytes of the body already read, sent with the head.
+    let early_body = match body_framing {
+        Framing::ContentLength(n) => (cbuf.bytes().len() - used).min(n as usize),
+        _ => 0,
+    };
+
+    let reuse_policy = be_px.http.reuse;
+    let lb_key: Vec<u8> = match &be_px.balance_key {
+        Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &req),
+        _ => key.to_vec(),
+    };
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let mut attempts = Attempts {
+            persist_to: persist
+                .as_ref()
+                .and_then(|p| p.server)
+                .map(|i| (i, be_px.options.persist)),
+            ..Attempts::default()
+        };
+        let mut reused: Option<u32> = None;
+        let be_key = be.proxy;
+        let allow_pool = tries == 1
+            && match reuse_policy {
+                HttpReuse::Never => false,
+                HttpReuse::Safe => !first,
+                HttpReuse::Aggressive | HttpReuse::Always => true,
+            };
+        let proven_only = first && reuse_policy == HttpReuse::Aggressive;
+        let connected = {
+            let mut reuse = |srv: usize| -> Option<Connected> {
+                if tries > 1 {
+                    return None;
+                }
+                if let Some(h) = held.take() {
+                    if h.be == be_key && h.srv == srv {
+                        if !pool::alive(&h.conn.conn) {
+                            return None;
+                        }
+                        reused = Some(h.uses);
+                        return Some(h.conn);
+                    }
+                    *held = Some(h);
+                }
+                if !allow_pool {
+                    return None;
+                }
+                pool::take(be_key, srv, proven_only).map(|c| {
+                    reused = Some(if c.proven { 2 } else { 1 });
+                    Connected {
+                        srv,
+                        conn: c.conn,
+                        server_addr: c.server_addr,
+                        source_addr: c.source_addr,
+                    }
+                })
+            };
+            connect::connect(be, be_px, &lb_key, acc.local, &mut attempts, &mut reuse).await
+        };
+        if let Some(h) = held.take() {
+            park(sh, h);
+        }
+        rec.retries = attempts.retries;
+        rec.redispatched = attempts.redispatched;
+        rec.srv_queue = attempts.srv_queue;
+        rec.be_queue = attempts.be_queue;
+        rec.tw = ms(attempts.tw);
+        rec.beconn = be.conns.load(Ordering::Relaxed);
+        let srv_name =
+            |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
+        let conn = match connected {
+            Ok(c) => c,
+            Err(fail) => {
+                rec.server = srv_name(attempts.last_srv);
+                cbuf.consume(used + early_body);
+                let status = match fail {
+                    ConnectFail::ClientAbort { .. } => 0,
+                    _ => 503,
+                };
+                if status != 0 {
+                    let page = errors::response(be_px, status, false);
+                    let _ = send(client, &page, fe_px.timeouts.client).await;
+                }
+                let mut o = Outcome::error(status, &fail.term());
+                o.status = if status == 0 { -1 } else { o.status };
+                return o;
+            }
+        };
+        let slot = SrvSlot { be, srv: conn.srv };
+        rec.server = srv_name(Some(conn.srv));
+        if let Some(p) = &mut persist {
+            if p.server.is_some_and(|i| i != conn.srv) {
+                // Its server could not take it: redispatched.
+                p.req_flag = b'D';
+                rec.cookie_flags[0] = b'D';
+            }
+        }
+        rec.tc = attempts.tc.map_or(-1, ms);
+        rec.srvconn = be.servers[conn.srv].cur_conns.load(Ordering::Relaxed);
+        rec.server_addr = conn.server_addr;
+        rec.source_addr = conn.source_addr;
+        if reused.is_none() {
+            if let Conn::Tcp(s) = &conn.conn {
+                let _ = s.set_nodelay(true);
+            }
+        }
+        let sconn = &conn.conn;
+        let t_srv = XferTimeouts {
+            read: fe_px.timeouts.client,
+            write: be_px.timeouts.server,
+        };
+
+        // Head (with the body bytes already read) in one write.
+        let sent_head = if dirty {
+            let mut b = head_bytes.clone();
+            b.extend_from_slice(&cbuf.bytes()[used..used + early_body]);
+            send(sconn, &b, be_px.timeouts.server).await
+        } else {
+            send(
+                sconn,
+                &cbuf.bytes()[..used + early_body],
+                be_px.timeouts.server,
+            )
+            .await
+        };
+        let head_len = if dirty { head_bytes.len() } else { used };
+        let sent_at = Instant::now();
+        if sent_head.is_err() {
+            if reused.is_some() && tries == 1 {
+                // The idle connection died under us: try a new one.
+                drop(slot);
+                continue;
+            }
+            cbuf.consume(used + early_body);
+            let page = errors::response(be_px, 502, false);
+            let _ = send(client, &page, fe_px.timeouts.client).await;
+            return Outcome::error(502, b"SH");
+        }
+        cbuf.consume(used + early_body);
+        let mut bytes_in = (head_len + early_body) as u64;
+        let rest_framing = match body_framing {
+            Framing::ContentLength(n) => Framing::ContentLength(n - early_body as u64),
+            f => f,
+        };
+
+        // The body goes up while the response head is awaited (a server may
+        // answer `100 Continue` first, or answer early).
+        let mut sbuf = Buf::default();
+        let no_body = matches!(rest_framing, Framing::None | Framing::Tunnel)
+            || rest_framing == Framing::ContentLength(0);
+        let (up, resp) = if no_body {
+            let r = read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px).await;
+            (Ok(0), r)
+        } else {
+            // Both at once; a body that fails on the client's side ends
+            // the wait for a response that cannot come.
+            let up_fut = transfer(client, cbuf, sconn, rest_framing, size, t_srv, true);
+            let resp_fut = read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px);
+            tokio::pin!(up_fut, resp_fut);
+            let (mut up, mut resp) = (None, None);
+            while up.is_none() || resp.is_none() {
+                tokio::select! {
+                    r = &mut up_fut, if up.is_none() => {
+                        let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
+                        up = Some(r);
+                        if client_failed {
+                            break;
+                        }
+                    }
+                    r = &mut resp_fut, if resp.is_none() => resp = Some(r),
+                }
+            }
+            (up.unwrap_or(Ok(0)), resp.unwrap_or(Err(RespFail::Closed)))
+        };
+        match up {
+            Ok(n) => bytes_in += n,
+            Err(e) => {
+                let (status, term): (u16, &[u8; 2]) = match e {
+                    XferError::Invalid(e) => (e.status(), b"PD"),
+                    XferError::SrcTimeout => (408, b"cD"),
+                    XferError::SrcClosed | XferError::SrcError => (400, b"CD"),
+                    XferError::DstError => (502, b"SD"),
+                    XferError::DstTimeout => (504, b"sD"),
+                };
+                if resp.is_err() || !matches!(e, XferError::DstError) {
+                    if !matches!(e, XferError::SrcClosed | XferError::SrcError) {
+                        let page = errors::response(be_px, status, false);
+                        let _ = send(client, &page, fe_px.timeouts.client).await;
+                    }
+                    sconn.set_reset_on_close();
+                    let mut o = Outcome::error(status, term);
+                    o.bytes_in = bytes_in;
+                    return o;
+                }
+            }
+        }
+        let (mut res, rused) = match resp {
+            Ok(r) => r,
+            Err(RespFail::Empty)
+                if reused.is_some() && tries == 1 && body_framing == Framing::None =>
+            {
+                drop(slot);
+                continue;
+            }
+            Err(f) => {
+                let (status, term): (u16, &[u8; 2]) = match f {
+                    RespFail::Timeout => (504, b"sH"),
+                    RespFail::Invalid => (502, b"PH"),
+                    RespFail::Empty | RespFail::Closed => (502, b"SH"),
+                    RespFail::ClientGone => (0, b"CH"),
+                };
+                if status != 0 {
+                    let page = errors::response(be_px, status, false);
+                    let _ = send(client, &page, fe_px.timeouts.client).await;
+                }
+                let mut o = Outcome::error(status, term);
+                o.status = if status == 0 { -1 } else { o.status };
+                o.bytes_in = bytes_in;
+                o.t_res = ms(sent_at.elapsed());
+                return o;
+            }
+        };
+        let t_res = ms(sent_at.elapsed());
+        let mut rdirty = false;
+        let rtmpl = ExCtx {
+            req: Some(&req),
+            srv: rec.server,
+            ..tmpl
+        };
+        let mut replaced: Option<Local> = None;
+        let mut order = vec![be_px];
+        if be.proxy != fe.proxy {
+            order.push(fe_px);
+        }
+        for list in [0, 1] {
+            for px in &order {
+                if replaced.is_none() {
+                    let rules = if list == 0 {
+                        &px.http_response
+                    } else {
+                        &px.http_after_response
+                    };
+                    replaced = rules::run_response(rules, px, &mut res, vars, &rtmpl, &mut rdirty);
+                }
+            }
+        }
+        if let (Some(p), None) = (&persist, &replaced) {
+            let (flag, changed) = cookie::on_response(be_px, conn.srv, p, &req.method, &mut res);
+            rdirty |= changed;
+            rec.cookie_flags = [p.req_flag, flag];
+        }
+        if let Some(local) = replaced {
+            // The server's answer is dropped, and its connection with it.
+            sconn.set_reset_on_close();
+            let mut o = answer_local(client, fe_px, &mut Buf::default(), 0, &req, local).await;
+            o.bytes_in = bytes_in;
+            o.t_res = t_res;
+            o.keep_client = false;
+            return o;
+        }
+
+        // Connection management on both sides.
+        let tunnel = res.framing == Framing::Tunnel;
+        let keep_client = req.keep_alive
+            && mode != HttpConnMode::Close
+            && res.framing != Framing::UntilClose
+            && !*sh.stopping.borrow();
+        let keep_server = !server_close && res.keep_alive && !tunnel;
+        if !tunnel {
+            let (has_close, has_ka) = (
+                head::connection_has(&res.headers, "close"),
+                head::connection_has(&res.headers, "keep-alive"),
+            );
+            if req.minor >= 1 {
+                if keep_client && has_close {
+                    head::set_connection(&mut res.headers, None);
+                    rdirty = true;
+                } else if !keep_client && !has_close {
+                    head::set_connection(&mut res.headers, Some("close"));
+                    rdirty = true;
+                }
+            } else if keep_client && !has_ka {
+                head::set_connection(&mut res.headers, Some("keep-alive"));
+                rdirty = true;
+            } else if !keep_client && has_ka {
+                head::set_connection(&mut res.headers, Some("close"));
+                rdirty = true;
+            }
+        }
+        let early = match res.framing {
+            Framing::ContentLength(n) => (sbuf.bytes().len() - rused).min(n as usize),
+            _ => 0,
+        };
+        let sent = if rdirty {
+            let mut b = head::response(&res);
+            let n = b.len();
+            b.extend_from_slice(&sbuf.bytes()[rused..rused + early]);
+            send(client, &b, fe_px.timeouts.client).await.map(|_| n)
+        } else {
+            send(
+                client,
+                &sbuf.bytes()[..rused + early],
+                fe_px.timeouts.client,
+            )
+            .await
+            .map(|_| rused)
+        };
+        sbuf.consume(rused + early);
+        let mut out = Outcome {
+            be: Some(be),
+            srv: Some(conn.srv),
+            status: i32::from(res.status),
+            term: *b"--",
+            bytes_in,
+            bytes_out: 0,
+            t_res,
+            keep_client,
+            tunnel,
+        };
+        match sent {
+            Ok(n) => out.bytes_out = (n + early) as u64,
+            Err(e) => {
+                out.term = if e == XferError::DstTimeout {
+                    *b"cD"
+                } else {
+                    *b"CD"
+                };
+                out.keep_client = false;
+                sconn.set_reset_on_close();
+                return out;
+            }
+        }
+        if tunnel {
+            let leftover = sbuf.bytes().to_vec();
+            sbuf.consume(leftover.len());
+            if !leftover.is_empty()
+                && send(client, &leftover, fe_px.timeouts.client)
+                    .await
+                    .is_err()
+            {
+                out.term = *b"CD";
+                return out;
+            }
+            let initial = cbuf.bytes().to_vec();
+            cbuf.consume(initial.len());
+            let t = FwdTimeouts {
+                client: fe_px.timeouts.client,
+                server: be_px.timeouts.server,
+                client_fin: fe_px.timeouts.client_fin,
+                server_fin: be_px.timeouts.server_fin,
+                tunnel: be_px.timeouts.tunnel,
+            };
+            let opts = FwdOptions {
+                bufsize: size,
+                splice_request: false,
+                splice_response: false,
+                pipesize: sh.pipesize,
+            };
+            let r = Duplex::new(client, sconn, t, opts, &initial, false).await;
+            out.bytes_in += r.client_to_server;
+            out.bytes_out += r.server_to_client + leftover.len() as u64;
+            out.term = match r.end {
+                End::Done => *b"--",
+                End::ClientTimeout => *b"cD",
+                End::ServerTimeout => *b"sD",
+                End::ClientError => *b"CD",
+                End::ServerError => *b"SD",
+            };
+            return out;
+        }
+        let rest = match res.framing {
+            Framing::ContentLength(n) => Framing::ContentLength(n - early as u64),
+            f => f,
+        };
+        let t_cli = XferTimeouts {
+            read: be_px.timeouts.server,
+            write: fe_px.timeouts.client,
+        };
+        match transfer(sconn, &mut sbuf, client, rest, size, t_cli, false).await {
+            Ok(n) => out.bytes_out += n,
+            Err(e) => {
+                out.term = match e {
+                    XferError::SrcTimeout => *b"sD",
+                    XferError::SrcClosed | XferError::SrcError | XferError::Invalid(_) => *b"SD",
+                    XferError::DstTimeout => *b"cD",
+                    XferError::DstError => *b"CD",
+                };
+                out.keep_client = false;
+                if matches!(e, XferError::DstError | XferError::DstTimeout) {
+                    sconn.set_reset_on_close();
+                }
+                return out;
+            }
+        }
+        if keep_server && sbuf.is_empty() {
+            let h = Held {
+                be: be.proxy,
+                srv: conn.srv,
+                uses: reused.unwrap_or(0) + 1,
+                conn,
+            };
+            // The connection goes back to the thread's idle pool, where
+            // this client's next request (or another's) finds it; an idle
+            // client holds none. `http-reuse never` keeps it private.
+            if reuse_policy == HttpReuse::Never && out.keep_client {
+                *held = Some(h);
+            } else {
+                park(sh, h);
+            }
+        }
+        drop(slot);
+        return out;
+    }
+}
+
+/// Sends a response weir made (deny, return, redirect, tarpit) in place of
+/// the server's. A request body is not read: the connection closes then.
+async fn answer_local<'r>(
+    client: &Conn,
+    fe_px: &Proxy,
+    cbuf: &mut Buf,
+    used: usize,
+    req: &RequestHead,
+    local: Local,
+) -> Outcome<'r> {
+    let keep = local.keep && req.keep_alive && req.framing == Framing::None;
+    cbuf.consume(used);
+    let mut bytes = local.bytes;
+    if !keep {
+        // Tell the client the connection ends here.
+        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+            if !head.contains("\r\nconnection:") {
+                bytes.splice(end + 2..end + 2, b"connection: close\r\n".iter().copied());
+            }
+        }
+    }
+    let sent = send(client, &bytes, fe_px.timeouts.client).await;
+    Outcome {
+        be: None,
+        srv: None,
+        status: i32::from(local.status),
+        term: if sent.is_ok() { local.term } else { *b"CD" },
+        bytes_in: 0,
+        bytes_out: bytes.len() as u64,
+        t_res: -1,
+        keep_client: keep && sent.is_ok(),
+        tunnel: false,
+    }
+}

@@ -1,0 +1,143 @@
+//! Reading heads: the client's request head (with `timeout http-request`
+//! and `timeout http-keep-alive`) and the server's response head (interim
+//! `1xx` answers passed on).
+
+use super::io::{send, timed, Buf};
+use crate::conn::Conn;
+use std::time::Duration;
+use tokio::time::Instant;
+use weir_config::Proxy;
+use weir_proto::h1::{self, H1Error, Limits, RequestHead, ResponseHead};
+
+/// Why reading a request head stopped.
+pub(super) enum HeadEnd {
+    Head(RequestHead, usize),
+    /// The client left (or the keep-alive wait expired) between requests.
+    Idle,
+    /// `timeout http-request` expired on a partial or missing request: 408.
+    Timeout,
+    /// The client closed in the middle of a head, or sent nothing: 400.
+    Closed,
+    /// A read error: nothing can be answered.
+    Error,
+    Invalid(H1Error),
+}
+
+/// The timeout for a complete request head, and for the wait before one
+/// on a kept-alive connection (HAProxy's fallbacks).
+pub(super) fn head_timeouts(fe: &Proxy) -> (Option<Duration>, Option<Duration>) {
+    let t = &fe.timeouts;
+    let req = t.http_request.or(t.client);
+    let ka = t.http_keep_alive.or(t.http_request).or(t.client);
+    (req, ka)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn read_head(
+    client: &Conn,
+    buf: &mut Buf,
+    size: usize,
+    limits: &Limits,
+    wait_deadline: Option<Instant>,
+    head_timeout: Option<Duration>,
+    first: bool,
+    first_byte: &mut Option<Instant>,
+) -> HeadEnd {
+    loop {
+        if !buf.is_empty() {
+            let at = *first_byte.get_or_insert_with(Instant::now);
+            match h1::parse_request(buf.bytes(), limits) {
+                Ok(Some((req, used))) => return HeadEnd::Head(req, used),
+                Ok(None) if buf.is_full() => {
+                    return HeadEnd::Invalid(H1Error::HeadersTooLarge);
+                }
+                Ok(None) => {}
+                Err(e) => return HeadEnd::Invalid(e),
+            }
+            let deadline = head_timeout.map(|t| at + t);
+            let r = match deadline {
+                Some(d) => tokio::time::timeout_at(d, buf.fill(client, size))
+                    .await
+                    .ok(),
+                None => Some(buf.fill(client, size).await),
+            };
+            match r {
+                None => return HeadEnd::Timeout,
+                Some(Ok(0)) => return HeadEnd::Closed,
+                Some(Ok(_)) => {}
+                Some(Err(_)) => return HeadEnd::Error,
+            }
+        } else {
+            let r = match wait_deadline {
+                Some(d) => tokio::time::timeout_at(d, buf.fill(client, size))
+                    .await
+                    .ok(),
+                None => Some(buf.fill(client, size).await),
+            };
+            match r {
+                None if first => return HeadEnd::Timeout,
+                Some(Ok(0)) if first => return HeadEnd::Closed,
+                None | Some(Ok(0)) => return HeadEnd::Idle,
+                Some(Ok(_)) => {}
+                Some(Err(_)) if first => return HeadEnd::Error,
+                Some(Err(_)) => return HeadEnd::Idle,
+            }
+        }
+    }
+}
+
+/// Why no response head came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RespFail {
+    /// The server closed before sending anything.
+    Empty,
+    /// The server closed in the middle of a head.
+    Closed,
+    Timeout,
+    Invalid,
+    /// Writing an interim response to the client failed.
+    ClientGone,
+}
+
+/// Reads the final response head (interim `1xx` responses are passed to
+/// the client as they come).
+pub(super) async fn read_response(
+    client: &Conn,
+    sconn: &Conn,
+    sbuf: &mut Buf,
+    size: usize,
+    method: &str,
+    be_px: &Proxy,
+    fe_px: &Proxy,
+) -> Result<(ResponseHead, usize), RespFail> {
+    let limits = Limits {
+        max_head: size,
+        ..Limits::default()
+    };
+    let mut got_any = false;
+    loop {
+        if !sbuf.is_empty() {
+            got_any = true;
+            match h1::parse_response(sbuf.bytes(), &limits, method) {
+                Ok(Some((res, used))) if (100..200).contains(&res.status) && res.status != 101 => {
+                    let interim = sbuf.bytes()[..used].to_vec();
+                    sbuf.consume(used);
+                    if send(client, &interim, fe_px.timeouts.client).await.is_err() {
+                        return Err(RespFail::ClientGone);
+                    }
+                    continue;
+                }
+                Ok(Some(r)) => return Ok(r),
+                Ok(None) if sbuf.is_full() => return Err(RespFail::Invalid),
+                Ok(None) => {}
+                Err(_) => return Err(RespFail::Invalid),
+            }
+        }
+        match timed(be_px.timeouts.server, sbuf.fill(sconn, size)).await {
+            None => return Err(RespFail::Timeout),
+            Some(Ok(0)) | Some(Err(_)) if !got_any => return Err(RespFail::Empty),
+            Some(Ok(0)) | Some(Err(_)) => return Err(RespFail::Closed),
+            Some(Ok(_)) => {}
+        }
+    }
+}
