@@ -343,6 +343,37 @@ pub struct HttpCheck {
     pub version: String,
 }
 
+/// What `http-check expect` requires of a check's response.
+#[derive(Debug, Clone)]
+pub enum ExpectKind {
+    /// `status <code|a-b>[,…]`.
+    Status(Vec<(u16, u16)>),
+    RStatus(weir_rules::matching::Pattern),
+    /// `string <text>`: the body contains it.
+    String(String),
+    RString(weir_rules::matching::Pattern),
+}
+
+/// `http-check expect [!] <kind> <pattern>`.
+#[derive(Debug, Clone)]
+pub struct CheckExpect {
+    pub negate: bool,
+    pub kind: ExpectKind,
+    /// The words as written, for the log.
+    pub text: String,
+}
+
+/// `http-check send` and `http-check expect` lines of a backend.
+#[derive(Debug, Clone, Default)]
+pub struct HttpCheckRules {
+    pub method: Option<String>,
+    pub uri: Option<String>,
+    pub version: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    pub expect: Option<CheckExpect>,
+}
+
 /// PROXY protocol version sent to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendProxy {
@@ -525,6 +556,7 @@ pub struct Proxy {
     pub balance: Balance,
     pub balance_key: Option<BalanceKey>,
     pub cookie: Option<CookieCfg>,
+    pub http_check: HttpCheckRules,
     pub hash_type: HashType,
     pub servers: Vec<Server>,
     pub default_server: ServerDefaults,
@@ -565,6 +597,7 @@ impl Proxy {
             balance: Balance::RoundRobin,
             balance_key: None,
             cookie: None,
+            http_check: HttpCheckRules::default(),
             hash_type: HashType::default(),
             servers: Vec::new(),
             default_server: ServerDefaults::default(),

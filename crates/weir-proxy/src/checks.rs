@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 use weir_balance::Health;
-use weir_config::{HttpCheck, Proxy, Server};
+use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
 
 /// Result of one check.
 #[derive(Debug, Clone)]
@@ -96,9 +96,14 @@ async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResul
             duration: started.elapsed(),
         };
     };
-    let req = http_request(hc);
+    let req = http_request(hc, &px.http_check);
+    // The status line is enough unless an expect rule reads the body.
+    let want_body = matches!(
+        px.http_check.expect.as_ref().map(|e| &e.kind),
+        Some(ExpectKind::String(_) | ExpectKind::RString(_))
+    );
     let io = async {
-        let mut buf = vec![0u8; 1024];
+        let mut buf = vec![0u8; 16384];
         let mut have = 0;
         match &mut stream {
             S::T(t) => t.write_all(req.as_bytes()).await?,
@@ -110,7 +115,8 @@ async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResul
                 S::U(u) => u.read(&mut buf[have..]).await?,
             };
             have += n;
-            if n == 0 || buf[..have].windows(2).any(|w| w == b"\r\n") || have == buf.len() {
+            let line_done = buf[..have].windows(2).any(|w| w == b"\r\n");
+            if n == 0 || have == buf.len() || (line_done && !want_body) {
                 return Ok::<Vec<u8>, std::io::Error>(buf[..have].to_vec());
             }
         }
@@ -118,16 +124,91 @@ async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResul
     match tokio::time::timeout(read_timeout, io).await {
         Err(_) => fail("Layer7 timeout", String::new()),
         Ok(Err(e)) => fail("Layer7 invalid response", format!(", info: \"{e}\"")),
-        Ok(Ok(resp)) => evaluate_status_line(&resp, started.elapsed()),
+        Ok(Ok(resp)) => match &px.http_check.expect {
+            None => evaluate_status_line(&resp, started.elapsed()),
+            Some(e) => evaluate_expect(&resp, e, started.elapsed()),
+        },
     }
 }
 
-/// The request `option httpchk` sends.
-pub fn http_request(hc: &HttpCheck) -> String {
-    format!(
-        "{} {} {}\r\nConnection: close\r\n\r\n",
-        hc.method, hc.uri, hc.version
-    )
+/// The request `option httpchk` sends, with `http-check send` overrides.
+pub fn http_request(hc: &HttpCheck, r: &HttpCheckRules) -> String {
+    let mut out = format!(
+        "{} {} {}\r\n",
+        r.method.as_deref().unwrap_or(&hc.method),
+        r.uri.as_deref().unwrap_or(&hc.uri),
+        r.version.as_deref().unwrap_or(&hc.version)
+    );
+    for (n, v) in &r.headers {
+        out.push_str(&format!("{n}: {v}\r\n"));
+    }
+    if let Some(b) = &r.body {
+        out.push_str(&format!("Content-Length: {}\r\n", b.len()));
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    if let Some(b) = &r.body {
+        out.push_str(b);
+    }
+    out
+}
+
+/// Judges a response by an `http-check expect` rule.
+pub fn evaluate_expect(resp: &[u8], e: &CheckExpect, duration: Duration) -> CheckResult {
+    let base = evaluate_status_line(resp, duration);
+    if base.reason == "Layer7 invalid response" {
+        return base;
+    }
+    let line_end = resp
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(resp.len());
+    let line = String::from_utf8_lossy(&resp[..line_end]).into_owned();
+    let code_text = line.split(' ').nth(1).unwrap_or("").to_string();
+    let code: u16 = code_text.parse().unwrap_or(0);
+    let body = resp
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(&[][..], |i| &resp[i + 4..]);
+    let sample = |b: &[u8]| weir_rules::Sample::Str(b.to_vec());
+    let matched = match &e.kind {
+        ExpectKind::Status(ranges) => ranges.iter().any(|(a, b)| (*a..=*b).contains(&code)),
+        ExpectKind::RStatus(re) => weir_rules::matching::matches(
+            weir_rules::matching::Method::Reg,
+            false,
+            &sample(code_text.as_bytes()),
+            re,
+        ),
+        ExpectKind::String(s) => !s.is_empty() && body.windows(s.len()).any(|w| w == s.as_bytes()),
+        ExpectKind::RString(re) => weir_rules::matching::matches(
+            weir_rules::matching::Method::Reg,
+            false,
+            &sample(body),
+            re,
+        ),
+    };
+    let info = line.splitn(3, ' ').nth(2).unwrap_or("").to_string();
+    if matched != e.negate {
+        CheckResult {
+            ok: true,
+            reason: "Layer7 check passed".into(),
+            detail: format!(", code: {code}, info: \"{info}\""),
+            duration,
+        }
+    } else {
+        let why = match e.kind {
+            ExpectKind::Status(_) | ExpectKind::RStatus(_) => "Layer7 wrong status",
+            _ => "Layer7 response error",
+        };
+        CheckResult {
+            ok: false,
+            reason: why.into(),
+            detail: format!(
+                ", code: {code}, info: \"did not match 'http-check expect {}'\"",
+                e.text
+            ),
+            duration,
+        }
+    }
 }
 
 /// Judges a status line: 2xx and 3xx pass.

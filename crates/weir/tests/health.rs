@@ -184,3 +184,53 @@ fn slowstart_ramps_a_returning_server_up() {
         (late >= 17).then_some(late)
     });
 }
+
+/// Answers checks with `body` after checking what `http-check send` adds.
+fn body_server(body: &'static str) -> Server {
+    Server::start(move |mut c| {
+        let mut b = [0u8; 2048];
+        let n = c.read(&mut b).unwrap_or(0);
+        let req = String::from_utf8_lossy(&b[..n]).into_owned();
+        let ok = req.starts_with("POST /status HTTP/1.1\r\n")
+            && req.contains("Host: health\r\n")
+            && req.ends_with("\r\n\r\nping");
+        let status = if ok { "200 OK" } else { "400 Bad Request" };
+        let _ = c.write_all(
+            format!(
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    })
+}
+
+#[test]
+fn http_check_send_and_expect() {
+    let (good, bad) = (body_server("state: ready"), body_server("state: draining"));
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode http\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  option httpchk\n  http-check send meth POST uri /status ver HTTP/1.1 hdr Host health body ping\n  http-check expect rstring state:\\ ready\n\
+         \x20 server good 127.0.0.1:{} check inter 100ms\n  server bad 127.0.0.1:{} check inter 100ms\n",
+        good.port(),
+        bad.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let out = w.wait_output("Server px/bad is DOWN", Duration::from_secs(3));
+    assert!(
+        out.contains("reason: Layer7 response error, code: 200"),
+        "{out}"
+    );
+    assert!(!out.contains("Server px/good is DOWN"), "{out}");
+    // A negated status rule.
+    let port2 = free_port();
+    let cfg2 = format!(
+        "defaults\n  mode http\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port2}\n  option httpchk GET /\n  http-check expect ! status 400-499\n  server s 127.0.0.1:{} check inter 100ms\n",
+        good.port()
+    );
+    let w2 = Weir::start(&cfg2, port2);
+    let out = w2.wait_output("Server px/s is DOWN", Duration::from_secs(3));
+    assert!(out.contains("Layer7 wrong status, code: 400"), "{out}");
+}

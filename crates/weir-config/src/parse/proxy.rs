@@ -185,6 +185,8 @@ pub(super) fn apply(
             p.cookie = Some(super::http::cookie(args)?);
         }
         "option persist" => p.options.persist = flag(args)?,
+        "http-check send" => super::http::check_send(&mut p.http_check, args)?,
+        "http-check expect" => p.http_check.expect = Some(super::http::check_expect(args)?),
         "acl" => {
             let name = args.first().ok_or("expects an ACL name")?;
             if !name

@@ -97,7 +97,9 @@ fn all_errors_are_collected() {
 
 #[test]
 fn refused_keywords_and_sections_by_name() {
-    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  stick-table type ip size 1m\n");
+    let e = errors(
+        "frontend f\n  bind :80\n  default_backend b\nbackend b\n  stick-table type ip size 1m\n",
+    );
     assert!(
         e[0].contains("'stick-table' is not supported by weir yet"),
         "{e:?}"
