@@ -73,6 +73,8 @@ pub enum Var {
     /// `%ID` unique id, `%rt` request counter.
     UniqueId,
     ReqCounter,
+    /// `%o`: a flag holder that renders nothing.
+    Nothing,
     /// HTTP-only variables weir does not render (`-`).
     HttpOnly(&'static str),
 }
@@ -137,19 +139,30 @@ const VARS: &[(&str, Var)] = &[
     ("HV", Var::Version),
     ("ID", Var::UniqueId),
     ("rt", Var::ReqCounter),
+    ("o", Var::Nothing),
 ];
 
 const HTTP_VARS: &[&str] = &[];
 
 /// One compiled piece of a log format.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Piece {
     Lit(String),
-    Var { var: Var, quote: bool },
+    Var {
+        var: Var,
+        quote: bool,
+    },
+    /// `%[fetch,conv…]`: evaluated on the exchange before logging; the
+    /// index is the sample's rank among the format's samples.
+    Sample {
+        expr: weir_rules::Expr,
+        quote: bool,
+        index: usize,
+    },
 }
 
 /// A compiled `log-format` string.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LogFormat {
     pub pieces: Vec<Piece>,
     pub source: String,
@@ -162,8 +175,8 @@ pub const TCPLOG_FORMAT: &str =
 /// HAProxy's `option httplog` layout.
 pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
 
-/// Compiles a format. Errors name the unknown variable or the bad syntax;
-/// `%[sample]` expressions are refused until the rules engine lands.
+/// Compiles a format. Errors name the unknown variable, the bad sample
+/// expression or the bad syntax.
 pub fn compile(text: &str) -> Result<LogFormat, String> {
     let mut pieces = Vec::new();
     let mut lit = String::new();
@@ -198,12 +211,26 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
             i += end + 1;
         }
         if b.get(i) == Some(&b'[') {
-            return Err(format!(
-                "sample expressions '%[...]' in log-format are not supported by weir yet ('{text}')"
-            ));
+            let end = text[i..]
+                .find(']')
+                .ok_or_else(|| format!("missing ']' in log-format '{text}'"))?;
+            let no_files = |f: &str| -> Result<String, String> {
+                std::fs::read_to_string(f).map_err(|e| format!("failed to open file '{f}' : {e}"))
+            };
+            let expr = weir_rules::Expr::parse(&text[i + 1..i + end], &no_files)?;
+            if !lit.is_empty() {
+                pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+            }
+            let index = pieces
+                .iter()
+                .filter(|p| matches!(p, Piece::Sample { .. }))
+                .count();
+            pieces.push(Piece::Sample { expr, quote, index });
+            i += end + 1;
+            continue;
         }
         let start = i;
-        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        while i < b.len() && b[i].is_ascii_alphanumeric() {
             i += 1;
         }
         let name = &text[start..i];

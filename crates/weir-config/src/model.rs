@@ -288,6 +288,8 @@ pub struct ProxyOptions {
     pub httplog_clf: bool,
     /// `option persist`: a cookie keeps its server even when it is down.
     pub persist: bool,
+    /// `option log-separate-errors`: failed exchanges log at level err.
+    pub log_separate_errors: bool,
 }
 
 /// What happens to connections after an HTTP exchange (`option
@@ -333,6 +335,28 @@ pub struct HttpSettings {
     pub accept_invalid_request: bool,
     /// `option accept-invalid-http-response`.
     pub accept_invalid_response: bool,
+    /// `capture request header <name> len <n>`, in order.
+    pub capture_req: Vec<(String, usize)>,
+    /// `capture response header <name> len <n>`, in order.
+    pub capture_res: Vec<(String, usize)>,
+    pub unique_id_format: Option<LogFormat>,
+    pub unique_id_header: Option<String>,
+    pub monitor_uri: Option<String>,
+    /// `option originalto [except <net>] [header <name>]`.
+    pub originalto: Option<ForwardFor>,
+    /// `retry-on`: when a request is tried again (`None`: connection
+    /// failures only, HAProxy's default).
+    pub retry_on: Option<Vec<RetryOn>>,
+}
+
+/// A `retry-on` condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryOn {
+    ConnFailure,
+    EmptyResponse,
+    JunkResponse,
+    ResponseTimeout,
+    Status(u16),
 }
 
 /// `option httpchk [<method>] [<uri>] [<version>]`.

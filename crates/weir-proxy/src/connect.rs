@@ -37,6 +37,8 @@ pub struct Attempts {
     /// Input: a server persistence (a cookie) asks for; used when it can
     /// take the connection (`force`: even when down, `option persist`).
     pub persist_to: Option<(usize, bool)>,
+    /// Input: a server the first pick avoids (an HTTP retry redispatched).
+    pub avoid: Option<usize>,
 }
 
 /// Why no server connection could be had: HAProxy's termination state.
@@ -252,7 +254,7 @@ pub async fn connect(
 ) -> Result<Connected, ConnectFail> {
     let tconnect = px.timeouts.connect;
     let queue_deadline = px.timeouts.queue.or(tconnect).map(|t| Instant::now() + t);
-    let mut avoid: Option<usize> = None;
+    let mut avoid: Option<usize> = at.avoid.take();
     let mut same: Option<usize> = None;
     let mut attempt = 0u32;
     loop {

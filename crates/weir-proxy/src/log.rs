@@ -17,6 +17,7 @@ pub mod level {
     pub const WARNING: u8 = 4;
     pub const NOTICE: u8 = 5;
     pub const INFO: u8 = 6;
+    pub const ERR: u8 = 3;
 }
 
 enum Out {
@@ -262,6 +263,14 @@ pub struct LogRecord<'a> {
     /// Third and fourth characters of `%tsc` (cookie persistence).
     pub cookie_flags: [u8; 2],
     pub req_counter: u64,
+    /// Values of the format's `%[sample]` pieces, in order (`-` when absent).
+    pub samples: Vec<String>,
+    /// Captured request / response headers (`capture … header`); `None`
+    /// without captures.
+    pub req_caps: Option<Vec<String>>,
+    pub res_caps: Option<Vec<String>>,
+    /// `%ID`.
+    pub unique_id: Option<String>,
 }
 
 /// Renders a compiled format for one record.
@@ -281,13 +290,27 @@ pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {
                 out.push_str(s);
                 skip_space = false;
             }
+            Piece::Sample { quote, index, .. } => {
+                if *quote {
+                    out.push('"');
+                }
+                match r.samples.get(*index).filter(|v| !v.is_empty()) {
+                    Some(v) => out.push_str(v),
+                    None => out.push('-'),
+                }
+                if *quote {
+                    out.push('"');
+                }
+                skip_space = false;
+            }
             Piece::Var { var, quote } => {
                 if *quote {
                     out.push('"');
                 }
                 let before = out.len();
                 render_var(&mut out, *var, r);
-                skip_space = out.len() == before && !*quote && out.ends_with(' ');
+                skip_space =
+                    out.len() == before && !*quote && (out.is_empty() || out.ends_with(' '));
                 if *quote {
                     out.push('"');
                 }
@@ -438,6 +461,7 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         Var::ReqDateGmt => date(out, req_date(r), true, false),
         Var::ReqDateLocal => date(out, req_date(r), false, true),
         Var::HttpOnly(_) => out.push('-'),
+        Var::Nothing => {}
         v if !r.http => match v {
             Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
             Var::TermStateCookie => {
@@ -467,7 +491,8 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
                 out.push(*b as char);
             }
         }
-        Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
+        Var::HdrReq | Var::HdrReqList => caps(out, r.req_caps.as_deref(), var == Var::HdrReqList),
+        Var::HdrRes | Var::HdrResList => caps(out, r.res_caps.as_deref(), var == Var::HdrResList),
         Var::Request => out.push_str(r.request),
         Var::Method => out.push_str(request_part(r.request, 0)),
         Var::Uri => out.push_str(request_part(r.request, 1)),
@@ -488,8 +513,20 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
                 out.push_str(&uri[q..]);
             }
         }
-        Var::UniqueId => out.push('-'),
+        Var::UniqueId => out.push_str(r.unique_id.as_deref().unwrap_or("-")),
         Var::ReqCounter => num(out, r.req_counter as i64),
+    }
+}
+
+/// `%hr`: `{a|b}`; `%hrl`: `a b` (nothing without captures).
+fn caps(out: &mut String, c: Option<&[String]>, list: bool) {
+    let Some(c) = c else { return };
+    if list {
+        out.push_str(&c.join(" "));
+    } else {
+        out.push('{');
+        out.push_str(&c.join("|"));
+        out.push('}');
     }
 }
 

@@ -316,3 +316,82 @@ fn cookie_prefix_and_rewrite() {
         Some(format!("JSESSIONID={v}; Path=/").as_str())
     );
 }
+
+#[test]
+fn monitor_captures_unique_id_and_samples_in_logs() {
+    let o = Origin::start("a");
+    let port = free_port();
+    let cfg = format!(
+        "global\n    nbthread 1\n    log stdout format raw local0\ndefaults\n    mode http\n    log global\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    monitor-uri /alive\n    option originalto\n\
+         \x20   capture request header Host len 8\n    capture request header User-Agent len 20\n    capture response header X-Server len 10\n\
+         \x20   unique-id-format %{{+X}}o\\ %ci:%cp_%rt\n    unique-id-header X-Req-Id\n\
+         \x20   log-format \"%ci [%ID] %ST %hr %hs %[req.hdr(host),lower] %{{+Q}}[path] %[res.hdr(x-server)]\"\n\
+         \x20   default_backend be\nbackend be\n    server s 127.0.0.1:{}\n",
+        o.port()
+    );
+    let w = Weir::start(&cfg, port);
+    let mut c = Client::connect(port);
+    let r = c.get("/alive");
+    assert_eq!((r.status, r.text().contains("Service ready.")), (200, true));
+    c.send(b"GET /logged HTTP/1.1\r\nHost: Example.COM:8080\r\nUser-Agent: test-agent\r\n\r\n");
+    let r = c.response("GET");
+    let head = o.seen.lock().unwrap()[0].head.clone();
+    assert!(head.contains("X-Original-To: 127.0.0.1\r\n"), "{head}");
+    let id_line = head
+        .lines()
+        .find(|l| l.starts_with("X-Req-Id: "))
+        .unwrap_or_default()
+        .to_string();
+    let id = id_line.trim_start_matches("X-Req-Id: ").to_string();
+    assert!(id.starts_with("127.0.0.1:") && id.ends_with("_1"), "{id}");
+    assert_eq!(r.status, 200);
+    let line = w.wait_output("/logged", std::time::Duration::from_secs(5));
+    let line = line
+        .lines()
+        .find(|l| l.contains("/logged"))
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        line,
+        format!(
+            "127.0.0.1 [{id}] 200 {{Example.|test-agent}} {{a}} example.com:8080 \"/logged\" a"
+        )
+    );
+    // The monitor request was not logged.
+    assert!(!w.stdout().contains("/alive"));
+}
+
+#[test]
+fn retry_on_status_redispatches() {
+    let bad = Server::start(|c| {
+        use std::io::{BufRead, BufReader, Write};
+        let mut w = c.try_clone().unwrap();
+        let mut r = BufReader::new(c);
+        let mut line = String::new();
+        while r.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if line == "\r\n" {
+                let _ =
+                    w.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+            }
+            line.clear();
+        }
+    });
+    let good = Origin::start("good");
+    let port = free_port();
+    let be = format!(
+        "    balance roundrobin\n    retries 2\n    option redispatch\n    retry-on 503 empty-response\n    server bad 127.0.0.1:{}\n    server good 127.0.0.1:{}",
+        bad.port(),
+        good.port()
+    );
+    let _w = Weir::start(&common::http::http_cfg(port, "", "", &be), port);
+    for _ in 0..4 {
+        let r = Client::connect(port).get("/r");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.field("server").as_deref(), Some("good"));
+    }
+    assert!(
+        bad.accepted.load(std::sync::atomic::Ordering::Relaxed) >= 1,
+        "the bad server was tried"
+    );
+}

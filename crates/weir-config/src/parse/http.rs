@@ -2,7 +2,7 @@
 //! `errorfile`.
 
 use crate::model::{
-    CheckExpect, CookieCfg, CookieMode, ExpectKind, ForwardFor, HttpCheckRules, Proxy,
+    CheckExpect, CookieCfg, CookieMode, ExpectKind, ForwardFor, HttpCheckRules, Proxy, RetryOn,
 };
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -232,4 +232,39 @@ pub(super) fn check_expect(args: &[String]) -> Result<CheckExpect, String> {
         kind,
         text: args.join(" "),
     })
+}
+
+/// `retry-on <keyword>…`.
+pub(super) fn retry_on(args: &[String]) -> Result<Vec<RetryOn>, String> {
+    if args.is_empty() {
+        return Err("expects at least one keyword".into());
+    }
+    let mut out = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "none" => out.clear(),
+            "conn-failure" => out.push(RetryOn::ConnFailure),
+            "empty-response" => out.push(RetryOn::EmptyResponse),
+            "junk-response" => out.push(RetryOn::JunkResponse),
+            "response-timeout" => out.push(RetryOn::ResponseTimeout),
+            "0rtt-rejected" => {}
+            "all-retryable-errors" => out.extend([
+                RetryOn::ConnFailure,
+                RetryOn::EmptyResponse,
+                RetryOn::JunkResponse,
+                RetryOn::ResponseTimeout,
+                RetryOn::Status(500),
+                RetryOn::Status(502),
+                RetryOn::Status(503),
+                RetryOn::Status(504),
+            ]),
+            s => match s.parse::<u16>() {
+                Ok(c @ (401 | 403 | 404 | 408 | 425 | 500 | 501 | 502 | 503 | 504)) => {
+                    out.push(RetryOn::Status(c))
+                }
+                _ => return Err(format!("unknown retry-on keyword '{s}'")),
+            },
+        }
+    }
+    Ok(out)
 }

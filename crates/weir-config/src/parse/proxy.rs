@@ -185,6 +185,43 @@ pub(super) fn apply(
             p.cookie = Some(super::http::cookie(args)?);
         }
         "option persist" => p.options.persist = flag(args)?,
+        "capture request header" | "capture response header" => {
+            let (header, len) = match args {
+                [n, l, v] if l == "len" => (
+                    n.clone(),
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|v| *v > 0)
+                        .ok_or("'len' expects a positive length")?,
+                ),
+                _ => return Err("expects <name> len <length>".into()),
+            };
+            if name == "capture request header" {
+                p.http.capture_req.push((header, len));
+            } else {
+                p.http.capture_res.push((header, len));
+            }
+        }
+        "unique-id-format" => {
+            p.http.unique_id_format = Some(logformat::compile(&args.join(" "))?);
+        }
+        "unique-id-header" => {
+            p.http.unique_id_header = Some(one(args, "a header name")?.to_string())
+        }
+        "monitor-uri" => p.http.monitor_uri = Some(one(args, "a URI")?.to_string()),
+        "option originalto" => {
+            if negate {
+                p.http.originalto = None;
+                return no_args(args);
+            }
+            let mut o = super::http::forwardfor(args)?;
+            if !args.iter().any(|a| a == "header") {
+                o.header = "X-Original-To".into();
+            }
+            p.http.originalto = Some(o);
+        }
+        "option log-separate-errors" => p.options.log_separate_errors = flag(args)?,
+        "retry-on" => p.http.retry_on = Some(super::http::retry_on(args)?),
         "http-check send" => super::http::check_send(&mut p.http_check, args)?,
         "http-check expect" => p.http_check.expect = Some(super::http::check_expect(args)?),
         "acl" => {

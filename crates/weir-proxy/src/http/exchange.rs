@@ -16,7 +16,7 @@ use crate::state::{BackendRt, Shared};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
-use weir_config::{HttpConnMode, HttpReuse, Proxy};
+use weir_config::{HttpConnMode, HttpReuse, Proxy, RetryOn};
 use weir_proto::h1::{Framing, RequestHead};
 
 /// A server slot taken from the balancer for one exchange; given back when
@@ -44,6 +44,8 @@ pub(super) struct Outcome<'r> {
     pub(super) t_res: i64,
     pub(super) keep_client: bool,
     pub(super) tunnel: bool,
+    /// `monitor-uri` answers are not logged.
+    pub(super) nolog: bool,
 }
 
 impl Outcome<'_> {
@@ -58,6 +60,7 @@ impl Outcome<'_> {
             t_res: -1,
             keep_client: false,
             tunnel: false,
+            nolog: false,
         }
     }
 }
@@ -94,6 +97,23 @@ pub(super) async fn exchange<'r>(
         first,
         vars: None,
     };
+    if fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
+        let local = Local {
+            bytes: errors::page(200, false),
+            status: 200,
+            term: *b"--",
+            keep: true,
+        };
+        let mut o = answer_local(client, fe_px, cbuf, used, &req, local).await;
+        o.nolog = true;
+        return o;
+    }
+    if !fe_px.http.capture_req.is_empty() {
+        rec.req_caps = Some(capture(&fe_px.http.capture_req, &req.headers));
+    }
+    if let Some(f) = &fe_px.http.unique_id_format {
+        rec.unique_id = Some(crate::log::render(f, rec));
+    }
     // The frontend's rules, the backend choice, the backend's rules.
     let mut verdict = rules::run_request(
         &fe_px.http_request,
@@ -168,7 +188,24 @@ pub(super) async fn exchange<'r>(
         be: be_px,
     };
     // The head as the server gets it.
-    dirty |= forwardfor(&plan, &mut req, acc.peer.map(|p| p.ip()));
+    dirty |= forwardfor(&plan, &mut req, acc.peer.map(|p| p.ip()), false);
+    dirty |= forwardfor(&plan, &mut req, acc.local.map(|p| p.ip()), true);
+    if let (Some(h), Some(id)) = (&fe_px.http.unique_id_header, &rec.unique_id) {
+        req.headers.push(weir_proto::h1::Header {
+            name: h.clone(),
+            value: id.clone().into_bytes(),
+        });
+        dirty = true;
+    }
+    log_samples(
+        fe_px,
+        rec,
+        &ExCtx {
+            req: Some(&req),
+            vars: Some(vars),
+            ..tmpl
+        },
+    );
     let (mut persist, cookie_changed) = cookie::on_request(be_px, &mut req);
     dirty |= cookie_changed;
     if let Some(p) = &persist {
@@ -197,13 +234,20 @@ pub(super) async fn exchange<'r>(
         _ => key.to_vec(),
     };
     let mut tries = 0;
+    // The request's bytes left the client buffer (a retry rebuilds them).
+    let mut consumed = false;
+    // `retry-on` retries done, and the server to avoid on the next try.
+    let mut l7_retries = 0u32;
+    let mut avoid_next: Option<usize> = None;
     loop {
         tries += 1;
         let mut attempts = Attempts {
             persist_to: persist
                 .as_ref()
                 .and_then(|p| p.server)
+                .filter(|_| avoid_next.is_none())
                 .map(|i| (i, be_px.options.persist)),
+            avoid: avoid_next.take(),
             ..Attempts::default()
         };
         let mut reused: Option<u32> = None;
@@ -248,8 +292,8 @@ pub(super) async fn exchange<'r>(
         if let Some(h) = held.take() {
             park(sh, h);
         }
-        rec.retries = attempts.retries;
-        rec.redispatched = attempts.redispatched;
+        rec.retries = attempts.retries + l7_retries;
+        rec.redispatched |= attempts.redispatched;
         rec.srv_queue = attempts.srv_queue;
         rec.be_queue = attempts.be_queue;
         rec.tw = ms(attempts.tw);
@@ -260,7 +304,9 @@ pub(super) async fn exchange<'r>(
             Ok(c) => c,
             Err(fail) => {
                 rec.server = srv_name(attempts.last_srv);
-                cbuf.consume(used + early_body);
+                if !consumed {
+                    cbuf.consume(used + early_body);
+                }
                 let status = match fail {
                     ConnectFail::ClientAbort { .. } => 0,
                     _ => 503,
@@ -299,7 +345,16 @@ pub(super) async fn exchange<'r>(
         };
 
         // Head (with the body bytes already read) in one write.
-        let sent_head = if dirty {
+        let rebuilt = consumed && !dirty;
+        let sent_head = if consumed {
+            // A retry of a bodyless request: the head alone.
+            let b = if dirty {
+                head_bytes.clone()
+            } else {
+                head::request(&req)
+            };
+            send(sconn, &b, be_px.timeouts.server).await
+        } else if dirty {
             let mut b = head_bytes.clone();
             b.extend_from_slice(&cbuf.bytes()[used..used + early_body]);
             send(sconn, &b, be_px.timeouts.server).await
@@ -311,7 +366,13 @@ pub(super) async fn exchange<'r>(
             )
             .await
         };
-        let head_len = if dirty { head_bytes.len() } else { used };
+        let head_len = if dirty {
+            head_bytes.len()
+        } else if rebuilt {
+            head::request(&req).len()
+        } else {
+            used
+        };
         let sent_at = Instant::now();
         if sent_head.is_err() {
             if reused.is_some() && tries == 1 {
@@ -319,12 +380,17 @@ pub(super) async fn exchange<'r>(
                 drop(slot);
                 continue;
             }
-            cbuf.consume(used + early_body);
+            if !consumed {
+                cbuf.consume(used + early_body);
+            }
             let page = errors::response(be_px, 502, false);
             let _ = send(client, &page, fe_px.timeouts.client).await;
             return Outcome::error(502, b"SH");
         }
-        cbuf.consume(used + early_body);
+        if !consumed {
+            cbuf.consume(used + early_body);
+            consumed = true;
+        }
         let mut bytes_in = (head_len + early_body) as u64;
         let rest_framing = match body_framing {
             Framing::ContentLength(n) => Framing::ContentLength(n - early_body as u64),
@@ -382,14 +448,36 @@ pub(super) async fn exchange<'r>(
                 }
             }
         }
-        let (mut res, rused) = match resp {
-            Ok(r) => r,
+        // `retry-on` (and a reused connection the server had closed).
+        let retry_on = be_px.http.retry_on.as_deref().unwrap_or(&[]);
+        let wants = |c: RetryOn| retry_on.contains(&c);
+        let retryable = body_framing == Framing::None && l7_retries < be_px.retries;
+        let again = match &resp {
             Err(RespFail::Empty)
                 if reused.is_some() && tries == 1 && body_framing == Framing::None =>
             {
-                drop(slot);
-                continue;
+                Some(false)
             }
+            Err(RespFail::Empty | RespFail::Closed) if wants(RetryOn::EmptyResponse) => Some(true),
+            Err(RespFail::Timeout) if wants(RetryOn::ResponseTimeout) => Some(true),
+            Err(RespFail::Invalid) if wants(RetryOn::JunkResponse) => Some(true),
+            Ok((r, _)) if wants(RetryOn::Status(r.status)) => Some(true),
+            _ => None,
+        };
+        if let Some(counted) = again.filter(|c| !c || retryable) {
+            if counted {
+                l7_retries += 1;
+                if be_px.options.redispatch {
+                    avoid_next = Some(conn.srv);
+                    rec.redispatched = true;
+                }
+            }
+            sconn.set_reset_on_close();
+            drop(slot);
+            continue;
+        }
+        let (mut res, rused) = match resp {
+            Ok(r) => r,
             Err(f) => {
                 let (status, term): (u16, &[u8; 2]) = match f {
                     RespFail::Timeout => (504, b"sH"),
@@ -432,6 +520,19 @@ pub(super) async fn exchange<'r>(
                 }
             }
         }
+        if !fe_px.http.capture_res.is_empty() {
+            rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
+        }
+        log_samples(
+            fe_px,
+            rec,
+            &ExCtx {
+                req: Some(&req),
+                res: Some(&res),
+                vars: Some(vars),
+                ..rtmpl
+            },
+        );
         if let (Some(p), None) = (&persist, &replaced) {
             let (flag, changed) = cookie::on_response(be_px, conn.srv, p, &req.method, &mut res);
             rdirty |= changed;
@@ -504,6 +605,7 @@ pub(super) async fn exchange<'r>(
             t_res,
             keep_client,
             tunnel,
+            nolog: false,
         };
         match sent {
             Ok(n) => out.bytes_out = (n + early) as u64,
@@ -601,6 +703,43 @@ pub(super) async fn exchange<'r>(
     }
 }
 
+/// The values of `capture … header` lines: the first occurrence of each
+/// header, cut to its length (empty when absent).
+fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<String> {
+    caps.iter()
+        .map(|(name, len)| {
+            headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| {
+                    let v = &h.value[..h.value.len().min(*len)];
+                    String::from_utf8_lossy(v).into_owned()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Evaluates the `%[sample]` pieces of the frontend's log format.
+fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
+    let Some(f) = &fe_px.log_format else { return };
+    let samples: Vec<String> = f
+        .pieces
+        .iter()
+        .filter_map(|p| match p {
+            weir_config::logformat::Piece::Sample { expr, .. } => Some(
+                expr.eval(ctx)
+                    .map(|v| String::from_utf8_lossy(&v.to_bytes()).into_owned())
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        })
+        .collect();
+    if !samples.is_empty() {
+        rec.samples = samples;
+    }
+}
+
 /// Sends a response weir made (deny, return, redirect, tarpit) in place of
 /// the server's. A request body is not read: the connection closes then.
 async fn answer_local<'r>(
@@ -634,5 +773,6 @@ async fn answer_local<'r>(
         t_res: -1,
         keep_client: keep && sent.is_ok(),
         tunnel: false,
+        nolog: false,
     }
 }

@@ -223,7 +223,9 @@ impl Session<'_> {
         }
         rec.ta = ms(start.elapsed());
         rec.tt = rec.ta + ti;
-        log_exchange(sh, fe_idx, &mut rec);
+        if !out.nolog {
+            log_exchange(sh, fe_idx, &mut rec);
+        }
         self.vars.end_exchange();
         out.keep_client && !out.tunnel
     }
@@ -264,7 +266,12 @@ fn log_exchange(sh: &Shared, fe_idx: usize, rec: &mut LogRecord<'_>) {
     if px.options.dontlog_normal && normal {
         return;
     }
+    let lvl = if px.options.log_separate_errors && !normal {
+        level::ERR
+    } else {
+        level::INFO
+    };
     if let Some(f) = &px.log_format {
-        fe.logger.send(level::INFO, &render(f, rec));
+        fe.logger.send(lvl, &render(f, rec));
     }
 }

@@ -15,12 +15,24 @@ pub(super) struct Plan<'a> {
 
 /// Adds `X-Forwarded-For` (or the configured name) as `option forwardfor`
 /// asks. Returns whether the head changed.
-pub(super) fn forwardfor(plan: &Plan<'_>, req: &mut RequestHead, peer: Option<IpAddr>) -> bool {
+/// With `original`, adds `X-Original-To` (`option originalto`) with the
+/// address the client connected to instead.
+pub(super) fn forwardfor(
+    plan: &Plan<'_>,
+    req: &mut RequestHead,
+    peer: Option<IpAddr>,
+    original: bool,
+) -> bool {
     let Some(ip) = peer else { return false };
     let mut changed = false;
     let mut done: Vec<&str> = Vec::new();
     for px in [plan.fe, plan.be] {
-        let Some(ff) = &px.http.forwardfor else {
+        let opt = if original {
+            &px.http.originalto
+        } else {
+            &px.http.forwardfor
+        };
+        let Some(ff) = opt else {
             continue;
         };
         if done.iter().any(|h| h.eq_ignore_ascii_case(&ff.header)) {
