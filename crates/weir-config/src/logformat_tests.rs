@@ -52,7 +52,21 @@ fn errors() {
     assert!(compile("%[nope]").is_err());
     assert!(compile("%[src").is_err());
     let f = compile("%[src] %{+Q}[path,lower]").unwrap();
-    assert!(matches!(f.pieces[0], Piece::Sample { index: 0, quote: false, .. }));
-    assert!(matches!(f.pieces[2], Piece::Sample { index: 1, quote: true, .. }));
+    assert!(matches!(
+        f.pieces[0],
+        Piece::Sample {
+            index: 0,
+            quote: false,
+            ..
+        }
+    ));
+    assert!(matches!(
+        f.pieces[2],
+        Piece::Sample {
+            index: 1,
+            quote: true,
+            ..
+        }
+    ));
     assert!(compile("abc %").is_err());
 }

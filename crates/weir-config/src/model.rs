@@ -323,14 +323,20 @@ pub struct ForwardFor {
     pub if_none: bool,
 }
 
+/// Replacement error responses: (status, the whole raw response).
+pub type ErrorPages = Vec<(u16, std::sync::Arc<[u8]>)>;
+
 /// HTTP settings of a proxy.
 #[derive(Debug, Clone, Default)]
 pub struct HttpSettings {
     pub conn_mode: HttpConnMode,
     pub reuse: HttpReuse,
     pub forwardfor: Option<ForwardFor>,
-    /// `errorfile <status> <file>`: the whole raw response to send.
-    pub errorfiles: Vec<(u16, std::sync::Arc<[u8]>)>,
+    /// `errorfile <status> <file>` and `http-error`: the whole raw
+    /// response to send.
+    pub errorfiles: ErrorPages,
+    /// `errorfiles <name> [<code>…]`: resolved after parsing.
+    pub errorfiles_refs: Vec<(String, Vec<u16>, crate::diag::Loc)>,
     /// `option accept-invalid-http-request`.
     pub accept_invalid_request: bool,
     /// `option accept-invalid-http-response`.

@@ -411,3 +411,41 @@ fn other_clients_are_unaffected_by_a_bad_one() {
     drop(half);
     assert_eq!(good.get("/2").status, 200);
 }
+
+#[test]
+fn http_errors_sections_and_http_error() {
+    let dir = tempdir("http-errors");
+    let f = dir.join("503.http");
+    std::fs::write(
+        &f,
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
+    )
+    .unwrap();
+    let dead = free_port();
+    let port = free_port();
+    let cfg = format!(
+        "http-errors site\n    errorfile 503 {}\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    http-error status 403 content-type text/plain string nope hdr X-Why rules\n    http-request deny if {{ path /deny }}\n    default_backend be\n\
+         backend be\n    retries 0\n    errorfiles site 503\n    server s 127.0.0.1:{dead}\n",
+        f.display()
+    );
+    let _w = Weir::start(&cfg, port);
+    let r = Client::connect(port).get("/x");
+    assert_eq!((r.status, r.text().as_str()), (503, "busy"));
+    let r = Client::connect(port).get("/deny");
+    assert_eq!(
+        (r.status, r.text().as_str(), r.header("x-why")),
+        (403, "nope", Some("rules"))
+    );
+    let bad = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         backend be\n    errorfiles nowhere\n    server s 127.0.0.1:{dead}\n"
+    );
+    let (code, _, err) = check_cfg(&bad);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":7]") && err.contains("unknown http-errors section 'nowhere'"),
+        "{err}"
+    );
+}

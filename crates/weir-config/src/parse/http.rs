@@ -268,3 +268,101 @@ pub(super) fn retry_on(args: &[String]) -> Result<Vec<RetryOn>, String> {
     }
     Ok(out)
 }
+
+/// Applies `errorfiles <name> [codes]` once every `http-errors` section is
+/// known; an unknown name is an error at the proxy's line.
+pub(super) fn resolve_errorfiles(
+    cfg: &mut crate::model::Config,
+    sections: &std::collections::HashMap<String, crate::model::ErrorPages>,
+    diags: &mut crate::diag::Diagnostics,
+) {
+    for p in &mut cfg.proxies {
+        for (name, codes, loc) in std::mem::take(&mut p.http.errorfiles_refs) {
+            let Some(list) = sections.get(&name) else {
+                diags.alert(
+                    &loc,
+                    format!("'errorfiles' : unknown http-errors section '{name}'"),
+                );
+                continue;
+            };
+            for (code, body) in list {
+                if codes.is_empty() || codes.contains(code) {
+                    // An `errorfile` of the proxy itself wins.
+                    if !p.http.errorfiles.iter().any(|(c, _)| c == code) {
+                        p.http.errorfiles.push((*code, body.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `http-error status <code> [content-type <type>] [string <s>|file <f>|
+/// errorfile <f>|default-errorfiles] [hdr <name> <value>]…`: the response
+/// built once.
+pub(super) fn http_error(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
+    let mut code: Option<u16> = None;
+    let mut ctype: Option<String> = None;
+    let mut body: Option<Vec<u8>> = None;
+    let mut raw: Option<Vec<u8>> = None;
+    let mut hdrs: Vec<(String, String)> = Vec::new();
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let mut val = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("'{w}' expects a value"))
+        };
+        match w.as_str() {
+            "status" => {
+                code = Some(
+                    val()?
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|c| ERRORFILE_CODES.contains(c))
+                        .ok_or("'status' expects a status code errorfile may replace")?,
+                )
+            }
+            "content-type" => ctype = Some(val()?),
+            "string" => body = Some(val()?.into_bytes()),
+            "file" => body = Some(std::fs::read(val()?).map_err(|e| e.to_string())?),
+            "errorfile" => {
+                let f = val()?;
+                raw = Some(errorfile(&["503".into(), f])?.1.to_vec());
+            }
+            "default-errorfiles" => {}
+            "hdr" => {
+                let n = val()?;
+                let v = val()?;
+                hdrs.push((n, v));
+            }
+            o @ ("lf-string" | "lf-file" | "errorfiles") => {
+                return Err(format!("'http-error ... {o}' is not supported by weir yet"))
+            }
+            o => return Err(format!("unexpected '{o}'")),
+        }
+    }
+    let code = code.ok_or("expects 'status <code>'")?;
+    if let Some(r) = raw {
+        return Ok((code, r.into()));
+    }
+    let body = body.unwrap_or_default();
+    if !body.is_empty() && ctype.is_none() {
+        return Err("a body needs a 'content-type'".into());
+    }
+    let mut out = format!(
+        "HTTP/1.1 {code} {}\r\ncontent-length: {}\r\n",
+        weir_proto::h1::status::reason(code),
+        body.len()
+    );
+    if let Some(t) = ctype {
+        out.push_str(&format!("content-type: {t}\r\n"));
+    }
+    for (n, v) in hdrs {
+        out.push_str(&format!("{n}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(&body);
+    Ok((code, bytes.into()))
+}

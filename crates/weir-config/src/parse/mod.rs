@@ -68,11 +68,13 @@ impl Env<'_> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Section {
     None,
     Global,
     Proxy,
+    /// `http-errors <name>`: its `errorfile` lines.
+    HttpErrors(String),
     Skipped,
 }
 
@@ -102,12 +104,14 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
         named_defaults: HashMap::new(),
         current: None,
         nbproc_warned: false,
+        http_errors: HashMap::new(),
     };
     for src in sources {
         st.config.files.push(src.name.clone());
         st.parse_file(src);
     }
     st.close_section();
+    http::resolve_errorfiles(&mut st.config, &st.http_errors, &mut st.diags);
     finalize::finalize(&mut st.config, &mut st.diags);
     let exports: Vec<(String, Option<String>)> = st
         .env
@@ -145,6 +149,8 @@ pub(crate) struct State<'a> {
     named_defaults: HashMap<String, Proxy>,
     current: Option<Proxy>,
     pub(crate) nbproc_warned: bool,
+    /// `http-errors` sections: name → (status, response) pairs.
+    pub(crate) http_errors: HashMap<String, crate::model::ErrorPages>,
 }
 
 impl State<'_> {
@@ -293,6 +299,25 @@ impl State<'_> {
                     .alert(loc, format!("unknown keyword '{kw}' out of section{hint}"));
             }
             Section::Skipped => {}
+            Section::HttpErrors(ref name) => {
+                let name = name.clone();
+                match (kw, http::errorfile(&words[1..])) {
+                    ("errorfile", Ok(e)) => {
+                        let list = self.http_errors.entry(name).or_default();
+                        list.retain(|(c, _)| *c != e.0);
+                        list.push(e);
+                    }
+                    ("errorfile", Err(err)) => {
+                        self.diags.alert(loc, format!("'errorfile' : {err}"))
+                    }
+                    _ => self.diags.alert(
+                        loc,
+                        format!(
+                            "unknown keyword '{kw}' in 'http-errors' section (expects 'errorfile')"
+                        ),
+                    ),
+                }
+            }
             Section::Global => global::line(self, words, loc),
             Section::Proxy => {
                 if let Some(mut p) = self.current.take() {
@@ -305,6 +330,20 @@ impl State<'_> {
 
     fn open_section(&mut self, kw: &str, words: &[String], loc: &Loc) {
         self.section_name = kw.to_string();
+        if kw == "http-errors" {
+            match words.get(1) {
+                Some(n) if words.len() == 2 => {
+                    self.http_errors.entry(n.clone()).or_default();
+                    self.section = Section::HttpErrors(n.clone());
+                }
+                _ => {
+                    self.diags
+                        .alert(loc, "'http-errors' expects exactly one name");
+                    self.section = Section::Skipped;
+                }
+            }
+            return;
+        }
         if kw == "global" {
             self.section = Section::Global;
             if words.len() > 1 {

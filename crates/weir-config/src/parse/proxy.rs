@@ -502,6 +502,26 @@ pub(super) fn apply(
             }
             p.http.forwardfor = Some(super::http::forwardfor(args)?);
         }
+        "errorfiles" => {
+            let name = args.first().ok_or("expects an http-errors section name")?;
+            let codes = args[1..]
+                .iter()
+                .map(|c| {
+                    c.parse::<u16>()
+                        .ok()
+                        .filter(|c| super::http::ERRORFILE_CODES.contains(c))
+                        .ok_or_else(|| format!("status code '{c}' cannot be overridden"))
+                })
+                .collect::<Result<Vec<u16>, String>>()?;
+            p.http
+                .errorfiles_refs
+                .push((name.clone(), codes, loc.clone()));
+        }
+        "http-error" => {
+            let (code, bytes) = super::http::http_error(args)?;
+            p.http.errorfiles.retain(|(c, _)| *c != code);
+            p.http.errorfiles.push((code, bytes));
+        }
         "errorfile" => {
             let (code, file) = super::http::errorfile(args)?;
             p.http.errorfiles.retain(|(c, _)| *c != code);

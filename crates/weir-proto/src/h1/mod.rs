@@ -12,6 +12,7 @@
 
 mod chunked;
 mod head;
+pub mod status;
 
 pub use chunked::{ChunkEvent, ChunkedDecoder};
 pub use head::{parse_request, parse_response, Header, Limits, RequestHead, ResponseHead};
