@@ -79,6 +79,39 @@ pub enum Var {
     HttpOnly(&'static str),
 }
 
+impl Var {
+    /// Text variables, quoted by a `%{+Q}o` default (numbers, dates and
+    /// termination states never are).
+    pub fn is_text(self) -> bool {
+        matches!(
+            self,
+            Var::ClientIp
+                | Var::FrontendIp
+                | Var::FrontendName
+                | Var::FrontendNameTransport
+                | Var::BackendName
+                | Var::ServerName
+                | Var::ServerIp
+                | Var::BackendSrcIp
+                | Var::Hostname
+                | Var::CookieReq
+                | Var::CookieRes
+                | Var::HdrReq
+                | Var::HdrReqList
+                | Var::HdrRes
+                | Var::HdrResList
+                | Var::Request
+                | Var::Method
+                | Var::Uri
+                | Var::Path
+                | Var::PathOnly
+                | Var::Query
+                | Var::Version
+                | Var::UniqueId
+        )
+    }
+}
+
 const VARS: &[(&str, Var)] = &[
     ("B", Var::BytesRead),
     ("H", Var::Hostname),
@@ -172,6 +205,9 @@ pub struct LogFormat {
 pub const TCPLOG_FORMAT: &str =
     "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq";
 
+/// HAProxy's `option httplog clf` layout.
+pub const CLF_HTTPLOG_FORMAT: &str = "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl";
+
 /// HAProxy's `option httplog` layout.
 pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
 
@@ -180,6 +216,7 @@ pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %S
 pub fn compile(text: &str) -> Result<LogFormat, String> {
     let mut pieces = Vec::new();
     let mut lit = String::new();
+    let mut default_quote = false;
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -195,15 +232,15 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
             i += 1;
             continue;
         }
-        let mut quote = false;
+        let mut quote: Option<bool> = None;
         if b.get(i) == Some(&b'{') {
             let end = text[i..]
                 .find('}')
                 .ok_or_else(|| format!("missing '}}' in log-format '{text}'"))?;
             for flag in text[i + 1..i + end].split(',') {
                 match flag {
-                    "+Q" => quote = true,
-                    "-Q" => quote = false,
+                    "+Q" => quote = Some(true),
+                    "-Q" => quote = Some(false),
                     "+X" | "-X" | "+E" | "-E" | "" => {}
                     other => return Err(format!("unknown log-format flag '{other}'")),
                 }
@@ -225,6 +262,7 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
                 .iter()
                 .filter(|p| matches!(p, Piece::Sample { .. }))
                 .count();
+            let quote = quote.unwrap_or(default_quote);
             pieces.push(Piece::Sample { expr, quote, index });
             i += end + 1;
             continue;
@@ -248,6 +286,16 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
                 "no such format variable '{name}' in log-format '{text}'"
             ));
         };
+        if var == Var::Nothing {
+            // `%o`: its flags become the default of the variables after it.
+            default_quote = quote.unwrap_or(default_quote);
+            // It renders nothing: the separator after it goes too.
+            if (lit.is_empty() || lit.ends_with(' ')) && b.get(i) == Some(&b' ') {
+                i += 1;
+            }
+            continue;
+        }
+        let quote = quote.unwrap_or(default_quote && var.is_text());
         if !lit.is_empty() {
             pieces.push(Piece::Lit(std::mem::take(&mut lit)));
         }

@@ -44,6 +44,8 @@ pub struct Global {
     pub log_send_hostname: Option<String>,
     pub stats_sockets: Vec<StatsSocket>,
     pub bufsize: usize,
+    /// `tune.http.maxhdr`: most header lines in a request or response.
+    pub maxhdr: usize,
     pub maxaccept: i32,
     pub hard_stop_after: Option<Duration>,
     pub grace: Option<Duration>,
@@ -82,6 +84,7 @@ impl Default for Global {
             log_send_hostname: None,
             stats_sockets: Vec::new(),
             bufsize: 16384,
+            maxhdr: 101,
             maxaccept: 64,
             hard_stop_after: None,
             grace: None,
@@ -560,6 +563,9 @@ impl Bind {
 #[derive(Debug, Clone)]
 pub struct UseBackend {
     pub name: String,
+    /// A `%[...]` name, resolved per request (an unknown result selects
+    /// the default backend).
+    pub dynamic: Option<weir_rules::Fmt>,
     pub loc: Loc,
     pub cond: Option<weir_rules::Cond>,
 }

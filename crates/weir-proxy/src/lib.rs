@@ -270,10 +270,21 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         if !px.kind.is_frontend() || px.disabled || px.binds.is_empty() {
             continue;
         }
-        let switching: Vec<(usize, Option<weir_rules::Cond>)> = px
+        let same_mode: HashMap<String, usize> = backend_index
+            .iter()
+            .filter(|(_, &i)| cfg.proxies[backends[i].proxy].mode == px.mode)
+            .map(|(n, &i)| (n.clone(), i))
+            .collect();
+        let switching: Vec<(state::Target, Option<weir_rules::Cond>)> = px
             .use_backends
             .iter()
-            .filter_map(|u| backend_index.get(&u.name).map(|&i| (i, u.cond.clone())))
+            .filter_map(|u| {
+                let t = match &u.dynamic {
+                    Some(f) => state::Target::Dynamic(f.clone(), same_mode.clone()),
+                    None => state::Target::Static(*backend_index.get(&u.name)?),
+                };
+                Some((t, u.cond.clone()))
+            })
             .collect();
         let backend = px
             .default_backend
@@ -422,6 +433,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         killing,
         hostname,
         bufsize: g.bufsize,
+        maxhdr: g.maxhdr,
         pipesize: g.pipesize,
         nosplice: g.nosplice,
         global_logger,

@@ -303,6 +303,27 @@ pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {
                 }
                 skip_space = false;
             }
+            Piece::Var {
+                var: v @ (Var::HdrReqList | Var::HdrResList),
+                quote: true,
+            } => {
+                // Each captured header quoted on its own.
+                let c = if *v == Var::HdrReqList {
+                    &r.req_caps
+                } else {
+                    &r.res_caps
+                };
+                let items: Vec<String> = c.iter().flatten().map(|h| format!("\"{h}\"")).collect();
+                out.push_str(&items.join(" "));
+                skip_space = false;
+            }
+            Piece::Var {
+                var: Var::CookieReq | Var::CookieRes,
+                quote: true,
+            } => {
+                out.push_str("\"\"");
+                skip_space = false;
+            }
             Piece::Var { var, quote } => {
                 if *quote {
                     out.push('"');

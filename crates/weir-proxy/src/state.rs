@@ -94,6 +94,15 @@ impl BackendRt {
     }
 }
 
+/// Where a `use_backend` rule sends a request.
+pub enum Target {
+    /// A backend index resolved at start.
+    Static(usize),
+    /// A `%[...]` name rendered per request; the backends of the
+    /// frontend's mode by name.
+    Dynamic(weir_rules::Fmt, std::collections::HashMap<String, usize>),
+}
+
 /// A frontend's live data.
 pub struct FrontendRt {
     pub name: String,
@@ -102,8 +111,8 @@ pub struct FrontendRt {
     pub maxconn: u32,
     /// The default backend (`default_backend`, or a listen section itself).
     pub backend: Option<usize>,
-    /// `use_backend` rules in order: backend index and condition.
-    pub switching: Vec<(usize, Option<weir_rules::Cond>)>,
+    /// `use_backend` rules in order: target and condition.
+    pub switching: Vec<(Target, Option<weir_rules::Cond>)>,
     pub logger: Logger,
     pub total: AtomicU64,
 }
@@ -127,6 +136,8 @@ pub struct Shared {
     pub killing: watch::Sender<bool>,
     pub hostname: String,
     pub bufsize: usize,
+    /// `tune.http.maxhdr`.
+    pub maxhdr: usize,
     pub pipesize: Option<usize>,
     pub nosplice: bool,
     pub global_logger: Logger,
@@ -138,12 +149,21 @@ impl Shared {
     /// choose for a stream.
     pub fn select_backend(&self, fe: usize, ctx: &dyn weir_rules::Ctx) -> Option<&Arc<BackendRt>> {
         let f = self.frontends.get(fe)?;
-        f.switching
+        let chosen = f
+            .switching
             .iter()
             .find(|(_, c)| c.as_ref().is_none_or(|c| c.eval(ctx)))
-            .map(|(b, _)| *b)
-            .or(f.backend)
-            .and_then(|b| self.backends.get(b))
+            .and_then(|(t, _)| match t {
+                Target::Static(b) => Some(*b),
+                // An unknown name selects the default backend.
+                Target::Dynamic(fmt, names) => {
+                    let name = fmt.render(ctx);
+                    std::str::from_utf8(&name)
+                        .ok()
+                        .and_then(|n| names.get(n).copied())
+                }
+            });
+        chosen.or(f.backend).and_then(|b| self.backends.get(b))
     }
     pub fn proxy_timeout(d: Option<Duration>) -> Option<Duration> {
         d.filter(|d| !d.is_zero())

@@ -449,3 +449,28 @@ fn http_errors_sections_and_http_error() {
         "{err}"
     );
 }
+
+#[test]
+fn tune_http_maxhdr_limits_request_headers() {
+    let o = Origin::start("a");
+    let port = free_port();
+    let be = format!("    server s1 127.0.0.1:{}", o.port());
+    let _w = Weir::start(&http_cfg(port, "    tune.http.maxhdr 4", "", &be), port);
+    // Four header lines pass, five do not.
+    let ok = format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(4));
+    let mut c = Client::connect(port);
+    c.send(ok.as_bytes());
+    // The origin answers with three headers: within the limit.
+    assert_eq!(c.response("GET").status, 200);
+    let many = format!("GET / HTTP/1.1\r\n{}\r\n", "A: b\r\n".repeat(5));
+    let mut c = Client::connect(port);
+    c.send(many.as_bytes());
+    assert_eq!(c.response("GET").status, 431);
+    assert_eq!(o.seen.lock().unwrap().len(), 1);
+    let (code, _, err) = check_cfg("global\n    tune.http.maxhdr 0\n");
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":2]") && err.contains("between 1 and 32767"),
+        "{err}"
+    );
+}

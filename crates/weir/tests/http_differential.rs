@@ -9,23 +9,7 @@ use common::http::{http_cfg, Origin};
 use common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-struct Haproxy(Child);
-
-impl Drop for Haproxy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn haproxy_bin() -> Option<&'static str> {
-    ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-}
 
 /// Sends `req` and returns the status lines of every response read until
 /// the proxy closes (or goes quiet: keep-alive).
@@ -101,28 +85,14 @@ fn corpus() -> Vec<(&'static str, Vec<u8>, Differs)> {
 
 #[test]
 fn weir_and_haproxy_agree_on_tricky_requests() {
-    let Some(bin) = haproxy_bin() else {
-        eprintln!("haproxy is not installed (.ci/run installs it); skipping");
-        return;
-    };
     let origin = Origin::start("o");
     let (wport, hport) = (free_port(), free_port());
     let be = format!("    server s 127.0.0.1:{}", origin.port());
+    let Some(_h) = Haproxy::start(&http_cfg(hport, "", "", &be), hport) else {
+        eprintln!("haproxy is not installed (.ci/run installs it); skipping");
+        return;
+    };
     let _w = Weir::start(&http_cfg(wport, "", "", &be), wport);
-    let dir = tempdir("haproxy-diff");
-    let cfg = dir.join("h.cfg");
-    std::fs::write(&cfg, http_cfg(hport, "", "", &be)).unwrap();
-    let _h = Haproxy(
-        Command::new(bin)
-            .args(["-db", "-q", "-f", cfg.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("haproxy to listen", Duration::from_secs(10), || {
-        listening(hport).then_some(())
-    });
     let mut report = Vec::new();
     for (name, req, documented) in corpus() {
         let before = origin.seen.lock().unwrap().len();

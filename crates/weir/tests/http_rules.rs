@@ -37,6 +37,24 @@ fn use_backend_follows_acls() {
 }
 
 #[test]
+fn use_backend_with_a_dynamic_name() {
+    let (_w, port, _a, _b) = two_backends(
+        "    use_backend be_%[req.hdr(x-to),lower] if { req.hdr(x-to) -m found }",
+        "",
+    );
+    let mut c = Client::connect(port);
+    for (to, server) in [("B", "b"), ("a", "a"), ("nowhere", "a")] {
+        c.send(format!("GET / HTTP/1.1\r\nX-To: {to}\r\n\r\n").as_bytes());
+        assert_eq!(
+            c.response("GET").field("server").as_deref(),
+            Some(server),
+            "x-to: {to}"
+        );
+    }
+    assert_eq!(c.get("/").field("server").as_deref(), Some("a"));
+}
+
+#[test]
 fn deny_return_and_redirect() {
     let (_w, port, a, _b) = two_backends(
         "    http-request deny deny_status 429 if { path /limited }\n    http-request deny if { src 127.0.0.0/8 } { path_beg /admin }\n\

@@ -2,7 +2,7 @@
 //! proxies, duplicate names, modes, logging defaults. Each names its line.
 
 use crate::diag::{Diagnostics, Level};
-use crate::logformat::{self, HTTPLOG_FORMAT, TCPLOG_FORMAT};
+use crate::logformat::{self, CLF_HTTPLOG_FORMAT, HTTPLOG_FORMAT, TCPLOG_FORMAT};
 use crate::model::{Config, Mode, ProxyKind};
 use std::collections::HashMap;
 
@@ -57,7 +57,11 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         if let Some((b, l)) = &cfg.proxies[i].default_backend {
             refs.push((b.clone(), l.clone(), "default_backend"));
         }
-        for u in &cfg.proxies[i].use_backends {
+        for u in cfg.proxies[i]
+            .use_backends
+            .iter()
+            .filter(|u| u.dynamic.is_none())
+        {
             refs.push((u.name.clone(), u.loc.clone(), "use_backend"));
         }
         for (b, l, what) in refs {
@@ -148,7 +152,9 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
             p.options.tcplog = true;
         }
         if p.log_format.is_none() && kind.is_frontend() {
-            let text = if p.options.httplog {
+            let text = if p.options.httplog && p.options.httplog_clf {
+                CLF_HTTPLOG_FORMAT
+            } else if p.options.httplog {
                 HTTPLOG_FORMAT
             } else if p.options.tcplog {
                 TCPLOG_FORMAT

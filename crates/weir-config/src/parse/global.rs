@@ -144,6 +144,14 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
             }
             g.bufsize = n as usize;
         }
+        "tune.http.maxhdr" => {
+            let v = one(words, "an integer")?;
+            g.maxhdr = v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=32767).contains(n))
+                .ok_or_else(|| format!("expects an integer between 1 and 32767, got '{v}'"))?;
+        }
         "tune.pipesize" => g.pipesize = Some(parse_size(one(words, "a size")?)? as usize),
         "tune.maxaccept" => {
             let v = one(words, "an integer")?;

@@ -165,14 +165,15 @@ pub(super) fn apply(
             let [b] = name else {
                 return Err("expects a backend name followed by an optional condition".into());
             };
-            if b.contains("%[") {
-                return Err(
-                    "dynamic backend names ('%[...]') are not supported by weir yet".into(),
-                );
-            }
+            let dynamic = if b.contains('%') {
+                Some(weir_rules::Fmt::parse(b, &super::http::load)?)
+            } else {
+                None
+            };
             let cond = super::http::cond(p, cond)?;
             p.use_backends.push(crate::model::UseBackend {
                 name: b.clone(),
+                dynamic,
                 loc: loc.clone(),
                 cond,
             });

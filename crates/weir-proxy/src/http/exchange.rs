@@ -65,6 +65,27 @@ impl Outcome<'_> {
     }
 }
 
+/// Sends `px`'s error page for `status` (none for 0: the client is gone)
+/// and returns the outcome to log, with the bytes sent.
+async fn fail<'r>(
+    client: &Conn,
+    px: &Proxy,
+    fe_px: &Proxy,
+    status: u16,
+    term: &[u8; 2],
+) -> Outcome<'r> {
+    let mut o = Outcome::error(status, term);
+    if status == 0 {
+        o.status = -1;
+        return o;
+    }
+    let page = errors::response(px, status, false);
+    if send(client, &page, fe_px.timeouts.client).await.is_ok() {
+        o.bytes_out = page.len() as u64;
+    }
+    o
+}
+
 /// One request/response exchange after the request head was read.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn exchange<'r>(
@@ -84,6 +105,10 @@ pub(super) async fn exchange<'r>(
     let fe = &sh.frontends[fe_idx];
     let fe_px = &sh.cfg.proxies[fe.proxy];
     let size = sh.bufsize;
+    let limits = weir_proto::h1::Limits {
+        max_head: size,
+        max_headers: sh.maxhdr,
+    };
     let mut dirty = req.close_after;
     let mut tmpl = ExCtx {
         sh,
@@ -110,6 +135,10 @@ pub(super) async fn exchange<'r>(
     }
     if !fe_px.http.capture_req.is_empty() {
         rec.req_caps = Some(capture(&fe_px.http.capture_req, &req.headers));
+    }
+    if !fe_px.http.capture_res.is_empty() {
+        // Empty until a response comes.
+        rec.res_caps = Some(vec![String::new(); fe_px.http.capture_res.len()]);
     }
     if let Some(f) = &fe_px.http.unique_id_format {
         rec.unique_id = Some(crate::log::render(f, rec));
@@ -175,9 +204,7 @@ pub(super) async fn exchange<'r>(
     }
     let Some(be) = chosen else {
         cbuf.consume(used);
-        let page = errors::response(fe_px, 503, false);
-        let _ = send(client, &page, fe_px.timeouts.client).await;
-        return Outcome::error(503, b"SC");
+        return fail(client, fe_px, fe_px, 503, b"SC").await;
     };
     let be_px = &sh.cfg.proxies[be.proxy];
     tmpl.be = Some(be);
@@ -311,13 +338,7 @@ pub(super) async fn exchange<'r>(
                     ConnectFail::ClientAbort { .. } => 0,
                     _ => 503,
                 };
-                if status != 0 {
-                    let page = errors::response(be_px, status, false);
-                    let _ = send(client, &page, fe_px.timeouts.client).await;
-                }
-                let mut o = Outcome::error(status, &fail.term());
-                o.status = if status == 0 { -1 } else { o.status };
-                return o;
+                return self::fail(client, be_px, fe_px, status, &fail.term()).await;
             }
         };
         let slot = SrvSlot { be, srv: conn.srv };
@@ -383,9 +404,7 @@ pub(super) async fn exchange<'r>(
             if !consumed {
                 cbuf.consume(used + early_body);
             }
-            let page = errors::response(be_px, 502, false);
-            let _ = send(client, &page, fe_px.timeouts.client).await;
-            return Outcome::error(502, b"SH");
+            return fail(client, be_px, fe_px, 502, b"SH").await;
         }
         if !consumed {
             cbuf.consume(used + early_body);
@@ -403,13 +422,15 @@ pub(super) async fn exchange<'r>(
         let no_body = matches!(rest_framing, Framing::None | Framing::Tunnel)
             || rest_framing == Framing::ContentLength(0);
         let (up, resp) = if no_body {
-            let r = read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px).await;
+            let r =
+                read_response(client, sconn, &mut sbuf, &limits, &req.method, be_px, fe_px).await;
             (Ok(0), r)
         } else {
             // Both at once; a body that fails on the client's side ends
             // the wait for a response that cannot come.
             let up_fut = transfer(client, cbuf, sconn, rest_framing, size, t_srv, true);
-            let resp_fut = read_response(client, sconn, &mut sbuf, size, &req.method, be_px, fe_px);
+            let resp_fut =
+                read_response(client, sconn, &mut sbuf, &limits, &req.method, be_px, fe_px);
             tokio::pin!(up_fut, resp_fut);
             let (mut up, mut resp) = (None, None);
             while up.is_none() || resp.is_none() {
@@ -437,12 +458,13 @@ pub(super) async fn exchange<'r>(
                     XferError::DstTimeout => (504, b"sD"),
                 };
                 if resp.is_err() || !matches!(e, XferError::DstError) {
-                    if !matches!(e, XferError::SrcClosed | XferError::SrcError) {
-                        let page = errors::response(be_px, status, false);
-                        let _ = send(client, &page, fe_px.timeouts.client).await;
-                    }
+                    let answered = !matches!(e, XferError::SrcClosed | XferError::SrcError);
                     sconn.set_reset_on_close();
-                    let mut o = Outcome::error(status, term);
+                    let mut o = if answered {
+                        fail(client, be_px, fe_px, status, term).await
+                    } else {
+                        Outcome::error(status, term)
+                    };
                     o.bytes_in = bytes_in;
                     return o;
                 }
@@ -485,12 +507,7 @@ pub(super) async fn exchange<'r>(
                     RespFail::Empty | RespFail::Closed => (502, b"SH"),
                     RespFail::ClientGone => (0, b"CH"),
                 };
-                if status != 0 {
-                    let page = errors::response(be_px, status, false);
-                    let _ = send(client, &page, fe_px.timeouts.client).await;
-                }
-                let mut o = Outcome::error(status, term);
-                o.status = if status == 0 { -1 } else { o.status };
+                let mut o = fail(client, be_px, fe_px, status, term).await;
                 o.bytes_in = bytes_in;
                 o.t_res = ms(sent_at.elapsed());
                 return o;

@@ -65,7 +65,7 @@ pub async fn serve(
     let size = sh.bufsize;
     let limits = Limits {
         max_head: size,
-        ..Limits::default()
+        max_headers: sh.maxhdr,
     };
     if let Conn::Tcp(s) = client {
         let _ = s.set_nodelay(true);

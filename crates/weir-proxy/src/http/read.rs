@@ -105,20 +105,17 @@ pub(super) async fn read_response(
     client: &Conn,
     sconn: &Conn,
     sbuf: &mut Buf,
-    size: usize,
+    limits: &Limits,
     method: &str,
     be_px: &Proxy,
     fe_px: &Proxy,
 ) -> Result<(ResponseHead, usize), RespFail> {
-    let limits = Limits {
-        max_head: size,
-        ..Limits::default()
-    };
+    let size = limits.max_head;
     let mut got_any = false;
     loop {
         if !sbuf.is_empty() {
             got_any = true;
-            match h1::parse_response(sbuf.bytes(), &limits, method) {
+            match h1::parse_response(sbuf.bytes(), limits, method) {
                 Ok(Some((res, used))) if (100..200).contains(&res.status) && res.status != 101 => {
                     let interim = sbuf.bytes()[..used].to_vec();
                     sbuf.consume(used);

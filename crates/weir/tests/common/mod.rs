@@ -366,3 +366,43 @@ pub fn listen_cfg(port: u16, extra_global: &str, extra: &str, servers: &str) -> 
          listen px\n    bind 127.0.0.1:{port}\n{extra}\n{servers}\n"
     )
 }
+
+/// Debian's `haproxy`, run on the same configuration as weir for
+/// differential tests; stopped when dropped.
+pub struct Haproxy(Child);
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Haproxy {
+    /// The binary, when installed (`.ci/run` installs it).
+    pub fn bin() -> Option<&'static str> {
+        ["/usr/sbin/haproxy", "/usr/bin/haproxy"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+    }
+    /// Starts haproxy on `cfg` and waits until `port` listens; `None` when
+    /// haproxy is not installed.
+    pub fn start(cfg: &str, port: u16) -> Option<Haproxy> {
+        let bin = Haproxy::bin()?;
+        let dir = tempdir("haproxy");
+        let path = dir.join(format!("h{port}.cfg"));
+        std::fs::write(&path, cfg).unwrap();
+        let h = Haproxy(
+            Command::new(bin)
+                .args(["-db", "-q", "-f", path.to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_for("haproxy to listen", Duration::from_secs(10), || {
+            listening(port).then_some(())
+        });
+        Some(h)
+    }
+}
