@@ -293,6 +293,9 @@ pub struct ProxyOptions {
     pub persist: bool,
     /// `option log-separate-errors`: failed exchanges log at level err.
     pub log_separate_errors: bool,
+    /// `option http-buffer-request`: the body (up to a buffer) is read
+    /// before the rules run.
+    pub http_buffer_request: bool,
 }
 
 /// What happens to connections after an HTTP exchange (`option

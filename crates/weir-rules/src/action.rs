@@ -82,6 +82,12 @@ pub enum ReqAction {
     UnsetVar(String),
     /// Accepted for compatibility; weir's logs have one level per line.
     SetLogLevel,
+    /// `wait-for-body time <t> [at-least <bytes>]`: waits for the body (or
+    /// that many bytes of it, or a full buffer) at most `time`.
+    WaitForBody {
+        time: std::time::Duration,
+        at_least: Option<u64>,
+    },
 }
 
 /// An `http-response` / `http-after-response` action.
@@ -280,6 +286,51 @@ fn cond_of(c: &[String], lookup: Lookup<'_>, load: Loader<'_>) -> Result<Option<
     }
 }
 
+/// A time with HAProxy's units (`us`, `ms`, `s`, `m`, `h`, `d`; ms when
+/// none).
+fn time_arg(v: &str) -> Result<std::time::Duration, String> {
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    let n: u64 = v[..digits]
+        .parse()
+        .map_err(|_| format!("invalid time '{v}'"))?;
+    let us = match &v[digits..] {
+        "us" => 1,
+        "" | "ms" => 1_000,
+        "s" => 1_000_000,
+        "m" => 60_000_000,
+        "h" => 3_600_000_000,
+        "d" => 86_400_000_000,
+        u => return Err(format!("invalid time unit '{u}' in '{v}'")),
+    };
+    Ok(std::time::Duration::from_micros(n.saturating_mul(us)))
+}
+
+/// `wait-for-body time <t> [at-least <bytes>]`.
+fn wait_for_body(args: &[String]) -> Result<ReqAction, String> {
+    let mut time = None;
+    let mut at_least = None;
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let v = it
+            .next()
+            .ok_or_else(|| format!("'wait-for-body': '{w}' expects a value"))?;
+        match w.as_str() {
+            "time" => time = Some(time_arg(v)?),
+            "at-least" => {
+                at_least = Some(
+                    v.parse::<u64>()
+                        .map_err(|_| format!("'wait-for-body': invalid size '{v}'"))?,
+                )
+            }
+            o => return Err(format!("'wait-for-body': unexpected '{o}'")),
+        }
+    }
+    Ok(ReqAction::WaitForBody {
+        time: time.ok_or("'wait-for-body' expects 'time <time>'")?,
+        at_least,
+    })
+}
+
 /// Parses `http-request <action> [args] [if|unless cond]`.
 pub fn parse_request_rule(
     words: &[String],
@@ -312,6 +363,7 @@ pub fn parse_request_rule(
                 exactly(args, 1, name)?;
                 ReqAction::SetLogLevel
             }
+            "wait-for-body" => wait_for_body(args)?,
             n if n.starts_with("set-var(") => {
                 let e = exactly(args, 1, "set-var")?;
                 ReqAction::SetVar(var_name(n, "set-var")?, Expr::parse(&e[0], load)?)

@@ -112,6 +112,10 @@ pub enum Fetch {
     AlwaysFalse,
     FirstReq,
     Body,
+    /// `req.body_len`: bytes of the body buffered.
+    BodyLen,
+    /// `req.body_param(name)`: a field of a buffered form body.
+    BodyParam(String),
     /// A string constant (`str(x)`), or an integer (`int(n)`).
     Str(String),
     Int(i64),
@@ -279,6 +283,8 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "always_false" => Fetch::AlwaysFalse,
         "http_first_req" => Fetch::FirstReq,
         "req.body" => Fetch::Body,
+        "req.body_len" => Fetch::BodyLen,
+        "req.body_param" => Fetch::BodyParam(need("a parameter name")?),
         "str" => Fetch::Str(first.unwrap_or_default()),
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
         _ => return Err(format!("unknown fetch method '{name}'")),
@@ -552,6 +558,15 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::AlwaysFalse => vec![Sample::Bool(false)],
         Fetch::FirstReq => vec![Sample::Bool(ctx.first_req())],
         Fetch::Body => one(ctx.body().map(|b| Sample::Str(b.to_vec()))),
+        Fetch::BodyLen => one(ctx.body().map(|b| Sample::Int(b.len() as i64))),
+        Fetch::BodyParam(name) => one(ctx.body().and_then(|b| {
+            b.split(|&c| c == b'&')
+                .find_map(|kv| {
+                    kv.strip_prefix(name.as_bytes())
+                        .and_then(|r| r.strip_prefix(b"="))
+                })
+                .map(|v| Sample::Str(v.to_vec()))
+        })),
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
     }

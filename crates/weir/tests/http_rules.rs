@@ -55,6 +55,76 @@ fn use_backend_with_a_dynamic_name() {
 }
 
 #[test]
+fn buffered_bodies_are_seen_by_rules() {
+    let (_w, port, a, _b) = two_backends(
+        "    option http-buffer-request\n    timeout http-request 300ms\n\
+         \x20   http-request deny if { req.body -m sub secret }\n\
+         \x20   use_backend be_b if { req.body_param(to) b }",
+        "",
+    );
+    // Denied on the body's content; nothing reaches a server.
+    let mut c = Client::connect(port);
+    c.send(b"POST /f HTTP/1.1\r\nContent-Length: 14\r\n\r\nmy secret body");
+    assert_eq!(c.response("POST").status, 403);
+    assert!(a.seen.lock().unwrap().is_empty());
+    // A chunked form body routes, and arrives intact.
+    let mut c = Client::connect(port);
+    c.send(b"POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nx=1&t\r\n5\r\no=b&y\r\n0\r\n\r\n");
+    let r = c.response("POST");
+    assert_eq!(r.field("server").as_deref(), Some("b"));
+    assert_eq!(r.field("body_len").as_deref(), Some("10"));
+    // An `Expect: 100-continue` client gets weir's go-ahead.
+    let mut c = Client::connect(port);
+    c.send(b"POST /f HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+    assert_eq!(c.response("POST").status, 100);
+    c.send(b"to=a");
+    let r = c.response("POST");
+    assert_eq!((r.status, r.field("server").as_deref()), (200, Some("a")));
+    assert!(
+        !r.text().to_ascii_lowercase().contains("expect:"),
+        "{}",
+        r.text()
+    );
+    // A body that never completes gets 408 when timeout http-request ends.
+    let mut c = Client::connect(port);
+    c.send(b"POST /f HTTP/1.1\r\nContent-Length: 10\r\n\r\nhalf");
+    assert_eq!(c.response("POST").status, 408);
+    assert!(c.closed());
+}
+
+#[test]
+fn wait_for_body_then_rules_see_it() {
+    let (_w, port, _a, b) = two_backends(
+        "    http-request wait-for-body time 2s at-least 6\n\
+         \x20   use_backend be_b if { req.body -m beg urgent }",
+        "",
+    );
+    let mut c = Client::connect(port);
+    // Head alone first: the rule waits for six bytes of the body.
+    c.send(b"POST /w HTTP/1.1\r\nContent-Length: 12\r\n\r\n");
+    c.send(b"urgent");
+    c.send(b" work");
+    c.send(b"!");
+    let r = c.response("POST");
+    assert_eq!(
+        (r.field("server").as_deref(), r.field("body_len").as_deref()),
+        (Some("b"), Some("12"))
+    );
+    assert_eq!(b.seen.lock().unwrap()[0].body, b"urgent work!");
+    // Without a body, nothing waits.
+    assert_eq!(c.get("/").field("server").as_deref(), Some("a"));
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n\
+         frontend f\n    bind :0\n    http-request wait-for-body at-least 3\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":7]") && err.contains("expects 'time <time>'"),
+        "{err}"
+    );
+}
+
+#[test]
 fn deny_return_and_redirect() {
     let (_w, port, a, _b) = two_backends(
         "    http-request deny deny_status 429 if { path /limited }\n    http-request deny if { src 127.0.0.0/8 } { path_beg /admin }\n\

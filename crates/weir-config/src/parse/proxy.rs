@@ -222,6 +222,7 @@ pub(super) fn apply(
             p.http.originalto = Some(o);
         }
         "option log-separate-errors" => p.options.log_separate_errors = flag(args)?,
+        "option http-buffer-request" => p.options.http_buffer_request = flag(args)?,
         "retry-on" => p.http.retry_on = Some(super::http::retry_on(args)?),
         "http-check send" => super::http::check_send(&mut p.http_check, args)?,
         "http-check expect" => p.http_check.expect = Some(super::http::check_expect(args)?),

@@ -10,10 +10,12 @@
 //! are a 400; a request whose last transfer coding is not `chunked` is a 400,
 //! an unknown coding a 501.
 
+mod body;
 mod chunked;
 mod head;
 pub mod status;
 
+pub use body::body_prefix;
 pub use chunked::{ChunkEvent, ChunkedDecoder};
 pub use head::{parse_request, parse_response, Header, Limits, RequestHead, ResponseHead};
 

@@ -2,6 +2,7 @@
 //! server connection (pooled or new, with retries), head and body in both
 //! directions, tunnels, and the answers weir makes itself.
 
+use super::decide::{decide, BodyWait};
 use super::io::{send, transfer, Buf, XferError, XferTimeouts};
 use super::read::{read_response, RespFail};
 use super::request::{balance_key, forwardfor, ConnModeExt, Plan};
@@ -121,6 +122,7 @@ pub(super) async fn exchange<'r>(
         srv: None,
         first,
         vars: None,
+        body: None,
     };
     if fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
         let local = Local {
@@ -144,45 +146,24 @@ pub(super) async fn exchange<'r>(
         rec.unique_id = Some(crate::log::render(f, rec));
     }
     // The frontend's rules, the backend choice, the backend's rules.
-    let mut verdict = rules::run_request(
-        &fe_px.http_request,
-        fe_px,
-        &mut req,
-        vars,
-        &tmpl,
-        &mut dirty,
-    );
-    if matches!(verdict, Verdict::Continue) {
-        verdict = rules::run_request(&fe_px.redirects, fe_px, &mut req, vars, &tmpl, &mut dirty);
-    }
-    let chosen = if matches!(verdict, Verdict::Continue) {
-        let ctx = ExCtx {
-            req: Some(&req),
-            vars: Some(vars),
-            ..tmpl
-        };
-        sh.select_backend(fe_idx, &ctx)
-    } else {
-        None
+    let mut bw = BodyWait {
+        client,
+        cbuf,
+        used,
+        size,
+        client_timeout: fe_px.timeouts.client,
+        body: None,
     };
-    if let Some(be) = chosen.filter(|b| b.proxy != fe.proxy) {
-        let be_px = &sh.cfg.proxies[be.proxy];
-        tmpl.be = Some(be);
-        verdict = rules::run_request(
-            &be_px.http_request,
-            be_px,
-            &mut req,
-            vars,
-            &tmpl,
-            &mut dirty,
-        );
-        if matches!(verdict, Verdict::Continue) {
-            verdict =
-                rules::run_request(&be_px.redirects, be_px, &mut req, vars, &tmpl, &mut dirty);
-        }
-    }
+    let (verdict, chosen) =
+        decide(sh, fe_idx, &mut tmpl, &mut req, vars, &mut dirty, &mut bw).await;
+    let body = bw.body.take();
+    drop(bw);
     match verdict {
-        Verdict::Continue => {}
+        Verdict::Continue | Verdict::WaitBody { .. } => {}
+        Verdict::Fail(status, term) => {
+            cbuf.consume(used);
+            return fail(client, fe_px, fe_px, status, &term).await;
+        }
         Verdict::Respond(local) => {
             return answer_local(client, fe_px, cbuf, used, &req, local).await
         }
@@ -230,6 +211,7 @@ pub(super) async fn exchange<'r>(
         &ExCtx {
             req: Some(&req),
             vars: Some(vars),
+            body: body.as_deref(),
             ..tmpl
         },
     );
@@ -547,6 +529,7 @@ pub(super) async fn exchange<'r>(
                 req: Some(&req),
                 res: Some(&res),
                 vars: Some(vars),
+                body: body.as_deref(),
                 ..rtmpl
             },
         );

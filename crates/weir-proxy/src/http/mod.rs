@@ -5,6 +5,7 @@
 //! with HAProxy's `httplog` fields and the connection kept or closed.
 
 mod cookie;
+mod decide;
 mod errors;
 mod exchange;
 mod head;

@@ -56,6 +56,8 @@ pub struct ExCtx<'a> {
     pub srv: Option<&'a str>,
     pub first: bool,
     pub vars: Option<&'a Vars>,
+    /// The request body, once buffered.
+    pub body: Option<&'a [u8]>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -129,7 +131,7 @@ impl Ctx for ExCtx<'_> {
         self.first
     }
     fn body(&self) -> Option<&[u8]> {
-        None
+        self.body
     }
 }
 
@@ -201,6 +203,15 @@ pub enum Verdict {
     Continue,
     Respond(Local),
     Tarpit(u16),
+    /// `wait-for-body`: buffer the body, then run the rules from `next`.
+    WaitBody {
+        next: usize,
+        time: std::time::Duration,
+        at_least: Option<u64>,
+    },
+    /// The request cannot go on: answer `status` (0: nothing, the client
+    /// is gone) and log `term`.
+    Fail(u16, [u8; 2]),
 }
 
 /// A header edit computed with the request borrowed, applied after.
@@ -347,8 +358,9 @@ fn header_edit(op: &HeaderOp, ctx: &dyn Ctx) -> Edit {
     Edit::Header(op.clone(), v, w)
 }
 
-/// Runs `rules` on `req`. `mk` builds the fetch context over the current
-/// request (it changes as rules rewrite it).
+/// Runs `rules` on `req` (with the body when buffered); `tmpl` is the
+/// fetch context, completed with the request as rules rewrite it.
+#[allow(clippy::too_many_arguments)]
 pub fn run_request(
     rules: &[Rule<ReqAction>],
     px: &Proxy,
@@ -356,12 +368,14 @@ pub fn run_request(
     vars: &mut Vars,
     tmpl: &ExCtx<'_>,
     dirty: &mut bool,
+    body: Option<&[u8]>,
 ) -> Verdict {
-    for rule in rules {
+    for (i, rule) in rules.iter().enumerate() {
         let edit = {
             let ctx = ExCtx {
                 req: Some(req),
                 vars: Some(vars),
+                body,
                 ..*tmpl
             };
             if !rule.applies(&ctx) {
@@ -418,6 +432,13 @@ pub fn run_request(
                 ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
                 ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
                 ReqAction::SetLogLevel => continue,
+                ReqAction::WaitForBody { time, at_least } => {
+                    return Verdict::WaitBody {
+                        next: i + 1,
+                        time: *time,
+                        at_least: *at_least,
+                    }
+                }
             }
         };
         match edit {

@@ -1,0 +1,199 @@
+//! The request side of an exchange before a server is chosen: the
+//! frontend's `http-request` rules and `redirect`s, the backend choice,
+//! then the backend's rules; the request body is buffered first where
+//! `option http-buffer-request` asks, or in the middle where a
+//! `wait-for-body` rule does, so `req.body` fetches see it.
+
+use super::head;
+use super::io::{send, Buf};
+use super::rules::{self, ExCtx, Vars, Verdict};
+use crate::conn::Conn;
+use crate::state::{BackendRt, Shared};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use weir_config::Proxy;
+use weir_proto::h1::{body_prefix, Framing, RequestHead};
+use weir_rules::{ReqAction, Rule};
+
+/// The client side of body buffering, and the body once buffered.
+pub(super) struct BodyWait<'a> {
+    pub client: &'a Conn,
+    pub cbuf: &'a mut Buf,
+    /// Bytes of the head at the front of `cbuf`.
+    pub used: usize,
+    pub size: usize,
+    /// `timeout client`, for the `100 Continue` weir sends.
+    pub client_timeout: Option<Duration>,
+    pub body: Option<Vec<u8>>,
+}
+
+impl BodyWait<'_> {
+    /// Reads the body into the buffer until it is complete, `at_least`
+    /// bytes of it are there, the buffer is full or `deadline` passes.
+    /// With `strict` (`option http-buffer-request`) a deadline reached
+    /// first is a 408; otherwise the rules go on with what came.
+    async fn wait(
+        &mut self,
+        req: &mut RequestHead,
+        dirty: &mut bool,
+        deadline: Option<Instant>,
+        at_least: Option<u64>,
+        strict: bool,
+    ) -> Result<(), Verdict> {
+        if matches!(
+            req.framing,
+            Framing::None | Framing::Tunnel | Framing::ContentLength(0)
+        ) {
+            self.body = Some(Vec::new());
+            return Ok(());
+        }
+        // The client waits for a go-ahead before sending the body: weir
+        // gives it, and the server sees no `Expect`.
+        if head::get(&req.headers, "expect")
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue"))
+        {
+            req.headers
+                .retain(|h| !h.name.eq_ignore_ascii_case("expect"));
+            *dirty = true;
+            if send(
+                self.client,
+                b"HTTP/1.1 100 Continue\r\n\r\n",
+                self.client_timeout,
+            )
+            .await
+            .is_err()
+            {
+                return Err(Verdict::Fail(0, *b"CR"));
+            }
+        }
+        loop {
+            let bytes = self.cbuf.bytes().get(self.used..).unwrap_or(&[]);
+            let (body, done) =
+                body_prefix(req.framing, bytes).map_err(|e| Verdict::Fail(e.status(), *b"PR"))?;
+            let enough =
+                done || at_least.is_some_and(|n| body.len() as u64 >= n) || self.cbuf.is_full();
+            if enough {
+                self.body = Some(body);
+                return Ok(());
+            }
+            let r = match deadline {
+                Some(d) => tokio::time::timeout_at(d, self.cbuf.fill(self.client, self.size))
+                    .await
+                    .ok(),
+                None => Some(self.cbuf.fill(self.client, self.size).await),
+            };
+            match r {
+                None if strict => return Err(Verdict::Fail(408, *b"cR")),
+                None => {
+                    self.body = Some(body);
+                    return Ok(());
+                }
+                Some(Ok(0)) | Some(Err(_)) => return Err(Verdict::Fail(400, *b"CR")),
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+
+    /// `option http-buffer-request`: the whole body (or a full buffer)
+    /// within `timeout http-request`.
+    async fn buffer_for(
+        &mut self,
+        px: &Proxy,
+        req: &mut RequestHead,
+        dirty: &mut bool,
+    ) -> Result<(), Verdict> {
+        if !px.options.http_buffer_request || self.body.is_some() {
+            return Ok(());
+        }
+        let t = px.timeouts.http_request.or(px.timeouts.client);
+        self.wait(req, dirty, t.map(|t| Instant::now() + t), None, true)
+            .await
+    }
+}
+
+/// Runs `rules`, buffering the body where a `wait-for-body` rule asks.
+async fn run(
+    rules: &[Rule<ReqAction>],
+    px: &Proxy,
+    req: &mut RequestHead,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+    dirty: &mut bool,
+    bw: &mut BodyWait<'_>,
+) -> Verdict {
+    let mut from = 0;
+    loop {
+        let v = rules::run_request(
+            rules.get(from..).unwrap_or(&[]),
+            px,
+            req,
+            vars,
+            tmpl,
+            dirty,
+            bw.body.as_deref(),
+        );
+        let Verdict::WaitBody {
+            next,
+            time,
+            at_least,
+        } = v
+        else {
+            return v;
+        };
+        if let Err(v) = bw
+            .wait(req, dirty, Some(Instant::now() + time), at_least, false)
+            .await
+        {
+            return v;
+        }
+        from += next;
+    }
+}
+
+/// The frontend's rules, the backend choice and the backend's rules.
+/// Returns the verdict and the backend chosen (none when a rule answered
+/// or no backend applies); `tmpl.be` is set to it.
+pub(super) async fn decide<'s>(
+    sh: &'s Shared,
+    fe_idx: usize,
+    tmpl: &mut ExCtx<'s>,
+    req: &mut RequestHead,
+    vars: &mut Vars,
+    dirty: &mut bool,
+    bw: &mut BodyWait<'_>,
+) -> (Verdict, Option<&'s Arc<BackendRt>>) {
+    let fe = &sh.frontends[fe_idx];
+    let fe_px = &sh.cfg.proxies[fe.proxy];
+    if let Err(v) = bw.buffer_for(fe_px, req, dirty).await {
+        return (v, None);
+    }
+    let mut verdict = run(&fe_px.http_request, fe_px, req, vars, tmpl, dirty, bw).await;
+    if matches!(verdict, Verdict::Continue) {
+        verdict = run(&fe_px.redirects, fe_px, req, vars, tmpl, dirty, bw).await;
+    }
+    if !matches!(verdict, Verdict::Continue) {
+        return (verdict, None);
+    }
+    let chosen = {
+        let ctx = ExCtx {
+            req: Some(req),
+            vars: Some(vars),
+            body: bw.body.as_deref(),
+            ..*tmpl
+        };
+        sh.select_backend(fe_idx, &ctx)
+    };
+    if let Some(be) = chosen.filter(|b| b.proxy != fe.proxy) {
+        let be_px = &sh.cfg.proxies[be.proxy];
+        tmpl.be = Some(be);
+        if let Err(v) = bw.buffer_for(be_px, req, dirty).await {
+            return (v, chosen);
+        }
+        verdict = run(&be_px.http_request, be_px, req, vars, tmpl, dirty, bw).await;
+        if matches!(verdict, Verdict::Continue) {
+            verdict = run(&be_px.redirects, be_px, req, vars, tmpl, dirty, bw).await;
+        }
+    }
+    (verdict, chosen)
+}
