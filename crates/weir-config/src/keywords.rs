@@ -46,7 +46,7 @@ pub const SECTIONS: &[(&str, Status)] = &[
     ("program", Status::Refused),
     ("resolvers", Status::Refused),
     ("ring", Status::Refused),
-    ("userlist", Status::Refused),
+    ("userlist", Status::Supported),
 ];
 
 /// `global` section keywords (manual §3).
@@ -260,7 +260,7 @@ pub const PROXY: &[Keyword] = &[
     kw("http-check set-var", "D-LB", Status::Refused),
     kw("http-check unset-var", "D-LB", Status::Refused),
     kw("http-error", "DFLB", Status::Partly("status with content-type, string, file, errorfile, default-errorfiles and hdr; lf-string, lf-file and errorfiles refused")),
-    kw("http-request", "DFLB", Status::Partly("allow, deny, tarpit, return, redirect, set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, set-var, unset-var, set-log-level (accepted), wait-for-body; others are refused by name")),
+    kw("http-request", "DFLB", Status::Partly("allow, deny, tarpit, return, redirect, set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, set-var, unset-var, set-log-level (accepted), wait-for-body, auth; others are refused by name")),
     kw("http-response", "DFLB", Status::Partly("allow, deny, return, set-header, add-header, del-header, replace-header, replace-value, set-status, set-var, unset-var")),
     kw("http-reuse", "D-LB", Status::Partly("never, safe, aggressive and always; idle connections are per thread and per server")),
     kw("http-send-name-header", "D-LB", Status::Refused),
@@ -612,9 +612,10 @@ pub fn render_markdown() -> String {
 const HTTP_NOTES: &str = "
 ## HTTP rules (manual §7)
 
-- Fetches: `src`, `src_port`, `dst`, `dst_port`, `method`, `path`, `pathq`, `url`, `query`, `base`, `url_param`/`urlp`, `req.ver`, `hdr`/`req.hdr`, `req.fhdr`, `hdr_cnt`, `hdr_val`, `res.hdr`, `res.fhdr`, `req.cook`/`cook`, `status`, `nbsrv`, `be_conn`, `fe_conn`, `srv_name`, `var`, `always_true`, `always_false`, `http_first_req`, `str`, `int`. `req.body`, `req.body_len` and `req.body_param` see the body buffered by `option http-buffer-request` or `http-request wait-for-body` (up to `tune.bufsize`; chunked bodies decoded).
+- Fetches: `src`, `src_port`, `dst`, `dst_port`, `method`, `path`, `pathq`, `url`, `query`, `base`, `url_param`/`urlp`, `req.ver`, `hdr`/`req.hdr`, `req.fhdr`, `hdr_cnt`, `hdr_val`, `res.hdr`, `res.fhdr`, `req.cook`/`cook`, `status`, `nbsrv`, `be_conn`, `fe_conn`, `srv_name`, `var`, `always_true`, `always_false`, `http_first_req`, `str`, `int`, `http_auth`, `http_auth_group`, `http_auth_user`, `http_auth_pass`, `http_auth_type`. `req.body`, `req.body_len` and `req.body_param` see the body buffered by `option http-buffer-request` or `http-request wait-for-body` (up to `tune.bufsize`; chunked bodies decoded).
 - ACL keywords with an implied match: any fetch with `_beg`, `_end`, `_sub`, `_reg`, `_dir`, `_dom`, `_len`, `_ip`, `_str`, `_found` (`path_beg`, `hdr_dom(host)` …); flags `-i -m -f -n -u -M --`; methods `str beg end sub reg dir dom len int ip found bool`; integer operators `eq ge gt le lt` and ranges; predefined ACLs `TRUE FALSE HTTP HTTP_1.0 HTTP_1.1 HTTP_URL_ABS HTTP_URL_SLASH HTTP_URL_STAR HTTP_CONTENT LOCALHOST METH_*`.
 - Converters: `lower`, `upper`, `length`, `base64`, `b64dec`, `hex`, `url_dec`, `field`, `word`, `regsub` (HAProxy's `\\1` back-references), `ipmask`, `concat`, `bytes`, `json`, `map`/`map_str`/`map_beg`/`map_end`/`map_sub`/`map_reg`/`map_dir`/`map_dom`/`map_ip`/`map_int` (files read at load time).
+- `userlist` sections: `user` with `insecure-password` or a SHA-256/SHA-512 crypt `password` (`$5$`, `$6$`; other crypt(3) schemes such as MD5 `$1$`, bcrypt or yescrypt are refused with the line), `groups`, and `group … users`.
 - Regular expressions use Rust's `regex` syntax (no back-references or look-around inside patterns), a subset of PCRE: a pattern it cannot compile is a configuration error with its line.
 
 ## HTTP behaviour that differs from HAProxy 2.6

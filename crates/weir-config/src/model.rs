@@ -10,6 +10,8 @@ use std::time::Duration;
 pub struct Config {
     pub global: Global,
     pub proxies: Vec<Proxy>,
+    /// `userlist` sections.
+    pub userlists: Vec<std::sync::Arc<weir_rules::auth::Userlist>>,
     /// Files loaded, in order.
     pub files: Vec<String>,
 }

@@ -56,7 +56,9 @@ fn default_method(f: &Fetch) -> Method {
         | Fetch::BeConn(_)
         | Fetch::FeConn
         | Fetch::Int(_) => Method::Int,
-        Fetch::AlwaysTrue | Fetch::AlwaysFalse | Fetch::FirstReq => Method::Bool,
+        Fetch::AlwaysTrue | Fetch::AlwaysFalse | Fetch::FirstReq | Fetch::HttpAuth(_) => {
+            Method::Bool
+        }
         _ => Method::Str,
     }
 }

@@ -82,6 +82,11 @@ pub enum ReqAction {
     UnsetVar(String),
     /// Accepted for compatibility; weir's logs have one level per line.
     SetLogLevel,
+    /// `auth [realm <realm>]`: a 401 asking for Basic credentials (the
+    /// realm defaults to the proxy's name).
+    Auth {
+        realm: Option<String>,
+    },
     /// `wait-for-body time <t> [at-least <bytes>]`: waits for the body (or
     /// that many bytes of it, or a full buffer) at most `time`.
     WaitForBody {
@@ -364,6 +369,13 @@ pub fn parse_request_rule(
                 ReqAction::SetLogLevel
             }
             "wait-for-body" => wait_for_body(args)?,
+            "auth" => ReqAction::Auth {
+                realm: match args {
+                    [] => None,
+                    [k, v] if k == "realm" => Some(v.clone()),
+                    _ => return Err("'auth' expects '[realm <realm>]'".into()),
+                },
+            },
             n if n.starts_with("set-var(") => {
                 let e = exactly(args, 1, "set-var")?;
                 ReqAction::SetVar(var_name(n, "set-var")?, Expr::parse(&e[0], load)?)

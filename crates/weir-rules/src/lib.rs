@@ -6,6 +6,7 @@
 
 pub mod acl;
 pub mod action;
+pub mod auth;
 pub mod fmt;
 pub mod matching;
 pub mod sample;

@@ -70,6 +70,10 @@ pub trait Ctx {
     fn var(&self, name: &str) -> Option<Sample>;
     fn first_req(&self) -> bool;
     fn body(&self) -> Option<&[u8]>;
+    /// A `userlist` section by name.
+    fn userlist(&self, _name: &str) -> Option<&crate::auth::Userlist> {
+        None
+    }
 }
 
 /// A fetch with its arguments.
@@ -112,6 +116,14 @@ pub enum Fetch {
     AlwaysFalse,
     FirstReq,
     Body,
+    /// `http_auth(<userlist>)`: valid Basic credentials.
+    HttpAuth(String),
+    /// `http_auth_group(<userlist>)`: the groups of the authenticated user.
+    HttpAuthGroup(String),
+    /// `http_auth_user`, `http_auth_pass`, `http_auth_type`.
+    HttpAuthUser,
+    HttpAuthPass,
+    HttpAuthType,
     /// `req.body_len`: bytes of the body buffered.
     BodyLen,
     /// `req.body_param(name)`: a field of a buffered form body.
@@ -284,6 +296,11 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "http_first_req" => Fetch::FirstReq,
         "req.body" => Fetch::Body,
         "req.body_len" => Fetch::BodyLen,
+        "http_auth" => Fetch::HttpAuth(need("a userlist name")?),
+        "http_auth_group" => Fetch::HttpAuthGroup(need("a userlist name")?),
+        "http_auth_user" => Fetch::HttpAuthUser,
+        "http_auth_pass" => Fetch::HttpAuthPass,
+        "http_auth_type" => Fetch::HttpAuthType,
         "req.body_param" => Fetch::BodyParam(need("a parameter name")?),
         "str" => Fetch::Str(first.unwrap_or_default()),
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
@@ -558,6 +575,26 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::AlwaysFalse => vec![Sample::Bool(false)],
         Fetch::FirstReq => vec![Sample::Bool(ctx.first_req())],
         Fetch::Body => one(ctx.body().map(|b| Sample::Str(b.to_vec()))),
+        Fetch::HttpAuth(l) => vec![Sample::Bool(authenticated(ctx, l).is_some())],
+        Fetch::HttpAuthGroup(l) => authenticated(ctx, l)
+            .map(|(list, user)| {
+                list.groups_of(&user)
+                    .into_iter()
+                    .map(|g| Sample::Str(g.into_bytes()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Fetch::HttpAuthUser | Fetch::HttpAuthPass => one(credentials(ctx).map(|(u, p)| {
+            Sample::Str(
+                if matches!(f, Fetch::HttpAuthUser) {
+                    u
+                } else {
+                    p
+                }
+                .into_bytes(),
+            )
+        })),
+        Fetch::HttpAuthType => one(credentials(ctx).map(|_| Sample::Str(b"basic".to_vec()))),
         Fetch::BodyLen => one(ctx.body().map(|b| Sample::Int(b.len() as i64))),
         Fetch::BodyParam(name) => one(ctx.body().and_then(|b| {
             b.split(|&c| c == b'&')
@@ -570,6 +607,23 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
     }
+}
+
+/// The Basic credentials of the request, if any.
+fn credentials(ctx: &dyn Ctx) -> Option<(String, String)> {
+    let hs = ctx.req_headers();
+    let v = hs
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))?
+        .1;
+    crate::auth::basic_credentials(v)
+}
+
+/// The userlist and user name when the request's credentials are valid.
+fn authenticated<'c>(ctx: &'c dyn Ctx, list: &str) -> Option<(&'c crate::auth::Userlist, String)> {
+    let l = ctx.userlist(list)?;
+    let (u, p) = credentials(ctx)?;
+    l.check(&u, &p).then_some((l, u))
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -591,7 +645,7 @@ fn base64(b: &[u8]) -> Vec<u8> {
     out
 }
 
-fn b64dec(b: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn b64dec(b: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let (mut acc, mut bits) = (0u32, 0);
     for &c in b.iter().filter(|&&c| c != b'=') {

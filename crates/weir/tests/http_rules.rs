@@ -125,6 +125,50 @@ fn wait_for_body_then_rules_see_it() {
 }
 
 #[test]
+fn userlist_auth_and_groups() {
+    let port = free_port();
+    // bob's password is "Hello world!" (SHA-256 crypt test vector).
+    let cfg = format!(
+        "userlist admins\n    group ops users bob\n    user alice insecure-password s3cret\n\
+         \x20   user bob password $5$saltstring$5B8vYYiY.CVt1RlTTf8KbXBH3hsxY/GNooZaBBGWEc5\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    acl ok http_auth(admins)\n    acl ops http_auth_group(admins) ops\n\
+         \x20   http-request auth realm Admin if !ok\n\
+         \x20   http-request return status 200 content-type text/plain lf-string \"ops %[http_auth_user]\" if ops\n\
+         \x20   http-request return status 200 content-type text/plain lf-string \"user %[http_auth_user]\"\n"
+    );
+    let _w = Weir::start(&cfg, port);
+    let get = |auth: Option<&str>| {
+        let mut c = Client::connect(port);
+        let h = auth.map_or(String::new(), |a| format!("Authorization: Basic {a}\r\n"));
+        c.send(format!("GET / HTTP/1.1\r\n{h}\r\n").as_bytes());
+        c.response("GET")
+    };
+    let r = get(None);
+    assert_eq!(r.status, 401);
+    assert_eq!(r.header("www-authenticate"), Some("Basic realm=\"Admin\""));
+    // alice:s3cret, bob:Hello world!, bob:wrong
+    assert_eq!(get(Some("YWxpY2U6czNjcmV0")).text(), "user alice");
+    assert_eq!(get(Some("Ym9iOkhlbGxvIHdvcmxkIQ==")).text(), "ops bob");
+    assert_eq!(get(Some("Ym9iOndyb25n")).status, 401);
+    // Unknown userlists and hashes weir cannot check are refused by line.
+    let (code, _, err) = check_cfg(
+        "userlist u\n    user x password $1$ab$cd\n\
+         defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n\
+         frontend f\n    bind :0\n    http-request auth if !{ http_auth(nope) }\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":2]") && err.contains("unsupported password hash"),
+        "{err}"
+    );
+    assert!(
+        err.contains(":9]") && err.contains("no such userlist 'nope'"),
+        "{err}"
+    );
+}
+
+#[test]
 fn deny_return_and_redirect() {
     let (_w, port, a, _b) = two_backends(
         "    http-request deny deny_status 429 if { path /limited }\n    http-request deny if { src 127.0.0.0/8 } { path_beg /admin }\n\

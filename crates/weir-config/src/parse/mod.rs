@@ -75,6 +75,8 @@ enum Section {
     Proxy,
     /// `http-errors <name>`: its `errorfile` lines.
     HttpErrors(String),
+    /// `userlist <name>`: its `user` and `group` lines.
+    Userlist(String),
     Skipped,
 }
 
@@ -105,6 +107,8 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
         current: None,
         nbproc_warned: false,
         http_errors: HashMap::new(),
+        userlists: HashMap::new(),
+        userlist_refs: Vec::new(),
     };
     for src in sources {
         st.config.files.push(src.name.clone());
@@ -112,6 +116,14 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
     }
     st.close_section();
     http::resolve_errorfiles(&mut st.config, &st.http_errors, &mut st.diags);
+    for (name, loc) in &st.userlist_refs {
+        if !st.userlists.contains_key(name) {
+            st.diags.alert(loc, format!("no such userlist '{name}'"));
+        }
+    }
+    let mut lists: Vec<_> = std::mem::take(&mut st.userlists).into_values().collect();
+    lists.sort_by(|a, b| a.name.cmp(&b.name));
+    st.config.userlists = lists.into_iter().map(std::sync::Arc::new).collect();
     finalize::finalize(&mut st.config, &mut st.diags);
     let exports: Vec<(String, Option<String>)> = st
         .env
@@ -149,6 +161,10 @@ pub(crate) struct State<'a> {
     named_defaults: HashMap<String, Proxy>,
     current: Option<Proxy>,
     pub(crate) nbproc_warned: bool,
+    /// `userlist` sections by name.
+    pub(crate) userlists: HashMap<String, weir_rules::auth::Userlist>,
+    /// `http_auth(<userlist>)` references, checked once all are known.
+    pub(crate) userlist_refs: Vec<(String, Loc)>,
     /// `http-errors` sections: name → (status, response) pairs.
     pub(crate) http_errors: HashMap<String, crate::model::ErrorPages>,
 }
@@ -318,6 +334,13 @@ impl State<'_> {
                     ),
                 }
             }
+            Section::Userlist(ref name) => {
+                let name = name.clone();
+                let list = self.userlists.entry(name).or_default();
+                if let Err(e) = list.line(kw, &words[1..]) {
+                    self.diags.alert(loc, e);
+                }
+            }
             Section::Global => global::line(self, words, loc),
             Section::Proxy => {
                 if let Some(mut p) = self.current.take() {
@@ -330,6 +353,23 @@ impl State<'_> {
 
     fn open_section(&mut self, kw: &str, words: &[String], loc: &Loc) {
         self.section_name = kw.to_string();
+        if kw == "userlist" {
+            match words.get(1) {
+                Some(n) if words.len() == 2 => {
+                    if self.userlists.contains_key(n) {
+                        self.diags
+                            .alert(loc, format!("userlist '{n}' is declared twice"));
+                    }
+                    self.userlists.entry(n.clone()).or_default().name = n.clone();
+                    self.section = Section::Userlist(n.clone());
+                }
+                _ => {
+                    self.diags.alert(loc, "'userlist' expects exactly one name");
+                    self.section = Section::Skipped;
+                }
+            }
+            return;
+        }
         if kw == "http-errors" {
             match words.get(1) {
                 Some(n) if words.len() == 2 => {

@@ -125,6 +125,15 @@ pub(super) fn apply(
     loc: &Loc,
 ) -> Result<(), String> {
     let flag = |args: &[String]| no_args(args).map(|_| !negate);
+    // Userlists named by `http_auth(...)` fetches, checked after parsing.
+    for a in args {
+        for f in ["http_auth(", "http_auth_group("] {
+            if let Some(rest) = a.find(f).map(|i| &a[i + f.len()..]) {
+                let list = rest.split([')', ',']).next().unwrap_or("");
+                st.userlist_refs.push((list.to_string(), loc.clone()));
+            }
+        }
+    }
     match name {
         "mode" => {
             p.mode = match one(args, "'tcp' or 'http'")? {

@@ -40,6 +40,20 @@ pub fn response(px: &Proxy, status: u16, parse_error: bool) -> Vec<u8> {
         .map_or_else(|| page(status, parse_error), |(_, b)| b.to_vec())
 }
 
+/// `resp` with the header `line` (without CRLF) added at the end of its
+/// head, unless a header of that name is there already.
+pub fn with_header(mut resp: Vec<u8>, line: &str) -> Vec<u8> {
+    let name = line.split(':').next().unwrap_or(line).to_ascii_lowercase();
+    if let Some(end) = resp.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&resp[..end]).to_ascii_lowercase();
+        if !head.contains(&format!("\r\n{name}:")) {
+            let ins = format!("{line}\r\n");
+            resp.splice(end + 2..end + 2, ins.bytes());
+        }
+    }
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

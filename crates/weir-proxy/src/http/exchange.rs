@@ -755,12 +755,7 @@ async fn answer_local<'r>(
     let mut bytes = local.bytes;
     if !keep {
         // Tell the client the connection ends here.
-        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
-            if !head.contains("\r\nconnection:") {
-                bytes.splice(end + 2..end + 2, b"connection: close\r\n".iter().copied());
-            }
-        }
+        bytes = errors::with_header(bytes, "connection: close");
     }
     let sent = send(client, &bytes, fe_px.timeouts.client).await;
     Outcome {

@@ -133,6 +133,14 @@ impl Ctx for ExCtx<'_> {
     fn body(&self) -> Option<&[u8]> {
         self.body
     }
+    fn userlist(&self, name: &str) -> Option<&weir_rules::auth::Userlist> {
+        self.sh
+            .cfg
+            .userlists
+            .iter()
+            .find(|l| l.name == name)
+            .map(|l| &**l)
+    }
 }
 
 /// A layer-4 view (for `use_backend` conditions in `mode tcp`).
@@ -432,6 +440,18 @@ pub fn run_request(
                 ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
                 ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
                 ReqAction::SetLogLevel => continue,
+                ReqAction::Auth { realm } => {
+                    let realm = realm.as_deref().unwrap_or(&px.name);
+                    return Verdict::Respond(Local {
+                        bytes: errors::with_header(
+                            errors::response(px, 401, false),
+                            &format!("www-authenticate: Basic realm=\"{realm}\""),
+                        ),
+                        status: 401,
+                        term: *b"LR",
+                        keep: true,
+                    });
+                }
                 ReqAction::WaitForBody { time, at_least } => {
                     return Verdict::WaitBody {
                         next: i + 1,
