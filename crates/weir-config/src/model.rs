@@ -343,6 +343,8 @@ pub struct HttpSettings {
     /// `errorfile <status> <file>` and `http-error`: the whole raw
     /// response to send.
     pub errorfiles: ErrorPages,
+    /// `http-request capture … len N` rules: slots after the header ones.
+    pub rule_captures: usize,
     /// `errorfiles <name> [<code>…]`: resolved after parsing.
     pub errorfiles_refs: Vec<(String, Vec<u16>, crate::diag::Loc)>,
     /// `option accept-invalid-http-request`.

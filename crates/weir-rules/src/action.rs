@@ -82,6 +82,15 @@ pub enum ReqAction {
     UnsetVar(String),
     /// Accepted for compatibility; weir's logs have one level per line.
     SetLogLevel,
+    /// `normalize-uri <normalizer> [option]`.
+    NormalizeUri(crate::normalize::Normalizer),
+    /// `capture <sample> len <n>`: the value, cut to `n` bytes, goes in
+    /// capture slot `slot` after the `capture request header` ones.
+    Capture {
+        expr: Expr,
+        len: usize,
+        slot: usize,
+    },
     /// `auth [realm <realm>]`: a 401 asking for Basic credentials (the
     /// realm defaults to the proxy's name).
     Auth {
@@ -369,6 +378,23 @@ pub fn parse_request_rule(
                 ReqAction::SetLogLevel
             }
             "wait-for-body" => wait_for_body(args)?,
+            "normalize-uri" => ReqAction::NormalizeUri(crate::normalize::Normalizer::parse(args)?),
+            "capture" => match args {
+                [e, k, n] if k == "len" => ReqAction::Capture {
+                    expr: Expr::parse(e, load)?,
+                    len: n
+                        .parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| format!("'capture': invalid length '{n}'"))?,
+                    slot: 0,
+                },
+                [_, k, _] if k == "id" => return Err(
+                    "'capture ... id' (declare capture) is not supported by weir yet; use 'len'"
+                        .into(),
+                ),
+                _ => return Err("'capture' expects '<sample> len <length>'".into()),
+            },
             "auth" => ReqAction::Auth {
                 realm: match args {
                     [] => None,

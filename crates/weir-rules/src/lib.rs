@@ -9,6 +9,7 @@ pub mod action;
 pub mod auth;
 pub mod fmt;
 pub mod matching;
+pub mod normalize;
 pub mod sample;
 
 pub use acl::{split_cond, Acl, Cond, Loader};

@@ -527,3 +527,20 @@ fn retry_on_status_redispatches() {
         "the bad server was tried"
     );
 }
+
+#[test]
+fn normalize_uri_rewrites_and_strict_refuses() {
+    let (_w, port, a, _b) = two_backends(
+        "    http-request normalize-uri percent-decode-unreserved strict\n    http-request normalize-uri path-strip-dot",
+        "",
+    );
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/%61dmin/./x").status, 200);
+    assert!(a.seen.lock().unwrap()[0]
+        .head
+        .starts_with("GET /admin/x HTTP/1.1"));
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/%ZZ").status, 400);
+    assert!(c.closed());
+    assert_eq!(a.seen.lock().unwrap().len(), 1);
+}

@@ -91,15 +91,21 @@ fn normalized(line: &str, clf: bool) -> Vec<String> {
     f
 }
 
-fn cfg(port: u16, sys: u16, origin: u16, dead: u16, clf: bool) -> String {
+/// Extra lines: (global, frontend).
+type Extra = (&'static str, &'static str);
+
+fn cfg(port: u16, sys: u16, origin: u16, dead: u16, clf: bool, extra: Extra) -> String {
     format!(
-        "global\n    nbthread 1\n    log 127.0.0.1:{sys} local0\n\
+        "global\n    nbthread 1\n    log 127.0.0.1:{sys} local0\n{}\n\
          defaults\n    mode http\n    log global\n    option httplog{}\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
          frontend fe\n    bind 127.0.0.1:{port}\n    capture request header Host len 20\n    capture response header X-Server len 20\n\
+         {}\n\
          \x20   http-request deny if {{ path /deny }}\n    use_backend dead if {{ path /dead }}\n    default_backend be\n\
          backend be\n    server s 127.0.0.1:{origin}\n\
          backend dead\n    retries 0\n    server d 127.0.0.1:{dead}\n",
-        if clf { " clf" } else { "" }
+        extra.0,
+        if clf { " clf" } else { "" },
+        extra.1
     )
 }
 
@@ -116,18 +122,26 @@ const REQUESTS: &[(&str, &str)] = &[
     ("HEAD /?s=10 HTTP/1.0\r\n\r\n", "HEAD"),
 ];
 
-fn compare(clf: bool) {
+/// Sends each request to weir then to haproxy and compares their log
+/// lines; returns the request lines the origin saw, in order.
+fn compare(clf: bool, extra: Extra, requests: &[(&str, &str)]) -> Vec<String> {
     let origin = Origin::start("o");
     let dead = free_port();
     let (wsys, hsys) = (Syslog::start(), Syslog::start());
     let (wport, hport) = (free_port(), free_port());
-    let Some(_h) = Haproxy::start(&cfg(hport, hsys.port(), origin.port(), dead, clf), hport) else {
+    let Some(_h) = Haproxy::start(
+        &cfg(hport, hsys.port(), origin.port(), dead, clf, extra),
+        hport,
+    ) else {
         eprintln!("haproxy is not installed (.ci/run installs it); skipping");
-        return;
+        return vec![String::new(); 2 * requests.len()];
     };
-    let _w = Weir::start(&cfg(wport, wsys.port(), origin.port(), dead, clf), wport);
+    let _w = Weir::start(
+        &cfg(wport, wsys.port(), origin.port(), dead, clf, extra),
+        wport,
+    );
     let mut report = Vec::new();
-    for (req, needle) in REQUESTS {
+    for (req, needle) in requests {
         let mut lines = Vec::new();
         for (port, sys) in [(wport, &wsys), (hport, &hsys)] {
             let mut c = Client::connect(port);
@@ -158,16 +172,45 @@ fn compare(clf: bool) {
         }
     }
     assert!(report.is_empty(), "differences:\n{}", report.join("\n"));
+    let seen = origin.seen.lock().unwrap();
+    seen.iter()
+        .map(|s| s.head.lines().next().unwrap_or("").to_string())
+        .collect()
 }
 
 #[test]
 fn httplog_lines_match_haproxy_field_by_field() {
-    compare(false);
+    compare(false, ("", ""), REQUESTS);
+}
+
+#[test]
+fn rule_captures_and_normalized_uris_log_as_haproxy() {
+    let origin_saw = compare(
+        false,
+        (
+            "    expose-experimental-directives",
+            "    http-request capture req.hdr(user-agent) len 6\n\
+             \x20   http-request normalize-uri path-merge-slashes\n\
+             \x20   http-request normalize-uri path-strip-dotdot\n\
+             \x20   http-request normalize-uri query-sort-by-name\n\
+             \x20   http-request capture path len 20",
+        ),
+        &[
+            (
+                "GET /a//b/../c?z=1&a=2 HTTP/1.1\r\nUser-Agent: curl/8.1.2\r\n\r\n",
+                "/a//b",
+            ),
+            ("GET /plain HTTP/1.1\r\n\r\n", "/plain"),
+        ],
+    );
+    // Both proxies sent the server the same normalized request.
+    assert_eq!(origin_saw[0], origin_saw[1]);
+    assert_eq!(origin_saw[0], "GET /a/c?a=2&z=1 HTTP/1.1");
 }
 
 #[test]
 fn httplog_clf_lines_match_haproxy_field_by_field() {
-    compare(true);
+    compare(true, ("", ""), REQUESTS);
 }
 
 #[test]

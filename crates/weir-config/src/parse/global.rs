@@ -61,6 +61,7 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 "'master-worker' : weir runs without a master process until reload support lands",
             );
         }
+        "expose-experimental-directives" => {}
         "insecure-fork-wanted"
         | "insecure-setuid-wanted"
         | "set-dumpable"

@@ -254,6 +254,16 @@ pub(super) fn apply(
                 let lookup = super::http::lookup(p);
                 weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
             };
+            let mut r = r;
+            if let weir_rules::ReqAction::Capture { slot, .. } = &mut r.action {
+                // Slots in declaration order, after the header captures.
+                *slot = p
+                    .http_request
+                    .iter()
+                    .filter(|r| matches!(r.action, weir_rules::ReqAction::Capture { .. }))
+                    .count();
+                p.http.rule_captures = *slot + 1;
+            }
             p.http_request.push(r);
         }
         "http-response" | "http-after-response" => {

@@ -135,8 +135,11 @@ pub(super) async fn exchange<'r>(
         o.nolog = true;
         return o;
     }
-    if !fe_px.http.capture_req.is_empty() {
-        rec.req_caps = Some(capture(&fe_px.http.capture_req, &req.headers));
+    let header_caps = fe_px.http.capture_req.len();
+    if header_caps + fe_px.http.rule_captures > 0 {
+        let mut caps = capture(&fe_px.http.capture_req, &req.headers);
+        caps.resize(header_caps + fe_px.http.rule_captures, String::new());
+        rec.req_caps = Some(caps);
     }
     if !fe_px.http.capture_res.is_empty() {
         // Empty until a response comes.
@@ -158,6 +161,13 @@ pub(super) async fn exchange<'r>(
         decide(sh, fe_idx, &mut tmpl, &mut req, vars, &mut dirty, &mut bw).await;
     let body = bw.body.take();
     drop(bw);
+    if let Some(caps) = &mut rec.req_caps {
+        for (slot, v) in vars.captures.drain(..) {
+            if let Some(c) = caps.get_mut(header_caps + slot) {
+                *c = v;
+            }
+        }
+    }
     match verdict {
         Verdict::Continue | Verdict::WaitBody { .. } => {}
         Verdict::Fail(status, term) => {

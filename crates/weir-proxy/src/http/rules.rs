@@ -18,6 +18,8 @@ use weir_rules::{
 #[derive(Default)]
 pub struct Vars {
     vals: Vec<(String, Sample)>,
+    /// `http-request capture` values of the exchange: (slot, value).
+    pub captures: Vec<(usize, String)>,
 }
 
 impl Vars {
@@ -38,6 +40,7 @@ impl Vars {
     }
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
+        self.captures.clear();
         self.vals
             .retain(|(n, _)| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -231,6 +234,7 @@ enum Edit {
     Method(String),
     SetVar(String, Option<Sample>),
     UnsetVar(String),
+    Capture(usize, String),
 }
 
 fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
@@ -440,6 +444,15 @@ pub fn run_request(
                 ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
                 ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
                 ReqAction::SetLogLevel => continue,
+                ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
+                    Some(u) => Edit::Uri(u),
+                    None => return Verdict::Fail(400, *b"PR"),
+                },
+                ReqAction::Capture { expr, len, slot } => {
+                    let v = expr.eval(&ctx).map(|s| s.to_bytes()).unwrap_or_default();
+                    let v = String::from_utf8_lossy(&v[..v.len().min(*len)]).into_owned();
+                    Edit::Capture(*slot, v)
+                }
                 ReqAction::Auth { realm } => {
                     let realm = realm.as_deref().unwrap_or(&px.name);
                     return Verdict::Respond(Local {
@@ -484,6 +497,7 @@ pub fn run_request(
             Edit::SetVar(n, Some(v)) => vars.set(&n, v),
             Edit::SetVar(_, None) | Edit::Status(..) => {}
             Edit::UnsetVar(n) => vars.unset(&n),
+            Edit::Capture(slot, v) => vars.captures.push((slot, v)),
         }
     }
     Verdict::Continue
