@@ -225,7 +225,7 @@ pub const PROXY: &[Keyword] = &[
     kw("clitimeout", "DFL-", Status::Partly("legacy spelling of `timeout client`, accepted with a warning")),
     kw("compression", "DFLB", Status::Refused),
     kw("contimeout", "D-LB", Status::Partly("legacy spelling of `timeout connect`, accepted with a warning (HAProxy 2.6 refuses it)")),
-    kw("cookie", "D-LB", Status::Partly("insert, rewrite, prefix with indirect, nocache, postonly, preserve, httponly, secure, domain, attr; maxidle/maxlife and dynamic are refused")),
+    kw("cookie", "D-LB", Status::Partly("insert, rewrite, prefix with indirect, nocache, postonly, preserve, httponly, secure, domain, attr, maxidle and maxlife (dates in HAProxy's own format); dynamic is refused")),
     kw("declare capture", "-FL-", Status::Refused),
     kw("default-server", "D-LB", Status::Supported),
     kw("default_backend", "DFL-", Status::Supported),

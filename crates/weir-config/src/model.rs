@@ -470,6 +470,10 @@ pub struct CookieCfg {
     pub secure: bool,
     pub domains: Vec<String>,
     pub attrs: Vec<String>,
+    /// `maxidle` / `maxlife` in seconds (insert mode): the cookie carries
+    /// its last-seen and first-seen dates.
+    pub maxidle: Option<u64>,
+    pub maxlife: Option<u64>,
 }
 
 /// The settings `default-server` may give to every later `server`.

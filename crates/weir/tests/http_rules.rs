@@ -544,3 +544,79 @@ fn normalize_uri_rewrites_and_strict_refuses() {
     assert!(c.closed());
     assert_eq!(a.seen.lock().unwrap().len(), 1);
 }
+
+/// A cookie date as HAProxy writes it: Unix seconds / 4 in five base64
+/// digits.
+fn cookie_date(secs: u64) -> String {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let v = secs / 4;
+    (0..5)
+        .map(|i| B64[((v >> (6 * (4 - i))) & 63) as usize] as char)
+        .collect()
+}
+
+fn undate(d: &str) -> u64 {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    d.bytes().fold(0, |a, c| {
+        a << 6 | B64.iter().position(|&x| x == c).unwrap() as u64
+    }) * 4
+}
+
+#[test]
+fn cookie_maxidle_and_maxlife_dates() {
+    let (_w, port, _a, _b) = cookie_backend("SRV insert maxidle 1h maxlife 2h");
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    // The cookie's (server, last, first) from a response.
+    let dates = |r: &common::http::Response| -> (String, u64, u64) {
+        let set = r.header("set-cookie").expect("a set-cookie").to_string();
+        let v = set
+            .strip_prefix("SRV=")
+            .and_then(|v| v.split(';').next())
+            .unwrap()
+            .to_string();
+        let p: Vec<&str> = v.split('|').collect();
+        assert_eq!(p.len(), 3, "{set}");
+        (p[0].to_string(), undate(p[1]), undate(p[2]))
+    };
+    let close = |t: u64| t.abs_diff(now()) <= 8;
+    let (srv, last, first) = dates(&Client::connect(port).get("/"));
+    assert!(close(last) && close(first));
+    let with = |cookie: String| {
+        let mut c = Client::connect(port);
+        c.send(format!("GET / HTTP/1.1\r\nCookie: SRV={cookie}\r\n\r\n").as_bytes());
+        c.response("GET")
+    };
+    // Seen a minute ago, first an hour ago: kept, last-seen refreshed.
+    let n = now();
+    let r = with(format!(
+        "{srv}|{}|{}",
+        cookie_date(n - 60),
+        cookie_date(n - 3600)
+    ));
+    let (s2, last, first) = dates(&r);
+    assert_eq!(s2, srv);
+    assert!(close(last));
+    assert_eq!(first, (n - 3600) / 4 * 4);
+    // Idle over an hour, or first seen over two: a new cookie from now.
+    for cookie in [
+        format!("{srv}|{}|{}", cookie_date(n - 7000), cookie_date(n - 7000)),
+        format!("{srv}|{}|{}", cookie_date(n - 10), cookie_date(n - 9000)),
+    ] {
+        let (_, last, first) = dates(&with(cookie.clone()));
+        assert!(close(last) && close(first), "{cookie}");
+    }
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n\
+         backend b\n    cookie S rewrite maxidle 10\n    server s 127.0.0.1:1\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":7]") && err.contains("'insert' cookies only"),
+        "{err}"
+    );
+}

@@ -122,6 +122,8 @@ pub(super) fn cookie(args: &[String]) -> Result<CookieCfg, String> {
         secure: false,
         domains: Vec::new(),
         attrs: Vec::new(),
+        maxidle: None,
+        maxlife: None,
     };
     let mut mode_set = false;
     let mut it = args[1..].iter();
@@ -150,11 +152,30 @@ pub(super) fn cookie(args: &[String]) -> Result<CookieCfg, String> {
             "attr" => c
                 .attrs
                 .push(it.next().ok_or("'attr' expects a value")?.clone()),
-            o @ ("maxidle" | "maxlife" | "dynamic") => {
-                return Err(format!("'cookie ... {o}' is not supported by weir yet"))
+            o @ ("maxidle" | "maxlife") => {
+                let v = it.next().ok_or_else(|| format!("'{o}' expects a time"))?;
+                // Seconds unless a unit is given.
+                let secs = if v.bytes().all(|b| b.is_ascii_digit()) {
+                    v.parse::<u64>()
+                        .map_err(|_| format!("invalid time '{v}'"))?
+                } else {
+                    crate::units::parse_duration(v)?.as_secs()
+                };
+                if secs == 0 {
+                    return Err(format!("'{o}' expects a time of at least one second"));
+                }
+                if o == "maxidle" {
+                    c.maxidle = Some(secs);
+                } else {
+                    c.maxlife = Some(secs);
+                }
             }
+            o @ "dynamic" => return Err(format!("'cookie ... {o}' is not supported by weir yet")),
             o => return Err(format!("unknown cookie option '{o}'")),
         }
+    }
+    if (c.maxidle.is_some() || c.maxlife.is_some()) && c.mode != CookieMode::Insert {
+        return Err("'maxidle' and 'maxlife' work with 'insert' cookies only".into());
     }
     if c.indirect && c.mode == CookieMode::Prefix {
         return Err("'indirect' cannot be used with 'prefix'".into());

@@ -1,7 +1,11 @@
 //! Cookie persistence (`cookie <name> insert|rewrite|prefix` with
 //! `server … cookie <value>`): the request's cookie picks the server, the
 //! response gets the cookie set or rewritten, and the log gets HAProxy's
-//! two cookie flags (the third and fourth characters of `%tsc`).
+//! two cookie flags (the third and fourth characters of `%tsc`). With
+//! `maxidle`/`maxlife` an inserted cookie carries its last-seen and
+//! first-seen dates as HAProxy writes them (`s1|<last>|<first>`, each the
+//! Unix time divided by 4 in five base64 digits), so cookies set by one
+//! proxy are understood by the other.
 
 use weir_config::{CookieCfg, CookieMode, Proxy};
 use weir_proto::h1::{Header, RequestHead, ResponseHead};
@@ -10,9 +14,67 @@ use weir_proto::h1::{Header, RequestHead, ResponseHead};
 pub struct Persist {
     /// The server index its value names.
     pub server: Option<usize>,
-    /// Third `%tsc` character: `N` none, `V` valid, `I` invalid, `D` its
-    /// server was down (set later).
+    /// Third `%tsc` character: `N` none, `V` valid, `I` invalid, `E`
+    /// idle too long, `O` too old, `D` its server was down (set later).
     pub req_flag: u8,
+    /// The cookie's first-seen date (seconds), kept when it is refreshed.
+    first_seen: Option<u64>,
+    /// The value as the client sent it (to know whether it changes).
+    sent: Vec<u8>,
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// A cookie date: seconds / 4 in five base64 digits (30 bits).
+fn enc_date(secs: u64) -> String {
+    let v = (secs / 4) & 0x3fff_ffff;
+    (0..5)
+        .map(|i| B64[((v >> (6 * (4 - i))) & 63) as usize] as char)
+        .collect()
+}
+
+fn dec_date(s: &[u8]) -> Option<u64> {
+    if s.len() != 5 {
+        return None;
+    }
+    s.iter()
+        .try_fold(0u64, |acc, &c| {
+            let d = B64.iter().position(|&x| x == c)? as u64;
+            Some(acc << 6 | d)
+        })
+        .map(|v| v * 4)
+}
+
+/// The cookie value for `server` with the dates `maxidle`/`maxlife` need.
+fn dated(c: &CookieCfg, server: &str, now: u64, first: u64) -> String {
+    match (c.maxidle, c.maxlife) {
+        (_, Some(_)) => format!("{server}|{}|{}", enc_date(now), enc_date(first)),
+        (Some(_), None) => format!("{server}|{}", enc_date(now)),
+        (None, None) => server.to_string(),
+    }
+}
+
+/// Judges the dates of a cookie: `Err(flag)` when it is too old (`O`,
+/// `maxlife`) or idle too long (`E`, `maxidle`); dates more than a day in
+/// the future count as expired too. Returns the first-seen date to keep.
+fn judge(
+    c: &CookieCfg,
+    last: Option<u64>,
+    first: Option<u64>,
+    now: u64,
+) -> Result<Option<u64>, u8> {
+    let too_old = |d: u64, max: u64| d > now + 86_400 || now.saturating_sub(d) > max;
+    if let (Some(max), Some(f)) = (c.maxlife, first) {
+        if too_old(f, max) {
+            return Err(b'O');
+        }
+    }
+    if let (Some(max), Some(l)) = (c.maxidle, last) {
+        if too_old(l, max) {
+            return Err(b'E');
+        }
+    }
+    Ok(first)
 }
 
 /// Splits a `Cookie` header value into `(name, value)` pairs.
@@ -29,7 +91,8 @@ fn pairs(v: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
 /// Finds the persistence cookie in the request and edits it for the
 /// server: `prefix` strips the server part, `insert indirect` removes it.
 /// Returns None when the backend has no `cookie` line.
-pub fn on_request(px: &Proxy, req: &mut RequestHead) -> (Option<Persist>, bool) {
+/// `now` is the Unix time in seconds (for `maxidle`/`maxlife`).
+pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persist>, bool) {
     let Some(c) = &px.cookie else {
         return (None, false);
     };
@@ -48,10 +111,48 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead) -> (Option<Persist>, bool) 
             Some(Persist {
                 server: None,
                 req_flag: b'N',
+                first_seen: None,
+                sent: Vec::new(),
             }),
             false,
         );
     };
+    let dates = c.maxidle.is_some() || c.maxlife.is_some();
+    let mut first_seen = None;
+    if dates {
+        let mut parts = val.split(|&b| b == b'|');
+        let srv = parts.next().unwrap_or(&[]).to_vec();
+        let last = parts.next().and_then(dec_date);
+        let first = parts.next().and_then(dec_date);
+        match judge(c, last, first, now) {
+            Ok(f) => first_seen = f,
+            Err(flag) => {
+                return (
+                    Some(Persist {
+                        server: None,
+                        req_flag: flag,
+                        first_seen: None,
+                        sent: val,
+                    }),
+                    false,
+                )
+            }
+        }
+        let server = px
+            .servers
+            .iter()
+            .position(|s| s.cookie.as_deref().map(str::as_bytes) == Some(srv.as_slice()));
+        let changed = server.is_some() && c.indirect && strip_cookie(c, req, None);
+        return (
+            Some(Persist {
+                server,
+                req_flag: if server.is_some() { b'V' } else { b'I' },
+                first_seen,
+                sent: val,
+            }),
+            changed,
+        );
+    }
     let (srv_part, rest) = match c.mode {
         CookieMode::Prefix => match val.iter().position(|&b| b == b'~') {
             Some(i) => (val[..i].to_vec(), Some(val[i + 1..].to_vec())),
@@ -63,39 +164,47 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead) -> (Option<Persist>, bool) 
         .servers
         .iter()
         .position(|s| s.cookie.as_deref().map(str::as_bytes) == Some(srv_part.as_slice()));
-    let mut changed = false;
     let strip = match c.mode {
         CookieMode::Prefix => true,
         CookieMode::Insert => c.indirect,
         CookieMode::Rewrite => false,
     };
-    if strip && server.is_some() {
-        for h in req
-            .headers
-            .iter_mut()
-            .filter(|h| h.name.eq_ignore_ascii_case("cookie"))
-        {
-            let parts: Vec<Vec<u8>> = pairs(&h.value)
-                .filter_map(|(n, v)| {
-                    if n != c.name.as_bytes() {
-                        return Some([n, b"=", v].concat());
-                    }
-                    rest.as_ref().map(|r| [n, b"=", r.as_slice()].concat())
-                })
-                .collect();
-            h.value = parts.join(&b"; "[..]);
-            changed = true;
-        }
-        req.headers
-            .retain(|h| !(h.name.eq_ignore_ascii_case("cookie") && h.value.is_empty()));
-    }
+    let changed = strip && server.is_some() && strip_cookie(c, req, rest.as_deref());
     (
         Some(Persist {
             server,
             req_flag: if server.is_some() { b'V' } else { b'I' },
+            first_seen,
+            sent: val,
         }),
         changed,
     )
+}
+
+/// Removes the persistence cookie from the request's `Cookie` headers, or
+/// replaces its value with `rest` (the application's part of a `prefix`
+/// cookie). Returns whether the head changed.
+fn strip_cookie(c: &CookieCfg, req: &mut RequestHead, rest: Option<&[u8]>) -> bool {
+    let mut changed = false;
+    for h in req
+        .headers
+        .iter_mut()
+        .filter(|h| h.name.eq_ignore_ascii_case("cookie"))
+    {
+        let parts: Vec<Vec<u8>> = pairs(&h.value)
+            .filter_map(|(n, v)| {
+                if n != c.name.as_bytes() {
+                    return Some([n, b"=", v].concat());
+                }
+                rest.map(|r| [n, b"=", r].concat())
+            })
+            .collect();
+        h.value = parts.join(&b"; "[..]);
+        changed = true;
+    }
+    req.headers
+        .retain(|h| !(h.name.eq_ignore_ascii_case("cookie") && h.value.is_empty()));
+    changed
 }
 
 fn set_cookie_line(c: &CookieCfg, value: &str) -> Vec<u8> {
@@ -116,14 +225,15 @@ fn set_cookie_line(c: &CookieCfg, value: &str) -> Vec<u8> {
 }
 
 /// Sets or rewrites the cookie in the response for server `srv`; returns
-/// the fourth `%tsc` character (`N` nothing, `I` inserted, `R` rewritten,
-/// `P` preserved) and whether the head changed.
+/// the fourth `%tsc` character (`N` nothing, `I` inserted, `U` dates
+/// updated, `R` rewritten, `P` preserved) and whether the head changed.
 pub fn on_response(
     px: &Proxy,
     srv: usize,
     p: &Persist,
     method: &str,
     res: &mut ResponseHead,
+    now: u64,
 ) -> (u8, bool) {
     let (Some(c), Some(value)) = (
         &px.cookie,
@@ -145,7 +255,16 @@ pub fn on_response(
                 return (b'P', false);
             }
             let valid_here = p.req_flag == b'V' && p.server == Some(srv);
-            if valid_here || (c.postonly && method != "POST") {
+            let dates = c.maxidle.is_some() || c.maxlife.is_some();
+            let fresh = dated(c, value, now, p.first_seen.unwrap_or(now));
+            let flag = if !valid_here {
+                b'I'
+            } else if dates && fresh.as_bytes() != p.sent.as_slice() {
+                b'U'
+            } else {
+                return (b'N', false);
+            };
+            if flag == b'I' && c.postonly && method != "POST" {
                 return (b'N', false);
             }
             res.headers.retain(|h| {
@@ -157,7 +276,7 @@ pub fn on_response(
             });
             res.headers.push(Header {
                 name: "set-cookie".into(),
-                value: set_cookie_line(c, value),
+                value: set_cookie_line(c, &fresh),
             });
             if c.nocache {
                 res.headers.push(Header {
@@ -165,7 +284,7 @@ pub fn on_response(
                     value: b"private".to_vec(),
                 });
             }
-            (b'I', true)
+            (flag, true)
         }
         CookieMode::Rewrite | CookieMode::Prefix => {
             let mut changed = false;
@@ -190,5 +309,20 @@ pub fn on_response(
             }
             (if changed { b'R' } else { b'N' }, changed)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_as_haproxy_writes_them() {
+        // Observed from haproxy 2.6: Unix time 1795392540 is "awOEH".
+        assert_eq!(enc_date(1_795_392_540), "awOEH");
+        assert_eq!(dec_date(b"awOEH"), Some(1_795_392_540));
+        assert_eq!(dec_date(b"awOD+"), Some(1_795_392_540 - 9 * 4));
+        assert_eq!(dec_date(b"aw-EH"), None);
+        assert_eq!(dec_date(b"awOE"), None);
     }
 }

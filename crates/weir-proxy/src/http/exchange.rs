@@ -225,7 +225,8 @@ pub(super) async fn exchange<'r>(
             ..tmpl
         },
     );
-    let (mut persist, cookie_changed) = cookie::on_request(be_px, &mut req);
+    let now_secs = super::now_wall().as_secs();
+    let (mut persist, cookie_changed) = cookie::on_request(be_px, &mut req, now_secs);
     dirty |= cookie_changed;
     if let Some(p) = &persist {
         rec.cookie_flags = [p.req_flag, b'N'];
@@ -544,7 +545,8 @@ pub(super) async fn exchange<'r>(
             },
         );
         if let (Some(p), None) = (&persist, &replaced) {
-            let (flag, changed) = cookie::on_response(be_px, conn.srv, p, &req.method, &mut res);
+            let (flag, changed) =
+                cookie::on_response(be_px, conn.srv, p, &req.method, &mut res, now_secs);
             rdirty |= changed;
             rec.cookie_flags = [p.req_flag, flag];
         }
