@@ -121,11 +121,8 @@ pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Acc
     let accept_wall = wall_now();
     // Boxed: the PROXY header reader's buffer is only needed here.
     if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
-        let mut kill_rx = sh.killing.subscribe();
-        tokio::select! {
-            _ = crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall) => {}
-            _ = kill_rx.wait_for(|k| *k) => client.set_reset_on_close(),
-        }
+        // A hard stop is watched inside (only while it matters).
+        crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
     }
     drop(client);
     finish(&sh, fe_idx, &acc.bind_conns);

@@ -72,7 +72,10 @@ pub async fn serve(
         let _ = s.set_nodelay(true);
     }
     let (head_timeout, ka_timeout) = head_timeouts(fe_px);
+    // A soft stop ends idle keep-alive connections; a hard stop (which
+    // sets both) also ends one waiting for its first request.
     let mut stop = sh.stopping.subscribe();
+    let mut kill = sh.killing.subscribe();
     let mut ss = Session {
         sh,
         fe_idx,
@@ -82,11 +85,6 @@ pub async fn serve(
         cbuf: Buf::with(&initial, size),
         held: None,
         vars: Vars::default(),
-        key: match acc.peer.map(|p| p.ip()) {
-            Some(IpAddr::V4(a)) => a.octets().to_vec(),
-            Some(IpAddr::V6(a)) => a.octets().to_vec(),
-            None => Vec::new(),
-        },
         count: 0,
     };
     drop(initial);
@@ -95,24 +93,34 @@ pub async fn serve(
         let first = ss.count == 0;
         let wait = if first { head_timeout } else { ka_timeout };
         let wait_deadline = wait.map(|t| idle_since + t);
-        let mut first_byte: Option<Instant> = None;
-        let end = tokio::select! {
-            e = read_head(client, &mut ss.cbuf, size, &limits, wait_deadline, head_timeout, first, &mut first_byte) => e,
-            _ = stop.wait_for(|s| *s), if !first && ss.cbuf.is_empty() => HeadEnd::Idle,
-        };
-        if matches!(end, HeadEnd::Idle) {
-            break;
+        if ss.cbuf.is_empty() {
+            // Idle: only readiness, the deadline and a stop are awaited
+            // here; an exchange's state is allocated once bytes come.
+            let signal = if first { &mut kill } else { &mut stop };
+            let ready = tokio::select! {
+                r = readable(client, wait_deadline) => r,
+                _ = signal.wait_for(|s| *s) => false,
+            };
+            // A first request that timed out still gets its 408 below.
+            if !ready && (!first || *kill.borrow()) {
+                break;
+            }
         }
-        let start = first_byte.unwrap_or_else(Instant::now);
+        let turn = Turn {
+            wait_deadline,
+            head_timeout,
+            first,
+            idle_since,
+        };
         // Boxed: an idle keep-alive connection carries none of this state.
-        let keep = Box::pin(ss.handle(end, start, idle_since)).await;
-        if !keep || *stop.borrow() {
-            break;
+        match Box::pin(ss.turn(turn, &limits)).await {
+            Some(true) if !*stop.borrow() => {}
+            _ => break,
         }
         idle_since = Instant::now();
     }
     if let Some(h) = ss.held.take() {
-        park(sh, h);
+        park(sh, *h);
     }
 }
 
@@ -124,15 +132,68 @@ struct Session<'a> {
     acc: &'a Accepted,
     accept_wall: Duration,
     cbuf: Buf,
-    held: Option<Held>,
+    /// Boxed: rare (`http-reuse never`), and kept out of idle sessions.
+    held: Option<Box<Held>>,
     vars: Vars,
-    /// The client address as `balance source` hashes it.
-    key: Vec<u8>,
     /// Requests served so far.
     count: u64,
 }
 
+/// When and how the next request head is awaited.
+struct Turn {
+    wait_deadline: Option<Instant>,
+    head_timeout: Option<Duration>,
+    first: bool,
+    idle_since: Instant,
+}
+
+/// Waits until `client` is readable; false when `deadline` passes first.
+async fn readable(client: &Conn, deadline: Option<Instant>) -> bool {
+    let ready = std::future::poll_fn(|cx| client.poll_read_ready(cx));
+    match deadline {
+        Some(d) => tokio::time::timeout_at(d, ready).await.is_ok(),
+        None => {
+            let _ = ready.await;
+            true
+        }
+    }
+}
+
 impl Session<'_> {
+    /// Reads the next request head and answers it, unless a hard stop
+    /// comes first. `None` when the client left between requests;
+    /// otherwise whether the connection stays open.
+    async fn turn(&mut self, t: Turn, limits: &Limits) -> Option<bool> {
+        let mut kill = self.sh.killing.subscribe();
+        let client = self.client;
+        let work = async {
+            let mut first_byte: Option<Instant> = None;
+            let end = read_head(
+                client,
+                &mut self.cbuf,
+                limits.max_head,
+                limits,
+                t.wait_deadline,
+                t.head_timeout,
+                t.first,
+                &mut first_byte,
+            )
+            .await;
+            if matches!(end, HeadEnd::Idle) {
+                return None;
+            }
+            let start = first_byte.unwrap_or_else(Instant::now);
+            Some(self.handle(end, start, t.idle_since).await)
+        };
+        tokio::select! {
+            r = work => r,
+            _ = kill.wait_for(|k| *k) => {
+                client.set_reset_on_close();
+                None
+            }
+        }
+    }
+
     /// Answers what reading a head produced (an error page, or the
     /// exchange) and logs it. Returns whether the connection stays open.
     async fn handle(&mut self, end: HeadEnd, start: Instant, idle_since: Instant) -> bool {
@@ -196,21 +257,36 @@ impl Session<'_> {
             format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor)
         };
         rec.request = &line;
+        // The client address as `balance source` hashes it.
+        let mut kb = [0u8; 16];
+        let key: &[u8] = match acc.peer.map(|p| p.ip()) {
+            Some(IpAddr::V4(a)) => {
+                kb[..4].copy_from_slice(&a.octets());
+                &kb[..4]
+            }
+            Some(IpAddr::V6(a)) => {
+                kb = a.octets();
+                &kb
+            }
+            None => &[],
+        };
+        let mut held = self.held.take().map(|h| *h);
         let out = exchange(
             sh,
             fe_idx,
             client,
             acc,
-            &self.key,
+            key,
             &mut self.cbuf,
             req,
             used,
-            &mut self.held,
+            &mut held,
             first,
             &mut rec,
             &mut self.vars,
         )
         .await;
+        self.held = held.map(Box::new);
         rec.status = out.status;
         rec.term = out.term;
         rec.bytes_in = out.bytes_in;
