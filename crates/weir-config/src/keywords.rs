@@ -268,7 +268,7 @@ pub const PROXY: &[Keyword] = &[
     kw("ignore-persist", "--LB", Status::Refused),
     kw("load-server-state-from-file", "D-LB", Status::Refused),
     kw("log", "DFLB", Status::Supported),
-    kw("log-format", "DFL-", Status::Partly("the %-variables of `mode tcp`; HTTP variables log `-`; `%[sample]` comes with the rules engine")),
+    kw("log-format", "DFL-", Status::Partly("the %-variables of `mode tcp` and `mode http`, `%{+Q}`/`%{-Q}` and `%o` defaults, `%[sample]` expressions; `+X` and `+E` accepted and not applied")),
     kw("log-format-sd", "DFL-", Status::Refused),
     kw("log-tag", "DFLB", Status::Supported),
     kw("max-keep-alive-queue", "D-LB", Status::Refused),
