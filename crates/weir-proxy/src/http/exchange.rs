@@ -249,9 +249,9 @@ pub(super) async fn exchange<'r>(
     };
 
     let reuse_policy = be_px.http.reuse;
-    let lb_key: Vec<u8> = match &be_px.balance_key {
-        Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &req),
-        _ => key.to_vec(),
+    let lb_key: std::borrow::Cow<'_, [u8]> = match &be_px.balance_key {
+        Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &req).into(),
+        _ => key.into(),
     };
     let mut tries = 0;
     // The request's bytes left the client buffer (a retry rebuilds them).
@@ -514,12 +514,11 @@ pub(super) async fn exchange<'r>(
             ..tmpl
         };
         let mut replaced: Option<Local> = None;
-        let mut order = vec![be_px];
-        if be.proxy != fe.proxy {
-            order.push(fe_px);
-        }
+        // The backend's rules, then the frontend's (once when they are one).
+        let both = [be_px, fe_px];
+        let order = &both[..if be.proxy != fe.proxy { 2 } else { 1 }];
         for list in [0, 1] {
-            for px in &order {
+            for px in order {
                 if replaced.is_none() {
                     let rules = if list == 0 {
                         &px.http_response
