@@ -474,3 +474,42 @@ fn tune_http_maxhdr_limits_request_headers() {
         "{err}"
     );
 }
+
+#[test]
+fn idle_keep_alive_clients_end_on_timeout_and_on_soft_stop() {
+    let o = Origin::start("a");
+    let port = free_port();
+    let be = format!("    server s1 127.0.0.1:{}", o.port());
+    let cfg = http_cfg(port, "", "    timeout http-keep-alive 300ms", &be);
+    let w = Weir::start(&cfg, port);
+    // The keep-alive timeout closes an idle client, not before it.
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/").status, 200);
+    let t = std::time::Instant::now();
+    assert!(c.closed());
+    let idle = t.elapsed();
+    assert!(
+        idle >= Duration::from_millis(250) && idle < Duration::from_secs(3),
+        "{idle:?}"
+    );
+    // A client that keeps talking within the timeout is kept.
+    let mut c = Client::connect(port);
+    for _ in 0..3 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    drop(w);
+    // A soft stop ends idle keep-alive clients (long before their
+    // timeout), then the process.
+    let port = free_port();
+    let cfg = http_cfg(port, "", "    timeout http-keep-alive 60s", &be);
+    let mut w = Weir::start(&cfg, port);
+    let mut idle_clients: Vec<Client> = (0..5).map(|_| Client::connect(port)).collect();
+    for c in &mut idle_clients {
+        assert_eq!(c.get("/").status, 200);
+    }
+    w.signal(libc::SIGUSR1);
+    for c in &mut idle_clients {
+        assert!(c.closed());
+    }
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+}

@@ -9,6 +9,7 @@ mod decide;
 mod errors;
 mod exchange;
 mod head;
+pub mod idle;
 mod io;
 pub mod pool;
 mod read;
@@ -72,10 +73,6 @@ pub async fn serve(
         let _ = s.set_nodelay(true);
     }
     let (head_timeout, ka_timeout) = head_timeouts(fe_px);
-    // A soft stop ends idle keep-alive connections; a hard stop (which
-    // sets both) also ends one waiting for its first request.
-    let mut stop = sh.stopping.subscribe();
-    let mut kill = sh.killing.subscribe();
     let mut ss = Session {
         sh,
         fe_idx,
@@ -95,14 +92,14 @@ pub async fn serve(
         let wait_deadline = wait.map(|t| idle_since + t);
         if ss.cbuf.is_empty() {
             // Idle: only readiness, the deadline and a stop are awaited
-            // here; an exchange's state is allocated once bytes come.
-            let signal = if first { &mut kill } else { &mut stop };
-            let ready = tokio::select! {
-                r = readable(client, wait_deadline) => r,
-                _ = signal.wait_for(|s| *s) => false,
-            };
+            // here, with no timer of its own; an exchange's state is
+            // allocated once bytes come. A soft stop ends idle keep-alive
+            // connections; a hard stop (which sets both) also ends one
+            // waiting for its first request.
+            let signal = if first { &sh.killing } else { &sh.stopping };
+            let ready = idle::IdleWait::new(client, signal, wait_deadline).await;
             // A first request that timed out still gets its 408 below.
-            if !ready && (!first || *kill.borrow()) {
+            if !ready && (!first || *sh.killing.borrow()) {
                 break;
             }
         }
@@ -114,7 +111,7 @@ pub async fn serve(
         };
         // Boxed: an idle keep-alive connection carries none of this state.
         match Box::pin(ss.turn(turn, &limits)).await {
-            Some(true) if !*stop.borrow() => {}
+            Some(true) if !*sh.stopping.borrow() => {}
             _ => break,
         }
         idle_since = Instant::now();
@@ -145,18 +142,6 @@ struct Turn {
     head_timeout: Option<Duration>,
     first: bool,
     idle_since: Instant,
-}
-
-/// Waits until `client` is readable; false when `deadline` passes first.
-async fn readable(client: &Conn, deadline: Option<Instant>) -> bool {
-    let ready = std::future::poll_fn(|cx| client.poll_read_ready(cx));
-    match deadline {
-        Some(d) => tokio::time::timeout_at(d, ready).await.is_ok(),
-        None => {
-            let _ = ready.await;
-            true
-        }
-    }
 }
 
 impl Session<'_> {
