@@ -445,6 +445,11 @@ pub struct Server {
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
+    /// `pool-max-conn`: idle connections kept per thread (`None`: no limit).
+    pub pool_max_conn: Option<usize>,
+    /// `pool-purge-delay`: how long an idle connection is kept (`None`:
+    /// forever).
+    pub pool_purge_delay: Option<Duration>,
     /// `cookie <value>`: the value persistence cookies carry for it.
     pub cookie: Option<String>,
 }
@@ -496,6 +501,8 @@ pub struct ServerDefaults {
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
+    pub pool_max_conn: Option<usize>,
+    pub pool_purge_delay: Option<Duration>,
 }
 
 impl Default for ServerDefaults {
@@ -518,6 +525,8 @@ impl Default for ServerDefaults {
             source: None,
             shutdown_on_down: false,
             slowstart: None,
+            pool_max_conn: None,
+            pool_purge_delay: Some(Duration::from_secs(5)),
         }
     }
 }

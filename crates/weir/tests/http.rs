@@ -513,3 +513,41 @@ fn idle_keep_alive_clients_end_on_timeout_and_on_soft_stop() {
     }
     assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
 }
+
+#[test]
+fn pool_max_conn_and_purge_delay() {
+    // pool-max-conn 0: no idle server connection is kept.
+    let o = Origin::start("a");
+    let (_w, port) = weir_for(&o, "", "    default-server pool-max-conn 0");
+    let mut c = Client::connect(port);
+    for _ in 0..3 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    assert_eq!(o.connections(), 3);
+    // pool-purge-delay: an idle server connection is closed once unused
+    // for the delay (the purge runs each second), then a new one opens.
+    let o = Origin::start("b");
+    let port = free_port();
+    let be = format!(
+        "    server s1 127.0.0.1:{} pool-purge-delay 200ms",
+        o.port()
+    );
+    let _w = Weir::start(&http_cfg(port, "", "", &be), port);
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/").status, 200);
+    assert_eq!(c.get("/").status, 200);
+    assert_eq!(o.connections(), 1, "reused within the delay");
+    // Time passing is what is tested here: the delay, then one purge tick.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(c.get("/").status, 200);
+    assert_eq!(o.connections(), 2, "purged after the delay");
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\n\
+         backend b\n    server s 127.0.0.1:1 pool-max-conn x\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":7]") && err.contains("pool-max-conn"),
+        "{err}"
+    );
+}

@@ -34,6 +34,8 @@ const TAKES_ARG: &[&str] = &[
     "addr",
     "maxconn",
     "maxqueue",
+    "pool-max-conn",
+    "pool-purge-delay",
     "id",
     "source",
     "on-marked-down",
@@ -52,8 +54,6 @@ const TAKES_ARG: &[&str] = &[
     "crt",
     "ca-file",
     "verify",
-    "pool-max-conn",
-    "pool-purge-delay",
     "redir",
     "namespace",
 ];
@@ -163,6 +163,24 @@ fn server_options(
                 }
                 "maxqueue" => {
                     d.maxqueue = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
+                    2
+                }
+                "pool-max-conn" => {
+                    let v = need(word)?;
+                    d.pool_max_conn = match v.parse::<i64>() {
+                        Ok(-1) => None,
+                        Ok(n) if n >= 0 => Some(n as usize),
+                        _ => {
+                            return Err(format!(
+                                "'pool-max-conn' expects -1 or a positive number, got '{v}'"
+                            ))
+                        }
+                    };
+                    2
+                }
+                "pool-purge-delay" => {
+                    let t = parse_duration(need(word)?)?;
+                    d.pool_purge_delay = (!t.is_zero()).then_some(t);
                     2
                 }
                 "id" => {
@@ -286,6 +304,8 @@ pub(super) fn server(
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,
         slowstart: d.slowstart,
+        pool_max_conn: d.pool_max_conn,
+        pool_purge_delay: d.pool_purge_delay,
         cookie,
     })
 }

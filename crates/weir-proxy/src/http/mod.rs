@@ -301,10 +301,12 @@ pub(super) fn park(sh: &Shared, h: Held) {
     if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never {
         return;
     }
+    let srv = sh.cfg.proxies[be.proxy].servers.get(h.srv);
     let slot = pool::Slot {
         be: h.be,
         srv: h.srv,
-        max_per_server: None,
+        max_per_server: srv.and_then(|s| s.pool_max_conn),
+        purge_delay: srv.and_then(|s| s.pool_purge_delay),
         max_total: (sh.maxconn as usize / 4).max(64),
     };
     pool::put(

@@ -19,7 +19,14 @@ pub struct IdleConn {
     /// It has carried more than one exchange (the server keeps connections
     /// alive): what `http-reuse aggressive` asks of a first request.
     pub proven: bool,
-    since: Instant,
+    /// When `pool-purge-delay` closes it (`None`: never).
+    expires: Option<Instant>,
+}
+
+impl IdleConn {
+    fn usable(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|e| now < e) && alive(&self.conn)
+    }
 }
 
 /// (backend proxy index, server index).
@@ -35,10 +42,6 @@ struct Pool {
 thread_local! {
     static POOL: RefCell<Pool> = RefCell::new(Pool::default());
 }
-
-/// How long an idle connection is kept (HAProxy's `pool-purge-delay`
-/// default).
-pub const PURGE_DELAY: Duration = Duration::from_secs(5);
 
 /// True when the server has not closed nor sent anything on `c` (a reused
 /// connection must be silent). Costs a system call only when the event
@@ -66,7 +69,7 @@ pub fn take(be: usize, srv: usize, proven_only: bool) -> Option<IdleConn> {
         while let Some(i) = list.iter().rposition(|c| !proven_only || c.proven) {
             let c = list.swap_remove(i);
             p.count -= 1;
-            if now.duration_since(c.since) < PURGE_DELAY && alive(&c.conn) {
+            if c.usable(now) {
                 return Some(c);
             }
         }
@@ -80,6 +83,8 @@ pub struct Slot {
     pub srv: usize,
     /// `pool-max-conn` of the server (`None` = no limit).
     pub max_per_server: Option<usize>,
+    /// `pool-purge-delay` of the server (`None` = kept until it dies).
+    pub purge_delay: Option<Duration>,
     /// Idle connections this thread may hold in all (HAProxy keeps no more
     /// than a fraction of its descriptors idle).
     pub max_total: usize,
@@ -109,7 +114,7 @@ pub fn put(
             server_addr,
             source_addr,
             proven,
-            since: Instant::now(),
+            expires: slot.purge_delay.map(|d| Instant::now() + d),
         });
         p.count += 1;
         !std::mem::replace(&mut p.purging, true)
@@ -130,7 +135,7 @@ async fn purge() {
             let now = Instant::now();
             let mut count = 0;
             p.idle.retain(|_, list| {
-                list.retain(|c| now.duration_since(c.since) < PURGE_DELAY && alive(&c.conn));
+                list.retain(|c| c.usable(now));
                 count += list.len();
                 !list.is_empty()
             });
