@@ -41,6 +41,15 @@ pub fn run_thread(
         .build()?;
     rt.block_on(async move {
         let mut tasks = Vec::new();
+        if sh
+            .cfg
+            .proxies
+            .iter()
+            .any(|p| p.mode == weir_config::Mode::Http)
+        {
+            // Wakes this thread's idle HTTP clients at their deadlines.
+            tokio::spawn(crate::http::idle::sweep(sh.clone()));
+        }
         for l in listeners {
             tasks.push(tokio::spawn(accept_loop(sh.clone(), l)));
         }

@@ -62,32 +62,26 @@ pub async fn serve(
     initial: Vec<u8>,
     accept_wall: Duration,
 ) {
-    let fe = &sh.frontends[fe_idx];
-    let fe_px = &sh.cfg.proxies[fe.proxy];
-    let size = sh.bufsize;
-    let limits = Limits {
-        max_head: size,
-        max_headers: sh.maxhdr,
-    };
     if let Conn::Tcp(s) = client {
         let _ = s.set_nodelay(true);
     }
-    let (head_timeout, ka_timeout) = head_timeouts(fe_px);
     let mut ss = Session {
         sh,
         fe_idx,
         client,
         acc,
         accept_wall,
-        cbuf: Buf::with(&initial, size),
+        cbuf: Buf::with(&initial, sh.bufsize),
         held: None,
-        vars: Vars::default(),
+        vars: None,
         count: 0,
     };
     drop(initial);
     let mut idle_since = Instant::now();
     loop {
         let first = ss.count == 0;
+        // Looked up each turn rather than kept in the idle state.
+        let (head_timeout, ka_timeout) = head_timeouts(&sh.cfg.proxies[sh.frontends[fe_idx].proxy]);
         let wait = if first { head_timeout } else { ka_timeout };
         let wait_deadline = wait.map(|t| idle_since + t);
         if ss.cbuf.is_empty() {
@@ -110,7 +104,7 @@ pub async fn serve(
             idle_since,
         };
         // Boxed: an idle keep-alive connection carries none of this state.
-        match Box::pin(ss.turn(turn, &limits)).await {
+        match Box::pin(ss.turn(turn)).await {
             Some(true) if !*sh.stopping.borrow() => {}
             _ => break,
         }
@@ -131,7 +125,9 @@ struct Session<'a> {
     cbuf: Buf,
     /// Boxed: rare (`http-reuse never`), and kept out of idle sessions.
     held: Option<Box<Held>>,
-    vars: Vars,
+    /// `sess.*` variables kept between exchanges (boxed: most sessions
+    /// have none).
+    vars: Option<Box<Vars>>,
     /// Requests served so far.
     count: u64,
 }
@@ -148,7 +144,11 @@ impl Session<'_> {
     /// Reads the next request head and answers it, unless a hard stop
     /// comes first. `None` when the client left between requests;
     /// otherwise whether the connection stays open.
-    async fn turn(&mut self, t: Turn, limits: &Limits) -> Option<bool> {
+    async fn turn(&mut self, t: Turn) -> Option<bool> {
+        let limits = &Limits {
+            max_head: self.sh.bufsize,
+            max_headers: self.sh.maxhdr,
+        };
         let mut kill = self.sh.killing.subscribe();
         let client = self.client;
         let work = async {
@@ -256,6 +256,7 @@ impl Session<'_> {
             None => &[],
         };
         let mut held = self.held.take().map(|h| *h);
+        let mut vars = self.vars.take().map(|v| *v).unwrap_or_default();
         let out = exchange(
             sh,
             fe_idx,
@@ -268,7 +269,7 @@ impl Session<'_> {
             &mut held,
             first,
             &mut rec,
-            &mut self.vars,
+            &mut vars,
         )
         .await;
         self.held = held.map(Box::new);
@@ -288,7 +289,10 @@ impl Session<'_> {
         if !out.nolog {
             log_exchange(sh, fe_idx, &mut rec);
         }
-        self.vars.end_exchange();
+        vars.end_exchange();
+        if !vars.is_empty() {
+            self.vars = Some(Box::new(vars));
+        }
         out.keep_client && !out.tunnel
     }
 }

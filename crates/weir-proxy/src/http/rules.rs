@@ -38,6 +38,10 @@ impl Vars {
     fn unset(&mut self, name: &str) {
         self.vals.retain(|(n, _)| n != name);
     }
+    /// No variable is left.
+    pub fn is_empty(&self) -> bool {
+        self.vals.is_empty() && self.captures.is_empty()
+    }
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
         self.captures.clear();
