@@ -54,18 +54,21 @@ pub(super) struct Held {
 
 /// Serves HTTP/1.1 exchanges on `client` until it closes, an error ends
 /// it, or a response requires closing. Every exchange is logged.
-pub async fn serve(
-    sh: &Shared,
+///
+/// Not an `async fn`: the arguments go into the session at once, so the
+/// task that waits on an idle client stores them only there.
+pub fn serve<'a>(
+    sh: &'a Shared,
     fe_idx: usize,
-    client: &Conn,
-    acc: &Accepted,
+    client: &'a Conn,
+    acc: &'a Accepted,
     initial: Vec<u8>,
     accept_wall: Duration,
-) {
+) -> impl std::future::Future<Output = ()> + 'a {
     if let Conn::Tcp(s) = client {
         let _ = s.set_nodelay(true);
     }
-    let mut ss = Session {
+    let ss = Session {
         sh,
         fe_idx,
         client,
@@ -76,14 +79,24 @@ pub async fn serve(
         vars: None,
         count: 0,
     };
-    drop(initial);
+    run(ss)
+}
+
+/// The head timeouts of a session's frontend: (first request, keep-alive).
+fn timeouts(ss: &Session<'_>) -> (Option<Duration>, Option<Duration>) {
+    head_timeouts(&ss.sh.cfg.proxies[ss.sh.frontends[ss.fe_idx].proxy])
+}
+
+/// The exchanges of one client connection, one turn at a time.
+async fn run(mut ss: Session<'_>) {
+    let (sh, client) = (ss.sh, ss.client);
     let mut idle_since = Instant::now();
     loop {
         let first = ss.count == 0;
-        // Looked up each turn rather than kept in the idle state.
-        let (head_timeout, ka_timeout) = head_timeouts(&sh.cfg.proxies[sh.frontends[fe_idx].proxy]);
-        let wait = if first { head_timeout } else { ka_timeout };
-        let wait_deadline = wait.map(|t| idle_since + t);
+        let wait_deadline = {
+            let (head, ka) = timeouts(&ss);
+            if first { head } else { ka }.map(|t| idle_since + t)
+        };
         if ss.cbuf.is_empty() {
             // Idle: only readiness, the deadline and a stop are awaited
             // here, with no timer of its own; an exchange's state is
@@ -99,7 +112,7 @@ pub async fn serve(
         }
         let turn = Turn {
             wait_deadline,
-            head_timeout,
+            head_timeout: timeouts(&ss).0,
             first,
             idle_since,
         };
