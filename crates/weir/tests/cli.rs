@@ -146,3 +146,13 @@ fn env_expansion_and_conditions_in_files() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("e.cfg:5] : WEIR_TEST_BE is not set"));
 }
+
+#[test]
+fn a_frontend_without_backend_passes_zero_warning_as_in_haproxy() {
+    let (code, out, err) = check_cfg(
+        "global\n    zero-warning\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+         frontend fe\n    bind 127.0.0.1:18999\n    http-request return status 200\n",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("NOTICE") && err.contains(":8]"), "{err}");
+}

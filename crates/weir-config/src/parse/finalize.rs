@@ -89,7 +89,13 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
             }
         }
         if kind == ProxyKind::Frontend && p.default_backend.is_none() && p.use_backends.is_empty() {
-            diags.warn(&p.loc, format!("frontend '{name}' has no 'default_backend' nor 'use_backend': its connections will be closed"));
+            // A notice, not a warning: haproxy 2.6 says nothing here, and a
+            // configuration it accepts under `zero-warning` must pass too.
+            diags.push(
+                crate::diag::Level::Notice,
+                Some(&p.loc),
+                format!("frontend '{name}' has no 'default_backend' nor 'use_backend': requests not answered by its rules get a 503 (mode http) or are closed (mode tcp)"),
+            );
         }
         if kind.is_backend() {
             let mut seen: HashMap<&str, usize> = HashMap::new();
