@@ -148,15 +148,15 @@ mod tests {
     #[test]
     fn users_groups_and_passwords() {
         let mut l = Userlist::default();
-        l.line("group", &w("ops users bob")).unwrap();
+        l.line("group", &w("ops users bob")).unwrap(); // ok: unit test on fixed input
         l.line("user", &w("alice insecure-password s3cret groups dev"))
-            .unwrap();
-        // "Hello world!" with the crypt(3) test vector salt "saltstring".
+            .unwrap(); // ok: unit test on fixed input
+                       // "Hello world!" with the crypt(3) test vector salt "saltstring".
         l.line(
             "user",
             &w("bob password $5$saltstring$5B8vYYiY.CVt1RlTTf8KbXBH3hsxY/GNooZaBBGWEc5"),
         )
-        .unwrap();
+        .unwrap(); // ok: unit test on fixed input
         assert!(l.check("alice", "s3cret"));
         assert!(!l.check("alice", "s3cre"));
         assert!(l.check("bob", "Hello world!"));

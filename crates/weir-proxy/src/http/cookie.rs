@@ -107,58 +107,40 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
         }
     }
     let Some(val) = found else {
-        return (
-            Some(Persist {
-                server: None,
-                req_flag: b'N',
-                first_seen: None,
-                sent: Vec::new(),
-            }),
-            false,
-        );
+        let none = Persist {
+            server: None,
+            req_flag: b'N',
+            first_seen: None,
+            sent: Vec::new(),
+        };
+        return (Some(none), false);
     };
-    let dates = c.maxidle.is_some() || c.maxlife.is_some();
+    let persist = |server: Option<usize>, req_flag: u8, first_seen: Option<u64>, sent: Vec<u8>| {
+        Some(Persist {
+            server,
+            req_flag,
+            first_seen,
+            sent,
+        })
+    };
+    // The server part of the value, and what is left for the application
+    // (`prefix`); a dated `insert` cookie is `server|last|first`.
     let mut first_seen = None;
-    if dates {
+    let (srv_part, rest) = if c.maxidle.is_some() || c.maxlife.is_some() {
         let mut parts = val.split(|&b| b == b'|');
         let srv = parts.next().unwrap_or(&[]).to_vec();
         let last = parts.next().and_then(dec_date);
         let first = parts.next().and_then(dec_date);
         match judge(c, last, first, now) {
             Ok(f) => first_seen = f,
-            Err(flag) => {
-                return (
-                    Some(Persist {
-                        server: None,
-                        req_flag: flag,
-                        first_seen: None,
-                        sent: val,
-                    }),
-                    false,
-                )
-            }
+            Err(flag) => return (persist(None, flag, None, val), false),
         }
-        let server = px
-            .servers
-            .iter()
-            .position(|s| s.cookie.as_deref().map(str::as_bytes) == Some(srv.as_slice()));
-        let changed = server.is_some() && c.indirect && strip_cookie(c, req, None);
-        return (
-            Some(Persist {
-                server,
-                req_flag: if server.is_some() { b'V' } else { b'I' },
-                first_seen,
-                sent: val,
-            }),
-            changed,
-        );
-    }
-    let (srv_part, rest) = match c.mode {
-        CookieMode::Prefix => match val.iter().position(|&b| b == b'~') {
-            Some(i) => (val[..i].to_vec(), Some(val[i + 1..].to_vec())),
-            None => (val.clone(), None),
-        },
-        _ => (val.clone(), None),
+        (srv, None)
+    } else {
+        match (c.mode, val.iter().position(|&b| b == b'~')) {
+            (CookieMode::Prefix, Some(i)) => (val[..i].to_vec(), Some(val[i + 1..].to_vec())),
+            _ => (val.clone(), None),
+        }
     };
     let server = px
         .servers
@@ -170,15 +152,8 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
         CookieMode::Rewrite => false,
     };
     let changed = strip && server.is_some() && strip_cookie(c, req, rest.as_deref());
-    (
-        Some(Persist {
-            server,
-            req_flag: if server.is_some() { b'V' } else { b'I' },
-            first_seen,
-            sent: val,
-        }),
-        changed,
-    )
+    let flag = if server.is_some() { b'V' } else { b'I' };
+    (persist(server, flag, first_seen, val), changed)
 }
 
 /// Removes the persistence cookie from the request's `Cookie` headers, or

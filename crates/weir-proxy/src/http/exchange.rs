@@ -225,7 +225,16 @@ pub(super) async fn exchange<'r>(
             ..tmpl
         },
     );
-    let now_secs = super::now_wall().as_secs();
+    // The wall clock only for dated cookies (`maxidle`/`maxlife`).
+    let dated = be_px
+        .cookie
+        .as_ref()
+        .is_some_and(|c| c.maxidle.is_some() || c.maxlife.is_some());
+    let now_secs = if dated {
+        super::now_wall().as_secs()
+    } else {
+        0
+    };
     let (mut persist, cookie_changed) = cookie::on_request(be_px, &mut req, now_secs);
     dirty |= cookie_changed;
     if let Some(p) = &persist {
