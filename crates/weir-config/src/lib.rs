@@ -11,6 +11,7 @@ pub mod lexer;
 pub mod logformat;
 pub mod model;
 pub mod parse;
+pub mod tls;
 pub mod units;
 
 pub use diag::{Diagnostic, Diagnostics, Level, Loc};

@@ -45,6 +45,8 @@ pub struct Global {
     pub log_tag: Option<String>,
     pub log_send_hostname: Option<String>,
     pub stats_sockets: Vec<StatsSocket>,
+    /// `ssl-default-bind-*`, `tune.ssl.*`, `crt-base`, `ca-base`.
+    pub tls: crate::tls::TlsGlobal,
     pub bufsize: usize,
     /// `tune.http.maxhdr`: most header lines in a request or response.
     pub maxhdr: usize,
@@ -85,6 +87,7 @@ impl Default for Global {
             log_tag: None,
             log_send_hostname: None,
             stats_sockets: Vec::new(),
+            tls: crate::tls::TlsGlobal::default(),
             bufsize: 16384,
             maxhdr: 101,
             maxaccept: 64,
@@ -553,6 +556,8 @@ pub struct Bind {
     pub mss: Option<u32>,
     /// `tcp-ut <time>`: TCP_USER_TIMEOUT of accepted connections.
     pub tcp_ut: Option<Duration>,
+    /// TLS termination (`ssl crt …`).
+    pub tls: Option<crate::tls::BindTls>,
 }
 
 impl Bind {
@@ -574,6 +579,7 @@ impl Bind {
             threads: None,
             mode: None,
             mss: None,
+            tls: None,
             tcp_ut: None,
         }
     }

@@ -1,5 +1,6 @@
-//! A stream socket of either family (TCP or unix), with the readiness-based
-//! operations the forwarder uses so that no buffer is held while idle.
+//! A stream socket of either family (TCP or unix), or a TLS session over
+//! one, with the readiness-based operations the forwarder uses so that no
+//! buffer is held while idle.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -12,6 +13,7 @@ use tokio::net::{TcpStream, UnixStream};
 pub enum Conn {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<crate::tls::TlsStream>),
 }
 
 impl Conn {
@@ -19,27 +21,33 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.poll_read_ready(cx),
             Conn::Unix(s) => s.poll_read_ready(cx),
+            Conn::Tls(t) => t.poll_read_ready(cx),
         }
     }
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self {
             Conn::Tcp(s) => s.poll_write_ready(cx),
             Conn::Unix(s) => s.poll_write_ready(cx),
+            Conn::Tls(t) => t.io().poll_write_ready(cx),
         }
     }
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Conn::Tcp(s) => s.try_read(buf),
             Conn::Unix(s) => s.try_read(buf),
+            Conn::Tls(t) => t.try_read(buf),
         }
     }
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Conn::Tcp(s) => s.try_write(buf),
             Conn::Unix(s) => s.try_write(buf),
+            Conn::Tls(t) => t.try_write(buf),
         }
     }
-    /// Runs a raw operation (splice) and clears readiness on `WouldBlock`.
+    /// Runs a raw operation on the socket (splice, plain reads and writes)
+    /// and clears readiness on `WouldBlock`. Under TLS it is the socket
+    /// below, which carries encrypted bytes.
     pub fn try_io<R>(
         &self,
         interest: Interest,
@@ -48,23 +56,57 @@ impl Conn {
         match self {
             Conn::Tcp(s) => s.try_io(interest, f),
             Conn::Unix(s) => s.try_io(interest, f),
+            Conn::Tls(t) => t.io().try_io(interest, f),
         }
     }
-    /// Sends a FIN (half-close); the read side stays open.
+    /// Sends a FIN (half-close; after close_notify under TLS); the read
+    /// side stays open.
     pub fn shutdown_write(&self) -> io::Result<()> {
         match self {
             Conn::Tcp(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
             Conn::Unix(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
+            Conn::Tls(t) => t.shutdown_write(),
         }
     }
     /// Closes with a reset instead of a FIN (SO_LINGER 0), for aborts.
     pub fn set_reset_on_close(&self) {
-        if let Conn::Tcp(s) = self {
-            let _ = socket2::SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
+        match self {
+            Conn::Tcp(s) => {
+                let _ = socket2::SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
+            }
+            Conn::Tls(t) => t.io().set_reset_on_close(),
+            Conn::Unix(_) => {}
         }
     }
+    /// A plain TCP socket (splice works on it).
     pub fn is_tcp(&self) -> bool {
         matches!(self, Conn::Tcp(_))
+    }
+    /// The TCP socket, plain or under TLS (for socket options).
+    pub fn tcp(&self) -> Option<&TcpStream> {
+        match self {
+            Conn::Tcp(s) => Some(s),
+            Conn::Tls(t) => t.io().tcp(),
+            Conn::Unix(_) => None,
+        }
+    }
+    /// The TLS session's details, under TLS.
+    pub fn tls_info(&self) -> Option<&weir_rules::TlsInfo> {
+        match self {
+            Conn::Tls(t) => Some(t.info()),
+            _ => None,
+        }
+    }
+    /// Encrypted bytes wait in the TLS layer for room in the socket.
+    pub fn has_pending(&self) -> bool {
+        matches!(self, Conn::Tls(t) if t.has_pending())
+    }
+    /// Sends what waits in the TLS layer; `WouldBlock` when some remains.
+    pub fn try_flush(&self) -> io::Result<()> {
+        match self {
+            Conn::Tls(t) => t.try_flush(),
+            _ => Ok(()),
+        }
     }
     /// Writes all of `buf` (used for the PROXY header before forwarding).
     pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
@@ -77,6 +119,39 @@ impl Conn {
             }
         }
         Ok(())
+    }
+    /// Waits until the TLS layer has sent everything it holds.
+    pub async fn flush(&self) -> io::Result<()> {
+        while self.has_pending() {
+            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
+            match self.try_flush() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+    /// Writes what the socket takes of `buf` without waiting; a short write
+    /// clears readiness. Under TLS, taken bytes may wait in the TLS layer
+    /// ([`Conn::has_pending`]).
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        if let Conn::Tls(t) = self {
+            return t.try_write(buf);
+        }
+        let fd = self.as_raw_fd();
+        let mut wrote = 0;
+        let r = self.try_io(Interest::WRITABLE, || {
+            wrote = crate::splice::write_fd(fd, buf)?;
+            if wrote < buf.len() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            Ok(wrote)
+        });
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && wrote > 0 => Ok(wrote),
+            r => r,
+        }
     }
     /// Reads what is available into `buf` (waiting for at least one byte).
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
@@ -95,6 +170,9 @@ impl Conn {
     /// Reads what is available without waiting (`WouldBlock` when nothing
     /// is); a short read clears readiness like [`Conn::recv`].
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Conn::Tls(t) = self {
+            return t.try_read(buf);
+        }
         let fd = self.as_raw_fd();
         let mut got = 0;
         let r = self.try_io(Interest::READABLE, || {
@@ -114,6 +192,9 @@ impl Conn {
     /// (0 = end of stream). A short read clears readiness, so the next call
     /// waits for the event loop instead of making a read that returns EAGAIN.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Conn::Tls(_) = self {
+            return self.read(buf).await;
+        }
         let fd = self.as_raw_fd();
         loop {
             std::future::poll_fn(|cx| self.poll_read_ready(cx)).await?;
@@ -139,6 +220,10 @@ impl Conn {
     /// Writes all of `buf`; a short write clears readiness (the socket
     /// buffer is full) so the next attempt waits for room.
     pub async fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        if let Conn::Tls(_) = self {
+            self.write_all(buf).await?;
+            return self.flush().await;
+        }
         let fd = self.as_raw_fd();
         while !buf.is_empty() {
             std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
@@ -166,6 +251,7 @@ impl AsRawFd for Conn {
         match self {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
+            Conn::Tls(t) => t.io().as_raw_fd(),
         }
     }
 }

@@ -205,6 +205,23 @@ impl<'a> Duplex<'a> {
             if *budget == 0 {
                 return Ok((read_any, wrote_any));
             }
+            if dst.has_pending() {
+                // Encrypted bytes the TLS layer still holds go first.
+                match dst.poll_write_ready(cx) {
+                    Poll::Pending => return Ok((read_any, wrote_any)),
+                    Poll::Ready(Err(_)) => return Err(Fail::Dst),
+                    Poll::Ready(Ok(())) => {}
+                }
+                *budget -= 1;
+                match dst.try_flush() {
+                    Ok(()) => wrote_any = true,
+                    Err(e)
+                        if e.kind() == io::ErrorKind::WouldBlock
+                            || e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return Err(Fail::Dst),
+                }
+                continue;
+            }
             if d.pending() {
                 match dst.poll_write_ready(cx) {
                     Poll::Pending => return Ok((read_any, wrote_any)),
@@ -217,19 +234,13 @@ impl<'a> Duplex<'a> {
                     dst.try_io(Interest::WRITABLE, || splice::splice(rd, fd, len))
                         .inspect(|&n| p.len -= n)
                 } else if let Some(b) = d.buf.as_ref() {
-                    // A short write means the socket buffer is full: report
-                    // WouldBlock so readiness is cleared without another call.
-                    let (fd, chunk) = (dst.as_raw_fd(), &b[d.pos..d.len]);
-                    let mut wrote = 0;
-                    let r = dst.try_io(Interest::WRITABLE, || {
-                        wrote = splice::write_fd(fd, chunk)?;
-                        if wrote < chunk.len() {
-                            return Err(io::ErrorKind::WouldBlock.into());
-                        }
-                        Ok(wrote)
-                    });
+                    // A short write means the socket buffer is full (the
+                    // write cleared readiness without another call).
+                    let chunk = &b[d.pos..d.len];
+                    let r = dst.try_send(chunk);
+                    let wrote = *r.as_ref().unwrap_or(&0);
                     d.pos += wrote;
-                    if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                    if r.is_err() || wrote < chunk.len() {
                         // The receiver is slower than the sender: go back to
                         // small reads, and park the rest in a small buffer so a
                         // stalled direction does not pin a bulk chunk.
@@ -249,10 +260,7 @@ impl<'a> Duplex<'a> {
                             d.len = rest;
                         }
                     }
-                    match r {
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock && wrote > 0 => Ok(wrote),
-                        r => r,
-                    }
+                    r
                 } else {
                     Ok(0)
                 };
@@ -331,21 +339,8 @@ impl<'a> Duplex<'a> {
                     bufsize
                 };
                 let mut b = get_buffer(size);
-                // A short read means the socket is drained: report WouldBlock
-                // so readiness is cleared without a read that returns EAGAIN.
-                let fd = src.as_raw_fd();
-                let mut got = 0;
-                let r = src.try_io(Interest::READABLE, || {
-                    got = splice::read_fd(fd, &mut b)?;
-                    if got > 0 && got < b.len() {
-                        return Err(io::ErrorKind::WouldBlock.into());
-                    }
-                    Ok(got)
-                });
-                let r = match r {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
-                    r => r,
-                };
+                // A short read clears readiness: the socket is drained.
+                let r = src.try_recv(&mut b);
                 match r {
                     Ok(0) => {
                         d.eof = true;

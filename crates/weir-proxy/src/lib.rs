@@ -14,6 +14,7 @@ pub mod splice;
 pub mod state;
 mod stats_socket;
 pub mod sys;
+pub mod tls;
 pub mod worker;
 
 use crate::listen::{Expanded, Listener};
@@ -319,6 +320,21 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             }
             let bind_max = b.maxconn.unwrap_or(fe_max);
             let conns = Arc::new(AtomicU32::new(0));
+            let tls = match &b.tls {
+                Some(t) => {
+                    if let Some(w) = tls::alpn_warning(t, px.mode) {
+                        warn(quiet, &format!("parsing [{}] : {w}", b.loc));
+                    }
+                    match tls::server_config(t, &cfg.global.tls, px.mode) {
+                        Ok(c) => Some(Arc::new(c)),
+                        Err(es) => {
+                            errors.extend(es.iter().map(|e| tls::alert(b, px, e)));
+                            continue;
+                        }
+                    }
+                }
+                None => None,
+            };
             for a in &b.addrs {
                 let push = |l: Listener, t: usize, per_thread: &mut Vec<Vec<ThreadListener>>| {
                     per_thread[t].push(ThreadListener {
@@ -328,6 +344,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                         maxconn: bind_max,
                         conns: conns.clone(),
                         clitcpka: px.options.clitcpka,
+                        tls: tls.clone(),
                     });
                 };
                 let backlog = b.backlog.unwrap_or(fe_max.max(1024));

@@ -22,6 +22,8 @@ pub struct Accepted {
     pub accept_proxy: bool,
     /// The bind line's connection counter (for its `maxconn`).
     pub bind_conns: Arc<AtomicU32>,
+    /// `bind … ssl`: the handshake to run before anything else.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 fn ms(d: Duration) -> i64 {
@@ -94,15 +96,46 @@ async fn prologue(
             Some(rest)
         }
         Err(msg) => {
-            let date = render_date(accept_wall);
-            let who = acc.peer.map_or_else(
-                || "unix:1".to_string(),
-                |p| format!("{}:{}", p.ip(), p.port()),
-            );
-            fe.logger.send(
-                level::INFO,
-                &format!("{who} [{date}] {}/bind: {msg}", fe.name),
-            );
+            log_embryonic(sh, fe_idx, acc, accept_wall, &msg);
+            None
+        }
+    }
+}
+
+/// Logs a connection that ended before any request (a bad PROXY header, a
+/// failed TLS handshake) as HAProxy does.
+fn log_embryonic(sh: &Shared, fe_idx: usize, acc: &Accepted, accept_wall: Duration, msg: &str) {
+    let fe = &sh.frontends[fe_idx];
+    let date = render_date(accept_wall);
+    let who = acc.peer.map_or_else(
+        || "unix:1".to_string(),
+        |p| format!("{}:{}", p.ip(), p.port()),
+    );
+    fe.logger.send(
+        level::INFO,
+        &format!("{who} [{date}] {}/bind: {msg}", fe.name),
+    );
+}
+
+/// Runs the TLS handshake of a client of a `bind … ssl` line (bytes read
+/// with a PROXY header included). A failure is logged and ends the
+/// session (`None`).
+async fn secure(
+    sh: &Shared,
+    fe_idx: usize,
+    client: Conn,
+    acc: &Accepted,
+    initial: Vec<u8>,
+    accept_wall: Duration,
+) -> Option<(Conn, Vec<u8>)> {
+    let Some(cfg) = acc.tls.clone() else {
+        return Some((client, initial));
+    };
+    let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
+    match crate::tls::accept(client, cfg, &initial, fe_px.timeouts.client).await {
+        Ok(c) => Some((c, Vec::new())),
+        Err(e) => {
+            log_embryonic(sh, fe_idx, acc, accept_wall, &e.message());
             None
         }
     }
@@ -119,12 +152,16 @@ fn wall_now() -> Duration {
 /// the `mode tcp` session state.
 pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
     let accept_wall = wall_now();
-    // Boxed: the PROXY header reader's buffer is only needed here.
+    // Boxed: the PROXY header reader's buffer and the handshake state are
+    // only needed here.
     if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
-        // A hard stop is watched inside (only while it matters).
-        crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+        if let Some((client, initial)) =
+            Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
+        {
+            // A hard stop is watched inside (only while it matters).
+            crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+        }
     }
-    drop(client);
     finish(&sh, fe_idx, &acc.bind_conns);
 }
 
@@ -136,6 +173,12 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let started = Instant::now();
     let kill_rx = sh.killing.subscribe();
     let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+    else {
+        finish(&sh, fe_idx, &acc.bind_conns);
+        return;
+    };
+    let Some((client, initial)) =
+        Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
     else {
         finish(&sh, fe_idx, &acc.bind_conns);
         return;

@@ -118,3 +118,21 @@ pub fn write_fd(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
         Ok(n as usize)
     }
 }
+
+/// sendmsg(2) of several slices to a non-blocking socket, without SIGPIPE.
+pub fn writev_fd(fd: RawFd, bufs: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+    let n = bufs.len().min(64);
+    // SAFETY: an all-zero msghdr is valid (no name, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // IoSlice is guaranteed ABI-compatible with iovec on Unix; the kernel
+    // only reads the slices, which stay borrowed for the call.
+    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = n as _;
+    // SAFETY: msg points at valid, borrowed iovecs for the duration.
+    let r = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}

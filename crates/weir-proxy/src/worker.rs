@@ -19,6 +19,8 @@ pub struct ThreadListener {
     pub maxconn: u32,
     pub conns: Arc<AtomicU32>,
     pub clitcpka: bool,
+    /// `ssl`: the bind's TLS configuration.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// Runs a worker thread's loop until soft stop completes or hard stop.
@@ -155,6 +157,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         maxconn: bind_max,
         conns: bind_conns,
         clitcpka,
+        tls,
     } = tl;
     let listener = match AnyListener::register(listener) {
         Ok(l) => l,
@@ -205,6 +208,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                     local,
                     accept_proxy,
                     bind_conns: bind_conns.clone(),
+                    tls: tls.clone(),
                 };
                 if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
                     tokio::spawn(session::run_http(sh.clone(), fe, conn, acc));

@@ -2,7 +2,7 @@
 //! that use them (`if|unless <acl> [!]<acl> || { anonymous acl } …`).
 
 use crate::matching::{self, Method, Pattern};
-use crate::sample::{Ctx, Expr, Fetch, Sample};
+use crate::sample::{Ctx, Expr, Fetch, Sample, SslFetch};
 use std::sync::Arc;
 
 /// Reads a file named by `-f` (or a map); the caller decides where from.
@@ -55,10 +55,13 @@ fn default_method(f: &Fetch) -> Method {
         | Fetch::Nbsrv(_)
         | Fetch::BeConn(_)
         | Fetch::FeConn
+        | Fetch::Ssl(SslFetch::CVerify)
         | Fetch::Int(_) => Method::Int,
-        Fetch::AlwaysTrue | Fetch::AlwaysFalse | Fetch::FirstReq | Fetch::HttpAuth(_) => {
-            Method::Bool
-        }
+        Fetch::AlwaysTrue
+        | Fetch::AlwaysFalse
+        | Fetch::FirstReq
+        | Fetch::HttpAuth(_)
+        | Fetch::Ssl(SslFetch::Fc | SslFetch::FcHasSni | SslFetch::CUsed) => Method::Bool,
         _ => Method::Str,
     }
 }

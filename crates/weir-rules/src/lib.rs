@@ -18,4 +18,4 @@ pub use action::{
     RedirectKind, ReqAction, ResAction, Return, Rule,
 };
 pub use fmt::Fmt;
-pub use sample::{Ctx, Expr, Sample};
+pub use sample::{Ctx, Expr, Sample, TlsInfo};

@@ -121,6 +121,18 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     };
     if args.check {
+        let tls = weir_proxy::tls::check(&config);
+        if !tls.is_empty() {
+            for e in &tls {
+                eprintln!("{e}");
+            }
+            eprintln!(
+                "[ALERT]    ({}) : Fatal errors found in configuration ({}).",
+                std::process::id(),
+                tls.len()
+            );
+            return ExitCode::from(1);
+        }
         println!("Configuration file is valid");
         return ExitCode::SUCCESS;
     }

@@ -160,6 +160,41 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 .parse::<i32>()
                 .map_err(|_| format!("expects an integer, got '{v}'"))?;
         }
+        "ssl-default-bind-ciphers" => {
+            g.tls.bind_ciphers = Some(crate::tls::parse_ciphers(one(words, "a cipher list")?)?)
+        }
+        "ssl-default-bind-ciphersuites" => {
+            g.tls.bind_ciphersuites =
+                Some(crate::tls::parse_ciphersuites(one(words, "a suite list")?)?)
+        }
+        "ssl-default-bind-curves" => {
+            g.tls.bind_curves = Some(crate::tls::parse_curves(one(words, "a curve list")?)?)
+        }
+        "ssl-default-bind-options" => {
+            let mut i = 1;
+            while i < words.len() {
+                let arg = words.get(i + 1).map(String::as_str);
+                match g.tls.bind_opts.apply(&words[i], arg) {
+                    Some(r) => i += r?,
+                    None => return Err(format!("unknown option '{}'", words[i])),
+                }
+            }
+        }
+        "tune.ssl.cachesize" => {
+            g.tls.cachesize = parse_u32(one(words, "an integer")?, kw)? as usize;
+        }
+        "tune.ssl.lifetime" => {
+            let v = one(words, "a time")?;
+            // Seconds unless a unit is given.
+            let t = if v.bytes().all(|c| c.is_ascii_digit()) {
+                std::time::Duration::from_secs(parse_u32(v, kw)?.into())
+            } else {
+                parse_duration(v)?
+            };
+            g.tls.lifetime = t.as_secs().min(u64::from(u32::MAX)) as u32;
+        }
+        "crt-base" => g.tls.crt_base = Some(one(words, "a directory")?.to_string()),
+        "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
         "tune.ssl.default-dh-param" => {
             st.diags.push(
                 Level::Notice,

@@ -5,6 +5,7 @@ use crate::addr::{parse_bind_list, parse_server_addr, ServerAddr};
 use crate::diag::{did_you_mean, Diagnostics, Loc};
 use crate::keywords::{self, Status};
 use crate::model::{Bind, SendProxy, Server, ServerDefaults};
+use crate::tls::{parse_alpn, parse_ciphers, parse_ciphersuites, parse_curves, BindTls, Verify};
 use crate::units::{parse_duration, parse_u32};
 
 fn option_error(table: &'static [keywords::Keyword], what: &str, word: &str) -> String {
@@ -326,6 +327,8 @@ pub(super) fn bind(
         Vec::new()
     });
     let mut b = Bind::new(addrs, loc.clone());
+    let mut ssl = false;
+    let mut tls = BindTls::default();
     let mut i = 2;
     while i < words.len() {
         let word = words[i].as_str();
@@ -396,6 +399,59 @@ pub(super) fn bind(
                     need()?;
                     2
                 }
+                "ssl" => {
+                    ssl = true;
+                    1
+                }
+                "crt" => {
+                    tls.crts.push(need()?.to_string());
+                    2
+                }
+                "crt-list" => {
+                    tls.crt_lists.push(need()?.to_string());
+                    2
+                }
+                "alpn" => {
+                    tls.alpn = Some(parse_alpn(need()?)?);
+                    2
+                }
+                "ciphers" => {
+                    tls.ciphers = Some(parse_ciphers(need()?)?);
+                    2
+                }
+                "ciphersuites" => {
+                    tls.ciphersuites = Some(parse_ciphersuites(need()?)?);
+                    2
+                }
+                "curves" => {
+                    tls.curves = Some(parse_curves(need()?)?);
+                    2
+                }
+                "ecdhe" => {
+                    tls.curves = Some(parse_curves(need()?)?);
+                    2
+                }
+                "ca-file" => {
+                    tls.ca_file = Some(need()?.to_string());
+                    2
+                }
+                "verify" => {
+                    tls.verify = Some(match need()? {
+                        "none" => Verify::None,
+                        "optional" => Verify::Optional,
+                        "required" => Verify::Required,
+                        v => {
+                            return Err(format!(
+                                "'verify' expects 'none', 'optional' or 'required', got '{v}'"
+                            ))
+                        }
+                    });
+                    2
+                }
+                "strict-sni" => {
+                    tls.strict_sni = true;
+                    1
+                }
                 "thread" => {
                     let t = need()?;
                     let t = t.strip_prefix("1/").unwrap_or(t);
@@ -416,7 +472,10 @@ pub(super) fn bind(
                     }
                     2
                 }
-                _ => return Err(option_error(keywords::BIND, "bind", word)),
+                _ => match tls.opts.apply(word, arg) {
+                    Some(r) => r?,
+                    None => return Err(option_error(keywords::BIND, "bind", word)),
+                },
             })
         })();
         match r {
@@ -426,6 +485,25 @@ pub(super) fn bind(
                 i += 1;
             }
         }
+    }
+    if ssl {
+        if tls.crts.is_empty() && tls.crt_lists.is_empty() {
+            errs.push(format!(
+                "'bind {addr_text}' : 'ssl' needs a certificate ('crt' or 'crt-list')"
+            ));
+        }
+        if tls.verify.is_some_and(|v| v != Verify::None) && tls.ca_file.is_none() {
+            errs.push(format!(
+                "'bind {addr_text}' : 'verify {}' needs a 'ca-file' to check client certificates against",
+                if tls.verify == Some(Verify::Required) { "required" } else { "optional" }
+            ));
+        }
+        b.tls = Some(tls);
+    } else if !tls.crts.is_empty() || !tls.crt_lists.is_empty() {
+        diags.warn(
+            loc,
+            format!("'bind {addr_text}' : certificates are ignored without the 'ssl' keyword"),
+        );
     }
     if errs.is_empty() {
         Ok(b)

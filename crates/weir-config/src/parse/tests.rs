@@ -116,10 +116,10 @@ fn refused_keywords_and_sections_by_name() {
             .any(|m| m.contains("'ssl' is not supported by weir yet")),
         "{e:?}"
     );
-    let e = errors("frontend f\n  bind :443 ssl crt /x.pem\n");
+    let e = errors("frontend f\n  bind :443 npn h2\n");
     assert!(
         e.iter()
-            .any(|m| m.contains("'ssl' is not supported by weir yet")),
+            .any(|m| m.contains("'npn' is not supported by weir yet")),
         "{e:?}"
     );
     let e = errors("global\n  lua-load /x.lua\n");
@@ -451,4 +451,76 @@ fn never_panics_on_garbage() {
     for s in samples {
         let _ = parse_str(s);
     }
+}
+
+#[test]
+fn tls_bind_options() {
+    use crate::tls::{Group, Suite, TlsVersion, Verify};
+    let c = ok("global\n  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets\n  ssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256\n  tune.ssl.lifetime 600\n  tune.ssl.cachesize 100\nfrontend f\n  bind :443 ssl crt /a.pem crt /b alpn h2,http/1.1 ssl-max-ver TLSv1.3 ciphers ECDHE+AESGCM:!RSA curves X25519:P-256 ca-file /ca.pem verify optional strict-sni\n  default_backend b\nbackend b\n");
+    let g = &c.global.tls;
+    assert_eq!(g.bind_opts.min_ver, Some(TlsVersion::Tls12));
+    assert!(g.bind_opts.no_tickets);
+    assert_eq!(g.bind_ciphersuites, Some(vec![Suite::Tls13Aes128Gcm]));
+    assert_eq!((g.lifetime, g.cachesize), (600, 100));
+    let t = c.proxies[0].binds[0].tls.as_ref().expect("tls");
+    assert_eq!(t.crts, ["/a.pem", "/b"]);
+    assert_eq!(
+        t.alpn.as_deref(),
+        Some(&["h2".to_string(), "http/1.1".into()][..])
+    );
+    assert_eq!(
+        t.ciphers,
+        Some(vec![Suite::EcdheEcdsaAes256Gcm, Suite::EcdheEcdsaAes128Gcm])
+    );
+    assert_eq!(t.curves, Some(vec![Group::X25519, Group::P256]));
+    assert_eq!(t.verify, Some(Verify::Optional));
+    assert!(t.strict_sni);
+    assert_eq!(
+        t.opts.or(&g.bind_opts).versions(),
+        [TlsVersion::Tls12, TlsVersion::Tls13]
+    );
+
+    let e = errors("frontend f\n  bind :443 ssl\n");
+    assert!(
+        e.iter().any(|m| m.contains("'ssl' needs a certificate")),
+        "{e:?}"
+    );
+    let e = errors("frontend f\n  bind :443 ssl crt /a.pem ciphers DHE-RSA-AES128-SHA\n");
+    assert!(
+        e.iter()
+            .any(|m| m.contains(":2]") && m.contains("not offered by weir")),
+        "{e:?}"
+    );
+    let e = errors("frontend f\n  bind :443 ssl crt /a.pem ciphersuites TLS_AES_128_CCM_SHA256\n");
+    assert!(e.iter().any(|m| m.contains("not offered by weir")), "{e:?}");
+    let e = errors("frontend f\n  bind :443 ssl crt /a.pem curves X448\n");
+    assert!(e.iter().any(|m| m.contains("curve 'X448'")), "{e:?}");
+    let e = errors("frontend f\n  bind :443 ssl crt /a.pem verify required\n");
+    assert!(e.iter().any(|m| m.contains("needs a 'ca-file'")), "{e:?}");
+    let e = errors("frontend f\n  bind :443 ssl crt /a.pem ssl-min-ver TLSv9\n");
+    assert!(
+        e.iter().any(|m| m.contains("unknown version 'TLSv9'")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn cipher_strings() {
+    use crate::tls::{parse_ciphers, Suite};
+    // Mozilla's modern list: every name is a suite weir has.
+    let all = parse_ciphers("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305").expect("mozilla");
+    assert_eq!(all.len(), 6);
+    assert_eq!(all[0], Suite::EcdheEcdsaAes128Gcm);
+    // Aliases, exclusions, legacy groups that select nothing.
+    let v = parse_ciphers("EECDH+AESGCM:EDH+AESGCM:!aNULL:!MD5").expect("aliases");
+    assert_eq!(v.len(), 4);
+    assert!(!v.contains(&Suite::EcdheRsaChacha20));
+    assert_eq!(
+        parse_ciphers("HIGH:!RSA:-AES256").expect("minus"),
+        vec![Suite::EcdheEcdsaAes128Gcm, Suite::EcdheEcdsaChacha20]
+    );
+    assert!(parse_ciphers("!HIGH:HIGH").is_err(), "banned stays banned");
+    assert!(parse_ciphers("NOPE").is_err());
+    assert!(parse_ciphers("TLS_AES_128_GCM_SHA256").is_err());
+    assert!(parse_ciphers("EDH+AESGCM").is_err(), "nothing left");
 }

@@ -92,7 +92,7 @@ async fn fail<'r>(
 pub(super) async fn exchange<'r>(
     sh: &'r Shared,
     fe_idx: usize,
-    client: &Conn,
+    client: &'r Conn,
     acc: &Accepted,
     key: &[u8],
     cbuf: &mut Buf,
@@ -123,6 +123,7 @@ pub(super) async fn exchange<'r>(
         first,
         vars: None,
         body: None,
+        tls: client.tls_info(),
     };
     if fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
         let local = Local {
@@ -357,7 +358,7 @@ pub(super) async fn exchange<'r>(
         rec.server_addr = conn.server_addr;
         rec.source_addr = conn.source_addr;
         if reused.is_none() {
-            if let Conn::Tcp(s) = &conn.conn {
+            if let Some(s) = conn.conn.tcp() {
                 let _ = s.set_nodelay(true);
             }
         }

@@ -65,7 +65,7 @@ pub fn serve<'a>(
     initial: Vec<u8>,
     accept_wall: Duration,
 ) -> impl std::future::Future<Output = ()> + 'a {
-    if let Conn::Tcp(s) = client {
+    if let Some(s) = client.tcp() {
         let _ = s.set_nodelay(true);
     }
     let ss = Session {

@@ -65,6 +65,8 @@ pub struct ExCtx<'a> {
     pub vars: Option<&'a Vars>,
     /// The request body, once buffered.
     pub body: Option<&'a [u8]>,
+    /// The client connection's TLS session.
+    pub tls: Option<&'a weir_rules::TlsInfo>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -139,6 +141,9 @@ impl Ctx for ExCtx<'_> {
     }
     fn body(&self) -> Option<&[u8]> {
         self.body
+    }
+    fn tls(&self) -> Option<&weir_rules::TlsInfo> {
+        self.tls
     }
     fn userlist(&self, name: &str) -> Option<&weir_rules::auth::Userlist> {
         self.sh

@@ -1,0 +1,490 @@
+//! TLS settings of `bind … ssl` lines and of the global `ssl-default-*`
+//! keywords, with OpenSSL's names (versions, cipher strings, curves) mapped
+//! to what weir's TLS library offers. Pure: certificate files are read and
+//! checked by the runtime at start-up.
+
+/// A protocol version as HAProxy names it (`ssl-min-ver TLSv1.2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TlsVersion {
+    Ssl3,
+    Tls10,
+    Tls11,
+    Tls12,
+    Tls13,
+}
+
+impl TlsVersion {
+    pub fn parse(s: &str) -> Result<TlsVersion, String> {
+        Ok(match s {
+            "SSLv3" => TlsVersion::Ssl3,
+            "TLSv1.0" => TlsVersion::Tls10,
+            "TLSv1.1" => TlsVersion::Tls11,
+            "TLSv1.2" => TlsVersion::Tls12,
+            "TLSv1.3" => TlsVersion::Tls13,
+            _ => {
+                return Err(format!(
+                    "unknown version '{s}' (expects SSLv3, TLSv1.0, TLSv1.1, TLSv1.2 or TLSv1.3)"
+                ))
+            }
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsVersion::Ssl3 => "SSLv3",
+            TlsVersion::Tls10 => "TLSv1.0",
+            TlsVersion::Tls11 => "TLSv1.1",
+            TlsVersion::Tls12 => "TLSv1.2",
+            TlsVersion::Tls13 => "TLSv1.3",
+        }
+    }
+}
+
+/// A cipher suite weir offers (all are AEAD with forward secrecy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    Tls13Aes256Gcm,
+    Tls13Aes128Gcm,
+    Tls13Chacha20,
+    EcdheEcdsaAes256Gcm,
+    EcdheEcdsaAes128Gcm,
+    EcdheEcdsaChacha20,
+    EcdheRsaAes256Gcm,
+    EcdheRsaAes128Gcm,
+    EcdheRsaChacha20,
+}
+
+/// TLS 1.3 suites by their IANA/OpenSSL names (`ciphersuites`).
+const TLS13_SUITES: &[(&str, Suite)] = &[
+    ("TLS_AES_256_GCM_SHA384", Suite::Tls13Aes256Gcm),
+    ("TLS_AES_128_GCM_SHA256", Suite::Tls13Aes128Gcm),
+    ("TLS_CHACHA20_POLY1305_SHA256", Suite::Tls13Chacha20),
+];
+
+/// TLS 1.2 suites by their OpenSSL names (`ciphers`), with the attributes
+/// OpenSSL's aliases select them by.
+const TLS12_SUITES: &[(&str, Suite, &[&str])] = &[
+    (
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        Suite::EcdheEcdsaAes256Gcm,
+        &["ECDSA", "AESGCM", "AES", "AES256", "SHA384"],
+    ),
+    (
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        Suite::EcdheEcdsaAes128Gcm,
+        &["ECDSA", "AESGCM", "AES", "AES128", "SHA256"],
+    ),
+    (
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+        Suite::EcdheEcdsaChacha20,
+        &["ECDSA", "CHACHA20", "SHA256"],
+    ),
+    (
+        "ECDHE-RSA-AES256-GCM-SHA384",
+        Suite::EcdheRsaAes256Gcm,
+        &["RSA", "AESGCM", "AES", "AES256", "SHA384"],
+    ),
+    (
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        Suite::EcdheRsaAes128Gcm,
+        &["RSA", "AESGCM", "AES", "AES128", "SHA256"],
+    ),
+    (
+        "ECDHE-RSA-CHACHA20-POLY1305",
+        Suite::EcdheRsaChacha20,
+        &["RSA", "CHACHA20", "SHA256"],
+    ),
+];
+
+/// Alias words every weir suite has (all are ECDHE, AEAD, TLS 1.2 "high").
+const COMMON_ALIASES: &[&str] = &[
+    "ALL", "DEFAULT", "HIGH", "ECDHE", "EECDH", "kEECDH", "kECDHE", "AEAD", "TLSv1.2", "FIPS",
+];
+
+/// OpenSSL alias words that select no suite weir offers (legacy key
+/// exchanges, ciphers and MACs): valid in a cipher string, they add nothing.
+const EMPTY_ALIASES: &[&str] = &[
+    "EDH",
+    "DHE",
+    "kEDH",
+    "kDHE",
+    "aNULL",
+    "eNULL",
+    "NULL",
+    "ADH",
+    "AECDH",
+    "EXP",
+    "EXPORT",
+    "LOW",
+    "MEDIUM",
+    "MD5",
+    "RC4",
+    "DES",
+    "3DES",
+    "SHA",
+    "SHA1",
+    "PSK",
+    "SRP",
+    "DSS",
+    "aDSS",
+    "kRSA",
+    "CAMELLIA",
+    "ARIA",
+    "SEED",
+    "IDEA",
+    "CCM",
+    "CCM8",
+    "SSLv3",
+    "TLSv1",
+    "TLSv1.0",
+    "COMPLEMENTOFDEFAULT",
+    "COMPLEMENTOFALL",
+    "aECDH",
+    "kECDH",
+    "aPSK",
+    "kPSK",
+    "ECDHEPSK",
+    "DHEPSK",
+    "RSAPSK",
+    "AESCCM",
+    "AESCCM8",
+    "GOST",
+];
+
+/// Which suites one alias word selects (`None`: an unknown word).
+fn alias(word: &str) -> Option<Vec<Suite>> {
+    if COMMON_ALIASES.contains(&word) {
+        return Some(TLS12_SUITES.iter().map(|s| s.1).collect());
+    }
+    if EMPTY_ALIASES.contains(&word) {
+        return Some(Vec::new());
+    }
+    let attr = match word {
+        "aECDSA" | "ECDSA" => "ECDSA",
+        "aRSA" | "RSA" => "RSA",
+        "CHACHA20" | "CHACHA20-POLY1305" => "CHACHA20",
+        "AESGCM" | "AES" | "AES128" | "AES256" | "SHA256" | "SHA384" => word,
+        _ => return None,
+    };
+    Some(
+        TLS12_SUITES
+            .iter()
+            .filter(|s| s.2.contains(&attr))
+            .map(|s| s.1)
+            .collect(),
+    )
+}
+
+/// The names weir offers, for error messages.
+fn offered(tls13: bool) -> String {
+    if tls13 {
+        TLS13_SUITES
+            .iter()
+            .map(|s| s.0)
+            .collect::<Vec<_>>()
+            .join(":")
+    } else {
+        TLS12_SUITES
+            .iter()
+            .map(|s| s.0)
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+}
+
+/// Parses an OpenSSL cipher string for TLS 1.2 (`ciphers`): suite names
+/// and aliases (`HIGH`, `EECDH+AESGCM`, `!aNULL` …) separated by `:`,
+/// `,` or spaces. A suite named explicitly that weir does not offer is an
+/// error (OpenSSL would silently drop it; a configuration that relies on it
+/// should know); aliases select among the suites weir has.
+pub fn parse_ciphers(s: &str) -> Result<Vec<Suite>, String> {
+    let mut out: Vec<Suite> = Vec::new();
+    let mut banned: Vec<Suite> = Vec::new();
+    for entry in s.split([':', ',', ' ']).filter(|e| !e.is_empty()) {
+        if entry.starts_with('@') {
+            continue; // @STRENGTH, @SECLEVEL=n: ordering and policy only.
+        }
+        let (op, body) = match entry.as_bytes()[0] {
+            b'!' | b'-' | b'+' => (entry.as_bytes()[0], &entry[1..]),
+            _ => (b' ', entry),
+        };
+        let picked: Vec<Suite> = if let Some(s) = TLS12_SUITES.iter().find(|s| s.0 == body) {
+            vec![s.1]
+        } else if body.contains('-') && !body.contains('+') && body != "CHACHA20-POLY1305" {
+            if TLS13_SUITES.iter().any(|s| s.0 == body) || body.starts_with("TLS_") {
+                return Err(format!(
+                    "'{body}' is a TLSv1.3 suite: set it with 'ciphersuites'"
+                ));
+            }
+            if op == b'!' || op == b'-' {
+                continue; // Removing a suite weir lacks is a no-op.
+            }
+            return Err(format!(
+                "cipher '{body}' is not offered by weir (TLSv1.2 suites: {})",
+                offered(false)
+            ));
+        } else {
+            // An alias, possibly a '+'-joined intersection.
+            let mut set: Option<Vec<Suite>> = None;
+            for w in body.split('+') {
+                let Some(sel) = alias(w) else {
+                    return Err(format!("unknown cipher or alias '{w}' in '{s}'"));
+                };
+                set = Some(match set {
+                    None => sel,
+                    Some(prev) => prev.into_iter().filter(|x| sel.contains(x)).collect(),
+                });
+            }
+            set.unwrap_or_default()
+        };
+        match op {
+            b'!' => {
+                banned.extend(&picked);
+                out.retain(|x| !picked.contains(x));
+            }
+            b'-' => out.retain(|x| !picked.contains(x)),
+            b'+' => {
+                // Moves the selected suites to the end.
+                let moved: Vec<Suite> =
+                    out.iter().copied().filter(|x| picked.contains(x)).collect();
+                out.retain(|x| !picked.contains(x));
+                out.extend(moved);
+            }
+            _ => {
+                for p in picked {
+                    if !out.contains(&p) && !banned.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "no TLSv1.2 cipher weir offers is left in '{s}' (weir offers {})",
+            offered(false)
+        ));
+    }
+    Ok(out)
+}
+
+/// Parses a TLS 1.3 `ciphersuites` list (`:`-separated IANA names).
+pub fn parse_ciphersuites(s: &str) -> Result<Vec<Suite>, String> {
+    let mut out = Vec::new();
+    for name in s.split(':').filter(|e| !e.is_empty()) {
+        match TLS13_SUITES.iter().find(|x| x.0 == name) {
+            Some(x) => {
+                if !out.contains(&x.1) {
+                    out.push(x.1)
+                }
+            }
+            None => {
+                return Err(format!(
+                    "TLSv1.3 suite '{name}' is not offered by weir (it offers {})",
+                    offered(true)
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("empty TLSv1.3 suite list".into());
+    }
+    Ok(out)
+}
+
+/// A key-exchange group (`curves`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    X25519,
+    P256,
+    P384,
+    X25519Mlkem768,
+}
+
+/// Parses a `curves` list (`:`-separated OpenSSL names).
+pub fn parse_curves(s: &str) -> Result<Vec<Group>, String> {
+    let mut out = Vec::new();
+    for name in s.split(':').filter(|e| !e.is_empty()) {
+        let g = match name {
+            "X25519" | "x25519" => Group::X25519,
+            "P-256" | "prime256v1" | "secp256r1" => Group::P256,
+            "P-384" | "secp384r1" => Group::P384,
+            "X25519MLKEM768" => Group::X25519Mlkem768,
+            _ => {
+                return Err(format!(
+                    "curve '{name}' is not offered by weir (it offers X25519, P-256, P-384, X25519MLKEM768)"
+                ))
+            }
+        };
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    if out.is_empty() {
+        return Err("empty curve list".into());
+    }
+    Ok(out)
+}
+
+/// Client certificate policy (`verify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    None,
+    Optional,
+    Required,
+}
+
+/// Version and ticket options shared by bind lines and
+/// `ssl-default-bind-options`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    pub min_ver: Option<TlsVersion>,
+    pub max_ver: Option<TlsVersion>,
+    /// Versions turned off with `no-tlsv1x` / `no-sslv3`.
+    pub disabled: Vec<TlsVersion>,
+    pub no_tickets: bool,
+    pub prefer_client_ciphers: bool,
+}
+
+impl TlsOptions {
+    /// Applies one option word (and its argument); returns how many words
+    /// it used, or `None` when the word is not a version/ticket option.
+    pub fn apply(&mut self, word: &str, arg: Option<&str>) -> Option<Result<usize, String>> {
+        let need = || arg.ok_or_else(|| format!("'{word}' expects an argument"));
+        Some(match word {
+            "ssl-min-ver" => need().and_then(TlsVersion::parse).map(|v| {
+                self.min_ver = Some(v);
+                2
+            }),
+            "ssl-max-ver" => need().and_then(TlsVersion::parse).map(|v| {
+                self.max_ver = Some(v);
+                2
+            }),
+            "no-sslv3" | "no-tlsv10" | "no-tlsv11" | "no-tlsv12" | "no-tlsv13" => {
+                self.disabled.push(match word {
+                    "no-sslv3" => TlsVersion::Ssl3,
+                    "no-tlsv10" => TlsVersion::Tls10,
+                    "no-tlsv11" => TlsVersion::Tls11,
+                    "no-tlsv12" => TlsVersion::Tls12,
+                    _ => TlsVersion::Tls13,
+                });
+                Ok(1)
+            }
+            "force-sslv3" | "force-tlsv10" | "force-tlsv11" | "force-tlsv12" | "force-tlsv13" => {
+                let v = match word {
+                    "force-sslv3" => TlsVersion::Ssl3,
+                    "force-tlsv10" => TlsVersion::Tls10,
+                    "force-tlsv11" => TlsVersion::Tls11,
+                    "force-tlsv12" => TlsVersion::Tls12,
+                    _ => TlsVersion::Tls13,
+                };
+                self.min_ver = Some(v);
+                self.max_ver = Some(v);
+                Ok(1)
+            }
+            "no-tls-tickets" => {
+                self.no_tickets = true;
+                Ok(1)
+            }
+            "prefer-client-ciphers" => {
+                self.prefer_client_ciphers = true;
+                Ok(1)
+            }
+            _ => return None,
+        })
+    }
+
+    /// Fills what `self` leaves unset from `defaults`.
+    pub fn or(&self, defaults: &TlsOptions) -> TlsOptions {
+        TlsOptions {
+            min_ver: self.min_ver.or(defaults.min_ver),
+            max_ver: self.max_ver.or(defaults.max_ver),
+            disabled: if self.disabled.is_empty() {
+                defaults.disabled.clone()
+            } else {
+                self.disabled.clone()
+            },
+            no_tickets: self.no_tickets || defaults.no_tickets,
+            prefer_client_ciphers: self.prefer_client_ciphers || defaults.prefer_client_ciphers,
+        }
+    }
+
+    /// The versions enabled, as HAProxy computes them (default minimum
+    /// TLSv1.2, as in 2.6), limited to those weir speaks (TLSv1.2 and
+    /// TLSv1.3). Empty when none is left.
+    pub fn versions(&self) -> Vec<TlsVersion> {
+        let min = self.min_ver.unwrap_or(TlsVersion::Tls12);
+        let max = self.max_ver.unwrap_or(TlsVersion::Tls13);
+        [TlsVersion::Tls12, TlsVersion::Tls13]
+            .into_iter()
+            .filter(|v| *v >= min && *v <= max && !self.disabled.contains(v))
+            .collect()
+    }
+}
+
+/// TLS on a `bind` line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BindTls {
+    /// `crt` paths (a PEM file, or a directory of them), in order; the
+    /// first certificate loaded is the default one.
+    pub crts: Vec<String>,
+    pub crt_lists: Vec<String>,
+    /// `alpn` protocols in preference order.
+    pub alpn: Option<Vec<String>>,
+    pub opts: TlsOptions,
+    /// TLS 1.2 suites (`ciphers`), when set on the line.
+    pub ciphers: Option<Vec<Suite>>,
+    /// TLS 1.3 suites (`ciphersuites`), when set on the line.
+    pub ciphersuites: Option<Vec<Suite>>,
+    pub curves: Option<Vec<Group>>,
+    pub ca_file: Option<String>,
+    pub verify: Option<Verify>,
+    pub strict_sni: bool,
+}
+
+/// Global TLS defaults (`ssl-default-bind-*`, `tune.ssl.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsGlobal {
+    pub bind_ciphers: Option<Vec<Suite>>,
+    pub bind_ciphersuites: Option<Vec<Suite>>,
+    pub bind_curves: Option<Vec<Group>>,
+    pub bind_opts: TlsOptions,
+    /// `tune.ssl.cachesize`: sessions kept for resumption by id.
+    pub cachesize: usize,
+    /// `tune.ssl.lifetime`: how long a session may be resumed, seconds.
+    pub lifetime: u32,
+    /// `crt-base`, `ca-base`: directories for relative paths.
+    pub crt_base: Option<String>,
+    pub ca_base: Option<String>,
+}
+
+impl Default for TlsGlobal {
+    fn default() -> Self {
+        TlsGlobal {
+            bind_ciphers: None,
+            bind_ciphersuites: None,
+            bind_curves: None,
+            bind_opts: TlsOptions::default(),
+            cachesize: 20000,
+            lifetime: 300,
+            crt_base: None,
+            ca_base: None,
+        }
+    }
+}
+
+/// Parses an `alpn` list (`h2,http/1.1`).
+pub fn parse_alpn(s: &str) -> Result<Vec<String>, String> {
+    let list: Vec<String> = s.split(',').map(str::to_string).collect();
+    if list.iter().any(|p| p.is_empty() || p.len() > 255) {
+        return Err(format!("invalid ALPN list '{s}'"));
+    }
+    Ok(list)
+}
+
+/// Joins a relative path to a base directory (`crt-base`).
+pub fn with_base(base: Option<&str>, path: &str) -> String {
+    match base {
+        Some(b) if !path.starts_with('/') => format!("{}/{path}", b.trim_end_matches('/')),
+        _ => path.to_string(),
+    }
+}

@@ -1,0 +1,218 @@
+//! Certificates for `bind … ssl`: PEM files holding a chain and its key (as
+//! HAProxy has them), directories of such files, `crt-list` files, OCSP
+//! responses from `<crt>.ocsp`, and the SNI index that picks a certificate
+//! for each handshake (exact names, then wildcards, then the default).
+
+use rustls::crypto::CryptoProvider;
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Loads one PEM file: its certificates (end entity first) and its key,
+/// from the same file or from `<file>.key` as HAProxy allows.
+pub fn load_pem(path: &str, provider: &CryptoProvider) -> Result<CertifiedKey, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("unable to load SSL certificate from PEM file '{path}': {e}"))?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("unable to load SSL certificate from PEM file '{path}': {e:?}"))?;
+    if chain.is_empty() {
+        return Err(format!(
+            "unable to load SSL certificate from PEM file '{path}': no certificate found"
+        ));
+    }
+    let key = match PrivateKeyDer::from_pem_slice(&bytes) {
+        Ok(k) => k,
+        Err(_) => {
+            let kp = format!("{path}.key");
+            PrivateKeyDer::from_pem_file(&kp).map_err(|_| {
+                format!("unable to load SSL private key from PEM file '{path}' (nor from '{kp}')")
+            })?
+        }
+    };
+    let mut ck = CertifiedKey::from_der(chain, key, provider)
+        .map_err(|e| format!("inconsistent certificate and private key in '{path}': {e}"))?;
+    if let Ok(ocsp) = std::fs::read(format!("{path}.ocsp")) {
+        if !ocsp.is_empty() {
+            ck.ocsp = Some(ocsp);
+        }
+    }
+    Ok(ck)
+}
+
+/// The DNS names a certificate serves: its subjectAltName DNS entries and
+/// its subject CN, lower-cased (HAProxy indexes both).
+pub fn names(ck: &CertifiedKey) -> Vec<String> {
+    let Some(der) = ck.cert.first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    if let Ok(ee) = webpki::EndEntityCert::try_from(der) {
+        out.extend(ee.valid_dns_names().map(|n| n.to_ascii_lowercase()));
+        if let Some(cn) = super::dn::common_name(ee.subject()) {
+            let cn = cn.to_ascii_lowercase();
+            if !out.contains(&cn) {
+                out.push(cn);
+            }
+        }
+    }
+    out
+}
+
+/// Files of a `crt` directory, in name order, without the companion files
+/// HAProxy skips (`.key`, `.ocsp`, `.issuer`, `.sctl`).
+pub fn dir_files(dir: &str) -> Result<Vec<String>, String> {
+    let rd =
+        std::fs::read_dir(dir).map_err(|e| format!("unable to scan directory '{dir}': {e}"))?;
+    let mut files: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            !matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("key" | "ocsp" | "issuer" | "sctl")
+            )
+        })
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// One line of a `crt-list` file: a certificate and its SNI filters
+/// (`!name` excludes; none = the certificate's own names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrtListLine {
+    pub crt: String,
+    pub filters: Vec<String>,
+    pub line: usize,
+}
+
+/// Parses a `crt-list` file's text (pure). Per-line `[ssl options]` are
+/// refused with the line number.
+pub fn parse_crt_list(text: &str) -> Result<Vec<CrtListLine>, String> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let Some(crt) = words.next() else { continue };
+        let mut filters = Vec::new();
+        for w in words {
+            if w.starts_with('[') {
+                return Err(format!(
+                    "line {}: per-certificate options '[…]' are not supported by weir yet",
+                    i + 1
+                ));
+            }
+            filters.push(w.to_ascii_lowercase());
+        }
+        out.push(CrtListLine {
+            crt: crt.to_string(),
+            filters,
+            line: i + 1,
+        });
+    }
+    Ok(out)
+}
+
+/// Certificates by the names they serve.
+#[derive(Debug, Default)]
+pub struct SniIndex {
+    exact: HashMap<String, Vec<Arc<CertifiedKey>>>,
+    /// `*.example.com` stored under `example.com`.
+    wild: HashMap<String, Vec<Arc<CertifiedKey>>>,
+    default: Option<Arc<CertifiedKey>>,
+    /// `strict-sni`: no default certificate.
+    pub strict: bool,
+}
+
+impl SniIndex {
+    /// Adds a certificate under `names` (negative filters excluded); the
+    /// first certificate added is the default one.
+    pub fn add(&mut self, ck: Arc<CertifiedKey>, names: &[String], excluded: &[String]) {
+        if self.default.is_none() {
+            self.default = Some(ck.clone());
+        }
+        for n in names {
+            if excluded.contains(n) {
+                continue;
+            }
+            let (map, key) = match n.strip_prefix("*.") {
+                Some(rest) => (&mut self.wild, rest),
+                None => (&mut self.exact, n.as_str()),
+            };
+            map.entry(key.to_string()).or_default().push(ck.clone());
+        }
+    }
+
+    /// The certificate for a server name (`None` aborts the handshake).
+    fn pick(
+        &self,
+        name: Option<&str>,
+        schemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        // Several certificates for one name (ECDSA and RSA): the first whose
+        // key the client can verify.
+        let usable = |list: &Vec<Arc<CertifiedKey>>| {
+            list.iter()
+                .find(|c| c.key.choose_scheme(schemes).is_some())
+                .or_else(|| list.first())
+                .cloned()
+        };
+        if let Some(name) = name {
+            let name = name.to_ascii_lowercase();
+            if let Some(c) = self.exact.get(&name).and_then(usable) {
+                return Some(c);
+            }
+            if let Some((_, parent)) = name.split_once('.') {
+                if let Some(c) = self.wild.get(parent).and_then(usable) {
+                    return Some(c);
+                }
+            }
+        }
+        if self.strict {
+            return None;
+        }
+        self.default.clone()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.default.is_none()
+    }
+}
+
+impl ResolvesServerCert for SniIndex {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.pick(hello.server_name(), hello.signature_schemes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crt_list_lines() {
+        let l = parse_crt_list(
+            "# c\n/a.pem\n\n/b.pem www.Example.com !x.example.com *.example.org # tail\n",
+        )
+        .expect("parses");
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0].crt, "/a.pem");
+        assert!(l[0].filters.is_empty());
+        assert_eq!(
+            l[1].filters,
+            ["www.example.com", "!x.example.com", "*.example.org"]
+        );
+        assert_eq!(l[1].line, 4);
+        let e = parse_crt_list("/a.pem\n/b.pem [alpn h2] x\n").expect_err("options refused");
+        assert!(e.starts_with("line 2:"), "{e}");
+    }
+}

@@ -1,0 +1,276 @@
+//! TLS termination on `bind … ssl` lines, on rustls with the aws-lc-rs
+//! provider: one server configuration per bind line, built at start-up
+//! (certificates, SNI, versions, suites, groups, client certificates,
+//! session resumption), and the TLS stream the sessions run over.
+
+mod certs;
+mod dn;
+mod stream;
+
+pub use stream::{accept, HandshakeError, TlsStream};
+
+use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
+use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
+use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::CertificateDer;
+use std::sync::Arc;
+use weir_config::tls::{with_base, BindTls, Group, Suite, TlsGlobal, TlsVersion, Verify};
+use weir_config::{Config, Mode};
+
+fn suite(s: Suite) -> SupportedCipherSuite {
+    use aws_lc_rs::cipher_suite as c;
+    match s {
+        Suite::Tls13Aes256Gcm => c::TLS13_AES_256_GCM_SHA384,
+        Suite::Tls13Aes128Gcm => c::TLS13_AES_128_GCM_SHA256,
+        Suite::Tls13Chacha20 => c::TLS13_CHACHA20_POLY1305_SHA256,
+        Suite::EcdheEcdsaAes256Gcm => c::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        Suite::EcdheEcdsaAes128Gcm => c::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+        Suite::EcdheEcdsaChacha20 => c::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+        Suite::EcdheRsaAes256Gcm => c::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+        Suite::EcdheRsaAes128Gcm => c::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+        Suite::EcdheRsaChacha20 => c::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    }
+}
+
+fn group(g: Group) -> &'static dyn SupportedKxGroup {
+    use aws_lc_rs::kx_group as k;
+    match g {
+        Group::X25519 => k::X25519,
+        Group::P256 => k::SECP256R1,
+        Group::P384 => k::SECP384R1,
+        Group::X25519Mlkem768 => k::X25519MLKEM768,
+    }
+}
+
+/// The provider for one bind: weir's suites and groups, narrowed by the
+/// bind line or the global defaults.
+fn provider(t: &BindTls, g: &TlsGlobal) -> CryptoProvider {
+    let base = aws_lc_rs::default_provider();
+    let tls12 = t.ciphers.as_ref().or(g.bind_ciphers.as_ref());
+    let tls13 = t.ciphersuites.as_ref().or(g.bind_ciphersuites.as_ref());
+    let mut suites: Vec<SupportedCipherSuite> = Vec::new();
+    match tls13 {
+        Some(l) => suites.extend(l.iter().map(|s| suite(*s))),
+        None => suites.extend(
+            base.cipher_suites
+                .iter()
+                .filter(|s| s.version() == &rustls::version::TLS13),
+        ),
+    }
+    match tls12 {
+        Some(l) => suites.extend(l.iter().map(|s| suite(*s))),
+        None => suites.extend(
+            base.cipher_suites
+                .iter()
+                .filter(|s| s.version() == &rustls::version::TLS12),
+        ),
+    }
+    let kx_groups = match t.curves.as_ref().or(g.bind_curves.as_ref()) {
+        Some(l) => l.iter().map(|x| group(*x)).collect(),
+        None => base.kx_groups.clone(),
+    };
+    CryptoProvider {
+        cipher_suites: suites,
+        kx_groups,
+        ..base
+    }
+}
+
+/// Session tickets with HAProxy's lifetime (`tune.ssl.lifetime`); keys
+/// rotate inside the ticketer.
+#[derive(Debug)]
+struct Lifetime {
+    inner: Arc<dyn ProducesTickets>,
+    secs: u32,
+}
+
+impl ProducesTickets for Lifetime {
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+    fn lifetime(&self) -> u32 {
+        self.secs
+    }
+    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
+        self.inner.encrypt(plain)
+    }
+    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
+        self.inner.decrypt(cipher)
+    }
+}
+
+/// Loads `crt` paths and `crt-list` files into an SNI index.
+fn load_certs(
+    t: &BindTls,
+    g: &TlsGlobal,
+    p: &CryptoProvider,
+) -> Result<certs::SniIndex, Vec<String>> {
+    let mut idx = certs::SniIndex::default();
+    idx.strict = t.strict_sni;
+    let mut errs = Vec::new();
+    let add_file = |idx: &mut certs::SniIndex, path: &str, filters: &[String]| {
+        certs::load_pem(path, p).map(|ck| {
+            let (neg, pos): (Vec<String>, Vec<String>) =
+                filters.iter().cloned().partition(|f| f.starts_with('!'));
+            let neg: Vec<String> = neg.iter().map(|f| f[1..].to_string()).collect();
+            let names = if pos.is_empty() {
+                certs::names(&ck)
+            } else {
+                pos
+            };
+            idx.add(Arc::new(ck), &names, &neg);
+        })
+    };
+    for crt in &t.crts {
+        let path = with_base(g.crt_base.as_deref(), crt);
+        if std::path::Path::new(&path).is_dir() {
+            match certs::dir_files(&path) {
+                Ok(files) => {
+                    for f in files {
+                        errs.extend(add_file(&mut idx, &f, &[]).err());
+                    }
+                }
+                Err(e) => errs.push(e),
+            }
+        } else {
+            errs.extend(add_file(&mut idx, &path, &[]).err());
+        }
+    }
+    for list in &t.crt_lists {
+        let text = match std::fs::read_to_string(list) {
+            Ok(t) => t,
+            Err(e) => {
+                errs.push(format!("unable to open crt-list '{list}': {e}"));
+                continue;
+            }
+        };
+        match certs::parse_crt_list(&text) {
+            Ok(lines) => {
+                for l in lines {
+                    let path = with_base(g.crt_base.as_deref(), &l.crt);
+                    errs.extend(add_file(&mut idx, &path, &l.filters).err());
+                }
+            }
+            Err(e) => errs.push(format!("crt-list '{list}' {e}")),
+        }
+    }
+    if errs.is_empty() && idx.is_empty() {
+        errs.push("no certificate loaded".into());
+    }
+    if errs.is_empty() {
+        Ok(idx)
+    } else {
+        Err(errs)
+    }
+}
+
+/// Builds the server configuration of one `bind … ssl` line. Errors are
+/// messages without location (the caller adds the bind's `file:line`).
+pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerConfig, Vec<String>> {
+    let p = Arc::new(provider(t, g));
+    let opts = t.opts.or(&g.bind_opts);
+    let versions: Vec<&'static SupportedProtocolVersion> = opts
+        .versions()
+        .into_iter()
+        .map(|v| match v {
+            TlsVersion::Tls13 => &rustls::version::TLS13,
+            _ => &rustls::version::TLS12,
+        })
+        .collect();
+    if versions.is_empty() {
+        return Err(vec![
+            "no TLS version left: weir speaks TLSv1.2 and TLSv1.3 only".into(),
+        ]);
+    }
+    let idx = load_certs(t, g, &p)?;
+    let builder = ServerConfig::builder_with_provider(p.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| vec![format!("inconsistent TLS settings: {e}")])?;
+    let verify = t.verify.unwrap_or(Verify::None);
+    let builder = match (verify, &t.ca_file) {
+        (Verify::None, _) | (_, None) => builder.with_no_client_auth(),
+        (v, Some(ca)) => {
+            let ca = with_base(g.ca_base.as_deref(), ca);
+            let mut roots = RootCertStore::empty();
+            let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&ca)
+                .and_then(|i| i.collect())
+                .map_err(|e| vec![format!("unable to load CA file '{ca}': {e:?}")])?;
+            let (added, _) = roots.add_parsable_certificates(certs);
+            if added == 0 {
+                return Err(vec![format!("no CA certificate found in '{ca}'")]);
+            }
+            let vb = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), p.clone());
+            let vb = if v == Verify::Optional {
+                vb.allow_unauthenticated()
+            } else {
+                vb
+            };
+            let verifier = vb
+                .build()
+                .map_err(|e| vec![format!("client certificate verification: {e}")])?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut cfg = builder.with_cert_resolver(Arc::new(idx));
+    let mut alpn: Vec<Vec<u8>> = t
+        .alpn
+        .iter()
+        .flatten()
+        .map(|a| a.as_bytes().to_vec())
+        .collect();
+    if mode == Mode::Http {
+        // HTTP/2 is not served yet: clients fall back to http/1.1.
+        alpn.retain(|a| a != b"h2");
+    }
+    cfg.alpn_protocols = alpn;
+    cfg.ignore_client_order = !opts.prefer_client_ciphers;
+    cfg.session_storage = ServerSessionMemoryCache::new(g.cachesize.max(1));
+    if !opts.no_tickets {
+        let inner =
+            aws_lc_rs::Ticketer::new().map_err(|e| vec![format!("session tickets: {e}")])?;
+        cfg.ticketer = Arc::new(Lifetime {
+            inner,
+            secs: g.lifetime,
+        });
+    }
+    Ok(cfg)
+}
+
+/// A warning for `alpn` lists that offer `h2` in `mode http`.
+pub fn alpn_warning(t: &BindTls, mode: Mode) -> Option<String> {
+    let has_h2 = t.alpn.iter().flatten().any(|a| a == "h2");
+    (has_h2 && mode == Mode::Http).then(|| {
+        "'alpn' offers h2, which weir does not serve yet: it is left out and clients use http/1.1"
+            .to_string()
+    })
+}
+
+/// Checks every `bind … ssl` line (certificates load, settings agree):
+/// one `[ALERT]` line per problem, with the bind's `file:line`.
+pub fn check(cfg: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for px in &cfg.proxies {
+        if !px.kind.is_frontend() || px.disabled {
+            continue;
+        }
+        for b in &px.binds {
+            if let Some(t) = &b.tls {
+                if let Err(es) = server_config(t, &cfg.global.tls, px.mode) {
+                    out.extend(es.into_iter().map(|e| alert(b, px, &e)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// An `[ALERT]` line about a bind line.
+pub fn alert(b: &weir_config::Bind, px: &weir_config::Proxy, e: &str) -> String {
+    format!(
+        "[ALERT] parsing [{}] : 'bind' in {} '{}' : {e}",
+        b.loc,
+        px.kind.keyword(),
+        px.name
+    )
+}

@@ -1,0 +1,331 @@
+//! A TLS connection over a stream socket, with the same readiness-based
+//! operations as a plain [`Conn`]: reads decrypt what the socket holds,
+//! writes encrypt and send what the socket takes (the rest waits in the
+//! TLS layer and goes first on the next write or flush). No buffer is held
+//! for an idle connection beyond what the TLS library keeps.
+
+use crate::conn::Conn;
+use rustls::{Connection, ServerConfig};
+use std::io::{self, IoSlice, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use weir_rules::TlsInfo;
+
+/// A TLS session over a plain socket.
+pub struct TlsStream {
+    io: Conn,
+    st: Mutex<State>,
+    info: TlsInfo,
+}
+
+impl std::fmt::Debug for TlsStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsStream").field("io", &self.io).finish()
+    }
+}
+
+struct State {
+    tls: Connection,
+    /// The socket reached end of stream.
+    eof: bool,
+}
+
+/// The socket as rustls reads and writes it: short reads and writes clear
+/// readiness so the event loop is asked before the next attempt.
+struct Raw<'a>(&'a Conn);
+
+impl Read for Raw<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_recv(buf)
+    }
+}
+
+impl Write for Raw<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_vectored(&[IoSlice::new(buf)])
+    }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let want: usize = bufs.iter().take(64).map(|b| b.len()).sum();
+        let fd = self.0.as_raw_fd();
+        let mut wrote = 0;
+        let r = self.0.try_io(tokio::io::Interest::WRITABLE, || {
+            wrote = crate::splice::writev_fd(fd, bufs)?;
+            if wrote < want {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            Ok(wrote)
+        });
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && wrote > 0 => Ok(wrote),
+            r => r,
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TlsStream {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn io(&self) -> &Conn {
+        &self.io
+    }
+
+    pub fn info(&self) -> &TlsInfo {
+        &self.info
+    }
+
+    /// Sends what the TLS layer holds; `WouldBlock` when the socket is full.
+    fn flush_locked(&self, st: &mut State) -> io::Result<()> {
+        while st.tls.wants_write() {
+            st.tls.write_tls(&mut Raw(&self.io))?;
+        }
+        Ok(())
+    }
+
+    /// Ready to read when decrypted bytes (or the end) are waiting in the
+    /// TLS layer, otherwise when the socket is.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        {
+            let mut st = self.lock();
+            if st.eof {
+                return Poll::Ready(Ok(()));
+            }
+            match st.tls.process_new_packets() {
+                Ok(s) if s.plaintext_bytes_to_read() == 0 && !s.peer_has_closed() => {}
+                _ => return Poll::Ready(Ok(())),
+            }
+        }
+        self.io.poll_read_ready(cx)
+    }
+
+    /// Reads decrypted bytes without waiting (0 = end of stream, with or
+    /// without close_notify).
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut st = self.lock();
+        loop {
+            match st.tls.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            if st.eof {
+                return Ok(0);
+            }
+            if st.tls.read_tls(&mut Raw(&self.io))? == 0 {
+                st.eof = true;
+            }
+            if let Err(e) = st.tls.process_new_packets() {
+                // The alert rustls queued goes out if the socket takes it.
+                let _ = self.flush_locked(&mut st);
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
+            if st.tls.wants_write() {
+                // Key updates and the like: best effort, the rest goes later.
+                let _ = self.flush_locked(&mut st);
+            }
+        }
+    }
+
+    /// Encrypts and sends what it can of `buf`. Bytes the socket did not
+    /// take yet stay in the TLS layer (see [`TlsStream::has_pending`]).
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        let mut st = self.lock();
+        self.flush_locked(&mut st)?;
+        let n = st.tls.writer().write(buf)?;
+        match self.flush_locked(&mut st) {
+            Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
+            _ => Ok(n),
+        }
+    }
+
+    /// Encrypted bytes wait for room in the socket.
+    pub fn has_pending(&self) -> bool {
+        self.lock().tls.wants_write()
+    }
+
+    /// Sends waiting encrypted bytes; `WouldBlock` when some remain.
+    pub fn try_flush(&self) -> io::Result<()> {
+        let mut st = self.lock();
+        self.flush_locked(&mut st)
+    }
+
+    /// Sends close_notify (best effort) and then a FIN.
+    pub fn shutdown_write(&self) -> io::Result<()> {
+        {
+            let mut st = self.lock();
+            st.tls.send_close_notify();
+            let _ = self.flush_locked(&mut st);
+        }
+        self.io.shutdown_write()
+    }
+}
+
+/// Why a handshake failed.
+#[derive(Debug)]
+pub enum HandshakeError {
+    Timeout,
+    /// The client closed or reset before finishing.
+    Closed,
+    Tls(rustls::Error),
+    Io(io::Error),
+}
+
+impl HandshakeError {
+    /// The message HAProxy logs for a failed handshake.
+    pub fn message(&self) -> String {
+        match self {
+            HandshakeError::Timeout => "Timeout during SSL handshake".into(),
+            HandshakeError::Closed => "Connection closed during SSL handshake".into(),
+            HandshakeError::Tls(e) => format!("SSL handshake failure ({e})"),
+            HandshakeError::Io(e) => format!("SSL handshake failure ({e})"),
+        }
+    }
+}
+
+/// Runs a server handshake on `io` (with `initial` bytes already read),
+/// within `timeout`. On success the connection is ready for application
+/// data.
+pub async fn accept(
+    io: Conn,
+    cfg: Arc<ServerConfig>,
+    initial: &[u8],
+    timeout: Option<Duration>,
+) -> Result<Conn, HandshakeError> {
+    let sc = rustls::ServerConnection::new(cfg).map_err(HandshakeError::Tls)?;
+    let mut st = State {
+        tls: Connection::Server(sc),
+        eof: false,
+    };
+    let mut rest = initial;
+    while !rest.is_empty() {
+        if st.tls.read_tls(&mut rest).map_err(HandshakeError::Io)? == 0 {
+            break;
+        }
+        st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
+    }
+    let fut = drive(&io, &mut st);
+    let r = match timeout {
+        Some(t) => tokio::time::timeout(t, fut)
+            .await
+            .unwrap_or(Err(HandshakeError::Timeout)),
+        None => fut.await,
+    };
+    if let Err(e) = r {
+        if matches!(e, HandshakeError::Tls(_)) {
+            // Tell the client why, if its socket takes the alert now.
+            while st.tls.wants_write() {
+                if st.tls.write_tls(&mut Raw(&io)).is_err() {
+                    break;
+                }
+            }
+        }
+        return Err(e);
+    }
+    let info = info(&st.tls);
+    Ok(Conn::Tls(Box::new(TlsStream {
+        io,
+        st: Mutex::new(st),
+        info,
+    })))
+}
+
+/// Moves handshake messages until the handshake is done.
+async fn drive(io: &Conn, st: &mut State) -> Result<(), HandshakeError> {
+    loop {
+        while st.tls.wants_write() {
+            std::future::poll_fn(|cx| io.poll_write_ready(cx))
+                .await
+                .map_err(HandshakeError::Io)?;
+            match st.tls.write_tls(&mut Raw(io)) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(HandshakeError::Io(e)),
+            }
+        }
+        if !st.tls.is_handshaking() {
+            return Ok(());
+        }
+        std::future::poll_fn(|cx| io.poll_read_ready(cx))
+            .await
+            .map_err(HandshakeError::Io)?;
+        match st.tls.read_tls(&mut Raw(io)) {
+            Ok(0) => return Err(HandshakeError::Closed),
+            Ok(_) => {
+                st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+                ) =>
+            {
+                return Err(HandshakeError::Closed)
+            }
+            Err(e) => return Err(HandshakeError::Io(e)),
+        }
+    }
+}
+
+/// The OpenSSL name of a negotiated suite, as `ssl_fc_cipher` gives it.
+fn cipher_name(s: rustls::CipherSuite) -> String {
+    use rustls::CipherSuite as C;
+    match s {
+        C::TLS13_AES_256_GCM_SHA384 => "TLS_AES_256_GCM_SHA384".into(),
+        C::TLS13_AES_128_GCM_SHA256 => "TLS_AES_128_GCM_SHA256".into(),
+        C::TLS13_CHACHA20_POLY1305_SHA256 => "TLS_CHACHA20_POLY1305_SHA256".into(),
+        C::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => "ECDHE-ECDSA-AES256-GCM-SHA384".into(),
+        C::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => "ECDHE-ECDSA-AES128-GCM-SHA256".into(),
+        C::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => "ECDHE-ECDSA-CHACHA20-POLY1305".into(),
+        C::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => "ECDHE-RSA-AES256-GCM-SHA384".into(),
+        C::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => "ECDHE-RSA-AES128-GCM-SHA256".into(),
+        C::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => "ECDHE-RSA-CHACHA20-POLY1305".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// What the fetches (`ssl_fc_*`, `ssl_c_*`) read about a finished handshake.
+fn info(tls: &Connection) -> TlsInfo {
+    let sni = match tls {
+        Connection::Server(s) => s.server_name().map(str::to_string),
+        Connection::Client(_) => None,
+    };
+    let version = match tls.protocol_version() {
+        Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
+        Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2",
+        _ => "",
+    };
+    let (client_s_dn, client_i_dn) = tls
+        .peer_certificates()
+        .and_then(|c| c.first())
+        .and_then(|der| {
+            webpki::EndEntityCert::try_from(der).ok().map(|ee| {
+                (
+                    super::dn::oneline(ee.subject()),
+                    super::dn::oneline(ee.issuer()),
+                )
+            })
+        })
+        .map_or((None, None), |(s, i)| (Some(s), Some(i)));
+    TlsInfo {
+        sni,
+        alpn: tls
+            .alpn_protocol()
+            .map(|a| String::from_utf8_lossy(a).into_owned()),
+        version,
+        cipher: tls
+            .negotiated_cipher_suite()
+            .map(|s| cipher_name(s.suite()))
+            .unwrap_or_default(),
+        client_cert: client_s_dn.is_some(),
+        client_s_dn,
+        client_i_dn,
+    }
+}
