@@ -1,21 +1,21 @@
 //! `idle` mode: opens N connections (spread over several source addresses to
 //! pass the 64k-port limit), holds them for a while without sending, and
-//! reports how many were established — the seed's long-lived connections.
+//! reports how many were established — the seed's long-lived connections
+//! (`--tls`: each one completes a TLS handshake first).
 
 use crate::args::{parse_secs, Args};
+use crate::tls::Stream;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::net::TcpSocket;
 
 /// Sends one GET and reads its head (the body must be empty).
-async fn one_request(
-    c: tokio::net::TcpStream,
-    path: &str,
-) -> std::io::Result<tokio::net::TcpStream> {
+async fn one_request(c: Stream, path: &str) -> std::io::Result<Stream> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut c = c;
     c.write_all(format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n").as_bytes())
         .await?;
+    c.flush().await?;
     let mut got = Vec::new();
     let mut b = [0u8; 1024];
     while !got.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -47,6 +47,12 @@ pub fn main(a: &mut Args) -> Result<(), String> {
     // With --request, each connection makes one keep-alive HTTP request
     // (an empty-body answer is expected) before it idles.
     let request = a.opt("--request");
+    let tls = if a.flag("--tls") {
+        Some(crate::tls::client_config(a.flag("--tls-full"), false)?)
+    } else {
+        None
+    };
+    let sni = a.opt("--sni").unwrap_or_else(|| "localhost".into());
     let target: SocketAddr = a
         .positional()
         .ok_or("expected <ip:port>: weir-bench idle -c N [-d secs] [--src a,b] ip:port")?
@@ -72,9 +78,13 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                 if !sources.is_empty() {
                     sock.bind(SocketAddr::new(sources[i % sources.len()], 0))?;
                 }
-                tokio::time::timeout(Duration::from_secs(10), sock.connect(target))
+                let c = tokio::time::timeout(Duration::from_secs(10), sock.connect(target))
                     .await
-                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+                    .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+                match &tls {
+                    Some(cfg) => crate::tls::connect(cfg.clone(), &sni, c).await,
+                    None => Ok(Stream::Plain(c)),
+                }
             }
             .await;
             let r = match (r, &request) {
@@ -97,7 +107,11 @@ pub fn main(a: &mut Args) -> Result<(), String> {
         let mut alive = 0;
         for c in &conns {
             let mut b = [0u8; 1];
-            match c.try_read(&mut b) {
+            let tcp = match c {
+                Stream::Plain(t) => t,
+                Stream::Tls(t) => t.get_ref().0,
+            };
+            match tcp.try_read(&mut b) {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => alive += 1,
                 _ => {}
             }

@@ -8,6 +8,7 @@
 
 use crate::args::{parse_secs, Args};
 use crate::http1::{parse_head, Chunked, Framing};
+use crate::tls::Stream;
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpSocket;
 
 /// Everything a run needs.
 #[derive(Debug, Clone)]
@@ -34,6 +35,8 @@ pub struct Plan {
     pub sources: Vec<std::net::IpAddr>,
     pub timeout: Duration,
     pub live: bool,
+    /// `https://`: the client configuration and the name sent as SNI.
+    pub tls: Option<(Arc<rustls::ClientConfig>, String)>,
 }
 
 /// Counters of one thread (or of the whole run once merged).
@@ -84,16 +87,19 @@ pub fn new_hist() -> Histogram<u64> {
     // ok: constant, valid arguments
 }
 
-/// Parses `http://host:port/path` (an IP or name; port defaults to 80).
-pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String), String> {
+/// Parses `http[s]://host:port/path` (an IP or name; port defaults to 80
+/// or 443). Returns the address, `host[:port]`, the path and whether it is
+/// https.
+pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String, bool), String> {
     use std::net::ToSocketAddrs;
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        if url.starts_with("https://") {
-            "https:// is not supported yet (it comes with the TLS work)".to_string()
-        } else {
-            format!("expected an http:// URL, got '{url}'")
-        }
-    })?;
+    let (rest, https) = match url.strip_prefix("https://") {
+        Some(r) => (r, true),
+        None => (
+            url.strip_prefix("http://")
+                .ok_or_else(|| format!("expected an http:// or https:// URL, got '{url}'"))?,
+            false,
+        ),
+    };
     let (hostport, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -104,14 +110,14 @@ pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String), String> {
     {
         hostport.to_string()
     } else {
-        format!("{hostport}:80")
+        format!("{hostport}:{}", if https { 443 } else { 80 })
     };
     let addr = with_port
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve '{hostport}': {e}"))?
         .next()
         .ok_or_else(|| format!("cannot resolve '{hostport}'"))?;
-    Ok((addr, hostport.to_string(), path.to_string()))
+    Ok((addr, hostport.to_string(), path.to_string(), https))
 }
 
 pub fn main(a: &mut Args) -> Result<(), String> {
@@ -146,6 +152,9 @@ pub fn main(a: &mut Args) -> Result<(), String> {
         .transpose()?
         .unwrap_or(Duration::from_secs(10));
     let close = a.flag("--close");
+    let tls_full = a.flag("--tls-full");
+    let tls12 = a.flag("--tls12");
+    let sni = a.opt("--sni");
     let quiet = a.flag("--quiet");
     let json = a.opt("--json");
     let sources = match a.opt("--src") {
@@ -173,7 +182,17 @@ pub fn main(a: &mut Args) -> Result<(), String> {
     if rate.is_some_and(|r| r <= 0.0) {
         return Err("-R must be positive".into());
     }
-    let (target, host, path) = parse_url(&url)?;
+    let (target, host, path, https) = parse_url(&url)?;
+    let tls = if https {
+        let name = sni.unwrap_or_else(|| {
+            host.rsplit_once(':').map_or(host.clone(), |(h, _)| {
+                h.trim_matches(['[', ']']).to_string()
+            })
+        });
+        Some((crate::tls::client_config(tls_full, tls12)?, name))
+    } else {
+        None
+    };
     let plan = Plan {
         target,
         host,
@@ -188,6 +207,7 @@ pub fn main(a: &mut Args) -> Result<(), String> {
         sources,
         timeout,
         live: !quiet,
+        tls,
     };
     let (tot, elapsed, timeline) = run(&plan);
     let report = report_text(&plan, &tot, elapsed);
@@ -347,7 +367,7 @@ fn thread_main(
     out
 }
 
-async fn connect(plan: &Plan, idx: usize, attempt: u64) -> std::io::Result<TcpStream> {
+async fn connect(plan: &Plan, idx: usize, attempt: u64) -> std::io::Result<Stream> {
     let sock = if plan.target.is_ipv4() {
         TcpSocket::new_v4()?
     } else {
@@ -359,7 +379,10 @@ async fn connect(plan: &Plan, idx: usize, attempt: u64) -> std::io::Result<TcpSt
     }
     let s = sock.connect(plan.target).await?;
     s.set_nodelay(true)?;
-    Ok(s)
+    match &plan.tls {
+        Some((cfg, sni)) => crate::tls::connect(cfg.clone(), sni, s).await,
+        None => Ok(Stream::Plain(s)),
+    }
 }
 
 enum Outcome {
@@ -371,8 +394,8 @@ enum Outcome {
     Io,
 }
 
-async fn exchange(s: &mut TcpStream, req: &[u8], buf: &mut Vec<u8>) -> Outcome {
-    if s.write_all(req).await.is_err() {
+async fn exchange(s: &mut Stream, req: &[u8], buf: &mut Vec<u8>) -> Outcome {
+    if s.write_all(req).await.is_err() || s.flush().await.is_err() {
         return Outcome::Io;
     }
     buf.clear();
@@ -472,7 +495,7 @@ async fn conn_loop(plan: Plan, shared: Arc<Shared>, idx: usize, start: Instant, 
     let phase = period.map_or(Duration::ZERO, |p| {
         p.mul_f64(idx as f64 / plan.conns as f64)
     });
-    let mut stream: Option<TcpStream> = None;
+    let mut stream: Option<Stream> = None;
     let mut buf = Vec::with_capacity(16384);
     let timer = tokio::time::sleep(plan.timeout);
     tokio::pin!(timer);

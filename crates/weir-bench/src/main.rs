@@ -1,6 +1,7 @@
 //! weir-bench: weir's benchmark tools.
 //! - `serve`: the test backend (HTTP/1.1 origin, echo, sink, source);
-//! - `load`: the HTTP/1.1 load generator with latency percentiles;
+//! - `load`: the HTTP/1.1 load generator (clear or TLS) with latency
+//!   percentiles;
 //! - `idle`: opens and holds many idle connections.
 
 #![forbid(unsafe_code)]
@@ -10,6 +11,7 @@ mod http1;
 mod idle;
 mod load;
 mod server;
+mod tls;
 
 #[cfg(test)]
 #[path = "tests.rs"]
@@ -18,8 +20,9 @@ mod tests;
 const USAGE: &str = "usage:
   weir-bench serve --listen <ip:port> [--mode http|echo|sink|source] [--threads N]
   weir-bench load  [-c conns] [-t threads] [-d secs] [-n requests] [-R rate] [-s ramp]
-                   [--close] [--src ip,ip] [--timeout secs] [--json FILE|-] [--quiet] http://host:port/path
-  weir-bench idle  [-c conns] [-d hold] [--src ip,ip] [--request /path] <ip:port>
+                   [--close] [--src ip,ip] [--timeout secs] [--json FILE|-] [--quiet]
+                   [--tls-full] [--tls12] [--sni name] http[s]://host:port/path
+  weir-bench idle  [-c conns] [-d hold] [--src ip,ip] [--request /path] [--tls [--sni name]] <ip:port>
 ";
 
 fn main() {

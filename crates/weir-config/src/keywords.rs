@@ -618,8 +618,25 @@ pub fn render_markdown() -> String {
         }
     }
     out.push_str(HTTP_NOTES);
+    out.push_str(TLS_NOTES);
     out
 }
+
+/// TLS termination: what `bind … ssl` does and how it differs from HAProxy
+/// 2.6 on OpenSSL (each checked by `crates/weir/tests/tls.rs`).
+const TLS_NOTES: &str = "
+## TLS termination (`bind … ssl`) and how it differs from HAProxy 2.6
+
+- The TLS library is rustls with the aws-lc-rs provider. Versions: TLSv1.2 and TLSv1.3 only (HAProxy 2.6's default minimum is TLSv1.2 too); `ssl-min-ver` below TLSv1.2 has no effect, and a bind left with no version is a configuration error.
+- Suites: TLSv1.3 `TLS_AES_256_GCM_SHA384`, `TLS_AES_128_GCM_SHA256`, `TLS_CHACHA20_POLY1305_SHA256`; TLSv1.2 `ECDHE-{ECDSA,RSA}-{AES256-GCM-SHA384,AES128-GCM-SHA256,CHACHA20-POLY1305}`. `ciphers` takes OpenSSL cipher strings (names, `+`-joined aliases such as `EECDH+AESGCM`, `!`/`-`/`+` prefixes, `@STRENGTH`); a suite *named* explicitly that weir does not offer (`DHE-RSA-…`, CBC suites, CCM) is a configuration error with its line, where OpenSSL would drop it silently. Groups (`curves`): `X25519`, `P-256`, `P-384`, `X25519MLKEM768`.
+- Certificates: `crt` takes a PEM file (chain and key together, or the key in `<file>.key`) or a directory (every file but `.key`, `.ocsp`, `.issuer`, `.sctl`, in name order); the first certificate loaded is the default one. SNI picks by the subjectAltName DNS names and the subject CN (`*.example.com` covers one label), and among several certificates for one name the first whose key type the client accepts (ECDSA or RSA). `crt-list` lines are `<crt> [sni filter …]` with `!name` exclusions; per-line `[options]` are refused. An unreadable file, a missing key or a key that does not match its certificate stops the start with the bind's `file:line` (`weir -c` checks them too).
+- OCSP stapling sends `<crt>.ocsp` (DER) as found at start-up; weir does not refresh it.
+- Client certificates: `ca-file` with `verify required|optional`; a certificate that does not verify ends the handshake (as HAProxy without `ca-ignore-err`), so `ssl_c_verify` is always 0 once a request is seen.
+- Resumption: stateless tickets (keys rotated by the ticketer; `no-tls-tickets` turns them off) and a session cache of `tune.ssl.cachesize` entries; `tune.ssl.lifetime` is the lifetime announced with tickets.
+- ALPN: in `mode http`, `h2` is left out of an `alpn` list (with a warning) until HTTP/2 lands; `mode tcp` offers the list as given.
+- Fetches: `ssl_fc`, `ssl_fc_sni`, `ssl_fc_has_sni`, `ssl_fc_alpn`, `ssl_fc_protocol`, `ssl_fc_cipher` (OpenSSL's names), `ssl_c_used`/`ssl_fc_has_crt`, `ssl_c_verify`, `ssl_c_s_dn`, `ssl_c_i_dn` (`/C=…/O=…/CN=…`).
+- A failed handshake is logged as `<client> [<date>] <frontend>/bind: SSL handshake failure (<reason>)` (or `Timeout during SSL handshake` after `timeout client`) and ends only that connection.
+";
 
 /// The HTTP engine's rule language and its documented differences from
 /// HAProxy 2.6 (each checked by `crates/weir/tests/http_differential.rs`).
