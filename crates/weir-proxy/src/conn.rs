@@ -97,6 +97,13 @@ impl Conn {
             _ => None,
         }
     }
+    /// Under TLS, sends close_notify before the connection is dropped
+    /// (best effort: a full socket does not wait).
+    pub fn close_notify(&self) {
+        if let Conn::Tls(t) = self {
+            t.close_notify();
+        }
+    }
     /// Encrypted bytes wait in the TLS layer for room in the socket.
     pub fn has_pending(&self) -> bool {
         matches!(self, Conn::Tls(t) if t.has_pending())

@@ -160,6 +160,7 @@ pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Acc
         {
             // A hard stop is watched inside (only while it matters).
             crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+            client.close_notify();
         }
     }
     finish(&sh, fe_idx, &acc.bind_conns);

@@ -30,6 +30,9 @@ struct State {
     tls: Connection,
     /// The socket reached end of stream.
     eof: bool,
+    /// TLS 1.3 session tickets wait to go out with the first response
+    /// (one send instead of two).
+    held: bool,
 }
 
 /// The socket as rustls reads and writes it: short reads and writes clear
@@ -126,7 +129,7 @@ impl TlsStream {
                 let _ = self.flush_locked(&mut st);
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
             }
-            if st.tls.wants_write() {
+            if st.tls.wants_write() && !st.held {
                 // Key updates and the like: best effort, the rest goes later.
                 let _ = self.flush_locked(&mut st);
             }
@@ -137,7 +140,12 @@ impl TlsStream {
     /// take yet stay in the TLS layer (see [`TlsStream::has_pending`]).
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         let mut st = self.lock();
-        self.flush_locked(&mut st)?;
+        if st.held {
+            // The held tickets and these bytes leave in one send.
+            st.held = false;
+        } else {
+            self.flush_locked(&mut st)?;
+        }
         let n = st.tls.writer().write(buf)?;
         match self.flush_locked(&mut st) {
             Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
@@ -154,6 +162,15 @@ impl TlsStream {
     pub fn try_flush(&self) -> io::Result<()> {
         let mut st = self.lock();
         self.flush_locked(&mut st)
+    }
+
+    /// Sends close_notify (with anything still held), best effort, before
+    /// the socket is closed.
+    pub fn close_notify(&self) {
+        let mut st = self.lock();
+        st.held = false;
+        st.tls.send_close_notify();
+        let _ = self.flush_locked(&mut st);
     }
 
     /// Sends close_notify (best effort) and then a FIN.
@@ -202,6 +219,7 @@ pub async fn accept(
     let mut st = State {
         tls: Connection::Server(sc),
         eof: false,
+        held: false,
     };
     let mut rest = initial;
     while !rest.is_empty() {
@@ -236,9 +254,17 @@ pub async fn accept(
     })))
 }
 
-/// Moves handshake messages until the handshake is done.
+/// Moves handshake messages until the handshake is done. Under TLS 1.3
+/// what is left to send then is session tickets: they are held back to
+/// leave with the first response.
 async fn drive(io: &Conn, st: &mut State) -> Result<(), HandshakeError> {
     loop {
+        if !st.tls.is_handshaking()
+            && st.tls.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3)
+        {
+            st.held = st.tls.wants_write();
+            return Ok(());
+        }
         while st.tls.wants_write() {
             std::future::poll_fn(|cx| io.poll_write_ready(cx))
                 .await
