@@ -455,6 +455,8 @@ pub struct Server {
     pub pool_purge_delay: Option<Duration>,
     /// `cookie <value>`: the value persistence cookies carry for it.
     pub cookie: Option<String>,
+    /// TLS towards the server (`ssl`, or `check-ssl` for checks only).
+    pub tls: crate::tls::ServerTls,
 }
 
 /// How a persistence cookie is handled (`cookie <name> insert|rewrite|prefix`).
@@ -506,6 +508,7 @@ pub struct ServerDefaults {
     pub slowstart: Option<Duration>,
     pub pool_max_conn: Option<usize>,
     pub pool_purge_delay: Option<Duration>,
+    pub tls: crate::tls::ServerTls,
 }
 
 impl Default for ServerDefaults {
@@ -530,6 +533,7 @@ impl Default for ServerDefaults {
             slowstart: None,
             pool_max_conn: None,
             pool_purge_delay: Some(Duration::from_secs(5)),
+            tls: crate::tls::ServerTls::default(),
         }
     }
 }

@@ -441,6 +441,75 @@ pub struct BindTls {
     pub strict_sni: bool,
 }
 
+/// TLS towards a server (`server … ssl`), with what `default-server` gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerTls {
+    /// `ssl` (`no-ssl` turns it off again).
+    pub enabled: bool,
+    /// `verify none|required` (unset: `ssl-server-verify`, required).
+    pub verify: Option<Verify>,
+    pub ca_file: Option<String>,
+    /// `crt`: a client certificate (chain and key in one PEM).
+    pub crt: Option<String>,
+    /// `sni <expr>`: the sample expression's text.
+    pub sni: Option<String>,
+    /// `verifyhost`: the name the certificate must carry.
+    pub verifyhost: Option<String>,
+    pub alpn: Option<Vec<String>>,
+    pub opts: TlsOptions,
+    pub ciphers: Option<Vec<Suite>>,
+    pub ciphersuites: Option<Vec<Suite>>,
+    /// `check-ssl`: health checks over TLS even without `ssl`.
+    pub check_ssl: bool,
+    /// `no-ssl-reuse`: a full handshake for every connection.
+    pub no_reuse: bool,
+}
+
+impl ServerTls {
+    /// Applies one server option word; `None` when it is not a TLS one.
+    pub fn apply(&mut self, word: &str, arg: Option<&str>) -> Option<Result<usize, String>> {
+        let need = || arg.ok_or_else(|| format!("'{word}' expects an argument"));
+        let one = |r: Result<(), String>| Some(r.map(|()| 2));
+        match word {
+            "ssl" => self.enabled = true,
+            "no-ssl" => self.enabled = false,
+            "check-ssl" => self.check_ssl = true,
+            "no-check-ssl" => self.check_ssl = false,
+            "ssl-reuse" => self.no_reuse = false,
+            "no-ssl-reuse" => self.no_reuse = true,
+            "verify" => {
+                return one(need().and_then(|v| {
+                    self.verify = Some(match v {
+                        "none" => Verify::None,
+                        "required" => Verify::Required,
+                        _ => {
+                            return Err(format!("'verify' expects 'none' or 'required', got '{v}'"))
+                        }
+                    });
+                    Ok(())
+                }))
+            }
+            "ca-file" => return one(need().map(|v| self.ca_file = Some(v.to_string()))),
+            "crt" => return one(need().map(|v| self.crt = Some(v.to_string()))),
+            "sni" => return one(need().map(|v| self.sni = Some(v.to_string()))),
+            "verifyhost" => return one(need().map(|v| self.verifyhost = Some(v.to_string()))),
+            "alpn" => return one(need().and_then(parse_alpn).map(|v| self.alpn = Some(v))),
+            "ciphers" => {
+                return one(need()
+                    .and_then(parse_ciphers)
+                    .map(|v| self.ciphers = Some(v)))
+            }
+            "ciphersuites" => {
+                return one(need()
+                    .and_then(parse_ciphersuites)
+                    .map(|v| self.ciphersuites = Some(v)))
+            }
+            _ => return self.opts.apply(word, arg),
+        }
+        Some(Ok(1))
+    }
+}
+
 /// Global TLS defaults (`ssl-default-bind-*`, `tune.ssl.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsGlobal {
@@ -455,6 +524,11 @@ pub struct TlsGlobal {
     /// `crt-base`, `ca-base`: directories for relative paths.
     pub crt_base: Option<String>,
     pub ca_base: Option<String>,
+    /// `ssl-server-verify`: the default of servers' `verify`.
+    pub server_verify: Verify,
+    pub server_ciphers: Option<Vec<Suite>>,
+    pub server_ciphersuites: Option<Vec<Suite>>,
+    pub server_opts: TlsOptions,
 }
 
 impl Default for TlsGlobal {
@@ -468,6 +542,10 @@ impl Default for TlsGlobal {
             lifetime: 300,
             crt_base: None,
             ca_base: None,
+            server_verify: Verify::Required,
+            server_ciphers: None,
+            server_ciphersuites: None,
+            server_opts: TlsOptions::default(),
         }
     }
 }

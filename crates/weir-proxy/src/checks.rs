@@ -3,13 +3,13 @@
 //! over the interval; state changes update balancing and are logged the way
 //! HAProxy words them.
 
+use crate::conn::Conn;
 use crate::log::level;
 use crate::state::{BackendRt, ServerTarget, Shared};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 use weir_balance::Health;
 use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
@@ -40,7 +40,12 @@ pub fn spawn_all(sh: &Arc<Shared>) {
     }
 }
 
-async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResult {
+async fn check_once(
+    px: &Proxy,
+    s: &Server,
+    target: &ServerTarget,
+    tls: Option<&crate::tls::ClientTls>,
+) -> CheckResult {
     let started = Instant::now();
     let inter = s.inter;
     let conn_timeout = px.timeouts.connect.map_or(inter, |c| c.min(inter));
@@ -62,18 +67,14 @@ async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResul
         }
         ServerTarget::Unix(_) => Err(String::new()),
     };
-    enum S {
-        T(tokio::net::TcpStream),
-        U(tokio::net::UnixStream),
-    }
     let conn = match (&addr, target) {
         (Ok(a), _) => tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(*a))
             .await
-            .map(|r| r.map(S::T)),
+            .map(|r| r.map(Conn::Tcp)),
         (Err(_), ServerTarget::Unix(p)) => {
             tokio::time::timeout(conn_timeout, tokio::net::UnixStream::connect(p))
                 .await
-                .map(|r| r.map(S::U))
+                .map(|r| r.map(Conn::Unix))
         }
         (Err(e), _) => return fail("Layer4 connection problem", format!(", info: \"{e}\"")),
     };
@@ -88,10 +89,33 @@ async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResul
         }
         Ok(Ok(c)) => c,
     };
+    if let Some(t) = tls {
+        let name = match (&t.sni, &addr) {
+            (_, Ok(a)) => rustls::pki_types::ServerName::IpAddress(a.ip().into()),
+            _ => rustls::pki_types::ServerName::try_from("localhost").expect("a valid name"),
+        };
+        stream = match crate::tls::connect(stream, t.cfg.clone(), name, Some(conn_timeout)).await {
+            Ok(c) => c,
+            Err(crate::tls::HandshakeError::Timeout) => {
+                return fail("Layer6 timeout", String::new())
+            }
+            Err(e) => {
+                return fail(
+                    "Layer6 invalid response",
+                    format!(", info: \"{}\"", e.message()),
+                )
+            }
+        };
+    }
     let Some(hc) = &px.options.httpchk else {
         return CheckResult {
             ok: true,
-            reason: "Layer4 check passed".into(),
+            reason: if tls.is_some() {
+                "Layer6 check passed"
+            } else {
+                "Layer4 check passed"
+            }
+            .into(),
             detail: String::new(),
             duration: started.elapsed(),
         };
@@ -105,15 +129,9 @@ async fn check_once(px: &Proxy, s: &Server, target: &ServerTarget) -> CheckResul
     let io = async {
         let mut buf = vec![0u8; 16384];
         let mut have = 0;
-        match &mut stream {
-            S::T(t) => t.write_all(req.as_bytes()).await?,
-            S::U(u) => u.write_all(req.as_bytes()).await?,
-        }
+        stream.send_all(req.as_bytes()).await?;
         loop {
-            let n = match &mut stream {
-                S::T(t) => t.read(&mut buf[have..]).await?,
-                S::U(u) => u.read(&mut buf[have..]).await?,
-            };
+            let n = stream.read(&mut buf[have..]).await?;
             have += n;
             let line_done = buf[..have].windows(2).any(|w| w == b"\r\n");
             if n == 0 || have == buf.len() || (line_done && !want_body) {
@@ -255,7 +273,7 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Dur
     let mut stop = sh.stopping.subscribe();
     loop {
         let target = be.servers[idx].target();
-        let r = check_once(px, s, &target).await;
+        let r = check_once(px, s, &target, be.servers[idx].check_tls.as_deref()).await;
         let was_up = health.is_up();
         let changed = health.on_result(r.ok);
         if let Some(up) = changed {

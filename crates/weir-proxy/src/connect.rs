@@ -4,6 +4,7 @@
 
 use crate::conn::Conn;
 use crate::state::{BackendRt, Lb, ServerTarget};
+use rustls::pki_types::ServerName;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -192,6 +193,30 @@ async fn dial(
     srv: usize,
     local: Option<SocketAddr>,
     keepalive: bool,
+    sni: Option<&str>,
+) -> Result<Connected, (ConnectFail, std::io::Error)> {
+    let mut c = dial_plain(be, srv, local, keepalive).await?;
+    if let Some(t) = &be.servers[srv].tls {
+        // The handshake counts in the connect time, as in HAProxy.
+        let name = match sni.and_then(|n| ServerName::try_from(n.to_string()).ok()) {
+            Some(n) => n,
+            None => match c.server_addr {
+                Some(a) => ServerName::IpAddress(a.ip().into()),
+                None => ServerName::try_from("localhost").expect("a valid name"),
+            },
+        };
+        c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, None)
+            .await
+            .map_err(|e| (ConnectFail::Refused, std::io::Error::other(e.message())))?;
+    }
+    Ok(c)
+}
+
+async fn dial_plain(
+    be: &BackendRt,
+    srv: usize,
+    local: Option<SocketAddr>,
+    keepalive: bool,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
     let s = &be.servers[srv];
     match s.target() {
@@ -243,7 +268,9 @@ async fn dial(
 /// Runs the whole connect phase for one session. `key` is hashed by
 /// `balance source`; `local` is the address the client connected to.
 /// `reuse` may hand over an idle connection to the chosen server instead of
-/// a new one (HTTP keep-alive); it is asked once per chosen server.
+/// a new one (HTTP keep-alive); it is asked once per chosen server. `sni`
+/// holds each server's SNI for this session (empty when none has one).
+#[allow(clippy::too_many_arguments)]
 pub async fn connect(
     be: &BackendRt,
     px: &Proxy,
@@ -251,6 +278,7 @@ pub async fn connect(
     local: Option<SocketAddr>,
     at: &mut Attempts,
     reuse: &mut (dyn FnMut(usize) -> Option<Connected> + Send),
+    sni: &[Option<String>],
 ) -> Result<Connected, ConnectFail> {
     let tconnect = px.timeouts.connect;
     let queue_deadline = px.timeouts.queue.or(tconnect).map(|t| Instant::now() + t);
@@ -282,9 +310,11 @@ pub async fn connect(
             return Ok(c);
         }
         let started = Instant::now();
+        let name = sni.get(srv).and_then(|n| n.as_deref());
         let r = match tconnect {
             Some(t) => {
-                match tokio::time::timeout(t, dial(be, srv, local, px.options.srvtcpka)).await {
+                match tokio::time::timeout(t, dial(be, srv, local, px.options.srvtcpka, name)).await
+                {
                     Ok(r) => r,
                     Err(_) => Err((
                         ConnectFail::Timeout,
@@ -292,7 +322,7 @@ pub async fn connect(
                     )),
                 }
             }
-            None => dial(be, srv, local, px.options.srvtcpka).await,
+            None => dial(be, srv, local, px.options.srvtcpka, name).await,
         };
         match r {
             Ok(c) => {

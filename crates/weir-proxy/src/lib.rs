@@ -221,6 +221,26 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 },
                 None => None,
             };
+            let mut client_tls = |on: bool| {
+                if !on {
+                    return None;
+                }
+                match tls::client_config(&s.tls, &cfg.global.tls, px.mode) {
+                    Ok(c) => Some(Arc::new(c)),
+                    Err(es) => {
+                        errors.extend(es.iter().map(|e| tls::server_alert(s, px, e)));
+                        None
+                    }
+                }
+            };
+            let srv_tls = client_tls(s.tls.enabled);
+            let check_tls = if s.tls.check_ssl
+                || (s.tls.enabled && s.check_port.is_none() && s.check_addr.is_none())
+            {
+                srv_tls.clone().or_else(|| client_tls(true))
+            } else {
+                None
+            };
             servers.push(Arc::new(ServerRt {
                 name: s.name.clone(),
                 target: Mutex::new(target),
@@ -232,6 +252,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 maxqueue: s.maxqueue,
                 kill: tokio::sync::Notify::new(),
                 shutdown_on_down: s.shutdown_on_down,
+                tls: srv_tls,
+                check_tls,
             }));
             infos.push(ServerInfo {
                 id: s.id.unwrap_or(si as u32 + 1),

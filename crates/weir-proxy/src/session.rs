@@ -255,6 +255,11 @@ async fn run_tcp(
         // Boxed: its state is only needed while connecting, so an established
         // (idle) session does not carry room for it.
         let mut no_reuse = |_| None;
+        let sni: Vec<Option<String>> = if be.servers.iter().any(|s| s.tls.is_some()) {
+            be.servers.iter().map(|s| s.sni(&l4)).collect()
+        } else {
+            Vec::new()
+        };
         let mut attempt = Box::pin(connect::connect(
             &be,
             be_px,
@@ -262,6 +267,7 @@ async fn run_tcp(
             acc.local,
             &mut attempts,
             &mut no_reuse,
+            &sni,
         ));
         let mut watching = true;
         loop {

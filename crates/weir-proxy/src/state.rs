@@ -32,6 +32,30 @@ pub struct ServerRt {
     /// `on-marked-down shutdown-sessions`).
     pub kill: Notify,
     pub shutdown_on_down: bool,
+    /// `ssl`: TLS on its connections.
+    pub tls: Option<Arc<crate::tls::ClientTls>>,
+    /// TLS on its health checks (`ssl` without a check port or address,
+    /// or `check-ssl`).
+    pub check_tls: Option<Arc<crate::tls::ClientTls>>,
+}
+
+impl ServerRt {
+    /// Its connections differ by an SNI computed per request: they are not
+    /// shared through the idle pool.
+    pub fn private_sni(&self) -> bool {
+        self.tls
+            .as_ref()
+            .and_then(|t| t.sni.as_ref())
+            .is_some_and(|e| {
+                !matches!(e.fetch, weir_rules::sample::Fetch::Str(_)) || !e.convs.is_empty()
+            })
+    }
+    /// The SNI for a connection to it, evaluated on `ctx`.
+    pub fn sni(&self, ctx: &dyn weir_rules::Ctx) -> Option<String> {
+        let e = self.tls.as_ref()?.sni.as_ref()?;
+        let v = e.eval(ctx)?.to_bytes();
+        String::from_utf8(v).ok().filter(|s| !s.is_empty())
+    }
 }
 
 impl ServerRt {

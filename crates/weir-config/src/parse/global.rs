@@ -180,6 +180,30 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 }
             }
         }
+        "ssl-server-verify" => {
+            g.tls.server_verify = match one(words, "'none' or 'required'")? {
+                "none" => crate::tls::Verify::None,
+                "required" => crate::tls::Verify::Required,
+                v => return Err(format!("expects 'none' or 'required', got '{v}'")),
+            }
+        }
+        "ssl-default-server-ciphers" => {
+            g.tls.server_ciphers = Some(crate::tls::parse_ciphers(one(words, "a cipher list")?)?)
+        }
+        "ssl-default-server-ciphersuites" => {
+            g.tls.server_ciphersuites =
+                Some(crate::tls::parse_ciphersuites(one(words, "a suite list")?)?)
+        }
+        "ssl-default-server-options" => {
+            let mut i = 1;
+            while i < words.len() {
+                let arg = words.get(i + 1).map(String::as_str);
+                match g.tls.server_opts.apply(&words[i], arg) {
+                    Some(r) => i += r?,
+                    None => return Err(format!("unknown option '{}'", words[i])),
+                }
+            }
+        }
         "tune.ssl.cachesize" => {
             g.tls.cachesize = parse_u32(one(words, "an integer")?, kw)? as usize;
         }

@@ -211,7 +211,10 @@ fn server_options(
                     d.shutdown_on_down = true;
                     2
                 }
-                _ => return Err(option_error(keywords::SERVER, what, word)),
+                _ => match d.tls.apply(word, arg) {
+                    Some(r) => r?,
+                    None => return Err(option_error(keywords::SERVER, what, word)),
+                },
             })
         })();
         match r {
@@ -308,6 +311,7 @@ pub(super) fn server(
         pool_max_conn: d.pool_max_conn,
         pool_purge_delay: d.pool_purge_delay,
         cookie,
+        tls: d.tls,
     })
 }
 

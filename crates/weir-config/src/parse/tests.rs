@@ -110,10 +110,10 @@ fn refused_keywords_and_sections_by_name() {
         "{e:?}"
     );
     assert_eq!(e.len(), 1, "lines inside a refused section are skipped");
-    let e = errors("backend b\n  server s 127.0.0.1:80 ssl verify none\n");
+    let e = errors("backend b\n  server s 127.0.0.1:80 agent-check\n");
     assert!(
         e.iter()
-            .any(|m| m.contains("'ssl' is not supported by weir yet")),
+            .any(|m| m.contains("'agent-check' is not supported by weir yet")),
         "{e:?}"
     );
     let e = errors("frontend f\n  bind :443 npn h2\n");
@@ -500,6 +500,30 @@ fn tls_bind_options() {
     let e = errors("frontend f\n  bind :443 ssl crt /a.pem ssl-min-ver TLSv9\n");
     assert!(
         e.iter().any(|m| m.contains("unknown version 'TLSv9'")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn tls_server_options() {
+    use crate::tls::{TlsVersion, Verify};
+    let c = ok("global\n  ssl-server-verify none\n  ssl-default-server-options ssl-min-ver TLSv1.3\nbackend b\n  default-server ssl verify required ca-file /ca.pem\n  server a 127.0.0.1:443 sni str(api.test) alpn h2,http/1.1 crt /c.pem no-ssl-reuse\n  server b 127.0.0.1:443 no-ssl check-ssl verify none\n");
+    assert_eq!(c.global.tls.server_verify, Verify::None);
+    assert_eq!(c.global.tls.server_opts.min_ver, Some(TlsVersion::Tls13));
+    let b = c.proxy("b").unwrap();
+    let a = &b.servers[0].tls;
+    assert!(a.enabled && a.no_reuse && !a.check_ssl);
+    assert_eq!(a.verify, Some(Verify::Required));
+    assert_eq!(a.ca_file.as_deref(), Some("/ca.pem"));
+    assert_eq!(a.sni.as_deref(), Some("str(api.test)"));
+    assert_eq!(a.crt.as_deref(), Some("/c.pem"));
+    let s = &b.servers[1].tls;
+    assert!(!s.enabled && s.check_ssl);
+    assert_eq!(s.verify, Some(Verify::None));
+    let e = errors("backend b\n  server a 127.0.0.1:443 ssl verify maybe\n");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("'verify' expects 'none' or 'required'")),
         "{e:?}"
     );
 }

@@ -263,6 +263,17 @@ pub(super) async fn exchange<'r>(
         Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &req).into(),
         _ => key.into(),
     };
+    // Each server's SNI for this request (only when a server speaks TLS).
+    let sni: Vec<Option<String>> = if be.servers.iter().any(|s| s.tls.is_some()) {
+        let ctx = ExCtx {
+            req: Some(&req),
+            be: Some(be),
+            ..tmpl
+        };
+        be.servers.iter().map(|s| s.sni(&ctx)).collect()
+    } else {
+        Vec::new()
+    };
     let mut tries = 0;
     // The request's bytes left the client buffer (a retry rebuilds them).
     let mut consumed = false;
@@ -304,7 +315,7 @@ pub(super) async fn exchange<'r>(
                     }
                     *held = Some(h);
                 }
-                if !allow_pool {
+                if !allow_pool || be.servers[srv].private_sni() {
                     return None;
                 }
                 pool::take(be_key, srv, proven_only).map(|c| {
@@ -317,7 +328,16 @@ pub(super) async fn exchange<'r>(
                     }
                 })
             };
-            connect::connect(be, be_px, &lb_key, acc.local, &mut attempts, &mut reuse).await
+            connect::connect(
+                be,
+                be_px,
+                &lb_key,
+                acc.local,
+                &mut attempts,
+                &mut reuse,
+                &sni,
+            )
+            .await
         };
         if let Some(h) = held.take() {
             park(sh, h);

@@ -315,7 +315,9 @@ pub(super) fn park(sh: &Shared, h: Held) {
     let Some(be) = sh.backends.iter().find(|b| b.proxy == h.be) else {
         return;
     };
-    if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never {
+    if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never
+        || be.servers.get(h.srv).is_some_and(|s| s.private_sni())
+    {
         return;
     }
     let srv = sh.cfg.proxies[be.proxy].servers.get(h.srv);

@@ -4,10 +4,12 @@
 //! session resumption), and the TLS stream the sessions run over.
 
 mod certs;
+mod client;
 mod dn;
 mod stream;
 
-pub use stream::{accept, HandshakeError, TlsStream};
+pub use client::{client_config, ClientTls};
+pub use stream::{accept, connect, HandshakeError, TlsStream};
 
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
@@ -46,6 +48,20 @@ fn group(g: Group) -> &'static dyn SupportedKxGroup {
 /// The provider for one bind: weir's suites and groups, narrowed by the
 /// bind line or the global defaults.
 fn provider(t: &BindTls, g: &TlsGlobal) -> CryptoProvider {
+    narrowed(
+        t.ciphers.as_ref().or(g.bind_ciphers.as_ref()),
+        t.ciphersuites.as_ref().or(g.bind_ciphersuites.as_ref()),
+        t.curves.as_ref().or(g.bind_curves.as_ref()),
+    )
+}
+
+/// weir's suites and groups, narrowed by the lists given (TLS 1.2 suites,
+/// TLS 1.3 suites, groups).
+fn narrowed(
+    tls12: Option<&Vec<Suite>>,
+    tls13: Option<&Vec<Suite>>,
+    curves: Option<&Vec<Group>>,
+) -> CryptoProvider {
     let base = aws_lc_rs::default_provider();
     // Without a list, AES-128-GCM comes first in each version: the same
     // security level in practice, and its SHA-256 key schedule runs on the
@@ -59,8 +75,6 @@ fn provider(t: &BindTls, g: &TlsGlobal) -> CryptoProvider {
     };
     let mut defaults = base.cipher_suites.clone();
     defaults.sort_by_key(rank);
-    let tls12 = t.ciphers.as_ref().or(g.bind_ciphers.as_ref());
-    let tls13 = t.ciphersuites.as_ref().or(g.bind_ciphersuites.as_ref());
     let mut suites: Vec<SupportedCipherSuite> = Vec::new();
     match tls13 {
         Some(l) => suites.extend(l.iter().map(|s| suite(*s))),
@@ -78,7 +92,7 @@ fn provider(t: &BindTls, g: &TlsGlobal) -> CryptoProvider {
                 .filter(|s| s.version() == &rustls::version::TLS12),
         ),
     }
-    let kx_groups = match t.curves.as_ref().or(g.bind_curves.as_ref()) {
+    let kx_groups = match curves {
         Some(l) => l.iter().map(|x| group(*x)).collect(),
         None => base.kx_groups.clone(),
     };
@@ -177,12 +191,11 @@ fn load_certs(
     }
 }
 
-/// Builds the server configuration of one `bind … ssl` line. Errors are
-/// messages without location (the caller adds the bind's `file:line`).
-pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerConfig, Vec<String>> {
-    let p = Arc::new(provider(t, g));
-    let opts = t.opts.or(&g.bind_opts);
-    let versions: Vec<&'static SupportedProtocolVersion> = opts
+/// The protocol versions options leave (TLSv1.2 and TLSv1.3 at most).
+fn versions(
+    opts: &weir_config::tls::TlsOptions,
+) -> Result<Vec<&'static SupportedProtocolVersion>, Vec<String>> {
+    let v: Vec<&'static SupportedProtocolVersion> = opts
         .versions()
         .into_iter()
         .map(|v| match v {
@@ -190,11 +203,33 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerCon
             _ => &rustls::version::TLS12,
         })
         .collect();
-    if versions.is_empty() {
+    if v.is_empty() {
         return Err(vec![
             "no TLS version left: weir speaks TLSv1.2 and TLSv1.3 only".into(),
         ]);
     }
+    Ok(v)
+}
+
+/// The CA certificates of a `ca-file`.
+fn load_roots(ca: &str) -> Result<RootCertStore, Vec<String>> {
+    let mut roots = RootCertStore::empty();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(ca)
+        .and_then(|i| i.collect())
+        .map_err(|e| vec![format!("unable to load CA file '{ca}': {e:?}")])?;
+    let (added, _) = roots.add_parsable_certificates(certs);
+    if added == 0 {
+        return Err(vec![format!("no CA certificate found in '{ca}'")]);
+    }
+    Ok(roots)
+}
+
+/// Builds the server configuration of one `bind … ssl` line. Errors are
+/// messages without location (the caller adds the bind's `file:line`).
+pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerConfig, Vec<String>> {
+    let p = Arc::new(provider(t, g));
+    let opts = t.opts.or(&g.bind_opts);
+    let versions = versions(&opts)?;
     let idx = load_certs(t, g, &p)?;
     let builder = ServerConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)
@@ -203,15 +238,7 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerCon
     let builder = match (verify, &t.ca_file) {
         (Verify::None, _) | (_, None) => builder.with_no_client_auth(),
         (v, Some(ca)) => {
-            let ca = with_base(g.ca_base.as_deref(), ca);
-            let mut roots = RootCertStore::empty();
-            let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&ca)
-                .and_then(|i| i.collect())
-                .map_err(|e| vec![format!("unable to load CA file '{ca}': {e:?}")])?;
-            let (added, _) = roots.add_parsable_certificates(certs);
-            if added == 0 {
-                return Err(vec![format!("no CA certificate found in '{ca}'")]);
-            }
+            let roots = load_roots(&with_base(g.ca_base.as_deref(), ca))?;
             let vb = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), p.clone());
             let vb = if v == Verify::Optional {
                 vb.allow_unauthenticated()
@@ -258,11 +285,20 @@ pub fn alpn_warning(t: &BindTls, mode: Mode) -> Option<String> {
     })
 }
 
-/// Checks every `bind … ssl` line (certificates load, settings agree):
-/// one `[ALERT]` line per problem, with the bind's `file:line`.
+/// Checks every `bind … ssl` and `server … ssl` line (certificates load,
+/// settings agree): one `[ALERT]` line per problem, with its `file:line`.
 pub fn check(cfg: &Config) -> Vec<String> {
     let mut out = Vec::new();
     for px in &cfg.proxies {
+        if px.kind.is_backend() {
+            for s in &px.servers {
+                if s.tls.enabled || s.tls.check_ssl {
+                    if let Err(es) = client_config(&s.tls, &cfg.global.tls, px.mode) {
+                        out.extend(es.iter().map(|e| server_alert(s, px, e)));
+                    }
+                }
+            }
+        }
         if !px.kind.is_frontend() || px.disabled {
             continue;
         }
@@ -282,6 +318,17 @@ pub fn alert(b: &weir_config::Bind, px: &weir_config::Proxy, e: &str) -> String 
     format!(
         "[ALERT] parsing [{}] : 'bind' in {} '{}' : {e}",
         b.loc,
+        px.kind.keyword(),
+        px.name
+    )
+}
+
+/// An `[ALERT]` line about a server line.
+pub fn server_alert(s: &weir_config::Server, px: &weir_config::Proxy, e: &str) -> String {
+    format!(
+        "[ALERT] parsing [{}] : 'server {}' in {} '{}' : {e}",
+        s.loc,
+        s.name,
         px.kind.keyword(),
         px.name
     )

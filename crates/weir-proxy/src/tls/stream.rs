@@ -254,12 +254,43 @@ pub async fn accept(
     })))
 }
 
+/// Runs a client handshake towards a server on `io`, within `timeout`;
+/// `name` is sent as SNI when it is a DNS name.
+pub async fn connect(
+    io: Conn,
+    cfg: Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+    timeout: Option<Duration>,
+) -> Result<Conn, HandshakeError> {
+    let cc = rustls::ClientConnection::new(cfg, name).map_err(HandshakeError::Tls)?;
+    let mut st = State {
+        tls: Connection::Client(cc),
+        eof: false,
+        held: false,
+    };
+    let fut = drive(&io, &mut st);
+    let r = match timeout {
+        Some(t) => tokio::time::timeout(t, fut)
+            .await
+            .unwrap_or(Err(HandshakeError::Timeout)),
+        None => fut.await,
+    };
+    r?;
+    let info = info(&st.tls);
+    Ok(Conn::Tls(Box::new(TlsStream {
+        io,
+        st: Mutex::new(st),
+        info,
+    })))
+}
+
 /// Moves handshake messages until the handshake is done. Under TLS 1.3
 /// what is left to send then is session tickets: they are held back to
 /// leave with the first response.
 async fn drive(io: &Conn, st: &mut State) -> Result<(), HandshakeError> {
     loop {
         if !st.tls.is_handshaking()
+            && matches!(st.tls, Connection::Server(_))
             && st.tls.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3)
         {
             st.held = st.tls.wants_write();

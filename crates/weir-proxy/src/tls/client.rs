@@ -1,0 +1,181 @@
+//! TLS towards servers (`server … ssl`): one client configuration per
+//! server line, with HAProxy's verification rules — `verify required`
+//! checks the chain against `ca-file`, and the name only when `sni` or
+//! `verifyhost` gives one; `verify none` checks nothing but the handshake
+//! signatures. Sessions are resumed unless `no-ssl-reuse`.
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{Resumption, Tls12Resumption, WebPkiServerVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::pem::PemObject;
+use std::sync::Arc;
+use weir_config::tls::{with_base, ServerTls, TlsGlobal, Verify};
+use weir_config::Mode;
+
+/// What a server's connections need for TLS.
+#[derive(Debug)]
+pub struct ClientTls {
+    pub cfg: Arc<ClientConfig>,
+    /// `sni <expr>`, evaluated per connection.
+    pub sni: Option<weir_rules::Expr>,
+}
+
+#[derive(Debug)]
+struct Verifier {
+    provider: Arc<CryptoProvider>,
+    /// `None`: `verify none`.
+    roots: Option<Arc<RootCertStore>>,
+    /// Checks chain and name, for `sni`/`verifyhost`.
+    named: Option<Arc<WebPkiServerVerifier>>,
+    verifyhost: Option<String>,
+}
+
+impl ServerCertVerifier for Verifier {
+    fn verify_server_cert(
+        &self,
+        ee: &CertificateDer<'_>,
+        inter: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(roots) = &self.roots else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let host = match (&self.verifyhost, name) {
+            (Some(h), _) => ServerName::try_from(h.as_str())
+                .map_err(|_| rustls::Error::General(format!("bad verifyhost '{h}'")))?
+                .to_owned(),
+            (None, ServerName::DnsName(_)) => name.to_owned(),
+            // No name given: the chain alone is checked, as HAProxy does.
+            (None, _) => {
+                let cert = webpki::EndEntityCert::try_from(ee)
+                    .map_err(|e| rustls::Error::General(format!("bad certificate: {e}")))?;
+                cert.verify_for_usage(
+                    self.provider.signature_verification_algorithms.all,
+                    &roots.roots,
+                    inter,
+                    now,
+                    webpki::KeyUsage::server_auth(),
+                    None,
+                    None,
+                )
+                .map_err(|e| rustls::Error::General(format!("certificate: {e}")))?;
+                return Ok(ServerCertVerified::assertion());
+            }
+        };
+        match &self.named {
+            Some(v) => v.verify_server_cert(ee, inter, &host, ocsp, now),
+            None => Ok(ServerCertVerified::assertion()),
+        }
+    }
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(m, c, d, &self.provider.signature_verification_algorithms)
+    }
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(m, c, d, &self.provider.signature_verification_algorithms)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// Builds a server's client configuration. Errors are messages without
+/// location (the caller adds the server line's `file:line`).
+pub fn client_config(t: &ServerTls, g: &TlsGlobal, mode: Mode) -> Result<ClientTls, Vec<String>> {
+    let p = Arc::new(super::narrowed(
+        t.ciphers.as_ref().or(g.server_ciphers.as_ref()),
+        t.ciphersuites.as_ref().or(g.server_ciphersuites.as_ref()),
+        None,
+    ));
+    let opts = t.opts.or(&g.server_opts);
+    let versions = super::versions(&opts)?;
+    let verify = t.verify.unwrap_or(g.server_verify);
+    let roots = match (verify, &t.ca_file) {
+        (Verify::None, _) => None,
+        (_, None) => {
+            return Err(vec![
+                "verify is enabled by default but no CA file is given: set 'ca-file', or 'verify none' on the server line, or 'ssl-server-verify none' in the global section".into(),
+            ])
+        }
+        (_, Some(ca)) => Some(Arc::new(super::load_roots(&with_base(
+            g.ca_base.as_deref(),
+            ca,
+        ))?)),
+    };
+    let named = match &roots {
+        Some(r) => Some(
+            WebPkiServerVerifier::builder_with_provider(r.clone(), p.clone())
+                .build()
+                .map_err(|e| vec![format!("server verification: {e}")])?,
+        ),
+        None => None,
+    };
+    let verifier = Arc::new(Verifier {
+        provider: p.clone(),
+        roots,
+        named,
+        verifyhost: t.verifyhost.clone(),
+    });
+    let builder = ClientConfig::builder_with_provider(p.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| vec![format!("inconsistent TLS settings: {e}")])?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let mut cfg = match &t.crt {
+        Some(crt) => {
+            let path = with_base(g.crt_base.as_deref(), crt);
+            let ck = super::certs::load_pem(&path, &p).map_err(|e| vec![e])?;
+            let key = rustls_pki_types::PrivateKeyDer::from_pem_file(&path)
+                .or_else(|_| rustls_pki_types::PrivateKeyDer::from_pem_file(format!("{path}.key")))
+                .map_err(|_| vec![format!("unable to load SSL private key from '{path}'")])?;
+            builder
+                .with_client_auth_cert(ck.cert.clone(), key)
+                .map_err(|e| vec![format!("client certificate '{path}': {e}")])?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut alpn: Vec<Vec<u8>> = t
+        .alpn
+        .iter()
+        .flatten()
+        .map(|a| a.as_bytes().to_vec())
+        .collect();
+    if mode == Mode::Http {
+        // weir speaks HTTP/1.1 to servers for now.
+        alpn.retain(|a| a != b"h2");
+    }
+    cfg.alpn_protocols = alpn;
+    cfg.resumption = if t.no_reuse {
+        Resumption::disabled()
+    } else if opts.no_tickets {
+        Resumption::in_memory_sessions(256).tls12_resumption(Tls12Resumption::SessionIdOnly)
+    } else {
+        Resumption::in_memory_sessions(256)
+    };
+    let sni = match &t.sni {
+        Some(text) => Some(
+            weir_rules::Expr::parse(text, &|_| Err("files are not read in 'sni'".into()))
+                .map_err(|e| vec![format!("'sni {text}': {e}")])?,
+        ),
+        None => None,
+    };
+    Ok(ClientTls {
+        cfg: Arc::new(cfg),
+        sni,
+    })
+}
