@@ -115,18 +115,6 @@ impl Conn {
             _ => Ok(()),
         }
     }
-    /// Writes all of `buf` (used for the PROXY header before forwarding).
-    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
-            match self.try_write(buf) {
-                Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
     /// Waits until the TLS layer has sent everything it holds.
     pub async fn flush(&self) -> io::Result<()> {
         while self.has_pending() {
@@ -224,32 +212,21 @@ impl Conn {
         }
     }
 
-    /// Writes all of `buf`; a short write clears readiness (the socket
-    /// buffer is full) so the next attempt waits for room.
+    /// Writes all of `buf` (and, under TLS, waits until it left the TLS
+    /// layer); a short write clears readiness, so the next attempt waits
+    /// for room.
     pub async fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        if let Conn::Tls(_) = self {
-            self.write_all(buf).await?;
-            return self.flush().await;
-        }
-        let fd = self.as_raw_fd();
         while !buf.is_empty() {
             std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
-            let mut wrote = 0;
-            let r = self.try_io(Interest::WRITABLE, || {
-                wrote = crate::splice::write_fd(fd, buf)?;
-                if wrote < buf.len() {
-                    return Err(io::ErrorKind::WouldBlock.into());
-                }
-                Ok(wrote)
-            });
-            match r {
+            match self.try_send(buf) {
                 Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => buf = &buf[wrote..],
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(())
+        self.flush().await
     }
 }
 

@@ -347,7 +347,7 @@ async fn run_tcp(
                 }
             },
         };
-        proxy_ok = conn.conn.write_all(&hdr).await.is_ok();
+        proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
     }
 
     let t = FwdTimeouts {

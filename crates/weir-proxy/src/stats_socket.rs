@@ -23,7 +23,7 @@ pub async fn serve(sh: Arc<Shared>, l: Listener) {
                 tokio::spawn(async move {
                     let mut buf = [0u8; 1024];
                     let _ = tokio::time::timeout(Duration::from_secs(10), c.read(&mut buf)).await;
-                    let _ = tokio::time::timeout(Duration::from_secs(10), c.write_all(UNKNOWN.as_bytes())).await;
+                    let _ = tokio::time::timeout(Duration::from_secs(10), c.send_all(UNKNOWN.as_bytes())).await;
                 });
             },
             _ = stop.wait_for(|v| *v) => return,

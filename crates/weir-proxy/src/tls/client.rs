@@ -149,17 +149,7 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal, mode: Mode) -> Result<ClientT
         }
         None => builder.with_no_client_auth(),
     };
-    let mut alpn: Vec<Vec<u8>> = t
-        .alpn
-        .iter()
-        .flatten()
-        .map(|a| a.as_bytes().to_vec())
-        .collect();
-    if mode == Mode::Http {
-        // weir speaks HTTP/1.1 to servers for now.
-        alpn.retain(|a| a != b"h2");
-    }
-    cfg.alpn_protocols = alpn;
+    cfg.alpn_protocols = super::alpn_list(t.alpn.as_deref(), mode);
     cfg.resumption = if t.no_reuse {
         Resumption::disabled()
     } else if opts.no_tickets {

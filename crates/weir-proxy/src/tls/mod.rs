@@ -252,17 +252,7 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerCon
         }
     };
     let mut cfg = builder.with_cert_resolver(Arc::new(idx));
-    let mut alpn: Vec<Vec<u8>> = t
-        .alpn
-        .iter()
-        .flatten()
-        .map(|a| a.as_bytes().to_vec())
-        .collect();
-    if mode == Mode::Http {
-        // HTTP/2 is not served yet: clients fall back to http/1.1.
-        alpn.retain(|a| a != b"h2");
-    }
-    cfg.alpn_protocols = alpn;
+    cfg.alpn_protocols = alpn_list(t.alpn.as_deref(), mode);
     cfg.ignore_client_order = !opts.prefer_client_ciphers;
     cfg.session_storage = ServerSessionMemoryCache::new(g.cachesize.max(1));
     if !opts.no_tickets {
@@ -274,6 +264,16 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerCon
         });
     }
     Ok(cfg)
+}
+
+/// An `alpn` list as rustls takes it. HTTP/2 is not spoken yet: in `mode
+/// http`, `h2` is left out (clients fall back to http/1.1).
+fn alpn_list(list: Option<&[String]>, mode: Mode) -> Vec<Vec<u8>> {
+    list.unwrap_or_default()
+        .iter()
+        .filter(|a| mode != Mode::Http || a.as_str() != "h2")
+        .map(|a| a.as_bytes().to_vec())
+        .collect()
 }
 
 /// A warning for `alpn` lists that offer `h2` in `mode http`.

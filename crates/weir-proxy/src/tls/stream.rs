@@ -228,14 +228,7 @@ pub async fn accept(
         }
         st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
     }
-    let fut = drive(&io, &mut st);
-    let r = match timeout {
-        Some(t) => tokio::time::timeout(t, fut)
-            .await
-            .unwrap_or(Err(HandshakeError::Timeout)),
-        None => fut.await,
-    };
-    if let Err(e) = r {
+    if let Err(e) = bounded(timeout, drive(&io, &mut st)).await {
         if matches!(e, HandshakeError::Tls(_)) {
             // Tell the client why, if its socket takes the alert now.
             while st.tls.wants_write() {
@@ -268,20 +261,26 @@ pub async fn connect(
         eof: false,
         held: false,
     };
-    let fut = drive(&io, &mut st);
-    let r = match timeout {
-        Some(t) => tokio::time::timeout(t, fut)
-            .await
-            .unwrap_or(Err(HandshakeError::Timeout)),
-        None => fut.await,
-    };
-    r?;
+    bounded(timeout, drive(&io, &mut st)).await?;
     let info = info(&st.tls);
     Ok(Conn::Tls(Box::new(TlsStream {
         io,
         st: Mutex::new(st),
         info,
     })))
+}
+
+/// A handshake within `timeout`.
+async fn bounded(
+    timeout: Option<Duration>,
+    fut: impl std::future::Future<Output = Result<(), HandshakeError>>,
+) -> Result<(), HandshakeError> {
+    match timeout {
+        Some(t) => tokio::time::timeout(t, fut)
+            .await
+            .unwrap_or(Err(HandshakeError::Timeout)),
+        None => fut.await,
+    }
 }
 
 /// Moves handshake messages until the handshake is done. Under TLS 1.3
