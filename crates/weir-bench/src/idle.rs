@@ -81,6 +81,7 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                 let c = tokio::time::timeout(Duration::from_secs(10), sock.connect(target))
                     .await
                     .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+                c.set_nodelay(true)?;
                 match &tls {
                     Some(cfg) => crate::tls::connect(cfg.clone(), &sni, c).await,
                     None => Ok(Stream::Plain(c)),

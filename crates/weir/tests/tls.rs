@@ -917,3 +917,87 @@ fn client_certificate_towards_a_server() {
     // origin judges the certificate: its alert comes instead of a response.
     assert_eq!(get(port2, "x").0, 502, "the origin wants a certificate");
 }
+
+#[test]
+fn ocsp_response_is_stapled() {
+    let pki = Pki::new();
+    let d = pki.dir.as_path();
+    // An OCSP response for the www certificate, signed by the CA itself.
+    let serial = Command::new("openssl")
+        .args(["x509", "-in", "www.crt", "-noout", "-serial"])
+        .current_dir(d)
+        .output()
+        .expect("openssl");
+    let serial = String::from_utf8_lossy(&serial.stdout)
+        .trim()
+        .trim_start_matches("serial=")
+        .to_string();
+    std::fs::write(
+        d.join("index.txt"),
+        format!("V\t301231000000Z\t\t{serial}\tunknown\t/CN=www.example.com\n"),
+    )
+    .unwrap();
+    openssl(
+        d,
+        &[
+            "ocsp", "-issuer", "ca.pem", "-cert", "www.crt", "-reqout", "req.der",
+        ],
+    );
+    openssl(
+        d,
+        &[
+            "ocsp",
+            "-index",
+            "index.txt",
+            "-rsigner",
+            "ca.pem",
+            "-rkey",
+            "ca.key",
+            "-CA",
+            "ca.pem",
+            "-reqin",
+            "req.der",
+            "-respout",
+            "certs/1-www.pem.ocsp",
+            "-ndays",
+            "1",
+        ],
+    );
+    let port = free_port();
+    let cfg = tls_cfg(port, &format!("crt {}", pki.path("certs")), None, "");
+    let _w = Weir::start(&cfg, port);
+    let addr = format!("127.0.0.1:{port}");
+    let o = run(
+        &[
+            "openssl",
+            "s_client",
+            "-connect",
+            &addr,
+            "-servername",
+            "www.example.com",
+            "-status",
+        ],
+        b"",
+    );
+    let t = text(&o);
+    assert!(t.contains("OCSP Response Status: successful"), "{t}");
+    assert!(t.contains("Cert Status: good"), "{t}");
+    // The RSA certificate has no .ocsp file: nothing is stapled.
+    let o = run(
+        &[
+            "openssl",
+            "s_client",
+            "-connect",
+            &addr,
+            "-servername",
+            "other.test",
+            "-status",
+        ],
+        b"",
+    );
+    assert!(
+        text(&o).contains("OCSP response: no response sent"),
+        "{}",
+        text(&o)
+    );
+}
