@@ -61,7 +61,9 @@ fn default_method(f: &Fetch) -> Method {
         | Fetch::AlwaysFalse
         | Fetch::FirstReq
         | Fetch::HttpAuth(_)
-        | Fetch::Ssl(SslFetch::Fc | SslFetch::FcHasSni | SslFetch::CUsed) => Method::Bool,
+        | Fetch::Ssl(SslFetch::Fc | SslFetch::FcHasSni | SslFetch::CUsed | SslFetch::FcIsResumed) => {
+            Method::Bool
+        }
         _ => Method::Str,
     }
 }

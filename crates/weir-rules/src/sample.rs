@@ -90,6 +90,8 @@ pub struct TlsInfo {
     /// OpenSSL's name of the suite.
     pub cipher: String,
     pub client_cert: bool,
+    /// The handshake resumed a session (ticket or id).
+    pub resumed: bool,
     /// `/C=../CN=..` of the client certificate's subject and issuer.
     pub client_s_dn: Option<String>,
     pub client_i_dn: Option<String>,
@@ -107,6 +109,8 @@ pub enum SslFetch {
     FcCipher,
     /// `ssl_c_used` / `ssl_fc_has_crt`: a client certificate was given.
     CUsed,
+    /// `ssl_fc_is_resumed`.
+    FcIsResumed,
     /// `ssl_c_verify`: 0 (a failed verification ends the handshake).
     CVerify,
     CSDn,
@@ -348,6 +352,7 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "ssl_fc_cipher" => Fetch::Ssl(SslFetch::FcCipher),
         "ssl_c_used" | "ssl_fc_has_crt" => Fetch::Ssl(SslFetch::CUsed),
         "ssl_c_verify" => Fetch::Ssl(SslFetch::CVerify),
+        "ssl_fc_is_resumed" => Fetch::Ssl(SslFetch::FcIsResumed),
         "ssl_c_s_dn" => Fetch::Ssl(SslFetch::CSDn),
         "ssl_c_i_dn" => Fetch::Ssl(SslFetch::CIDn),
         "str" => Fetch::Str(first.unwrap_or_default()),
@@ -669,6 +674,7 @@ fn ssl_fetch(t: Option<&TlsInfo>, k: SslFetch) -> Vec<Sample> {
         SslFetch::Fc => vec![Sample::Bool(t.is_some())],
         SslFetch::FcHasSni => vec![Sample::Bool(t.is_some_and(|t| t.sni.is_some()))],
         SslFetch::CUsed => vec![Sample::Bool(t.is_some_and(|t| t.client_cert))],
+        SslFetch::FcIsResumed => vec![Sample::Bool(t.is_some_and(|t| t.resumed))],
         SslFetch::CVerify => t.map(|_| Sample::Int(0)).into_iter().collect(),
         SslFetch::FcSni => text(t.and_then(|t| t.sni.as_deref())),
         SslFetch::FcAlpn => text(t.and_then(|t| t.alpn.as_deref())),

@@ -1001,3 +1001,65 @@ fn ocsp_response_is_stapled() {
         text(&o)
     );
 }
+
+/// The load generator's https mode (`target/release/weir-bench`, built
+/// with the workspace): sessions resumed by default, full handshakes with
+/// `--tls-full`, as weir's `ssl_fc_is_resumed` logs them.
+#[test]
+fn load_generator_resumes_or_not() {
+    let bench = std::env::current_exe()
+        .ok()
+        .and_then(|p| Some(p.parent()?.parent()?.join("weir-bench")))
+        .filter(|p| p.exists())
+        .expect("weir-bench is built with the workspace");
+    let pki = Pki::new();
+    let log = Syslog::start();
+    let port = free_port();
+    let cfg = tls_cfg(
+        port,
+        &format!("crt {}", pki.path("certs/1-www.pem")),
+        None,
+        &format!("    log 127.0.0.1:{} local0\n", log.port()),
+    )
+    .replace(
+        "    mode http\n",
+        "    mode http\n    log global\n    log-format \"resumed=%[ssl_fc_is_resumed] %ST\"\n",
+    );
+    let _w = Weir::start(&cfg, port);
+    let url = format!("https://127.0.0.1:{port}/");
+    for (extra, want_resumed) in [(None, true), (Some("--tls-full"), false)] {
+        log.lines.lock().unwrap().clear();
+        let mut args = vec![
+            "load",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "--close",
+            "--quiet",
+            "--sni",
+            "www.example.com",
+        ];
+        args.extend(extra);
+        args.push(&url);
+        let o = Command::new(&bench)
+            .args(&args)
+            .output()
+            .expect("weir-bench");
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            out.contains("requests 20 ") && out.contains("errors 0 "),
+            "{out}"
+        );
+        let lines = wait_for("20 log lines", Duration::from_secs(5), || {
+            let l = log.lines.lock().unwrap().clone();
+            (l.len() >= 20).then_some(l)
+        });
+        let resumed = lines.iter().filter(|l| l.contains("resumed=1 200")).count();
+        if want_resumed {
+            assert!(resumed >= 16, "most connections resume: {resumed} of 20");
+        } else {
+            assert_eq!(resumed, 0, "{lines:?}");
+        }
+    }
+}

@@ -169,6 +169,19 @@ pub(super) async fn exchange<'r>(
             }
         }
     }
+    if !matches!(verdict, Verdict::Continue | Verdict::WaitBody { .. }) || chosen.is_none() {
+        // Answered here: the log line's samples see the request as it is.
+        log_samples(
+            fe_px,
+            rec,
+            &ExCtx {
+                req: Some(&req),
+                vars: Some(vars),
+                body: body.as_deref(),
+                ..tmpl
+            },
+        );
+    }
     match verdict {
         Verdict::Continue | Verdict::WaitBody { .. } => {}
         Verdict::Fail(status, term) => {

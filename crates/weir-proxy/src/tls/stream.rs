@@ -364,6 +364,7 @@ fn info(tls: &Connection) -> TlsInfo {
             .map(|s| cipher_name(s.suite()))
             .unwrap_or_default(),
         client_cert: client_s_dn.is_some(),
+        resumed: tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
         client_s_dn,
         client_i_dn,
     }
