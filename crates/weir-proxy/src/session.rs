@@ -233,6 +233,7 @@ async fn run_tcp(
     let l4 = crate::http::rules::L4Ctx {
         src: acc.peer,
         dst: acc.local,
+        tls: client.tls_info(),
     };
     let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
         rec.term = *b"PR";

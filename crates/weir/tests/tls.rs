@@ -1063,3 +1063,29 @@ fn load_generator_resumes_or_not() {
         }
     }
 }
+
+#[test]
+fn tcp_mode_routes_by_the_terminated_sni() {
+    let pki = Pki::new();
+    let (one, two) = (Server::named("one"), Server::named("two"));
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend f\n    bind 127.0.0.1:{port} ssl crt {}\n    use_backend b2 if {{ ssl_fc_sni -i other.test }}\n    default_backend b1\n\
+         backend b1\n    server one 127.0.0.1:{}\nbackend b2\n    server two 127.0.0.1:{}\n",
+        pki.path("certs"),
+        one.port(),
+        two.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    for (name, want) in [("other.test", "two"), ("www.example.com", "one")] {
+        let target = format!("OPENSSL:127.0.0.1:{port},verify=0,snihost={name}");
+        let o = run(&["socat", "-t", "5", "-", &target], b"");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            want,
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

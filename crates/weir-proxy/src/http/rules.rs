@@ -155,13 +155,18 @@ impl Ctx for ExCtx<'_> {
     }
 }
 
-/// A layer-4 view (for `use_backend` conditions in `mode tcp`).
-pub struct L4Ctx {
+/// A layer-4 view (for `use_backend` conditions in `mode tcp`), with the
+/// client's TLS session when weir terminates it.
+pub struct L4Ctx<'a> {
     pub src: Option<SocketAddr>,
     pub dst: Option<SocketAddr>,
+    pub tls: Option<&'a weir_rules::TlsInfo>,
 }
 
-impl Ctx for L4Ctx {
+impl Ctx for L4Ctx<'_> {
+    fn tls(&self) -> Option<&weir_rules::TlsInfo> {
+        self.tls
+    }
     fn src(&self) -> Option<SocketAddr> {
         self.src
     }
