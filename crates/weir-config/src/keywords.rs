@@ -652,7 +652,7 @@ const TLS_NOTES: &str = "
 - ALPN: in `mode http`, `h2` is left out of an `alpn` list (with a warning) until HTTP/2 lands; `mode tcp` offers the list as given.
 - Fetches: `ssl_fc`, `ssl_fc_sni`, `ssl_fc_has_sni`, `ssl_fc_alpn`, `ssl_fc_protocol`, `ssl_fc_cipher` (OpenSSL's names), `ssl_c_used`/`ssl_fc_has_crt`, `ssl_fc_is_resumed`, `ssl_c_verify`, `ssl_c_s_dn`, `ssl_c_i_dn` (`/C=…/O=…/CN=…`).
 - TLS to servers (`server … ssl`): `verify required` (the default, from `ssl-server-verify`) needs a `ca-file`, as in HAProxy; the chain is checked, and the name only when `sni` or `verifyhost` gives one. `sni <expr>` is evaluated per request; connections whose SNI is not a constant `str(…)` are not shared through the idle pool. `crt` presents a client certificate, `alpn` is offered (without `h2` in `mode http`), sessions are resumed unless `no-ssl-reuse`. Health checks use TLS with `ssl` (unless `port`/`addr` move them) or `check-ssl`; a failed handshake is `Layer6 invalid response`. The handshake counts in `timeout connect`; a failure is a connection failure (retries, redispatch, 503).
-- A failed handshake is logged as `<client> [<date>] <frontend>/bind: SSL handshake failure (<reason>)` (or `Timeout during SSL handshake` after `timeout client`) and ends only that connection.
+- A failed handshake is logged as HAProxy 2.6 logs it, `<client> [<date>] <frontend>/<listener>: SSL handshake failure` (the listener's `name`, or its number in the proxy), or `Connection closed during SSL handshake`, or `Timeout during SSL handshake` after `timeout client`; it ends only that connection.
 ";
 
 /// The HTTP engine's rule language and its documented differences from

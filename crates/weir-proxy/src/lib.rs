@@ -327,6 +327,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             logger: loggers[pi].clone(),
             total: AtomicU64::new(0),
         });
+        let mut listener_no = 0usize;
         for b in &px.binds {
             let threads: Vec<usize> = match &b.threads {
                 Some(t) => t
@@ -341,7 +342,6 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 continue;
             }
             let bind_max = b.maxconn.unwrap_or(fe_max);
-            let conns = Arc::new(AtomicU32::new(0));
             let tls = match &b.tls {
                 Some(t) => {
                     if let Some(w) = tls::alpn_warning(t, px.mode) {
@@ -357,6 +357,18 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 }
                 None => None,
             };
+            // Logs name a listener by its `name`, or by its number in the
+            // proxy as HAProxy does (a bind line with several addresses
+            // goes by its first one's).
+            let bind = Arc::new(session::BindInfo {
+                conns: AtomicU32::new(0),
+                tls,
+                label: b
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| (listener_no + 1).to_string()),
+            });
+            listener_no += b.addrs.len();
             for a in &b.addrs {
                 let push = |l: Listener, t: usize, per_thread: &mut Vec<Vec<ThreadListener>>| {
                     per_thread[t].push(ThreadListener {
@@ -364,9 +376,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                         listener: l,
                         accept_proxy: b.accept_proxy,
                         maxconn: bind_max,
-                        conns: conns.clone(),
+                        bind: bind.clone(),
                         clitcpka: px.options.clitcpka,
-                        tls: tls.clone(),
                     });
                 };
                 let backlog = b.backlog.unwrap_or(fe_max.max(1024));

@@ -20,10 +20,19 @@ pub struct Accepted {
     pub peer: Option<SocketAddr>,
     pub local: Option<SocketAddr>,
     pub accept_proxy: bool,
+    /// The listener it came through (shared by its connections).
+    pub bind: Arc<BindInfo>,
+}
+
+/// What the connections of one listener share.
+#[derive(Debug)]
+pub struct BindInfo {
     /// The bind line's connection counter (for its `maxconn`).
-    pub bind_conns: Arc<AtomicU32>,
+    pub conns: AtomicU32,
     /// `bind … ssl`: the handshake to run before anything else.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// How logs name the listener: its `name`, or its number in the proxy.
+    pub label: String,
 }
 
 fn ms(d: Duration) -> i64 {
@@ -113,7 +122,7 @@ fn log_embryonic(sh: &Shared, fe_idx: usize, acc: &Accepted, accept_wall: Durati
     );
     fe.logger.send(
         level::INFO,
-        &format!("{who} [{date}] {}/bind: {msg}", fe.name),
+        &format!("{who} [{date}] {}/{}: {msg}", fe.name, acc.bind.label),
     );
 }
 
@@ -128,7 +137,7 @@ async fn secure(
     initial: Vec<u8>,
     accept_wall: Duration,
 ) -> Option<(Conn, Vec<u8>)> {
-    let Some(cfg) = acc.tls.clone() else {
+    let Some(cfg) = acc.bind.tls.clone() else {
         return Some((client, initial));
     };
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
@@ -163,7 +172,7 @@ pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Acc
             client.close_notify();
         }
     }
-    finish(&sh, fe_idx, &acc.bind_conns);
+    finish(&sh, fe_idx, &acc.bind.conns);
 }
 
 /// Serves one accepted `mode tcp` client until both sides are closed, then
@@ -175,13 +184,13 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
     let kill_rx = sh.killing.subscribe();
     let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
     else {
-        finish(&sh, fe_idx, &acc.bind_conns);
+        finish(&sh, fe_idx, &acc.bind.conns);
         return;
     };
     let Some((client, initial)) =
         Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
     else {
-        finish(&sh, fe_idx, &acc.bind_conns);
+        finish(&sh, fe_idx, &acc.bind.conns);
         return;
     };
     run_tcp(
@@ -239,7 +248,7 @@ async fn run_tcp(
         rec.term = *b"PR";
         rec.tt = ms(started.elapsed());
         log_session(&sh, fe_idx, &rec);
-        finish(&sh, fe_idx, &acc.bind_conns);
+        finish(&sh, fe_idx, &acc.bind.conns);
         return;
     };
     let be_px = &sh.cfg.proxies[be.proxy];
@@ -318,7 +327,7 @@ async fn run_tcp(
             rec.feconn = fe.conns.load(Ordering::Relaxed);
             rec.beconn = be.conns.load(Ordering::Relaxed);
             log_session(&sh, fe_idx, &rec);
-            finish(&sh, fe_idx, &acc.bind_conns);
+            finish(&sh, fe_idx, &acc.bind.conns);
             return;
         }
     };
@@ -403,7 +412,7 @@ async fn run_tcp(
     rec.tt = ms(started.elapsed());
     log_session(&sh, fe_idx, &rec);
     drop(client);
-    finish(&sh, fe_idx, &acc.bind_conns);
+    finish(&sh, fe_idx, &acc.bind.conns);
 }
 
 /// What reading the client during the connect phase found.

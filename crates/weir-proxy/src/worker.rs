@@ -17,10 +17,9 @@ pub struct ThreadListener {
     pub listener: Listener,
     pub accept_proxy: bool,
     pub maxconn: u32,
-    pub conns: Arc<AtomicU32>,
+    /// Shared by the listener's sockets on every thread.
+    pub bind: Arc<crate::session::BindInfo>,
     pub clitcpka: bool,
-    /// `ssl`: the bind's TLS configuration.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// Runs a worker thread's loop until soft stop completes or hard stop.
@@ -155,9 +154,8 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         listener,
         accept_proxy,
         maxconn: bind_max,
-        conns: bind_conns,
+        bind,
         clitcpka,
-        tls,
     } = tl;
     let listener = match AnyListener::register(listener) {
         Ok(l) => l,
@@ -177,7 +175,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         let below = || {
             sh.actconn.load(Ordering::SeqCst) < sh.maxconn
                 && sh.frontends[fe].conns.load(Ordering::SeqCst) < sh.frontends[fe].maxconn
-                && bind_conns.load(Ordering::SeqCst) < bind_max
+                && bind.conns.load(Ordering::SeqCst) < bind_max
         };
         if !wait_until(&sh, &mut stop, below).await {
             return;
@@ -191,7 +189,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 // Another thread may have filled the last slot while this one
                 // was waiting in accept(): hold the client until one frees.
                 if !wait_until(&sh, &mut stop, || {
-                    try_reserve(&sh, fe, &bind_conns, bind_max)
+                    try_reserve(&sh, fe, &bind.conns, bind_max)
                 })
                 .await
                 {
@@ -207,8 +205,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                     peer,
                     local,
                     accept_proxy,
-                    bind_conns: bind_conns.clone(),
-                    tls: tls.clone(),
+                    bind: bind.clone(),
                 };
                 if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
                     tokio::spawn(session::run_http(sh.clone(), fe, conn, acc));

@@ -403,7 +403,7 @@ fn strict_sni_and_failed_handshakes_leave_others_alone() {
         !String::from_utf8_lossy(&junk).contains("HTTP/1.1 200"),
         "{junk:?}"
     );
-    log.wait_line("SSL handshake failure", Duration::from_secs(5));
+    log.wait_line("fe/1: SSL handshake failure", Duration::from_secs(5));
 
     // strict-sni: an unknown name and no name at all get no certificate.
     let addr = format!("127.0.0.1:{port}");
@@ -442,7 +442,7 @@ fn strict_sni_and_failed_handshakes_leave_others_alone() {
         t0.elapsed() < Duration::from_secs(9),
         "timeout client ends a silent handshake"
     );
-    log.wait_line("Timeout during SSL handshake", Duration::from_secs(5));
+    log.wait_line("fe/1: Timeout during SSL handshake", Duration::from_secs(5));
 }
 
 #[test]

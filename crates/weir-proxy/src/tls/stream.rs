@@ -185,13 +185,13 @@ pub enum HandshakeError {
 }
 
 impl HandshakeError {
-    /// The message HAProxy logs for a failed handshake.
+    /// The message HAProxy logs for a failed handshake (the reason is not
+    /// in it, as in HAProxy 2.6's line).
     pub fn message(&self) -> String {
         match self {
             HandshakeError::Timeout => "Timeout during SSL handshake".into(),
             HandshakeError::Closed => "Connection closed during SSL handshake".into(),
-            HandshakeError::Tls(e) => format!("SSL handshake failure ({e})"),
-            HandshakeError::Io(e) => format!("SSL handshake failure ({e})"),
+            HandshakeError::Tls(_) | HandshakeError::Io(_) => "SSL handshake failure".into(),
         }
     }
 }
