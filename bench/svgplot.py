@@ -105,11 +105,20 @@ def write_all(results, proxies, out):
         save("cost-tcp.svg", bars("mode tcp: proxy CPU per GB (lower is better)", "CPU s per GB",
                                   [labels[s] for s in s3], ["weir", "haproxy"],
                                   {(labels[s], p): mean(s, p, "cpu_s_per_gb") for s in s3 for p in ["weir", "haproxy"]}))
-    s5 = sorted({r["scenario"] for r in results if r["scenario"].startswith("S5")}, key=lambda s: int(s.rsplit("-", 1)[1]))
+    s4 = [s for s in ["S4-full-ecdsa", "S4-resumed-ecdsa", "S4-keepalive-ecdsa", "S4-full-rsa", "S4-resumed-rsa"]
+          if any(r.get("scenario") == s for r in results)]
+    if s4:
+        tls_px = [p for p in proxies if p != "nginx"]
+        save("cost-tls.svg", bars("TLS 1.3: proxy CPU per operation (lower is better)", "µs per operation",
+                                  [s[3:] for s in s4], tls_px,
+                                  {(s[3:], p): mean(s, p, "us_per_req") for s in s4 for p in tls_px}))
+    # One bar group per S5 series and count ("idle-1000", "tls-slope-8000").
+    s5 = sorted({r["scenario"] for r in results if r["scenario"].startswith("S5")},
+                key=lambda s: (s.split("-")[1], "slope" in s, int(s.rsplit("-", 1)[1])))
     if s5:
         save("memory-idle.svg", bars("Proxy RSS per idle connection (lower is better)", "bytes per connection",
-                                     [s.rsplit("-", 1)[1] for s in s5], proxies,
-                                     {(s.rsplit("-", 1)[1], p): mean(s, p, "bytes_per_conn") for s in s5 for p in proxies}))
+                                     [s[3:] for s in s5], proxies,
+                                     {(s[3:], p): mean(s, p, "bytes_per_conn") for s in s5 for p in proxies}))
     s6 = [r for r in results if r.get("scenario") == "S6-latency"]
     if s6:
         pct = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999]
