@@ -125,7 +125,10 @@ fn bad_proxy_header_closes_and_logs() {
         "does not look like a PROXY protocol header",
         Duration::from_secs(3),
     );
-    assert!(out.contains("px/1: "), "the listener by its number, as HAProxy: {out}");
+    assert!(
+        out.contains("px/1: "),
+        "the listener by its number, as HAProxy: {out}"
+    );
     assert_eq!(
         srv.accepted.load(std::sync::atomic::Ordering::Relaxed),
         before,
