@@ -161,13 +161,23 @@ fn wall_now() -> Duration {
 /// the `mode tcp` session state.
 pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
     let accept_wall = wall_now();
-    // Boxed: the PROXY header reader's buffer and the handshake state are
-    // only needed here.
+    // Boxed: the PROXY header reader's buffer is only needed here.
+    if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
+        // A hard stop is watched inside (only while it matters).
+        crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+    }
+    finish(&sh, fe_idx, &acc.bind.conns);
+}
+
+/// Serves one accepted `mode http` client of a `bind … ssl` line: the
+/// handshake, the exchanges, close_notify. A task type of its own, so that
+/// neither kind of client carries room for the other's path.
+pub async fn run_https(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
+    let accept_wall = wall_now();
     if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
         if let Some((client, initial)) =
             Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
         {
-            // A hard stop is watched inside (only while it matters).
             crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
             client.close_notify();
         }

@@ -208,7 +208,11 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                     bind: bind.clone(),
                 };
                 if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
-                    tokio::spawn(session::run_http(sh.clone(), fe, conn, acc));
+                    if acc.bind.tls.is_some() {
+                        tokio::spawn(session::run_https(sh.clone(), fe, conn, acc));
+                    } else {
+                        tokio::spawn(session::run_http(sh.clone(), fe, conn, acc));
+                    }
                 } else {
                     tokio::spawn(session::run(sh.clone(), fe, conn, acc));
                 }
