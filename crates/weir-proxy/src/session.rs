@@ -143,8 +143,12 @@ async fn secure(
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
     match crate::tls::accept(client, cfg, &initial, fe_px.timeouts.client).await {
         Ok(c) => Some((c, Vec::new())),
-        Err(e) => {
-            log_embryonic(sh, fe_idx, acc, accept_wall, &e.message());
+        Err((e, silent)) => {
+            // `option dontlognull` hides clients that sent nothing at all,
+            // as in HAProxy; a failed handshake is always logged.
+            if !(silent && fe_px.options.dontlognull) {
+                log_embryonic(sh, fe_idx, acc, accept_wall, &e.message());
+            }
             None
         }
     }

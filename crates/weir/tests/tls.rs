@@ -1089,3 +1089,39 @@ fn tcp_mode_routes_by_the_terminated_sni() {
         );
     }
 }
+
+#[test]
+fn dontlognull_hides_silent_clients_not_failed_handshakes() {
+    let pki = Pki::new();
+    let log = Syslog::start();
+    let port = free_port();
+    let cfg = tls_cfg(
+        port,
+        &format!("crt {}", pki.path("certs")),
+        None,
+        &format!("    log 127.0.0.1:{} local0\n", log.port()),
+    )
+    .replace(
+        "    mode http\n",
+        "    mode http\n    log global\n    option dontlognull\n",
+    );
+    let _w = Weir::start(&cfg, port);
+    // A client that connects and leaves without a byte: no line (as
+    // haproxy 2.6 with dontlognull).
+    drop(client(port));
+    // Then one that sends clear text: its failure is logged.
+    let mut plain = client(port);
+    plain
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut junk = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut plain, &mut junk);
+    log.wait_line("fe/1: SSL handshake failure", Duration::from_secs(5));
+    let lines = log.lines.lock().unwrap().clone();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("Connection closed during SSL handshake")),
+        "{lines:?}"
+    );
+}

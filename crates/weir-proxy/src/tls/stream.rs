@@ -30,6 +30,8 @@ struct State {
     tls: Connection,
     /// The socket reached end of stream.
     eof: bool,
+    /// Bytes the handshake received (none: the peer sent nothing at all).
+    received: usize,
 }
 
 /// The socket as rustls reads and writes it: short reads and writes clear
@@ -198,24 +200,32 @@ impl HandshakeError {
 
 /// Runs a server handshake on `io` (with `initial` bytes already read),
 /// within `timeout`. On success the connection is ready for application
-/// data.
+/// data; a failure says whether the client sent nothing at all.
 pub async fn accept(
     io: Conn,
     cfg: Arc<ServerConfig>,
     initial: &[u8],
     timeout: Option<Duration>,
-) -> Result<Conn, HandshakeError> {
-    let sc = rustls::ServerConnection::new(cfg).map_err(HandshakeError::Tls)?;
+) -> Result<Conn, (HandshakeError, bool)> {
+    let sc = rustls::ServerConnection::new(cfg).map_err(|e| (HandshakeError::Tls(e), false))?;
     let mut st = State {
         tls: Connection::Server(sc),
         eof: false,
+        received: initial.len(),
     };
     let mut rest = initial;
     while !rest.is_empty() {
-        if st.tls.read_tls(&mut rest).map_err(HandshakeError::Io)? == 0 {
+        if st
+            .tls
+            .read_tls(&mut rest)
+            .map_err(|e| (HandshakeError::Io(e), false))?
+            == 0
+        {
             break;
         }
-        st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
+        st.tls
+            .process_new_packets()
+            .map_err(|e| (HandshakeError::Tls(e), false))?;
     }
     if let Err(e) = bounded(timeout, drive(&io, &mut st)).await {
         if matches!(e, HandshakeError::Tls(_)) {
@@ -226,7 +236,7 @@ pub async fn accept(
                 }
             }
         }
-        return Err(e);
+        return Err((e, st.received == 0));
     }
     let info = info(&st.tls);
     Ok(Conn::Tls(Box::new(TlsStream {
@@ -248,6 +258,7 @@ pub async fn connect(
     let mut st = State {
         tls: Connection::Client(cc),
         eof: false,
+        received: 0,
     };
     bounded(timeout, drive(&io, &mut st)).await?;
     let info = info(&st.tls);
@@ -296,7 +307,8 @@ async fn drive(io: &Conn, st: &mut State) -> Result<(), HandshakeError> {
             .map_err(HandshakeError::Io)?;
         match st.tls.read_tls(&mut Raw(io)) {
             Ok(0) => return Err(HandshakeError::Closed),
-            Ok(_) => {
+            Ok(n) => {
+                st.received += n;
                 st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
