@@ -1,19 +1,12 @@
 #!/usr/bin/env bash
 # Builds weir, starts two test backends on 127.0.0.1:8001-8002 and weir on
-# 127.0.0.1:8000 (tcp) and 127.0.0.1:8443 (https, a self-signed certificate
-# made here) in the foreground. Try: curl http://127.0.0.1:8000/?s=12 and
+# 127.0.0.1:8000 (tcp) and 127.0.0.1:8443 (https, with the self-signed demo
+# certificate examples/quickstart.pem) in the foreground. Try: curl http://127.0.0.1:8000/?s=12 and
 # curl -k https://127.0.0.1:8443/?s=12
 # Ctrl-C stops weir; the backends stop with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-pem=/tmp/weir-quickstart.pem
-if [ ! -s "$pem" ]; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
-        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-        -keyout "$pem.key" -out "$pem.crt" 2>/dev/null
-    cat "$pem.crt" "$pem.key" > "$pem" && rm -f "$pem.crt" "$pem.key"
-fi
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 for port in 8001 8002; do
