@@ -90,10 +90,8 @@ async fn check_once(
         Ok(Ok(c)) => c,
     };
     if let Some(t) = tls {
-        let name = match (&t.sni, &addr) {
-            (_, Ok(a)) => rustls::pki_types::ServerName::IpAddress(a.ip().into()),
-            _ => rustls::pki_types::ServerName::try_from("localhost").expect("a valid name"),
-        };
+        // Checks send no SNI (HAProxy's `check-sni` is not supported).
+        let name = crate::tls::server_name(None, addr.as_ref().ok().copied());
         stream = match crate::tls::connect(stream, t.cfg.clone(), name, Some(conn_timeout)).await {
             Ok(c) => c,
             Err(crate::tls::HandshakeError::Timeout) => {

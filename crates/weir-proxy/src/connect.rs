@@ -4,7 +4,6 @@
 
 use crate::conn::Conn;
 use crate::state::{BackendRt, Lb, ServerTarget};
-use rustls::pki_types::ServerName;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -194,18 +193,13 @@ async fn dial(
     local: Option<SocketAddr>,
     keepalive: bool,
     sni: Option<&str>,
+    handshake_timeout: Option<Duration>,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
     let mut c = dial_plain(be, srv, local, keepalive).await?;
     if let Some(t) = &be.servers[srv].tls {
         // The handshake counts in the connect time, as in HAProxy.
-        let name = match sni.and_then(|n| ServerName::try_from(n.to_string()).ok()) {
-            Some(n) => n,
-            None => match c.server_addr {
-                Some(a) => ServerName::IpAddress(a.ip().into()),
-                None => ServerName::try_from("localhost").expect("a valid name"),
-            },
-        };
-        c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, None)
+        let name = crate::tls::server_name(sni, c.server_addr);
+        c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, handshake_timeout)
             .await
             .map_err(|e| (ConnectFail::Refused, std::io::Error::other(e.message())))?;
     }
@@ -313,7 +307,8 @@ pub async fn connect(
         let name = sni.get(srv).and_then(|n| n.as_deref());
         let r = match tconnect {
             Some(t) => {
-                match tokio::time::timeout(t, dial(be, srv, local, px.options.srvtcpka, name)).await
+                match tokio::time::timeout(t, dial(be, srv, local, px.options.srvtcpka, name, None))
+                    .await
                 {
                     Ok(r) => r,
                     Err(_) => Err((
@@ -322,7 +317,12 @@ pub async fn connect(
                     )),
                 }
             }
-            None => dial(be, srv, local, px.options.srvtcpka, name).await,
+            // No `timeout connect`: a server's handshake is still bounded,
+            // by `timeout server`.
+            None => {
+                let hs = px.timeouts.server;
+                dial(be, srv, local, px.options.srvtcpka, name, hs).await
+            }
         };
         match r {
             Ok(c) => {

@@ -270,7 +270,11 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         }
         backend_index.insert(px.name.clone(), backends.len());
         let seed = (std::process::id() as u64) << 32 ^ pi as u64 ^ 0x5eed;
+        let has_sni = servers
+            .iter()
+            .any(|s| s.tls.as_ref().is_some_and(|t| t.sni.is_some()));
         backends.push(Arc::new(BackendRt {
+            has_sni,
             name: px.name.clone(),
             proxy: pi,
             set: Mutex::new(state::Lb {

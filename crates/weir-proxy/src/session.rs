@@ -141,7 +141,9 @@ async fn secure(
         return Some((client, initial));
     };
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
-    match crate::tls::accept(client, cfg, &initial, fe_px.timeouts.client).await {
+    // Bounded by `timeout client` (or, in mode http, `timeout http-request`).
+    let t = fe_px.timeouts.client.or(fe_px.timeouts.http_request);
+    match crate::tls::accept(client, cfg, &initial, t).await {
         Ok(c) => Some((c, Vec::new())),
         Err((e, silent)) => {
             // `option dontlognull` hides clients that sent nothing at all,
@@ -279,11 +281,7 @@ async fn run_tcp(
         // Boxed: its state is only needed while connecting, so an established
         // (idle) session does not carry room for it.
         let mut no_reuse = |_| None;
-        let sni: Vec<Option<String>> = if be.servers.iter().any(|s| s.tls.is_some()) {
-            be.servers.iter().map(|s| s.sni(&l4)).collect()
-        } else {
-            Vec::new()
-        };
+        let sni = be.snis(&l4);
         let mut attempt = Box::pin(connect::connect(
             &be,
             be_px,

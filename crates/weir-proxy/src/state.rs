@@ -98,6 +98,20 @@ pub struct BackendRt {
     /// Woken when a server slot frees up or a server comes back.
     pub slot_freed: Notify,
     pub logger: Logger,
+    /// Some server has `sni <expr>`: SNIs are computed per session (and
+    /// only then).
+    pub has_sni: bool,
+}
+
+impl BackendRt {
+    /// Each server's SNI for a session evaluated on `ctx` (empty when no
+    /// server has an `sni` expression).
+    pub fn snis(&self, ctx: &dyn weir_rules::Ctx) -> Vec<Option<String>> {
+        if !self.has_sni {
+            return Vec::new();
+        }
+        self.servers.iter().map(|s| s.sni(ctx)).collect()
+    }
 }
 
 impl BackendRt {

@@ -171,16 +171,7 @@ pub(super) async fn exchange<'r>(
     }
     if !matches!(verdict, Verdict::Continue | Verdict::WaitBody { .. }) || chosen.is_none() {
         // Answered here: the log line's samples see the request as it is.
-        log_samples(
-            fe_px,
-            rec,
-            &ExCtx {
-                req: Some(&req),
-                vars: Some(vars),
-                body: body.as_deref(),
-                ..tmpl
-            },
-        );
+        request_samples(fe_px, rec, &tmpl, &req, vars, body.as_deref());
     }
     match verdict {
         Verdict::Continue | Verdict::WaitBody { .. } => {}
@@ -229,16 +220,7 @@ pub(super) async fn exchange<'r>(
         });
         dirty = true;
     }
-    log_samples(
-        fe_px,
-        rec,
-        &ExCtx {
-            req: Some(&req),
-            vars: Some(vars),
-            body: body.as_deref(),
-            ..tmpl
-        },
-    );
+    request_samples(fe_px, rec, &tmpl, &req, vars, body.as_deref());
     // The wall clock only for dated cookies (`maxidle`/`maxlife`).
     let dated = be_px
         .cookie
@@ -276,17 +258,12 @@ pub(super) async fn exchange<'r>(
         Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &req).into(),
         _ => key.into(),
     };
-    // Each server's SNI for this request (only when a server speaks TLS).
-    let sni: Vec<Option<String>> = if be.servers.iter().any(|s| s.tls.is_some()) {
-        let ctx = ExCtx {
-            req: Some(&req),
-            be: Some(be),
-            ..tmpl
-        };
-        be.servers.iter().map(|s| s.sni(&ctx)).collect()
-    } else {
-        Vec::new()
-    };
+    // Each server's SNI for this request (only when one has `sni`).
+    let sni = be.snis(&ExCtx {
+        req: Some(&req),
+        be: Some(be),
+        ..tmpl
+    });
     let mut tries = 0;
     // The request's bytes left the client buffer (a retry rebuilds them).
     let mut consumed = false;
@@ -772,6 +749,24 @@ fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<
                 .unwrap_or_default()
         })
         .collect()
+}
+
+/// The log format's samples on the request as it stands (no response yet).
+fn request_samples(
+    fe_px: &Proxy,
+    rec: &mut LogRecord<'_>,
+    tmpl: &ExCtx<'_>,
+    req: &RequestHead,
+    vars: &Vars,
+    body: Option<&[u8]>,
+) {
+    let ctx = ExCtx {
+        req: Some(req),
+        vars: Some(vars),
+        body,
+        ..*tmpl
+    };
+    log_samples(fe_px, rec, &ctx);
 }
 
 /// Evaluates the `%[sample]` pieces of the frontend's log format.

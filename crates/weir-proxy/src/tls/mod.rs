@@ -323,6 +323,23 @@ pub fn alert(b: &weir_config::Bind, px: &weir_config::Proxy, e: &str) -> String 
     )
 }
 
+/// The name a connection to a server presents: the SNI when it is a DNS
+/// name, else the server's address (no SNI is sent for an address); a unix
+/// socket server without SNI goes by 127.0.0.1.
+pub fn server_name(
+    sni: Option<&str>,
+    addr: Option<std::net::SocketAddr>,
+) -> rustls::pki_types::ServerName<'static> {
+    use rustls::pki_types::ServerName;
+    match sni.and_then(|n| ServerName::try_from(n.to_string()).ok()) {
+        Some(n) => n,
+        None => {
+            let ip = addr.map_or(std::net::IpAddr::from([127, 0, 0, 1]), |a| a.ip());
+            ServerName::IpAddress(ip.into())
+        }
+    }
+}
+
 /// An `[ALERT]` line about a server line.
 pub fn server_alert(s: &weir_config::Server, px: &weir_config::Proxy, e: &str) -> String {
     format!(

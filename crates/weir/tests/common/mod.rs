@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub mod http;
+pub mod tls;
 
 pub const WEIR: &str = env!("CARGO_BIN_EXE_weir");
 

@@ -1,0 +1,223 @@
+//! TLS test helpers: a PKI made by openssl for each run, bounded runs of
+//! the real clients (curl, openssl, socat), and weir configurations that
+//! answer with what the TLS fetches see.
+
+use super::tempdir;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Runs a command bounded by 20 s, with `stdin` as its input.
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new("timeout")
+        .arg("20")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut i = child.stdin.take().expect("stdin");
+    let input = stdin.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = i.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    let _ = w.join();
+    out
+}
+
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Test PKI: a CA; an ECDSA server certificate for www.example.com and
+/// *.example.org (chain + key in one PEM, as HAProxy has them); a
+/// self-signed RSA one for other.test; a client certificate from the CA.
+pub struct Pki {
+    pub dir: PathBuf,
+}
+
+impl Pki {
+    pub fn new() -> Pki {
+        let dir = tempdir("tls-pki");
+        let d = dir.as_path();
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "30",
+                "-subj",
+                "/O=weir tests/CN=weir test CA",
+            ],
+        );
+        // Server certificate signed by the CA.
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                "www.key",
+                "-out",
+                "www.csr",
+                "-subj",
+                "/CN=www.example.com",
+            ],
+        );
+        std::fs::write(
+            d.join("www.ext"),
+            "subjectAltName=DNS:www.example.com,DNS:*.example.org\n",
+        )
+        .unwrap();
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "www.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "www.crt",
+                "-days",
+                "30",
+                "-extfile",
+                "www.ext",
+            ],
+        );
+        // Client certificate.
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                "client.key",
+                "-out",
+                "client.csr",
+                "-subj",
+                "/C=FR/O=weir/CN=client-one",
+            ],
+        );
+        std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "client.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "client.crt",
+                "-days",
+                "30",
+                "-extfile",
+                "client.ext",
+            ],
+        );
+        // RSA, self-signed.
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "other.key",
+                "-out",
+                "other.crt",
+                "-days",
+                "30",
+                "-subj",
+                "/CN=other.test",
+                "-addext",
+                "subjectAltName=DNS:other.test",
+            ],
+        );
+        let cat = |parts: &[&str], out: &str| {
+            let mut all = Vec::new();
+            for p in parts {
+                all.extend(std::fs::read(d.join(p)).unwrap());
+            }
+            std::fs::write(d.join(out), all).unwrap();
+        };
+        std::fs::create_dir_all(d.join("certs")).unwrap();
+        cat(&["www.crt", "ca.pem", "www.key"], "certs/1-www.pem");
+        cat(&["other.crt", "other.key"], "certs/2-other.pem");
+        Pki { dir }
+    }
+    pub fn path(&self, name: &str) -> String {
+        self.dir.join(name).to_string_lossy().into_owned()
+    }
+}
+
+/// curl through weir with `name` resolved to 127.0.0.1 (so SNI is sent).
+pub fn curl(port: u16, name: &str, path: &str, extra: &[&str]) -> Output {
+    let url = format!("https://{name}:{port}{path}");
+    let resolve = format!("{name}:{port}:127.0.0.1");
+    let mut args = vec!["curl", "-sS", "-k", "-v", "--resolve", &resolve];
+    args.extend_from_slice(extra);
+    args.push(&url);
+    run(&args, b"")
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A `mode http` frontend with `bind_opts` after `ssl`, answering with
+/// what the TLS fetches say (or passing to `origin` when given).
+pub fn tls_cfg(port: u16, bind_opts: &str, origin: Option<u16>, global: &str) -> String {
+    let route = match origin {
+        Some(p) => format!("    default_backend be\nbackend be\n    server o 127.0.0.1:{p}\n"),
+        None => "    http-request return status 200 content-type text/plain lf-string \"sni=%[ssl_fc_sni] proto=%[ssl_fc_protocol] cipher=%[ssl_fc_cipher] alpn=%[ssl_fc_alpn] fc=%[ssl_fc] crt=%[ssl_c_used] dn=%[ssl_c_s_dn] idn=%[ssl_c_i_dn]\\n\"\n".into(),
+    };
+    format!(
+        "global\n    nbthread 2\n{global}\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port} ssl {bind_opts}\n{route}"
+    )
+}
