@@ -165,13 +165,12 @@ fn strict_sni_and_failed_handshakes_leave_others_alone() {
     let pki = Pki::new();
     let log = Syslog::start();
     let port = free_port();
-    let cfg = tls_cfg(
+    let cfg = logged_tls_cfg(
         port,
         &format!("crt {} strict-sni", pki.path("certs")),
-        None,
-        &format!("    log 127.0.0.1:{} local0\n", log.port()),
-    )
-    .replace("    mode http\n", "    mode http\n    log global\n");
+        log.port(),
+        "",
+    );
     let _w = Weir::start(&cfg, port);
 
     // A client that sends nothing holds its connection open while others
@@ -607,15 +606,11 @@ fn dontlognull_hides_silent_clients_not_failed_handshakes() {
     let pki = Pki::new();
     let log = Syslog::start();
     let port = free_port();
-    let cfg = tls_cfg(
+    let cfg = logged_tls_cfg(
         port,
         &format!("crt {}", pki.path("certs")),
-        None,
-        &format!("    log 127.0.0.1:{} local0\n", log.port()),
-    )
-    .replace(
-        "    mode http\n",
-        "    mode http\n    log global\n    option dontlognull\n",
+        log.port(),
+        "    option dontlognull\n",
     );
     let _w = Weir::start(&cfg, port);
     // A client that connects and leaves without a byte: no line (as

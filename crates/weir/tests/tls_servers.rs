@@ -235,15 +235,11 @@ fn load_generator_resumes_or_not() {
     let pki = Pki::new();
     let log = Syslog::start();
     let port = free_port();
-    let cfg = tls_cfg(
+    let cfg = logged_tls_cfg(
         port,
         &format!("crt {}", pki.path("certs/1-www.pem")),
-        None,
-        &format!("    log 127.0.0.1:{} local0\n", log.port()),
-    )
-    .replace(
-        "    mode http\n",
-        "    mode http\n    log global\n    log-format \"resumed=%[ssl_fc_is_resumed] %ST\"\n",
+        log.port(),
+        "    log-format \"resumed=%[ssl_fc_is_resumed] %ST\"\n",
     );
     let _w = Weir::start(&cfg, port);
     let url = format!("https://127.0.0.1:{port}/");

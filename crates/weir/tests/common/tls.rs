@@ -221,3 +221,18 @@ pub fn tls_cfg(port: u16, bind_opts: &str, origin: Option<u16>, global: &str) ->
          frontend fe\n    bind 127.0.0.1:{port} ssl {bind_opts}\n{route}"
     )
 }
+
+/// [`tls_cfg`] logging to `syslog_port` over UDP, with `defaults` lines
+/// `extra` (a `log-format`, `option dontlognull` …).
+pub fn logged_tls_cfg(port: u16, bind_opts: &str, syslog_port: u16, extra: &str) -> String {
+    tls_cfg(
+        port,
+        bind_opts,
+        None,
+        &format!("    log 127.0.0.1:{syslog_port} local0\n"),
+    )
+    .replace(
+        "    mode http\n",
+        &format!("    mode http\n    log global\n{extra}"),
+    )
+}
