@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod h2server;
 mod http1;
 mod idle;
 mod load;
@@ -18,7 +19,7 @@ mod tls;
 mod tests;
 
 const USAGE: &str = "usage:
-  weir-bench serve --listen <ip:port> [--mode http|echo|sink|source] [--threads N]
+  weir-bench serve --listen <ip:port> [--mode http|echo|sink|source|h2] [--threads N]
   weir-bench load  [-c conns] [-t threads] [-d secs] [-n requests] [-R rate] [-s ramp]
                    [--close] [--src ip,ip] [--timeout secs] [--json FILE|-] [--quiet]
                    [--tls-full] [--tls12] [--sni name] http[s]://host:port/path

@@ -1,5 +1,6 @@
 //! The test backend: an HTTP/1.1 origin (like httpterm) and TCP echo, sink
-//! and source modes, on a multi-threaded runtime.
+//! and source modes, and an HTTP/2 origin (`h2server`), on a
+//! multi-threaded runtime.
 //!
 //! HTTP: `/?s=<size>[k|m|g]` answers that many body bytes (0 to gigabytes),
 //! `t=<ms>` waits first, `c=1` sends the body chunked; the request headers
@@ -19,6 +20,8 @@ pub enum Mode {
     Echo,
     Sink,
     Source,
+    /// HTTP/2 with prior knowledge (h2c).
+    H2,
 }
 
 pub fn main(a: &mut Args) -> Result<(), String> {
@@ -31,9 +34,10 @@ pub fn main(a: &mut Args) -> Result<(), String> {
         "echo" => Mode::Echo,
         "sink" => Mode::Sink,
         "source" => Mode::Source,
+        "h2" => Mode::H2,
         other => {
             return Err(format!(
-                "unknown --mode '{other}' (http, echo, sink, source)"
+                "unknown --mode '{other}' (http, echo, sink, source, h2)"
             ))
         }
     };
@@ -64,6 +68,9 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                     Mode::Echo => echo(s).await,
                     Mode::Sink => sink(s).await,
                     Mode::Source => source(s).await,
+                    Mode::H2 => crate::h2server::serve(s)
+                        .await
+                        .map_err(std::io::Error::other),
                 };
             });
         }

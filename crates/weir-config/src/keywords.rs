@@ -148,9 +148,10 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.comp.maxlevel", "G", Status::Refused),
     kw("tune.fail-alloc", "G", Status::Refused),
     kw("tune.fd.edge-triggered", "G", Status::Refused),
-    kw("tune.h2.header-table-size", "G", Status::Refused),
-    kw("tune.h2.initial-window-size", "G", Status::Refused),
-    kw("tune.h2.max-concurrent-streams", "G", Status::Refused),
+    kw("tune.h2.header-table-size", "G", Status::Supported),
+    kw("tune.h2.initial-window-size", "G", Status::Supported),
+    kw("tune.h2.max-concurrent-streams", "G", Status::Supported),
+    kw("tune.h2.max-frame-size", "G", Status::Supported),
     kw("tune.http.cookielen", "G", Status::Refused),
     kw("tune.http.logurilen", "G", Status::Refused),
     kw("tune.http.maxhdr", "G", Status::Supported),
@@ -402,14 +403,14 @@ pub const BIND: &[Keyword] = &[
     kw("accept-netscaler-cip", "-", Status::Refused),
     kw("accept-proxy", "-", Status::Supported),
     kw("allow-0rtt", "-", Status::Refused),
-    kw("alpn", "-", Status::Partly("in `mode http`, `h2` is left out of the list (with a warning) until HTTP/2 lands, so clients pick http/1.1; `mode tcp` offers the list as given")),
+    kw("alpn", "-", Status::Supported),
     kw("backlog", "-", Status::Supported),
     kw("ca-file", "-", Status::Supported),
     kw("ciphers", "-", Status::Supported),
     kw("ciphersuites", "-", Status::Supported),
     kw("crl-file", "-", Status::Refused),
     kw("crt", "-", Status::Supported),
-    kw("crt-list", "-", Status::Partly("lines `<crt> [sni filters …]` with `!` exclusions and wildcards; per-line `[ssl options]` are refused")),
+    kw("crt-list", "-", Status::Partly("lines `<crt> [[options]] [sni filters …]` with `!` exclusions and wildcards; the options are the bind line's TLS words (`alpn`, `ciphers`, `ciphersuites`, `curves`, `ssl-min-ver`, `ssl-max-ver`, `no-tlsv1x`, `verify`, `ca-file` …); `crl-file`, `npn`, `no-ca-names` and `allow-0rtt` are refused")),
     kw("curves", "-", Status::Supported),
     kw("defer-accept", "-", Status::Supported),
     kw("ecdhe", "-", Status::Supported),
@@ -439,7 +440,7 @@ pub const BIND: &[Keyword] = &[
     kw("npn", "-", Status::Refused),
     kw("prefer-client-ciphers", "-", Status::Supported),
     kw("process", "-", Status::Partly("under `nbproc N` a process set selects those threads; otherwise ignored with a warning")),
-    kw("proto", "-", Status::Refused),
+    kw("proto", "-", Status::Partly("`h2` (clear-text HTTP/2 with prior knowledge) and `h1`, in `mode http`")),
     kw("severity-output", "-", Status::Partly("accepted on `stats socket`; used by the runtime API later")),
     kw("ssl", "-", Status::Supported),
     kw("ssl-max-ver", "-", Status::Supported),
@@ -513,7 +514,7 @@ pub const SERVER: &[Keyword] = &[
     kw("pool-max-conn", "-", Status::Supported),
     kw("pool-purge-delay", "-", Status::Partly("an idle server connection unused for the delay is closed (HAProxy closes half of them each delay); 0 keeps them")),
     kw("port", "-", Status::Supported),
-    kw("proto", "-", Status::Refused),
+    kw("proto", "-", Status::Partly("`h2` (HTTP/2 with prior knowledge, clear or over `ssl`) and `h1`, in `mode http`")),
     kw("redir", "-", Status::Refused),
     kw("resolvers", "-", Status::Refused),
     kw("rise", "-", Status::Supported),
@@ -635,8 +636,21 @@ pub fn render_markdown() -> String {
     }
     out.push_str(HTTP_NOTES);
     out.push_str(TLS_NOTES);
+    out.push_str(H2_NOTES);
     out
 }
+
+/// HTTP/2 on both sides and how it differs from HAProxy 2.6 (checked by
+/// `crates/weir/tests/h2.rs` and `h2_servers.rs`).
+const H2_NOTES: &str = "
+## HTTP/2
+
+- Towards clients: over TLS when the client picks `h2` from the bind's `alpn` list, and in clear text with `bind … proto h2` (prior knowledge; no `Upgrade: h2c`). h2spec passes 145 of 145 cases on both. Each stream goes through the same rules, ACLs, balancing and logs as an HTTP/1.1 request; `req.ver` is `2.0`, and `httplog` lines show the request in absolute form (`GET https://host/path HTTP/2.0`), as HAProxy does. Requests go to HTTP/1.1 servers in origin form with `host` from `:authority`; cookies split over several fields are joined with `; `; a body without `content-length` goes chunked, with the client's trailers as chunked trailers.
+- Limits: `tune.h2.max-concurrent-streams` (100; 0 lifts it), `tune.h2.initial-window-size` (65535), `tune.h2.header-table-size` (4096), `tune.h2.max-frame-size` (16384, and never above `tune.bufsize`); a header list larger than `tune.bufsize` gets 431. weir announces the largest connection window and relies on the stream windows.
+- Defences: streams that a client resets still count against the stream limit while weir works on them (and a reset stream aborts the wait for its server), streams opened over it are refused, and a client that keeps doing so, or resets streams faster than weir accepts them (CVE-2023-44487), gets GOAWAY `ENHANCE_YOUR_CALM`; an endless header block (CONTINUATION flood) gets GOAWAY; PING and SETTINGS floods are answered at the pace the client reads, and weir stops reading a client that does not. A malformed request (a connection-specific field, `te` other than `trailers`) resets its stream with `PROTOCOL_ERROR`; a protocol error on the connection ends it with GOAWAY and the matching code, then a FIN. An idle connection gets GOAWAY(NO_ERROR) after `timeout http-keep-alive` (or `http-request`, `client`).
+- Towards servers: `server … proto h2` (clear text, or over `ssl`), or `ssl … alpn h2,…` when the server picks `h2`. Each worker thread keeps one connection per server and sends each exchange as a stream on it (HAProxy's `http-reuse` rules do not apply to these); trailers pass both ways, so gRPC works. `CONNECT` and `Upgrade` (WebSocket) requests cannot go to an HTTP/2 server and get an error.
+- Not supported: extended CONNECT (WebSocket over HTTP/2, RFC 8441), server push, `option disable-h2-upgrade` (no h2c upgrade at all).
+";
 
 /// TLS termination: what `bind … ssl` does and how it differs from HAProxy
 /// 2.6 on OpenSSL (each checked by `crates/weir/tests/tls.rs`).
@@ -645,13 +659,13 @@ const TLS_NOTES: &str = "
 
 - The TLS library is rustls with the aws-lc-rs provider. Versions: TLSv1.2 and TLSv1.3 only (HAProxy 2.6's default minimum is TLSv1.2 too); `ssl-min-ver` below TLSv1.2 has no effect, and a bind left with no version is a configuration error.
 - Suites: TLSv1.3 `TLS_AES_256_GCM_SHA384`, `TLS_AES_128_GCM_SHA256`, `TLS_CHACHA20_POLY1305_SHA256`; TLSv1.2 `ECDHE-{ECDSA,RSA}-{AES256-GCM-SHA384,AES128-GCM-SHA256,CHACHA20-POLY1305}`. `ciphers` takes OpenSSL cipher strings (names, `+`-joined aliases such as `EECDH+AESGCM`, `!`/`-`/`+` prefixes, `@STRENGTH`); a suite *named* explicitly that weir does not offer (`DHE-RSA-…`, CBC suites, CCM) is a configuration error with its line, where OpenSSL would drop it silently. Groups (`curves`): `X25519`, `P-256`, `P-384`, `X25519MLKEM768`.
-- Certificates: `crt` takes a PEM file (chain and key together, or the key in `<file>.key`) or a directory (every file but `.key`, `.ocsp`, `.issuer`, `.sctl`, in name order); the first certificate loaded is the default one. SNI picks by the subjectAltName DNS names and the subject CN (`*.example.com` covers one label), and among several certificates for one name the first whose key type the client accepts (ECDSA or RSA). `crt-list` lines are `<crt> [sni filter …]` with `!name` exclusions; per-line `[options]` are refused. An unreadable file, a missing key or a key that does not match its certificate stops the start with the bind's `file:line` (`weir -c` checks them too).
+- Certificates: `crt` takes a PEM file (chain and key together, or the key in `<file>.key`) or a directory (every file but `.key`, `.ocsp`, `.issuer`, `.sctl`, in name order); the first certificate loaded is the default one. SNI picks by the subjectAltName DNS names and the subject CN (`*.example.com` covers one label), and among several certificates for one name the first whose key type the client accepts (ECDSA or RSA). `crt-list` lines are `<crt> [[options]] [sni filter …]` with `!name` exclusions; a line's options apply over the bind line's to the names it serves (the client's SNI picks them, exact names before wildcards), and a session resumed under one line's options is not resumed under another's. An unreadable file, a missing key or a key that does not match its certificate stops the start with the bind's `file:line` (`weir -c` checks them too).
 - OCSP stapling sends `<crt>.ocsp` (DER) as found at start-up; weir does not refresh it.
 - Client certificates: `ca-file` with `verify required|optional`; a certificate that does not verify ends the handshake (as HAProxy without `ca-ignore-err`), so `ssl_c_verify` is always 0 once a request is seen.
 - Resumption: stateless tickets (keys rotated by the ticketer; `no-tls-tickets` turns them off) and a session cache of `tune.ssl.cachesize` entries; `tune.ssl.lifetime` is the lifetime announced with tickets.
-- ALPN: in `mode http`, `h2` is left out of an `alpn` list (with a warning) until HTTP/2 lands; `mode tcp` offers the list as given.
+- ALPN: a client that picks `h2` speaks HTTP/2 (in `mode http`); `mode tcp` offers the list as given and forwards the bytes.
 - Fetches: `ssl_fc`, `ssl_fc_sni`, `ssl_fc_has_sni`, `ssl_fc_alpn`, `ssl_fc_protocol`, `ssl_fc_cipher` (OpenSSL's names), `ssl_c_used`/`ssl_fc_has_crt`, `ssl_fc_is_resumed`, `ssl_c_verify`, `ssl_c_s_dn`, `ssl_c_i_dn` (`/C=…/O=…/CN=…`).
-- TLS to servers (`server … ssl`): `verify required` (the default, from `ssl-server-verify`) needs a `ca-file`, as in HAProxy; the chain is checked, and the name only when `sni` or `verifyhost` gives one. `sni <expr>` is evaluated per request; connections whose SNI is not a constant `str(…)` are not shared through the idle pool. `crt` presents a client certificate, `alpn` is offered (without `h2` in `mode http`), sessions are resumed unless `no-ssl-reuse`. Health checks use TLS with `ssl` (unless `port`/`addr` move them) or `check-ssl`; a failed handshake is `Layer6 invalid response`. The handshake counts in `timeout connect`; a failure is a connection failure (retries, redispatch, 503).
+- TLS to servers (`server … ssl`): `verify required` (the default, from `ssl-server-verify`) needs a `ca-file`, as in HAProxy; the chain is checked, and the name only when `sni` or `verifyhost` gives one. `sni <expr>` is evaluated per request; connections whose SNI is not a constant `str(…)` are not shared through the idle pool. `crt` presents a client certificate, `alpn` is offered (a server that picks `h2` is spoken to in HTTP/2), sessions are resumed unless `no-ssl-reuse`. Health checks use TLS with `ssl` (unless `port`/`addr` move them) or `check-ssl`; a failed handshake is `Layer6 invalid response`. The handshake counts in `timeout connect`; a failure is a connection failure (retries, redispatch, 503).
 - A failed handshake is logged as HAProxy 2.6 logs it, `<client> [<date>] <frontend>/<listener>: SSL handshake failure` (the listener's `name`, or its number in the proxy), or `Connection closed during SSL handshake`, or `Timeout during SSL handshake` after `timeout client`; it ends only that connection. With `option dontlognull`, a client that sent nothing at all is not logged (as in HAProxy); a failed handshake always is.
 ";
 

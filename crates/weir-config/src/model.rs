@@ -50,6 +50,8 @@ pub struct Global {
     pub bufsize: usize,
     /// `tune.http.maxhdr`: most header lines in a request or response.
     pub maxhdr: usize,
+    /// `tune.h2.*`.
+    pub h2: H2Tune,
     pub maxaccept: i32,
     pub hard_stop_after: Option<Duration>,
     pub grace: Option<Duration>,
@@ -66,6 +68,31 @@ pub struct Global {
     pub description: Option<String>,
     /// Variables set or unset by `setenv`/`presetenv`/`unsetenv`, to export.
     pub setenv: Vec<(String, Option<String>)>,
+}
+
+/// HTTP/2 settings (`tune.h2.*`), with HAProxy's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct H2Tune {
+    /// `tune.h2.header-table-size`: the HPACK table size announced.
+    pub header_table_size: u32,
+    /// `tune.h2.initial-window-size`: each stream's receive window.
+    pub initial_window_size: u32,
+    /// `tune.h2.max-concurrent-streams`: streams a client may open at once
+    /// (0: no limit).
+    pub max_concurrent_streams: u32,
+    /// `tune.h2.max-frame-size`: the largest frame announced.
+    pub max_frame_size: u32,
+}
+
+impl Default for H2Tune {
+    fn default() -> Self {
+        H2Tune {
+            header_table_size: 4096,
+            initial_window_size: 65535,
+            max_concurrent_streams: 100,
+            max_frame_size: 16384,
+        }
+    }
 }
 
 impl Default for Global {
@@ -90,6 +117,7 @@ impl Default for Global {
             tls: crate::tls::TlsGlobal::default(),
             bufsize: 16384,
             maxhdr: 101,
+            h2: H2Tune::default(),
             maxaccept: 64,
             hard_stop_after: None,
             grace: None,
@@ -445,6 +473,8 @@ pub struct Server {
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
     pub send_proxy: Option<SendProxy>,
+    /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
+    pub h2: bool,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
@@ -503,6 +533,7 @@ pub struct ServerDefaults {
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
     pub send_proxy: Option<SendProxy>,
+    pub h2: bool,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
@@ -528,6 +559,7 @@ impl Default for ServerDefaults {
             maxconn: None,
             maxqueue: None,
             send_proxy: None,
+            h2: false,
             source: None,
             shutdown_on_down: false,
             slowstart: None,
@@ -562,6 +594,8 @@ pub struct Bind {
     pub tcp_ut: Option<Duration>,
     /// TLS termination (`ssl crt …`).
     pub tls: Option<crate::tls::BindTls>,
+    /// `proto h2`: clear-text HTTP/2 with prior knowledge.
+    pub h2: bool,
 }
 
 impl Bind {
@@ -584,6 +618,7 @@ impl Bind {
             mode: None,
             mss: None,
             tls: None,
+            h2: false,
             tcp_ut: None,
         }
     }

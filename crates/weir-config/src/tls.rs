@@ -441,6 +441,46 @@ pub struct BindTls {
     pub strict_sni: bool,
 }
 
+impl BindTls {
+    /// Applies one TLS word of a `bind` line (or of a `crt-list` line's
+    /// `[options]`); `None` when it is not a TLS one. Returns the words used.
+    pub fn apply(&mut self, word: &str, arg: Option<&str>) -> Option<Result<usize, String>> {
+        let need = || arg.ok_or_else(|| format!("'{word}' expects an argument"));
+        let two = |r: Result<(), String>| Some(r.map(|()| 2));
+        match word {
+            "crt" => two(need().map(|v| self.crts.push(v.to_string()))),
+            "crt-list" => two(need().map(|v| self.crt_lists.push(v.to_string()))),
+            "alpn" => two(need().and_then(parse_alpn).map(|v| self.alpn = Some(v))),
+            "ciphers" => two(need()
+                .and_then(parse_ciphers)
+                .map(|v| self.ciphers = Some(v))),
+            "ciphersuites" => two(need()
+                .and_then(parse_ciphersuites)
+                .map(|v| self.ciphersuites = Some(v))),
+            "curves" | "ecdhe" => two(need().and_then(parse_curves).map(|v| self.curves = Some(v))),
+            "ca-file" => two(need().map(|v| self.ca_file = Some(v.to_string()))),
+            "verify" => two(need().and_then(|v| {
+                self.verify = Some(match v {
+                    "none" => Verify::None,
+                    "optional" => Verify::Optional,
+                    "required" => Verify::Required,
+                    _ => {
+                        return Err(format!(
+                            "'verify' expects 'none', 'optional' or 'required', got '{v}'"
+                        ))
+                    }
+                });
+                Ok(())
+            })),
+            "strict-sni" => {
+                self.strict_sni = true;
+                Some(Ok(1))
+            }
+            _ => self.opts.apply(word, arg),
+        }
+    }
+}
+
 /// TLS towards a server (`server … ssl`), with what `default-server` gives.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerTls {

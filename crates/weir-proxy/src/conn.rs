@@ -14,6 +14,10 @@ pub enum Conn {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<crate::tls::TlsStream>),
+    /// One HTTP/2 stream, read and written as HTTP/1.1.
+    H2(Box<crate::h2::stream::H2Stream>),
+    /// One HTTP/2 stream to a server, written and read as HTTP/1.1.
+    H2Up(Box<crate::h2::upstream::H2Up>),
 }
 
 impl Conn {
@@ -22,6 +26,8 @@ impl Conn {
             Conn::Tcp(s) => s.poll_read_ready(cx),
             Conn::Unix(s) => s.poll_read_ready(cx),
             Conn::Tls(t) => t.poll_read_ready(cx),
+            Conn::H2(h) => h.poll_read_ready(cx),
+            Conn::H2Up(h) => h.poll_read_ready(cx),
         }
     }
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -29,6 +35,8 @@ impl Conn {
             Conn::Tcp(s) => s.poll_write_ready(cx),
             Conn::Unix(s) => s.poll_write_ready(cx),
             Conn::Tls(t) => t.io().poll_write_ready(cx),
+            Conn::H2(h) => h.poll_write_ready(cx),
+            Conn::H2Up(h) => h.poll_write_ready(cx),
         }
     }
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
@@ -36,6 +44,8 @@ impl Conn {
             Conn::Tcp(s) => s.try_read(buf),
             Conn::Unix(s) => s.try_read(buf),
             Conn::Tls(t) => t.try_read(buf),
+            Conn::H2(h) => h.try_read(buf),
+            Conn::H2Up(h) => h.try_read(buf),
         }
     }
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
@@ -43,11 +53,14 @@ impl Conn {
             Conn::Tcp(s) => s.try_write(buf),
             Conn::Unix(s) => s.try_write(buf),
             Conn::Tls(t) => t.try_write(buf),
+            Conn::H2(h) => h.try_write(buf),
+            Conn::H2Up(h) => h.try_write(buf),
         }
     }
     /// Runs a raw operation on the socket (splice, plain reads and writes)
     /// and clears readiness on `WouldBlock`. Under TLS it is the socket
-    /// below, which carries encrypted bytes.
+    /// below, which carries encrypted bytes. An HTTP/2 stream has no socket
+    /// of its own: the operation is not run.
     pub fn try_io<R>(
         &self,
         interest: Interest,
@@ -57,6 +70,7 @@ impl Conn {
             Conn::Tcp(s) => s.try_io(interest, f),
             Conn::Unix(s) => s.try_io(interest, f),
             Conn::Tls(t) => t.io().try_io(interest, f),
+            Conn::H2(_) | Conn::H2Up(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
     /// Sends a FIN (half-close; after close_notify under TLS); the read
@@ -66,6 +80,8 @@ impl Conn {
             Conn::Tcp(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
             Conn::Unix(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
             Conn::Tls(t) => t.shutdown_write(),
+            Conn::H2(h) => h.shutdown_write(),
+            Conn::H2Up(_) => Ok(()),
         }
     }
     /// Closes with a reset instead of a FIN (SO_LINGER 0), for aborts.
@@ -75,6 +91,8 @@ impl Conn {
                 let _ = socket2::SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
             }
             Conn::Tls(t) => t.io().set_reset_on_close(),
+            Conn::H2(h) => h.set_reset_on_close(),
+            Conn::H2Up(h) => h.set_reset_on_close(),
             Conn::Unix(_) => {}
         }
     }
@@ -87,13 +105,14 @@ impl Conn {
         match self {
             Conn::Tcp(s) => Some(s),
             Conn::Tls(t) => t.io().tcp(),
-            Conn::Unix(_) => None,
+            Conn::Unix(_) | Conn::H2(_) | Conn::H2Up(_) => None,
         }
     }
     /// The TLS session's details, under TLS.
     pub fn tls_info(&self) -> Option<&weir_rules::TlsInfo> {
         match self {
             Conn::Tls(t) => Some(t.info()),
+            Conn::H2(h) => h.tls(),
             _ => None,
         }
     }
@@ -131,8 +150,11 @@ impl Conn {
     /// clears readiness. Under TLS, taken bytes may wait in the TLS layer
     /// ([`Conn::has_pending`]).
     pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        if let Conn::Tls(t) = self {
-            return t.try_write(buf);
+        match self {
+            Conn::Tls(t) => return t.try_write(buf),
+            Conn::H2(h) => return h.try_write(buf),
+            Conn::H2Up(h) => return h.try_write(buf),
+            _ => {}
         }
         let fd = self.as_raw_fd();
         let mut wrote = 0;
@@ -165,8 +187,11 @@ impl Conn {
     /// Reads what is available without waiting (`WouldBlock` when nothing
     /// is); a short read clears readiness like [`Conn::recv`].
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Conn::Tls(t) = self {
-            return t.try_read(buf);
+        match self {
+            Conn::Tls(t) => return t.try_read(buf),
+            Conn::H2(h) => return h.try_read(buf),
+            Conn::H2Up(h) => return h.try_read(buf),
+            _ => {}
         }
         let fd = self.as_raw_fd();
         let mut got = 0;
@@ -187,7 +212,7 @@ impl Conn {
     /// (0 = end of stream). A short read clears readiness, so the next call
     /// waits for the event loop instead of making a read that returns EAGAIN.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Conn::Tls(_) = self {
+        if let Conn::Tls(_) | Conn::H2(_) | Conn::H2Up(_) = self {
             return self.read(buf).await;
         }
         let fd = self.as_raw_fd();
@@ -230,12 +255,32 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// An HTTP/2 stream (the client side of an exchange).
+    pub fn is_h2(&self) -> bool {
+        matches!(self, Conn::H2(_))
+    }
+    /// An HTTP/2 stream to a server: used once, never pooled.
+    pub fn is_h2_upstream(&self) -> bool {
+        matches!(self, Conn::H2Up(_))
+    }
+    /// Resolves when the client reset its HTTP/2 stream; never for a
+    /// connection.
+    pub async fn aborted(&self) {
+        match self {
+            Conn::H2(h) => std::future::poll_fn(|cx| h.poll_reset(cx)).await,
+            _ => std::future::pending().await,
+        }
+    }
+}
+
 impl AsRawFd for Conn {
     fn as_raw_fd(&self) -> RawFd {
         match self {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
             Conn::Tls(t) => t.io().as_raw_fd(),
+            Conn::H2(_) | Conn::H2Up(_) => -1,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! `timeout connect`, `retries` and `option redispatch`.
 
 use crate::conn::Conn;
-use crate::state::{BackendRt, Lb, ServerTarget};
+use crate::h2::upstream;
+use crate::state::{BackendRt, H2Use, Lb, ServerTarget};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use tokio::time::Instant;
 use weir_balance::Pick;
 use weir_config::addr::PortSpec;
 use weir_config::Proxy;
+use weir_proto::h1::Limits;
 
 /// A server connection, ready to forward.
 pub struct Connected {
@@ -195,15 +197,43 @@ async fn dial(
     sni: Option<&str>,
     handshake_timeout: Option<Duration>,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
+    let s = &be.servers[srv];
+    if s.h2 != H2Use::Never {
+        // HTTP/2: a stream on this thread's connection to the server.
+        if let Some(up) = upstream::reuse(be.proxy, srv).await {
+            return Ok(h2_stream(srv, up, be.limits));
+        }
+    }
     let mut c = dial_plain(be, srv, local, keepalive).await?;
-    if let Some(t) = &be.servers[srv].tls {
+    if let Some(t) = &s.tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
         c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, handshake_timeout)
             .await
             .map_err(|e| (ConnectFail::Refused, std::io::Error::other(e.message())))?;
     }
+    let h2 = match s.h2 {
+        H2Use::Always => true,
+        H2Use::IfNegotiated => c.conn.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2"),
+        H2Use::Never => false,
+    };
+    if h2 {
+        let up = upstream::handshake(be.proxy, srv, c.conn, c.server_addr, c.source_addr)
+            .await
+            .map_err(|e| (ConnectFail::Refused, e))?;
+        return Ok(h2_stream(srv, up, be.limits));
+    }
     Ok(c)
+}
+
+/// A new stream on an HTTP/2 connection to server `srv`.
+fn h2_stream(srv: usize, up: upstream::Shared, limits: Limits) -> Connected {
+    Connected {
+        srv,
+        server_addr: up.server_addr,
+        source_addr: up.source_addr,
+        conn: Conn::H2Up(Box::new(upstream::H2Up::new(up, limits))),
+    }
 }
 
 async fn dial_plain(

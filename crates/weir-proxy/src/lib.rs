@@ -6,6 +6,7 @@ pub mod checks;
 pub mod conn;
 pub mod connect;
 pub mod forward;
+pub mod h2;
 pub mod http;
 pub mod listen;
 pub mod log;
@@ -225,7 +226,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 if !on {
                     return None;
                 }
-                match tls::client_config(&s.tls, &cfg.global.tls, px.mode) {
+                match tls::client_config(&s.tls, &cfg.global.tls) {
                     Ok(c) => Some(Arc::new(c)),
                     Err(es) => {
                         errors.extend(es.iter().map(|e| tls::server_alert(s, px, e)));
@@ -252,6 +253,15 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 maxqueue: s.maxqueue,
                 kill: tokio::sync::Notify::new(),
                 shutdown_on_down: s.shutdown_on_down,
+                h2: if px.mode != weir_config::Mode::Http {
+                    state::H2Use::Never
+                } else if s.h2 {
+                    state::H2Use::Always
+                } else if srv_tls.is_some() && s.tls.alpn.iter().flatten().any(|a| a == "h2") {
+                    state::H2Use::IfNegotiated
+                } else {
+                    state::H2Use::Never
+                },
                 tls: srv_tls,
                 check_tls,
             }));
@@ -275,6 +285,10 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             .any(|s| s.tls.as_ref().is_some_and(|t| t.sni.is_some()));
         backends.push(Arc::new(BackendRt {
             has_sni,
+            limits: weir_proto::h1::Limits {
+                max_head: cfg.global.bufsize,
+                max_headers: cfg.global.maxhdr,
+            },
             name: px.name.clone(),
             proxy: pi,
             set: Mutex::new(state::Lb {
@@ -347,18 +361,13 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             }
             let bind_max = b.maxconn.unwrap_or(fe_max);
             let tls = match &b.tls {
-                Some(t) => {
-                    if let Some(w) = tls::alpn_warning(t, px.mode) {
-                        warn(quiet, &format!("parsing [{}] : {w}", b.loc));
+                Some(t) => match tls::bind_config(t, &cfg.global.tls) {
+                    Ok(c) => Some(Arc::new(c)),
+                    Err(es) => {
+                        errors.extend(es.iter().map(|e| tls::alert(b, px, e)));
+                        continue;
                     }
-                    match tls::server_config(t, &cfg.global.tls, px.mode) {
-                        Ok(c) => Some(Arc::new(c)),
-                        Err(es) => {
-                            errors.extend(es.iter().map(|e| tls::alert(b, px, e)));
-                            continue;
-                        }
-                    }
-                }
+                },
                 None => None,
             };
             // Logs name a listener by its `name`, or by its number in the
@@ -371,6 +380,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                     .name
                     .clone()
                     .unwrap_or_else(|| (listener_no + 1).to_string()),
+                h2: b.h2 && px.mode == weir_config::Mode::Http,
             });
             listener_no += b.addrs.len();
             for a in &b.addrs {

@@ -30,9 +30,11 @@ pub struct BindInfo {
     /// The bind line's connection counter (for its `maxconn`).
     pub conns: AtomicU32,
     /// `bind … ssl`: the handshake to run before anything else.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
+    pub tls: Option<Arc<crate::tls::BindConfig>>,
     /// How logs name the listener: its `name`, or its number in the proxy.
     pub label: String,
+    /// `proto h2`: clients speak HTTP/2 from the first byte.
+    pub h2: bool,
 }
 
 fn ms(d: Duration) -> i64 {
@@ -143,7 +145,7 @@ async fn secure(
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
     // Bounded by `timeout client` (or, in mode http, `timeout http-request`).
     let t = fe_px.timeouts.client.or(fe_px.timeouts.http_request);
-    match crate::tls::accept(client, cfg, &initial, t).await {
+    match crate::tls::accept(client, &cfg, &initial, t).await {
         Ok(c) => Some((c, Vec::new())),
         Err((e, silent)) => {
             // `option dontlognull` hides clients that sent nothing at all,
@@ -170,7 +172,19 @@ pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Acc
     // Boxed: the PROXY header reader's buffer is only needed here.
     if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
         // A hard stop is watched inside (only while it matters).
-        crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+        if acc.bind.h2 {
+            Box::pin(crate::h2::serve(
+                &sh,
+                fe_idx,
+                &client,
+                &acc,
+                initial,
+                accept_wall,
+            ))
+            .await;
+        } else {
+            crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+        }
     }
     finish(&sh, fe_idx, &acc.bind.conns);
 }
@@ -184,7 +198,20 @@ pub async fn run_https(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Ac
         if let Some((client, initial)) =
             Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
         {
-            crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+            let alpn_h2 = client.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2");
+            if alpn_h2 || acc.bind.h2 {
+                Box::pin(crate::h2::serve(
+                    &sh,
+                    fe_idx,
+                    &client,
+                    &acc,
+                    initial,
+                    accept_wall,
+                ))
+                .await;
+            } else {
+                crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+            }
             client.close_notify();
         }
     }

@@ -37,6 +37,17 @@ pub struct ServerRt {
     /// TLS on its health checks (`ssl` without a check port or address,
     /// or `check-ssl`).
     pub check_tls: Option<Arc<crate::tls::ClientTls>>,
+    /// HTTP/2 towards it (`mode http`): always (`proto h2`), or when the TLS
+    /// handshake picks it (`alpn` offering `h2`).
+    pub h2: H2Use,
+}
+
+/// When a server's connections speak HTTP/2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum H2Use {
+    Never,
+    Always,
+    IfNegotiated,
 }
 
 impl ServerRt {
@@ -101,6 +112,9 @@ pub struct BackendRt {
     /// Some server has `sni <expr>`: SNIs are computed per session (and
     /// only then).
     pub has_sni: bool,
+    /// HTTP/1.1 head limits (`tune.bufsize`, `tune.http.maxhdr`), for the
+    /// HTTP/2 streams to its servers.
+    pub limits: weir_proto::h1::Limits,
 }
 
 impl BackendRt {

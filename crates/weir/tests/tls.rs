@@ -101,11 +101,10 @@ fn fetches_versions_suites_and_alpn() {
         t.contains("sni=www.example.com proto=TLSv1.3 cipher=TLS_AES_"),
         "{t}"
     );
-    assert!(
-        t.contains("alpn=http/1.1 fc=1 crt=0"),
-        "h2 is left out in mode http: {t}"
-    );
-    assert!(w.stderr().contains("'alpn' offers h2"), "{}", w.stderr());
+    assert!(t.contains("alpn=h2 fc=1 crt=0"), "{t}");
+    assert!(t.contains("< HTTP/2 200"), "{t}");
+    let o = curl(port, "www.example.com", "/", &["--http1.1"]);
+    assert!(text(&o).contains("alpn=http/1.1 fc=1"), "{}", text(&o));
     let o = curl(
         port,
         "www.example.com",
@@ -438,7 +437,8 @@ fn certificate_errors_stop_the_start_with_file_and_line() {
             "{err}"
         );
     }
-    // A crt-list with filters, and one with per-line options (refused).
+    // A crt-list with filters, and one with a per-line option weir does
+    // not know.
     let list = pki.dir.join("list.txt");
     std::fs::write(
         &list,
@@ -454,12 +454,60 @@ fn certificate_errors_stop_the_start_with_file_and_line() {
     assert_eq!(code, 0, "{err}");
     std::fs::write(
         &list,
-        format!("{} [alpn h2] other.test\n", pki.path("certs/2-other.pem")),
+        format!(
+            "{} [alpn h2 bogus 1] other.test\n",
+            pki.path("certs/2-other.pem")
+        ),
     )
     .unwrap();
     let (code, _, err) = check_cfg(&cfg);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("line 1: per-certificate options"), "{err}");
+    assert!(
+        err.contains("line 1: 'bogus' is not a crt-list option"),
+        "{err}"
+    );
+    assert!(
+        err.contains("parsing ["),
+        "with the bind's file:line: {err}"
+    );
+}
+
+#[test]
+fn crt_list_line_options_apply_to_their_names() {
+    let pki = Pki::new();
+    let list = pki.dir.join("opts.txt");
+    std::fs::write(
+        &list,
+        format!(
+            "{}\n{} [alpn h2 ssl-max-ver TLSv1.2 ciphers ECDHE-RSA-CHACHA20-POLY1305] other.test\n",
+            pki.path("certs/1-www.pem"),
+            pki.path("certs/2-other.pem")
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let cfg = tls_cfg(
+        port,
+        &format!("crt-list {} alpn http/1.1", list.display()),
+        None,
+        "",
+    );
+    let _w = Weir::start(&cfg, port);
+    // The line's options for its name…
+    let o = curl(port, "other.test", "/", &["--http2"]);
+    let t = text(&o);
+    assert!(t.contains("subject: CN=other.test"), "{t}");
+    assert!(
+        t.contains("proto=TLSv1.2 cipher=ECDHE-RSA-CHACHA20-POLY1305 alpn=h2"),
+        "{t}"
+    );
+    // …and the bind line's for the others.
+    let o = curl(port, "www.example.com", "/", &["--http2"]);
+    let t = text(&o);
+    assert!(
+        t.contains("proto=TLSv1.3") && t.contains("alpn=http/1.1"),
+        "{t}"
+    );
 }
 
 #[test]

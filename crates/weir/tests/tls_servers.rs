@@ -227,11 +227,7 @@ fn client_certificate_towards_a_server() {
 /// `--tls-full`, as weir's `ssl_fc_is_resumed` logs them.
 #[test]
 fn load_generator_resumes_or_not() {
-    let bench = std::env::current_exe()
-        .ok()
-        .and_then(|p| Some(p.parent()?.parent()?.join("weir-bench")))
-        .filter(|p| p.exists())
-        .expect("weir-bench is built with the workspace");
+    let bench = weir_bench();
     let pki = Pki::new();
     let log = Syslog::start();
     let port = free_port();

@@ -88,6 +88,14 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 diags.alert(&p.loc, format!("frontend '{name}' has no 'bind' directive. Please declare it as a backend if this was intended."));
             }
         }
+        if kind.is_frontend() && p.mode != Mode::Http {
+            for b in p.binds.iter().filter(|b| b.h2) {
+                diags.alert(
+                    &b.loc,
+                    format!("proxy '{name}' : 'proto h2' is only usable in mode http"),
+                );
+            }
+        }
         if kind == ProxyKind::Frontend && p.default_backend.is_none() && p.use_backends.is_empty() {
             // A notice, not a warning: haproxy 2.6 says nothing here, and a
             // configuration it accepts under `zero-warning` must pass too.

@@ -153,6 +153,18 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 .filter(|n| (1..=32767).contains(n))
                 .ok_or_else(|| format!("expects an integer between 1 and 32767, got '{v}'"))?;
         }
+        "tune.h2.header-table-size" => {
+            g.h2.header_table_size = h2_setting(words, 0, 65536)?;
+        }
+        "tune.h2.initial-window-size" => {
+            g.h2.initial_window_size = h2_setting(words, 0, (1 << 31) - 1)?;
+        }
+        "tune.h2.max-concurrent-streams" => {
+            g.h2.max_concurrent_streams = h2_setting(words, 0, u32::MAX)?;
+        }
+        "tune.h2.max-frame-size" => {
+            g.h2.max_frame_size = h2_setting(words, 16384, (1 << 24) - 1)?;
+        }
         "tune.pipesize" => g.pipesize = Some(parse_size(one(words, "a size")?)? as usize),
         "tune.maxaccept" => {
             let v = one(words, "an integer")?;
@@ -453,3 +465,12 @@ pub fn thread_cpus(maps: &[CpuMap], nthreads: usize, nbproc_mode: bool) -> Vec<O
 #[cfg(test)]
 #[path = "global_tests.rs"]
 mod tests;
+
+/// A `tune.h2.*` integer within the range HTTP/2 allows for it.
+fn h2_setting(words: &[String], min: u32, max: u32) -> Result<u32, String> {
+    let v = one(words, "an integer")?;
+    v.parse::<u32>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| format!("expects an integer between {min} and {max}, got '{v}'"))
+}

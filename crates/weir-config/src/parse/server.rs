@@ -5,7 +5,7 @@ use crate::addr::{parse_bind_list, parse_server_addr, ServerAddr};
 use crate::diag::{did_you_mean, Diagnostics, Loc};
 use crate::keywords::{self, Status};
 use crate::model::{Bind, SendProxy, Server, ServerDefaults};
-use crate::tls::{parse_alpn, parse_ciphers, parse_ciphersuites, parse_curves, BindTls, Verify};
+use crate::tls::{BindTls, Verify};
 use crate::units::{parse_duration, parse_u32};
 
 fn option_error(table: &'static [keywords::Keyword], what: &str, word: &str) -> String {
@@ -111,6 +111,18 @@ fn server_options(
                     1
                 }
                 "tfo" | "no-tfo" => 1,
+                "proto" => {
+                    d.h2 = match need(word)? {
+                        "h2" => true,
+                        "h1" => false,
+                        p => {
+                            return Err(format!(
+                                "'proto' expects 'h1' or 'h2' on a server line, got '{p}'"
+                            ))
+                        }
+                    };
+                    2
+                }
                 "weight" => {
                     let w = parse_u32(need(word)?, word)?;
                     if w > 256 {
@@ -305,6 +317,7 @@ pub(super) fn server(
         maxconn: d.maxconn,
         maxqueue: d.maxqueue,
         send_proxy: d.send_proxy,
+        h2: d.h2,
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,
         slowstart: d.slowstart,
@@ -407,54 +420,17 @@ pub(super) fn bind(
                     ssl = true;
                     1
                 }
-                "crt" => {
-                    tls.crts.push(need()?.to_string());
-                    2
-                }
-                "crt-list" => {
-                    tls.crt_lists.push(need()?.to_string());
-                    2
-                }
-                "alpn" => {
-                    tls.alpn = Some(parse_alpn(need()?)?);
-                    2
-                }
-                "ciphers" => {
-                    tls.ciphers = Some(parse_ciphers(need()?)?);
-                    2
-                }
-                "ciphersuites" => {
-                    tls.ciphersuites = Some(parse_ciphersuites(need()?)?);
-                    2
-                }
-                "curves" => {
-                    tls.curves = Some(parse_curves(need()?)?);
-                    2
-                }
-                "ecdhe" => {
-                    tls.curves = Some(parse_curves(need()?)?);
-                    2
-                }
-                "ca-file" => {
-                    tls.ca_file = Some(need()?.to_string());
-                    2
-                }
-                "verify" => {
-                    tls.verify = Some(match need()? {
-                        "none" => Verify::None,
-                        "optional" => Verify::Optional,
-                        "required" => Verify::Required,
-                        v => {
+                "proto" => {
+                    b.h2 = match need()? {
+                        "h2" => true,
+                        "h1" => false,
+                        p => {
                             return Err(format!(
-                                "'verify' expects 'none', 'optional' or 'required', got '{v}'"
+                                "'proto' expects 'h1' or 'h2' on a bind line, got '{p}'"
                             ))
                         }
-                    });
+                    };
                     2
-                }
-                "strict-sni" => {
-                    tls.strict_sni = true;
-                    1
                 }
                 "thread" => {
                     let t = need()?;
@@ -476,7 +452,7 @@ pub(super) fn bind(
                     }
                     2
                 }
-                _ => match tls.opts.apply(word, arg) {
+                _ => match tls.apply(word, arg) {
                     Some(r) => r?,
                     None => return Err(option_error(keywords::BIND, "bind", word)),
                 },

@@ -349,6 +349,33 @@ fn bind_options() {
     );
     let e = errors("frontend f\n  bind :80 bogus\n");
     assert!(e[0].contains("unknown keyword 'bogus'"), "{e:?}");
+    let c = ok("frontend f\n  mode http\n  bind :80 proto h2\n  bind :81 proto h1\n");
+    let p = c.proxy("f").unwrap();
+    assert_eq!((p.binds[0].h2, p.binds[1].h2), (true, false));
+    let e = errors("frontend f\n  mode tcp\n  bind :80 proto h2\n");
+    assert!(e[0].contains("only usable in mode http"), "{e:?}");
+    let e = errors("frontend f\n  bind :80 proto fcgi\n");
+    assert!(e[0].contains("'proto' expects 'h1' or 'h2'"), "{e:?}");
+}
+
+#[test]
+fn h2_tunables() {
+    let c = ok("global\n  tune.h2.max-concurrent-streams 0\n  tune.h2.initial-window-size 1048576\n  tune.h2.header-table-size 8192\n  tune.h2.max-frame-size 32768\n");
+    let h = c.global.h2;
+    assert_eq!(
+        (
+            h.max_concurrent_streams,
+            h.initial_window_size,
+            h.header_table_size,
+            h.max_frame_size
+        ),
+        (0, 1 << 20, 8192, 32768)
+    );
+    assert_eq!(ok("").global.h2.max_concurrent_streams, 100);
+    let e = errors("global\n  tune.h2.max-frame-size 1000\n");
+    assert!(e[0].contains("between 16384 and 16777215"), "{e:?}");
+    let e = errors("global\n  tune.h2.header-table-size 100000\n");
+    assert!(e[0].contains("between 0 and 65536"), "{e:?}");
 }
 
 #[test]

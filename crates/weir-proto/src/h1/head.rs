@@ -2,6 +2,7 @@
 //! framing decision of RFC 9112 §6.
 
 use super::{Framing, H1Error};
+use std::mem::MaybeUninit;
 
 /// Size limits (HAProxy: `tune.bufsize`, `tune.http.maxhdr`).
 #[derive(Debug, Clone, Copy)]
@@ -31,7 +32,8 @@ pub struct Header {
 pub struct RequestHead {
     pub method: String,
     pub uri: String,
-    /// Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
+    /// Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1; weir marks a request
+    /// that came over HTTP/2 with 2 (it goes to servers as HTTP/1.1).
     pub minor: u8,
     /// Headers in order; a Content-Length dropped by the framing rules is gone.
     pub headers: Vec<Header>,
@@ -156,12 +158,35 @@ fn incomplete(buf: &[u8], limits: &Limits, request: bool) -> Result<Option<()>, 
     }
 }
 
+/// Header slots kept on the stack: enough for the default
+/// `tune.http.maxhdr` (101), so a parse neither allocates nor zeroes them.
+const STACK_HEADERS: usize = 128;
+
+/// `max` header slots for httparse: from `stack` when they fit, otherwise
+/// from `heap` (a larger `tune.http.maxhdr`).
+fn header_slots<'s, 'b>(
+    stack: &'s mut [MaybeUninit<httparse::Header<'b>>; STACK_HEADERS],
+    heap: &'s mut Vec<MaybeUninit<httparse::Header<'b>>>,
+    max: usize,
+) -> &'s mut [MaybeUninit<httparse::Header<'b>>] {
+    if max <= STACK_HEADERS {
+        &mut stack[..max]
+    } else {
+        heap.resize_with(max, MaybeUninit::uninit);
+        heap
+    }
+}
+
 /// Parses a request head at the start of `buf`; returns it and the bytes
 /// it used. Errors carry the status to answer.
 pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead, usize)>, H1Error> {
-    let mut storage = vec![httparse::EMPTY_HEADER; limits.max_headers];
-    let mut req = httparse::Request::new(&mut storage);
-    let used = match req.parse(buf) {
+    let mut stack = [const { MaybeUninit::uninit() }; STACK_HEADERS];
+    let mut heap = Vec::new();
+    let slots = header_slots(&mut stack, &mut heap, limits.max_headers);
+    let mut req = httparse::Request::new(&mut []);
+    let parsed =
+        httparse::ParserConfig::default().parse_request_with_uninit_headers(&mut req, buf, slots);
+    let used = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return incomplete(buf, limits, true).map(|_| None),
         Err(e) => return Err(map_err(e, true)),
@@ -248,9 +273,13 @@ pub fn parse_response(
     limits: &Limits,
     method: &str,
 ) -> Result<Option<(ResponseHead, usize)>, H1Error> {
-    let mut storage = vec![httparse::EMPTY_HEADER; limits.max_headers];
-    let mut res = httparse::Response::new(&mut storage);
-    let used = match res.parse(buf) {
+    let mut stack = [const { MaybeUninit::uninit() }; STACK_HEADERS];
+    let mut heap = Vec::new();
+    let slots = header_slots(&mut stack, &mut heap, limits.max_headers);
+    let mut res = httparse::Response::new(&mut []);
+    let parsed =
+        httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut res, buf, slots);
+    let used = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return incomplete(buf, limits, false).map(|_| None),
         Err(e) => return Err(map_err(e, false)),

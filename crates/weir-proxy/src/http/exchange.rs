@@ -611,7 +611,13 @@ pub(super) async fn exchange<'r>(
             Framing::ContentLength(n) => (sbuf.bytes().len() - rused).min(n as usize),
             _ => 0,
         };
-        let sent = if rdirty {
+        let sent = if let Conn::H2(h) = client {
+            // An HTTP/2 client takes the parsed head as it is.
+            let early_body = &sbuf.bytes()[rused..rused + early];
+            h.respond(&res, early_body)
+                .map(|()| rused)
+                .map_err(|_| XferError::DstError)
+        } else if rdirty {
             let mut b = head::response(&res);
             let n = b.len();
             b.extend_from_slice(&sbuf.bytes()[rused..rused + early]);

@@ -10,7 +10,7 @@ mod errors;
 mod exchange;
 mod head;
 pub mod idle;
-mod io;
+pub(crate) mod io;
 pub mod pool;
 mod read;
 mod request;
@@ -23,7 +23,8 @@ use crate::session::Accepted;
 use crate::state::Shared;
 use exchange::exchange;
 use io::{send, Buf};
-use read::{head_timeouts, read_head, HeadEnd};
+pub(crate) use read::head_timeouts;
+use read::{read_head, HeadEnd};
 use rules::Vars;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
@@ -78,8 +79,36 @@ pub fn serve<'a>(
         held: None,
         vars: None,
         count: 0,
+        single: false,
     };
     run(ss)
+}
+
+/// Serves the one exchange of an HTTP/2 stream, whose request head (in
+/// HTTP/1.1 form) is `head`. `ordinal` counts the connection's earlier
+/// streams (for `http-reuse safe` and the log's request counter).
+pub async fn serve_stream(
+    sh: &Shared,
+    fe_idx: usize,
+    client: &Conn,
+    acc: &Accepted,
+    head: Vec<u8>,
+    accept_wall: Duration,
+    ordinal: u64,
+) {
+    let ss = Session {
+        sh,
+        fe_idx,
+        client,
+        acc,
+        accept_wall,
+        cbuf: Buf::with(&head, sh.bufsize),
+        held: None,
+        vars: None,
+        count: ordinal,
+        single: true,
+    };
+    run(ss).await
 }
 
 /// The head timeouts of a session's frontend: (first request, keep-alive).
@@ -118,7 +147,7 @@ async fn run(mut ss: Session<'_>) {
         };
         // Boxed: an idle keep-alive connection carries none of this state.
         match Box::pin(ss.turn(turn)).await {
-            Some(true) if !*sh.stopping.borrow() => {}
+            Some(true) if !ss.single && !*sh.stopping.borrow() => {}
             _ => break,
         }
         idle_since = Instant::now();
@@ -143,6 +172,8 @@ struct Session<'a> {
     vars: Option<Box<Vars>>,
     /// Requests served so far.
     count: u64,
+    /// One exchange only (an HTTP/2 stream).
+    single: bool,
 }
 
 /// When and how the next request head is awaited.
@@ -221,7 +252,7 @@ impl Session<'_> {
             req_counter: self.count,
             ..LogRecord::default()
         };
-        let (req, used) = match end {
+        let (mut req, used) = match end {
             HeadEnd::Head(r, u) => (r, u),
             fail => {
                 let (status, term) = match fail {
@@ -249,8 +280,25 @@ impl Session<'_> {
         rec.t_req = ms(start.elapsed());
         let first = self.count == 0;
         self.count += 1;
+        if client.is_h2() {
+            req.minor = 2;
+        }
         let line = if fe.logger.is_empty() {
             String::new()
+        } else if req.minor == 2 {
+            // As HAProxy logs HTTP/2 requests: in absolute form.
+            let scheme = if acc.bind.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            let host = req
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("host"))
+                .map(|h| String::from_utf8_lossy(&h.value))
+                .unwrap_or_default();
+            format!("{} {scheme}://{host}{} HTTP/2.0", req.method, req.uri)
         } else {
             format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor)
         };
@@ -316,6 +364,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
         return;
     };
     if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never
+        || h.conn.conn.is_h2_upstream()
         || be.servers.get(h.srv).is_some_and(|s| s.private_sni())
     {
         return;

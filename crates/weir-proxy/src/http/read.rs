@@ -25,7 +25,7 @@ pub(super) enum HeadEnd {
 
 /// The timeout for a complete request head, and for the wait before one
 /// on a kept-alive connection (HAProxy's fallbacks).
-pub(super) fn head_timeouts(fe: &Proxy) -> (Option<Duration>, Option<Duration>) {
+pub(crate) fn head_timeouts(fe: &Proxy) -> (Option<Duration>, Option<Duration>) {
     let t = &fe.timeouts;
     let req = t.http_request.or(t.client);
     let ka = t.http_keep_alive.or(t.http_request).or(t.client);
@@ -130,7 +130,17 @@ pub(super) async fn read_response(
                 Err(_) => return Err(RespFail::Invalid),
             }
         }
-        match timed(be_px.timeouts.server, sbuf.fill(sconn, size)).await {
+        let more = timed(be_px.timeouts.server, sbuf.fill(sconn, size));
+        let r = if client.is_h2() {
+            // A reset stream wants no answer: the server's is dropped.
+            tokio::select! {
+                r = more => r,
+                _ = client.aborted() => return Err(RespFail::ClientGone),
+            }
+        } else {
+            more.await
+        };
+        match r {
             None => return Err(RespFail::Timeout),
             Some(Ok(0)) | Some(Err(_)) if !got_any => return Err(RespFail::Empty),
             Some(Ok(0)) | Some(Err(_)) => return Err(RespFail::Closed),

@@ -104,6 +104,7 @@ impl Ctx for ExCtx<'_> {
     fn version(&self) -> &str {
         match self.req.map(|r| r.minor) {
             Some(0) => "1.0",
+            Some(2) => "2.0",
             Some(_) => "1.1",
             None => "",
         }

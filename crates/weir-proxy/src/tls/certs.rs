@@ -83,17 +83,18 @@ pub fn dir_files(dir: &str) -> Result<Vec<String>, String> {
     Ok(files)
 }
 
-/// One line of a `crt-list` file: a certificate and its SNI filters
-/// (`!name` excludes; none = the certificate's own names).
+/// One line of a `crt-list` file: a certificate, its bind options in
+/// brackets (words as on a `bind` line), and its SNI filters (`!name`
+/// excludes; none = the certificate's own names).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrtListLine {
     pub crt: String,
+    pub opts: Vec<String>,
     pub filters: Vec<String>,
     pub line: usize,
 }
 
-/// Parses a `crt-list` file's text (pure). Per-line `[ssl options]` are
-/// refused with the line number.
+/// Parses a `crt-list` file's text (pure): `<crt> [[<options>]] [<filter>…]`.
 pub fn parse_crt_list(text: &str) -> Result<Vec<CrtListLine>, String> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -101,20 +102,33 @@ pub fn parse_crt_list(text: &str) -> Result<Vec<CrtListLine>, String> {
         if line.is_empty() {
             continue;
         }
-        let mut words = line.split_whitespace();
+        let mut words = line.split_whitespace().peekable();
         let Some(crt) = words.next() else { continue };
-        let mut filters = Vec::new();
-        for w in words {
-            if w.starts_with('[') {
-                return Err(format!(
-                    "line {}: per-certificate options '[…]' are not supported by weir yet",
-                    i + 1
-                ));
+        let mut opts = Vec::new();
+        if words.peek().is_some_and(|w| w.starts_with('[')) {
+            let mut closed = false;
+            for w in words.by_ref() {
+                let w = w.strip_prefix('[').unwrap_or(w);
+                let (w, end) = match w.strip_suffix(']') {
+                    Some(w) => (w, true),
+                    None => (w, false),
+                };
+                if !w.is_empty() {
+                    opts.push(w.to_string());
+                }
+                if end {
+                    closed = true;
+                    break;
+                }
             }
-            filters.push(w.to_ascii_lowercase());
+            if !closed {
+                return Err(format!("line {}: '[' without its ']'", i + 1));
+            }
         }
+        let filters = words.map(str::to_ascii_lowercase).collect();
         out.push(CrtListLine {
             crt: crt.to_string(),
+            opts,
             filters,
             line: i + 1,
         });

@@ -12,7 +12,6 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 use rustls_pki_types::pem::PemObject;
 use std::sync::Arc;
 use weir_config::tls::{with_base, ServerTls, TlsGlobal, Verify};
-use weir_config::Mode;
 
 /// What a server's connections need for TLS.
 #[derive(Debug)]
@@ -96,7 +95,7 @@ impl ServerCertVerifier for Verifier {
 
 /// Builds a server's client configuration. Errors are messages without
 /// location (the caller adds the server line's `file:line`).
-pub fn client_config(t: &ServerTls, g: &TlsGlobal, mode: Mode) -> Result<ClientTls, Vec<String>> {
+pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<String>> {
     let p = Arc::new(super::narrowed(
         t.ciphers.as_ref().or(g.server_ciphers.as_ref()),
         t.ciphersuites.as_ref().or(g.server_ciphersuites.as_ref()),
@@ -149,7 +148,7 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal, mode: Mode) -> Result<ClientT
         }
         None => builder.with_no_client_auth(),
     };
-    cfg.alpn_protocols = super::alpn_list(t.alpn.as_deref(), mode);
+    cfg.alpn_protocols = super::alpn_list(t.alpn.as_deref());
     cfg.resumption = if t.no_reuse {
         Resumption::disabled()
     } else if opts.no_tickets {

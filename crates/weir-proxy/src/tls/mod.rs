@@ -6,9 +6,11 @@
 mod certs;
 mod client;
 mod dn;
+mod route;
 mod stream;
 
 pub use client::{client_config, ClientTls};
+pub use route::{bind_config, BindConfig};
 pub use stream::{accept, connect, HandshakeError, TlsStream};
 
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
@@ -18,7 +20,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
 use std::sync::Arc;
 use weir_config::tls::{with_base, BindTls, Group, Suite, TlsGlobal, TlsVersion, Verify};
-use weir_config::{Config, Mode};
+use weir_config::Config;
 
 fn suite(s: Suite) -> SupportedCipherSuite {
     use aws_lc_rs::cipher_suite as c;
@@ -226,7 +228,7 @@ fn load_roots(ca: &str) -> Result<RootCertStore, Vec<String>> {
 
 /// Builds the server configuration of one `bind … ssl` line. Errors are
 /// messages without location (the caller adds the bind's `file:line`).
-pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerConfig, Vec<String>> {
+pub fn server_config(t: &BindTls, g: &TlsGlobal) -> Result<ServerConfig, Vec<String>> {
     let p = Arc::new(provider(t, g));
     let opts = t.opts.or(&g.bind_opts);
     let versions = versions(&opts)?;
@@ -252,7 +254,7 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerCon
         }
     };
     let mut cfg = builder.with_cert_resolver(Arc::new(idx));
-    cfg.alpn_protocols = alpn_list(t.alpn.as_deref(), mode);
+    cfg.alpn_protocols = alpn_list(t.alpn.as_deref());
     cfg.ignore_client_order = !opts.prefer_client_ciphers;
     cfg.session_storage = ServerSessionMemoryCache::new(g.cachesize.max(1));
     if !opts.no_tickets {
@@ -266,23 +268,12 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal, mode: Mode) -> Result<ServerCon
     Ok(cfg)
 }
 
-/// An `alpn` list as rustls takes it. HTTP/2 is not spoken yet: in `mode
-/// http`, `h2` is left out (clients fall back to http/1.1).
-fn alpn_list(list: Option<&[String]>, mode: Mode) -> Vec<Vec<u8>> {
+/// An `alpn` list as rustls takes it.
+fn alpn_list(list: Option<&[String]>) -> Vec<Vec<u8>> {
     list.unwrap_or_default()
         .iter()
-        .filter(|a| mode != Mode::Http || a.as_str() != "h2")
         .map(|a| a.as_bytes().to_vec())
         .collect()
-}
-
-/// A warning for `alpn` lists that offer `h2` in `mode http`.
-pub fn alpn_warning(t: &BindTls, mode: Mode) -> Option<String> {
-    let has_h2 = t.alpn.iter().flatten().any(|a| a == "h2");
-    (has_h2 && mode == Mode::Http).then(|| {
-        "'alpn' offers h2, which weir does not serve yet: it is left out and clients use http/1.1"
-            .to_string()
-    })
 }
 
 /// Checks every `bind … ssl` and `server … ssl` line (certificates load,
@@ -293,7 +284,7 @@ pub fn check(cfg: &Config) -> Vec<String> {
         if px.kind.is_backend() {
             for s in &px.servers {
                 if s.tls.enabled || s.tls.check_ssl {
-                    if let Err(es) = client_config(&s.tls, &cfg.global.tls, px.mode) {
+                    if let Err(es) = client_config(&s.tls, &cfg.global.tls) {
                         out.extend(es.iter().map(|e| server_alert(s, px, e)));
                     }
                 }
@@ -304,7 +295,7 @@ pub fn check(cfg: &Config) -> Vec<String> {
         }
         for b in &px.binds {
             if let Some(t) = &b.tls {
-                if let Err(es) = server_config(t, &cfg.global.tls, px.mode) {
+                if let Err(es) = bind_config(t, &cfg.global.tls) {
                     out.extend(es.into_iter().map(|e| alert(b, px, &e)));
                 }
             }

@@ -5,7 +5,7 @@
 //! for an idle connection beyond what the TLS library keeps.
 
 use crate::conn::Conn;
-use rustls::{Connection, ServerConfig};
+use rustls::Connection;
 use std::io::{self, IoSlice, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -203,31 +203,44 @@ impl HandshakeError {
 /// data; a failure says whether the client sent nothing at all.
 pub async fn accept(
     io: Conn,
-    cfg: Arc<ServerConfig>,
+    cfg: &super::BindConfig,
     initial: &[u8],
     timeout: Option<Duration>,
 ) -> Result<Conn, (HandshakeError, bool)> {
-    let sc = rustls::ServerConnection::new(cfg).map_err(|e| (HandshakeError::Tls(e), false))?;
+    let mut received = initial.len();
+    let started = std::time::Instant::now();
+    let sc = if cfg.routed() {
+        // The configuration depends on the SNI: read the hello first.
+        let hello = bounded(timeout, hello(&io, cfg, initial, &mut received));
+        match hello.await {
+            Ok(sc) => sc,
+            Err(e) => return Err((e, received == 0)),
+        }
+    } else {
+        let mut sc = rustls::ServerConnection::new(cfg.default.clone())
+            .map_err(|e| (HandshakeError::Tls(e), false))?;
+        let mut rest = initial;
+        while !rest.is_empty() {
+            if sc
+                .read_tls(&mut rest)
+                .map_err(|e| (HandshakeError::Io(e), false))?
+                == 0
+            {
+                break;
+            }
+            sc.process_new_packets()
+                .map_err(|e| (HandshakeError::Tls(e), false))?;
+        }
+        sc
+    };
     let mut st = State {
         tls: Connection::Server(sc),
         eof: false,
-        received: initial.len(),
+        received,
     };
-    let mut rest = initial;
-    while !rest.is_empty() {
-        if st
-            .tls
-            .read_tls(&mut rest)
-            .map_err(|e| (HandshakeError::Io(e), false))?
-            == 0
-        {
-            break;
-        }
-        st.tls
-            .process_new_packets()
-            .map_err(|e| (HandshakeError::Tls(e), false))?;
-    }
-    if let Err(e) = bounded(timeout, drive(&io, &mut st)).await {
+    // What is left of `timeout` after the hello.
+    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    if let Err(e) = bounded(left, drive(&io, &mut st)).await {
         if matches!(e, HandshakeError::Tls(_)) {
             // Tell the client why, if its socket takes the alert now.
             while st.tls.wants_write() {
@@ -269,11 +282,61 @@ pub async fn connect(
     })))
 }
 
-/// A handshake within `timeout`.
-async fn bounded(
+/// Reads the client's hello and starts the handshake with the
+/// configuration its SNI picks (`crt-list` lines with options).
+async fn hello(
+    io: &Conn,
+    cfg: &super::BindConfig,
+    initial: &[u8],
+    received: &mut usize,
+) -> Result<rustls::ServerConnection, HandshakeError> {
+    let mut acc = rustls::server::Acceptor::default();
+    let mut rest = initial;
+    while !rest.is_empty() {
+        if acc.read_tls(&mut rest).map_err(HandshakeError::Io)? == 0 {
+            break;
+        }
+    }
+    loop {
+        match acc.accept() {
+            Ok(Some(a)) => {
+                let chosen = cfg.pick(a.client_hello().server_name());
+                return a.into_connection(chosen).map_err(|(e, mut alert)| {
+                    let _ = alert.write_all(&mut Raw(io));
+                    HandshakeError::Tls(e)
+                });
+            }
+            Ok(None) => {}
+            Err((e, mut alert)) => {
+                let _ = alert.write_all(&mut Raw(io));
+                return Err(HandshakeError::Tls(e));
+            }
+        }
+        std::future::poll_fn(|cx| io.poll_read_ready(cx))
+            .await
+            .map_err(HandshakeError::Io)?;
+        match acc.read_tls(&mut Raw(io)) {
+            Ok(0) => return Err(HandshakeError::Closed),
+            Ok(n) => *received += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+                ) =>
+            {
+                return Err(HandshakeError::Closed)
+            }
+            Err(e) => return Err(HandshakeError::Io(e)),
+        }
+    }
+}
+
+/// A handshake (or a part of it) within `timeout`.
+async fn bounded<T>(
     timeout: Option<Duration>,
-    fut: impl std::future::Future<Output = Result<(), HandshakeError>>,
-) -> Result<(), HandshakeError> {
+    fut: impl std::future::Future<Output = Result<T, HandshakeError>>,
+) -> Result<T, HandshakeError> {
     match timeout {
         Some(t) => tokio::time::timeout(t, fut)
             .await

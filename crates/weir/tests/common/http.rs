@@ -174,6 +174,8 @@ impl Client {
 pub struct Seen {
     pub head: String,
     pub body: Vec<u8>,
+    /// Trailer lines of a chunked body.
+    pub trailers: Vec<String>,
 }
 
 /// The test origin. Paths: `/?s=N` N bytes, `/chunked?s=N` chunked,
@@ -215,9 +217,13 @@ impl Origin {
                 let method = parts.next().unwrap_or("").to_string();
                 let uri = parts.next().unwrap_or("").to_string();
                 let headers = headers_of(&head);
+                let mut trailers = Vec::new();
                 let body = if get(&headers, "transfer-encoding").is_some() {
                     match read_chunked(&mut r) {
-                        Ok((b, _)) => b,
+                        Ok((b, t)) => {
+                            trailers = t;
+                            b
+                        }
                         Err(_) => return,
                     }
                 } else if let Some(n) = get(&headers, "content-length") {
@@ -235,6 +241,7 @@ impl Origin {
                 s2.lock().unwrap().push(Seen {
                     head: head.clone(),
                     body: body.clone(),
+                    trailers,
                 });
                 let path = uri.split('?').next().unwrap_or("");
                 if let Some(ms) = param(&uri, "ms") {

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub mod h2;
 pub mod http;
 pub mod tls;
 
@@ -281,6 +282,48 @@ pub fn fetch(port: u16) -> std::io::Result<String> {
     let mut s = String::new();
     c.read_to_string(&mut s)?;
     Ok(s)
+}
+
+/// The test backend and load generator (`target/release/weir-bench`,
+/// built with the workspace).
+pub fn weir_bench() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| Some(p.parent()?.parent()?.join("weir-bench")))
+        .filter(|p| p.exists())
+        .expect("weir-bench is built with the workspace")
+}
+
+/// A `weir-bench serve` process, stopped when dropped.
+pub struct Backend(Child);
+
+impl Backend {
+    /// Starts `weir-bench serve --mode <mode>` on `port` and waits for it.
+    pub fn start(mode: &str, port: u16) -> Backend {
+        let child = Command::new(weir_bench())
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--mode",
+                mode,
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("weir-bench serve");
+        let b = Backend(child);
+        wait_for("the backend", Duration::from_secs(10), || {
+            listening(port).then_some(())
+        });
+        b
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// A UDP syslog receiver.

@@ -1,0 +1,304 @@
+//! Bodies between HTTP/1.1 framing and HTTP/2 frames, both ways, shared
+//! by the client-side stream (request in, response out) and the server-side
+//! stream (request out, response in): [`Out`] sends HTTP/1.1 body bytes
+//! (by length, chunked with trailers, or open-ended) as DATA and trailers
+//! within the flow-control window; [`In`] turns received DATA and trailers
+//! into HTTP/1.1 body bytes.
+
+use super::convert;
+use bytes::Bytes;
+use h2::{RecvStream, SendStream};
+use std::io;
+use std::task::{Context, Poll};
+use weir_proto::h1::{ChunkEvent, ChunkedDecoder, Framing};
+
+/// Send capacity asked for at a time.
+const WANT: usize = 64 * 1024;
+/// Longest partial chunk line kept between writes.
+const MAX_CARRY: usize = 8192;
+
+pub fn gone() -> io::Error {
+    io::ErrorKind::ConnectionReset.into()
+}
+
+/// An HTTP/1.1 body on its way out as DATA frames.
+pub enum Out {
+    /// Bytes left under `content-length`.
+    Length(u64),
+    Chunked {
+        dec: ChunkedDecoder,
+        /// The end of the last write that did not make a whole line.
+        carry: Vec<u8>,
+        trailers: Vec<Vec<u8>>,
+    },
+    /// Until the exchange ends (no length; tunnels).
+    Open,
+    Done,
+}
+
+impl Out {
+    pub fn new(framing: Framing) -> Out {
+        match framing {
+            Framing::None | Framing::ContentLength(0) => Out::Done,
+            Framing::ContentLength(n) => Out::Length(n),
+            Framing::Chunked => Out::Chunked {
+                dec: ChunkedDecoder::default(),
+                carry: Vec::new(),
+                trailers: Vec::new(),
+            },
+            Framing::UntilClose | Framing::Tunnel => Out::Open,
+        }
+    }
+
+    /// Sends `input` (all of it) as DATA, and ends the stream when the body
+    /// ends (with trailers when the chunked body had some).
+    pub fn write(&mut self, s: &mut SendStream<Bytes>, input: &[u8]) -> io::Result<()> {
+        let fail = |_| gone();
+        match self {
+            Out::Length(left) => {
+                let k = (input.len() as u64).min(*left) as usize;
+                *left -= k as u64;
+                let end = *left == 0;
+                s.send_data(Bytes::copy_from_slice(&input[..k]), end)
+                    .map_err(fail)?;
+                if end {
+                    *self = Out::Done;
+                }
+            }
+            Out::Open => {
+                s.send_data(Bytes::copy_from_slice(input), false)
+                    .map_err(fail)?;
+            }
+            Out::Chunked {
+                dec,
+                carry,
+                trailers,
+            } => {
+                carry.extend_from_slice(input);
+                let (events, used) = dec
+                    .feed(carry)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+                let mut ended = false;
+                for ev in events {
+                    match ev {
+                        ChunkEvent::Data(r) => {
+                            s.send_data(Bytes::copy_from_slice(&carry[r]), false)
+                                .map_err(fail)?;
+                        }
+                        ChunkEvent::Trailer(t) => trailers.push(t),
+                        ChunkEvent::End => ended = true,
+                    }
+                }
+                carry.drain(..used);
+                if ended {
+                    if trailers.is_empty() {
+                        s.send_data(Bytes::new(), true).map_err(fail)?;
+                    } else {
+                        s.send_trailers(convert::trailers(trailers)).map_err(fail)?;
+                    }
+                    *self = Out::Done;
+                } else if carry.len() > MAX_CARRY {
+                    return Err(io::ErrorKind::InvalidData.into());
+                }
+            }
+            Out::Done => {}
+        }
+        Ok(())
+    }
+
+    /// Ends an open-ended body.
+    pub fn finish(&mut self, s: &mut SendStream<Bytes>) -> io::Result<()> {
+        if matches!(self, Out::Open) {
+            *self = Out::Done;
+            s.send_data(Bytes::new(), true).map_err(|_| gone())?;
+        }
+        Ok(())
+    }
+}
+
+/// What sending a gathered head produced: the stream for the body, how
+/// the body is framed, and the bytes of the head.
+pub type Started = (SendStream<Bytes>, Out, usize);
+
+/// A message the exchange writes as HTTP/1.1 bytes, sent as HTTP/2 frames:
+/// its head is gathered until whole, then its body goes out within the
+/// stream's window.
+pub struct Writer {
+    head: Option<Vec<u8>>,
+    pub send: Option<SendStream<Bytes>>,
+    pub body: Out,
+}
+
+impl Writer {
+    pub fn new() -> Writer {
+        Writer {
+            head: Some(Vec::new()),
+            send: None,
+            body: Out::Done,
+        }
+    }
+
+    /// The head went out and the body is complete.
+    pub fn done(&self) -> bool {
+        self.head.is_none() && matches!(self.body, Out::Done)
+    }
+
+    /// Ready once body bytes can go (a head is always taken).
+    pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.head.is_some() || matches!(self.body, Out::Done) {
+            return Poll::Ready(Ok(()));
+        }
+        let Some(s) = self.send.as_mut() else {
+            return Poll::Ready(Err(gone()));
+        };
+        loop {
+            if s.capacity() > 0 {
+                return Poll::Ready(Ok(()));
+            }
+            s.reserve_capacity(WANT);
+            match s.poll_capacity(cx) {
+                Poll::Ready(Some(Ok(_))) => {}
+                Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(Err(gone())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Takes bytes: all of a head (`start` sends it once whole, or asks for
+    /// more with `None`), body bytes up to the window. Bytes after the
+    /// message are dropped.
+    pub fn write(
+        &mut self,
+        buf: &[u8],
+        start: impl FnOnce(&mut Vec<u8>) -> io::Result<Option<Started>>,
+    ) -> io::Result<usize> {
+        if let Some(mut acc) = self.head.take() {
+            acc.extend_from_slice(buf);
+            match start(&mut acc)? {
+                None => self.head = Some(acc),
+                Some((mut send, mut body, used)) => {
+                    if acc.len() > used {
+                        body.write(&mut send, &acc[used..])?;
+                    }
+                    self.send = Some(send);
+                    self.body = body;
+                }
+            }
+            return Ok(buf.len());
+        }
+        if matches!(self.body, Out::Done) {
+            return Ok(buf.len());
+        }
+        let Some(s) = self.send.as_mut() else {
+            return Err(gone());
+        };
+        if s.capacity() == 0 {
+            s.reserve_capacity(WANT);
+        }
+        let k = buf.len().min(s.capacity());
+        if k == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        self.body.write(s, &buf[..k])?;
+        Ok(k)
+    }
+
+    /// Ends an open-ended body.
+    pub fn finish(&mut self) -> io::Result<()> {
+        match self.send.as_mut() {
+            Some(s) => self.body.finish(s),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A received body as HTTP/1.1 bytes: as it is, or chunked with the
+/// trailers at the end.
+pub struct In {
+    recv: Option<RecvStream>,
+    chunked: bool,
+    out: Vec<u8>,
+    opos: usize,
+    /// The stream was reset or the connection failed.
+    pub broken: bool,
+}
+
+impl In {
+    pub fn new(recv: RecvStream, chunked: bool) -> In {
+        In {
+            recv: Some(recv),
+            chunked,
+            out: Vec::new(),
+            opos: 0,
+            broken: false,
+        }
+    }
+
+    /// The whole body was received (some bytes may wait to be read).
+    pub fn ended(&self) -> bool {
+        self.recv.is_none()
+    }
+
+    pub fn has_bytes(&self) -> bool {
+        self.opos < self.out.len()
+    }
+
+    /// Pulls the next frame when no bytes wait; ready when bytes wait, the
+    /// body ended, or the stream broke.
+    pub fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            if self.has_bytes() || self.broken {
+                return Poll::Ready(());
+            }
+            let Some(recv) = self.recv.as_mut() else {
+                return Poll::Ready(());
+            };
+            match recv.poll_data(cx) {
+                Poll::Ready(Some(Ok(data))) => {
+                    let _ = recv.flow_control().release_capacity(data.len());
+                    if data.is_empty() {
+                        continue;
+                    }
+                    if self.chunked {
+                        self.out
+                            .extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                        self.out.extend_from_slice(&data);
+                        self.out.extend_from_slice(b"\r\n");
+                    } else {
+                        self.out.extend_from_slice(&data);
+                    }
+                }
+                Poll::Ready(Some(Err(_))) => {
+                    self.broken = true;
+                    self.recv = None;
+                }
+                Poll::Ready(None) => match recv.poll_trailers(cx) {
+                    Poll::Ready(Ok(t)) => {
+                        if self.chunked {
+                            self.out = convert::last_chunk(t.as_ref());
+                        }
+                        self.recv = None;
+                    }
+                    Poll::Ready(Err(_)) => {
+                        self.broken = true;
+                        self.recv = None;
+                    }
+                    Poll::Pending => return Poll::Pending,
+                },
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Copies waiting bytes into `buf`.
+    pub fn take(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.out.len() - self.opos);
+        buf[..n].copy_from_slice(&self.out[self.opos..self.opos + n]);
+        self.opos += n;
+        if self.opos == self.out.len() {
+            self.out.clear();
+            self.opos = 0;
+        }
+        n
+    }
+}

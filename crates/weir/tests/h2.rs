@@ -1,0 +1,390 @@
+//! HTTP/2 towards clients through the real binary: curl with prior
+//! knowledge (`proto h2`) and over TLS (ALPN), rules and logs as for
+//! HTTP/1.1, bodies both ways by checksum, trailers both ways, multiplexed
+//! load with h2load, h2spec on both kinds of bind, and the defences (rapid
+//! reset, CONTINUATION and PING floods, malformed requests, idle timeout).
+
+mod common;
+
+use common::h2::*;
+use common::http::{fnv, Origin};
+use common::tls::{run, text, Pki};
+use common::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A `proto h2` frontend (with `fe` lines) to the origin, logging to
+/// `syslog` with `option httplog`, and `bind_extra` binds.
+fn h2_cfg(port: u16, origin: u16, syslog: u16, fe: &str, bind_extra: &str) -> String {
+    format!(
+        "global\n    nbthread 2\n    log 127.0.0.1:{syslog} local0\n\
+         defaults\n    mode http\n    log global\n    option httplog\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port} proto h2\n{bind_extra}{fe}    default_backend be\n\
+         backend be\n    server o 127.0.0.1:{origin}\n"
+    )
+}
+
+fn curl_h2c(port: u16, path: &str, extra: &[&str]) -> String {
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let mut args = vec!["curl", "-sS", "--http2-prior-knowledge"];
+    args.extend_from_slice(extra);
+    args.push(&url);
+    text(&run(&args, b""))
+}
+
+#[test]
+fn h2c_requests_meet_the_same_rules_and_logs() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let fe = "    http-request set-header x-ver %[req.ver]\n\
+              \x20   http-request deny if { path /denied }\n\
+              \x20   http-request redirect location /new if { path /old }\n\
+              \x20   http-response set-header x-fe-ver %[req.ver]\n";
+    let _w = Weir::start(&h2_cfg(port, o.port(), log.port(), fe, ""), port);
+
+    let t = curl_h2c(
+        port,
+        "/a?b=1",
+        &["-D", "-", "-H", "Cookie: a=1", "-H", "Cookie: b=2"],
+    );
+    assert!(t.starts_with("HTTP/2 200"), "{t}");
+    assert!(t.contains("x-fe-ver: 2.0"), "{t}");
+    assert!(t.contains("uri=/a?b=1\n"), "{t}");
+    let head = o.seen.lock().unwrap().last().unwrap().head.clone();
+    assert!(head.starts_with("GET /a?b=1 HTTP/1.1\r\n"), "{head}");
+    assert!(head.contains("x-ver: 2.0\r\n"), "{head}");
+    assert!(
+        head.contains(&format!("host: 127.0.0.1:{port}\r\n")),
+        "{head}"
+    );
+    assert!(
+        head.lines()
+            .any(|l| l.starts_with("cookie: ") && l.contains("a=1") && l.contains("b=2")),
+        "cookies in one field: {head}"
+    );
+    let line = log.wait_line(
+        &format!("\"GET http://127.0.0.1:{port}/a?b=1 HTTP/2.0\""),
+        Duration::from_secs(5),
+    );
+    assert!(
+        line.contains(" fe be/o ") && line.contains(" 200 "),
+        "{line}"
+    );
+
+    let t = curl_h2c(
+        port,
+        "/denied",
+        &["-o", "/dev/null", "-w", "%{http_version} %{http_code}"],
+    );
+    assert_eq!(t, "2 403");
+    let t = curl_h2c(port, "/old", &["-D", "-", "-o", "/dev/null"]);
+    assert!(
+        t.starts_with("HTTP/2 302") && t.contains("location: /new"),
+        "{t}"
+    );
+    log.wait_line("\"GET http://127.0.0.1:", Duration::from_secs(5));
+    log.wait_line(" 403 ", Duration::from_secs(5));
+}
+
+#[test]
+fn bodies_and_trailers_cross_intact() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let _w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
+    let dir = tempdir("h2-bodies");
+
+    // Up with a length, and without one (chunked towards the server).
+    let body = random_bytes(1 << 20, 7);
+    let file = dir.join("up.bin");
+    std::fs::write(&file, &body).unwrap();
+    let t = curl_h2c(
+        port,
+        "/up",
+        &["--data-binary", &format!("@{}", file.display())],
+    );
+    assert!(t.contains(&format!("body_len={}\n", body.len())), "{t}");
+    assert!(t.contains(&format!("body_fnv={}\n", fnv(&body))), "{t}");
+    let url = format!("http://127.0.0.1:{port}/stdin");
+    let out = run(
+        &["curl", "-sS", "--http2-prior-knowledge", "-T", "-", &url],
+        &body,
+    );
+    let t = text(&out);
+    assert!(t.contains(&format!("body_fnv={}\n", fnv(&body))), "{t}");
+    let seen = o.seen.lock().unwrap().last().unwrap().clone();
+    assert!(
+        seen.head.contains("transfer-encoding: chunked"),
+        "{}",
+        seen.head
+    );
+
+    // Down: 3 MB with a length, and chunked with a trailer.
+    let down = dir.join("down.bin");
+    let t = curl_h2c(
+        port,
+        "/?s=3000000",
+        &["-o", &down.display().to_string(), "-w", "%{size_download}"],
+    );
+    assert_eq!(t, "3000000");
+    let got = std::fs::read(&down).unwrap();
+    assert!(got
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == b'a' + (i % 26) as u8));
+    let t = curl_h2c(
+        port,
+        "/chunked?s=5000",
+        &["-D", "-", "-o", &down.display().to_string()],
+    );
+    assert!(t.starts_with("HTTP/2 200"), "{t}");
+    assert!(
+        t.contains("x-trailer: yes"),
+        "the trailer comes through: {t}"
+    );
+    assert_eq!(std::fs::read(&down).unwrap().len(), 5000);
+
+    // Request trailers reach the server as chunked trailers.
+    let mut c = Raw::connect(port);
+    let h = block(&[
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", "/trailers"),
+        (":authority", "localhost"),
+        ("te", "trailers"),
+    ]);
+    let mut out = frame(HEADERS, END_HEADERS, 1, &h);
+    out.extend(frame(DATA, 0, 1, b"hello"));
+    out.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &block(&[("x-check", "42")]),
+    ));
+    assert!(c.send(&out));
+    let frames = c.until(Duration::from_secs(5), |f| {
+        f.stream == 1 && f.flags & END_STREAM != 0
+    });
+    assert!(
+        frames.iter().any(|f| f.kind == HEADERS && f.stream == 1),
+        "{frames:?}"
+    );
+    let seen = o.seen.lock().unwrap().last().unwrap().clone();
+    assert_eq!(seen.body, b"hello");
+    assert!(
+        seen.trailers.iter().any(|t| t.trim_end() == "x-check: 42"),
+        "{:?}",
+        seen.trailers
+    );
+}
+
+#[test]
+fn h2_over_tls_by_alpn_and_multiplexed_load() {
+    let pki = Pki::new();
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let (port, tls_port) = (free_port(), free_port());
+    let bind = format!(
+        "    bind 127.0.0.1:{tls_port} ssl crt {} alpn h2,http/1.1\n",
+        pki.path("certs/1-www.pem")
+    );
+    let mut w = Weir::spawn(&h2_cfg(port, o.port(), log.port(), "", &bind), &[]);
+    w.wait_listening(port);
+    w.wait_listening(tls_port);
+
+    let url = format!("https://127.0.0.1:{tls_port}/x");
+    let t = text(&run(&["curl", "-sSk", "--http2", "-D", "-", &url], b""));
+    assert!(t.starts_with("HTTP/2 200"), "{t}");
+    log.wait_line(
+        &format!("\"GET https://127.0.0.1:{tls_port}/x HTTP/2.0\""),
+        Duration::from_secs(5),
+    );
+
+    // 2000 requests, 10 at a time on each of 4 connections.
+    for url in [
+        format!("https://127.0.0.1:{tls_port}/?s=100"),
+        format!("http://127.0.0.1:{port}/?s=100"),
+    ] {
+        let out = run(&["h2load", "-n", "2000", "-c", "4", "-m", "10", &url], b"");
+        let t = text(&out);
+        assert!(t.contains("2000 succeeded, 0 failed"), "{url}: {t}");
+        assert!(t.contains("status codes: 2000 2xx"), "{url}: {t}");
+    }
+}
+
+/// The h2spec binary: `H2SPEC`, what `.ci/run` installs, or the PATH.
+fn h2spec() -> String {
+    if let Ok(p) = std::env::var("H2SPEC") {
+        return p;
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/tools/h2spec");
+    if root.exists() {
+        return root.display().to_string();
+    }
+    "h2spec".into()
+}
+
+#[test]
+fn h2spec_passes_every_case_on_h2c_and_tls() {
+    let pki = Pki::new();
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let (port, tls_port) = (free_port(), free_port());
+    let bind = format!(
+        "    bind 127.0.0.1:{tls_port} ssl crt {} alpn h2\n",
+        pki.path("certs/1-www.pem")
+    );
+    let mut w = Weir::spawn(&h2_cfg(port, o.port(), log.port(), "", &bind), &[]);
+    w.wait_listening(port);
+    w.wait_listening(tls_port);
+    let bin = h2spec();
+    for (p, tls) in [(port, false), (tls_port, true)] {
+        let p = p.to_string();
+        let mut args = vec![bin.as_str(), "-h", "127.0.0.1", "-p", &p, "-o", "5"];
+        if tls {
+            args.extend(["-t", "-k"]);
+        }
+        let out = run(&args, b"");
+        let t = text(&out);
+        assert!(
+            t.contains("145 tests, 145 passed, 0 skipped, 0 failed"),
+            "h2spec (tls: {tls}; install it with .ci/run): {t}"
+        );
+    }
+}
+
+/// Resident memory of `pid`, in KiB.
+fn rss_kib(pid: i32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn floods_and_rapid_resets_get_goaway_and_spare_others() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let fe = "    timeout http-keep-alive 300ms\n";
+    let w = Weir::start(&h2_cfg(port, o.port(), log.port(), fe, ""), port);
+    let rss0 = rss_kib(w.pid());
+
+    // A malformed request resets its stream only.
+    let mut c = Raw::connect(port);
+    let bad = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/"),
+        ("connection", "close"),
+    ]);
+    c.send(&frame(HEADERS, END_HEADERS | END_STREAM, 1, &bad));
+    c.send(&get(3, "/fine"));
+    let f = c.until(Duration::from_secs(5), |f| {
+        f.stream == 3 && f.kind == HEADERS
+    });
+    let rst = f.iter().find(|f| f.kind == RST_STREAM && f.stream == 1);
+    assert_eq!(rst.map(Frame::code), Some(1), "PROTOCOL_ERROR: {f:?}");
+    assert!(
+        f.iter().any(|f| f.stream == 3 && f.kind == HEADERS),
+        "{f:?}"
+    );
+
+    // Rapid reset: streams opened and cancelled at once.
+    let mut c = Raw::connect(port);
+    let mut out = Vec::new();
+    for i in 0..5000u32 {
+        let id = 1 + 2 * i;
+        out.extend(get(id, "/?ms=50"));
+        out.extend(frame(RST_STREAM, 0, id, &8u32.to_be_bytes()));
+    }
+    c.send(&out);
+    let f = c.until(Duration::from_secs(5), |f| f.kind == GOAWAY);
+    let goaway = f.iter().find(|f| f.kind == GOAWAY);
+    assert_eq!(
+        goaway.map(Frame::code),
+        Some(11),
+        "ENHANCE_YOUR_CALM: {f:?}"
+    );
+    assert!(
+        o.seen.lock().unwrap().len() < 200,
+        "cancelled streams did little work"
+    );
+
+    // CONTINUATION flood: an endless header block.
+    let mut c = Raw::connect(port);
+    let mut out = frame(HEADERS, 0, 1, &block(&[(":method", "GET")]));
+    let junk = block(&[("x-junk", &"v".repeat(200))]);
+    for _ in 0..20_000 {
+        out.extend(frame(CONTINUATION, 0, 1, &junk));
+    }
+    c.send(&out);
+    let f = c.until(Duration::from_secs(5), |f| f.kind == GOAWAY);
+    assert!(f.iter().any(|f| f.kind == GOAWAY), "{f:?}");
+
+    // PING flood from a client that never reads: weir stops reading it
+    // instead of queueing answers, and serves others meanwhile.
+    let mut flooder = Raw::connect(port);
+    let ping = frame(PING, 0, 0, b"12345678");
+    let pings: Vec<u8> = ping.repeat(4096);
+    let sender = std::thread::spawn(move || {
+        flooder
+            .s
+            .set_write_timeout(Some(Duration::from_secs(3)))
+            .unwrap();
+        let mut sent = 0usize;
+        while sent < 200 << 20 && flooder.send(&pings) {
+            sent += pings.len();
+        }
+        sent
+    });
+    let t = curl_h2c(port, "/other", &["-o", "/dev/null", "-w", "%{http_code}"]);
+    assert_eq!(t, "200");
+    let sent = sender.join().unwrap();
+    assert!(
+        sent < 200 << 20,
+        "weir kept reading a client that never reads"
+    );
+    assert!(
+        rss_kib(w.pid()) < rss0 + 64 * 1024,
+        "memory stays bounded: {} KiB after, {rss0} KiB before",
+        rss_kib(w.pid())
+    );
+
+    // An idle connection gets GOAWAY(NO_ERROR) after http-keep-alive.
+    let mut c = Raw::connect(port);
+    let f = c.until(Duration::from_secs(5), |f| f.kind == GOAWAY);
+    assert_eq!(
+        f.iter().find(|f| f.kind == GOAWAY).map(Frame::code),
+        Some(0)
+    );
+}
+
+#[test]
+fn soft_stop_sends_goaway_and_finishes_running_streams() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let mut w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
+    let mut c = Raw::connect(port);
+    c.send(&get(1, "/slow?ms=400"));
+    // The request reached the server before the stop.
+    wait_for("the request at the origin", Duration::from_secs(5), || {
+        (!o.seen.lock().unwrap().is_empty()).then_some(())
+    });
+    w.signal(libc::SIGUSR1);
+    let f = c.until(Duration::from_secs(5), |f| {
+        f.stream == 1 && f.flags & END_STREAM != 0
+    });
+    let goaway = f.iter().find(|f| f.kind == GOAWAY);
+    assert_eq!(goaway.map(Frame::code), Some(0), "{f:?}");
+    assert!(
+        f.iter().any(|f| f.stream == 1 && f.kind == HEADERS),
+        "the running stream is answered: {f:?}"
+    );
+    let t0 = std::time::Instant::now();
+    let r = w.wait_exit(Duration::from_secs(15));
+    assert_eq!(r, Some(0), "after {:?}: {}", t0.elapsed(), w.stderr());
+}
