@@ -24,6 +24,10 @@ impl Health {
     pub fn is_up(&self) -> bool {
         self.up
     }
+    /// The rise/fall counter: 0 (down) to rise + fall - 1 (fully up).
+    pub fn value(&self) -> u32 {
+        self.health
+    }
     /// Feeds one check result; returns the new state when it changed.
     pub fn on_result(&mut self, ok: bool) -> Option<bool> {
         let full = self.rise + self.fall - 1;

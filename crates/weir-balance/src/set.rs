@@ -299,6 +299,12 @@ impl ServerSet {
             self.ring_dirty = true;
         }
     }
+    /// Server `i`'s (health up, maintenance, effective weight, backup).
+    pub fn state(&self, i: usize) -> Option<(bool, bool, u32, bool)> {
+        self.slots
+            .get(i)
+            .map(|s| (s.up, s.maint, s.weight, s.info.backup))
+    }
     pub fn is_up(&self, i: usize) -> bool {
         self.slots.get(i).is_some_and(|s| s.up && !s.maint)
     }

@@ -140,7 +140,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("ssl-provider-path", "G", Status::Refused),
     kw("ssl-server-verify", "G", Status::Supported),
     kw("ssl-skip-self-issued-ca", "G", Status::Refused),
-    kw("stats", "G", Status::Partly("`stats socket` is parsed, validated and bound (its commands come with the observability issue); `stats timeout` and `stats maxconn` are accepted")),
+    kw("stats", "G", Status::Partly("`stats socket` serves the runtime API (see below: the commands weir runs and how they differ); `stats timeout` and `stats maxconn` are accepted, the idle timeout is 10 s")),
     kw("strict-limits", "G", Status::Supported),
     kw("tune.buffers.limit", "G", Status::Refused),
     kw("tune.buffers.reserve", "G", Status::Refused),
@@ -424,7 +424,7 @@ pub const BIND: &[Keyword] = &[
     kw("group", "-", Status::Partly("accepted on unix sockets; ownership is not changed yet (use `mode`)")),
     kw("id", "-", Status::Partly("accepted; listener ids come with the runtime API")),
     kw("interface", "-", Status::Supported),
-    kw("level", "-", Status::Partly("accepted on `stats socket`; enforced with the runtime API")),
+    kw("level", "-", Status::Supported),
     kw("maxconn", "-", Status::Supported),
     kw("mode", "-", Status::Supported),
     kw("mss", "-", Status::Supported),
@@ -637,8 +637,20 @@ pub fn render_markdown() -> String {
     out.push_str(HTTP_NOTES);
     out.push_str(TLS_NOTES);
     out.push_str(H2_NOTES);
+    out.push_str(RUNTIME_NOTES);
     out
 }
+
+/// The runtime API on `stats socket` (checked by
+/// `crates/weir/tests/runtime_api.rs`).
+const RUNTIME_NOTES: &str = "
+## Runtime API (`stats socket`)
+
+- One line per connection, or `prompt` for an interactive session (`> `); commands separated by `;`, `\\` escaping; every answer ends with a blank line. Levels `user`, `operator` (the default) and `admin` are enforced (`Permission denied`), and `user`/`operator` lower a session's level. Unknown commands list the commands sharing their first word, or all of them; bad arguments get one line.
+- Commands: `help`, `prompt`, `quit`, `show cli level`, `show info` (HAProxy 2.6's fields in its order; `Name: weir`; rates, SSL rates, pools and `Idle_pct` are not measured and read 0 or 100), `show stat [<px> <type> <sid>]` (CSV with HAProxy 2.6's 128 columns in its order, the header byte for byte, so parsers keep working; `typed`, `json`, `desc`, `up`, `no-maint` are refused), `show servers state [<bk>]`, `show backend`, `show env [var]`, `get weight`, `set weight`, `set server <bk>/<srv> state ready|drain|maint`, `weight N[%]`, `addr A [port P]`, `enable|disable server`, `enable|disable health`.
+- `show stat` fills scur/smax/slim/stot, bin/bout, dreq/dresp/ereq, econ/eresp, wretr/wredis, status (OPEN, UP, DOWN, `UP 1/3`, MAINT, DRAIN, `no check`), weight/act/bck/uweight, the check columns (chkfail, chkdown, lastchg, downtime, check_status/code/duration/desc, last_chk, rise/fall/health), lbtot, type, hrsp_*, req_tot, cli_abrt/srv_abrt, addr, cookie, mode and algo. Rates, qmax, queue/connect/response/total time averages, and the TLS/HTTP/2/HTTP/1 module columns are left empty or 0. Counters are per worker thread (one writer each, summed when read) and count an exchange or a session when it ends.
+- Not yet: `show sess`, `show activity`, `show errors`, `show profiling`/`set profiling`, `show threads`, `set maxconn`, `enable|disable frontend`, `shutdown session(s)`, maps and ACLs (`show|add|del|set|clear map|acl`), `clear counters`, `expose-fd listeners`; the stats page and the Prometheus exporter.
+";
 
 /// HTTP/2 on both sides and how it differs from HAProxy 2.6 (checked by
 /// `crates/weir/tests/h2.rs` and `h2_servers.rs`).

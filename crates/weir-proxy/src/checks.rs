@@ -270,10 +270,20 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Dur
     tokio::time::sleep(offset).await;
     let mut stop = sh.stopping.subscribe();
     loop {
+        if be.servers[idx].checks_paused.load(Ordering::Relaxed) {
+            // `disable health`: the server keeps its state until resumed.
+            tokio::select! {
+                _ = tokio::time::sleep(s.inter) => continue,
+                _ = stop.wait_for(|v| *v) => return,
+            }
+        }
         let target = be.servers[idx].target();
         let r = check_once(px, s, &target, be.servers[idx].check_tls.as_deref()).await;
         let was_up = health.is_up();
         let changed = health.on_result(r.ok);
+        if let Ok(mut v) = be.servers[idx].check.lock() {
+            v.record(&r, health.is_up(), health.value());
+        }
         if let Some(up) = changed {
             on_change(&sh, &be, idx, up, &r);
         } else if px.options.log_health_checks && !r.ok && was_up {

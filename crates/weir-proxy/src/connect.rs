@@ -108,10 +108,12 @@ impl<'a> Slot<'a> {
     /// Accounts a slot the balancer already took for `srv`.
     fn taken(be: &'a BackendRt, srv: usize) -> Self {
         if let Some(s) = be.servers.get(srv) {
-            s.cur_conns.fetch_add(1, Ordering::Relaxed);
+            let n = s.cur_conns.fetch_add(1, Ordering::Relaxed) + 1;
             s.total.fetch_add(1, Ordering::Relaxed);
+            crate::state::raise_max(&s.smax, n);
         }
-        be.conns.fetch_add(1, Ordering::Relaxed);
+        let n = be.conns.fetch_add(1, Ordering::Relaxed) + 1;
+        crate::state::raise_max(&be.smax, n);
         Slot { be, srv }
     }
     /// The session owns the slot now and releases it itself.

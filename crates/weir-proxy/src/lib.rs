@@ -10,9 +10,11 @@ pub mod h2;
 pub mod http;
 pub mod listen;
 pub mod log;
+mod runtime;
 pub mod session;
 pub mod splice;
 pub mod state;
+pub mod stats;
 mod stats_socket;
 pub mod sys;
 pub mod tls;
@@ -250,6 +252,12 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 cur_conns: AtomicU32::new(0),
                 queued: AtomicU32::new(0),
                 total: AtomicU64::new(0),
+                smax: AtomicU32::new(0),
+                counters: stats::Counters::new(nthreads),
+                check: Mutex::new(stats::CheckView::new(s.check, s.rise, s.fall)),
+                uweight: AtomicU32::new(s.weight),
+                drain: AtomicBool::new(false),
+                checks_paused: AtomicBool::new(false),
                 maxqueue: s.maxqueue,
                 kill: tokio::sync::Notify::new(),
                 shutdown_on_down: s.shutdown_on_down,
@@ -298,6 +306,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             servers,
             conns: AtomicU32::new(0),
             queued: AtomicU32::new(0),
+            smax: AtomicU32::new(0),
+            counters: stats::Counters::new(nthreads),
             slot_freed: tokio::sync::Notify::new(),
             logger: loggers[pi].clone(),
         }));
@@ -344,6 +354,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             switching,
             logger: loggers[pi].clone(),
             total: AtomicU64::new(0),
+            smax: AtomicU32::new(0),
+            counters: stats::Counters::new(nthreads),
         });
         let mut listener_no = 0usize;
         for b in &px.binds {
@@ -426,8 +438,10 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             Ok(Expanded::Fd(n)) => listen::from_fd(n),
             Err(e) => Err(e),
         };
+        let level =
+            weir_admin::cli::Level::parse(&s.level).unwrap_or(weir_admin::cli::Level::Operator);
         match r {
-            Ok(l) => stats_listeners.push(l),
+            Ok(l) => stats_listeners.push((l, level)),
             Err(e) => errors.push(format!(
                 "[ALERT] parsing [{}] : cannot bind 'stats socket': {e}",
                 s.loc
@@ -502,6 +516,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         nosplice: g.nosplice,
         global_logger,
         accept_paused_warned: AtomicBool::new(false),
+        started: std::time::SystemTime::now(),
+        nthreads,
     });
     for fe in &sh.frontends {
         fe.logger
@@ -543,8 +559,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     };
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
-        for l in stats_listeners {
-            tokio::spawn(stats_socket::serve(sh.clone(), l));
+        for (l, level) in stats_listeners {
+            tokio::spawn(stats_socket::serve(sh.clone(), l, level));
         }
         main_loop(&sh, &mut done_rx, nthreads, quiet).await
     });

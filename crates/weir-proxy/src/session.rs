@@ -290,6 +290,7 @@ async fn run_tcp(
     let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
         rec.term = *b"PR";
         rec.tt = ms(started.elapsed());
+        crate::stats::count(&sh, fe_idx, None, None, &rec, false);
         log_session(&sh, fe_idx, &rec);
         finish(&sh, fe_idx, &acc.bind.conns);
         return;
@@ -365,6 +366,7 @@ async fn run_tcp(
             rec.actconn = sh.actconn.load(Ordering::Relaxed);
             rec.feconn = fe.conns.load(Ordering::Relaxed);
             rec.beconn = be.conns.load(Ordering::Relaxed);
+            crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
             log_session(&sh, fe_idx, &rec);
             finish(&sh, fe_idx, &acc.bind.conns);
             return;
@@ -449,6 +451,7 @@ async fn run_tcp(
     drop(conn.conn);
     be.release(conn.srv);
     rec.tt = ms(started.elapsed());
+    crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
     log_session(&sh, fe_idx, &rec);
     drop(client);
     finish(&sh, fe_idx, &acc.bind.conns);

@@ -27,6 +27,17 @@ pub struct ServerRt {
     pub cur_conns: AtomicU32,
     pub queued: AtomicU32,
     pub total: AtomicU64,
+    /// Most connections at once (`smax`).
+    pub smax: AtomicU32,
+    /// `show stat` counters.
+    pub counters: crate::stats::Counters,
+    /// Health check results for the runtime API.
+    pub check: Mutex<crate::stats::CheckView>,
+    /// Runtime API state: the weight set by the user (restored when a
+    /// drained server is made ready), drain, checks paused.
+    pub uweight: AtomicU32,
+    pub drain: AtomicBool,
+    pub checks_paused: AtomicBool,
     pub maxqueue: Option<u32>,
     /// Woken when sessions on this server must be killed (marked down with
     /// `on-marked-down shutdown-sessions`).
@@ -106,6 +117,8 @@ pub struct BackendRt {
     pub servers: Vec<Arc<ServerRt>>,
     pub conns: AtomicU32,
     pub queued: AtomicU32,
+    pub smax: AtomicU32,
+    pub counters: crate::stats::Counters,
     /// Woken when a server slot frees up or a server comes back.
     pub slot_freed: Notify,
     pub logger: Logger,
@@ -167,6 +180,8 @@ pub struct FrontendRt {
     pub switching: Vec<(Target, Option<weir_rules::Cond>)>,
     pub logger: Logger,
     pub total: AtomicU64,
+    pub smax: AtomicU32,
+    pub counters: crate::stats::Counters,
 }
 
 /// Everything the threads share.
@@ -194,6 +209,16 @@ pub struct Shared {
     pub nosplice: bool,
     pub global_logger: Logger,
     pub accept_paused_warned: AtomicBool,
+    /// When weir started (for `show info`).
+    pub started: std::time::SystemTime,
+    pub nthreads: usize,
+}
+
+/// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).
+pub fn raise_max(max: &AtomicU32, v: u32) {
+    if v > max.load(Ordering::Relaxed) {
+        max.fetch_max(v, Ordering::Relaxed);
+    }
 }
 
 impl Shared {

@@ -1,18 +1,25 @@
-//! The `stats socket` listener. It is bound and accepts connections; its
-//! commands (the runtime API) come with the observability work, so every
-//! command gets HAProxy's "Unknown command" answer for now.
+//! The `stats socket` listener: the runtime API. Each connection reads a
+//! line, runs its `;`-separated commands (each answer ends with a blank
+//! line) and closes, or with `prompt` stays open and prompts with `> `.
+//! Commands above the socket's `level` are refused. A line longer than
+//! [`MAX_LINE`] or a client idle past [`IDLE`] ends the connection; the
+//! socket runs on the main thread, so nothing a client does blocks workers.
 
+use crate::conn::Conn;
 use crate::listen::Listener;
 use crate::state::Shared;
 use crate::worker::{accept, AnyListener};
 use std::sync::Arc;
 use std::time::Duration;
+use weir_admin::cli::{self, CliError, Command, Level};
 
-const UNKNOWN: &str = "Unknown command. Please enter one of the following commands only :\n  help           : this message\n  prompt         : toggle interactive mode with prompt\n  quit           : disconnect\n\n";
+/// Longest command line taken.
+const MAX_LINE: usize = 64 * 1024;
+/// How long a client may stay silent (HAProxy's `stats timeout` default).
+const IDLE: Duration = Duration::from_secs(10);
 
-/// Answers each connection until soft stop. A client that sends nothing is
-/// dropped after 10 s; nothing it does can block the workers.
-pub async fn serve(sh: Arc<Shared>, l: Listener) {
+/// Answers connections until soft stop.
+pub async fn serve(sh: Arc<Shared>, l: Listener, level: Level) {
     let mut stop = sh.stopping.subscribe();
     let Ok(l) = AnyListener::register(l) else {
         return;
@@ -20,13 +27,95 @@ pub async fn serve(sh: Arc<Shared>, l: Listener) {
     loop {
         tokio::select! {
             r = accept(&l) => if let Ok((c, _, _)) = r {
-                tokio::spawn(async move {
-                    let mut buf = [0u8; 1024];
-                    let _ = tokio::time::timeout(Duration::from_secs(10), c.read(&mut buf)).await;
-                    let _ = tokio::time::timeout(Duration::from_secs(10), c.send_all(UNKNOWN.as_bytes())).await;
-                });
+                let sh = sh.clone();
+                tokio::spawn(async move { session(&sh, &c, level).await });
             },
             _ = stop.wait_for(|v| *v) => return,
         }
     }
+}
+
+/// What one line asks of the session after its answer.
+#[derive(PartialEq)]
+enum Next {
+    Continue,
+    Close,
+}
+
+async fn session(sh: &Shared, c: &Conn, mut level: Level) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut interactive = false;
+    let mut chunk = [0u8; 4096];
+    loop {
+        let line = loop {
+            if let Some(nl) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=nl).collect();
+                break line;
+            }
+            if buf.len() > MAX_LINE {
+                let _ = send(c, b"Command line too long.\n\n").await;
+                return;
+            }
+            match tokio::time::timeout(IDLE, c.recv(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+                // End of input: a last line without its newline still runs.
+                Ok(Ok(_)) if !buf.is_empty() => break std::mem::take(&mut buf),
+                _ => return,
+            }
+        };
+        let text = String::from_utf8_lossy(&line);
+        let (out, next) = answer(sh, &text, &mut level, &mut interactive);
+        let mut out = out.into_bytes();
+        if interactive && next == Next::Continue {
+            out.extend_from_slice(b"> ");
+        }
+        if !send(c, &out).await || next == Next::Close || !interactive {
+            return;
+        }
+    }
+}
+
+async fn send(c: &Conn, b: &[u8]) -> bool {
+    matches!(tokio::time::timeout(IDLE, c.send_all(b)).await, Ok(Ok(())))
+}
+
+/// Runs one line's commands; every answer ends with a blank line.
+fn answer(sh: &Shared, line: &str, level: &mut Level, interactive: &mut bool) -> (String, Next) {
+    let mut out = String::new();
+    let cmds = cli::split(line);
+    if cmds.is_empty() && *interactive {
+        return (out, Next::Continue);
+    }
+    for words in cmds {
+        let cmd = match cli::parse(&words) {
+            Ok(c) => c,
+            Err(CliError::Unknown) => {
+                out.push_str(&cli::unknown(&words, *level));
+                out.push('\n');
+                continue;
+            }
+            Err(CliError::Usage(m)) => {
+                out.push_str(&m);
+                out.push_str("\n\n");
+                continue;
+            }
+        };
+        if cmd.level() > *level {
+            out.push_str("Permission denied\n\n");
+            continue;
+        }
+        match &cmd {
+            Command::Quit => return (out, Next::Close),
+            Command::Prompt => *interactive = !*interactive,
+            Command::Help => out.push_str(&cli::help(*level)),
+            Command::Lower(l) => *level = (*l).min(*level),
+            Command::ShowCliLevel => {
+                out.push_str(level.name());
+                out.push('\n');
+            }
+            _ => out.push_str(&crate::runtime::run(sh, &cmd)),
+        }
+        out.push('\n');
+    }
+    (out, Next::Continue)
 }

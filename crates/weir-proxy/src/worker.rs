@@ -37,6 +37,7 @@ pub fn run_thread(
             );
         }
     }
+    crate::stats::set_thread_slot(id);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -132,6 +133,8 @@ fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) ->
         sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
+    let f = &sh.frontends[fe];
+    crate::state::raise_max(&f.smax, f.conns.load(Ordering::Relaxed));
     true
 }
 

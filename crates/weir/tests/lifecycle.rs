@@ -303,7 +303,7 @@ fn stats_socket_is_bound_with_its_mode() {
     u.write_all(b"show info\n").unwrap();
     let mut s = String::new();
     u.read_to_string(&mut s).unwrap();
-    assert!(s.starts_with("Unknown command"), "{s}");
+    assert!(s.starts_with("Name: weir\n"), "{s}");
 }
 
 #[test]

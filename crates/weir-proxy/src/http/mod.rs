@@ -271,6 +271,9 @@ impl Session<'_> {
                 rec.tt = rec.ta + ti;
                 let nothing =
                     matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
+                if !nothing {
+                    crate::stats::count(sh, fe_idx, None, None, &rec, true);
+                }
                 if !(nothing && fe_px.options.dontlognull) {
                     log_exchange(sh, fe_idx, &mut rec);
                 }
@@ -347,6 +350,7 @@ impl Session<'_> {
         }
         rec.ta = ms(start.elapsed());
         rec.tt = rec.ta + ti;
+        crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
         if !out.nolog {
             log_exchange(sh, fe_idx, &mut rec);
         }

@@ -1,0 +1,404 @@
+//! Runtime API commands: a line split into commands (`;` between them,
+//! `\` escaping the next character), each parsed into a [`Command`] or a
+//! one-line error, the [`Level`] each needs, and the help listings.
+
+/// What a socket (or a session that lowered itself) may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    User,
+    Operator,
+    Admin,
+}
+
+impl Level {
+    /// `level user|operator|admin` on a `stats socket` line.
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "user" => Some(Level::User),
+            "operator" => Some(Level::Operator),
+            "admin" => Some(Level::Admin),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::User => "user",
+            Level::Operator => "operator",
+            Level::Admin => "admin",
+        }
+    }
+}
+
+/// `<backend>/<server>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerRef {
+    pub backend: String,
+    pub server: String,
+}
+
+/// A weight as given: absolute, or a percentage of the initial weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weight {
+    Absolute(u32),
+    Percent(u32),
+}
+
+/// `set server … state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminState {
+    Ready,
+    Drain,
+    Maint,
+}
+
+/// Which proxies and objects `show stat` lists: a proxy name or id (`None`
+/// for all), a bit mask of object types (1 frontends, 2 backends, 4
+/// servers; -1 all), a server id (`None` for all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatFilter {
+    pub proxy: Option<String>,
+    pub types: i32,
+    pub sid: Option<u32>,
+}
+
+/// One parsed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Prompt,
+    Quit,
+    /// Lower the session's level.
+    Lower(Level),
+    ShowCliLevel,
+    ShowInfo,
+    ShowStat(StatFilter),
+    ShowServersState(Option<String>),
+    ShowBackend,
+    ShowEnv(Option<String>),
+    GetWeight(ServerRef),
+    SetWeight(ServerRef, Weight),
+    SetState(ServerRef, AdminState),
+    SetAddr(ServerRef, String, Option<u16>),
+    EnableServer(ServerRef),
+    DisableServer(ServerRef),
+    EnableHealth(ServerRef),
+    DisableHealth(ServerRef),
+}
+
+impl Command {
+    /// The lowest level allowed to run it.
+    pub fn level(&self) -> Level {
+        use Command::*;
+        match self {
+            Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo | ShowStat(_)
+            | ShowServersState(_) | ShowBackend | GetWeight(_) => Level::User,
+            ShowEnv(_) => Level::Operator,
+            SetWeight(..) | SetState(..) | SetAddr(..) | EnableServer(_) | DisableServer(_)
+            | EnableHealth(_) | DisableHealth(_) => Level::Admin,
+        }
+    }
+}
+
+/// Why a command was not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CliError {
+    /// No command starts with these words.
+    Unknown,
+    /// A known command with bad arguments: the one-line message.
+    Usage(String),
+}
+
+/// Splits one input line into commands of words: `;` ends a command,
+/// spaces and tabs separate words, `\` takes the next character as it is.
+/// Empty commands are dropped.
+pub fn split(line: &str) -> Vec<Vec<String>> {
+    let mut cmds = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    word.push(n);
+                }
+                in_word = true;
+            }
+            ' ' | '\t' | '\r' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            ';' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+                if !words.is_empty() {
+                    cmds.push(std::mem::take(&mut words));
+                }
+            }
+            c => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    if !words.is_empty() {
+        cmds.push(words);
+    }
+    cmds
+}
+
+fn server_ref(w: Option<&String>) -> Result<ServerRef, CliError> {
+    let w = w.ok_or_else(|| CliError::Usage("Require 'backend/server'.".into()))?;
+    match w.split_once('/') {
+        Some((b, s)) if !b.is_empty() && !s.is_empty() => Ok(ServerRef {
+            backend: b.to_string(),
+            server: s.to_string(),
+        }),
+        _ => Err(CliError::Usage("Require 'backend/server'.".into())),
+    }
+}
+
+/// A weight: `N` (0 to 256) or `N%` (of the initial weight).
+pub fn parse_weight(w: Option<&String>) -> Result<Weight, CliError> {
+    let w = w.ok_or_else(|| CliError::Usage("Require a weight.".into()))?;
+    if let Some(p) = w.strip_suffix('%') {
+        return p
+            .parse::<u32>()
+            .map(Weight::Percent)
+            .map_err(|_| CliError::Usage("A relative weight must be a positive integer.".into()));
+    }
+    match w.parse::<u32>() {
+        Ok(n) if n <= 256 => Ok(Weight::Absolute(n)),
+        _ => Err(CliError::Usage(
+            "Absolute weight can only be between 0 and 256 inclusive.".into(),
+        )),
+    }
+}
+
+/// `show stat [{<proxy>|-1} {<type>|-1} {<sid>|-1}]`; `typed` and `json`
+/// are refused.
+fn stat_filter(args: &[String]) -> Result<StatFilter, CliError> {
+    let mut f = StatFilter {
+        proxy: None,
+        types: -1,
+        sid: None,
+    };
+    let mut pos: Vec<&String> = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "typed" | "json" | "desc" | "up" | "no-maint" => {
+                return Err(CliError::Usage(format!(
+                    "'show stat {a}' is not supported by weir; the CSV form is."
+                )))
+            }
+            _ => pos.push(a),
+        }
+    }
+    let bad = || CliError::Usage("'show stat' expects {<proxy>|-1} {<type>|-1} {<sid>|-1}.".into());
+    match pos.as_slice() {
+        [] => {}
+        [p, t, s] => {
+            if p.as_str() != "-1" {
+                f.proxy = Some(p.to_string());
+            }
+            f.types = t.parse().map_err(|_| bad())?;
+            let sid: i64 = s.parse().map_err(|_| bad())?;
+            f.sid = u32::try_from(sid).ok().filter(|_| sid >= 0);
+        }
+        _ => return Err(bad()),
+    }
+    Ok(f)
+}
+
+/// Parses one command's words.
+pub fn parse(words: &[String]) -> Result<Command, CliError> {
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    let arg = |i: usize| words.get(i);
+    use Command::*;
+    Ok(match w.as_slice() {
+        ["help", ..] => Help,
+        ["prompt", ..] => Prompt,
+        ["quit", ..] => Quit,
+        ["user"] => Lower(Level::User),
+        ["operator"] => Lower(Level::Operator),
+        ["show", "cli", "level"] => ShowCliLevel,
+        ["show", "info", ..] => ShowInfo,
+        ["show", "stat", rest @ ..] => ShowStat(stat_filter(&words[2..2 + rest.len()])?),
+        ["show", "servers", "state"] => ShowServersState(None),
+        ["show", "servers", "state", b] => ShowServersState(Some(b.to_string())),
+        ["show", "backend"] => ShowBackend,
+        ["show", "env"] => ShowEnv(None),
+        ["show", "env", v] => ShowEnv(Some(v.to_string())),
+        ["get", "weight", ..] => GetWeight(server_ref(arg(2))?),
+        ["set", "weight", ..] => SetWeight(server_ref(arg(2))?, parse_weight(arg(3))?),
+        ["set", "server", _, rest @ ..] => {
+            let s = server_ref(arg(2))?;
+            match rest {
+                ["weight", ..] => SetWeight(s, parse_weight(arg(4))?),
+                ["state", st] => SetState(
+                    s,
+                    match *st {
+                        "ready" => AdminState::Ready,
+                        "drain" => AdminState::Drain,
+                        "maint" => AdminState::Maint,
+                        _ => return Err(state_usage()),
+                    },
+                ),
+                ["state", ..] => return Err(state_usage()),
+                ["addr", a] => SetAddr(s, a.to_string(), None),
+                ["addr", a, "port", p] => {
+                    let p =
+                        p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                            CliError::Usage(format!("'{p}' is not a valid port."))
+                        })?;
+                    SetAddr(s, a.to_string(), Some(p))
+                }
+                ["addr", ..] => {
+                    return Err(CliError::Usage(
+                        "'set server <srv> addr' expects <addr> [port <port>].".into(),
+                    ))
+                }
+                _ => {
+                    return Err(CliError::Usage(
+                        "'set server <srv>' only supports 'state', 'weight' and 'addr' in weir."
+                            .into(),
+                    ))
+                }
+            }
+        }
+        ["set", "server", ..] => return Err(server_ref(None).unwrap_err()),
+        ["enable", "server", ..] => EnableServer(server_ref(arg(2))?),
+        ["disable", "server", ..] => DisableServer(server_ref(arg(2))?),
+        ["enable", "health", ..] => EnableHealth(server_ref(arg(2))?),
+        ["disable", "health", ..] => DisableHealth(server_ref(arg(2))?),
+        _ => return Err(CliError::Unknown),
+    })
+}
+
+fn state_usage() -> CliError {
+    CliError::Usage("'set server <srv> state' expects 'ready', 'drain' and 'maint'.".into())
+}
+
+/// The commands as `help` lists them: syntax, what it does, the level it
+/// needs. (The descriptions are weir's own words.)
+pub const HELP: &[(&str, &str, Level)] = &[
+    (
+        "disable health <bk>/<srv>",
+        "stop a server's health checks",
+        Level::Admin,
+    ),
+    (
+        "disable server <bk>/<srv>",
+        "put a server in maintenance (as 'set server … state maint')",
+        Level::Admin,
+    ),
+    (
+        "enable health <bk>/<srv>",
+        "resume a server's health checks",
+        Level::Admin,
+    ),
+    (
+        "enable server <bk>/<srv>",
+        "take a server out of maintenance",
+        Level::Admin,
+    ),
+    (
+        "get weight <bk>/<srv>",
+        "a server's current and initial weights",
+        Level::User,
+    ),
+    ("help", "list the commands this level may run", Level::User),
+    (
+        "operator",
+        "lower this session's level to operator",
+        Level::User,
+    ),
+    (
+        "prompt",
+        "interactive mode: a prompt, and the socket stays open",
+        Level::User,
+    ),
+    ("quit", "close this session", Level::User),
+    (
+        "set server <bk>/<srv> [opts]",
+        "a server's state (ready|drain|maint), weight, or addr [port]",
+        Level::Admin,
+    ),
+    (
+        "set weight <bk>/<srv> <w>[%]",
+        "a server's weight, absolute or relative to the initial one",
+        Level::Admin,
+    ),
+    ("show backend", "the backends' names", Level::User),
+    ("show cli level", "this session's level", Level::User),
+    (
+        "show env [var]",
+        "the process's environment",
+        Level::Operator,
+    ),
+    (
+        "show info",
+        "facts and counters of the process",
+        Level::User,
+    ),
+    (
+        "show servers state [<bk>]",
+        "servers' states as a state file holds them",
+        Level::User,
+    ),
+    (
+        "show stat [<px> <type> <sid>]",
+        "proxies' and servers' counters as CSV",
+        Level::User,
+    ),
+    ("user", "lower this session's level to user", Level::User),
+];
+
+fn help_line(out: &mut String, syntax: &str, desc: &str) {
+    out.push_str(&format!("  {syntax:<38} : {desc}\n"));
+}
+
+/// `help`: the commands `level` may run.
+pub fn help(level: Level) -> String {
+    let mut out = String::from("The following commands are valid at this level:\n");
+    for (s, d, l) in HELP {
+        if *l <= level {
+            help_line(&mut out, s, d);
+        }
+    }
+    out
+}
+
+/// The answer to an unknown command: the commands whose first word it
+/// shares, or the whole list.
+pub fn unknown(words: &[String], level: Level) -> String {
+    let first = words.first().map(String::as_str).unwrap_or("");
+    let near: Vec<_> = HELP
+        .iter()
+        .filter(|(s, _, l)| *l <= level && s.split(' ').next() == Some(first))
+        .collect();
+    if near.is_empty() {
+        let mut out =
+            String::from("Unknown command. Please enter one of the following commands only :\n");
+        out.push_str(help(level).split_once('\n').map_or("", |(_, rest)| rest));
+        return out;
+    }
+    let mut out =
+        String::from("Unknown command, but maybe one of the following ones is a better match:\n");
+    for (s, d, _) in near {
+        help_line(&mut out, s, d);
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "cli_tests.rs"]
+mod tests;

@@ -1,0 +1,151 @@
+use super::*;
+
+fn w(s: &str) -> Vec<String> {
+    s.split(' ').map(str::to_string).collect()
+}
+
+#[test]
+fn lines_split_into_commands_and_words() {
+    assert_eq!(
+        split("show info; show stat\n"),
+        vec![w("show info"), w("show stat")]
+    );
+    assert_eq!(split("  ;; \t "), Vec::<Vec<String>>::new());
+    assert_eq!(
+        split(r"set map m a\;b c\ d"),
+        vec![vec!["set", "map", "m", "a;b", "c d"]]
+    );
+    assert_eq!(split(r"x\\y"), vec![vec![r"x\y".to_string()]]);
+    assert_eq!(split("a\\"), vec![vec!["a".to_string()]]);
+}
+
+#[test]
+fn commands_parse_with_their_arguments() {
+    assert_eq!(parse(&w("show info typed")), Ok(Command::ShowInfo));
+    assert_eq!(
+        parse(&w("show stat -1 4 -1")),
+        Ok(Command::ShowStat(StatFilter {
+            proxy: None,
+            types: 4,
+            sid: None
+        }))
+    );
+    assert_eq!(
+        parse(&w("show stat be 2 3")),
+        Ok(Command::ShowStat(StatFilter {
+            proxy: Some("be".into()),
+            types: 2,
+            sid: Some(3)
+        }))
+    );
+    assert!(matches!(
+        parse(&w("show stat be 2")),
+        Err(CliError::Usage(_))
+    ));
+    assert!(matches!(
+        parse(&w("show stat json")),
+        Err(CliError::Usage(_))
+    ));
+    let s = ServerRef {
+        backend: "be".into(),
+        server: "s1".into(),
+    };
+    assert_eq!(
+        parse(&w("get weight be/s1")),
+        Ok(Command::GetWeight(s.clone()))
+    );
+    assert_eq!(
+        parse(&w("set server be/s1 weight 50%")),
+        Ok(Command::SetWeight(s.clone(), Weight::Percent(50)))
+    );
+    assert_eq!(
+        parse(&w("set weight be/s1 256")),
+        Ok(Command::SetWeight(s.clone(), Weight::Absolute(256)))
+    );
+    assert_eq!(
+        parse(&w("set server be/s1 state drain")),
+        Ok(Command::SetState(s.clone(), AdminState::Drain))
+    );
+    assert_eq!(
+        parse(&w("set server be/s1 addr 10.0.0.1 port 81")),
+        Ok(Command::SetAddr(s.clone(), "10.0.0.1".into(), Some(81)))
+    );
+    assert_eq!(
+        parse(&w("disable server be/s1")),
+        Ok(Command::DisableServer(s.clone()))
+    );
+    assert_eq!(
+        parse(&w("enable health be/s1")),
+        Ok(Command::EnableHealth(s))
+    );
+    assert_eq!(parse(&w("operator")), Ok(Command::Lower(Level::Operator)));
+}
+
+#[test]
+fn bad_arguments_get_one_line_and_unknown_words_are_unknown() {
+    let msg = |s: &str| match parse(&w(s)) {
+        Err(CliError::Usage(m)) => m,
+        other => panic!("{s}: {other:?}"),
+    };
+    assert_eq!(msg("disable server be"), "Require 'backend/server'.");
+    assert_eq!(
+        msg("set server be/s1 weight 300"),
+        "Absolute weight can only be between 0 and 256 inclusive."
+    );
+    assert_eq!(
+        msg("set server be/s1 state foo"),
+        "'set server <srv> state' expects 'ready', 'drain' and 'maint'."
+    );
+    assert!(msg("set server be/s1 addr 1.2.3.4 port 0").contains("port"));
+    assert!(!msg("set server be/s1 agent up").contains('\n'));
+    assert_eq!(parse(&w("xyzzy")), Err(CliError::Unknown));
+    assert_eq!(parse(&w("show nothing")), Err(CliError::Unknown));
+}
+
+#[test]
+fn levels_gate_commands_and_help() {
+    let s = ServerRef {
+        backend: "b".into(),
+        server: "s".into(),
+    };
+    assert_eq!(
+        Command::ShowStat(StatFilter {
+            proxy: None,
+            types: -1,
+            sid: None
+        })
+        .level(),
+        Level::User
+    );
+    assert_eq!(Command::ShowEnv(None).level(), Level::Operator);
+    assert_eq!(Command::DisableServer(s).level(), Level::Admin);
+    let user = help(Level::User);
+    let admin = help(Level::Admin);
+    assert!(user.contains("  show stat") && !user.contains("disable server"));
+    assert!(admin.contains("disable server") && admin.contains("show env"));
+    assert!(
+        admin.lines().skip(1).all(|l| l.find(" : ") == Some(40)),
+        "{admin}"
+    );
+    assert_eq!(Level::parse("operator"), Some(Level::Operator));
+    assert_eq!(Level::parse("root"), None);
+}
+
+#[test]
+fn unknown_commands_suggest_their_neighbours() {
+    let t = unknown(&w("show nothing"), Level::Admin);
+    assert!(
+        t.starts_with("Unknown command, but maybe one of the following ones is a better match:\n"),
+        "{t}"
+    );
+    assert!(t.lines().skip(1).all(|l| l.starts_with("  show ")), "{t}");
+    let t = unknown(&w("xyzzy"), Level::User);
+    assert!(
+        t.starts_with("Unknown command. Please enter one of the following commands only :\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  help ") && !t.contains("disable server"),
+        "{t}"
+    );
+}

@@ -1,0 +1,10 @@
+//! The runtime API's pure half: command lines parsed into typed
+//! [`cli::Command`]s with the level each one needs, the help text, and
+//! HAProxy 2.6's output formats (`show stat` CSV, `show info`, `show
+//! servers state`) rendered from values the caller gathers. No sockets and
+//! no clock: weir-proxy feeds it live state and sends what it renders.
+
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod stat;

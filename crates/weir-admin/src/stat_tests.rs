@@ -1,0 +1,60 @@
+use super::*;
+
+#[test]
+fn rows_follow_the_columns_with_trailing_commas() {
+    assert_eq!(COLUMNS.len(), 128);
+    assert_eq!(COLUMNS[..4], ["pxname", "svname", "qcur", "qmax"]);
+    assert_eq!(COLUMNS.iter().position(|c| *c == "-"), Some(103));
+    let h = csv_header();
+    assert!(h.starts_with("# pxname,svname,") && h.ends_with("h1_spliced_bytes_out,\n"));
+    let mut r = Row::new();
+    r.set("pxname", "be")
+        .set("svname", "s,1")
+        .set("status", "UP")
+        .set("nope", 5);
+    let line = r.csv();
+    assert!(line.starts_with("be,s 1,,,"), "{line}");
+    assert_eq!(line.matches(',').count(), COLUMNS.len());
+    let fields: Vec<&str> = line.trim_end().split(',').collect();
+    assert_eq!(fields[17], "UP");
+    assert_eq!(r.get("status"), Some("UP"));
+    assert_eq!(csv(&[r.clone(), r]).lines().count(), 3);
+}
+
+#[test]
+fn info_lists_every_field_in_order() {
+    let t = info(|f| (f == "Name").then(|| "weir".to_string()));
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines.len(), INFO_FIELDS.len());
+    assert_eq!(lines[0], "Name: weir");
+    assert_eq!(lines[1], "Version: 0");
+    assert!(lines.contains(&"Unstoppable Jobs: 0"));
+    assert_eq!(uptime(90061), "1d 1h01m01s");
+    assert_eq!(uptime(5), "0d 0h00m05s");
+}
+
+#[test]
+fn servers_state_has_the_version_header_and_25_fields() {
+    let s = ServerState {
+        be_id: 3,
+        be_name: "be".into(),
+        srv_id: 1,
+        srv_name: "s1".into(),
+        addr: "127.0.0.1".into(),
+        op_state: 2,
+        uweight: 1,
+        iweight: 1,
+        port: 8080,
+        ..ServerState::default()
+    };
+    let t = servers_state(&[s]);
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines[0], "1");
+    assert_eq!(lines[1].split(' ').count(), 26, "'#' and 25 names");
+    assert_eq!(lines[2].split(' ').count(), 25);
+    assert!(
+        lines[2].starts_with("3 be 1 s1 127.0.0.1 2 0 1 1 "),
+        "{}",
+        lines[2]
+    );
+}

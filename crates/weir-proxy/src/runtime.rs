@@ -1,0 +1,581 @@
+//! Runtime API commands run on live state: `show stat`/`show info` rows
+//! gathered from the counters, and the server commands (state, weight,
+//! address, checks) applied through the same server set the balancer and
+//! the health checks use.
+
+use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
+use crate::stats::Ctr;
+use std::sync::atomic::Ordering;
+use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter, Weight};
+use weir_admin::stat::{self, Row, ServerState};
+use weir_config::Mode;
+
+/// Runs one command (its level was checked); the answer without the blank
+/// line that ends it.
+pub fn run(sh: &Shared, cmd: &Command) -> String {
+    match cmd {
+        Command::ShowInfo => info(sh),
+        Command::ShowStat(f) => stat::csv(&stat_rows(sh, f)),
+        Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
+        Command::ShowBackend => {
+            let mut out = String::from("# name\n");
+            for b in &sh.backends {
+                out.push_str(&b.name);
+                out.push('\n');
+            }
+            out
+        }
+        Command::ShowEnv(var) => {
+            let mut out = String::new();
+            for (k, v) in std::env::vars() {
+                if var.as_deref().is_none_or(|n| n == k) {
+                    out.push_str(&format!("{k}={v}\n"));
+                }
+            }
+            if out.is_empty() {
+                out = "Variable not found\n".into();
+            }
+            out
+        }
+        Command::GetWeight(r) => match find(sh, r) {
+            Ok((be, i, _)) => {
+                let cur = be.set().state(i).map_or(0, |s| s.2);
+                let init = sh.cfg.proxies[be.proxy].servers[i].weight;
+                format!("{cur} (initial {init})\n")
+            }
+            Err(e) => e,
+        },
+        Command::SetWeight(r, w) => with_server(sh, r, |be, i, s| set_weight(sh, be, i, s, *w)),
+        Command::SetState(r, st) => with_server(sh, r, |be, i, s| set_state(be, i, s, *st)),
+        Command::EnableServer(r) => {
+            with_server(sh, r, |be, i, s| set_state(be, i, s, AdminState::Ready))
+        }
+        Command::DisableServer(r) => {
+            with_server(sh, r, |be, i, s| set_state(be, i, s, AdminState::Maint))
+        }
+        Command::EnableHealth(r) | Command::DisableHealth(r) => {
+            let pause = matches!(cmd, Command::DisableHealth(_));
+            with_server(sh, r, |_, _, s| {
+                s.checks_paused.store(pause, Ordering::Relaxed);
+                String::new()
+            })
+        }
+        Command::SetAddr(r, a, p) => with_server(sh, r, |_, _, s| set_addr(s, a, *p)),
+        // Session commands are handled by the socket.
+        Command::Help
+        | Command::Prompt
+        | Command::Quit
+        | Command::Lower(_)
+        | Command::ShowCliLevel => String::new(),
+    }
+}
+
+/// A server by `<backend>/<server>`, or the error line.
+fn find<'a>(sh: &'a Shared, r: &ServerRef) -> Result<(&'a BackendRt, usize, &'a ServerRt), String> {
+    let be = sh
+        .backends
+        .iter()
+        .find(|b| b.name == r.backend)
+        .ok_or_else(|| "No such backend.\n".to_string())?;
+    let i = be
+        .servers
+        .iter()
+        .position(|s| s.name == r.server)
+        .ok_or_else(|| "No such server.\n".to_string())?;
+    Ok((be, i, &be.servers[i]))
+}
+
+fn with_server(
+    sh: &Shared,
+    r: &ServerRef,
+    f: impl FnOnce(&BackendRt, usize, &ServerRt) -> String,
+) -> String {
+    match find(sh, r) {
+        Ok((be, i, s)) => f(be, i, s),
+        Err(e) => e,
+    }
+}
+
+fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) -> String {
+    let init = sh.cfg.proxies[be.proxy].servers[i].weight;
+    let w = match w {
+        Weight::Absolute(n) => n,
+        Weight::Percent(p) => (u64::from(init) * u64::from(p) / 100).min(256) as u32,
+    };
+    s.uweight.store(w, Ordering::Relaxed);
+    if !s.drain.load(Ordering::Relaxed) {
+        be.set().set_weight(i, w);
+    }
+    if w > 0 {
+        be.slot_freed.notify_waiters();
+    }
+    String::new()
+}
+
+fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
+    {
+        let mut set = be.set();
+        match st {
+            AdminState::Maint => set.set_maint(i, true),
+            AdminState::Drain => {
+                s.drain.store(true, Ordering::Relaxed);
+                set.set_maint(i, false);
+                set.set_weight(i, 0);
+            }
+            AdminState::Ready => {
+                s.drain.store(false, Ordering::Relaxed);
+                set.set_maint(i, false);
+                set.set_weight(i, s.uweight.load(Ordering::Relaxed));
+            }
+        }
+    }
+    if st == AdminState::Ready {
+        be.slot_freed.notify_waiters();
+    }
+    String::new()
+}
+
+fn set_addr(s: &ServerRt, a: &str, port: Option<u16>) -> String {
+    let Ok(ip) = a.parse::<std::net::IpAddr>() else {
+        return format!("'{a}' is not a valid IP address.\n");
+    };
+    let Ok(mut t) = s.target.lock() else {
+        return "The server is busy, try again.\n".into();
+    };
+    let ServerTarget::Inet { addr, port: spec } = &mut *t else {
+        return "A UNIX socket server has no IP address to change.\n".into();
+    };
+    let old = *addr;
+    addr.set_ip(ip);
+    let mut msg = format!("IP changed from '{}' to '{ip}'", old.ip());
+    if let Some(p) = port {
+        addr.set_port(p);
+        *spec = weir_config::addr::PortSpec::Fixed(p);
+        msg.push_str(&format!(", port changed from '{}' to '{p}'", old.port()));
+    } else {
+        msg.push_str(", no port change");
+    }
+    msg.push_str(" by 'stats socket command'\n");
+    msg
+}
+
+/// Seconds since `t`.
+fn secs_since(t: std::time::Instant) -> u64 {
+    t.elapsed().as_secs()
+}
+
+fn info(sh: &Shared) -> String {
+    let up = sh.started.elapsed().unwrap_or_default().as_secs();
+    let start = sh
+        .started
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let sum = |c: Ctr| sh.frontends.iter().map(|f| f.counters.get(c)).sum::<u64>();
+    let cum_conns: u64 = sh
+        .frontends
+        .iter()
+        .map(|f| f.total.load(Ordering::Relaxed))
+        .sum();
+    let (nofile, _) = crate::sys::nofile_limits().unwrap_or((0, 0));
+    let listeners: usize = sh.cfg.proxies.iter().map(|p| p.binds.len()).sum::<usize>()
+        + sh.cfg.global.stats_sockets.len();
+    let actconn = sh.actconn.load(Ordering::Relaxed);
+    let version = env!("CARGO_PKG_VERSION");
+    stat::info(|f| {
+        Some(match f {
+            "Name" => "weir".into(),
+            "Version" | "Build info" => version.into(),
+            "Release_date" => String::new(),
+            "Nbthread" => sh.nthreads.to_string(),
+            "Nbproc" | "Process_num" => "1".into(),
+            "Pid" => std::process::id().to_string(),
+            "Uptime" => stat::uptime(up),
+            "Uptime_sec" => up.to_string(),
+            "Ulimit-n" | "Maxsock" => nofile.to_string(),
+            "Maxconn" | "Hard_maxconn" => sh.maxconn.to_string(),
+            "CurrConns" => actconn.to_string(),
+            "CumConns" => cum_conns.to_string(),
+            "CumReq" => sum(Ctr::Requests).to_string(),
+            "CumSslConns" => sum(Ctr::SslSess).to_string(),
+            "node" => sh.hostname.clone(),
+            "Stopping" => u8::from(*sh.stopping.borrow()).to_string(),
+            "Jobs" => (actconn as usize + listeners).to_string(),
+            "Listeners" => listeners.to_string(),
+            "TotalBytesOut" => sum(Ctr::BytesOut).to_string(),
+            "Idle_pct" => "100".into(),
+            "Start_time_sec" => start.to_string(),
+            _ => return None,
+        })
+    })
+}
+
+/// The `algo` column: the `balance` keyword's algorithm.
+fn algo_name(px: &weir_config::Proxy) -> &'static str {
+    use weir_config::{Balance, BalanceKey};
+    match (px.balance, &px.balance_key) {
+        (Balance::RoundRobin, _) => "roundrobin",
+        (Balance::StaticRr, _) => "static-rr",
+        (Balance::LeastConn, _) => "leastconn",
+        (Balance::First, _) => "first",
+        (Balance::Source, _) => "source",
+        (Balance::Random { .. }, _) => "random",
+        (Balance::Key, Some(BalanceKey::UrlParam(_))) => "url_param",
+        (Balance::Key, Some(BalanceKey::Hdr { .. })) => "hdr",
+        (Balance::Key, _) => "uri",
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Http => "http",
+        _ => "tcp",
+    }
+}
+
+/// Counters every row kind shows the same way.
+fn common(row: &mut Row, c: &crate::stats::Counters, http: bool) {
+    row.set("bin", c.get(Ctr::BytesIn))
+        .set("bout", c.get(Ctr::BytesOut))
+        .set("pid", 1)
+        .set("rate", 0)
+        .set("rate_max", 0)
+        .set("-", "-");
+    if http {
+        for (col, ctr) in [
+            ("hrsp_1xx", Ctr::Hrsp1),
+            ("hrsp_2xx", Ctr::Hrsp2),
+            ("hrsp_3xx", Ctr::Hrsp3),
+            ("hrsp_4xx", Ctr::Hrsp4),
+            ("hrsp_5xx", Ctr::Hrsp5),
+            ("hrsp_other", Ctr::HrspOther),
+        ] {
+            row.set(col, c.get(ctr));
+        }
+    }
+}
+
+/// `show stat` rows in HAProxy's order: each proxy's frontend, its
+/// servers, then its backend.
+pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let want = |t: i32| f.types == -1 || f.types & t != 0;
+    for (pi, px) in sh.cfg.proxies.iter().enumerate() {
+        let iid = px.id.unwrap_or(pi as u32 + 1);
+        if let Some(p) = &f.proxy {
+            if *p != px.name && p.parse::<u32>().ok() != Some(iid) {
+                continue;
+            }
+        }
+        let http = px.mode == Mode::Http;
+        if want(1) {
+            if let Some(fe) = sh.frontends.iter().find(|fe| fe.proxy == pi) {
+                let mut r = Row::new();
+                let c = &fe.counters;
+                r.set("pxname", &px.name)
+                    .set("svname", "FRONTEND")
+                    .set("scur", fe.conns.load(Ordering::Relaxed))
+                    .set("smax", fe.smax.load(Ordering::Relaxed))
+                    .set("slim", fe.maxconn)
+                    .set("stot", fe.total.load(Ordering::Relaxed))
+                    .set("dreq", c.get(Ctr::ReqDenied))
+                    .set("dresp", c.get(Ctr::RespDenied))
+                    .set("ereq", c.get(Ctr::ReqErr))
+                    .set(
+                        "status",
+                        if *sh.stopping.borrow() {
+                            "STOP"
+                        } else {
+                            "OPEN"
+                        },
+                    )
+                    .set("iid", iid)
+                    .set("sid", 0)
+                    .set("type", stat::TYPE_FRONTEND)
+                    .set("rate_lim", 0)
+                    .set("mode", mode_name(px.mode))
+                    .set_all(
+                        &["conn_rate", "conn_rate_max", "intercepted", "dcon", "dses"],
+                        0,
+                    )
+                    .set("conn_tot", fe.total.load(Ordering::Relaxed));
+                common(&mut r, c, http);
+                if http {
+                    r.set("req_tot", c.get(Ctr::Requests))
+                        .set_all(&["req_rate", "req_rate_max", "wrew", "eint"], 0)
+                        .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
+                        .set_all(&["cache_lookups", "cache_hits"], 0);
+                }
+                rows.push(r);
+            }
+        }
+        let Some(be) = sh.backends.iter().find(|b| b.proxy == pi) else {
+            continue;
+        };
+        let set_states: Vec<_> = {
+            let set = be.set();
+            (0..be.servers.len()).map(|i| set.state(i)).collect()
+        };
+        if want(4) {
+            for (i, s) in be.servers.iter().enumerate() {
+                let conf = &px.servers[i];
+                let sid = conf.id.unwrap_or(i as u32 + 1);
+                if f.sid.is_some_and(|want| want != sid) {
+                    continue;
+                }
+                let (_, maint, weight, backup) = set_states[i].unwrap_or((true, false, 0, false));
+                rows.push(server_row(
+                    sh, px, be, i, s, iid, sid, maint, weight, backup, http,
+                ));
+            }
+        }
+        if want(2) && f.sid.is_none() {
+            rows.push(backend_row(px, be, iid, &set_states, http));
+        }
+    }
+    rows
+}
+
+#[allow(clippy::too_many_arguments)]
+fn server_row(
+    sh: &Shared,
+    px: &weir_config::Proxy,
+    be: &BackendRt,
+    i: usize,
+    s: &ServerRt,
+    iid: u32,
+    sid: u32,
+    maint: bool,
+    weight: u32,
+    backup: bool,
+    http: bool,
+) -> Row {
+    let conf = &px.servers[i];
+    let ck = s.check.lock().map(|c| c.clone()).ok();
+    let c = &s.counters;
+    let mut r = Row::new();
+    let status = match &ck {
+        _ if maint => "MAINT".to_string(),
+        _ if s.drain.load(Ordering::Relaxed) => "DRAIN".to_string(),
+        Some(v) if v.enabled => {
+            let full = v.rise + v.fall - 1;
+            match (v.up, v.health) {
+                (true, h) if h < full && !v.code.is_empty() => {
+                    format!("UP {}/{}", h + 1 - v.rise, v.fall)
+                }
+                (true, _) => "UP".into(),
+                (false, 0) => "DOWN".into(),
+                (false, h) => format!("DOWN {h}/{}", v.rise),
+            }
+        }
+        _ => "no check".into(),
+    };
+    let addr = match s.target() {
+        ServerTarget::Inet { addr, .. } => addr.to_string(),
+        ServerTarget::Unix(p) => p,
+    };
+    r.set("pxname", &px.name)
+        .set("svname", &s.name)
+        .set("qcur", s.queued.load(Ordering::Relaxed))
+        .set("qmax", 0)
+        .set("scur", s.cur_conns.load(Ordering::Relaxed))
+        .set("smax", s.smax.load(Ordering::Relaxed))
+        .set("stot", s.total.load(Ordering::Relaxed))
+        .set("dresp", 0)
+        .set("econ", c.get(Ctr::ConnErr))
+        .set("eresp", c.get(Ctr::RespErr))
+        .set("wretr", c.get(Ctr::Retries))
+        .set("wredis", c.get(Ctr::Redispatches))
+        .set("status", status)
+        .set("weight", weight)
+        .set("act", u8::from(!backup))
+        .set("bck", u8::from(backup))
+        .set("iid", iid)
+        .set("sid", sid)
+        .set("lbtot", s.total.load(Ordering::Relaxed))
+        .set("type", stat::TYPE_SERVER)
+        .set("cli_abrt", c.get(Ctr::CliAbort))
+        .set("srv_abrt", c.get(Ctr::SrvAbort))
+        .set("lastsess", -1)
+        .set_all(&["qtime", "ctime", "rtime", "ttime"], 0)
+        .set_all(&["qtime_max", "ctime_max", "rtime_max", "ttime_max"], 0)
+        .set_all(&["wrew", "eint", "connect", "reuse"], 0)
+        .set_all(
+            &[
+                "idle_conn_cur",
+                "safe_conn_cur",
+                "used_conn_cur",
+                "need_conn_est",
+            ],
+            0,
+        )
+        .set("srv_icur", 0)
+        .set("addr", addr)
+        .set("mode", mode_name(px.mode))
+        .set("uweight", s.uweight.load(Ordering::Relaxed));
+    if let Some(m) = conf.maxconn {
+        r.set("slim", m);
+    }
+    if let Some(q) = conf.maxqueue {
+        r.set("qlimit", q);
+    }
+    if let Some(ck) = ck.filter(|v| v.enabled) {
+        r.set("chkfail", ck.failed)
+            .set("chkdown", ck.downs)
+            .set("lastchg", secs_since(ck.changed))
+            .set("downtime", ck.downtime().as_secs())
+            .set("check_rise", ck.rise)
+            .set("check_fall", ck.fall)
+            .set("check_health", ck.health);
+        if !ck.code.is_empty() {
+            r.set("check_status", ck.code)
+                .set("check_desc", &ck.desc)
+                .set("last_chk", &ck.info);
+            if let Some(d) = ck.duration_ms {
+                r.set("check_duration", d);
+            }
+            if let Some(code) = ck.http_code {
+                r.set("check_code", code);
+            }
+        }
+    } else {
+        r.set(
+            "lastchg",
+            sh.started.elapsed().unwrap_or_default().as_secs(),
+        );
+    }
+    if let Some(ck) = &conf.cookie {
+        r.set("cookie", ck);
+    }
+    common(&mut r, c, http);
+    let _ = be;
+    r
+}
+
+fn backend_row(
+    px: &weir_config::Proxy,
+    be: &BackendRt,
+    iid: u32,
+    states: &[Option<(bool, bool, u32, bool)>],
+    http: bool,
+) -> Row {
+    let c = &be.counters;
+    let usable = |s: &&Option<(bool, bool, u32, bool)>| {
+        s.is_some_and(|(up, maint, w, _)| up && !maint && w > 0)
+    };
+    let act = states
+        .iter()
+        .filter(usable)
+        .filter(|s| s.is_some_and(|s| !s.3))
+        .count();
+    let bck = states
+        .iter()
+        .filter(usable)
+        .filter(|s| s.is_some_and(|s| s.3))
+        .count();
+    let weight: u32 = states
+        .iter()
+        .filter(usable)
+        .filter(|s| s.is_some_and(|s| !s.3) || act == 0)
+        .map(|s| s.map_or(0, |s| s.2))
+        .sum();
+    let lbtot: u64 = be
+        .servers
+        .iter()
+        .map(|s| s.total.load(Ordering::Relaxed))
+        .sum();
+    let mut r = Row::new();
+    r.set("pxname", &px.name)
+        .set("svname", "BACKEND")
+        .set("qcur", be.queued.load(Ordering::Relaxed))
+        .set("qmax", 0)
+        .set("scur", be.conns.load(Ordering::Relaxed))
+        .set("smax", be.smax.load(Ordering::Relaxed))
+        .set("stot", c.get(Ctr::Sessions))
+        .set_all(&["dreq", "dresp"], 0)
+        .set("econ", c.get(Ctr::ConnErr))
+        .set("eresp", c.get(Ctr::RespErr))
+        .set("wretr", c.get(Ctr::Retries))
+        .set("wredis", c.get(Ctr::Redispatches))
+        .set("status", if act + bck > 0 { "UP" } else { "DOWN" })
+        .set("weight", weight)
+        .set("act", act)
+        .set("bck", bck)
+        .set("chkdown", 0)
+        .set("iid", iid)
+        .set("sid", 0)
+        .set("lbtot", lbtot)
+        .set("type", stat::TYPE_BACKEND)
+        .set("cli_abrt", c.get(Ctr::CliAbort))
+        .set("srv_abrt", c.get(Ctr::SrvAbort))
+        .set("lastsess", -1)
+        .set_all(&["qtime", "ctime", "rtime", "ttime"], 0)
+        .set_all(&["qtime_max", "ctime_max", "rtime_max", "ttime_max"], 0)
+        .set_all(&["wrew", "eint", "connect", "reuse", "conn_tot"], 0)
+        .set("mode", mode_name(px.mode))
+        .set("algo", algo_name(px))
+        .set("uweight", weight);
+    if http {
+        r.set("req_tot", c.get(Ctr::Requests))
+            .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
+            .set_all(&["cache_lookups", "cache_hits"], 0);
+    }
+    common(&mut r, c, http);
+    r
+}
+
+fn servers_state(sh: &Shared, only: Option<&str>) -> String {
+    let mut out = Vec::new();
+    for be in &sh.backends {
+        if only.is_some_and(|n| n != be.name) {
+            continue;
+        }
+        let px = &sh.cfg.proxies[be.proxy];
+        let set = be.set();
+        for (i, s) in be.servers.iter().enumerate() {
+            let conf = &px.servers[i];
+            let (up, maint, weight, _) = set.state(i).unwrap_or((true, false, 0, false));
+            let ck = s.check.lock().map(|c| c.clone()).ok();
+            let (addr, port) = match s.target() {
+                ServerTarget::Inet { addr, .. } => (addr.ip().to_string(), addr.port()),
+                ServerTarget::Unix(p) => (p, 0),
+            };
+            let mut admin = 0u8;
+            if maint {
+                admin |= 0x01;
+            }
+            if s.drain.load(Ordering::Relaxed) {
+                admin |= 0x08;
+            }
+            out.push(ServerState {
+                be_id: px.id.unwrap_or(be.proxy as u32 + 1),
+                be_name: be.name.clone(),
+                srv_id: conf.id.unwrap_or(i as u32 + 1),
+                srv_name: s.name.clone(),
+                addr,
+                op_state: if up { 2 } else { 0 },
+                admin_state: admin,
+                uweight: s.uweight.load(Ordering::Relaxed),
+                iweight: conf.weight,
+                since_change: ck.as_ref().map_or(0, |c| secs_since(c.changed)),
+                check_status: u8::from(ck.as_ref().is_some_and(|c| !c.code.is_empty())),
+                check_result: match &ck {
+                    Some(c) if c.enabled && c.up => 2,
+                    Some(c) if c.enabled => 1,
+                    _ => 0,
+                },
+                check_health: ck.as_ref().map_or(0, |c| c.health),
+                check_state: if ck.as_ref().is_some_and(|c| c.enabled) {
+                    6
+                } else {
+                    0
+                },
+                port,
+                use_ssl: s.tls.is_some(),
+                check_port: conf.check_port.unwrap_or(0),
+            });
+            let _ = weight;
+        }
+    }
+    stat::servers_state(&out)
+}

@@ -1,0 +1,298 @@
+//! Statistics counters for `show stat` and `show info`: each frontend,
+//! backend and server has one block of counters per worker thread, which
+//! only that thread writes (a plain load and store, no locked instruction,
+//! no shared cache line); readers sum the blocks. Counting happens once per
+//! exchange (HTTP) or session (TCP), where its log record is complete.
+
+use crate::log::LogRecord;
+use crate::state::{BackendRt, Shared};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What is counted.
+#[derive(Debug, Clone, Copy)]
+#[repr(usize)]
+pub enum Ctr {
+    /// Sessions (frontends: connections accepted; backends and servers:
+    /// exchanges or sessions sent there).
+    Sessions,
+    BytesIn,
+    BytesOut,
+    /// HTTP requests.
+    Requests,
+    /// Responses by class: 1xx … 5xx, then other.
+    Hrsp1,
+    Hrsp2,
+    Hrsp3,
+    Hrsp4,
+    Hrsp5,
+    HrspOther,
+    /// Invalid or timed-out requests.
+    ReqErr,
+    /// Requests denied by a rule.
+    ReqDenied,
+    /// Responses denied by a rule.
+    RespDenied,
+    /// Failed connections to servers.
+    ConnErr,
+    /// Bad, missing or timed-out server responses.
+    RespErr,
+    Retries,
+    Redispatches,
+    CliAbort,
+    SrvAbort,
+    /// TLS handshakes completed on a frontend, and those resumed.
+    SslSess,
+    SslReused,
+    SslFailed,
+}
+
+const N: usize = Ctr::SslFailed as usize + 1;
+
+/// One thread's counters for one object, on a cache line of its own.
+#[repr(align(64))]
+#[derive(Default)]
+struct Block([AtomicU64; N]);
+
+thread_local! {
+    /// This thread's block: 1..=nbthread on worker threads, 0 elsewhere.
+    static SLOT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Makes the calling thread write block `slot` (worker thread `slot`).
+pub fn set_thread_slot(slot: usize) {
+    SLOT.with(|s| s.set(slot));
+}
+
+/// The counters of one frontend, backend or server.
+pub struct Counters {
+    blocks: Box<[Block]>,
+}
+
+impl Counters {
+    /// Counters for `nthreads` worker threads (and block 0 for the rest).
+    pub fn new(nthreads: usize) -> Counters {
+        Counters {
+            blocks: (0..=nthreads).map(|_| Block::default()).collect(),
+        }
+    }
+
+    #[inline]
+    pub fn add(&self, c: Ctr, v: u64) {
+        let i = SLOT.with(Cell::get);
+        let Some(b) = self.blocks.get(i) else {
+            return;
+        };
+        let a = &b.0[c as usize];
+        if i == 0 {
+            // Several threads may share block 0.
+            a.fetch_add(v, Ordering::Relaxed);
+        } else {
+            // Only worker thread `i` writes block `i`.
+            a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+        }
+    }
+
+    /// The sum over threads.
+    pub fn get(&self, c: Ctr) -> u64 {
+        self.blocks
+            .iter()
+            .map(|b| b.0[c as usize].load(Ordering::Relaxed))
+            .fold(0u64, u64::wrapping_add)
+    }
+}
+
+fn hrsp(status: i32) -> Ctr {
+    match status {
+        100..=199 => Ctr::Hrsp1,
+        200..=299 => Ctr::Hrsp2,
+        300..=399 => Ctr::Hrsp3,
+        400..=499 => Ctr::Hrsp4,
+        500..=599 => Ctr::Hrsp5,
+        _ => Ctr::HrspOther,
+    }
+}
+
+/// Counts a finished exchange or session on its frontend, and on the
+/// backend and server it went to. `http`: an HTTP exchange.
+pub fn count(
+    sh: &Shared,
+    fe_idx: usize,
+    be: Option<&BackendRt>,
+    srv: Option<usize>,
+    rec: &LogRecord<'_>,
+    http: bool,
+) {
+    let Some(fe) = sh.frontends.get(fe_idx) else {
+        return;
+    };
+    let f = &fe.counters;
+    f.add(Ctr::BytesIn, rec.bytes_in);
+    f.add(Ctr::BytesOut, rec.bytes_out);
+    let term = rec.term;
+    // A request refused before any server: a bad one (`PR` with 400, 408 …
+    // or `CR`/`cR`), or one denied by a rule (`PR` with 403 and the like).
+    let invalid = matches!(&term, b"CR" | b"cR") || (term[0] == b'P' && rec.status == 400);
+    let denied = term == *b"PR" && !invalid;
+    if http {
+        f.add(Ctr::Requests, 1);
+        if rec.status > 0 {
+            f.add(hrsp(rec.status), 1);
+        }
+        if invalid {
+            f.add(Ctr::ReqErr, 1);
+        } else if denied {
+            f.add(Ctr::ReqDenied, 1);
+        }
+        if term == *b"PH" {
+            f.add(Ctr::RespDenied, 1);
+        }
+    }
+    let Some(be) = be else {
+        return;
+    };
+    let s = srv.and_then(|i| be.servers.get(i)).map(|s| &s.counters);
+    let both = |c: Ctr, v: u64| {
+        be.counters.add(c, v);
+        if let Some(s) = s {
+            s.add(c, v);
+        }
+    };
+    both(Ctr::Sessions, 1);
+    both(Ctr::BytesIn, rec.bytes_in);
+    both(Ctr::BytesOut, rec.bytes_out);
+    if http {
+        be.counters.add(Ctr::Requests, 1);
+        if rec.status > 0 {
+            both(hrsp(rec.status), 1);
+        }
+    }
+    if rec.retries > 0 {
+        both(Ctr::Retries, u64::from(rec.retries));
+    }
+    if rec.redispatched {
+        both(Ctr::Redispatches, 1);
+    }
+    match &term {
+        b"SC" => both(Ctr::ConnErr, 1),
+        b"SH" | b"SD" | b"sH" | b"sD" => both(Ctr::RespErr, 1),
+        [b'C' | b'c', b'H' | b'D' | b'Q' | b'C'] => both(Ctr::CliAbort, 1),
+        [b'S' | b's', _] => both(Ctr::SrvAbort, 1),
+        _ => {}
+    }
+}
+
+/// A server's health as the runtime API shows it; its check task writes it
+/// after each check (never the request path).
+#[derive(Debug, Clone)]
+pub struct CheckView {
+    /// The server has `check`.
+    pub enabled: bool,
+    pub up: bool,
+    pub health: u32,
+    pub rise: u32,
+    pub fall: u32,
+    /// HAProxy's short status (`L4OK`, `L4CON`, `L7STS` …); empty before
+    /// the first check.
+    pub code: &'static str,
+    /// The long form ("Layer4 connection problem").
+    pub desc: String,
+    /// What the check saw (`last_chk`).
+    pub info: String,
+    pub http_code: Option<u16>,
+    pub duration_ms: Option<u128>,
+    /// Failed checks, and UP to DOWN transitions.
+    pub failed: u64,
+    pub downs: u64,
+    /// The last state change, and the time spent down before the current
+    /// state.
+    pub changed: std::time::Instant,
+    pub down_total: std::time::Duration,
+}
+
+impl CheckView {
+    pub fn new(enabled: bool, rise: u32, fall: u32) -> CheckView {
+        CheckView {
+            enabled,
+            up: true,
+            health: rise.max(1),
+            rise: rise.max(1),
+            fall: fall.max(1),
+            code: "",
+            desc: String::new(),
+            info: String::new(),
+            http_code: None,
+            duration_ms: None,
+            failed: 0,
+            downs: 0,
+            changed: std::time::Instant::now(),
+            down_total: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Takes one check's result and the health counter after it.
+    pub fn record(&mut self, r: &crate::checks::CheckResult, up: bool, health: u32) {
+        self.code = short_code(&r.reason);
+        self.desc = r.reason.clone();
+        self.info = detail_text(&r.detail);
+        self.http_code = detail_code(&r.detail);
+        self.duration_ms = Some(r.duration.as_millis());
+        self.health = health;
+        if !r.ok {
+            self.failed += 1;
+        }
+        if up != self.up {
+            let now = std::time::Instant::now();
+            if !up {
+                self.downs += 1;
+            } else {
+                self.down_total += now.duration_since(self.changed);
+            }
+            self.changed = now;
+            self.up = up;
+        }
+    }
+
+    /// Total time down, the current spell included.
+    pub fn downtime(&self) -> std::time::Duration {
+        if self.up {
+            self.down_total
+        } else {
+            self.down_total + self.changed.elapsed()
+        }
+    }
+}
+
+/// HAProxy's short check status for a result's long form.
+fn short_code(reason: &str) -> &'static str {
+    match reason {
+        "Layer4 check passed" => "L4OK",
+        "Layer4 timeout" => "L4TOUT",
+        "Layer4 connection problem" => "L4CON",
+        "Layer6 check passed" => "L6OK",
+        "Layer6 timeout" => "L6TOUT",
+        "Layer6 invalid response" => "L6RSP",
+        "Layer7 check passed" => "L7OK",
+        "Layer7 timeout" => "L7TOUT",
+        "Layer7 invalid response" => "L7RSP",
+        "Layer7 wrong status" => "L7STS",
+        _ => "UNK",
+    }
+}
+
+/// The `info: "…"` text of a result's detail (`, code: 503, info: "…"`).
+fn detail_text(detail: &str) -> String {
+    detail
+        .split_once("info: \"")
+        .map(|(_, rest)| rest.trim_end_matches('"').to_string())
+        .unwrap_or_default()
+}
+
+/// The HTTP status in a result's detail.
+fn detail_code(detail: &str) -> Option<u16> {
+    let (_, rest) = detail.split_once("code: ")?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}

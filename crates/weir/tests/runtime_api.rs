@@ -1,0 +1,291 @@
+//! The runtime API through the real binary: commands on a unix stats
+//! socket (and a TCP one at level user), answers checked against live
+//! traffic: counters move as requests pass, a disabled server gets none and
+//! shows MAINT, a weight change shifts the split; levels, prompt mode, bad
+//! input, `socat`, and the `show stat` header against haproxy 2.6's.
+
+mod common;
+
+use common::http::{Client, Origin};
+use common::tls::{run, text};
+use common::*;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+fn cfg(sock: &Path, user_port: u16, port: u16, o1: u16, o2: u16) -> String {
+    format!(
+        "global\n    nbthread 2\n    stats socket {} mode 600 level admin\n    stats socket 127.0.0.1:{user_port} level user\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    http-request deny if {{ path /denied }}\n    default_backend be\n\
+         backend be\n    balance roundrobin\n    server o1 127.0.0.1:{o1}\n    server o2 127.0.0.1:{o2}\n    server dead 127.0.0.1:9 check inter 200ms fall 1\n",
+        sock.display()
+    )
+}
+
+/// One line to a unix socket, the whole answer back.
+fn ask(sock: &Path, line: &str) -> String {
+    let mut u = UnixStream::connect(sock).unwrap();
+    u.write_all(line.as_bytes()).unwrap();
+    let mut s = String::new();
+    u.read_to_string(&mut s).unwrap();
+    s
+}
+
+/// `show stat` as (pxname, svname) -> column -> value.
+fn stat(sock: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let t = ask(sock, "show stat\n");
+    let mut lines = t.lines();
+    let head: Vec<String> = lines
+        .next()
+        .unwrap()
+        .trim_start_matches("# ")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+fn field(rows: &[std::collections::HashMap<String, String>], sv: &str, col: &str) -> String {
+    let r = rows
+        .iter()
+        .find(|r| r["svname"] == sv)
+        .unwrap_or_else(|| panic!("{sv}: {rows:?}"));
+    r[col].clone()
+}
+
+fn num(rows: &[std::collections::HashMap<String, String>], sv: &str, col: &str) -> u64 {
+    field(rows, sv, col)
+        .parse()
+        .unwrap_or_else(|_| panic!("{sv} {col}: {rows:?}"))
+}
+
+/// Requests each origin saw.
+fn split(o1: &Origin, o2: &Origin) -> (usize, usize) {
+    (o1.seen.lock().unwrap().len(), o2.seen.lock().unwrap().len())
+}
+
+#[test]
+fn counters_follow_traffic_and_commands_steer_it() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("runtime-api");
+    let sock: PathBuf = dir.join("admin.sock");
+    let (port, user_port) = (free_port(), free_port());
+    let _w = Weir::start(&cfg(&sock, user_port, port, o1.port(), o2.port()), port);
+
+    // The dead server is marked down by its check.
+    wait_for(
+        "the check marks 'dead' DOWN",
+        std::time::Duration::from_secs(5),
+        || (field(&stat(&sock), "dead", "status") == "DOWN").then_some(()),
+    );
+    let mut c = Client::connect(port);
+    for _ in 0..10 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    assert_eq!(c.get("/denied").status, 403);
+    drop(c);
+    let rows = wait_for(
+        "counters after the exchanges",
+        std::time::Duration::from_secs(5),
+        || {
+            let rows = stat(&sock);
+            (num(&rows, "FRONTEND", "req_tot") == 11).then_some(rows)
+        },
+    );
+    assert_eq!(num(&rows, "FRONTEND", "hrsp_2xx"), 10);
+    assert_eq!(num(&rows, "FRONTEND", "hrsp_4xx"), 1);
+    assert_eq!(num(&rows, "FRONTEND", "dreq"), 1);
+    assert_eq!(num(&rows, "FRONTEND", "stot"), 1, "one connection");
+    assert!(num(&rows, "FRONTEND", "bin") > 100);
+    assert_eq!(num(&rows, "o1", "stot") + num(&rows, "o2", "stot"), 10);
+    assert_eq!(num(&rows, "BACKEND", "hrsp_2xx"), 10);
+    assert_eq!(field(&rows, "o1", "status"), "no check");
+    assert_eq!(field(&rows, "dead", "check_status"), "L4CON");
+    assert_eq!(field(&rows, "BACKEND", "act"), "2");
+    assert_eq!(field(&rows, "BACKEND", "algo"), "roundrobin");
+
+    // show info agrees.
+    let info = ask(&sock, "show info\n");
+    assert!(info.starts_with("Name: weir\n"), "{info}");
+    assert!(
+        info.contains("\nNbthread: 2\n") && info.contains("\nCumReq: 11\n"),
+        "{info}"
+    );
+
+    // A server in maintenance gets nothing, and shows MAINT.
+    assert_eq!(ask(&sock, "disable server be/o2\n"), "\n");
+    let before = split(&o1, &o2);
+    let mut c = Client::connect(port);
+    for _ in 0..6 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    let after = split(&o1, &o2);
+    assert_eq!((after.0 - before.0, after.1 - before.1), (6, 0));
+    assert_eq!(field(&stat(&sock), "o2", "status"), "MAINT");
+    assert_eq!(ask(&sock, "set server be/o2 state ready\n"), "\n");
+    assert_eq!(field(&stat(&sock), "o2", "status"), "no check");
+
+    // Weights 3:1 split 40 requests 30/10 under roundrobin.
+    assert_eq!(
+        ask(
+            &sock,
+            "set server be/o1 weight 3; set weight be/o2 1; get weight be/o1\n"
+        ),
+        "\n\n3 (initial 1)\n\n"
+    );
+    let before = split(&o1, &o2);
+    for _ in 0..40 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    let after = split(&o1, &o2);
+    assert_eq!((after.0 - before.0, after.1 - before.1), (30, 10));
+    assert_eq!(field(&stat(&sock), "o1", "weight"), "3");
+
+    // Drain: weight 0 for new traffic, the weight comes back when ready.
+    ask(&sock, "set server be/o1 state drain\n");
+    let before = split(&o1, &o2);
+    for _ in 0..4 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    let after = split(&o1, &o2);
+    assert_eq!((after.0 - before.0, after.1 - before.1), (0, 4));
+    assert_eq!(field(&stat(&sock), "o1", "status"), "DRAIN");
+    ask(&sock, "set server be/o1 state ready\n");
+    assert_eq!(ask(&sock, "get weight be/o1\n"), "3 (initial 1)\n\n");
+
+    // show servers state.
+    let t = ask(&sock, "show servers state be\n");
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines[0], "1");
+    assert!(lines[2].contains(" be 1 o1 127.0.0.1 2 0 3 1 "), "{t}");
+    assert!(lines[4].contains(" dead 127.0.0.1 0 "), "{t}");
+}
+
+#[test]
+fn levels_prompt_and_bad_input() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("runtime-api-levels");
+    let sock = dir.join("admin.sock");
+    let (port, user_port) = (free_port(), free_port());
+    let _w = Weir::start(&cfg(&sock, user_port, port, o1.port(), o2.port()), port);
+
+    // The TCP socket is at level user: reads yes, changes no.
+    let tcp = |line: &str| {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", user_port)).unwrap();
+        s.write_all(line.as_bytes()).unwrap();
+        let mut t = String::new();
+        s.read_to_string(&mut t).unwrap();
+        t
+    };
+    assert_eq!(tcp("disable server be/o1\n"), "Permission denied\n\n");
+    assert_eq!(tcp("show cli level\n"), "user\n\n");
+    assert!(tcp("show stat\n").starts_with("# pxname,svname,"));
+    assert!(!tcp("help\n").contains("disable server"));
+    assert_eq!(
+        ask(&sock, "show cli level; operator; show cli level\n"),
+        "admin\n\n\noperator\n\n"
+    );
+
+    // Bad input: one line each, and the socket keeps answering.
+    assert_eq!(
+        ask(&sock, "disable server be\n"),
+        "Require 'backend/server'.\n\n"
+    );
+    assert_eq!(ask(&sock, "disable server be/zz\n"), "No such server.\n\n");
+    assert_eq!(
+        ask(&sock, "set server be/o1 weight 300\n"),
+        "Absolute weight can only be between 0 and 256 inclusive.\n\n"
+    );
+    let t = ask(&sock, "show nothing\n");
+    assert!(
+        t.starts_with("Unknown command, but maybe one of the following ones is a better match:\n"),
+        "{t}"
+    );
+    assert!(t.ends_with("\n\n") && t.contains("  show stat"), "{t}");
+
+    // Prompt mode keeps the connection for several lines.
+    let mut u = UnixStream::connect(&sock).unwrap();
+    u.write_all(b"prompt\nget weight be/o1\nshow backend\nquit\n")
+        .unwrap();
+    let mut t = String::new();
+    u.read_to_string(&mut t).unwrap();
+    assert_eq!(t, "\n> 1 (initial 1)\n\n> # name\nbe\n\n> ");
+
+    // A line that never ends is cut off, and others are still served.
+    let mut flood = UnixStream::connect(&sock).unwrap();
+    let junk = vec![b'x'; 200 * 1024];
+    let _ = flood.write_all(&junk);
+    let mut t = String::new();
+    let _ = flood.read_to_string(&mut t);
+    assert!(t.starts_with("Command line too long."), "{t}");
+    assert_eq!(ask(&sock, "show cli level\n"), "admin\n\n");
+
+    // socat, as operators use it.
+    let addr = format!("UNIX-CONNECT:{}", sock.display());
+    let out = text(&run(&["socat", "-", &addr], b"show info\n"));
+    assert!(out.starts_with("Name: weir\n"), "{out}");
+}
+
+#[test]
+fn show_stat_header_matches_haproxy_26() {
+    if std::process::Command::new("haproxy")
+        .arg("-v")
+        .output()
+        .is_err()
+    {
+        eprintln!("haproxy is not installed (.ci/run installs it); skipping");
+        return;
+    }
+    let dir = tempdir("runtime-api-haproxy");
+    let (hs, ws) = (dir.join("h.sock"), dir.join("w.sock"));
+    let (hp, wp) = (free_port(), free_port());
+    let conf = |sock: &Path, port: u16| {
+        format!(
+            "global\n    stats socket {} level admin\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen px\n    bind 127.0.0.1:{port}\n    server s 127.0.0.1:9\n",
+            sock.display()
+        )
+    };
+    let hcfg = dir.join("h.cfg");
+    std::fs::write(&hcfg, conf(&hs, hp)).unwrap();
+    let mut h = std::process::Command::new("haproxy")
+        .args(["-db", "-q", "-f"])
+        .arg(&hcfg)
+        .spawn()
+        .unwrap();
+    let _w = Weir::start(&conf(&ws, wp), wp);
+    wait_for(
+        "haproxy's socket",
+        std::time::Duration::from_secs(5),
+        || UnixStream::connect(&hs).ok(),
+    );
+    let theirs = ask(&hs, "show stat\n");
+    let ours = ask(&ws, "show stat\n");
+    let _ = h.kill();
+    let _ = h.wait();
+    assert_eq!(ours.lines().next(), theirs.lines().next());
+    // The same rows, with the same number of fields each.
+    let shape = |t: &str| -> Vec<(String, usize)> {
+        t.lines()
+            .skip(1)
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                (
+                    l.split(',').take(2).collect::<Vec<_>>().join(","),
+                    l.split(',').count(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(shape(&ours), shape(&theirs));
+}
