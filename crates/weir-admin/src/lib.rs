@@ -7,4 +7,5 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod prom;
 pub mod stat;

@@ -164,7 +164,54 @@ fn secs_since(t: std::time::Instant) -> u64 {
     t.elapsed().as_secs()
 }
 
+/// The answer of `use-service prometheus-exporter` for `uri` (its
+/// `scope` parameters pick the objects; an unknown scope is a 400).
+pub fn prometheus(sh: &Shared, uri: &str) -> crate::http::rules::Local {
+    let query = uri.split_once('?').map_or("", |(_, q)| q);
+    let Some(scope) = weir_admin::prom::Scope::parse(query) else {
+        let body = b"Invalid scope\n";
+        let mut bytes = crate::http::rules::local_headers(400, Some("text/plain"), body.len(), &[]);
+        bytes.extend_from_slice(body);
+        return crate::http::rules::Local {
+            bytes,
+            status: 400,
+            term: *b"LR",
+            keep: true,
+        };
+    };
+    let all = StatFilter {
+        proxy: None,
+        types: -1,
+        sid: None,
+    };
+    let rows = stat_rows(sh, &all);
+    let text = weir_admin::prom::render(
+        &|f| info_field(sh, f),
+        env!("CARGO_PKG_VERSION"),
+        &rows,
+        scope,
+    );
+    let mut bytes = crate::http::rules::local_headers(
+        200,
+        Some("text/plain; version=0.0.4"),
+        text.len(),
+        &[("cache-control".into(), b"no-cache".to_vec())],
+    );
+    bytes.extend_from_slice(text.as_bytes());
+    crate::http::rules::Local {
+        bytes,
+        status: 200,
+        term: *b"LR",
+        keep: true,
+    }
+}
+
 fn info(sh: &Shared) -> String {
+    stat::info(|f| info_field(sh, f))
+}
+
+/// One `show info` field weir measures (`None` for the others).
+fn info_field(sh: &Shared, f: &str) -> Option<String> {
     let up = sh.started.elapsed().unwrap_or_default().as_secs();
     let start = sh
         .started
@@ -182,31 +229,29 @@ fn info(sh: &Shared) -> String {
         + sh.cfg.global.stats_sockets.len();
     let actconn = sh.actconn.load(Ordering::Relaxed);
     let version = env!("CARGO_PKG_VERSION");
-    stat::info(|f| {
-        Some(match f {
-            "Name" => "weir".into(),
-            "Version" | "Build info" => version.into(),
-            "Release_date" => String::new(),
-            "Nbthread" => sh.nthreads.to_string(),
-            "Nbproc" | "Process_num" => "1".into(),
-            "Pid" => std::process::id().to_string(),
-            "Uptime" => stat::uptime(up),
-            "Uptime_sec" => up.to_string(),
-            "Ulimit-n" | "Maxsock" => nofile.to_string(),
-            "Maxconn" | "Hard_maxconn" => sh.maxconn.to_string(),
-            "CurrConns" => actconn.to_string(),
-            "CumConns" => cum_conns.to_string(),
-            "CumReq" => sum(Ctr::Requests).to_string(),
-            "CumSslConns" => sum(Ctr::SslSess).to_string(),
-            "node" => sh.hostname.clone(),
-            "Stopping" => u8::from(*sh.stopping.borrow()).to_string(),
-            "Jobs" => (actconn as usize + listeners).to_string(),
-            "Listeners" => listeners.to_string(),
-            "TotalBytesOut" => sum(Ctr::BytesOut).to_string(),
-            "Idle_pct" => "100".into(),
-            "Start_time_sec" => start.to_string(),
-            _ => return None,
-        })
+    Some(match f {
+        "Name" => "weir".into(),
+        "Version" | "Build info" => version.into(),
+        "Release_date" => String::new(),
+        "Nbthread" => sh.nthreads.to_string(),
+        "Nbproc" | "Process_num" => "1".into(),
+        "Pid" => std::process::id().to_string(),
+        "Uptime" => stat::uptime(up),
+        "Uptime_sec" => up.to_string(),
+        "Ulimit-n" | "Maxsock" => nofile.to_string(),
+        "Maxconn" | "Hard_maxconn" => sh.maxconn.to_string(),
+        "CurrConns" => actconn.to_string(),
+        "CumConns" => cum_conns.to_string(),
+        "CumReq" => sum(Ctr::Requests).to_string(),
+        "CumSslConns" => sum(Ctr::SslSess).to_string(),
+        "node" => sh.hostname.clone(),
+        "Stopping" => u8::from(*sh.stopping.borrow()).to_string(),
+        "Jobs" => (actconn as usize + listeners).to_string(),
+        "Listeners" => listeners.to_string(),
+        "TotalBytesOut" => sum(Ctr::BytesOut).to_string(),
+        "Idle_pct" => "100".into(),
+        "Start_time_sec" => start.to_string(),
+        _ => return None,
     })
 }
 
@@ -300,6 +345,11 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     )
                     .set("conn_tot", fe.total.load(Ordering::Relaxed));
                 common(&mut r, c, http);
+                if px.binds.iter().any(|b| b.tls.is_some()) {
+                    r.set("ssl_sess", c.get(Ctr::SslSess))
+                        .set("ssl_reused_sess", c.get(Ctr::SslReused))
+                        .set("ssl_failed_handshake", c.get(Ctr::SslFailed));
+                }
                 if http {
                     r.set("req_tot", c.get(Ctr::Requests))
                         .set_all(&["req_rate", "req_rate_max", "wrew", "eint"], 0)

@@ -6,6 +6,7 @@ use crate::connect::{self, Attempts};
 use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts};
 use crate::log::{level, render, LogRecord};
 use crate::state::Shared;
+use crate::stats::Ctr;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -145,9 +146,19 @@ async fn secure(
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
     // Bounded by `timeout client` (or, in mode http, `timeout http-request`).
     let t = fe_px.timeouts.client.or(fe_px.timeouts.http_request);
+    let counters = &sh.frontends[fe_idx].counters;
     match crate::tls::accept(client, &cfg, &initial, t).await {
-        Ok(c) => Some((c, Vec::new())),
+        Ok(c) => {
+            counters.add(Ctr::SslSess, 1);
+            if c.tls_info().is_some_and(|i| i.resumed) {
+                counters.add(Ctr::SslReused, 1);
+            }
+            Some((c, Vec::new()))
+        }
         Err((e, silent)) => {
+            if !silent {
+                counters.add(Ctr::SslFailed, 1);
+            }
             // `option dontlognull` hides clients that sent nothing at all,
             // as in HAProxy; a failed handshake is always logged.
             if !(silent && fe_px.options.dontlognull) {

@@ -102,6 +102,15 @@ pub enum ReqAction {
         time: std::time::Duration,
         at_least: Option<u64>,
     },
+    /// `use-service <name>`: weir answers with a service of its own.
+    UseService(Service),
+}
+
+/// Services `use-service` can hand a request to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// `prometheus-exporter`: the metrics in Prometheus' text format.
+    Prometheus,
 }
 
 /// An `http-response` / `http-after-response` action.
@@ -378,6 +387,15 @@ pub fn parse_request_rule(
                 ReqAction::SetLogLevel
             }
             "wait-for-body" => wait_for_body(args)?,
+            "use-service" => match args {
+                [s] if s == "prometheus-exporter" => ReqAction::UseService(Service::Prometheus),
+                [s] => {
+                    return Err(format!(
+                        "'use-service': unknown service '{s}' (weir has 'prometheus-exporter')"
+                    ))
+                }
+                _ => return Err("'use-service' expects a service name".into()),
+            },
             "normalize-uri" => ReqAction::NormalizeUri(crate::normalize::Normalizer::parse(args)?),
             "capture" => match args {
                 [e, k, n] if k == "len" => ReqAction::Capture {

@@ -182,6 +182,10 @@ pub(super) async fn exchange<'r>(
         Verdict::Respond(local) => {
             return answer_local(client, fe_px, cbuf, used, &req, local).await
         }
+        Verdict::Service(weir_rules::action::Service::Prometheus) => {
+            let local = crate::runtime::prometheus(sh, &req.uri);
+            return answer_local(client, fe_px, cbuf, used, &req, local).await;
+        }
         Verdict::Tarpit(status) => {
             let t = fe_px
                 .timeouts

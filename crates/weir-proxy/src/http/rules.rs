@@ -238,6 +238,8 @@ pub enum Verdict {
     /// The request cannot go on: answer `status` (0: nothing, the client
     /// is gone) and log `term`.
     Fail(u16, [u8; 2]),
+    /// `use-service`: weir answers with one of its services.
+    Service(weir_rules::action::Service),
 }
 
 /// A header edit computed with the request borrowed, applied after.
@@ -292,7 +294,7 @@ fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
     }
 }
 
-fn local_headers(
+pub fn local_headers(
     status: u16,
     ctype: Option<&str>,
     len: usize,
@@ -480,6 +482,7 @@ pub fn run_request(
                         keep: true,
                     });
                 }
+                ReqAction::UseService(s) => return Verdict::Service(*s),
                 ReqAction::WaitForBody { time, at_least } => {
                     return Verdict::WaitBody {
                         next: i + 1,
