@@ -7,5 +7,6 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod page;
 pub mod prom;
 pub mod stat;

@@ -344,18 +344,18 @@ pub const PROXY: &[Keyword] = &[
     kw("srvtcpka-idle", "D-LB", Status::Refused),
     kw("srvtcpka-intvl", "D-LB", Status::Refused),
     kw("srvtimeout", "D-LB", Status::Partly("legacy spelling of `timeout server`, accepted with a warning")),
-    kw("stats admin", "-FLB", Status::Refused),
-    kw("stats auth", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
-    kw("stats enable", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
-    kw("stats hide-version", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
+    kw("stats admin", "-FLB", Status::Partly("the page's admin forms: ready, drain, maint, and health checks on/off (`dhlth`/`ehlth`); agent and `shutdown` actions are refused")),
+    kw("stats auth", "DFLB", Status::Supported),
+    kw("stats enable", "DFLB", Status::Supported),
+    kw("stats hide-version", "DFLB", Status::Supported),
     kw("stats http-request", "-FLB", Status::Refused),
-    kw("stats realm", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
-    kw("stats refresh", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
-    kw("stats scope", "DFLB", Status::Refused),
+    kw("stats realm", "DFLB", Status::Supported),
+    kw("stats refresh", "DFLB", Status::Supported),
+    kw("stats scope", "DFLB", Status::Supported),
     kw("stats show-desc", "DFLB", Status::Refused),
-    kw("stats show-legends", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
+    kw("stats show-legends", "DFLB", Status::Supported),
     kw("stats show-node", "DFLB", Status::Refused),
-    kw("stats uri", "DFLB", Status::Partly("accepted with a warning; the stats page comes with the observability issue")),
+    kw("stats uri", "DFLB", Status::Supported),
     kw("stick match", "--LB", Status::Refused),
     kw("stick on", "--LB", Status::Refused),
     kw("stick store-request", "--LB", Status::Refused),
@@ -650,7 +650,8 @@ const RUNTIME_NOTES: &str = "
 - Commands: `help`, `prompt`, `quit`, `show cli level`, `show info` (HAProxy 2.6's fields in its order; `Name: weir`; rates, SSL rates, pools and `Idle_pct` are not measured and read 0 or 100), `show stat [<px> <type> <sid>]` (CSV with HAProxy 2.6's 128 columns in its order, the header byte for byte, so parsers keep working; `typed`, `json`, `desc`, `up`, `no-maint` are refused), `show servers state [<bk>]`, `show backend`, `show env [var]`, `get weight`, `set weight`, `set server <bk>/<srv> state ready|drain|maint`, `weight N[%]`, `addr A [port P]`, `enable|disable server`, `enable|disable health`.
 - `show stat` fills scur/smax/slim/stot, bin/bout, dreq/dresp/ereq, econ/eresp, wretr/wredis, status (OPEN, UP, DOWN, `UP 1/3`, MAINT, DRAIN, `no check`), weight/act/bck/uweight, the check columns (chkfail, chkdown, lastchg, downtime, check_status/code/duration/desc, last_chk, rise/fall/health), lbtot, type, hrsp_*, req_tot, cli_abrt/srv_abrt, addr, cookie, mode and algo. Rates, qmax, queue/connect/response/total time averages, and the TLS/HTTP/2/HTTP/1 module columns are left empty or 0. Counters are per worker thread (one writer each, summed when read) and count an exchange or a session when it ends.
 - Prometheus: `http-request use-service prometheus-exporter [if …]` answers with HAProxy 2.6's metric names, types and labels (`haproxy_process_*`, `haproxy_frontend_*`, `haproxy_backend_*`, `haproxy_server_*`, `…_status` and `haproxy_server_check_status` with a `state` label, `…_http_responses_total` with `code`), and `?scope=global|frontend|backend|server` (an unknown scope is a 400). Each metric reads the `show info` field or `show stat` column HAProxy's does, and one weir does not measure is left out rather than exported as 0: 114 of haproxy's 187 families are there (missing: most process rates, TLS and compression figures, pools, peers). The output passes `promtool check metrics`. Help texts are weir's own.
-- Not yet: `show sess`, `show activity`, `show errors`, `show profiling`/`set profiling`, `show threads`, `set maxconn`, `enable|disable frontend`, `shutdown session(s)`, maps and ACLs (`show|add|del|set|clear map|acl`), `clear counters`, `expose-fd listeners`; the stats page.
+- Stats page: `stats enable`, `uri` (default `/haproxy?stats`, a prefix), `realm`, `auth` (Basic; 401 with the realm), `refresh`, `hide-version`, `show-legends`, `scope` (`.` for the proxy itself), `admin if|unless <cond>`, in a frontend or the backend a request goes to (after `http-request` rules). One HTML page in HAProxy's layout and state colours (process information, legend, a table per proxy with frontend, servers and backend), `;csv` (the `show stat` CSV), `;up`, `;norefresh`. With admin rights, each table with servers is a form (`b` = backend name or `#id`, `s` = servers, `action` = `ready|drain|maint|dhlth|ehlth`); the answer is a 303 to `<uri>;st=DONE|PART|NONE|ERRP|UNKN|DENY`, shown as a notice. `;json` and the agent actions are not supported. Tested in headless Chromium.
+- Not yet: `show sess`, `show activity`, `show errors`, `show profiling`/`set profiling`, `show threads`, `set maxconn`, `enable|disable frontend`, `shutdown session(s)`, maps and ACLs (`show|add|del|set|clear map|acl`), `clear counters`, `expose-fd listeners`.
 ";
 
 /// HTTP/2 on both sides and how it differs from HAProxy 2.6 (checked by

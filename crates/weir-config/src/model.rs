@@ -635,6 +635,43 @@ pub struct UseBackend {
     pub cond: Option<weir_rules::Cond>,
 }
 
+/// The stats page of a proxy (`stats enable`, `stats uri` …), with
+/// HAProxy's defaults. Any `stats` keyword of the page enables it.
+#[derive(Debug, Clone)]
+pub struct StatsPage {
+    /// `stats uri`: the prefix that selects the page.
+    pub uri: String,
+    /// `stats realm` (for `stats auth`).
+    pub realm: String,
+    /// `stats auth <user>:<password>`: when any, Basic auth is required.
+    pub auth: Vec<(String, String)>,
+    /// `stats refresh`: the page reloads itself this often.
+    pub refresh: Option<Duration>,
+    pub hide_version: bool,
+    pub show_legends: bool,
+    /// `stats scope`: only these proxies are shown (all when empty; `.`
+    /// names the proxy itself).
+    pub scope: Vec<String>,
+    /// `stats admin if|unless <cond>`: the page may change servers when
+    /// one holds.
+    pub admin: Vec<weir_rules::Cond>,
+}
+
+impl Default for StatsPage {
+    fn default() -> Self {
+        StatsPage {
+            uri: "/haproxy?stats".into(),
+            realm: "HAProxy Statistics".into(),
+            auth: Vec::new(),
+            refresh: None,
+            hide_version: false,
+            show_legends: false,
+            scope: Vec::new(),
+            admin: Vec::new(),
+        }
+    }
+}
+
 /// A frontend, backend or listen section, with its defaults applied.
 #[derive(Debug, Clone)]
 pub struct Proxy {
@@ -675,6 +712,8 @@ pub struct Proxy {
     pub log_format: Option<LogFormat>,
     pub description: Option<String>,
     pub http: HttpSettings,
+    /// The stats page (`stats enable`, `stats uri` …), when enabled.
+    pub stats: Option<StatsPage>,
 }
 
 impl Proxy {
@@ -716,6 +755,7 @@ impl Proxy {
             log_format: None,
             description: None,
             http: HttpSettings::default(),
+            stats: None,
         }
     }
 

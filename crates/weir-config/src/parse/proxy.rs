@@ -613,13 +613,48 @@ pub(super) fn apply(
                 version: version.into(),
             });
         }
-        n if n.starts_with("stats ") => {
-            st.diags.warn(
-                loc,
-                format!("'{n}' is accepted but the stats page is not served by weir yet"),
-            );
-        }
+        n if n.starts_with("stats ") => stats_page(p, n, args)?,
         _ => return Err("internal: keyword has no parser".into()),
+    }
+    Ok(())
+}
+
+/// `stats enable|uri|realm|auth|refresh|hide-version|show-legends|scope|
+/// admin`: each enables the page and sets its part.
+fn stats_page(p: &mut Proxy, kw: &str, args: &[String]) -> Result<(), String> {
+    let cond = if kw == "stats admin" {
+        let (_, c) = weir_rules::split_cond(args);
+        if c.is_empty() {
+            return Err("'stats admin' expects 'if' or 'unless' followed by a condition".into());
+        }
+        super::http::cond(p, c)?
+    } else {
+        None
+    };
+    let page = p.stats.get_or_insert_with(crate::model::StatsPage::default);
+    match kw {
+        "stats enable" | "stats hide-version" | "stats show-legends" => {
+            if !args.is_empty() {
+                return Err(format!("'{kw}' takes no argument"));
+            }
+            page.hide_version |= kw == "stats hide-version";
+            page.show_legends |= kw == "stats show-legends";
+        }
+        "stats uri" => page.uri = one(args, "a URI prefix")?.to_string(),
+        "stats realm" => page.realm = one(args, "a realm")?.to_string(),
+        "stats auth" => {
+            let a = one(args, "<user>:<password>")?;
+            let (u, pw) = a
+                .split_once(':')
+                .ok_or("'stats auth' expects <user>:<password>")?;
+            page.auth.push((u.to_string(), pw.to_string()));
+        }
+        "stats refresh" => page.refresh = Some(parse_duration(one(args, "a delay")?)?),
+        "stats scope" => page
+            .scope
+            .push(one(args, "a proxy name or '.'")?.to_string()),
+        "stats admin" => page.admin.extend(cond),
+        _ => return Err(format!("'{kw}' is not supported by weir")),
     }
     Ok(())
 }

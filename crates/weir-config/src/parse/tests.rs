@@ -575,3 +575,55 @@ fn cipher_strings() {
     assert!(parse_ciphers("TLS_AES_128_GCM_SHA256").is_err());
     assert!(parse_ciphers("EDH+AESGCM").is_err(), "nothing left");
 }
+
+#[test]
+fn stats_page_keywords_enable_the_page_and_inherit() {
+    let c = ok("defaults\n  mode http\n  stats uri /st\n\
+                listen a\n  bind :80\n  stats auth u:p\n  stats auth v:q\n  stats realm My\\ Realm\n  stats refresh 10s\n  stats hide-version\n  stats scope .\n  stats admin if TRUE\n\
+                frontend b\n  bind :81\n\
+                backend c\n  mode http\n  no log\n");
+    let a = c.proxies.iter().find(|p| p.name == "a").unwrap();
+    let page = a.stats.as_ref().expect("enabled");
+    assert_eq!(page.uri, "/st", "from defaults");
+    assert_eq!(
+        page.auth,
+        [("u".into(), "p".into()), ("v".into(), "q".into())]
+    );
+    assert_eq!(page.realm, "My Realm");
+    assert_eq!(page.refresh, Some(Duration::from_secs(10)));
+    assert!(page.hide_version && !page.show_legends);
+    assert_eq!(page.scope, ["."]);
+    assert_eq!(page.admin.len(), 1);
+    let b = c.proxies.iter().find(|p| p.name == "b").unwrap();
+    assert_eq!(b.stats.as_ref().map(|s| s.uri.as_str()), Some("/st"));
+    let plain = ok("frontend f\n  mode http\n  bind :80\n");
+    assert!(plain.proxies[0].stats.is_none());
+    assert_eq!(
+        ok("listen l\n  mode http\n  bind :80\n  stats enable\n").proxies[0]
+            .stats
+            .as_ref()
+            .map(|s| s.uri.as_str()),
+        Some("/haproxy?stats")
+    );
+}
+
+#[test]
+fn bad_stats_lines_are_errors_with_their_line() {
+    let e = errors("listen l\n  mode http\n  bind :80\n  stats auth nopassword\n  stats admin\n  stats enable now\n");
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(
+        e[0].contains("t.cfg:4") && e[0].contains("<user>:<password>"),
+        "{}",
+        e[0]
+    );
+    assert!(
+        e[1].contains("t.cfg:5") && e[1].contains("'if' or 'unless'"),
+        "{}",
+        e[1]
+    );
+    assert!(
+        e[2].contains("t.cfg:6") && e[2].contains("takes no argument"),
+        "{}",
+        e[2]
+    );
+}

@@ -202,6 +202,18 @@ pub(super) async fn exchange<'r>(
             return answer_local(client, fe_px, cbuf, used, &req, local).await;
         }
     }
+    let be_stats = chosen.map(|b| &sh.cfg.proxies[b.proxy]);
+    if let Some((px, page)) = super::stats_page::target(fe_px, be_stats, &req.uri) {
+        let ctx = ExCtx {
+            req: Some(&req),
+            vars: Some(vars),
+            body: None,
+            ..tmpl
+        };
+        let (local, took) =
+            super::stats_page::answer(sh, client, cbuf, used, &req, px, page, &ctx).await;
+        return answer_local(client, fe_px, cbuf, took, &req, local).await;
+    }
     let Some(be) = chosen else {
         cbuf.consume(used);
         return fail(client, fe_px, fe_px, 503, b"SC").await;

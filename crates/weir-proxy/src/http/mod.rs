@@ -15,6 +15,7 @@ pub mod pool;
 mod read;
 mod request;
 pub mod rules;
+mod stats_page;
 
 use crate::conn::Conn;
 use crate::connect::Connected;

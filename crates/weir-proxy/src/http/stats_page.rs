@@ -1,0 +1,203 @@
+//! The stats page of a `mode http` proxy with `stats enable` (or any
+//! `stats uri|auth|realm|refresh|admin` line): requests under `stats uri`
+//! get the HTML page or its CSV (`;csv`), behind `stats auth` when set;
+//! with `stats admin if <cond>` holding, a POSTed form changes servers
+//! through the runtime API's commands and redirects to the page with the
+//! outcome (`;st=DONE` …).
+
+use super::io::Buf;
+use super::rules::{local_headers, ExCtx, Local};
+use crate::conn::Conn;
+use crate::state::Shared;
+use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter};
+use weir_admin::page::{self, PageAction, PageForm, PageInfo, PageRequest};
+use weir_config::{Proxy, StatsPage};
+use weir_proto::h1::{Framing, RequestHead};
+
+/// Largest admin form body taken.
+const MAX_FORM: u64 = 16 * 1024;
+
+/// The proxy whose stats page `uri` asks for: the frontend's, else the
+/// backend's.
+pub(super) fn target<'a>(
+    fe: &'a Proxy,
+    be: Option<&'a Proxy>,
+    uri: &str,
+) -> Option<(&'a Proxy, &'a StatsPage)> {
+    [Some(fe), be]
+        .into_iter()
+        .flatten()
+        .find_map(|p| p.stats.as_ref().map(|s| (p, s)))
+        .filter(|(_, s)| uri.starts_with(s.uri.as_str()))
+}
+
+fn respond(status: u16, ctype: Option<&str>, extra: &[(String, Vec<u8>)], body: &[u8]) -> Local {
+    let mut bytes = local_headers(status, ctype, body.len(), extra);
+    bytes.extend_from_slice(body);
+    Local {
+        bytes,
+        status,
+        term: *b"LR",
+        keep: true,
+    }
+}
+
+fn redirect(uri: &str, code: &str) -> Local {
+    respond(
+        303,
+        None,
+        &[("location".into(), format!("{uri};st={code}").into_bytes())],
+        b"",
+    )
+}
+
+/// Answers a request for the page; returns the answer and how many bytes
+/// of `cbuf` the request took (head and form body).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn answer(
+    sh: &Shared,
+    client: &Conn,
+    cbuf: &mut Buf,
+    used: usize,
+    req: &RequestHead,
+    px: &Proxy,
+    page: &StatsPage,
+    ctx: &ExCtx<'_>,
+) -> (Local, usize) {
+    if !page.auth.is_empty() {
+        let creds = req
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+            .and_then(|h| weir_rules::auth::basic_credentials(&h.value));
+        let ok = creds.is_some_and(|(u, p)| page.auth.iter().any(|(au, ap)| *au == u && *ap == p));
+        if !ok {
+            let realm = format!("Basic realm=\"{}\"", page.realm.replace('"', "'"));
+            let body = b"<html><body><h1>401 Unauthorized</h1>\nYou need a valid user and password to access this content.\n</body></html>\n";
+            let extra = [("www-authenticate".to_string(), realm.into_bytes())];
+            return (respond(401, Some("text/html"), &extra, body), used);
+        }
+    }
+    let admin = page.admin.iter().any(|c| c.eval(ctx));
+    if req.method == "POST" {
+        let Framing::ContentLength(n) = req.framing else {
+            return (redirect(&page.uri, "ERRP"), used);
+        };
+        if !admin {
+            return (redirect(&page.uri, "DENY"), used);
+        }
+        if n > MAX_FORM {
+            return (redirect(&page.uri, "ERRP"), used);
+        }
+        let n = n as usize;
+        let t = sh.cfg.proxies[sh.frontends[ctx.fe_idx].proxy]
+            .timeouts
+            .http_request;
+        while cbuf.bytes().len() < used + n {
+            match super::io::timed(t, cbuf.fill(client, sh.bufsize)).await {
+                Some(Ok(k)) if k > 0 => {}
+                _ => return (redirect(&page.uri, "ERRP"), cbuf.bytes().len()),
+            }
+        }
+        let code = match PageForm::parse(&cbuf.bytes()[used..used + n]) {
+            Ok(f) => apply(sh, &f),
+            Err(code) => code,
+        };
+        return (redirect(&page.uri, code), used + n);
+    }
+    let rest = &req.uri[page.uri.len()..];
+    let preq = PageRequest::parse(rest);
+    let rows: Vec<_> = crate::runtime::stat_rows(
+        sh,
+        &StatFilter {
+            proxy: None,
+            types: -1,
+            sid: None,
+        },
+    )
+    .into_iter()
+    .filter(|r| {
+        let name = r.get("pxname").unwrap_or("");
+        page.scope.is_empty()
+            || page
+                .scope
+                .iter()
+                .any(|s| s == name || (s == "." && name == px.name))
+    })
+    .collect();
+    if preq.csv {
+        let body = weir_admin::stat::csv(&rows);
+        return (respond(200, Some("text/plain"), &[], body.as_bytes()), used);
+    }
+    let notice = preq.status.as_deref().and_then(|st| {
+        page::OUTCOMES
+            .iter()
+            .find(|(c, _)| *c == st)
+            .map(|(_, text)| *text)
+    });
+    let up = sh.started.elapsed().unwrap_or_default().as_secs();
+    let info = PageInfo {
+        uri: page.uri.clone(),
+        pid: std::process::id(),
+        version: if page.hide_version {
+            String::new()
+        } else {
+            env!("CARGO_PKG_VERSION").into()
+        },
+        uptime: weir_admin::stat::uptime(up),
+        nthreads: sh.nthreads,
+        maxconn: sh.maxconn,
+        curconns: sh.actconn.load(std::sync::atomic::Ordering::Relaxed),
+        refresh_secs: page.refresh.map(|d| d.as_secs().max(1)),
+        show_legends: page.show_legends,
+        admin,
+        notice,
+    };
+    let body = page::html(&info, &rows, &preq);
+    let extra = [("cache-control".to_string(), b"no-cache".to_vec())];
+    (
+        respond(200, Some("text/html"), &extra, body.as_bytes()),
+        used,
+    )
+}
+
+/// Runs a form's action on each checked server: `DONE`, or `PART` when
+/// some server was not found.
+fn apply(sh: &Shared, f: &PageForm) -> &'static str {
+    let backend = match f.backend.strip_prefix('#') {
+        Some(id) => sh
+            .backends
+            .iter()
+            .find(|b| {
+                let px = &sh.cfg.proxies[b.proxy];
+                Some(px.id.unwrap_or(b.proxy as u32 + 1)) == id.parse().ok()
+            })
+            .map(|b| b.name.clone()),
+        None => Some(f.backend.clone()),
+    };
+    let Some(backend) = backend else {
+        return "ERRP";
+    };
+    let mut failed = 0;
+    for s in &f.servers {
+        let r = ServerRef {
+            backend: backend.clone(),
+            server: s.clone(),
+        };
+        let cmd = match f.action {
+            PageAction::Ready => Command::SetState(r, AdminState::Ready),
+            PageAction::Drain => Command::SetState(r, AdminState::Drain),
+            PageAction::Maint => Command::SetState(r, AdminState::Maint),
+            PageAction::DisableHealth => Command::DisableHealth(r),
+            PageAction::EnableHealth => Command::EnableHealth(r),
+        };
+        if !crate::runtime::run(sh, &cmd).is_empty() {
+            failed += 1;
+        }
+    }
+    match failed {
+        0 => "DONE",
+        n if n == f.servers.len() => "ERRP",
+        _ => "PART",
+    }
+}

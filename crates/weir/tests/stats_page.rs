@@ -1,0 +1,172 @@
+//! The stats page through the real binary: `stats auth` (401 with the
+//! realm), the HTML page and its `;csv` export, `stats scope`, `stats
+//! hide-version`, and, in headless Chromium (Debian `chromium`; `.ci/run`
+//! installs it), the rendered tables, a screenshot, and an admin action
+//! submitted as a browser submits the page's form.
+
+mod common;
+
+use common::http::{Client, Origin};
+use common::tls::{run, text};
+use common::*;
+use std::path::Path;
+
+fn cfg(stats: u16, open: u16, port: u16, o1: u16) -> String {
+    format!(
+        "global\n    nbthread 2\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen stats\n    bind 127.0.0.1:{stats}\n    stats enable\n    stats uri /stats\n    stats realm Weir\\ Stats\n    stats auth admin:secret\n    stats refresh 5s\n    stats hide-version\n    stats scope be\n\
+         listen open\n    bind 127.0.0.1:{open}\n    stats uri /admin\n    stats admin if {{ src 127.0.0.1 }}\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+         backend be\n    server o1 127.0.0.1:{o1}\n    server dead 127.0.0.1:9 check inter 200ms fall 1\n"
+    )
+}
+
+fn get(port: u16, path: &str, auth: Option<&str>) -> common::http::Response {
+    let mut c = Client::connect(port);
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: t\r\n");
+    if let Some(a) = auth {
+        req.push_str(&format!("Authorization: Basic {a}\r\n"));
+    }
+    req.push_str("\r\n");
+    c.send(req.as_bytes());
+    c.response("GET")
+}
+
+#[test]
+fn the_page_and_its_csv_behind_auth_and_scope() {
+    let o1 = Origin::start("o1");
+    let (stats, open, port) = (free_port(), free_port(), free_port());
+    let mut w = Weir::spawn(&cfg(stats, open, port, o1.port()), &[]);
+    w.wait_listening(stats);
+    w.wait_listening(port);
+    let r = get(stats, "/stats", None);
+    assert_eq!(r.status, 401);
+    assert_eq!(
+        r.header("www-authenticate"),
+        Some("Basic realm=\"Weir Stats\"")
+    );
+    let bad = get(stats, "/stats", Some("YWRtaW46d3Jvbmc=")); // admin:wrong
+    assert_eq!(bad.status, 401);
+    let good = "YWRtaW46c2VjcmV0"; // admin:secret
+    let r = get(stats, "/stats", Some(good));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/html"));
+    let page = r.text();
+    assert!(
+        page.contains("<meta http-equiv=\"refresh\" content=\"5\">"),
+        "{page}"
+    );
+    assert!(page.contains("<h1>weir</h1>"), "hide-version");
+    assert!(
+        page.contains("id=\"px-be\"") && !page.contains("id=\"px-fe\""),
+        "scope"
+    );
+    assert!(!page.contains("<form"), "no admin rights here");
+    let r = get(stats, "/stats;csv", Some(good));
+    let csv = r.text();
+    assert!(csv.starts_with("# pxname,svname,qcur,"), "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.starts_with("be,")), "{csv}");
+}
+
+/// Headless Chromium, when installed.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+fn browse(bin: &str, extra: &[&str], url: &str) -> String {
+    let mut args = vec![
+        bin,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--virtual-time-budget=5000",
+    ];
+    args.extend_from_slice(extra);
+    args.push(url);
+    text(&run(&args, b""))
+}
+
+#[test]
+fn chromium_renders_the_page_and_runs_an_admin_action() {
+    let Some(bin) = chromium() else {
+        eprintln!("chromium is not installed (.ci/run installs it); skipping");
+        return;
+    };
+    let o1 = Origin::start("o1");
+    let (stats, open, port) = (free_port(), free_port(), free_port());
+    let mut w = Weir::spawn(&cfg(stats, open, port, o1.port()), &[]);
+    w.wait_listening(open);
+    w.wait_listening(port);
+    assert_eq!(Client::connect(port).get("/").status, 200);
+    let url = format!("http://127.0.0.1:{open}/admin");
+    // The check marks 'dead' down; the rendered page shows it in red.
+    let dom = wait_for(
+        "the rendered page with 'dead' DOWN",
+        std::time::Duration::from_secs(20),
+        || {
+            let d = browse(bin, &["--dump-dom"], &url);
+            d.contains("<tr class=\"active_down\" data-sv=\"dead\">")
+                .then_some(d)
+        },
+    );
+    for px in ["stats", "open", "fe", "be"] {
+        assert!(dom.contains(&format!("id=\"px-{px}\"")), "{px}: {dom}");
+    }
+    assert!(
+        dom.contains("<tr class=\"active_no_check\" data-sv=\"o1\">"),
+        "{dom}"
+    );
+    assert!(dom.contains("name=\"action\""), "admin form: {dom}");
+
+    // A screenshot, as a person would see it.
+    let dir = tempdir("stats-page");
+    let shot = dir.join("stats.png");
+    let arg = format!("--screenshot={}", shot.display());
+    browse(
+        bin,
+        &[&arg, "--window-size=1400,900", "--hide-scrollbars"],
+        &url,
+    );
+    let png = std::fs::read(&shot).unwrap_or_default();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+
+    // The browser submits the admin form: o1 goes to maintenance, and the
+    // page it lands on says so.
+    let form = dir.join("submit.html");
+    write_form(&form, &url, "be", "o1", "maint");
+    let after = browse(bin, &["--dump-dom"], &format!("file://{}", form.display()));
+    assert!(
+        after.contains("class=\"notice\">The action was applied."),
+        "{after}"
+    );
+    assert!(
+        after.contains("<tr class=\"maintain\" data-sv=\"o1\">"),
+        "{after}"
+    );
+    assert_eq!(Client::connect(port).get("/").status, 503, "no server left");
+    write_form(&form, &url, "be", "o1", "ready");
+    browse(bin, &["--dump-dom"], &format!("file://{}", form.display()));
+    assert_eq!(Client::connect(port).get("/").status, 200);
+}
+
+/// A page that submits the stats page's form for one server on load.
+fn write_form(path: &Path, url: &str, b: &str, s: &str, action: &str) {
+    let html = format!(
+        "<html><body onload=\"document.forms[0].submit()\"><form method=\"post\" action=\"{url}\">\
+         <input type=\"hidden\" name=\"b\" value=\"{b}\"><input type=\"checkbox\" name=\"s\" value=\"{s}\" checked>\
+         <input type=\"hidden\" name=\"action\" value=\"{action}\"></form></body></html>"
+    );
+    std::fs::write(path, html).unwrap();
+}
