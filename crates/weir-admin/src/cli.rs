@@ -83,6 +83,16 @@ pub enum Command {
     DisableServer(ServerRef),
     EnableHealth(ServerRef),
     DisableHealth(ServerRef),
+    SetMaxconnGlobal(u32),
+    SetMaxconnFrontend(String, u32),
+    /// 0 lifts the limit.
+    SetMaxconnServer(ServerRef, u32),
+    EnableFrontend(String),
+    DisableFrontend(String),
+    /// `clear counters`: the maxima; `all`: every counter.
+    ClearCounters {
+        all: bool,
+    },
 }
 
 impl Command {
@@ -92,9 +102,20 @@ impl Command {
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo | ShowStat(_)
             | ShowServersState(_) | ShowBackend | GetWeight(_) => Level::User,
-            ShowEnv(_) => Level::Operator,
-            SetWeight(..) | SetState(..) | SetAddr(..) | EnableServer(_) | DisableServer(_)
-            | EnableHealth(_) | DisableHealth(_) => Level::Admin,
+            ShowEnv(_) | ClearCounters { all: false } => Level::Operator,
+            SetWeight(..)
+            | SetState(..)
+            | SetAddr(..)
+            | EnableServer(_)
+            | DisableServer(_)
+            | EnableHealth(_)
+            | DisableHealth(_)
+            | SetMaxconnGlobal(_)
+            | SetMaxconnFrontend(..)
+            | SetMaxconnServer(..)
+            | EnableFrontend(_)
+            | DisableFrontend(_)
+            | ClearCounters { all: true } => Level::Admin,
         }
     }
 }
@@ -278,9 +299,29 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["enable", "server", ..] => EnableServer(server_ref(arg(2))?),
         ["disable", "server", ..] => DisableServer(server_ref(arg(2))?),
         ["enable", "health", ..] => EnableHealth(server_ref(arg(2))?),
+        ["set", "maxconn", "global", v] => SetMaxconnGlobal(int_arg(v)?),
+        ["set", "maxconn", "frontend", f, v] => SetMaxconnFrontend(f.to_string(), int_arg(v)?),
+        ["set", "maxconn", "server", _, v] => SetMaxconnServer(server_ref(arg(3))?, int_arg(v)?),
+        ["set", "maxconn", ..] => return Err(CliError::Usage(
+            "'set maxconn' expects 'global <n>', 'frontend <name> <n>' or 'server <bk>/<srv> <n>'."
+                .into(),
+        )),
+        ["enable", "frontend", f] => EnableFrontend(f.to_string()),
+        ["disable", "frontend", f] => DisableFrontend(f.to_string()),
+        ["enable" | "disable", "frontend", ..] => {
+            return Err(CliError::Usage("A frontend name is expected.".into()))
+        }
+        ["clear", "counters"] => ClearCounters { all: false },
+        ["clear", "counters", "all"] => ClearCounters { all: true },
         ["disable", "health", ..] => DisableHealth(server_ref(arg(2))?),
         _ => return Err(CliError::Unknown),
     })
+}
+
+/// A non-negative integer argument.
+fn int_arg(v: &str) -> Result<u32, CliError> {
+    v.parse()
+        .map_err(|_| CliError::Usage(format!("'{v}' is not a valid number.")))
 }
 
 fn state_usage() -> CliError {
@@ -290,6 +331,13 @@ fn state_usage() -> CliError {
 /// The commands as `help` lists them: syntax, what it does, the level it
 /// needs. (The descriptions are weir's own words.)
 pub const HELP: &[(&str, &str, Level)] = &[
+    ("clear counters", "reset the maxima (smax)", Level::Operator),
+    ("clear counters all", "reset every counter", Level::Admin),
+    (
+        "disable frontend <fe>",
+        "stop accepting on a frontend's listeners",
+        Level::Admin,
+    ),
     (
         "disable health <bk>/<srv>",
         "stop a server's health checks",
@@ -298,6 +346,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
     (
         "disable server <bk>/<srv>",
         "put a server in maintenance (as 'set server … state maint')",
+        Level::Admin,
+    ),
+    (
+        "enable frontend <fe>",
+        "accept again on a paused frontend",
         Level::Admin,
     ),
     (
@@ -327,6 +380,21 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::User,
     ),
     ("quit", "close this session", Level::User),
+    (
+        "set maxconn global <n>",
+        "the process's connection limit (up to the one at start)",
+        Level::Admin,
+    ),
+    (
+        "set maxconn frontend <fe> <n>",
+        "a frontend's connection limit",
+        Level::Admin,
+    ),
+    (
+        "set maxconn server <bk>/<srv> <n>",
+        "a server's connection limit (0: none)",
+        Level::Admin,
+    ),
     (
         "set server <bk>/<srv> [opts]",
         "a server's state (ready|drain|maint), weight, or addr [port]",

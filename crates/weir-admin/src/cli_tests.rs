@@ -149,3 +149,44 @@ fn unknown_commands_suggest_their_neighbours() {
         "{t}"
     );
 }
+
+#[test]
+fn limits_frontends_and_counters_commands() {
+    let s = ServerRef {
+        backend: "be".into(),
+        server: "s1".into(),
+    };
+    assert_eq!(
+        parse(&w("set maxconn global 100")),
+        Ok(Command::SetMaxconnGlobal(100))
+    );
+    assert_eq!(
+        parse(&w("set maxconn frontend fe 5")),
+        Ok(Command::SetMaxconnFrontend("fe".into(), 5))
+    );
+    assert_eq!(
+        parse(&w("set maxconn server be/s1 0")),
+        Ok(Command::SetMaxconnServer(s, 0))
+    );
+    assert!(matches!(
+        parse(&w("set maxconn frontend fe x")),
+        Err(CliError::Usage(_))
+    ));
+    assert!(matches!(parse(&w("set maxconn")), Err(CliError::Usage(_))));
+    assert_eq!(
+        parse(&w("disable frontend fe")),
+        Ok(Command::DisableFrontend("fe".into()))
+    );
+    assert_eq!(
+        parse(&w("clear counters")).map(|c| c.level()),
+        Ok(Level::Operator)
+    );
+    assert_eq!(
+        parse(&w("clear counters all")).map(|c| c.level()),
+        Ok(Level::Admin)
+    );
+    assert!(help(Level::Admin)
+        .lines()
+        .skip(1)
+        .all(|l| l.find(" : ").is_some()));
+}

@@ -299,6 +299,16 @@ impl ServerSet {
             self.ring_dirty = true;
         }
     }
+    /// A new connection limit for server `i` (`None`: no limit).
+    pub fn set_maxconn(&mut self, i: usize, m: Option<u32>) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.info.maxconn = m;
+        }
+    }
+    /// Server `i`'s connection limit.
+    pub fn maxconn(&self, i: usize) -> Option<u32> {
+        self.slots.get(i).and_then(|s| s.info.maxconn)
+    }
     /// Server `i`'s (health up, maintenance, effective weight, backup).
     pub fn state(&self, i: usize) -> Option<(bool, bool, u32, bool)> {
         self.slots

@@ -61,6 +61,37 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             })
         }
         Command::SetAddr(r, a, p) => with_server(sh, r, |_, _, s| set_addr(s, a, *p)),
+        Command::SetMaxconnGlobal(n) => {
+            if *n == 0 || *n > sh.maxconn {
+                return "Value out of range.\n".into();
+            }
+            sh.maxconn_now.store(*n, Ordering::Relaxed);
+            sh.conn_freed.notify_waiters();
+            String::new()
+        }
+        Command::SetMaxconnFrontend(name, n) => with_frontend(sh, name, |fe| {
+            fe.maxconn
+                .store((*n).clamp(1, sh.maxconn), Ordering::Relaxed);
+            sh.conn_freed.notify_waiters();
+            String::new()
+        }),
+        Command::SetMaxconnServer(r, n) => with_server(sh, r, |be, i, _| {
+            be.set().set_maxconn(i, (*n > 0).then_some(*n));
+            be.slot_freed.notify_waiters();
+            String::new()
+        }),
+        Command::EnableFrontend(name) | Command::DisableFrontend(name) => {
+            let pause = matches!(cmd, Command::DisableFrontend(_));
+            with_frontend(sh, name, |fe| {
+                fe.paused.store(pause, Ordering::Relaxed);
+                sh.conn_freed.notify_waiters();
+                String::new()
+            })
+        }
+        Command::ClearCounters { all } => {
+            clear_counters(sh, *all);
+            String::new()
+        }
         // Session commands are handled by the socket.
         Command::Help
         | Command::Prompt
@@ -83,6 +114,43 @@ fn find<'a>(sh: &'a Shared, r: &ServerRef) -> Result<(&'a BackendRt, usize, &'a 
         .position(|s| s.name == r.server)
         .ok_or_else(|| "No such server.\n".to_string())?;
     Ok((be, i, &be.servers[i]))
+}
+
+fn with_frontend(
+    sh: &Shared,
+    name: &str,
+    f: impl FnOnce(&crate::state::FrontendRt) -> String,
+) -> String {
+    match sh.frontends.iter().find(|fe| fe.name == name) {
+        Some(fe) => f(fe),
+        None => "No such frontend.\n".into(),
+    }
+}
+
+/// `clear counters`: the maxima start again from the current values;
+/// `all`: every counter starts again from zero.
+fn clear_counters(sh: &Shared, all: bool) {
+    let reset = |max: &std::sync::atomic::AtomicU32, cur: u32| max.store(cur, Ordering::Relaxed);
+    for fe in &sh.frontends {
+        reset(&fe.smax, fe.conns.load(Ordering::Relaxed));
+        if all {
+            fe.counters.clear();
+            fe.total.store(0, Ordering::Relaxed);
+        }
+    }
+    for be in &sh.backends {
+        reset(&be.smax, be.conns.load(Ordering::Relaxed));
+        if all {
+            be.counters.clear();
+        }
+        for s in &be.servers {
+            reset(&s.smax, s.cur_conns.load(Ordering::Relaxed));
+            if all {
+                s.counters.clear();
+                s.total.store(0, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 fn with_server(
@@ -239,7 +307,8 @@ fn info_field(sh: &Shared, f: &str) -> Option<String> {
         "Uptime" => stat::uptime(up),
         "Uptime_sec" => up.to_string(),
         "Ulimit-n" | "Maxsock" => nofile.to_string(),
-        "Maxconn" | "Hard_maxconn" => sh.maxconn.to_string(),
+        "Maxconn" => sh.maxconn_now.load(Ordering::Relaxed).to_string(),
+        "Hard_maxconn" => sh.maxconn.to_string(),
         "CurrConns" => actconn.to_string(),
         "CumConns" => cum_conns.to_string(),
         "CumReq" => sum(Ctr::Requests).to_string(),
@@ -321,19 +390,21 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     .set("svname", "FRONTEND")
                     .set("scur", fe.conns.load(Ordering::Relaxed))
                     .set("smax", fe.smax.load(Ordering::Relaxed))
-                    .set("slim", fe.maxconn)
-                    .set("stot", fe.total.load(Ordering::Relaxed))
-                    .set("dreq", c.get(Ctr::ReqDenied))
-                    .set("dresp", c.get(Ctr::RespDenied))
-                    .set("ereq", c.get(Ctr::ReqErr))
+                    .set("slim", fe.maxconn.load(Ordering::Relaxed))
                     .set(
                         "status",
-                        if *sh.stopping.borrow() {
+                        if fe.paused.load(Ordering::Relaxed) {
+                            "PAUSED"
+                        } else if *sh.stopping.borrow() {
                             "STOP"
                         } else {
                             "OPEN"
                         },
                     )
+                    .set("stot", fe.total.load(Ordering::Relaxed))
+                    .set("dreq", c.get(Ctr::ReqDenied))
+                    .set("dresp", c.get(Ctr::RespDenied))
+                    .set("ereq", c.get(Ctr::ReqErr))
                     .set("iid", iid)
                     .set("sid", 0)
                     .set("type", stat::TYPE_FRONTEND)
@@ -463,7 +534,7 @@ fn server_row(
         .set("addr", addr)
         .set("mode", mode_name(px.mode))
         .set("uweight", s.uweight.load(Ordering::Relaxed));
-    if let Some(m) = conf.maxconn {
+    if let Some(m) = be.set().maxconn(i) {
         r.set("slim", m);
     }
     if let Some(q) = conf.maxqueue {
@@ -498,7 +569,6 @@ fn server_row(
         r.set("cookie", ck);
     }
     common(&mut r, c, http);
-    let _ = be;
     r
 }
 

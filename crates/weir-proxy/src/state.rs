@@ -173,7 +173,10 @@ pub struct FrontendRt {
     pub name: String,
     pub proxy: usize,
     pub conns: AtomicU32,
-    pub maxconn: u32,
+    /// Its connection limit (`set maxconn frontend` changes it).
+    pub maxconn: AtomicU32,
+    /// `disable frontend`: its listeners stop accepting.
+    pub paused: AtomicBool,
     /// The default backend (`default_backend`, or a listen section itself).
     pub backend: Option<usize>,
     /// `use_backend` rules in order: target and condition.
@@ -190,7 +193,10 @@ pub struct Shared {
     pub frontends: Vec<FrontendRt>,
     pub backends: Vec<Arc<BackendRt>>,
     pub actconn: AtomicU32,
+    /// The connection limit set at start (`Hard_maxconn`).
     pub maxconn: u32,
+    /// The limit in force (`set maxconn global`, at most `maxconn`).
+    pub maxconn_now: AtomicU32,
     /// Woken when a client connection closes while accept loops wait at a
     /// limit (they may resume).
     pub conn_freed: Notify,

@@ -67,6 +67,9 @@ pub fn set_thread_slot(slot: usize) {
 /// The counters of one frontend, backend or server.
 pub struct Counters {
     blocks: Box<[Block]>,
+    /// The sums at the last `clear counters all`, taken off what `get`
+    /// reports (the blocks' writers are never disturbed).
+    base: Block,
 }
 
 impl Counters {
@@ -74,6 +77,7 @@ impl Counters {
     pub fn new(nthreads: usize) -> Counters {
         Counters {
             blocks: (0..=nthreads).map(|_| Block::default()).collect(),
+            base: Block::default(),
         }
     }
 
@@ -93,12 +97,25 @@ impl Counters {
         }
     }
 
-    /// The sum over threads.
-    pub fn get(&self, c: Ctr) -> u64 {
+    fn sum(&self, i: usize) -> u64 {
         self.blocks
             .iter()
-            .map(|b| b.0[c as usize].load(Ordering::Relaxed))
+            .map(|b| b.0[i].load(Ordering::Relaxed))
             .fold(0u64, u64::wrapping_add)
+    }
+
+    /// The sum over threads since the last [`Counters::clear`].
+    pub fn get(&self, c: Ctr) -> u64 {
+        let i = c as usize;
+        self.sum(i)
+            .wrapping_sub(self.base.0[i].load(Ordering::Relaxed))
+    }
+
+    /// Starts every counter again from zero.
+    pub fn clear(&self) {
+        for (i, b) in self.base.0.iter().enumerate() {
+            b.store(self.sum(i), Ordering::Relaxed);
+        }
     }
 }
 

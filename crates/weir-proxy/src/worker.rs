@@ -121,10 +121,11 @@ fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) ->
         })
         .is_ok()
     };
-    if !take(&sh.actconn, sh.maxconn) {
+    if !take(&sh.actconn, sh.maxconn_now.load(Ordering::Relaxed)) {
         return false;
     }
-    if !take(&sh.frontends[fe].conns, sh.frontends[fe].maxconn) {
+    let f = &sh.frontends[fe];
+    if f.paused.load(Ordering::Relaxed) || !take(&f.conns, f.maxconn.load(Ordering::Relaxed)) {
         sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
@@ -176,8 +177,10 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         }
         // Limits: wait below them rather than accept and drop.
         let below = || {
-            sh.actconn.load(Ordering::SeqCst) < sh.maxconn
-                && sh.frontends[fe].conns.load(Ordering::SeqCst) < sh.frontends[fe].maxconn
+            let f = &sh.frontends[fe];
+            sh.actconn.load(Ordering::SeqCst) < sh.maxconn_now.load(Ordering::Relaxed)
+                && !f.paused.load(Ordering::Relaxed)
+                && f.conns.load(Ordering::SeqCst) < f.maxconn.load(Ordering::Relaxed)
                 && bind.conns.load(Ordering::SeqCst) < bind_max
         };
         if !wait_until(&sh, &mut stop, below).await {

@@ -289,3 +289,78 @@ fn show_stat_header_matches_haproxy_26() {
     };
     assert_eq!(shape(&ours), shape(&theirs));
 }
+
+#[test]
+fn limits_pausing_and_clearing_counters() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("runtime-api-limits");
+    let sock = dir.join("admin.sock");
+    let (port, user_port) = (free_port(), free_port());
+    let _w = Weir::start(&cfg(&sock, user_port, port, o1.port(), o2.port()), port);
+
+    // A paused frontend accepts nothing until enabled again; the waiting
+    // client is then served.
+    assert_eq!(ask(&sock, "disable frontend fe\n"), "\n");
+    assert_eq!(field(&stat(&sock), "FRONTEND", "status"), "PAUSED");
+    let mut waiting = Client::connect(port);
+    waiting.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+    waiting
+        .w
+        .set_read_timeout(Some(std::time::Duration::from_millis(300)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    let r = waiting.r.get_mut().read(&mut b);
+    assert!(r.is_err(), "no answer while paused: {r:?}");
+    assert_eq!(ask(&sock, "enable frontend fe\n"), "\n");
+    waiting
+        .w
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(waiting.response("GET").status, 200);
+    assert_eq!(field(&stat(&sock), "FRONTEND", "status"), "OPEN");
+    assert_eq!(
+        ask(&sock, "disable frontend nope\n"),
+        "No such frontend.\n\n"
+    );
+
+    // Limits.
+    assert_eq!(
+        ask(&sock, "set maxconn global 0\n"),
+        "Value out of range.\n\n"
+    );
+    assert_eq!(ask(&sock, "set maxconn global 50\n"), "\n");
+    assert!(ask(&sock, "show info\n").contains("\nMaxconn: 50\n"));
+    ask(
+        &sock,
+        "set maxconn frontend fe 7; set maxconn server be/o1 3\n",
+    );
+    let rows = stat(&sock);
+    assert_eq!(field(&rows, "FRONTEND", "slim"), "7");
+    assert_eq!(field(&rows, "o1", "slim"), "3");
+    ask(&sock, "set maxconn server be/o1 0\n");
+    assert_eq!(field(&stat(&sock), "o1", "slim"), "");
+
+    // Counters start again from zero, and keep counting.
+    assert!(num(&stat(&sock), "FRONTEND", "req_tot") >= 1);
+    assert_eq!(
+        std::net::TcpStream::connect(("127.0.0.1", user_port))
+            .and_then(|mut s| {
+                s.write_all(b"clear counters all\n")?;
+                let mut t = String::new();
+                s.read_to_string(&mut t)?;
+                Ok(t)
+            })
+            .unwrap(),
+        "Permission denied\n\n"
+    );
+    assert_eq!(ask(&sock, "clear counters all\n"), "\n");
+    let rows = stat(&sock);
+    assert_eq!(num(&rows, "FRONTEND", "req_tot"), 0);
+    assert_eq!(num(&rows, "o1", "stot") + num(&rows, "o2", "stot"), 0);
+    assert_eq!(Client::connect(port).get("/").status, 200);
+    wait_for(
+        "the next request counted",
+        std::time::Duration::from_secs(5),
+        || (num(&stat(&sock), "FRONTEND", "req_tot") == 1).then_some(()),
+    );
+}

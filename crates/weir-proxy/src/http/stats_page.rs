@@ -146,7 +146,7 @@ pub(super) async fn answer(
         },
         uptime: weir_admin::stat::uptime(up),
         nthreads: sh.nthreads,
-        maxconn: sh.maxconn,
+        maxconn: sh.maxconn_now.load(std::sync::atomic::Ordering::Relaxed),
         curconns: sh.actconn.load(std::sync::atomic::Ordering::Relaxed),
         refresh_secs: page.refresh.map(|d| d.as_secs().max(1)),
         show_legends: page.show_legends,
