@@ -93,6 +93,9 @@ pub enum Command {
     ClearCounters {
         all: bool,
     },
+    /// `show errors [<px>] [request|response]`: a proxy (name or id), and
+    /// only requests (false) or responses (true).
+    ShowErrors(Option<String>, Option<bool>),
 }
 
 impl Command {
@@ -102,7 +105,7 @@ impl Command {
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo | ShowStat(_)
             | ShowServersState(_) | ShowBackend | GetWeight(_) => Level::User,
-            ShowEnv(_) | ClearCounters { all: false } => Level::Operator,
+            ShowEnv(_) | ClearCounters { all: false } | ShowErrors(..) => Level::Operator,
             SetWeight(..)
             | SetState(..)
             | SetAddr(..)
@@ -311,6 +314,24 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["enable" | "disable", "frontend", ..] => {
             return Err(CliError::Usage("A frontend name is expected.".into()))
         }
+        ["show", "errors", rest @ ..] => {
+            let mut px = None;
+            let mut which = None;
+            for a in rest {
+                match *a {
+                    "request" => which = Some(false),
+                    "response" => which = Some(true),
+                    "-1" => {}
+                    p if px.is_none() => px = Some(p.to_string()),
+                    _ => {
+                        return Err(CliError::Usage(
+                            "'show errors' expects [<proxy>] [request|response].".into(),
+                        ))
+                    }
+                }
+            }
+            ShowErrors(px, which)
+        }
         ["clear", "counters"] => ClearCounters { all: false },
         ["clear", "counters", "all"] => ClearCounters { all: true },
         ["disable", "health", ..] => DisableHealth(server_ref(arg(2))?),
@@ -410,6 +431,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
     (
         "show env [var]",
         "the process's environment",
+        Level::Operator,
+    ),
+    (
+        "show errors [<px>] [request|response]",
+        "the last invalid message each proxy saw",
         Level::Operator,
     ),
     (

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod errors;
 pub mod page;
 pub mod prom;
 pub mod stat;

@@ -2,6 +2,7 @@
 //! per-thread event loops, `mode tcp` sessions, health checks, logging and
 //! signals. See `docs/design.md` for the threading model.
 
+pub mod capture;
 pub mod checks;
 pub mod conn;
 pub mod connect;
@@ -519,6 +520,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         global_logger,
         accept_paused_warned: AtomicBool::new(false),
         started: std::time::SystemTime::now(),
+        errors: capture::ErrorLog::default(),
         nthreads,
     });
     for fe in &sh.frontends {

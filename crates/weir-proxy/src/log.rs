@@ -354,6 +354,14 @@ fn ip_or_dash(out: &mut String, a: Option<std::net::SocketAddr>, port: bool) {
     }
 }
 
+/// A time since the epoch as HAProxy's local dates with milliseconds
+/// (`23/Nov/2026:08:25:06.236`).
+pub fn local_date_ms(t: std::time::Duration) -> String {
+    let mut out = String::with_capacity(24);
+    date(&mut out, t, false, false);
+    out
+}
+
 fn date(out: &mut String, accept: std::time::Duration, gmt: bool, local_zone: bool) {
     let secs = accept.as_secs() as i64;
     let (y, mon, day, h, m, s, off) = if gmt {

@@ -88,6 +88,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
                 String::new()
             })
         }
+        Command::ShowErrors(px, which) => show_errors(sh, px.as_deref(), *which),
         Command::ClearCounters { all } => {
             clear_counters(sh, *all);
             String::new()
@@ -114,6 +115,38 @@ fn find<'a>(sh: &'a Shared, r: &ServerRef) -> Result<(&'a BackendRt, usize, &'a 
         .position(|s| s.name == r.server)
         .ok_or_else(|| "No such server.\n".to_string())?;
     Ok((be, i, &be.servers[i]))
+}
+
+fn show_errors(sh: &Shared, px: Option<&str>, which: Option<bool>) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let proxy_id = |i: usize| sh.cfg.proxies[i].id.unwrap_or(i as u32 + 1);
+    let events: Vec<_> = sh
+        .errors
+        .events()
+        .into_iter()
+        .filter(|c| which.is_none_or(|w| w == c.response))
+        .filter(|c| {
+            px.is_none_or(|p| {
+                sh.cfg.proxies[c.proxy].name == p || p.parse().ok() == Some(proxy_id(c.proxy))
+            })
+        })
+        .map(|c| weir_admin::errors::ErrorEvent {
+            date: crate::log::local_date_ms(c.at),
+            side: if c.response { "backend" } else { "frontend" },
+            proxy: sh.cfg.proxies[c.proxy].name.clone(),
+            proxy_id: proxy_id(c.proxy),
+            response: c.response,
+            backend: None,
+            server: c.server,
+            event: c.event,
+            src: c.src.map_or_else(|| "unix".to_string(), |a| a.to_string()),
+            reason: c.reason,
+            bytes: c.bytes,
+        })
+        .collect();
+    weir_admin::errors::render(&crate::log::local_date_ms(now), sh.errors.total(), &events)
 }
 
 fn with_frontend(

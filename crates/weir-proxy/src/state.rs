@@ -217,6 +217,8 @@ pub struct Shared {
     pub accept_paused_warned: AtomicBool,
     /// When weir started (for `show info`).
     pub started: std::time::SystemTime,
+    /// The last invalid message of each proxy (`show errors`).
+    pub errors: crate::capture::ErrorLog,
     pub nthreads: usize,
 }
 

@@ -364,3 +364,40 @@ fn limits_pausing_and_clearing_counters() {
         || (num(&stat(&sock), "FRONTEND", "req_tot") == 1).then_some(()),
     );
 }
+
+#[test]
+fn show_errors_keeps_the_last_invalid_request_and_response() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("runtime-api-errors");
+    let sock = dir.join("admin.sock");
+    let (port, user_port) = (free_port(), free_port());
+    let _w = Weir::start(&cfg(&sock, user_port, port, o1.port(), o2.port()), port);
+    assert!(ask(&sock, "show errors\n").starts_with("Total events captured on ["));
+
+    let mut c = Client::connect(port);
+    c.send(b"GET /a b HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n");
+    assert_eq!(c.response("GET").status, 400);
+    assert_eq!(Client::connect(port).get("/garbage").status, 502);
+
+    let t = ask(&sock, "show errors\n");
+    assert!(t.contains(" : 2\n"), "{t}");
+    assert!(t.contains("] frontend fe (#1): invalid request\n"), "{t}");
+    assert!(t.contains("  00000  GET /a b HTTP/1.1\\r\\n\n"), "{t}");
+    assert!(t.contains("] backend be (#2): invalid response\n"), "{t}");
+    assert!(t.contains(", server o") && t.contains("event #1"), "{t}");
+    let req_only = ask(&sock, "show errors fe request\n");
+    assert!(req_only.contains("invalid request") && !req_only.contains("invalid response"));
+    let t = ask(&sock, "show errors be\n");
+    assert!(t.contains("invalid response") && !t.contains("invalid request"));
+    let user = {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", user_port)).unwrap();
+        s.write_all(b"show errors\n").unwrap();
+        let mut t = String::new();
+        s.read_to_string(&mut t).unwrap();
+        t
+    };
+    assert_eq!(
+        user, "Permission denied\n\n",
+        "request bytes are not for level user"
+    );
+}

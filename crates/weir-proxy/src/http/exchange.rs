@@ -530,6 +530,13 @@ pub(super) async fn exchange<'r>(
         let (mut res, rused) = match resp {
             Ok(r) => r,
             Err(f) => {
+                if f == RespFail::Invalid {
+                    let s = &be_px.servers[conn.srv];
+                    let server = Some((s.name.clone(), s.id.unwrap_or(conn.srv as u32 + 1)));
+                    let reason = "invalid response head".to_string();
+                    sh.errors
+                        .record(be.proxy, true, server, acc.peer, reason, sbuf.bytes());
+                }
                 let (status, term): (u16, &[u8; 2]) = match f {
                     RespFail::Timeout => (504, b"sH"),
                     RespFail::Invalid => (502, b"PH"),

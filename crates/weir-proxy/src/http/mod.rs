@@ -262,6 +262,16 @@ impl Session<'_> {
                     HeadEnd::Invalid(e) => (e.status(), b"PR"),
                     _ => (0, b"CR"),
                 };
+                if let HeadEnd::Invalid(e) = &fail {
+                    sh.errors.record(
+                        fe.proxy,
+                        false,
+                        None,
+                        acc.peer,
+                        e.to_string(),
+                        self.cbuf.bytes(),
+                    );
+                }
                 if status != 0 {
                     let page = errors::response(fe_px, status, true);
                     let _ = send(client, &page, fe_px.timeouts.client).await;
