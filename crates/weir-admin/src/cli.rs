@@ -61,6 +61,26 @@ pub struct StatFilter {
     pub sid: Option<u32>,
 }
 
+/// How `show info` and `show stat` write their values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Plain,
+    Typed,
+    Json,
+}
+
+/// The format word among `args` (`typed` or `json`); `desc` and `float`
+/// are accepted and change nothing.
+fn format_of(args: &[String]) -> Format {
+    if args.iter().any(|a| a == "json") {
+        Format::Json
+    } else if args.iter().any(|a| a == "typed") {
+        Format::Typed
+    } else {
+        Format::Plain
+    }
+}
+
 /// One parsed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -70,8 +90,8 @@ pub enum Command {
     /// Lower the session's level.
     Lower(Level),
     ShowCliLevel,
-    ShowInfo,
-    ShowStat(StatFilter),
+    ShowInfo(Format),
+    ShowStat(StatFilter, Format),
     ShowServersState(Option<String>),
     ShowBackend,
     ShowEnv(Option<String>),
@@ -103,7 +123,7 @@ impl Command {
     pub fn level(&self) -> Level {
         use Command::*;
         match self {
-            Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo | ShowStat(_)
+            Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo(_) | ShowStat(..)
             | ShowServersState(_) | ShowBackend | GetWeight(_) => Level::User,
             ShowEnv(_) | ClearCounters { all: false } | ShowErrors(..) => Level::Operator,
             SetWeight(..)
@@ -218,7 +238,8 @@ fn stat_filter(args: &[String]) -> Result<StatFilter, CliError> {
     let mut pos: Vec<&String> = Vec::new();
     for a in args {
         match a.as_str() {
-            "typed" | "json" | "desc" | "up" | "no-maint" => {
+            "typed" | "json" | "desc" => {}
+            "up" | "no-maint" => {
                 return Err(CliError::Usage(format!(
                     "'show stat {a}' is not supported by weir; the CSV form is."
                 )))
@@ -254,8 +275,8 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["user"] => Lower(Level::User),
         ["operator"] => Lower(Level::Operator),
         ["show", "cli", "level"] => ShowCliLevel,
-        ["show", "info", ..] => ShowInfo,
-        ["show", "stat", rest @ ..] => ShowStat(stat_filter(&words[2..2 + rest.len()])?),
+        ["show", "info", ..] => ShowInfo(format_of(&words[2..])),
+        ["show", "stat", ..] => ShowStat(stat_filter(&words[2..])?, format_of(&words[2..])),
         ["show", "servers", "state"] => ShowServersState(None),
         ["show", "servers", "state", b] => ShowServersState(Some(b.to_string())),
         ["show", "backend"] => ShowBackend,

@@ -21,22 +21,31 @@ fn lines_split_into_commands_and_words() {
 
 #[test]
 fn commands_parse_with_their_arguments() {
-    assert_eq!(parse(&w("show info typed")), Ok(Command::ShowInfo));
+    assert_eq!(
+        parse(&w("show info typed")),
+        Ok(Command::ShowInfo(Format::Typed))
+    );
     assert_eq!(
         parse(&w("show stat -1 4 -1")),
-        Ok(Command::ShowStat(StatFilter {
-            proxy: None,
-            types: 4,
-            sid: None
-        }))
+        Ok(Command::ShowStat(
+            StatFilter {
+                proxy: None,
+                types: 4,
+                sid: None
+            },
+            Format::Plain
+        ))
     );
     assert_eq!(
         parse(&w("show stat be 2 3")),
-        Ok(Command::ShowStat(StatFilter {
-            proxy: Some("be".into()),
-            types: 2,
-            sid: Some(3)
-        }))
+        Ok(Command::ShowStat(
+            StatFilter {
+                proxy: Some("be".into()),
+                types: 2,
+                sid: Some(3)
+            },
+            Format::Plain
+        ))
     );
     assert!(matches!(
         parse(&w("show stat be 2")),
@@ -44,8 +53,16 @@ fn commands_parse_with_their_arguments() {
     ));
     assert!(matches!(
         parse(&w("show stat json")),
-        Err(CliError::Usage(_))
+        Ok(Command::ShowStat(_, Format::Json))
     ));
+    assert!(matches!(
+        parse(&w("show stat -1 4 -1 typed")),
+        Ok(Command::ShowStat(
+            StatFilter { types: 4, .. },
+            Format::Typed
+        ))
+    ));
+    assert!(matches!(parse(&w("show stat up")), Err(CliError::Usage(_))));
     let s = ServerRef {
         backend: "be".into(),
         server: "s1".into(),
@@ -109,11 +126,14 @@ fn levels_gate_commands_and_help() {
         server: "s".into(),
     };
     assert_eq!(
-        Command::ShowStat(StatFilter {
-            proxy: None,
-            types: -1,
-            sid: None
-        })
+        Command::ShowStat(
+            StatFilter {
+                proxy: None,
+                types: -1,
+                sid: None
+            },
+            Format::Plain
+        )
         .level(),
         Level::User
     );

@@ -11,3 +11,5 @@ pub mod errors;
 pub mod page;
 pub mod prom;
 pub mod stat;
+pub mod typed;
+mod typed_meta;

@@ -6,7 +6,7 @@
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use crate::stats::Ctr;
 use std::sync::atomic::Ordering;
-use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter, Weight};
+use weir_admin::cli::{AdminState, Command, Format, ServerRef, StatFilter, Weight};
 use weir_admin::stat::{self, Row, ServerState};
 use weir_config::Mode;
 
@@ -14,8 +14,12 @@ use weir_config::Mode;
 /// line that ends it.
 pub fn run(sh: &Shared, cmd: &Command) -> String {
     match cmd {
-        Command::ShowInfo => info(sh),
-        Command::ShowStat(f) => stat::csv(&stat_rows(sh, f)),
+        Command::ShowInfo(Format::Plain) => info(sh),
+        Command::ShowInfo(Format::Typed) => weir_admin::typed::info_typed(|f| info_field(sh, f)),
+        Command::ShowInfo(Format::Json) => weir_admin::typed::info_json(|f| info_field(sh, f)),
+        Command::ShowStat(f, Format::Plain) => stat::csv(&stat_rows(sh, f)),
+        Command::ShowStat(f, Format::Typed) => weir_admin::typed::stat_typed(&stat_rows(sh, f)),
+        Command::ShowStat(f, Format::Json) => weir_admin::typed::stat_json(&stat_rows(sh, f)),
         Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
         Command::ShowBackend => {
             let mut out = String::from("# name\n");

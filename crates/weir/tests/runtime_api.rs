@@ -271,8 +271,51 @@ fn show_stat_header_matches_haproxy_26() {
     );
     let theirs = ask(&hs, "show stat\n");
     let ours = ask(&ws, "show stat\n");
+    let theirs_typed = ask(&hs, "show stat typed\n") + &ask(&hs, "show info typed\n");
+    let ours_typed = ask(&ws, "show stat typed\n") + &ask(&ws, "show info typed\n");
+    let ours_json = [ask(&ws, "show stat json\n"), ask(&ws, "show info json\n")];
     let _ = h.kill();
     let _ = h.wait();
+    // Typed lines: each field weir writes carries haproxy's position, tags
+    // and type for the same kind of object.
+    let meta = |t: &str| -> std::collections::HashMap<(String, String), String> {
+        t.lines()
+            .filter_map(|l| {
+                let (head, rest) = l.split_once(':')?;
+                let mut p: Vec<&str> = head.split('.').collect();
+                let kind = p[0].to_string();
+                p.pop();
+                let name = p.last()?.to_string();
+                let tags: Vec<&str> = rest.splitn(3, ':').take(2).collect();
+                Some((
+                    (kind, name),
+                    format!("{}:{}", p[p.len() - 2], tags.join(":")),
+                ))
+            })
+            .collect()
+    };
+    let (ours_m, theirs_m) = (meta(&ours_typed), meta(&theirs_typed));
+    let mut compared = 0;
+    for (k, v) in &ours_m {
+        if let Some(tv) = theirs_m.get(k) {
+            assert_eq!(v, tv, "{k:?}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "{compared} fields compared");
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_ok()
+    {
+        for j in &ours_json {
+            let out = run(
+                &["python3", "-c", "import json,sys; json.load(sys.stdin)"],
+                j.as_bytes(),
+            );
+            assert!(out.status.success(), "{}: {j}", text(&out));
+        }
+    }
     assert_eq!(ours.lines().next(), theirs.lines().next());
     // The same rows, with the same number of fields each.
     let shape = |t: &str| -> Vec<(String, usize)> {
