@@ -64,6 +64,29 @@ pub fn set_thread_slot(slot: usize) {
     SLOT.with(|s| s.set(slot));
 }
 
+/// One thread's block of one object's counters.
+struct Local<'a> {
+    b: Option<&'a Block>,
+    /// Block 0, which several threads may share.
+    shared: bool,
+}
+
+impl Local<'_> {
+    #[inline]
+    fn add(&self, c: Ctr, v: u64) {
+        let Some(b) = self.b else {
+            return;
+        };
+        let a = &b.0[c as usize];
+        if self.shared {
+            a.fetch_add(v, Ordering::Relaxed);
+        } else {
+            // Only this worker thread writes its block.
+            a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+        }
+    }
+}
+
 /// The counters of one frontend, backend or server.
 pub struct Counters {
     blocks: Box<[Block]>,
@@ -83,17 +106,15 @@ impl Counters {
 
     #[inline]
     pub fn add(&self, c: Ctr, v: u64) {
-        let i = SLOT.with(Cell::get);
-        let Some(b) = self.blocks.get(i) else {
-            return;
-        };
-        let a = &b.0[c as usize];
-        if i == 0 {
-            // Several threads may share block 0.
-            a.fetch_add(v, Ordering::Relaxed);
-        } else {
-            // Only worker thread `i` writes block `i`.
-            a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+        self.at(SLOT.with(Cell::get)).add(c, v);
+    }
+
+    /// This thread's block, for several additions with one slot lookup.
+    #[inline]
+    fn at(&self, slot: usize) -> Local<'_> {
+        Local {
+            b: self.blocks.get(slot).or(self.blocks.first()),
+            shared: slot == 0,
         }
     }
 
@@ -143,7 +164,8 @@ pub fn count(
     let Some(fe) = sh.frontends.get(fe_idx) else {
         return;
     };
-    let f = &fe.counters;
+    let slot = SLOT.with(Cell::get);
+    let f = fe.counters.at(slot);
     f.add(Ctr::BytesIn, rec.bytes_in);
     f.add(Ctr::BytesOut, rec.bytes_out);
     let term = rec.term;
@@ -168,10 +190,11 @@ pub fn count(
     let Some(be) = be else {
         return;
     };
-    let s = srv.and_then(|i| be.servers.get(i)).map(|s| &s.counters);
+    let b = be.counters.at(slot);
+    let s = srv.and_then(|i| be.servers.get(i)).map(|s| s.counters.at(slot));
     let both = |c: Ctr, v: u64| {
-        be.counters.add(c, v);
-        if let Some(s) = s {
+        b.add(c, v);
+        if let Some(s) = &s {
             s.add(c, v);
         }
     };
@@ -179,7 +202,7 @@ pub fn count(
     both(Ctr::BytesIn, rec.bytes_in);
     both(Ctr::BytesOut, rec.bytes_out);
     if http {
-        be.counters.add(Ctr::Requests, 1);
+        b.add(Ctr::Requests, 1);
         if rec.status > 0 {
             both(hrsp(rec.status), 1);
         }
