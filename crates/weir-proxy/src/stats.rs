@@ -191,7 +191,9 @@ pub fn count(
         return;
     };
     let b = be.counters.at(slot);
-    let s = srv.and_then(|i| be.servers.get(i)).map(|s| s.counters.at(slot));
+    let s = srv
+        .and_then(|i| be.servers.get(i))
+        .map(|s| s.counters.at(slot));
     let both = |c: Ctr, v: u64| {
         b.add(c, v);
         if let Some(s) = &s {
