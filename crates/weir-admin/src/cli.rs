@@ -116,6 +116,11 @@ pub enum Command {
     /// `show errors [<px>] [request|response]`: a proxy (name or id), and
     /// only requests (false) or responses (true).
     ShowErrors(Option<String>, Option<bool>),
+    /// `set profiling tasks on|off|auto`.
+    SetProfiling(String),
+    ShowProfiling,
+    ShowActivity,
+    ShowThreads,
 }
 
 impl Command {
@@ -125,7 +130,13 @@ impl Command {
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo(_) | ShowStat(..)
             | ShowServersState(_) | ShowBackend | GetWeight(_) => Level::User,
-            ShowEnv(_) | ClearCounters { all: false } | ShowErrors(..) => Level::Operator,
+            ShowEnv(_)
+            | ClearCounters { all: false }
+            | ShowErrors(..)
+            | ShowProfiling
+            | ShowActivity
+            | ShowThreads => Level::Operator,
+            SetProfiling(_) => Level::Admin,
             SetWeight(..)
             | SetState(..)
             | SetAddr(..)
@@ -353,6 +364,20 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             }
             ShowErrors(px, which)
         }
+        ["set", "profiling", "tasks", v] if matches!(*v, "on" | "off" | "auto") => {
+            SetProfiling(v.to_string())
+        }
+        ["set", "profiling", "tasks", ..] => {
+            return Err(CliError::Usage("Expects 'on', 'auto', or 'off'.".into()))
+        }
+        ["set", "profiling", ..] => {
+            return Err(CliError::Usage(
+                "weir profiles 'tasks' only: 'set profiling tasks on|off|auto'.".into(),
+            ))
+        }
+        ["show", "profiling", ..] => ShowProfiling,
+        ["show", "activity"] => ShowActivity,
+        ["show", "threads"] => ShowThreads,
         ["clear", "counters"] => ClearCounters { all: false },
         ["clear", "counters", "all"] => ClearCounters { all: true },
         ["disable", "health", ..] => DisableHealth(server_ref(arg(2))?),
@@ -438,6 +463,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Admin,
     ),
     (
+        "set profiling tasks on|off|auto",
+        "per-task profiling (auto: off)",
+        Level::Admin,
+    ),
+    (
         "set server <bk>/<srv> [opts]",
         "a server's state (ready|drain|maint), weight, or addr [port]",
         Level::Admin,
@@ -460,9 +490,19 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Operator,
     ),
     (
+        "show activity",
+        "polls and accepted connections per thread",
+        Level::Operator,
+    ),
+    (
         "show info",
         "facts and counters of the process",
         Level::User,
+    ),
+    (
+        "show profiling",
+        "per-task calls, CPU and wake-up latency",
+        Level::Operator,
     ),
     (
         "show servers state [<bk>]",
@@ -473,6 +513,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "show stat [<px> <type> <sid>]",
         "proxies' and servers' counters as CSV",
         Level::User,
+    ),
+    (
+        "show threads",
+        "each thread's name, id and CPU time",
+        Level::Operator,
     ),
     ("user", "lower this session's level to user", Level::User),
 ];

@@ -210,3 +210,29 @@ fn limits_frontends_and_counters_commands() {
         .skip(1)
         .all(|l| l.find(" : ").is_some()));
 }
+
+#[test]
+fn profiling_commands() {
+    assert_eq!(
+        parse(&w("set profiling tasks on")),
+        Ok(Command::SetProfiling("on".into()))
+    );
+    assert_eq!(
+        parse(&w("set profiling tasks maybe")),
+        Err(CliError::Usage("Expects 'on', 'auto', or 'off'.".into()))
+    );
+    assert!(matches!(
+        parse(&w("set profiling memory on")),
+        Err(CliError::Usage(_))
+    ));
+    assert_eq!(
+        parse(&w("show profiling")).map(|c| c.level()),
+        Ok(Level::Operator)
+    );
+    assert_eq!(
+        parse(&w("set profiling tasks off")).map(|c| c.level()),
+        Ok(Level::Admin)
+    );
+    assert_eq!(parse(&w("show activity")), Ok(Command::ShowActivity));
+    assert_eq!(parse(&w("show threads")), Ok(Command::ShowThreads));
+}

@@ -35,7 +35,12 @@ pub fn spawn_all(sh: &Arc<Shared>) {
         let n = checked.len().max(1) as u32;
         for (k, i) in checked.into_iter().enumerate() {
             let offset = px.servers[i].inter * k as u32 / n;
-            tokio::spawn(check_loop(sh.clone(), be.clone(), i, offset));
+            crate::profile::spawn::<crate::profile::Check, _>(check_loop(
+                sh.clone(),
+                be.clone(),
+                i,
+                offset,
+            ));
         }
     }
 }
@@ -337,7 +342,12 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckRe
     if up {
         be.slot_freed.notify_waiters();
         if let Some(period) = s.slowstart.filter(|p| !p.is_zero()) {
-            tokio::spawn(slowstart(be.clone(), idx, s.weight, period));
+            crate::profile::spawn::<crate::profile::Check, _>(slowstart(
+                be.clone(),
+                idx,
+                s.weight,
+                period,
+            ));
         }
     } else {
         if srv.shutdown_on_down {

@@ -11,6 +11,7 @@ pub mod h2;
 pub mod http;
 pub mod listen;
 pub mod log;
+pub mod profile;
 mod runtime;
 pub mod session;
 pub mod splice;
@@ -123,6 +124,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         .or(g.nbproc)
         .unwrap_or_else(sys::usable_cpus)
         .max(1);
+    profile::init(nthreads);
 
     // Descriptor limits and the effective maxconn.
     let (_, hard) = sys::nofile_limits().unwrap_or((1024, 1024));
@@ -564,7 +566,11 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
         for (l, level) in stats_listeners {
-            tokio::spawn(stats_socket::serve(sh.clone(), l, level));
+            crate::profile::spawn::<crate::profile::Cli, _>(stats_socket::serve(
+                sh.clone(),
+                l,
+                level,
+            ));
         }
         main_loop(&sh, &mut done_rx, nthreads, quiet).await
     });

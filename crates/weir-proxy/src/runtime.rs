@@ -93,6 +93,16 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             })
         }
         Command::ShowErrors(px, which) => show_errors(sh, px.as_deref(), *which),
+        Command::SetProfiling(m) => {
+            if m == "on" && crate::profile::mode_name() != "on" {
+                crate::profile::reset();
+            }
+            crate::profile::set_mode(m);
+            String::new()
+        }
+        Command::ShowProfiling => crate::profile::show(),
+        Command::ShowActivity => crate::profile::activity(sh.nthreads),
+        Command::ShowThreads => threads(),
         Command::ClearCounters { all } => {
             clear_counters(sh, *all);
             String::new()
@@ -151,6 +161,41 @@ fn show_errors(sh: &Shared, px: Option<&str>, which: Option<bool>) -> String {
         })
         .collect();
     weir_admin::errors::render(&crate::log::local_date_ms(now), sh.errors.total(), &events)
+}
+
+/// `show threads`: each thread of the process, from `/proc`.
+fn threads() -> String {
+    let mut out = String::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return "Threads are not listed on this system.\n".into();
+    };
+    let mut tids: Vec<u32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    let tick = 100u64;
+    for tid in tids {
+        let base = format!("/proc/self/task/{tid}");
+        let name = std::fs::read_to_string(format!("{base}/comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(format!("{base}/stat")).unwrap_or_default();
+        // After the command's closing parenthesis come the state (field
+        // 3), …, utime (field 14) and stime (field 15).
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let field = |n: usize| {
+            f.get(n - 3)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let (utime, stime) = (field(14), field(15));
+        out.push_str(&format!(
+            "  Thread {} : tid={tid} user={}ms sys={}ms\n",
+            name.trim(),
+            utime * 1000 / tick,
+            stime * 1000 / tick
+        ));
+    }
+    out
 }
 
 fn with_frontend(

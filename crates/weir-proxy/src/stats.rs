@@ -59,6 +59,11 @@ thread_local! {
     static SLOT: Cell<usize> = const { Cell::new(0) };
 }
 
+/// The calling thread's block: its worker number, or 0.
+pub fn thread_slot() -> usize {
+    SLOT.with(Cell::get)
+}
+
 /// Makes the calling thread write block `slot` (worker thread `slot`).
 pub fn set_thread_slot(slot: usize) {
     SLOT.with(|s| s.set(slot));

@@ -28,7 +28,7 @@ pub async fn serve(sh: Arc<Shared>, l: Listener, level: Level) {
         tokio::select! {
             r = accept(&l) => if let Ok((c, _, _)) = r {
                 let sh = sh.clone();
-                tokio::spawn(async move { session(&sh, &c, level).await });
+                crate::profile::spawn::<crate::profile::Cli, _>(async move { session(&sh, &c, level).await });
             },
             _ = stop.wait_for(|v| *v) => return,
         }

@@ -50,10 +50,12 @@ pub fn run_thread(
             .any(|p| p.mode == weir_config::Mode::Http)
         {
             // Wakes this thread's idle HTTP clients at their deadlines.
-            tokio::spawn(crate::http::idle::sweep(sh.clone()));
+            crate::profile::spawn::<crate::profile::Idle, _>(crate::http::idle::sweep(sh.clone()));
         }
         for l in listeners {
-            tasks.push(tokio::spawn(accept_loop(sh.clone(), l)));
+            tasks.push(crate::profile::spawn::<crate::profile::Accept, _>(
+                accept_loop(sh.clone(), l),
+            ));
         }
         for t in tasks {
             let _ = t.await;
@@ -192,6 +194,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         };
         match accepted {
             Ok((conn, peer, local)) => {
+                crate::profile::accepted();
                 // Another thread may have filled the last slot while this one
                 // was waiting in accept(): hold the client until one frees.
                 if !wait_until(&sh, &mut stop, || {
@@ -215,12 +218,27 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 };
                 if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
                     if acc.bind.tls.is_some() {
-                        tokio::spawn(session::run_https(sh.clone(), fe, conn, acc));
+                        crate::profile::spawn::<crate::profile::Https, _>(session::run_https(
+                            sh.clone(),
+                            fe,
+                            conn,
+                            acc,
+                        ));
                     } else {
-                        tokio::spawn(session::run_http(sh.clone(), fe, conn, acc));
+                        crate::profile::spawn::<crate::profile::Http, _>(session::run_http(
+                            sh.clone(),
+                            fe,
+                            conn,
+                            acc,
+                        ));
                     }
                 } else {
-                    tokio::spawn(session::run(sh.clone(), fe, conn, acc));
+                    crate::profile::spawn::<crate::profile::Tcp, _>(session::run(
+                        sh.clone(),
+                        fe,
+                        conn,
+                        acc,
+                    ));
                 }
                 burst += 1;
                 if burst >= maxaccept {

@@ -444,3 +444,58 @@ fn show_errors_keeps_the_last_invalid_request_and_response() {
         "request bytes are not for level user"
     );
 }
+
+#[test]
+fn profiling_activity_and_threads() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("runtime-api-profiling");
+    let sock = dir.join("admin.sock");
+    let (port, user_port) = (free_port(), free_port());
+    let _w = Weir::start(&cfg(&sock, user_port, port, o1.port(), o2.port()), port);
+    assert!(
+        ask(&sock, "show profiling\n").starts_with("Per-task CPU profiling              : auto")
+    );
+    assert_eq!(
+        ask(&sock, "set profiling tasks maybe\n"),
+        "Expects 'on', 'auto', or 'off'.\n\n"
+    );
+    assert_eq!(ask(&sock, "set profiling tasks on\n"), "\n");
+    for _ in 0..3 {
+        let mut c = Client::connect(port);
+        for _ in 0..5 {
+            assert_eq!(c.get("/").status, 200);
+        }
+    }
+    let t = ask(&sock, "show profiling\n");
+    assert!(
+        t.contains(
+            "  function                      calls   cpu_tot   cpu_avg   lat_tot   lat_avg\n"
+        ),
+        "{t}"
+    );
+    let http = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("http_session"))
+        .unwrap_or_else(|| panic!("{t}"));
+    let f: Vec<&str> = http.split_whitespace().collect();
+    let calls: u64 = f[1].parse().unwrap();
+    assert!(calls >= 15, "a poll per request at least: {http}");
+    assert!(f[2].ends_with('s') && f[3].ends_with('s'), "{http}");
+    ask(&sock, "set profiling tasks off\n");
+    let a = ask(&sock, "show activity\n");
+    let accepted = a
+        .lines()
+        .find_map(|l| l.strip_prefix("accepted: "))
+        .unwrap_or_else(|| panic!("{a}"));
+    let total: u64 = accepted.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(total >= 3, "{a}");
+    assert!(
+        accepted.contains('[') && a.starts_with("thread_id: 0 (1..2)\n"),
+        "{a}"
+    );
+    let th = ask(&sock, "show threads\n");
+    assert!(
+        th.contains("Thread weir-1 : tid=") && th.contains("Thread weir-2 : tid="),
+        "{th}"
+    );
+}

@@ -151,7 +151,7 @@ pub async fn serve(
             _alive: Alive(alive.clone()),
         };
         ordinal += 1;
-        tokio::spawn(task.run(req, respond));
+        crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(req, respond));
     }
     // Let the codec send what it queued (GOAWAY) before the socket closes.
     let closed = crate::http::io::timed(

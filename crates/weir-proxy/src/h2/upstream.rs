@@ -68,7 +68,7 @@ pub async fn handshake(
         .handshake::<_, Bytes>(ConnIo::new(Box::new(conn), Vec::new()))
         .await
         .map_err(io::Error::other)?;
-    tokio::spawn(async move {
+    crate::profile::spawn::<crate::profile::H2Server, _>(async move {
         let _ = connection.await;
     });
     let sender = sender.ready().await.map_err(io::Error::other)?;

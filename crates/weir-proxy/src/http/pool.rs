@@ -120,7 +120,7 @@ pub fn put(
         !std::mem::replace(&mut p.purging, true)
     });
     if start_purge {
-        tokio::spawn(purge());
+        crate::profile::spawn::<crate::profile::Purge, _>(purge());
     }
 }
 
