@@ -118,6 +118,8 @@ pub enum Command {
     ShowErrors(Option<String>, Option<bool>),
     /// `set profiling tasks on|off|auto`.
     SetProfiling(String),
+    /// `shutdown sessions server <bk>/<srv>`.
+    ShutdownSessionsServer(ServerRef),
     ShowProfiling,
     ShowActivity,
     ShowThreads,
@@ -136,7 +138,7 @@ impl Command {
             | ShowProfiling
             | ShowActivity
             | ShowThreads => Level::Operator,
-            SetProfiling(_) => Level::Admin,
+            SetProfiling(_) | ShutdownSessionsServer(_) => Level::Admin,
             SetWeight(..)
             | SetState(..)
             | SetAddr(..)
@@ -375,6 +377,12 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
                 "weir profiles 'tasks' only: 'set profiling tasks on|off|auto'.".into(),
             ))
         }
+        ["shutdown", "sessions", "server", ..] => ShutdownSessionsServer(server_ref(arg(3))?),
+        ["shutdown", "session", ..] => {
+            return Err(CliError::Usage(
+                "weir does not list sessions yet ('show sess'); 'shutdown sessions server <bk>/<srv>' is supported.".into(),
+            ))
+        }
         ["show", "profiling", ..] => ShowProfiling,
         ["show", "activity"] => ShowActivity,
         ["show", "threads"] => ShowThreads,
@@ -518,6 +526,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "show threads",
         "each thread's name, id and CPU time",
         Level::Operator,
+    ),
+    (
+        "shutdown sessions server <bk>/<srv>",
+        "end a server's sessions; its idle connections are not reused",
+        Level::Admin,
     ),
     ("user", "lower this session's level to user", Level::User),
 ];

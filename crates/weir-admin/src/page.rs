@@ -30,6 +30,7 @@ pub struct PageInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PageRequest {
     pub csv: bool,
+    pub json: bool,
     pub norefresh: bool,
     /// Only servers that are up.
     pub up: bool,
@@ -45,6 +46,7 @@ impl PageRequest {
         for part in rest.split(';') {
             match part {
                 "csv" => r.csv = true,
+                "json" => r.json = true,
                 "norefresh" => r.norefresh = true,
                 "up" => r.up = true,
                 p if p.starts_with("st=") => r.status = Some(p[3..].to_string()),

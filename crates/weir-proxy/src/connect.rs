@@ -202,7 +202,8 @@ async fn dial(
     let s = &be.servers[srv];
     if s.h2 != H2Use::Never {
         // HTTP/2: a stream on this thread's connection to the server.
-        if let Some(up) = upstream::reuse(be.proxy, srv).await {
+        let gen = s.conn_gen.load(Ordering::Relaxed);
+        if let Some(up) = upstream::reuse(be.proxy, srv, gen).await {
             return Ok(h2_stream(srv, up, be.limits));
         }
     }
@@ -220,7 +221,8 @@ async fn dial(
         H2Use::Never => false,
     };
     if h2 {
-        let up = upstream::handshake(be.proxy, srv, c.conn, c.server_addr, c.source_addr)
+        let gen = s.conn_gen.load(Ordering::Relaxed);
+        let up = upstream::handshake(be.proxy, srv, c.conn, c.server_addr, c.source_addr, gen)
             .await
             .map_err(|e| (ConnectFail::Refused, e))?;
         return Ok(h2_stream(srv, up, be.limits));

@@ -259,6 +259,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 counters: stats::Counters::new(nthreads),
                 check: Mutex::new(stats::CheckView::new(s.check, s.rise, s.fall)),
                 uweight: AtomicU32::new(s.weight),
+                conn_gen: AtomicU32::new(0),
                 drain: AtomicBool::new(false),
                 checks_paused: AtomicBool::new(false),
                 maxqueue: s.maxqueue,

@@ -93,6 +93,11 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             })
         }
         Command::ShowErrors(px, which) => show_errors(sh, px.as_deref(), *which),
+        Command::ShutdownSessionsServer(r) => with_server(sh, r, |_, _, s| {
+            s.conn_gen.fetch_add(1, Ordering::Relaxed);
+            s.kill.notify_waiters();
+            String::new()
+        }),
         Command::SetProfiling(m) => {
             if m == "on" && crate::profile::mode_name() != "on" {
                 crate::profile::reset();
@@ -306,6 +311,8 @@ fn set_addr(s: &ServerRt, a: &str, port: Option<u16>) -> String {
         msg.push_str(", no port change");
     }
     msg.push_str(" by 'stats socket command'\n");
+    // Connections to the old address are not reused.
+    s.conn_gen.fetch_add(1, Ordering::Relaxed);
     msg
 }
 

@@ -36,6 +36,10 @@ pub struct ServerRt {
     /// Runtime API state: the weight set by the user (restored when a
     /// drained server is made ready), drain, checks paused.
     pub uweight: AtomicU32,
+    /// Bumped when its connections must not be reused (`set server addr`,
+    /// `shutdown sessions server`): idle and held connections of an older
+    /// generation are closed instead.
+    pub conn_gen: AtomicU32,
     pub drain: AtomicBool,
     pub checks_paused: AtomicBool,
     pub maxqueue: Option<u32>,

@@ -499,3 +499,54 @@ fn profiling_activity_and_threads() {
         "{th}"
     );
 }
+
+#[test]
+fn new_addresses_and_shut_sessions_do_not_reuse_old_connections() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("runtime-api-addr");
+    let sock = dir.join("admin.sock");
+    let (port, tport) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n    nbthread 1\n    stats socket {} level admin\n\
+         defaults\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    mode http\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+         backend be\n    mode http\n    http-reuse always\n    server s 127.0.0.1:{}\n\
+         listen tcp\n    mode tcp\n    bind 127.0.0.1:{tport}\n    server t 127.0.0.1:{}\n",
+        sock.display(),
+        o1.port(),
+        o1.port()
+    );
+    let _w = Weir::start(&cfg, port);
+
+    // The keep-alive client's server connection to o1 is held or pooled;
+    // after the change its next request goes to o2 all the same.
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/").field("server").as_deref(), Some("o1"));
+    let t = ask(
+        &sock,
+        &format!("set server be/s addr 127.0.0.1 port {}\n", o2.port()),
+    );
+    assert!(
+        t.starts_with("IP changed from '127.0.0.1' to '127.0.0.1', port changed from"),
+        "{t}"
+    );
+    assert_eq!(c.get("/").field("server").as_deref(), Some("o2"));
+    assert_eq!(
+        Client::connect(port).get("/").field("server").as_deref(),
+        Some("o2")
+    );
+
+    // A live mode tcp session ends when its server's sessions are shut.
+    let mut t = Client::connect(tport);
+    assert_eq!(t.get("/").status, 200);
+    assert_eq!(ask(&sock, "shutdown sessions server tcp/t\n"), "\n");
+    // Ended with a FIN or, as weir aborts killed sessions, a reset.
+    let mut b = [0u8; 1];
+    let r = t.r.get_mut().read(&mut b);
+    assert!(
+        matches!(&r, Ok(0))
+            || matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the session was ended: {r:?}"
+    );
+    assert!(ask(&sock, "shutdown session 0x1\n").starts_with("weir does not list sessions yet"));
+}

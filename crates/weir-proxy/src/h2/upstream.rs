@@ -26,6 +26,8 @@ use weir_proto::h1::{self, Limits};
 #[derive(Clone)]
 pub struct Shared {
     sender: SendRequest<Bytes>,
+    /// Its server's connection generation.
+    gen: u32,
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
     tls: bool,
@@ -39,8 +41,12 @@ thread_local! {
 /// This thread's connection to the server, once it can open a stream
 /// (waiting while the server's stream limit is reached). `None` when there
 /// is none, or it failed (it is forgotten).
-pub async fn reuse(be: usize, srv: usize) -> Option<Shared> {
+pub async fn reuse(be: usize, srv: usize, gen: u32) -> Option<Shared> {
     let mut sh = CONNS.with(|m| m.borrow().get(&(be, srv)).cloned())?;
+    if sh.gen != gen {
+        CONNS.with(|m| m.borrow_mut().remove(&(be, srv)));
+        return None;
+    }
     match sh.sender.ready().await {
         Ok(s) => {
             sh.sender = s;
@@ -61,6 +67,7 @@ pub async fn handshake(
     conn: Conn,
     server_addr: Option<SocketAddr>,
     source_addr: Option<SocketAddr>,
+    gen: u32,
 ) -> io::Result<Shared> {
     let tls = conn.tls_info().is_some();
     let (sender, connection) = h2::client::Builder::new()
@@ -74,6 +81,7 @@ pub async fn handshake(
     let sender = sender.ready().await.map_err(io::Error::other)?;
     let sh = Shared {
         sender,
+        gen,
         server_addr,
         source_addr,
         tls,

@@ -312,7 +312,8 @@ pub(super) async fn exchange<'r>(
                     return None;
                 }
                 if let Some(h) = held.take() {
-                    if h.be == be_key && h.srv == srv {
+                    let gen = be.servers[srv].conn_gen.load(Ordering::Relaxed);
+                    if h.be == be_key && h.srv == srv && h.gen == gen {
                         if !pool::alive(&h.conn.conn) {
                             return None;
                         }
@@ -324,7 +325,8 @@ pub(super) async fn exchange<'r>(
                 if !allow_pool || be.servers[srv].private_sni() {
                     return None;
                 }
-                pool::take(be_key, srv, proven_only).map(|c| {
+                let gen = be.servers[srv].conn_gen.load(Ordering::Relaxed);
+                pool::take(be_key, srv, proven_only, gen).map(|c| {
                     reused = Some(if c.proven { 2 } else { 1 });
                     Connected {
                         srv,
@@ -747,6 +749,7 @@ pub(super) async fn exchange<'r>(
                 be: be.proxy,
                 srv: conn.srv,
                 uses: reused.unwrap_or(0) + 1,
+                gen: be.servers[conn.srv].conn_gen.load(Ordering::Relaxed),
                 conn,
             };
             // The connection goes back to the thread's idle pool, where

@@ -52,6 +52,8 @@ pub(super) struct Held {
     conn: Connected,
     /// Exchanges it carried.
     uses: u32,
+    /// Its server's connection generation.
+    gen: u32,
 }
 
 /// Serves HTTP/1.1 exchanges on `client` until it closes, an error ends
@@ -391,6 +393,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
         max_per_server: srv.and_then(|s| s.pool_max_conn),
         purge_delay: srv.and_then(|s| s.pool_purge_delay),
         max_total: (sh.maxconn as usize / 4).max(64),
+        gen: h.gen,
     };
     pool::put(
         &slot,

@@ -21,6 +21,8 @@ pub struct IdleConn {
     pub proven: bool,
     /// When `pool-purge-delay` closes it (`None`: never).
     expires: Option<Instant>,
+    /// Its server's connection generation when it was left here.
+    gen: u32,
 }
 
 impl IdleConn {
@@ -58,9 +60,10 @@ pub fn alive(c: &Conn) -> bool {
     }
 }
 
-/// Takes a live idle connection to server `srv` of backend `be`; with
+/// Takes a live idle connection to server `srv` of backend `be` of
+/// connection generation `gen` (older ones are closed); with
 /// `proven_only`, only one that already carried several exchanges.
-pub fn take(be: usize, srv: usize, proven_only: bool) -> Option<IdleConn> {
+pub fn take(be: usize, srv: usize, proven_only: bool, gen: u32) -> Option<IdleConn> {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         let p = &mut *p;
@@ -69,7 +72,7 @@ pub fn take(be: usize, srv: usize, proven_only: bool) -> Option<IdleConn> {
         while let Some(i) = list.iter().rposition(|c| !proven_only || c.proven) {
             let c = list.swap_remove(i);
             p.count -= 1;
-            if c.usable(now) {
+            if c.gen == gen && c.usable(now) {
                 return Some(c);
             }
         }
@@ -88,6 +91,8 @@ pub struct Slot {
     /// Idle connections this thread may hold in all (HAProxy keeps no more
     /// than a fraction of its descriptors idle).
     pub max_total: usize,
+    /// The server's connection generation the connection belongs to.
+    pub gen: u32,
 }
 
 /// Leaves a server connection for later requests; it is closed instead
@@ -115,6 +120,7 @@ pub fn put(
             source_addr,
             proven,
             expires: slot.purge_delay.map(|d| Instant::now() + d),
+            gen: slot.gen,
         });
         p.count += 1;
         !std::mem::replace(&mut p.purging, true)

@@ -125,6 +125,13 @@ pub(super) async fn answer(
                 .any(|s| s == name || (s == "." && name == px.name))
     })
     .collect();
+    if preq.json {
+        let body = weir_admin::typed::stat_json(&rows);
+        return (
+            respond(200, Some("application/json"), &[], body.as_bytes()),
+            used,
+        );
+    }
     if preq.csv {
         let body = weir_admin::stat::csv(&rows);
         return (respond(200, Some("text/plain"), &[], body.as_bytes()), used);
