@@ -120,6 +120,35 @@ pub enum Command {
     SetProfiling(String),
     /// `shutdown sessions server <bk>/<srv>`.
     ShutdownSessionsServer(ServerRef),
+    /// `show map|acl [<file>|#<id>]` (`map`: true for maps).
+    ShowPatterns {
+        map: bool,
+        which: Option<String>,
+    },
+    /// `add map <file> <key> <value>`, `add acl <file> <pattern>`.
+    AddPattern {
+        map: bool,
+        which: String,
+        key: String,
+        value: String,
+    },
+    /// `del map|acl <file> <key>|#<ref>`.
+    DelPattern {
+        map: bool,
+        which: String,
+        sel: String,
+    },
+    /// `set map <file> <key>|#<ref> <value>`.
+    SetPattern {
+        which: String,
+        sel: String,
+        value: String,
+    },
+    /// `clear map|acl <file>`.
+    ClearPatterns {
+        map: bool,
+        which: String,
+    },
     ShowProfiling,
     ShowActivity,
     ShowThreads,
@@ -139,6 +168,10 @@ impl Command {
             | ShowActivity
             | ShowThreads => Level::Operator,
             SetProfiling(_) | ShutdownSessionsServer(_) => Level::Admin,
+            ShowPatterns { .. } => Level::Operator,
+            AddPattern { .. } | DelPattern { .. } | SetPattern { .. } | ClearPatterns { .. } => {
+                Level::Admin
+            }
             SetWeight(..)
             | SetState(..)
             | SetAddr(..)
@@ -383,6 +416,48 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
                 "weir does not list sessions yet ('show sess'); 'shutdown sessions server <bk>/<srv>' is supported.".into(),
             ))
         }
+        ["show", k @ ("map" | "acl")] => ShowPatterns { map: *k == "map", which: None },
+        ["show", k @ ("map" | "acl"), w] => ShowPatterns {
+            map: *k == "map",
+            which: Some(w.to_string()),
+        },
+        ["add", "map", w, key, _, ..] => AddPattern {
+            map: true,
+            which: w.to_string(),
+            key: key.to_string(),
+            value: words[4..].join(" "),
+        },
+        ["add", "acl", w, key] => AddPattern {
+            map: false,
+            which: w.to_string(),
+            key: key.to_string(),
+            value: String::new(),
+        },
+        ["add", "map" | "acl", ..] => {
+            return Err(CliError::Usage(
+                "'add map' expects <map> <key> <value>, 'add acl' <acl> <pattern>.".into(),
+            ))
+        }
+        ["del", k @ ("map" | "acl"), w, sel] => DelPattern {
+            map: *k == "map",
+            which: w.to_string(),
+            sel: sel.to_string(),
+        },
+        ["del", "map" | "acl", ..] => {
+            return Err(CliError::Usage("'del' expects <file> <key>|#<ref>.".into()))
+        }
+        ["set", "map", w, sel, _, ..] => SetPattern {
+            which: w.to_string(),
+            sel: sel.to_string(),
+            value: words[4..].join(" "),
+        },
+        ["set", "map", ..] => {
+            return Err(CliError::Usage("'set map' expects <map> <key>|#<ref> <value>.".into()))
+        }
+        ["clear", k @ ("map" | "acl"), w] => ClearPatterns {
+            map: *k == "map",
+            which: w.to_string(),
+        },
         ["show", "profiling", ..] => ShowProfiling,
         ["show", "activity"] => ShowActivity,
         ["show", "threads"] => ShowThreads,
@@ -406,8 +481,38 @@ fn state_usage() -> CliError {
 /// The commands as `help` lists them: syntax, what it does, the level it
 /// needs. (The descriptions are weir's own words.)
 pub const HELP: &[(&str, &str, Level)] = &[
+    (
+        "add acl <acl> <pattern>",
+        "add a pattern to an ACL file",
+        Level::Admin,
+    ),
+    (
+        "add map <map> <key> <value>",
+        "add an entry to a map",
+        Level::Admin,
+    ),
+    (
+        "clear acl <acl>",
+        "remove every pattern of an ACL file",
+        Level::Admin,
+    ),
     ("clear counters", "reset the maxima (smax)", Level::Operator),
+    (
+        "clear map <map>",
+        "remove every entry of a map",
+        Level::Admin,
+    ),
     ("clear counters all", "reset every counter", Level::Admin),
+    (
+        "del acl <acl> <key>|#<ref>",
+        "remove patterns of an ACL file",
+        Level::Admin,
+    ),
+    (
+        "del map <map> <key>|#<ref>",
+        "remove entries of a map",
+        Level::Admin,
+    ),
     (
         "disable frontend <fe>",
         "stop accepting on a frontend's listeners",
@@ -456,6 +561,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
     ),
     ("quit", "close this session", Level::User),
     (
+        "set map <map> <key>|#<ref> <value>",
+        "change the value of entries of a map",
+        Level::Admin,
+    ),
+    (
         "set maxconn global <n>",
         "the process's connection limit (up to the one at start)",
         Level::Admin,
@@ -498,8 +608,18 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Operator,
     ),
     (
+        "show acl [<acl>|#<id>]",
+        "the ACL files, or one's patterns",
+        Level::Operator,
+    ),
+    (
         "show activity",
         "polls and accepted connections per thread",
+        Level::Operator,
+    ),
+    (
+        "show map [<map>|#<id>]",
+        "the map files, or one's entries",
         Level::Operator,
     ),
     (

@@ -15,6 +15,8 @@ pub struct Acl {
     pub method: Method,
     pub icase: bool,
     pub patterns: Vec<Pattern>,
+    /// `-f` files: shared lines that change at run time (`add acl` …).
+    pub files: Vec<std::sync::Arc<crate::patref::Compiled<Vec<Pattern>>>>,
 }
 
 /// Fetch and implied match method of ACL keywords with a suffix
@@ -135,21 +137,26 @@ impl Acl {
             }
             patterns.push(matching::compile(method, w, icase)?);
         }
+        let mut compiled = Vec::new();
         for f in files {
             let text = load(&f)?;
-            for line in text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            {
-                patterns.push(matching::compile(method, line, icase)?);
+            let pref = crate::patref::PatRef::intern(&f, false, &text);
+            for e in pref.entries() {
+                matching::compile(method, &e.key, icase)?;
             }
+            compiled.push(std::sync::Arc::new(crate::patref::Compiled::new(
+                pref,
+                method,
+                icase,
+                crate::patref::build_acl,
+            )));
         }
         Ok(Acl {
             expr,
             method,
             icase,
             patterns,
+            files: compiled,
         })
     }
 
@@ -166,6 +173,9 @@ impl Acl {
                 self.patterns
                     .iter()
                     .any(|p| matching::matches(m, self.icase, v, p))
+                    || self.files.iter().any(|f| {
+                        f.with(|ps| ps.iter().any(|p| matching::matches(m, self.icase, v, p)))
+                    })
             }),
         }
     }

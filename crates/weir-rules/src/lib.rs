@@ -10,6 +10,7 @@ pub mod auth;
 pub mod fmt;
 pub mod matching;
 pub mod normalize;
+pub mod patref;
 pub mod sample;
 
 pub use acl::{split_cond, Acl, Cond, Loader};

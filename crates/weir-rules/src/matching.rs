@@ -177,51 +177,64 @@ pub fn matches(method: Method, icase: bool, sample: &Sample, pat: &Pattern) -> b
     }
 }
 
-/// A map file: `key value` lines looked up by the map's match method.
+/// A map file: `key value` lines looked up by the map's match method. Its
+/// lines are shared with the file's other users and change at run time
+/// (`add map` …).
 #[derive(Debug)]
 pub struct Map {
-    method: Method,
-    entries: Vec<(Pattern, String)>,
+    data: crate::patref::Compiled<Vec<(Pattern, String)>>,
     default: Option<String>,
 }
 
+/// The method of a `map_<kind>` converter.
+fn map_method(kind: &str) -> Result<Method, String> {
+    Ok(match kind {
+        "str" => Method::Str,
+        "beg" => Method::Beg,
+        "end" => Method::End,
+        "sub" => Method::Sub,
+        "reg" | "regm" => Method::Reg,
+        "dir" => Method::Dir,
+        "dom" => Method::Dom,
+        "ip" => Method::Ip,
+        "int" => Method::Int,
+        _ => return Err(format!("unknown map type 'map_{kind}'")),
+    })
+}
+
 impl Map {
-    /// Parses a map's text (`#` comments, blank lines skipped).
-    pub fn parse(kind: &str, text: &str, default: Option<String>) -> Result<Map, String> {
-        let method = match kind {
-            "str" => Method::Str,
-            "beg" => Method::Beg,
-            "end" => Method::End,
-            "sub" => Method::Sub,
-            "reg" | "regm" => Method::Reg,
-            "dir" => Method::Dir,
-            "dom" => Method::Dom,
-            "ip" => Method::Ip,
-            "int" => Method::Int,
-            _ => return Err(format!("unknown map type 'map_{kind}'")),
-        };
-        let mut entries = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (k, v) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-            let pat = compile(method, k, false).map_err(|e| format!("map line {}: {e}", i + 1))?;
-            entries.push((pat, v.trim().to_string()));
+    /// A map of file `name` whose text is `text` (`#` comments and blank
+    /// lines skipped); every key must compile for the method.
+    pub fn load(
+        kind: &str,
+        name: &str,
+        text: &str,
+        default: Option<String>,
+    ) -> Result<Map, String> {
+        let method = map_method(kind)?;
+        let pref = crate::patref::PatRef::intern(name, true, text);
+        for e in pref.entries() {
+            compile(method, &e.key, false).map_err(|err| format!("map '{name}': {err}"))?;
         }
         Ok(Map {
-            method,
-            entries,
+            data: crate::patref::Compiled::new(pref, method, false, crate::patref::build_map),
             default,
         })
     }
+    /// A map of text without a file (tests).
+    pub fn parse(kind: &str, text: &str, default: Option<String>) -> Result<Map, String> {
+        Map::load(kind, "", text, default)
+    }
     /// The value of the first entry matching `s`, else the default.
     pub fn lookup(&self, s: &Sample) -> Option<String> {
-        self.entries
-            .iter()
-            .find(|(p, _)| matches(self.method, false, s, p))
-            .map(|(_, v)| v.clone())
+        let method = self.data.method;
+        self.data
+            .with(|entries| {
+                entries
+                    .iter()
+                    .find(|(p, _)| matches(method, false, s, p))
+                    .map(|(_, v)| v.clone())
+            })
             .or_else(|| self.default.clone())
     }
 }

@@ -440,8 +440,8 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
             let kind = kind.split('_').next().unwrap_or("str");
             let text = load(file)?;
             let default = a.get(1).cloned();
-            Conv::Map(std::sync::Arc::new(crate::matching::Map::parse(
-                kind, &text, default,
+            Conv::Map(std::sync::Arc::new(crate::matching::Map::load(
+                kind, file, &text, default,
             )?))
         }
         _ => return Err(format!("unknown converter '{name}'")),

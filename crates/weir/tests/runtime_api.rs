@@ -550,3 +550,84 @@ fn new_addresses_and_shut_sessions_do_not_reuse_old_connections() {
     );
     assert!(ask(&sock, "shutdown session 0x1\n").starts_with("weir does not list sessions yet"));
 }
+
+#[test]
+fn maps_and_acl_files_change_at_run_time() {
+    let o1 = Origin::start("o1");
+    let dir = tempdir("runtime-api-maps");
+    let sock = dir.join("admin.sock");
+    let (map, lst) = (dir.join("colors.map"), dir.join("blocked.lst"));
+    std::fs::write(&map, "# path color\n/a red\n").unwrap();
+    std::fs::write(&lst, "10.0.0.1\n").unwrap();
+    let port = free_port();
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    acl blocked src -f {}\n    http-request deny if blocked\n\
+         \x20   http-request set-header x-color %[path,map_str({},none)]\n    default_backend be\n\
+         backend be\n    server o 127.0.0.1:{}\n",
+        sock.display(),
+        lst.display(),
+        map.display(),
+        o1.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let color = |path: &str| {
+        let r = Client::connect(port).get(path);
+        assert_eq!(r.status, 200, "{path}");
+        let seen = o1.seen.lock().unwrap().last().unwrap().head.clone();
+        seen.lines()
+            .find_map(|l| l.strip_prefix("x-color: ").map(|v| v.trim().to_string()))
+            .unwrap_or_default()
+    };
+    let m = map.display().to_string();
+    let l = lst.display().to_string();
+
+    let list = ask(&sock, "show map\n");
+    assert!(list.starts_with("# id (file) description\n"), "{list}");
+    assert!(
+        list.contains(&format!(
+            "({m}) pattern loaded from file '{m}' entry_cnt=1\n"
+        )),
+        "{list}"
+    );
+    let id: u32 = list
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(ask(&sock, &format!("show map {m}\n")), "0x0 /a red\n\n");
+    assert_eq!(color("/a"), "red");
+    assert_eq!(color("/b"), "none");
+
+    assert_eq!(ask(&sock, &format!("add map {m} /b deep blue\n")), "\n");
+    assert_eq!(color("/b"), "deep blue");
+    assert_eq!(ask(&sock, &format!("set map #{id} /a green\n")), "\n");
+    assert_eq!(color("/a"), "green");
+    assert_eq!(ask(&sock, &format!("del map {m} #0x0\n")), "\n");
+    assert_eq!(color("/a"), "none");
+    assert_eq!(
+        ask(&sock, &format!("del map {m} /zzz\n")),
+        "Key not found.\n\n"
+    );
+    assert_eq!(ask(&sock, &format!("clear map {m}\n")), "\n");
+    assert_eq!(color("/b"), "none");
+    assert!(ask(&sock, "show map nope.map\n").starts_with("Unknown map"));
+
+    // The ACL file: our address added, we are denied; removed, served.
+    assert!(ask(&sock, "show acl\n").contains(&format!("({l})")));
+    assert_eq!(ask(&sock, &format!("add acl {l} 127.0.0.1\n")), "\n");
+    assert_eq!(Client::connect(port).get("/").status, 403);
+    assert_eq!(ask(&sock, &format!("del acl {l} 127.0.0.1\n")), "\n");
+    assert_eq!(Client::connect(port).get("/").status, 200);
+    let bad = ask(&sock, &format!("add acl {l} not-an-ip\n"));
+    assert!(
+        bad.starts_with("'not-an-ip' is not a valid pattern here"),
+        "{bad}"
+    );
+    assert_eq!(ask(&sock, &format!("show acl {l}\n")), "0x0 10.0.0.1\n\n");
+}
