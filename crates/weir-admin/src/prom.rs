@@ -152,12 +152,12 @@ const FRONTEND: &[M] = &[
     c("internal_errors_total", "eint", "Internal errors."),
 ];
 
-/// `haproxy_backend_*`.
-const BACKEND: &[M] = &[
+/// `haproxy_backend_*` and `haproxy_server_*` alike.
+const BACKEND_AND_SERVER: &[M] = &[
     g(
         "current_queue",
         "qcur",
-        "Requests waiting for a server now.",
+        "Requests waiting in the queue now.",
     ),
     g("max_queue", "qmax", "Most requests waiting at once."),
     g("current_sessions", "scur", "Server connections in use now."),
@@ -166,23 +166,18 @@ const BACKEND: &[M] = &[
         "smax",
         "Most server connections in use at once.",
     ),
-    g("limit_sessions", "slim", "The backend's connection limit."),
+    g("limit_sessions", "slim", "The connection limit."),
     c(
         "sessions_total",
         "stot",
-        "Exchanges and sessions sent to this backend.",
+        "Exchanges and sessions sent there.",
     ),
     c(
         "bytes_in_total",
         "bin",
-        "Bytes received from clients for this backend.",
+        "Bytes received from clients for it.",
     ),
-    c(
-        "bytes_out_total",
-        "bout",
-        "Bytes sent to clients from this backend.",
-    ),
-    c("requests_denied_total", "dreq", "Requests denied by rules."),
+    c("bytes_out_total", "bout", "Bytes sent to clients from it."),
     c(
         "responses_denied_total",
         "dresp",
@@ -204,9 +199,11 @@ const BACKEND: &[M] = &[
         "wredis",
         "Redispatches to another server.",
     ),
-    g("weight", "weight", "Total weight of the servers in use."),
-    g("active_servers", "act", "Active servers in use."),
-    g("backup_servers", "bck", "Backup servers in use."),
+    g(
+        "weight",
+        "weight",
+        "Effective weight (a backend: of the servers in use).",
+    ),
     c("check_up_down_total", "chkdown", "UP to DOWN transitions."),
     g(
         "check_last_change_seconds",
@@ -217,12 +214,7 @@ const BACKEND: &[M] = &[
     c(
         "loadbalanced_total",
         "lbtot",
-        "Times a server was picked by the balancer.",
-    ),
-    c(
-        "http_requests_total",
-        "req_tot",
-        "HTTP requests sent to this backend.",
+        "Times the balancer picked a server.",
     ),
     c(
         "client_aborts_total",
@@ -282,128 +274,40 @@ const BACKEND: &[M] = &[
     ),
     s("max_total_time_seconds", "ttime_max", "Longest total time."),
     c("internal_errors_total", "eint", "Internal errors."),
-    g("uweight", "uweight", "Total user weight of the servers."),
+    g(
+        "uweight",
+        "uweight",
+        "User weight (a backend: of its servers).",
+    ),
 ];
 
-/// `haproxy_server_*`.
+/// `haproxy_backend_*` only.
+const BACKEND: &[M] = &[
+    c("requests_denied_total", "dreq", "Requests denied by rules."),
+    g("active_servers", "act", "Active servers in use."),
+    g("backup_servers", "bck", "Backup servers in use."),
+    c(
+        "http_requests_total",
+        "req_tot",
+        "HTTP requests sent to this backend.",
+    ),
+];
+
+/// `haproxy_server_*` only.
 const SERVER: &[M] = &[
-    g(
-        "current_queue",
-        "qcur",
-        "Requests waiting for this server now.",
-    ),
-    g("max_queue", "qmax", "Most requests waiting for it at once."),
-    g("current_sessions", "scur", "Connections in use now."),
-    g("max_sessions", "smax", "Most connections in use at once."),
-    g("limit_sessions", "slim", "The server's maxconn."),
-    c(
-        "sessions_total",
-        "stot",
-        "Connections made to it (or streams sent).",
-    ),
-    c(
-        "bytes_in_total",
-        "bin",
-        "Bytes received from clients for it.",
-    ),
-    c("bytes_out_total", "bout", "Bytes sent to clients from it."),
-    c(
-        "responses_denied_total",
-        "dresp",
-        "Responses denied by rules.",
-    ),
-    c("connection_errors_total", "econ", "Failed connections."),
-    c(
-        "response_errors_total",
-        "eresp",
-        "Bad, missing or timed-out responses.",
-    ),
-    c("retry_warnings_total", "wretr", "Connection retries."),
-    c(
-        "redispatch_warnings_total",
-        "wredis",
-        "Redispatches away from it.",
-    ),
-    g("weight", "weight", "Effective weight."),
     c("check_failures_total", "chkfail", "Failed health checks."),
-    c("check_up_down_total", "chkdown", "UP to DOWN transitions."),
-    g(
-        "check_last_change_seconds",
-        "lastchg",
-        "Seconds since the last state change.",
-    ),
-    c("downtime_seconds_total", "downtime", "Seconds spent DOWN."),
     g("queue_limit", "qlimit", "The server's maxqueue."),
-    c(
-        "loadbalanced_total",
-        "lbtot",
-        "Times the balancer picked it.",
-    ),
     g("check_code", "check_code", "HTTP status of the last check."),
     s(
         "check_duration_seconds",
         "check_duration",
         "Duration of the last check.",
     ),
-    c(
-        "client_aborts_total",
-        "cli_abrt",
-        "Transfers the client aborted.",
-    ),
-    c(
-        "server_aborts_total",
-        "srv_abrt",
-        "Transfers the server aborted.",
-    ),
-    s(
-        "queue_time_average_seconds",
-        "qtime",
-        "Average time in the queue.",
-    ),
-    s(
-        "connect_time_average_seconds",
-        "ctime",
-        "Average connect time.",
-    ),
-    s(
-        "response_time_average_seconds",
-        "rtime",
-        "Average response time.",
-    ),
-    s("total_time_average_seconds", "ttime", "Average total time."),
-    c(
-        "failed_header_rewriting_total",
-        "wrew",
-        "Header rewrites that failed.",
-    ),
-    c(
-        "connection_attempts_total",
-        "connect",
-        "Connection attempts.",
-    ),
-    c("connection_reuses_total", "reuse", "Connections reused."),
     g(
         "idle_connections_current",
         "srv_icur",
         "Idle connections now.",
     ),
-    s(
-        "max_queue_time_seconds",
-        "qtime_max",
-        "Longest time in the queue.",
-    ),
-    s(
-        "max_connect_time_seconds",
-        "ctime_max",
-        "Longest connect time.",
-    ),
-    s(
-        "max_response_time_seconds",
-        "rtime_max",
-        "Longest response time.",
-    ),
-    s("max_total_time_seconds", "ttime_max", "Longest total time."),
-    c("internal_errors_total", "eint", "Internal errors."),
     g(
         "unsafe_idle_connections_current",
         "idle_conn_cur",
@@ -424,7 +328,6 @@ const SERVER: &[M] = &[
         "need_conn_est",
         "Connections estimated to be needed.",
     ),
-    g("uweight", "uweight", "User weight."),
 ];
 
 /// `haproxy_server_check_status` states, in HAProxy's order.
@@ -518,8 +421,8 @@ fn value(v: &str, ms: bool) -> Option<String> {
 }
 
 /// One object kind's metrics over `rows` of it.
-fn objects(out: &mut String, object: &str, table: &[M], rows: &[&Row], server: bool) {
-    for m in table {
+fn objects(out: &mut String, object: &str, tables: &[&[M]], rows: &[&Row], server: bool) {
+    for m in tables.iter().flat_map(|t| t.iter()) {
         let samples: Vec<String> = rows
             .iter()
             .filter_map(|r| {
@@ -635,7 +538,7 @@ pub fn render(
                 "DOWN"
             }
         });
-        objects(&mut out, "frontend", FRONTEND, &fes, false);
+        objects(&mut out, "frontend", &[FRONTEND], &fes, false);
         responses(&mut out, "frontend", &fes, false);
     }
     if scope.backend {
@@ -646,7 +549,13 @@ pub fn render(
                 "DOWN"
             }
         });
-        objects(&mut out, "backend", BACKEND, &bes, false);
+        objects(
+            &mut out,
+            "backend",
+            &[BACKEND_AND_SERVER, BACKEND],
+            &bes,
+            false,
+        );
         responses(&mut out, "backend", &bes, false);
     }
     if scope.server {
@@ -663,7 +572,13 @@ pub fn render(
                 _ => "UP",
             },
         );
-        objects(&mut out, "server", SERVER, &srvs, true);
+        objects(
+            &mut out,
+            "server",
+            &[BACKEND_AND_SERVER, SERVER],
+            &srvs,
+            true,
+        );
         responses(&mut out, "server", &srvs, true);
         let checked: Vec<&&Row> = srvs
             .iter()
