@@ -1,0 +1,286 @@
+//! Runtime API commands run on live state. This module dispatches them
+//! and changes servers and frontends (state, weight, address, limits,
+//! checks) through the same server set the balancer and the health checks
+//! use; `rows` gathers `show stat`/`show info` values from the counters,
+//! `patterns` serves maps and ACL files, `diag` errors and threads.
+
+mod diag;
+mod patterns;
+mod rows;
+
+pub use rows::{prometheus, stat_rows};
+
+use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
+use diag::{show_errors, threads};
+use patterns::{ref_sel, show_patterns, with_patterns};
+use rows::{info, info_field, servers_state};
+use std::sync::atomic::Ordering;
+use weir_admin::cli::{AdminState, Command, Format, ServerRef, Weight};
+use weir_admin::stat;
+
+/// Runs one command (its level was checked); the answer without the blank
+/// line that ends it.
+pub fn run(sh: &Shared, cmd: &Command) -> String {
+    match cmd {
+        Command::ShowInfo(Format::Plain) => info(sh),
+        Command::ShowInfo(Format::Typed) => weir_admin::typed::info_typed(|f| info_field(sh, f)),
+        Command::ShowInfo(Format::Json) => weir_admin::typed::info_json(|f| info_field(sh, f)),
+        Command::ShowStat(f, Format::Plain) => stat::csv(&stat_rows(sh, f)),
+        Command::ShowStat(f, Format::Typed) => weir_admin::typed::stat_typed(&stat_rows(sh, f)),
+        Command::ShowStat(f, Format::Json) => weir_admin::typed::stat_json(&stat_rows(sh, f)),
+        Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
+        Command::ShowBackend => {
+            let mut out = String::from("# name\n");
+            for b in &sh.backends {
+                out.push_str(&b.name);
+                out.push('\n');
+            }
+            out
+        }
+        Command::ShowEnv(var) => {
+            let mut out = String::new();
+            for (k, v) in std::env::vars() {
+                if var.as_deref().is_none_or(|n| n == k) {
+                    out.push_str(&format!("{k}={v}\n"));
+                }
+            }
+            if out.is_empty() {
+                out = "Variable not found\n".into();
+            }
+            out
+        }
+        Command::GetWeight(r) => match find(sh, r) {
+            Ok((be, i, _)) => {
+                let cur = be.set().state(i).map_or(0, |s| s.2);
+                let init = sh.cfg.proxies[be.proxy].servers[i].weight;
+                format!("{cur} (initial {init})\n")
+            }
+            Err(e) => e,
+        },
+        Command::SetWeight(r, w) => with_server(sh, r, |be, i, s| set_weight(sh, be, i, s, *w)),
+        Command::SetState(r, st) => with_server(sh, r, |be, i, s| set_state(be, i, s, *st)),
+        Command::EnableServer(r) => {
+            with_server(sh, r, |be, i, s| set_state(be, i, s, AdminState::Ready))
+        }
+        Command::DisableServer(r) => {
+            with_server(sh, r, |be, i, s| set_state(be, i, s, AdminState::Maint))
+        }
+        Command::EnableHealth(r) | Command::DisableHealth(r) => {
+            let pause = matches!(cmd, Command::DisableHealth(_));
+            with_server(sh, r, |_, _, s| {
+                s.checks_paused.store(pause, Ordering::Relaxed);
+                String::new()
+            })
+        }
+        Command::SetAddr(r, a, p) => with_server(sh, r, |_, _, s| set_addr(s, a, *p)),
+        Command::SetMaxconnGlobal(n) => {
+            if *n == 0 || *n > sh.maxconn {
+                return "Value out of range.\n".into();
+            }
+            sh.maxconn_now.store(*n, Ordering::Relaxed);
+            sh.conn_freed.notify_waiters();
+            String::new()
+        }
+        Command::SetMaxconnFrontend(name, n) => with_frontend(sh, name, |fe| {
+            fe.maxconn
+                .store((*n).clamp(1, sh.maxconn), Ordering::Relaxed);
+            sh.conn_freed.notify_waiters();
+            String::new()
+        }),
+        Command::SetMaxconnServer(r, n) => with_server(sh, r, |be, i, _| {
+            be.set().set_maxconn(i, (*n > 0).then_some(*n));
+            be.slot_freed.notify_waiters();
+            String::new()
+        }),
+        Command::EnableFrontend(name) | Command::DisableFrontend(name) => {
+            let pause = matches!(cmd, Command::DisableFrontend(_));
+            with_frontend(sh, name, |fe| {
+                fe.paused.store(pause, Ordering::Relaxed);
+                sh.conn_freed.notify_waiters();
+                String::new()
+            })
+        }
+        Command::ShowErrors(px, which) => show_errors(sh, px.as_deref(), *which),
+        Command::ShutdownSessionsServer(r) => with_server(sh, r, |_, _, s| {
+            s.conn_gen.fetch_add(1, Ordering::Relaxed);
+            s.kill.notify_waiters();
+            String::new()
+        }),
+        Command::SetProfiling(m) => {
+            if m == "on" && crate::profile::mode_name() != "on" {
+                crate::profile::reset();
+            }
+            crate::profile::set_mode(m);
+            String::new()
+        }
+        Command::ShowProfiling => crate::profile::show(),
+        Command::ShowPatterns { map, which } => show_patterns(*map, which.as_deref()),
+        Command::AddPattern {
+            map,
+            which,
+            key,
+            value,
+        } => with_patterns(*map, which, |p| match p.add(key, value) {
+            Ok(_) => String::new(),
+            Err(e) => format!("'{key}' is not a valid pattern here: {e}\n"),
+        }),
+        Command::DelPattern { map, which, sel } => with_patterns(*map, which, |p| {
+            if p.del(&ref_sel(sel)) > 0 {
+                String::new()
+            } else {
+                "Key not found.\n".into()
+            }
+        }),
+        Command::SetPattern { which, sel, value } => with_patterns(true, which, |p| {
+            if p.set(&ref_sel(sel), value) > 0 {
+                String::new()
+            } else {
+                "Entry not found.\n".into()
+            }
+        }),
+        Command::ClearPatterns { map, which } => with_patterns(*map, which, |p| {
+            p.clear();
+            String::new()
+        }),
+        Command::ShowActivity => crate::profile::activity(sh.nthreads),
+        Command::ShowThreads => threads(),
+        Command::ClearCounters { all } => {
+            clear_counters(sh, *all);
+            String::new()
+        }
+        // Session commands are handled by the socket.
+        Command::Help
+        | Command::Prompt
+        | Command::Quit
+        | Command::Lower(_)
+        | Command::ShowCliLevel => String::new(),
+    }
+}
+
+/// A server by `<backend>/<server>`, or the error line.
+fn find<'a>(sh: &'a Shared, r: &ServerRef) -> Result<(&'a BackendRt, usize, &'a ServerRt), String> {
+    let be = sh
+        .backends
+        .iter()
+        .find(|b| b.name == r.backend)
+        .ok_or_else(|| "No such backend.\n".to_string())?;
+    let i = be
+        .servers
+        .iter()
+        .position(|s| s.name == r.server)
+        .ok_or_else(|| "No such server.\n".to_string())?;
+    Ok((be, i, &be.servers[i]))
+}
+
+fn with_frontend(
+    sh: &Shared,
+    name: &str,
+    f: impl FnOnce(&crate::state::FrontendRt) -> String,
+) -> String {
+    match sh.frontends.iter().find(|fe| fe.name == name) {
+        Some(fe) => f(fe),
+        None => "No such frontend.\n".into(),
+    }
+}
+
+/// `clear counters`: the maxima start again from the current values;
+/// `all`: every counter starts again from zero.
+fn clear_counters(sh: &Shared, all: bool) {
+    let reset = |max: &std::sync::atomic::AtomicU32, cur: u32| max.store(cur, Ordering::Relaxed);
+    for fe in &sh.frontends {
+        reset(&fe.smax, fe.conns.load(Ordering::Relaxed));
+        if all {
+            fe.counters.clear();
+            fe.total.store(0, Ordering::Relaxed);
+        }
+    }
+    for be in &sh.backends {
+        reset(&be.smax, be.conns.load(Ordering::Relaxed));
+        if all {
+            be.counters.clear();
+        }
+        for s in &be.servers {
+            reset(&s.smax, s.cur_conns.load(Ordering::Relaxed));
+            if all {
+                s.counters.clear();
+                s.total.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+fn with_server(
+    sh: &Shared,
+    r: &ServerRef,
+    f: impl FnOnce(&BackendRt, usize, &ServerRt) -> String,
+) -> String {
+    match find(sh, r) {
+        Ok((be, i, s)) => f(be, i, s),
+        Err(e) => e,
+    }
+}
+
+fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) -> String {
+    let init = sh.cfg.proxies[be.proxy].servers[i].weight;
+    let w = match w {
+        Weight::Absolute(n) => n,
+        Weight::Percent(p) => (u64::from(init) * u64::from(p) / 100).min(256) as u32,
+    };
+    s.uweight.store(w, Ordering::Relaxed);
+    if !s.drain.load(Ordering::Relaxed) {
+        be.set().set_weight(i, w);
+    }
+    if w > 0 {
+        be.slot_freed.notify_waiters();
+    }
+    String::new()
+}
+
+fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
+    {
+        let mut set = be.set();
+        match st {
+            AdminState::Maint => set.set_maint(i, true),
+            AdminState::Drain => {
+                s.drain.store(true, Ordering::Relaxed);
+                set.set_maint(i, false);
+                set.set_weight(i, 0);
+            }
+            AdminState::Ready => {
+                s.drain.store(false, Ordering::Relaxed);
+                set.set_maint(i, false);
+                set.set_weight(i, s.uweight.load(Ordering::Relaxed));
+            }
+        }
+    }
+    if st == AdminState::Ready {
+        be.slot_freed.notify_waiters();
+    }
+    String::new()
+}
+
+fn set_addr(s: &ServerRt, a: &str, port: Option<u16>) -> String {
+    let Ok(ip) = a.parse::<std::net::IpAddr>() else {
+        return format!("'{a}' is not a valid IP address.\n");
+    };
+    let Ok(mut t) = s.target.lock() else {
+        return "The server is busy, try again.\n".into();
+    };
+    let ServerTarget::Inet { addr, port: spec } = &mut *t else {
+        return "A UNIX socket server has no IP address to change.\n".into();
+    };
+    let old = *addr;
+    addr.set_ip(ip);
+    let mut msg = format!("IP changed from '{}' to '{ip}'", old.ip());
+    if let Some(p) = port {
+        addr.set_port(p);
+        *spec = weir_config::addr::PortSpec::Fixed(p);
+        msg.push_str(&format!(", port changed from '{}' to '{p}'", old.port()));
+    } else {
+        msg.push_str(", no port change");
+    }
+    msg.push_str(" by 'stats socket command'\n");
+    // Connections to the old address are not reused.
+    s.conn_gen.fetch_add(1, Ordering::Relaxed);
+    msg
+}
