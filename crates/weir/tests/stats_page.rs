@@ -204,3 +204,24 @@ fn write_form(path: &Path, url: &str, b: &str, s: &str, action: &str) {
     );
     std::fs::write(path, html).unwrap();
 }
+
+#[test]
+fn a_stalled_admin_form_is_bounded() {
+    let o1 = Origin::start("o1");
+    let (stats, open, port) = (free_port(), free_port(), free_port());
+    // No timeout http-request, a short timeout client.
+    let c = cfg(stats, open, port, o1.port()).replace("timeout client 5s", "timeout client 500ms");
+    let mut w = Weir::spawn(&c, &[]);
+    w.wait_listening(open);
+    let mut cl = Client::connect(open);
+    cl.send(b"POST /admin HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\ns=o1");
+    let started = std::time::Instant::now();
+    let r = cl.response("POST");
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("location"), Some("/admin;st=ERRP"));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -90,9 +90,12 @@ pub(super) async fn answer(
             return (redirect(&page.uri, "ERRP"), used);
         }
         let n = n as usize;
-        let t = sh.cfg.proxies[sh.frontends[ctx.fe_idx].proxy]
-            .timeouts
-            .http_request;
+        // Bounded even when no timeout is configured.
+        let fe_t = &sh.cfg.proxies[sh.frontends[ctx.fe_idx].proxy].timeouts;
+        let t = fe_t
+            .http_request
+            .or(fe_t.client)
+            .or(Some(std::time::Duration::from_secs(10)));
         while cbuf.bytes().len() < used + n {
             match super::io::timed(t, cbuf.fill(client, sh.bufsize)).await {
                 Some(Ok(k)) if k > 0 => {}
