@@ -117,9 +117,16 @@ impl Counters {
     /// This thread's block, for several additions with one slot lookup.
     #[inline]
     fn at(&self, slot: usize) -> Local<'_> {
-        Local {
-            b: self.blocks.get(slot).or(self.blocks.first()),
-            shared: slot == 0,
+        match self.blocks.get(slot) {
+            Some(b) => Local {
+                b: Some(b),
+                shared: slot == 0,
+            },
+            // Not a worker thread's slot: block 0, shared by such threads.
+            None => Local {
+                b: self.blocks.first(),
+                shared: true,
+            },
         }
     }
 

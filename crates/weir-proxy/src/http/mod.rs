@@ -72,19 +72,16 @@ pub fn serve<'a>(
     if let Some(s) = client.tcp() {
         let _ = s.set_nodelay(true);
     }
-    let ss = Session {
+    run(Session::new(
         sh,
         fe_idx,
         client,
         acc,
         accept_wall,
-        cbuf: Buf::with(&initial, sh.bufsize),
-        held: None,
-        vars: None,
-        count: 0,
-        single: false,
-    };
-    run(ss)
+        &initial,
+        0,
+        false,
+    ))
 }
 
 /// Serves the one exchange of an HTTP/2 stream, whose request head (in
@@ -99,19 +96,46 @@ pub async fn serve_stream(
     accept_wall: Duration,
     ordinal: u64,
 ) {
-    let ss = Session {
+    run(Session::new(
         sh,
         fe_idx,
         client,
         acc,
         accept_wall,
-        cbuf: Buf::with(&head, sh.bufsize),
-        held: None,
-        vars: None,
-        count: ordinal,
-        single: true,
-    };
-    run(ss).await
+        &head,
+        ordinal,
+        true,
+    ))
+    .await
+}
+
+impl<'a> Session<'a> {
+    /// A session whose first bytes are `initial`, `count` requests in
+    /// (`single`: one exchange only, an HTTP/2 stream).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        sh: &'a Shared,
+        fe_idx: usize,
+        client: &'a Conn,
+        acc: &'a Accepted,
+        accept_wall: Duration,
+        initial: &[u8],
+        count: u64,
+        single: bool,
+    ) -> Session<'a> {
+        Session {
+            sh,
+            fe_idx,
+            client,
+            acc,
+            accept_wall,
+            cbuf: Buf::with(initial, sh.bufsize),
+            held: None,
+            vars: None,
+            count,
+            single,
+        }
+    }
 }
 
 /// The head timeouts of a session's frontend: (first request, keep-alive).

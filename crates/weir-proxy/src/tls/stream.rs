@@ -315,19 +315,8 @@ async fn hello(
         std::future::poll_fn(|cx| io.poll_read_ready(cx))
             .await
             .map_err(HandshakeError::Io)?;
-        match acc.read_tls(&mut Raw(io)) {
-            Ok(0) => return Err(HandshakeError::Closed),
-            Ok(n) => *received += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
-                ) =>
-            {
-                return Err(HandshakeError::Closed)
-            }
-            Err(e) => return Err(HandshakeError::Io(e)),
+        if let Some(n) = handshake_read(acc.read_tls(&mut Raw(io)))? {
+            *received += n;
         }
     }
 }
@@ -350,6 +339,26 @@ async fn bounded<T>(
 /// packet also acknowledges the client's Finished, which a client with
 /// Nagle's algorithm on waits for before it sends its request (holding
 /// them cost such clients a 40 ms delayed ACK per connection).
+/// A handshake read's outcome: bytes read, nothing yet (`None`), or the
+/// end of the handshake: the peer closed (end of stream, reset, broken
+/// pipe) or another error.
+fn handshake_read(r: io::Result<usize>) -> Result<Option<usize>, HandshakeError> {
+    match r {
+        Ok(0) => Err(HandshakeError::Closed),
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+            ) =>
+        {
+            Err(HandshakeError::Closed)
+        }
+        Err(e) => Err(HandshakeError::Io(e)),
+    }
+}
+
 async fn drive(io: &Conn, st: &mut State) -> Result<(), HandshakeError> {
     loop {
         while st.tls.wants_write() {
@@ -368,22 +377,9 @@ async fn drive(io: &Conn, st: &mut State) -> Result<(), HandshakeError> {
         std::future::poll_fn(|cx| io.poll_read_ready(cx))
             .await
             .map_err(HandshakeError::Io)?;
-        match st.tls.read_tls(&mut Raw(io)) {
-            Ok(0) => return Err(HandshakeError::Closed),
-            Ok(n) => {
-                st.received += n;
-                st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
-                ) =>
-            {
-                return Err(HandshakeError::Closed)
-            }
-            Err(e) => return Err(HandshakeError::Io(e)),
+        if let Some(n) = handshake_read(st.tls.read_tls(&mut Raw(io)))? {
+            st.received += n;
+            st.tls.process_new_packets().map_err(HandshakeError::Tls)?;
         }
     }
 }
