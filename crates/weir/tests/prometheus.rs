@@ -109,10 +109,20 @@ fn metrics_follow_traffic_under_haproxy_names() {
         .arg(&hcfg)
         .spawn()
         .unwrap();
-    let theirs = wait_for("haproxy's exporter", Duration::from_secs(5), || {
-        std::net::TcpStream::connect(("127.0.0.1", hs)).ok()?;
-        Some(scrape(hs, "").2)
-    });
+    // Once its check has run, as weir's had: some families (the check's
+    // duration) appear only then.
+    let theirs = wait_for(
+        "haproxy's exporter after its check",
+        Duration::from_secs(10),
+        || {
+            std::net::TcpStream::connect(("127.0.0.1", hs)).ok()?;
+            let t = scrape(hs, "").2;
+            t.contains(
+                "haproxy_server_check_status{proxy=\"be\",server=\"dead\",state=\"L4CON\"} 1",
+            )
+            .then_some(t)
+        },
+    );
     let _ = h.kill();
     let _ = h.wait();
     let (ours, theirs) = (families(&t), families(&theirs));
