@@ -152,6 +152,13 @@ pub enum Command {
     ShowProfiling,
     ShowActivity,
     ShowThreads,
+    /// `show sess [all|<id>]`.
+    ShowSess(crate::sess::SessSel),
+    /// `shutdown session <id>`.
+    ShutdownSession(u64),
+    /// `_getsocks`: the listening sockets, passed to a new process (`-x`);
+    /// only on a socket with `expose-fd listeners`.
+    GetSocks,
 }
 
 impl Command {
@@ -166,8 +173,10 @@ impl Command {
             | ShowErrors(..)
             | ShowProfiling
             | ShowActivity
-            | ShowThreads => Level::Operator,
-            SetProfiling(_) | ShutdownSessionsServer(_) => Level::Admin,
+            | ShowThreads
+            | ShowSess(_) => Level::Operator,
+            SetProfiling(_) | ShutdownSessionsServer(_) | ShutdownSession(_) => Level::Admin,
+            GetSocks => Level::User,
             ShowPatterns { .. } => Level::Operator,
             AddPattern { .. } | DelPattern { .. } | SetPattern { .. } | ClearPatterns { .. } => {
                 Level::Admin
@@ -411,12 +420,26 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             ))
         }
         ["shutdown", "sessions", "server", ..] => ShutdownSessionsServer(server_ref(arg(3))?),
-        ["shutdown", "session", ..] => {
+        ["shutdown", "session", id, ..] => ShutdownSession(
+            crate::sess::parse_id(id)
+                .ok_or_else(|| CliError::Usage("No such session (use 'show sess').".into()))?,
+        ),
+        ["shutdown", "session"] => {
             return Err(CliError::Usage(
-                "weir does not list sessions yet ('show sess'); 'shutdown sessions server <bk>/<srv>' is supported.".into(),
+                "Session pointer expected (use 'show sess').".into(),
             ))
         }
-        ["show", k @ ("map" | "acl")] => ShowPatterns { map: *k == "map", which: None },
+        ["show", "sess"] => ShowSess(crate::sess::SessSel::List),
+        ["show", "sess", "all", ..] => ShowSess(crate::sess::SessSel::All),
+        // As in HAProxy, an argument that is not an identifier lists them.
+        ["show", "sess", id, ..] => ShowSess(
+            crate::sess::parse_id(id).map_or(crate::sess::SessSel::List, crate::sess::SessSel::One),
+        ),
+        ["_getsocks"] => GetSocks,
+        ["show", k @ ("map" | "acl")] => ShowPatterns {
+            map: *k == "map",
+            which: None,
+        },
         ["show", k @ ("map" | "acl"), w] => ShowPatterns {
             map: *k == "map",
             which: Some(w.to_string()),
@@ -452,7 +475,9 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             value: words[4..].join(" "),
         },
         ["set", "map", ..] => {
-            return Err(CliError::Usage("'set map' expects <map> <key>|#<ref> <value>.".into()))
+            return Err(CliError::Usage(
+                "'set map' expects <map> <key>|#<ref> <value>.".into(),
+            ))
         }
         ["clear", k @ ("map" | "acl"), w] => ClearPatterns {
             map: *k == "map",
@@ -638,6 +663,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::User,
     ),
     (
+        "show sess [all|<id>]",
+        "the client connections, or one's details",
+        Level::Operator,
+    ),
+    (
         "show stat [<px> <type> <sid>]",
         "proxies' and servers' counters as CSV",
         Level::User,
@@ -646,6 +676,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "show threads",
         "each thread's name, id and CPU time",
         Level::Operator,
+    ),
+    (
+        "shutdown session <id>",
+        "end one client connection (an id from 'show sess')",
+        Level::Admin,
     ),
     (
         "shutdown sessions server <bk>/<srv>",

@@ -236,3 +236,34 @@ fn profiling_commands() {
     assert_eq!(parse(&w("show activity")), Ok(Command::ShowActivity));
     assert_eq!(parse(&w("show threads")), Ok(Command::ShowThreads));
 }
+
+#[test]
+fn sessions_are_listed_and_shut_by_id() {
+    use crate::sess::SessSel;
+    let p = |l: &str| parse(&w(l));
+    assert_eq!(p("show sess"), Ok(Command::ShowSess(SessSel::List)));
+    assert_eq!(p("show sess all"), Ok(Command::ShowSess(SessSel::All)));
+    assert_eq!(
+        p("show sess 0x1f"),
+        Ok(Command::ShowSess(SessSel::One(0x1f)))
+    );
+    // Not an identifier: the list, as HAProxy answers.
+    assert_eq!(p("show sess zz"), Ok(Command::ShowSess(SessSel::List)));
+    assert_eq!(
+        p("shutdown session 0x1f"),
+        Ok(Command::ShutdownSession(0x1f))
+    );
+    assert_eq!(
+        p("shutdown session"),
+        Err(CliError::Usage(
+            "Session pointer expected (use 'show sess').".into()
+        ))
+    );
+    assert_eq!(
+        p("shutdown session nope"),
+        Err(CliError::Usage("No such session (use 'show sess').".into()))
+    );
+    assert_eq!(Command::ShowSess(SessSel::List).level(), Level::Operator);
+    assert_eq!(Command::ShutdownSession(1).level(), Level::Admin);
+    assert_eq!(p("_getsocks"), Ok(Command::GetSocks));
+}

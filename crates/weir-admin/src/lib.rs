@@ -10,6 +10,7 @@ pub mod cli;
 pub mod errors;
 pub mod page;
 pub mod prom;
+pub mod sess;
 pub mod stat;
 pub mod typed;
 mod typed_meta;

@@ -54,6 +54,8 @@ pub enum ConnectFail {
     QueueTimeout,
     /// `CQ`/`CC`: the client left while queued or while connecting.
     ClientAbort { queued: bool },
+    /// `KC`: killed (`shutdown session`, hard stop) while connecting.
+    Killed,
 }
 
 impl ConnectFail {
@@ -64,6 +66,7 @@ impl ConnectFail {
             ConnectFail::QueueTimeout => *b"sQ",
             ConnectFail::ClientAbort { queued: true } => *b"CQ",
             ConnectFail::ClientAbort { queued: false } => *b"CC",
+            ConnectFail::Killed => *b"KC",
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod log;
 pub mod profile;
 mod runtime;
 pub mod session;
+pub mod sessions;
 pub mod splice;
 pub mod state;
 pub mod stats;
@@ -525,6 +526,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         started: std::time::SystemTime::now(),
         errors: capture::ErrorLog::default(),
         nthreads,
+        workers: sessions::Workers::new(nthreads),
     });
     for fe in &sh.frontends {
         fe.logger
@@ -656,4 +658,5 @@ async fn main_loop(
 fn hard_stop(sh: &Shared) {
     sh.stopping.send_replace(true);
     sh.killing.send_replace(true);
+    sessions::wake_everyone(sh);
 }

@@ -23,6 +23,8 @@ pub struct Accepted {
     pub accept_proxy: bool,
     /// The listener it came through (shared by its connections).
     pub bind: Arc<BindInfo>,
+    /// Its entry in the thread's session table (`show sess`).
+    pub reg: crate::sessions::Reg,
 }
 
 /// What the connections of one listener share.
@@ -104,6 +106,7 @@ async fn prologue(
             if let ProxyHeader::Inet { src, dst } = h {
                 acc.peer = Some(src);
                 acc.local = Some(dst);
+                crate::sessions::set_peer(acc.reg, src);
             }
             Some(rest)
         }
@@ -197,7 +200,7 @@ pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Acc
             crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
         }
     }
-    finish(&sh, fe_idx, &acc.bind.conns);
+    finish(&sh, fe_idx, &acc);
 }
 
 /// Serves one accepted `mode http` client of a `bind … ssl` line: the
@@ -226,7 +229,7 @@ pub async fn run_https(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Ac
             client.close_notify();
         }
     }
-    finish(&sh, fe_idx, &acc.bind.conns);
+    finish(&sh, fe_idx, &acc);
 }
 
 /// Serves one accepted `mode tcp` client until both sides are closed, then
@@ -235,16 +238,15 @@ pub async fn run_https(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Ac
 pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
     let accept_wall = wall_now();
     let started = Instant::now();
-    let kill_rx = sh.killing.subscribe();
     let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
     else {
-        finish(&sh, fe_idx, &acc.bind.conns);
+        finish(&sh, fe_idx, &acc);
         return;
     };
     let Some((client, initial)) =
         Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
     else {
-        finish(&sh, fe_idx, &acc.bind.conns);
+        finish(&sh, fe_idx, &acc);
         return;
     };
     run_tcp(
@@ -255,7 +257,6 @@ pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted
         initial,
         accept_wall,
         started,
-        kill_rx,
     )
     .await;
 }
@@ -270,7 +271,6 @@ async fn run_tcp(
     initial: Vec<u8>,
     accept_wall: Duration,
     started: Instant,
-    mut kill_rx: tokio::sync::watch::Receiver<bool>,
 ) {
     let mut initial = initial;
     let fe = &sh.frontends[fe_idx];
@@ -303,11 +303,12 @@ async fn run_tcp(
         rec.tt = ms(started.elapsed());
         crate::stats::count(&sh, fe_idx, None, None, &rec, false);
         log_session(&sh, fe_idx, &rec);
-        finish(&sh, fe_idx, &acc.bind.conns);
+        finish(&sh, fe_idx, &acc);
         return;
     };
     let be_px = &sh.cfg.proxies[be.proxy];
     rec.backend = &be.name;
+    crate::sessions::set_target(acc.reg, be.proxy, None);
 
     // While the server connection is being made, client bytes are read into
     // `initial` (up to a buffer) so that a client that leaves is noticed:
@@ -334,7 +335,7 @@ async fn run_tcp(
         loop {
             tokio::select! {
                 r = &mut attempt => break r,
-                _ = kill_rx.wait_for(|k| *k) => break Err(connect::ConnectFail::Refused),
+                _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
                 ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
                     Early::More => {}
                     Early::Full => watching = false,
@@ -379,11 +380,12 @@ async fn run_tcp(
             rec.beconn = be.conns.load(Ordering::Relaxed);
             crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
             log_session(&sh, fe_idx, &rec);
-            finish(&sh, fe_idx, &acc.bind.conns);
+            finish(&sh, fe_idx, &acc);
             return;
         }
     };
     let srv = &be.servers[conn.srv];
+    crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
     rec.server = Some(&srv.name);
     rec.server_addr = conn.server_addr;
     rec.source_addr = conn.source_addr;
@@ -446,7 +448,7 @@ async fn run_tcp(
                 None
             }
             _ = srv.kill.notified() => Some(*b"DD"),
-            _ = kill_rx.wait_for(|k| *k) => Some(*b"KD"),
+            _ = crate::sessions::killed(&sh, acc.reg) => Some(*b"KD"),
         };
         if let Some(term) = killed {
             rec.term = term;
@@ -465,7 +467,7 @@ async fn run_tcp(
     crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
     log_session(&sh, fe_idx, &rec);
     drop(client);
-    finish(&sh, fe_idx, &acc.bind.conns);
+    finish(&sh, fe_idx, &acc);
 }
 
 /// What reading the client during the connect phase found.
@@ -540,8 +542,9 @@ fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
     }
 }
 
-fn finish(sh: &Shared, fe_idx: usize, bind_conns: &AtomicU32) {
-    bind_conns.fetch_sub(1, Ordering::SeqCst);
+fn finish(sh: &Shared, fe_idx: usize, acc: &Accepted) {
+    crate::sessions::unregister(acc.reg);
+    acc.bind.conns.fetch_sub(1, Ordering::SeqCst);
     sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::SeqCst);
     sh.actconn.fetch_sub(1, Ordering::SeqCst);
     if sh.accept_paused.load(Ordering::SeqCst) > 0 {

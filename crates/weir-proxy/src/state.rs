@@ -224,6 +224,8 @@ pub struct Shared {
     /// The last invalid message of each proxy (`show errors`).
     pub errors: crate::capture::ErrorLog,
     pub nthreads: usize,
+    /// The worker threads' loops (`show sess` runs jobs on them).
+    pub workers: crate::sessions::Workers,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

@@ -64,7 +64,7 @@ async fn session(sh: &Shared, c: &Conn, mut level: Level) {
             }
         };
         let text = String::from_utf8_lossy(&line);
-        let (out, next) = answer(sh, &text, &mut level, &mut interactive);
+        let (out, next) = answer(sh, &text, &mut level, &mut interactive).await;
         let mut out = out.into_bytes();
         if interactive && next == Next::Continue {
             out.extend_from_slice(b"> ");
@@ -80,7 +80,12 @@ async fn send(c: &Conn, b: &[u8]) -> bool {
 }
 
 /// Runs one line's commands; every answer ends with a blank line.
-fn answer(sh: &Shared, line: &str, level: &mut Level, interactive: &mut bool) -> (String, Next) {
+async fn answer(
+    sh: &Shared,
+    line: &str,
+    level: &mut Level,
+    interactive: &mut bool,
+) -> (String, Next) {
     let mut out = String::new();
     let cmds = cli::split(line);
     if cmds.is_empty() && *interactive {
@@ -113,7 +118,7 @@ fn answer(sh: &Shared, line: &str, level: &mut Level, interactive: &mut bool) ->
                 out.push_str(level.name());
                 out.push('\n');
             }
-            _ => out.push_str(&crate::runtime::run(sh, &cmd)),
+            _ => out.push_str(&crate::runtime::run_async(sh, &cmd).await),
         }
         out.push('\n');
     }

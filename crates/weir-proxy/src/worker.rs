@@ -41,6 +41,7 @@ pub fn run_thread(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    sh.workers.set(id, rt.handle().clone());
     rt.block_on(async move {
         let mut tasks = Vec::new();
         if sh
@@ -215,6 +216,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                     local,
                     accept_proxy,
                     bind: bind.clone(),
+                    reg: crate::sessions::register(std::os::fd::AsRawFd::as_raw_fd(&conn), fe),
                 };
                 if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
                     if acc.bind.tls.is_some() {

@@ -12,6 +12,7 @@ use common::*;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 fn cfg(sock: &Path, user_port: u16, port: u16, o1: u16, o2: u16) -> String {
     format!(
@@ -548,7 +549,145 @@ fn new_addresses_and_shut_sessions_do_not_reuse_old_connections() {
             || matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
         "the session was ended: {r:?}"
     );
-    assert!(ask(&sock, "shutdown session 0x1\n").starts_with("weir does not list sessions yet"));
+}
+
+/// `show sess` lines as (id, whole line).
+fn sessions(sock: &Path) -> Vec<(String, String)> {
+    ask(sock, "show sess\n")
+        .lines()
+        .filter(|l| l.starts_with("0x"))
+        .map(|l| (l.split(':').next().unwrap().to_string(), l.to_string()))
+        .collect()
+}
+
+/// The session whose line has every one of `parts`.
+fn session_with(sock: &Path, parts: &[&str]) -> (String, String) {
+    wait_for(
+        &format!("a session with {parts:?}"),
+        Duration::from_secs(5),
+        || {
+            sessions(sock)
+                .into_iter()
+                .find(|(_, l)| parts.iter().all(|p| l.contains(p)))
+        },
+    )
+}
+
+/// Reads until the peer ends the connection (a FIN or a reset).
+fn ended(s: &mut std::net::TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 64];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+#[test]
+fn sessions_are_listed_and_shut_one_by_one() {
+    let o1 = Origin::start("o1");
+    let echo = Server::echo();
+    let log = Syslog::start();
+    let dir = tempdir("runtime-api-sess");
+    let sock = dir.join("admin.sock");
+    let (port, tport) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n    nbthread 2\n    stats socket {} level admin\n\
+         defaults\n    timeout connect 1s\n    timeout client 20s\n    timeout server 20s\n\
+         frontend fe\n    mode http\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+         backend be\n    mode http\n    server o1 127.0.0.1:{}\n\
+         listen tcp\n    mode tcp\n    log 127.0.0.1:{} local0\n    option tcplog\n    bind 127.0.0.1:{tport}\n    server t 127.0.0.1:{}\n",
+        sock.display(),
+        o1.port(),
+        log.port(),
+        echo.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    assert!(listening(tport));
+
+    // An established mode tcp session, and an idle keep-alive client.
+    let mut t = client(tport);
+    t.write_all(b"ping").unwrap();
+    let mut b = [0u8; 4];
+    t.read_exact(&mut b).unwrap();
+    let tsrc = t.local_addr().unwrap().to_string();
+    let mut h = Client::connect(port);
+    assert_eq!(h.get("/").status, 200);
+    let hsrc = h.r.get_ref().local_addr().unwrap().to_string();
+
+    let (tid, tline) = session_with(&sock, &[&format!("src={tsrc} ")]);
+    assert!(
+        tline.contains(" proto=tcpv4 ") && tline.contains(" fe=tcp be=tcp srv=t "),
+        "{tline}"
+    );
+    let (hid, hline) = session_with(&sock, &[&format!("src={hsrc} ")]);
+    assert!(hline.contains(" fe=fe be=be srv=o1 "), "{hline}");
+    assert_ne!(tid, hid);
+
+    // The details of one, and of all.
+    let one = ask(&sock, &format!("show sess {tid}\n"));
+    assert!(one.starts_with(&format!("{tid}: [")), "{one}");
+    assert!(one.contains(&format!("source={tsrc}\n")), "{one}");
+    assert!(one.contains("  frontend=tcp (id="), "{one}");
+    assert!(
+        one.contains(&format!(
+            "  server=t (id=1) addr=127.0.0.1:{}\n",
+            echo.port()
+        )),
+        "{one}"
+    );
+    let all = ask(&sock, "show sess all\n");
+    assert!(
+        all.contains(&format!("{tid}: [")) && all.contains(&format!("{hid}: [")),
+        "{all}"
+    );
+    assert_eq!(ask(&sock, "show sess 0x1234\n"), "Session not found.\n\n");
+    assert_eq!(
+        ask(&sock, "operator; show sess; shutdown session 0x1\n")
+            .trim_end()
+            .lines()
+            .last(),
+        Some("Permission denied")
+    );
+
+    // Killing the tcp session ends it, logged with 'K'; the other client
+    // is untouched.
+    assert_eq!(ask(&sock, &format!("shutdown session {tid}\n")), "\n");
+    assert!(ended(&mut t), "the killed session's client saw its end");
+    let line = log.wait_line(&format!("{tsrc} "), Duration::from_secs(5));
+    assert!(line.contains(" KD "), "{line}");
+    assert_eq!(h.get("/").status, 200);
+    assert_eq!(
+        ask(&sock, &format!("shutdown session {tid}\n")),
+        "No such session (use 'show sess').\n\n"
+    );
+
+    // An idle keep-alive client is ended too.
+    assert_eq!(ask(&sock, &format!("shutdown session {hid}\n")), "\n");
+    assert!(
+        ended(h.r.get_mut()),
+        "the killed keep-alive client was closed"
+    );
+    wait_for("no session left", Duration::from_secs(5), || {
+        sessions(&sock).is_empty().then_some(())
+    });
+
+    // A request waiting on a slow server is ended at once, not when the
+    // server answers.
+    let mut s = Client::connect(port);
+    s.send(b"GET /slow?ms=8000 HTTP/1.1\r\nHost: x\r\n\r\n");
+    let ssrc = s.r.get_ref().local_addr().unwrap().to_string();
+    let (sid, _) = session_with(&sock, &[&format!("src={ssrc} "), " srv=o1 "]);
+    let t0 = std::time::Instant::now();
+    assert_eq!(ask(&sock, &format!("shutdown session {sid}\n")), "\n");
+    assert!(
+        ended(s.r.get_mut()),
+        "the killed exchange's client saw its end"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
 }
 
 #[test]

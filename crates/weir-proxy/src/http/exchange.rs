@@ -373,6 +373,7 @@ pub(super) async fn exchange<'r>(
             }
         };
         let slot = SrvSlot { be, srv: conn.srv };
+        crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
         rec.server = srv_name(Some(conn.srv));
         if let Some(p) = &mut persist {
             if p.server.is_some_and(|i| i != conn.srv) {

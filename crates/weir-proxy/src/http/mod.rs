@@ -165,6 +165,11 @@ async fn run(mut ss: Session<'_>) {
             if !ready && (!first || *sh.killing.borrow()) {
                 break;
             }
+            // `shutdown session` stops the socket's reading, which wakes it.
+            if crate::sessions::is_killed(ss.acc.reg) {
+                client.set_reset_on_close();
+                break;
+            }
         }
         let turn = Turn {
             wait_deadline,
@@ -220,7 +225,7 @@ impl Session<'_> {
             max_head: self.sh.bufsize,
             max_headers: self.sh.maxhdr,
         };
-        let mut kill = self.sh.killing.subscribe();
+        let (sh, reg) = (self.sh, self.acc.reg);
         let client = self.client;
         let work = async {
             let mut first_byte: Option<Instant> = None;
@@ -243,7 +248,7 @@ impl Session<'_> {
         };
         tokio::select! {
             r = work => r,
-            _ = kill.wait_for(|k| *k) => {
+            _ = crate::sessions::killed(sh, reg) => {
                 client.set_reset_on_close();
                 None
             }

@@ -7,6 +7,7 @@
 mod diag;
 mod patterns;
 mod rows;
+mod sess;
 
 pub use rows::{prometheus, stat_rows};
 
@@ -18,10 +19,24 @@ use std::sync::atomic::Ordering;
 use weir_admin::cli::{AdminState, Command, Format, ServerRef, Weight};
 use weir_admin::stat;
 
-/// Runs one command (its level was checked); the answer without the blank
-/// line that ends it.
+/// Runs one command (its level was checked), including those that ask the
+/// worker threads (`show sess`, `shutdown session`); the answer without
+/// the blank line that ends it.
+pub async fn run_async(sh: &Shared, cmd: &Command) -> String {
+    match cmd {
+        Command::ShowSess(sel) => sess::show(sh, *sel).await,
+        Command::ShutdownSession(id) => sess::shutdown(sh, *id).await,
+        _ => run(sh, cmd),
+    }
+}
+
+/// Runs one command that the calling thread answers alone (its level was
+/// checked); the answer without the blank line that ends it.
 pub fn run(sh: &Shared, cmd: &Command) -> String {
     match cmd {
+        Command::ShowSess(_) | Command::ShutdownSession(_) | Command::GetSocks => {
+            "This command is only answered on the stats socket.\n".into()
+        }
         Command::ShowInfo(Format::Plain) => info(sh),
         Command::ShowInfo(Format::Typed) => weir_admin::typed::info_typed(|f| info_field(sh, f)),
         Command::ShowInfo(Format::Json) => weir_admin::typed::info_json(|f| info_field(sh, f)),

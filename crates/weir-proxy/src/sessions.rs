@@ -1,0 +1,335 @@
+//! The live client connections of each worker thread, for `show sess` and
+//! `shutdown session`: a thread-local table that only its own thread
+//! writes (no lock, no atomic on the connection path; 32 bytes a
+//! connection), read and changed by the runtime API through jobs run on
+//! that thread.
+
+use crate::state::Shared;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// A connection's place in its thread's table (`seq` tells a reused slot).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reg {
+    idx: u32,
+    seq: u32,
+}
+
+/// No server or backend chosen yet.
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Entry {
+    /// 0: a free slot.
+    seq: u32,
+    fd: RawFd,
+    fe: u32,
+    be: u32,
+    srv: u32,
+    killed: bool,
+    /// Milliseconds from [`epoch`] to the accept.
+    since_ms: u64,
+}
+
+#[derive(Default)]
+struct Table {
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+    next_seq: u32,
+    /// Clients whose address came in a PROXY header (few: kept aside).
+    proxied: HashMap<u32, SocketAddr>,
+}
+
+thread_local! {
+    static TABLE: RefCell<Table> = RefCell::default();
+    /// Wakes this thread's sessions to look whether they were killed.
+    static KILL: &'static Notify = Box::leak(Box::new(Notify::new()));
+}
+
+/// When the process started: ages are counted from it.
+fn epoch() -> Instant {
+    static E: OnceLock<Instant> = OnceLock::new();
+    *E.get_or_init(Instant::now)
+}
+
+/// Enters an accepted client connection in this thread's table.
+pub fn register(fd: RawFd, fe: usize) -> Reg {
+    let since_ms = epoch().elapsed().as_millis() as u64;
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        t.next_seq = t.next_seq.wrapping_add(1).max(1);
+        let e = Entry {
+            seq: t.next_seq,
+            fd,
+            fe: fe as u32,
+            be: NONE,
+            srv: NONE,
+            killed: false,
+            since_ms,
+        };
+        let idx = match t.free.pop() {
+            Some(i) => {
+                t.entries[i as usize] = e;
+                i
+            }
+            None => {
+                t.entries.push(e);
+                (t.entries.len() - 1) as u32
+            }
+        };
+        Reg { idx, seq: e.seq }
+    })
+}
+
+fn with_entry<R>(r: Reg, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        t.entries
+            .get_mut(r.idx as usize)
+            .filter(|e| e.seq == r.seq && r.seq != 0)
+            .map(f)
+    })
+}
+
+/// Removes a connection that ended (before its socket is reused).
+pub fn unregister(r: Reg) {
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        if let Some(e) = t.entries.get_mut(r.idx as usize) {
+            if e.seq == r.seq && r.seq != 0 {
+                e.seq = 0;
+                t.free.push(r.idx);
+                if !t.proxied.is_empty() {
+                    t.proxied.remove(&r.idx);
+                }
+            }
+        }
+    });
+}
+
+/// Records the backend and server a connection's stream goes to.
+pub fn set_target(r: Reg, be: usize, srv: Option<usize>) {
+    with_entry(r, |e| {
+        e.be = be as u32;
+        e.srv = srv.map_or(NONE, |s| s as u32);
+    });
+}
+
+/// Records the client address a PROXY header gave.
+pub fn set_peer(r: Reg, addr: SocketAddr) {
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.entries
+            .get(r.idx as usize)
+            .is_some_and(|e| e.seq == r.seq)
+        {
+            t.proxied.insert(r.idx, addr);
+        }
+    });
+}
+
+/// Whether `shutdown session` asked this connection to end.
+pub fn is_killed(r: Reg) -> bool {
+    with_entry(r, |e| e.killed).unwrap_or(false)
+}
+
+/// Why [`killed`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// `shutdown session`.
+    Admin,
+    /// Hard stop.
+    Stop,
+}
+
+/// Completes when this connection is killed by `shutdown session` or by a
+/// hard stop.
+pub async fn killed(sh: &Shared, r: Reg) -> Kill {
+    let n: &'static Notify = KILL.with(|n| *n);
+    loop {
+        let woken = n.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        if *sh.killing.borrow() {
+            return Kill::Stop;
+        }
+        if is_killed(r) {
+            return Kill::Admin;
+        }
+        woken.await;
+    }
+}
+
+/// Wakes the calling thread's sessions to look at their kill flags.
+fn wake_all() {
+    KILL.with(|n| n.notify_waiters());
+}
+
+/// A session as this thread sees it, to be named on the main thread.
+#[derive(Debug, Clone)]
+pub struct Raw {
+    pub id: u64,
+    pub uniq: u64,
+    pub fd: RawFd,
+    pub fe: usize,
+    pub be: Option<usize>,
+    pub srv: Option<usize>,
+    pub peer: Option<SocketAddr>,
+    pub local: Option<SocketAddr>,
+    pub unix: bool,
+    pub age: Duration,
+    pub thread: usize,
+    pub killed: bool,
+}
+
+fn make_id(thread: usize, idx: u32, seq: u32) -> u64 {
+    ((thread as u64) << 56) | (u64::from(idx) << 32) | u64::from(seq)
+}
+
+/// The thread, slot and sequence an id names.
+fn split_id(id: u64) -> (usize, Reg) {
+    (
+        (id >> 56) as usize,
+        Reg {
+            idx: ((id >> 32) & 0x00ff_ffff) as u32,
+            seq: id as u32,
+        },
+    )
+}
+
+/// This thread's sessions (run on the worker thread itself).
+fn snapshot(thread: usize) -> Vec<Raw> {
+    let now_ms = epoch().elapsed().as_millis() as u64;
+    TABLE.with(|t| {
+        let t = t.borrow();
+        t.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.seq != 0)
+            .map(|(i, e)| {
+                let fd = BorrowedFd(e.fd);
+                let sa = socket2::SockRef::from(&fd);
+                let peer = sa.peer_addr().ok();
+                let unix = peer.as_ref().is_some_and(|a| a.as_socket().is_none());
+                Raw {
+                    id: make_id(thread, i as u32, e.seq),
+                    uniq: u64::from(e.seq),
+                    fd: e.fd,
+                    fe: e.fe as usize,
+                    be: (e.be != NONE).then_some(e.be as usize),
+                    srv: (e.srv != NONE).then_some(e.srv as usize),
+                    peer: t
+                        .proxied
+                        .get(&(i as u32))
+                        .copied()
+                        .or_else(|| peer.and_then(|a| a.as_socket())),
+                    local: sa.local_addr().ok().and_then(|a| a.as_socket()),
+                    unix,
+                    age: Duration::from_millis(now_ms.saturating_sub(e.since_ms)),
+                    thread,
+                    killed: e.killed,
+                }
+            })
+            .collect()
+    })
+}
+
+/// A raw descriptor lent for the time of one socket query, on the thread
+/// that owns it (the entry lives exactly as long as its socket).
+struct BorrowedFd(RawFd);
+
+impl std::os::fd::AsFd for BorrowedFd {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // SAFETY: the table holds a descriptor only while its connection
+        // is open, and this runs on the connection's own thread between
+        // two of its polls, so the descriptor is open for this borrow.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.0) }
+    }
+}
+
+/// Marks one session killed and wakes it (run on its own thread). Its
+/// client socket stops reading, which also ends a session idle between
+/// requests.
+fn kill(r: Reg) -> bool {
+    let Some(fd) = with_entry(r, |e| {
+        e.killed = true;
+        e.fd
+    }) else {
+        return false;
+    };
+    // SAFETY: shutdown on a descriptor that is open (see BorrowedFd).
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_RD);
+    }
+    wake_all();
+    true
+}
+
+/// The worker threads' event loops, for jobs that must run on them.
+#[derive(Default)]
+pub struct Workers(Vec<OnceLock<tokio::runtime::Handle>>);
+
+impl Workers {
+    pub fn new(n: usize) -> Workers {
+        Workers((0..n).map(|_| OnceLock::new()).collect())
+    }
+    /// Called by worker thread `slot` (1-based) once its loop runs.
+    pub fn set(&self, slot: usize, h: tokio::runtime::Handle) {
+        if let Some(c) = slot.checked_sub(1).and_then(|i| self.0.get(i)) {
+            let _ = c.set(h);
+        }
+    }
+    fn get(&self, slot: usize) -> Option<&tokio::runtime::Handle> {
+        slot.checked_sub(1)
+            .and_then(|i| self.0.get(i))
+            .and_then(OnceLock::get)
+    }
+}
+
+/// Every worker's sessions, oldest first within each thread.
+pub async fn all(sh: &Shared) -> Vec<Raw> {
+    let mut jobs = Vec::new();
+    for slot in 1..=sh.nthreads {
+        if let Some(h) = sh.workers.get(slot) {
+            jobs.push(h.spawn(async move { snapshot(slot) }));
+        }
+    }
+    let mut out = Vec::new();
+    for j in jobs {
+        if let Ok(mut v) = j.await {
+            out.append(&mut v);
+        }
+    }
+    out
+}
+
+/// One session by id, if it is still open.
+pub async fn one(sh: &Shared, id: u64) -> Option<Raw> {
+    let (slot, _) = split_id(id);
+    let h = sh.workers.get(slot)?;
+    let v = h.spawn(async move { snapshot(slot) }).await.ok()?;
+    v.into_iter().find(|r| r.id == id)
+}
+
+/// `shutdown session <id>`: false when no such session is open.
+pub async fn shutdown(sh: &Shared, id: u64) -> bool {
+    let (slot, r) = split_id(id);
+    match sh.workers.get(slot) {
+        Some(h) => h.spawn(async move { kill(r) }).await.unwrap_or(false),
+        None => false,
+    }
+}
+
+/// Hard stop: wakes every worker's sessions so they see it.
+pub fn wake_everyone(sh: &Shared) {
+    for slot in 1..=sh.nthreads {
+        if let Some(h) = sh.workers.get(slot) {
+            h.spawn(async { wake_all() });
+        }
+    }
+}
