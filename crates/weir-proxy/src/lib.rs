@@ -20,6 +20,7 @@ pub mod state;
 pub mod stats;
 mod stats_socket;
 pub mod sys;
+pub mod takeover;
 pub mod tls;
 pub mod worker;
 
@@ -48,6 +49,9 @@ pub struct StartOptions {
     pub soft_stop_pids: Vec<i32>,
     /// `-st`: processes told to terminate (SIGTERM) once weir listens.
     pub hard_stop_pids: Vec<i32>,
+    /// `-x <socket>`: take the listening sockets of the process answering
+    /// there instead of binding new ones.
+    pub takeover: Option<String>,
 }
 
 fn warn(quiet: bool, msg: &str) {
@@ -322,6 +326,22 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let mut frontends = Vec::new();
     let mut per_thread: Vec<Vec<ThreadListener>> = (0..nthreads).map(|_| Vec::new()).collect();
     let reuseport = !g.noreuseport;
+    // `-x`: the previous process's sockets, taken by address before binding.
+    let mut inherited = match &opts.takeover {
+        Some(path) => {
+            match takeover::fetch(path) {
+                Ok(i) => i,
+                Err(e) => {
+                    warn(
+                    quiet,
+                    &format!("failed to get the listening sockets from '{path}' ({e}); binding new ones"),
+                );
+                    takeover::Inherited::default()
+                }
+            }
+        }
+        None => takeover::Inherited::default(),
+    };
     for (pi, px) in cfg.proxies.iter().enumerate() {
         if !px.kind.is_frontend() || px.disabled || px.binds.is_empty() {
             continue;
@@ -413,7 +433,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                     });
                 };
                 let backlog = b.backlog.unwrap_or(fe_max.max(1024));
-                match listen::for_threads(a, b, &threads, reuseport, backlog) {
+                match listen::for_threads(a, b, &threads, reuseport, backlog, &mut inherited) {
                     Ok(ls) => {
                         for (t, l) in ls {
                             push(l, t, &mut per_thread);
@@ -430,6 +450,14 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         }
     }
 
+    drop(inherited);
+    // One copy of each listening socket for the stats sockets that hand
+    // them to a new process (`expose-fd listeners`).
+    let exposed = g.stats_sockets.iter().any(|s| s.expose_fd).then(|| {
+        Arc::new(takeover::distinct(
+            per_thread.iter().flatten().map(|tl| &tl.listener),
+        ))
+    });
     let mut stats_listeners = Vec::new();
     for s in &g.stats_sockets {
         let r = match listen::expand(&s.addr) {
@@ -447,7 +475,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         let level =
             weir_admin::cli::Level::parse(&s.level).unwrap_or(weir_admin::cli::Level::Operator);
         match r {
-            Ok(l) => stats_listeners.push((l, level)),
+            Ok(l) => stats_listeners.push((l, level, exposed.clone().filter(|_| s.expose_fd))),
             Err(e) => errors.push(format!(
                 "[ALERT] parsing [{}] : cannot bind 'stats socket': {e}",
                 s.loc
@@ -568,11 +596,12 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     };
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
-        for (l, level) in stats_listeners {
+        for (l, level, exposed) in stats_listeners {
             crate::profile::spawn::<crate::profile::Cli, _>(stats_socket::serve(
                 sh.clone(),
                 l,
                 level,
+                exposed,
             ));
         }
         main_loop(&sh, &mut done_rx, nthreads, quiet).await

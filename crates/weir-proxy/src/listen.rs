@@ -231,17 +231,32 @@ pub fn expand(a: &BindAddr) -> io::Result<Expanded> {
     })
 }
 
+/// A listener from a socket a previous process handed over (`-x`).
+fn adopt(fd: OwnedFd, unix: bool) -> io::Result<Listener> {
+    let sock = Socket::from(fd);
+    sock.set_nonblocking(true)?;
+    let fd: OwnedFd = sock.into();
+    Ok(if unix {
+        Listener::Unix(std::os::unix::net::UnixListener::from(fd))
+    } else {
+        Listener::Tcp(std::net::TcpListener::from(fd))
+    })
+}
+
 /// Listeners for one bind address, as (thread index, listener) pairs: one
 /// `SO_REUSEPORT` socket per thread for TCP (unless `reuseport` is off), or
-/// one socket shared by the threads otherwise (unix, `fd@`). Errors say
-/// which address failed.
+/// one socket shared by the threads otherwise (unix, `fd@`). Sockets a
+/// previous process handed over (`inherited`) are taken before any is
+/// bound. Errors say which address failed.
 pub fn for_threads(
     a: &BindAddr,
     b: &Bind,
     threads: &[usize],
     reuseport: bool,
     backlog: u32,
+    inherited: &mut crate::takeover::Inherited,
 ) -> Result<Vec<(usize, Listener)>, String> {
+    use crate::takeover::Key;
     let share = |l: Listener| -> Result<Vec<(usize, Listener)>, String> {
         threads
             .iter()
@@ -253,20 +268,29 @@ pub fn for_threads(
             let mut out = Vec::new();
             for addr in addrs {
                 let fail = |e: io::Error| format!("cannot bind socket [{addr}]: {e}");
+                let mut get = |reuse: bool| match inherited.take(&Key::Tcp(addr)) {
+                    Some(fd) => adopt(fd, false).map_err(fail),
+                    None => bind_tcp(addr, b, reuse, backlog).map_err(fail),
+                };
                 if reuseport {
                     for &t in threads {
-                        out.push((t, bind_tcp(addr, b, true, backlog).map_err(fail)?));
+                        out.push((t, get(true)?));
                     }
                 } else {
-                    out.extend(share(bind_tcp(addr, b, false, backlog).map_err(fail)?)?);
+                    out.extend(share(get(false)?)?);
                 }
             }
             Ok(out)
         }
-        Expanded::Unix(path, abns) => share(
-            bind_unix(&path, abns, b.mode, backlog)
-                .map_err(|e| format!("cannot bind unix socket [{path}]: {e}"))?,
-        ),
+        Expanded::Unix(path, abns) => {
+            let mut key = if abns { vec![0u8] } else { Vec::new() };
+            key.extend_from_slice(path.as_bytes());
+            let fail = |e: io::Error| format!("cannot bind unix socket [{path}]: {e}");
+            share(match inherited.take(&Key::Unix(key)) {
+                Some(fd) => adopt(fd, true).map_err(fail)?,
+                None => bind_unix(&path, abns, b.mode, backlog).map_err(fail)?,
+            })
+        }
         Expanded::Fd(n) => share(from_fd(n).map_err(|e| format!("cannot use fd@{n}: {e}"))?),
     }
 }

@@ -18,8 +18,14 @@ const MAX_LINE: usize = 64 * 1024;
 /// How long a client may stay silent (HAProxy's `stats timeout` default).
 const IDLE: Duration = Duration::from_secs(10);
 
-/// Answers connections until soft stop.
-pub async fn serve(sh: Arc<Shared>, l: Listener, level: Level) {
+/// Answers connections until soft stop. `exposed`: the listening sockets
+/// `_getsocks` hands over (`expose-fd listeners`).
+pub async fn serve(
+    sh: Arc<Shared>,
+    l: Listener,
+    level: Level,
+    exposed: Option<Arc<Vec<std::os::fd::OwnedFd>>>,
+) {
     let mut stop = sh.stopping.subscribe();
     let Ok(l) = AnyListener::register(l) else {
         return;
@@ -28,7 +34,10 @@ pub async fn serve(sh: Arc<Shared>, l: Listener, level: Level) {
         tokio::select! {
             r = accept(&l) => if let Ok((c, _, _)) = r {
                 let sh = sh.clone();
-                crate::profile::spawn::<crate::profile::Cli, _>(async move { session(&sh, &c, level).await });
+                let exposed = exposed.clone();
+                crate::profile::spawn::<crate::profile::Cli, _>(async move {
+                    session(&sh, &c, level, exposed.as_deref()).await
+                });
             },
             _ = stop.wait_for(|v| *v) => return,
         }
@@ -42,7 +51,12 @@ enum Next {
     Close,
 }
 
-async fn session(sh: &Shared, c: &Conn, mut level: Level) {
+async fn session(
+    sh: &Shared,
+    c: &Conn,
+    mut level: Level,
+    exposed: Option<&Vec<std::os::fd::OwnedFd>>,
+) {
     let mut buf: Vec<u8> = Vec::new();
     let mut interactive = false;
     let mut chunk = [0u8; 4096];
@@ -64,6 +78,18 @@ async fn session(sh: &Shared, c: &Conn, mut level: Level) {
             }
         };
         let text = String::from_utf8_lossy(&line);
+        // `_getsocks`: the listening sockets, then the end of the session.
+        if text.trim() == "_getsocks" {
+            match exposed {
+                Some(fds) => {
+                    let _ = crate::takeover::send(c, fds).await;
+                }
+                None => {
+                    let _ = send(c, b"Permission denied\n\n").await;
+                }
+            }
+            return;
+        }
         let (out, next) = answer(sh, &text, &mut level, &mut interactive).await;
         let mut out = out.into_bytes();
         if interactive && next == Next::Continue {

@@ -1,4 +1,4 @@
-//! HAProxy's command line: `-f -c -d -db -dM… -D -p -q -v -vv -cc -sf -st -W`.
+//! HAProxy's command line: `-f -c -d -db -dM… -D -p -q -v -vv -cc -sf -st -x -W`.
 
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -17,6 +17,8 @@ pub struct Args {
     pub maxconn: Option<u32>,
     pub chdir: Option<String>,
     pub help: bool,
+    /// `-x <socket>`: take the listening sockets of the process behind it.
+    pub takeover: Option<String>,
 }
 
 /// Parses `argv[1..]`. Errors are one-line messages.
@@ -43,7 +45,8 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-p" => a.pidfile = Some(value(&mut i, arg)?),
             "-cc" => a.cond = Some(value(&mut i, arg)?),
             "-C" => a.chdir = Some(value(&mut i, arg)?),
-            "-L" | "-x" | "-m" => {
+            "-x" => a.takeover = Some(value(&mut i, arg)?),
+            "-L" | "-m" => {
                 value(&mut i, arg)?;
             }
             "-n" | "-N" => {

@@ -22,6 +22,10 @@ fn haproxy_flags() {
     assert_eq!(p("-vv").unwrap().version, 2);
     assert_eq!(p("-cc 1").unwrap().cond.as_deref(), Some("1"));
     assert!(p("-x").is_err());
+    assert_eq!(
+        p("-f x -x /run/w.sock").unwrap().takeover.as_deref(),
+        Some("/run/w.sock")
+    );
     assert!(p("-f").is_err());
     assert!(p("--bogus").is_err());
     assert!(p("-sf abc").is_err());

@@ -159,6 +159,7 @@ fn main() -> ExitCode {
         quiet: args.quiet,
         soft_stop_pids: args.soft_pids.clone(),
         hard_stop_pids: args.hard_pids.clone(),
+        takeover: args.takeover.clone(),
     };
     match weir_proxy::run(config, opts) {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -435,3 +435,102 @@ fn grace_keeps_listening_after_soft_stop() {
     );
     assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
 }
+
+/// The inodes of the sockets listening on 127.0.0.1:`port`.
+fn listen_inodes(port: u16) -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let want = format!("0100007F:{port:04X}");
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 9 && f[1] == want && f[3] == "0A")
+        .map(|f| f[9].to_string())
+        .collect()
+}
+
+#[test]
+fn x_takes_over_the_listening_sockets_with_their_queued_clients() {
+    let (a, b) = (Server::named("old"), Server::named("new"));
+    let port = free_port();
+    let dir = tempdir("takeover");
+    let sock = dir.join("admin.sock");
+    let unix = dir.join("front.sock");
+    let cfg = |maxconn: &str, srv: u16| {
+        format!(
+            "global\n    nbthread 2\n{maxconn}    stats socket {} level admin expose-fd listeners\n\
+             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen t\n    bind 127.0.0.1:{port}\n    bind {}\n    server s 127.0.0.1:{srv}\n",
+            sock.display(),
+            unix.display()
+        )
+    };
+    // The old process takes one client at a time: a second waits in the
+    // listen queue, accepted by nobody yet.
+    let mut old = Weir::start(&cfg("    maxconn 1\n", a.port()), port);
+    let before = listen_inodes(port);
+    assert_eq!(before.len(), 2, "one SO_REUSEPORT socket per thread");
+    let mut held = client(port);
+    let mut got = [0u8; 3];
+    held.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"old");
+    let mut queued = client(port);
+
+    let new = Weir::spawn(
+        &cfg("", b.port()),
+        &["-x", sock.to_str().unwrap(), "-sf", &old.pid().to_string()],
+    );
+    // The old process waits for its one session; the new one serves on
+    // the very same sockets meanwhile, the queued client first.
+    queued
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut got = String::new();
+    queued.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "new", "the client queued in the old socket was served");
+    assert_eq!(listen_inodes(port), before, "the same sockets listen");
+    let mut u = std::os::unix::net::UnixStream::connect(&unix).unwrap();
+    let mut got = String::new();
+    u.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "new", "the unix listener was taken over too");
+    drop(held);
+    assert_eq!(old.wait_exit(Duration::from_secs(5)), Some(0));
+    assert_eq!(fetch(port).unwrap(), "new");
+    assert!(
+        !new.stderr().contains("failed to get the listening sockets"),
+        "{}",
+        new.stderr()
+    );
+}
+
+#[test]
+fn x_without_expose_fd_binds_new_sockets_with_a_warning() {
+    let a = Server::named("old");
+    let port = free_port();
+    let dir = tempdir("takeover-refused");
+    let sock = dir.join("admin.sock");
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen t\n    bind 127.0.0.1:{port}\n    server s 127.0.0.1:{}\n",
+        sock.display(),
+        a.port()
+    );
+    let old = Weir::start(&cfg, port);
+    let mut s = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    s.write_all(b"_getsocks\n").unwrap();
+    let mut got = String::new();
+    s.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "Permission denied\n\n");
+    let before = listen_inodes(port);
+    let new = Weir::spawn(&cfg, &["-x", sock.to_str().unwrap()]);
+    new.wait_output(
+        "failed to get the listening sockets",
+        Duration::from_secs(5),
+    );
+    wait_for(
+        "the new process's own socket",
+        Duration::from_secs(5),
+        || (listen_inodes(port).len() > before.len()).then_some(()),
+    );
+    drop(old);
+}

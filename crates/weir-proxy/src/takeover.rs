@@ -1,0 +1,230 @@
+//! Seamless reloads: a `stats socket … expose-fd listeners` hands the
+//! process's listening sockets to a new process (`_getsocks`), and a new
+//! process started with `-x <socket>` takes them over instead of binding
+//! its own, so no connection waiting in a listen queue is lost.
+//!
+//! weir's own exchange on the stats socket: the new process writes
+//! `_getsocks`; the old answers `weir-fds <n>\n`, then the descriptors in
+//! batches (`SCM_RIGHTS`, one data byte per descriptor), and closes.
+
+use crate::conn::Conn;
+use crate::listen::Listener;
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+use tokio::io::Interest;
+
+/// Descriptors per message, below the kernel's `SCM_MAX_FD` (253).
+const BATCH: usize = 200;
+
+/// The socket's inode: the same listening socket seen through two
+/// descriptors (a thread's copy) has the same one.
+fn inode(fd: RawFd) -> Option<u64> {
+    // SAFETY: fstat writes into a stat struct we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is an open descriptor for the time of the call.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+}
+
+/// One copy of each distinct listening socket among `ls`, to expose.
+pub fn distinct<'a>(ls: impl Iterator<Item = &'a Listener>) -> Vec<OwnedFd> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for l in ls {
+        let fd = match l {
+            Listener::Tcp(t) => t.as_raw_fd(),
+            Listener::Unix(u) => u.as_raw_fd(),
+        };
+        if inode(fd).is_some_and(|i| seen.insert(i)) {
+            if let Ok(c) = l.try_clone() {
+                out.push(match c {
+                    Listener::Tcp(t) => OwnedFd::from(t),
+                    Listener::Unix(u) => OwnedFd::from(u),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Sends `data` with `fds` attached in one message; the bytes sent.
+fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
+    let bytes = std::mem::size_of_val(fds);
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(bytes as u32) } as usize;
+    let mut cbuf = vec![0u64; space.div_ceil(8)];
+    let mut iov = libc::iovec {
+        iov_base: data.as_ptr() as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    // SAFETY: msghdr is plain data; every pointer set below outlives the
+    // call, and the control buffer is sized by CMSG_SPACE for `fds`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(bytes as u32) as _;
+        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(c).cast::<RawFd>(), fds.len());
+        let n = libc::sendmsg(sock, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT);
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
+}
+
+/// Reads into `buf`, keeping any descriptors that come with the bytes.
+fn recv_with_fds(sock: RawFd, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE((253 * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    let mut cbuf = vec![0u64; space.div_ceil(8)];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: as in send_with_fds; the kernel writes at most
+    // msg_controllen bytes of control data, which we walk with the CMSG
+    // macros, taking ownership of each descriptor it passed.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let n = libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let len = (*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let p = libc::CMSG_DATA(c).cast::<RawFd>();
+                for i in 0..len / std::mem::size_of::<RawFd>() {
+                    fds.push(OwnedFd::from_raw_fd(p.add(i).read_unaligned()));
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+        if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+            return Err(io::Error::other("descriptors were cut off"));
+        }
+        Ok(n as usize)
+    }
+}
+
+/// `_getsocks` on a socket with `expose-fd listeners`: sends `fds`.
+pub async fn send(c: &Conn, fds: &[OwnedFd]) -> io::Result<()> {
+    c.send_all(format!("weir-fds {}\n", fds.len()).as_bytes())
+        .await?;
+    let sock = c.as_raw_fd();
+    for chunk in fds.chunks(BATCH) {
+        let raw: Vec<RawFd> = chunk.iter().map(AsRawFd::as_raw_fd).collect();
+        let data = vec![b'F'; raw.len()];
+        let mut sent = 0;
+        while sent == 0 {
+            std::future::poll_fn(|cx| c.poll_write_ready(cx)).await?;
+            match c.try_io(Interest::WRITABLE, || send_with_fds(sock, &data, &raw)) {
+                Ok(n) => sent = n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // The rest of the batch's marker bytes carry no descriptors.
+        if sent < data.len() {
+            c.send_all(&data[sent..]).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Where an inherited socket listens.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    Tcp(SocketAddr),
+    /// A path, or an abstract name (with its leading NUL).
+    Unix(Vec<u8>),
+}
+
+fn key_of(fd: &OwnedFd) -> Option<Key> {
+    let s = socket2::SockRef::from(fd);
+    if !matches!(s.r#type(), Ok(socket2::Type::STREAM)) {
+        return None;
+    }
+    let a = s.local_addr().ok()?;
+    if let Some(sa) = a.as_socket() {
+        return Some(Key::Tcp(sa));
+    }
+    if let Some(p) = a.as_pathname() {
+        return Some(Key::Unix(p.as_os_str().as_encoded_bytes().to_vec()));
+    }
+    let mut name = vec![0u8];
+    name.extend_from_slice(a.as_abstract_namespace()?);
+    Some(Key::Unix(name))
+}
+
+/// The sockets a previous process handed over, until bind lines take them.
+#[derive(Default)]
+pub struct Inherited {
+    socks: Vec<(Key, OwnedFd)>,
+}
+
+impl Inherited {
+    /// Takes one inherited socket listening on `key`.
+    pub fn take(&mut self, key: &Key) -> Option<OwnedFd> {
+        let i = self.socks.iter().position(|(k, _)| k == key)?;
+        Some(self.socks.swap_remove(i).1)
+    }
+    /// Sockets no bind line took (closed when dropped).
+    pub fn left(&self) -> usize {
+        self.socks.len()
+    }
+}
+
+/// `-x <socket>`: asks the running process for its listening sockets.
+pub fn fetch(path: &str) -> io::Result<Inherited> {
+    let mut s = UnixStream::connect(path)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.set_write_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(b"_getsocks\n")?;
+    let mut data = Vec::new();
+    let mut fds = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = recv_with_fds(s.as_raw_fd(), &mut buf, &mut fds)?;
+        if n == 0 {
+            break;
+        }
+        data.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&data);
+    let want: usize = text
+        .strip_prefix("weir-fds ")
+        .and_then(|r| r.split('\n').next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "unexpected answer to _getsocks: {:?}",
+                text.lines().next().unwrap_or("")
+            ))
+        })?;
+    if fds.len() != want {
+        return Err(io::Error::other(format!(
+            "{} of {want} sockets came",
+            fds.len()
+        )));
+    }
+    let socks = fds
+        .into_iter()
+        .filter_map(|fd| key_of(&fd).map(|k| (k, fd)))
+        .collect();
+    Ok(Inherited { socks })
+}
