@@ -27,4 +27,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = PageForm::parse(data);
     let _ = PageRequest::parse(&text);
     let _ = Scope::parse(&text);
+    let _ = weir_admin::sess::parse_id(&text);
 });

@@ -59,6 +59,32 @@ pub struct StatFilter {
     pub proxy: Option<String>,
     pub types: i32,
     pub sid: Option<u32>,
+    /// `up`: servers that are down or in maintenance are left out.
+    pub up: bool,
+    /// `no-maint`: servers in maintenance are left out.
+    pub no_maint: bool,
+}
+
+impl Default for StatFilter {
+    /// Every proxy, every type, every server.
+    fn default() -> StatFilter {
+        StatFilter {
+            proxy: None,
+            types: -1,
+            sid: None,
+            up: false,
+            no_maint: false,
+        }
+    }
+}
+
+impl StatFilter {
+    /// Whether a server row with this `status` is left out (frontend and
+    /// backend rows never are).
+    pub fn hides(&self, status: &str) -> bool {
+        let maint = status.starts_with("MAINT");
+        (self.up && (maint || status.starts_with("DOWN"))) || (self.no_maint && maint)
+    }
 }
 
 /// How `show info` and `show stat` write their values.
@@ -282,23 +308,16 @@ pub fn parse_weight(w: Option<&String>) -> Result<Weight, CliError> {
     }
 }
 
-/// `show stat [{<proxy>|-1} {<type>|-1} {<sid>|-1}]`; `typed` and `json`
-/// are refused.
+/// `show stat [{<proxy>|-1} {<type>|-1} {<sid>|-1}] [up|no-maint]`; the
+/// format words are read by [`format_of`].
 fn stat_filter(args: &[String]) -> Result<StatFilter, CliError> {
-    let mut f = StatFilter {
-        proxy: None,
-        types: -1,
-        sid: None,
-    };
+    let mut f = StatFilter::default();
     let mut pos: Vec<&String> = Vec::new();
     for a in args {
         match a.as_str() {
             "typed" | "json" | "desc" => {}
-            "up" | "no-maint" => {
-                return Err(CliError::Usage(format!(
-                    "'show stat {a}' is not supported by weir; the CSV form is."
-                )))
-            }
+            "up" => f.up = true,
+            "no-maint" => f.no_maint = true,
             _ => pos.push(a),
         }
     }

@@ -31,7 +31,8 @@ fn commands_parse_with_their_arguments() {
             StatFilter {
                 proxy: None,
                 types: 4,
-                sid: None
+                sid: None,
+                ..StatFilter::default()
             },
             Format::Plain
         ))
@@ -42,7 +43,8 @@ fn commands_parse_with_their_arguments() {
             StatFilter {
                 proxy: Some("be".into()),
                 types: 2,
-                sid: Some(3)
+                sid: Some(3),
+                ..StatFilter::default()
             },
             Format::Plain
         ))
@@ -62,7 +64,23 @@ fn commands_parse_with_their_arguments() {
             Format::Typed
         ))
     ));
-    assert!(matches!(parse(&w("show stat up")), Err(CliError::Usage(_))));
+    let up = |l: &str| match parse(&w(l)) {
+        Ok(Command::ShowStat(f, _)) => (f.up, f.no_maint),
+        r => panic!("{r:?}"),
+    };
+    assert_eq!(up("show stat up"), (true, false));
+    assert_eq!(up("show stat -1 4 -1 no-maint typed"), (false, true));
+    let f = StatFilter {
+        up: true,
+        ..StatFilter::default()
+    };
+    assert!(f.hides("DOWN") && f.hides("DOWN 1/2") && f.hides("MAINT"));
+    assert!(!f.hides("UP") && !f.hides("DRAIN") && !f.hides("no check"));
+    let f = StatFilter {
+        no_maint: true,
+        ..StatFilter::default()
+    };
+    assert!(f.hides("MAINT") && f.hides("MAINT (resolution)") && !f.hides("DOWN"));
     let s = ServerRef {
         backend: "be".into(),
         server: "s1".into(),
@@ -130,7 +148,8 @@ fn levels_gate_commands_and_help() {
             StatFilter {
                 proxy: None,
                 types: -1,
-                sid: None
+                sid: None,
+                ..StatFilter::default()
             },
             Format::Plain
         )

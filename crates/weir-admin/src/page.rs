@@ -384,16 +384,7 @@ pub fn html(info: &PageInfo, rows: &[Row], req: &PageRequest) -> String {
         match r.get("svname") {
             Some("FRONTEND") => table_row(&mut out, r, "frontend", admin, false),
             Some("BACKEND") => table_row(&mut out, r, "backend", admin, false),
-            _ => {
-                if req.up
-                    && !r
-                        .get("status")
-                        .is_some_and(|s| s.starts_with("UP") || s == "no check")
-                {
-                    continue;
-                }
-                table_row(&mut out, r, row_class(r), admin, true);
-            }
+            _ => table_row(&mut out, r, row_class(r), admin, true),
         }
     }
     if let Some((_, admin)) = open {

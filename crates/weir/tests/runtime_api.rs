@@ -132,6 +132,25 @@ fn counters_follow_traffic_and_commands_steer_it() {
     let after = split(&o1, &o2);
     assert_eq!((after.0 - before.0, after.1 - before.1), (6, 0));
     assert_eq!(field(&stat(&sock), "o2", "status"), "MAINT");
+    // `up` leaves out the servers that are down or in maintenance,
+    // `no-maint` those in maintenance; frontends and backends stay.
+    let names = |line: &str| -> Vec<String> {
+        ask(&sock, line)
+            .lines()
+            .skip(1)
+            .filter(|l| !l.is_empty())
+            .map(|l| l.split(',').nth(1).unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(
+        names("show stat be -1 -1 up\n"),
+        ["o1", "BACKEND"],
+        "up: o2 (MAINT) and dead (DOWN) left out"
+    );
+    assert_eq!(
+        names("show stat -1 -1 -1 no-maint\n"),
+        ["FRONTEND", "o1", "dead", "BACKEND"]
+    );
     assert_eq!(ask(&sock, "set server be/o2 state ready\n"), "\n");
     assert_eq!(field(&stat(&sock), "o2", "status"), "no check");
 

@@ -113,9 +113,8 @@ pub(super) async fn answer(
     let rows: Vec<_> = crate::runtime::stat_rows(
         sh,
         &StatFilter {
-            proxy: None,
-            types: -1,
-            sid: None,
+            up: preq.up,
+            ..StatFilter::default()
         },
     )
     .into_iter()

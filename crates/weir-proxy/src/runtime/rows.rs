@@ -29,12 +29,7 @@ pub fn prometheus(sh: &Shared, uri: &str) -> crate::http::rules::Local {
             keep: true,
         };
     };
-    let all = StatFilter {
-        proxy: None,
-        types: -1,
-        sid: None,
-    };
-    let rows = stat_rows(sh, &all);
+    let rows = stat_rows(sh, &StatFilter::default());
     let text = weir_admin::prom::render(
         &|f| info_field(sh, f),
         env!("CARGO_PKG_VERSION"),
@@ -235,6 +230,12 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
         if want(2) && f.sid.is_none() {
             rows.push(backend_row(px, be, iid, &set_states, http));
         }
+    }
+    if f.up || f.no_maint {
+        rows.retain(|r| {
+            matches!(r.get("svname"), Some("FRONTEND" | "BACKEND"))
+                || !f.hides(r.get("status").unwrap_or(""))
+        });
     }
     rows
 }
