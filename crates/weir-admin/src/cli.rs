@@ -170,6 +170,12 @@ pub enum Command {
         sel: String,
         value: String,
     },
+    /// `get map|acl <file> <value>`: which line each user matches.
+    GetPattern {
+        map: bool,
+        which: String,
+        value: String,
+    },
     /// `clear map|acl <file>`.
     ClearPatterns {
         map: bool,
@@ -203,7 +209,7 @@ impl Command {
             | ShowSess(_) => Level::Operator,
             SetProfiling(_) | ShutdownSessionsServer(_) | ShutdownSession(_) => Level::Admin,
             GetSocks => Level::User,
-            ShowPatterns { .. } => Level::Operator,
+            ShowPatterns { .. } | GetPattern { .. } => Level::Operator,
             AddPattern { .. } | DelPattern { .. } | SetPattern { .. } | ClearPatterns { .. } => {
                 Level::Admin
             }
@@ -455,6 +461,14 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             crate::sess::parse_id(id).map_or(crate::sess::SessSel::List, crate::sess::SessSel::One),
         ),
         ["_getsocks"] => GetSocks,
+        ["get", k @ ("map" | "acl"), w, _, ..] => GetPattern {
+            map: *k == "map",
+            which: w.to_string(),
+            value: words[3..].join(" "),
+        },
+        ["get", "map" | "acl", ..] => {
+            return Err(CliError::Usage("Missing map identifier and/or key.".into()))
+        }
         ["show", k @ ("map" | "acl")] => ShowPatterns {
             map: *k == "map",
             which: None,
@@ -586,6 +600,16 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "enable server <bk>/<srv>",
         "take a server out of maintenance",
         Level::Admin,
+    ),
+    (
+        "get acl <acl> <value>",
+        "which pattern of an ACL file a value matches",
+        Level::Operator,
+    ),
+    (
+        "get map <map> <value>",
+        "which entry of a map a value matches",
+        Level::Operator,
     ),
     (
         "get weight <bk>/<srv>",

@@ -286,3 +286,23 @@ fn sessions_are_listed_and_shut_by_id() {
     assert_eq!(Command::ShutdownSession(1).level(), Level::Admin);
     assert_eq!(p("_getsocks"), Ok(Command::GetSocks));
 }
+
+#[test]
+fn get_map_and_acl_take_a_file_and_a_value() {
+    assert_eq!(
+        parse(&w("get map /etc/m.map /a b")),
+        Ok(Command::GetPattern {
+            map: true,
+            which: "/etc/m.map".into(),
+            value: "/a b".into()
+        })
+    );
+    assert_eq!(
+        parse(&w("get acl #2 10.0.0.1")).map(|c| c.level()),
+        Ok(Level::Operator)
+    );
+    assert_eq!(
+        parse(&w("get map /etc/m.map")),
+        Err(CliError::Usage("Missing map identifier and/or key.".into()))
+    );
+}

@@ -23,6 +23,23 @@ pub enum Method {
 }
 
 impl Method {
+    /// The method's name as `-m` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Str => "str",
+            Method::Beg => "beg",
+            Method::End => "end",
+            Method::Sub => "sub",
+            Method::Reg => "reg",
+            Method::Dir => "dir",
+            Method::Dom => "dom",
+            Method::Len => "len",
+            Method::Int => "int",
+            Method::Ip => "ip",
+            Method::Found => "found",
+            Method::Bool => "bool",
+        }
+    }
     pub fn parse(s: &str) -> Result<Method, String> {
         Ok(match s {
             "str" => Method::Str,

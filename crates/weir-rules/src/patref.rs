@@ -21,6 +21,15 @@ pub struct Entry {
     pub value: String,
 }
 
+/// One user's answer to [`PatRef::probe`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    pub method: Method,
+    pub icase: bool,
+    /// The first line that matches.
+    pub hit: Option<Entry>,
+}
+
 #[derive(Debug, Default)]
 struct Lines {
     entries: Vec<Entry>,
@@ -104,6 +113,28 @@ impl PatRef {
         let mut v: Vec<Arc<PatRef>> = lock(&REGISTRY).iter().filter_map(Weak::upgrade).collect();
         v.sort_by_key(|p| p.id);
         v
+    }
+
+    /// `get map|acl`: for each user of the file, the first line that
+    /// `sample` matches under that user's method.
+    pub fn probe(&self, sample: &str) -> Vec<Probe> {
+        let l = lock(&self.lines);
+        let s = crate::sample::Sample::Str(sample.as_bytes().to_vec());
+        l.users
+            .iter()
+            .map(|&(method, icase)| Probe {
+                method,
+                icase,
+                hit: l
+                    .entries
+                    .iter()
+                    .find(|e| {
+                        matching::compile(method, &e.key, icase)
+                            .is_ok_and(|p| matching::matches(method, icase, &s, &p))
+                    })
+                    .cloned(),
+            })
+            .collect()
     }
 
     /// The lines now.

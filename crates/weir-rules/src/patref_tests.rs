@@ -58,3 +58,26 @@ fn a_key_must_compile_for_every_user() {
     assert!(p.add("192.168.0.0/16", "b").is_ok());
     assert!(crate::matching::Map::load("ip", "t-bad.map", "nonsense a\n", None).is_err());
 }
+
+#[test]
+fn a_probe_answers_for_each_user_with_its_method() {
+    let text = "/a red\n/b blue\n";
+    let _exact = crate::matching::Map::load("str", "t-probe.map", text, None).unwrap();
+    let _prefix = crate::matching::Map::load("beg", "t-probe.map", text, None).unwrap();
+    let p = PatRef::all()
+        .into_iter()
+        .find(|p| p.name == "t-probe.map")
+        .unwrap();
+    let hits = |v: &str| -> Vec<(&'static str, Option<String>)> {
+        p.probe(v)
+            .into_iter()
+            .map(|u| (u.method.name(), u.hit.map(|e| e.value)))
+            .collect()
+    };
+    assert_eq!(
+        hits("/a"),
+        [("str", Some("red".into())), ("beg", Some("red".into()))]
+    );
+    assert_eq!(hits("/abc"), [("str", None), ("beg", Some("red".into()))]);
+    assert_eq!(hits("/zz"), [("str", None), ("beg", None)]);
+}

@@ -764,6 +764,14 @@ fn maps_and_acl_files_change_at_run_time() {
 
     assert_eq!(ask(&sock, &format!("add map {m} /b deep blue\n")), "\n");
     assert_eq!(color("/b"), "deep blue");
+    assert_eq!(
+        ask(&sock, &format!("get map {m} /b\n")),
+        "type=str, case=sensitive, found=yes, idx=list, key=\"/b\", value=\"deep blue\", type=\"str\"\n\n"
+    );
+    assert_eq!(
+        ask(&sock, &format!("get map #{id} /c\n")),
+        "type=str, case=sensitive, found=no\n\n"
+    );
     assert_eq!(ask(&sock, &format!("set map #{id} /a green\n")), "\n");
     assert_eq!(color("/a"), "green");
     assert_eq!(ask(&sock, &format!("del map {m} #0x0\n")), "\n");
@@ -780,6 +788,10 @@ fn maps_and_acl_files_change_at_run_time() {
     assert!(ask(&sock, "show acl\n").contains(&format!("({l})")));
     assert_eq!(ask(&sock, &format!("add acl {l} 127.0.0.1\n")), "\n");
     assert_eq!(Client::connect(port).get("/").status, 403);
+    assert_eq!(
+        ask(&sock, &format!("get acl {l} 127.0.0.1\n")),
+        "type=ip, case=sensitive, match=yes, idx=list, pattern=\"127.0.0.1\"\n\n"
+    );
     assert_eq!(ask(&sock, &format!("del acl {l} 127.0.0.1\n")), "\n");
     assert_eq!(Client::connect(port).get("/").status, 200);
     let bad = ask(&sock, &format!("add acl {l} not-an-ip\n"));

@@ -13,7 +13,7 @@ pub use rows::{prometheus, stat_rows};
 
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use diag::{show_errors, threads};
-use patterns::{ref_sel, show_patterns, with_patterns};
+use patterns::{get_pattern, ref_sel, show_patterns, with_patterns};
 use rows::{info, info_field, servers_state};
 use std::sync::atomic::Ordering;
 use weir_admin::cli::{AdminState, Command, Format, ServerRef, Weight};
@@ -130,6 +130,9 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         }
         Command::ShowProfiling => crate::profile::show(),
         Command::ShowPatterns { map, which } => show_patterns(*map, which.as_deref()),
+        Command::GetPattern { map, which, value } => {
+            with_patterns(*map, which, |p| get_pattern(p, value))
+        }
         Command::AddPattern {
             map,
             which,

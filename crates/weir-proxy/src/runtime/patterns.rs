@@ -61,3 +61,23 @@ pub(super) fn show_patterns(map: bool, which: Option<&str>) -> String {
         out
     })
 }
+
+/// `get map|acl <file> <value>`: a line per user of the file (its match
+/// method), with the first entry the value matches.
+pub(super) fn get_pattern(p: &weir_rules::patref::PatRef, value: &str) -> String {
+    let mut out = String::new();
+    for u in p.probe(value) {
+        let case = if u.icase { "insensitive" } else { "sensitive" };
+        out.push_str(&format!("type={}, case={case}, ", u.method.name()));
+        let word = if p.is_map { "found" } else { "match" };
+        match u.hit {
+            None => out.push_str(&format!("{word}=no\n")),
+            Some(e) if p.is_map => out.push_str(&format!(
+                "found=yes, idx=list, key=\"{}\", value=\"{}\", type=\"str\"\n",
+                e.key, e.value
+            )),
+            Some(e) => out.push_str(&format!("match=yes, idx=list, pattern=\"{}\"\n", e.key)),
+        }
+    }
+    out
+}
