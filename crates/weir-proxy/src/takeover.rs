@@ -50,24 +50,37 @@ pub fn distinct<'a>(ls: impl Iterator<Item = &'a Listener>) -> Vec<OwnedFd> {
     out
 }
 
+/// A zeroed control buffer with room for `n` descriptors, 8-byte aligned.
+fn control(n: usize) -> Vec<u64> {
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE((n * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    vec![0u64; space.div_ceil(8)]
+}
+
+/// A message header over one buffer and a control buffer (both must
+/// outlive its use).
+fn header(iov: &mut libc::iovec, cbuf: &mut [u64]) -> libc::msghdr {
+    // SAFETY: msghdr is plain data, valid when zeroed.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(cbuf) as _;
+    msg
+}
+
 /// Sends `data` with `fds` attached in one message; the bytes sent.
 fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
     let bytes = std::mem::size_of_val(fds);
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(bytes as u32) } as usize;
-    let mut cbuf = vec![0u64; space.div_ceil(8)];
+    let mut cbuf = control(fds.len());
     let mut iov = libc::iovec {
         iov_base: data.as_ptr() as *mut libc::c_void,
         iov_len: data.len(),
     };
-    // SAFETY: msghdr is plain data; every pointer set below outlives the
-    // call, and the control buffer is sized by CMSG_SPACE for `fds`.
+    let msg = header(&mut iov, &mut cbuf);
+    // SAFETY: the control buffer is sized by CMSG_SPACE for `fds`, and the
+    // header's pointers outlive the call.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
@@ -83,22 +96,16 @@ fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
 
 /// Reads into `buf`, keeping any descriptors that come with the bytes.
 fn recv_with_fds(sock: RawFd, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
-    // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE((253 * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut cbuf = vec![0u64; space.div_ceil(8)];
+    let mut cbuf = control(253);
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
     };
-    // SAFETY: as in send_with_fds; the kernel writes at most
-    // msg_controllen bytes of control data, which we walk with the CMSG
-    // macros, taking ownership of each descriptor it passed.
+    let mut msg = header(&mut iov, &mut cbuf);
+    // SAFETY: the header's pointers outlive the call; the kernel writes at
+    // most msg_controllen bytes of control data, which we walk with the
+    // CMSG macros, taking ownership of each descriptor it passed.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
         let n = libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC);
         if n < 0 {
             return Err(io::Error::last_os_error());
