@@ -102,6 +102,26 @@ const PROCESS: &[M] = &[
         "Start_time_sec",
         "Start time, in seconds since the epoch.",
     ),
+    g(
+        "current_connection_rate",
+        "ConnRate",
+        "Connections accepted in the last second.",
+    ),
+    g(
+        "max_connection_rate",
+        "MaxConnRate",
+        "Most connections accepted in one second.",
+    ),
+    g(
+        "current_session_rate",
+        "SessRate",
+        "Sessions started in the last second.",
+    ),
+    g(
+        "max_session_rate",
+        "MaxSessRate",
+        "Most sessions started in one second.",
+    ),
 ];
 
 /// `haproxy_frontend_*`.
@@ -114,6 +134,21 @@ const FRONTEND: &[M] = &[
     ),
     g("limit_sessions", "slim", "The connection limit (maxconn)."),
     c("sessions_total", "stot", "Client connections accepted."),
+    g(
+        "max_session_rate",
+        "rate_max",
+        "Most connections accepted in one second.",
+    ),
+    g(
+        "connections_rate_max",
+        "conn_rate_max",
+        "Most connections accepted in one second.",
+    ),
+    g(
+        "http_requests_rate_max",
+        "req_rate_max",
+        "Most HTTP requests received in one second.",
+    ),
     c("bytes_in_total", "bin", "Bytes received from clients."),
     c("bytes_out_total", "bout", "Bytes sent to clients."),
     c("requests_denied_total", "dreq", "Requests denied by rules."),
@@ -171,6 +206,16 @@ const BACKEND_AND_SERVER: &[M] = &[
         "sessions_total",
         "stot",
         "Exchanges and sessions sent there.",
+    ),
+    g(
+        "max_session_rate",
+        "rate_max",
+        "Most exchanges and sessions sent there in one second.",
+    ),
+    g(
+        "last_session_seconds",
+        "lastsess",
+        "Seconds since the last exchange or session sent there.",
     ),
     c(
         "bytes_in_total",

@@ -12,6 +12,7 @@ pub mod http;
 pub mod listen;
 pub mod log;
 pub mod profile;
+pub mod rates;
 mod runtime;
 pub mod session;
 pub mod sessions;
@@ -555,6 +556,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         errors: capture::ErrorLog::default(),
         nthreads,
         workers: sessions::Workers::new(nthreads),
+        rates: rates::Rates::default(),
     });
     for fe in &sh.frontends {
         fe.logger
@@ -596,6 +598,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     };
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
+        tokio::spawn(rates::run(sh.clone()));
         for (l, level, exposed) in stats_listeners {
             crate::profile::spawn::<crate::profile::Cli, _>(stats_socket::serve(
                 sh.clone(),

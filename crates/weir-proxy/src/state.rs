@@ -226,6 +226,8 @@ pub struct Shared {
     pub nthreads: usize,
     /// The worker threads' loops (`show sess` runs jobs on them).
     pub workers: crate::sessions::Workers,
+    /// Rates and time averages, sampled once a second.
+    pub rates: crate::rates::Rates,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

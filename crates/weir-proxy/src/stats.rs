@@ -45,14 +45,34 @@ pub enum Ctr {
     SslSess,
     SslReused,
     SslFailed,
+    /// Queue, connect, response and total times: sums in ms and how many
+    /// were summed (for `qtime` … `ttime`, averaged by [`crate::rates`]).
+    QSum,
+    QN,
+    CSum,
+    CN,
+    RSum,
+    RN,
+    TSum,
+    TN,
+    /// The longest of each (`qtime_max` …): per-thread maxima, not sums.
+    QMax,
+    CMax,
+    RMax,
+    TMax,
 }
 
-const N: usize = Ctr::SslFailed as usize + 1;
+const N: usize = Ctr::TMax as usize + 1;
 
 /// One thread's counters for one object, on a cache line of its own.
 #[repr(align(64))]
-#[derive(Default)]
 struct Block([AtomicU64; N]);
+
+impl Default for Block {
+    fn default() -> Block {
+        Block(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
 
 thread_local! {
     /// This thread's block: 1..=nbthread on worker threads, 0 elsewhere.
@@ -88,6 +108,19 @@ impl Local<'_> {
         } else {
             // Only this worker thread writes its block.
             a.store(a.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+        }
+    }
+    /// Raises a maximum slot to `v`.
+    #[inline]
+    fn raise(&self, c: Ctr, v: u64) {
+        let Some(b) = self.b else {
+            return;
+        };
+        let a = &b.0[c as usize];
+        if self.shared {
+            a.fetch_max(v, Ordering::Relaxed);
+        } else if v > a.load(Ordering::Relaxed) {
+            a.store(v, Ordering::Relaxed);
         }
     }
 }
@@ -142,6 +175,25 @@ impl Counters {
         let i = c as usize;
         self.sum(i)
             .wrapping_sub(self.base.0[i].load(Ordering::Relaxed))
+    }
+
+    /// The largest value of a maximum slot over threads.
+    pub fn max(&self, c: Ctr) -> u64 {
+        self.blocks
+            .iter()
+            .map(|b| b.0[c as usize].load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Starts the maxima again (`clear counters`). A thread raising one at
+    /// the same moment may keep its value: a reset, not a barrier.
+    pub fn clear_max(&self) {
+        for b in self.blocks.iter() {
+            for c in [Ctr::QMax, Ctr::CMax, Ctr::RMax, Ctr::TMax] {
+                b.0[c as usize].store(0, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Starts every counter again from zero.
@@ -226,6 +278,30 @@ pub fn count(
     }
     if rec.redispatched {
         both(Ctr::Redispatches, 1);
+    }
+    // Times, for the averages and maxima: the queue and connect times of
+    // those that waited or connected, the response time of HTTP
+    // exchanges, the total time of all (HAProxy's `Tt`, which counts a
+    // keep-alive request's idle time before it).
+    for (t, sum, n, max) in [
+        (rec.tw, Ctr::QSum, Ctr::QN, Ctr::QMax),
+        (rec.tc, Ctr::CSum, Ctr::CN, Ctr::CMax),
+        (
+            if http { rec.t_res } else { -1 },
+            Ctr::RSum,
+            Ctr::RN,
+            Ctr::RMax,
+        ),
+        (rec.tt, Ctr::TSum, Ctr::TN, Ctr::TMax),
+    ] {
+        if let Ok(t) = u64::try_from(t) {
+            both(sum, t);
+            both(n, 1);
+            b.raise(max, t);
+            if let Some(s) = &s {
+                s.raise(max, t);
+            }
+        }
     }
     match &term {
         b"SC" => both(Ctr::ConnErr, 1),

@@ -801,3 +801,80 @@ fn maps_and_acl_files_change_at_run_time() {
     );
     assert_eq!(ask(&sock, &format!("show acl {l}\n")), "0x0 10.0.0.1\n\n");
 }
+
+#[test]
+fn rates_and_time_averages_follow_traffic() {
+    let o1 = Origin::start("o1");
+    let dir = tempdir("runtime-api-rates");
+    let sock = dir.join("admin.sock");
+    let port = free_port();
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+         backend be\n    server o1 127.0.0.1:{}\n",
+        sock.display(),
+        o1.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let row = |sv: &str| {
+        stat(&sock)
+            .into_iter()
+            .find(|r| r["svname"] == sv)
+            .unwrap_or_else(|| panic!("{sv}"))
+    };
+    let n = |r: &std::collections::HashMap<String, String>, col: &str| -> i64 {
+        r[col].parse().unwrap_or_else(|_| panic!("{col}: {r:?}"))
+    };
+    assert_eq!(n(&row("o1"), "lastsess"), -1, "no session yet");
+
+    // 20 quick requests fall in one or two sampled seconds.
+    let mut c = Client::connect(port);
+    for _ in 0..20 {
+        assert_eq!(c.get("/").status, 200);
+    }
+    wait_for("the rates to be sampled", Duration::from_secs(5), || {
+        let (fe, o) = (row("FRONTEND"), row("o1"));
+        (n(&fe, "req_rate_max") >= 10 && n(&o, "rate_max") >= 10).then_some(())
+    });
+    let fe = row("FRONTEND");
+    assert!(
+        n(&fe, "req_rate_max") <= 20 && n(&fe, "conn_rate_max") == 1,
+        "{fe:?}"
+    );
+    let info = ask(&sock, "show info\n");
+    assert!(info.contains("\nMaxConnRate: 1\n"), "{info}");
+
+    // Slow answers: the response time average and maximum follow them.
+    for _ in 0..3 {
+        assert_eq!(Client::connect(port).get("/slow?ms=300").status, 200);
+    }
+    let o = wait_for(
+        "the averages to include the slow ones",
+        Duration::from_secs(5),
+        || {
+            let o = row("o1");
+            (n(&o, "rtime") >= 300 * 3 / 23).then_some(o)
+        },
+    );
+    assert!(
+        n(&o, "rtime_max") >= 300 && n(&o, "ttime_max") >= 300,
+        "{o:?}"
+    );
+    assert!(
+        n(&o, "rtime") < 300 && n(&o, "ttime") >= n(&o, "rtime"),
+        "{o:?}"
+    );
+    assert!((0..5).contains(&n(&o, "lastsess")), "{o:?}");
+    let be = row("BACKEND");
+    assert!(
+        n(&be, "rtime_max") >= 300 && n(&be, "rate_max") >= 10,
+        "{be:?}"
+    );
+
+    // `clear counters` starts the maxima again.
+    assert_eq!(ask(&sock, "clear counters\n"), "\n");
+    let o = row("o1");
+    assert_eq!(n(&o, "rtime_max"), 0, "{o:?}");
+    assert!(n(&o, "rate_max") < 10, "{o:?}");
+}

@@ -205,6 +205,7 @@ fn with_frontend(
 /// `all`: every counter starts again from zero.
 fn clear_counters(sh: &Shared, all: bool) {
     let reset = |max: &std::sync::atomic::AtomicU32, cur: u32| max.store(cur, Ordering::Relaxed);
+    sh.rates.clear_max();
     for fe in &sh.frontends {
         reset(&fe.smax, fe.conns.load(Ordering::Relaxed));
         if all {
@@ -214,11 +215,13 @@ fn clear_counters(sh: &Shared, all: bool) {
     }
     for be in &sh.backends {
         reset(&be.smax, be.conns.load(Ordering::Relaxed));
+        be.counters.clear_max();
         if all {
             be.counters.clear();
         }
         for s in &be.servers {
             reset(&s.smax, s.cur_conns.load(Ordering::Relaxed));
+            s.counters.clear_max();
             if all {
                 s.counters.clear();
                 s.total.store(0, Ordering::Relaxed);

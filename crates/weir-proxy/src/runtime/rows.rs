@@ -2,6 +2,7 @@
 //! gathered from the live counters, check views and server sets; the
 //! Prometheus exporter's answer built from them.
 
+use crate::rates::View;
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use crate::stats::Ctr;
 use std::sync::atomic::Ordering;
@@ -97,6 +98,9 @@ pub(super) fn info_field(sh: &Shared, f: &str) -> Option<String> {
         "TotalBytesOut" => sum(Ctr::BytesOut).to_string(),
         "Idle_pct" => "100".into(),
         "Start_time_sec" => start.to_string(),
+        // Connections and sessions are one thing in weir.
+        "ConnRate" | "SessRate" => sh.rates.process().rate.to_string(),
+        "MaxConnRate" | "MaxSessRate" => sh.rates.process().rate_max.to_string(),
         _ => return None,
     })
 }
@@ -125,12 +129,12 @@ fn mode_name(m: Mode) -> &'static str {
 }
 
 /// Counters every row kind shows the same way.
-fn common(row: &mut Row, c: &crate::stats::Counters, http: bool) {
+fn common(row: &mut Row, c: &crate::stats::Counters, v: &View, http: bool) {
     row.set("bin", c.get(Ctr::BytesIn))
         .set("bout", c.get(Ctr::BytesOut))
         .set("pid", 1)
-        .set("rate", 0)
-        .set("rate_max", 0)
+        .set("rate", v.rate)
+        .set("rate_max", v.rate_max)
         .set("-", "-");
     if http {
         for (col, ctr) in [
@@ -144,6 +148,21 @@ fn common(row: &mut Row, c: &crate::stats::Counters, http: bool) {
             row.set(col, c.get(ctr));
         }
     }
+}
+
+/// Backend and server columns from the sampled history (`rates`) and the
+/// maxima: session rate, average and longest times, the last session.
+fn timed(row: &mut Row, c: &crate::stats::Counters, v: &View) {
+    let [q, cn, r, t] = v.times;
+    row.set("qtime", q)
+        .set("ctime", cn)
+        .set("rtime", r)
+        .set("ttime", t)
+        .set("qtime_max", c.max(Ctr::QMax))
+        .set("ctime_max", c.max(Ctr::CMax))
+        .set("rtime_max", c.max(Ctr::RMax))
+        .set("ttime_max", c.max(Ctr::TMax))
+        .set("lastsess", v.lastsess.map_or(-1, |s| s as i64));
 }
 
 /// `show stat` rows in HAProxy's order: each proxy's frontend, its
@@ -160,9 +179,15 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
         }
         let http = px.mode == Mode::Http;
         if want(1) {
-            if let Some(fe) = sh.frontends.iter().find(|fe| fe.proxy == pi) {
+            if let Some((fi, fe)) = sh
+                .frontends
+                .iter()
+                .enumerate()
+                .find(|(_, fe)| fe.proxy == pi)
+            {
                 let mut r = Row::new();
                 let c = &fe.counters;
+                let v = sh.rates.frontend(fi);
                 r.set("pxname", &px.name)
                     .set("svname", "FRONTEND")
                     .set("scur", fe.conns.load(Ordering::Relaxed))
@@ -187,12 +212,11 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     .set("type", stat::TYPE_FRONTEND)
                     .set("rate_lim", 0)
                     .set("mode", mode_name(px.mode))
-                    .set_all(
-                        &["conn_rate", "conn_rate_max", "intercepted", "dcon", "dses"],
-                        0,
-                    )
+                    .set("conn_rate", v.rate)
+                    .set("conn_rate_max", v.rate_max)
+                    .set_all(&["intercepted", "dcon", "dses"], 0)
                     .set("conn_tot", fe.total.load(Ordering::Relaxed));
-                common(&mut r, c, http);
+                common(&mut r, c, &v, http);
                 if px.binds.iter().any(|b| b.tls.is_some()) {
                     r.set("ssl_sess", c.get(Ctr::SslSess))
                         .set("ssl_reused_sess", c.get(Ctr::SslReused))
@@ -200,14 +224,16 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                 }
                 if http {
                     r.set("req_tot", c.get(Ctr::Requests))
-                        .set_all(&["req_rate", "req_rate_max", "wrew", "eint"], 0)
+                        .set("req_rate", v.req_rate)
+                        .set("req_rate_max", v.req_rate_max)
+                        .set_all(&["wrew", "eint"], 0)
                         .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
                         .set_all(&["cache_lookups", "cache_hits"], 0);
                 }
                 rows.push(r);
             }
         }
-        let Some(be) = sh.backends.iter().find(|b| b.proxy == pi) else {
+        let Some((bi, be)) = sh.backends.iter().enumerate().find(|(_, b)| b.proxy == pi) else {
             continue;
         };
         let set_states: Vec<_> = {
@@ -222,13 +248,19 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     continue;
                 }
                 let (_, maint, weight, backup) = set_states[i].unwrap_or((true, false, 0, false));
-                rows.push(server_row(
-                    sh, px, be, i, s, iid, sid, maint, weight, backup, http,
-                ));
+                let mut r = server_row(sh, px, be, i, s, iid, sid, maint, weight, backup);
+                let v = sh.rates.server(bi, i);
+                common(&mut r, &s.counters, &v, http);
+                timed(&mut r, &s.counters, &v);
+                rows.push(r);
             }
         }
         if want(2) && f.sid.is_none() {
-            rows.push(backend_row(px, be, iid, &set_states, http));
+            let mut r = backend_row(px, be, iid, &set_states, http);
+            let v = sh.rates.backend(bi);
+            common(&mut r, &be.counters, &v, http);
+            timed(&mut r, &be.counters, &v);
+            rows.push(r);
         }
     }
     if f.up || f.no_maint {
@@ -252,7 +284,6 @@ fn server_row(
     maint: bool,
     weight: u32,
     backup: bool,
-    http: bool,
 ) -> Row {
     let conf = &px.servers[i];
     let ck = s.check.lock().map(|c| c.clone()).ok();
@@ -300,9 +331,6 @@ fn server_row(
         .set("type", stat::TYPE_SERVER)
         .set("cli_abrt", c.get(Ctr::CliAbort))
         .set("srv_abrt", c.get(Ctr::SrvAbort))
-        .set("lastsess", -1)
-        .set_all(&["qtime", "ctime", "rtime", "ttime"], 0)
-        .set_all(&["qtime_max", "ctime_max", "rtime_max", "ttime_max"], 0)
         .set_all(&["wrew", "eint", "connect", "reuse"], 0)
         .set_all(
             &[
@@ -351,7 +379,6 @@ fn server_row(
     if let Some(ck) = &conf.cookie {
         r.set("cookie", ck);
     }
-    common(&mut r, c, http);
     r
 }
 
@@ -411,9 +438,6 @@ fn backend_row(
         .set("type", stat::TYPE_BACKEND)
         .set("cli_abrt", c.get(Ctr::CliAbort))
         .set("srv_abrt", c.get(Ctr::SrvAbort))
-        .set("lastsess", -1)
-        .set_all(&["qtime", "ctime", "rtime", "ttime"], 0)
-        .set_all(&["qtime_max", "ctime_max", "rtime_max", "ttime_max"], 0)
         .set_all(&["wrew", "eint", "connect", "reuse", "conn_tot"], 0)
         .set("mode", mode_name(px.mode))
         .set("algo", algo_name(px))
@@ -423,7 +447,6 @@ fn backend_row(
             .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
             .set_all(&["cache_lookups", "cache_hits"], 0);
     }
-    common(&mut r, c, http);
     r
 }
 

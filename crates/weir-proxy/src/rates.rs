@@ -1,0 +1,235 @@
+//! Rates and time averages for `show stat`, `show info` and Prometheus:
+//! a task on the main thread reads the counters once a second and keeps a
+//! short history of them, so the request path does nothing more than
+//! count. A rate is what the last second added; a time average covers the
+//! last [`WINDOW`] seconds with traffic, and stays at its last value while
+//! nothing passes.
+
+use crate::state::Shared;
+use crate::stats::{Counters, Ctr};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Seconds of history a time average covers.
+pub const WINDOW: usize = 16;
+
+/// One second's totals of an object.
+#[derive(Debug, Clone, Copy, Default)]
+struct Snap {
+    sess: u64,
+    req: u64,
+    /// (sum, count) of queue, connect, response and total times.
+    times: [(u64, u64); 4],
+}
+
+/// What the runtime API shows for one object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct View {
+    /// Sessions (frontends: connections) in the last second, and the most
+    /// seen in one second.
+    pub rate: u64,
+    pub rate_max: u64,
+    /// HTTP requests in the last second, and the most in one second.
+    pub req_rate: u64,
+    pub req_rate_max: u64,
+    /// Average queue, connect, response and total times in ms.
+    pub times: [u64; 4],
+    /// Seconds since the last session, once there was one.
+    pub lastsess: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+struct Track {
+    hist: VecDeque<Snap>,
+    view: View,
+}
+
+impl Track {
+    fn push(&mut self, now: Snap) {
+        if let Some(prev) = self.hist.back().copied() {
+            let v = &mut self.view;
+            v.rate = now.sess.saturating_sub(prev.sess);
+            v.req_rate = now.req.saturating_sub(prev.req);
+            v.rate_max = v.rate_max.max(v.rate);
+            v.req_rate_max = v.req_rate_max.max(v.req_rate);
+            v.lastsess = match (v.rate, v.lastsess) {
+                (r, _) if r > 0 => Some(0),
+                (_, Some(s)) => Some(s + 1),
+                (_, None) => None,
+            };
+        }
+        self.hist.push_back(now);
+        if self.hist.len() > WINDOW + 1 {
+            self.hist.pop_front();
+        }
+        if let Some(old) = self.hist.front() {
+            for (i, avg) in self.view.times.iter_mut().enumerate() {
+                let (sum, n) = (
+                    now.times[i].0.wrapping_sub(old.times[i].0),
+                    now.times[i].1.wrapping_sub(old.times[i].1),
+                );
+                if n > 0 && n < u64::MAX / 2 {
+                    *avg = sum / n;
+                }
+            }
+        }
+    }
+}
+
+/// Each object's history: frontends, backends and their servers, by index.
+#[derive(Debug, Default)]
+pub struct Rates {
+    inner: Mutex<Tracks>,
+}
+
+#[derive(Debug, Default)]
+struct Tracks {
+    fe: Vec<Track>,
+    be: Vec<Track>,
+    srv: Vec<Vec<Track>>,
+    /// The process: its frontends together (`show info`).
+    process: Track,
+}
+
+fn snap(c: &Counters, sess: u64) -> Snap {
+    let pair = |s: Ctr, n: Ctr| (c.get(s), c.get(n));
+    Snap {
+        sess,
+        req: c.get(Ctr::Requests),
+        times: [
+            pair(Ctr::QSum, Ctr::QN),
+            pair(Ctr::CSum, Ctr::CN),
+            pair(Ctr::RSum, Ctr::RN),
+            pair(Ctr::TSum, Ctr::TN),
+        ],
+    }
+}
+
+fn grow(v: &mut Vec<Track>, n: usize) {
+    if v.len() < n {
+        v.resize_with(n, Track::default);
+    }
+}
+
+impl Rates {
+    /// Takes one second's totals of every object.
+    pub fn sample(&self, sh: &Shared) {
+        let mut t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let t = &mut *t;
+        grow(&mut t.fe, sh.frontends.len());
+        let mut all = Snap::default();
+        for (i, fe) in sh.frontends.iter().enumerate() {
+            let s = snap(&fe.counters, fe.total.load(Ordering::Relaxed));
+            all.sess = all.sess.wrapping_add(s.sess);
+            all.req = all.req.wrapping_add(s.req);
+            t.fe[i].push(s);
+        }
+        t.process.push(all);
+        grow(&mut t.be, sh.backends.len());
+        t.srv.resize_with(sh.backends.len(), Vec::new);
+        for (i, be) in sh.backends.iter().enumerate() {
+            t.be[i].push(snap(&be.counters, be.counters.get(Ctr::Sessions)));
+            grow(&mut t.srv[i], be.servers.len());
+            for (j, s) in be.servers.iter().enumerate() {
+                t.srv[i][j].push(snap(&s.counters, s.total.load(Ordering::Relaxed)));
+            }
+        }
+    }
+
+    fn read(&self, f: impl FnOnce(&Tracks) -> Option<&Track>) -> View {
+        let t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        f(&t).map(|t| t.view).unwrap_or_default()
+    }
+    pub fn frontend(&self, i: usize) -> View {
+        self.read(|t| t.fe.get(i))
+    }
+    pub fn backend(&self, i: usize) -> View {
+        self.read(|t| t.be.get(i))
+    }
+    pub fn server(&self, be: usize, srv: usize) -> View {
+        self.read(|t| t.srv.get(be)?.get(srv))
+    }
+    pub fn process(&self) -> View {
+        self.read(|t| Some(&t.process))
+    }
+
+    /// `clear counters`: the per-second maxima start again.
+    pub fn clear_max(&self) {
+        let mut t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let t = &mut *t;
+        let all =
+            t.fe.iter_mut()
+                .chain(t.be.iter_mut())
+                .chain(t.srv.iter_mut().flatten())
+                .chain(std::iter::once(&mut t.process));
+        for tr in all {
+            tr.view.rate_max = tr.view.rate;
+            tr.view.req_rate_max = tr.view.req_rate;
+        }
+    }
+}
+
+/// Samples every second until the process stops.
+pub async fn run(sh: std::sync::Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stop = sh.stopping.subscribe();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => sh.rates.sample(&sh),
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(sess: u64, req: u64, t: u64, n: u64) -> Snap {
+        Snap {
+            sess,
+            req,
+            times: [(0, 0), (0, 0), (0, 0), (t, n)],
+        }
+    }
+
+    #[test]
+    fn rates_are_last_second_and_maxima_stay() {
+        let mut tr = Track::default();
+        tr.push(at(0, 0, 0, 0));
+        assert_eq!(tr.view, View::default(), "no rate before a second passed");
+        tr.push(at(30, 10, 300, 30));
+        assert_eq!((tr.view.rate, tr.view.req_rate), (30, 10));
+        assert_eq!(tr.view.times[3], 10);
+        assert_eq!(tr.view.lastsess, Some(0));
+        tr.push(at(35, 10, 400, 35));
+        assert_eq!((tr.view.rate, tr.view.rate_max), (5, 30));
+        assert_eq!(tr.view.times[3], 400 / 35);
+        // Idle: no rate, the average and the maxima stay, lastsess counts.
+        tr.push(at(35, 10, 400, 35));
+        tr.push(at(35, 10, 400, 35));
+        assert_eq!((tr.view.rate, tr.view.rate_max), (0, 30));
+        assert_eq!(tr.view.times[3], 400 / 35);
+        assert_eq!(tr.view.lastsess, Some(2));
+    }
+
+    #[test]
+    fn averages_forget_what_left_the_window() {
+        let mut tr = Track::default();
+        tr.push(at(0, 0, 0, 0));
+        tr.push(at(1, 0, 1000, 1));
+        for _ in 0..WINDOW {
+            let last = *tr.hist.back().unwrap();
+            tr.push(at(
+                last.sess + 1,
+                0,
+                last.times[3].0 + 10,
+                last.times[3].1 + 1,
+            ));
+        }
+        assert_eq!(tr.view.times[3], 10, "the 1000 ms one has left the window");
+    }
+}
