@@ -140,7 +140,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("ssl-provider-path", "G", Status::Refused),
     kw("ssl-server-verify", "G", Status::Supported),
     kw("ssl-skip-self-issued-ca", "G", Status::Refused),
-    kw("stats", "G", Status::Partly("`stats socket` serves the runtime API (see below: the commands weir runs and how they differ); `stats timeout` and `stats maxconn` are accepted, the idle timeout is 10 s")),
+    kw("stats", "G", Status::Partly("`stats socket` serves the runtime API (see below: the commands weir runs and how they differ); `user`/`uid` and `group`/`gid` set a unix socket's owner, `stats timeout` how long a client may stay silent (10 s by default); `stats maxconn` is accepted and not enforced")),
     kw("strict-limits", "G", Status::Supported),
     kw("tune.buffers.limit", "G", Status::Refused),
     kw("tune.buffers.reserve", "G", Status::Refused),

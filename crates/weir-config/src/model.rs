@@ -45,6 +45,8 @@ pub struct Global {
     pub log_tag: Option<String>,
     pub log_send_hostname: Option<String>,
     pub stats_sockets: Vec<StatsSocket>,
+    /// `stats timeout`: how long a runtime API client may stay silent.
+    pub stats_timeout: Option<std::time::Duration>,
     /// `ssl-default-bind-*`, `tune.ssl.*`, `crt-base`, `ca-base`.
     pub tls: crate::tls::TlsGlobal,
     pub bufsize: usize,
@@ -114,6 +116,7 @@ impl Default for Global {
             log_tag: None,
             log_send_hostname: None,
             stats_sockets: Vec::new(),
+            stats_timeout: None,
             tls: crate::tls::TlsGlobal::default(),
             bufsize: 16384,
             maxhdr: 101,

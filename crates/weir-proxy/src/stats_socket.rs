@@ -2,8 +2,9 @@
 //! line, runs its `;`-separated commands (each answer ends with a blank
 //! line) and closes, or with `prompt` stays open and prompts with `> `.
 //! Commands above the socket's `level` are refused. A line longer than
-//! [`MAX_LINE`] or a client idle past [`IDLE`] ends the connection; the
-//! socket runs on the main thread, so nothing a client does blocks workers.
+//! [`MAX_LINE`] or a client silent past `stats timeout` ([`IDLE`] without
+//! it) ends the connection; the socket runs on the main thread, so nothing
+//! a client does blocks workers.
 
 use crate::conn::Conn;
 use crate::listen::Listener;
@@ -15,7 +16,8 @@ use weir_admin::cli::{self, CliError, Command, Level};
 
 /// Longest command line taken.
 const MAX_LINE: usize = 64 * 1024;
-/// How long a client may stay silent (HAProxy's `stats timeout` default).
+/// How long a client may stay silent without `stats timeout` (HAProxy's
+/// default).
 const IDLE: Duration = Duration::from_secs(10);
 
 /// Answers connections until soft stop. `exposed`: the listening sockets
@@ -60,6 +62,7 @@ async fn session(
     let mut buf: Vec<u8> = Vec::new();
     let mut interactive = false;
     let mut chunk = [0u8; 4096];
+    let idle = sh.cfg.global.stats_timeout.unwrap_or(IDLE);
     loop {
         let line = loop {
             if let Some(nl) = buf.iter().position(|&b| b == b'\n') {
@@ -67,10 +70,10 @@ async fn session(
                 break line;
             }
             if buf.len() > MAX_LINE {
-                let _ = send(c, b"Command line too long.\n\n").await;
+                let _ = send(c, b"Command line too long.\n\n", idle).await;
                 return;
             }
-            match tokio::time::timeout(IDLE, c.recv(&mut chunk)).await {
+            match tokio::time::timeout(idle, c.recv(&mut chunk)).await {
                 Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
                 // End of input: a last line without its newline still runs.
                 Ok(Ok(_)) if !buf.is_empty() => break std::mem::take(&mut buf),
@@ -85,7 +88,7 @@ async fn session(
                     let _ = crate::takeover::send(c, fds).await;
                 }
                 None => {
-                    let _ = send(c, b"Permission denied\n\n").await;
+                    let _ = send(c, b"Permission denied\n\n", idle).await;
                 }
             }
             return;
@@ -95,14 +98,14 @@ async fn session(
         if interactive && next == Next::Continue {
             out.extend_from_slice(b"> ");
         }
-        if !send(c, &out).await || next == Next::Close || !interactive {
+        if !send(c, &out, idle).await || next == Next::Close || !interactive {
             return;
         }
     }
 }
 
-async fn send(c: &Conn, b: &[u8]) -> bool {
-    matches!(tokio::time::timeout(IDLE, c.send_all(b)).await, Ok(Ok(())))
+async fn send(c: &Conn, b: &[u8], idle: Duration) -> bool {
+    matches!(tokio::time::timeout(idle, c.send_all(b)).await, Ok(Ok(())))
 }
 
 /// Runs one line's commands; every answer ends with a blank line.

@@ -289,21 +289,42 @@ fn stats_socket_is_bound_with_its_mode() {
     let dir = tempdir("stats");
     let sock = dir.join("admin.sock");
     let port = free_port();
+    // As root (the tests' usual case) the socket can be given away.
+    let root = unsafe { libc::geteuid() } == 0;
+    let owner = if root { " user nobody group 65534" } else { "" };
     let cfg = listen_cfg(
         port,
-        &format!("    stats socket {} mode 600 level admin", sock.display()),
+        &format!(
+            "    stats socket {} mode 600 level admin{owner}\n    stats timeout 300ms",
+            sock.display()
+        ),
         "",
         "    server s 127.0.0.1:9",
     );
     let _w = Weir::start(&cfg, port);
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::metadata(&sock).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    if root {
+        assert_eq!((meta.uid(), meta.gid()), (65534, 65534), "user and group");
+    }
     let mut u = std::os::unix::net::UnixStream::connect(&sock).unwrap();
     u.write_all(b"show info\n").unwrap();
     let mut s = String::new();
     u.read_to_string(&mut s).unwrap();
     assert!(s.starts_with("Name: weir\n"), "{s}");
+
+    // `stats timeout`: a silent client is let go after it, not after 10 s.
+    let mut u = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let t = Instant::now();
+    let mut s = String::new();
+    u.read_to_string(&mut s).unwrap();
+    assert!(
+        s.is_empty() && t.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 #[test]

@@ -336,7 +336,9 @@ fn stats(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> 
             Ok(())
         }
         Some("timeout") => {
-            parse_duration(words.get(2).ok_or("'stats timeout' expects a time")?).map(|_| ())
+            let t = parse_duration(words.get(2).ok_or("'stats timeout' expects a time")?)?;
+            st.config.global.stats_timeout = Some(t);
+            Ok(())
         }
         Some("maxconn") => parse_u32(
             words.get(2).ok_or("'stats maxconn' expects an integer")?,

@@ -396,6 +396,10 @@ fn stats_socket() {
         (s.mode, s.level.as_str(), s.expose_fd),
         (Some(0o600), "admin", true)
     );
+    assert_eq!(
+        c.global.stats_timeout,
+        Some(std::time::Duration::from_secs(30))
+    );
     assert!(errors("global\n  stats socket /x level god\n")[0].contains("level"));
 }
 
