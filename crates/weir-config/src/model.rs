@@ -591,6 +591,10 @@ pub struct Bind {
     /// Thread ids (1-based) allowed to accept on this bind; `None` = all.
     pub threads: Option<Vec<usize>>,
     pub mode: Option<u32>,
+    /// `user`/`uid` and `group`/`gid`: a unix socket's owner (a name or
+    /// a number).
+    pub user: Option<String>,
+    pub group: Option<String>,
     /// `mss <n>`: TCP maximum segment size announced to clients.
     pub mss: Option<u32>,
     /// `tcp-ut <time>`: TCP_USER_TIMEOUT of accepted connections.
@@ -619,6 +623,8 @@ impl Bind {
             accept_proxy: false,
             threads: None,
             mode: None,
+            user: None,
+            group: None,
             mss: None,
             tls: None,
             h2: false,

@@ -463,17 +463,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     for s in &g.stats_sockets {
         let r = match listen::expand(&s.addr) {
             Ok(Expanded::Unix(p, abns)) => listen::bind_unix(&p, abns, s.mode, 16).and_then(|l| {
-                // `user`/`uid`, `group`/`gid`: the socket file's owner.
-                if !abns && (s.user.is_some() || s.group.is_some()) {
-                    let uid = match &s.user {
-                        Some(u) => Some(u.parse().or_else(|_| sys::lookup_user(u).map(|x| x.0))?),
-                        None => None,
-                    };
-                    let gid = match &s.group {
-                        Some(g) => Some(g.parse().or_else(|_| sys::lookup_group(g))?),
-                        None => None,
-                    };
-                    std::os::unix::fs::chown(&p, uid, gid)?;
+                if !abns {
+                    listen::chown_socket(&p, s.user.as_deref(), s.group.as_deref())?;
                 }
                 Ok(l)
             }),

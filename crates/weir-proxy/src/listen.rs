@@ -184,6 +184,26 @@ pub fn bind_unix(
     Ok(Listener::Unix(std::os::unix::net::UnixListener::from(fd)))
 }
 
+/// Gives a unix socket file to `user` and `group` (names or numbers), as
+/// `user`/`uid` and `group`/`gid` ask on `bind` and `stats socket` lines.
+pub fn chown_socket(path: &str, user: Option<&str>, group: Option<&str>) -> io::Result<()> {
+    if user.is_none() && group.is_none() {
+        return Ok(());
+    }
+    let uid = match user {
+        Some(u) => Some(
+            u.parse()
+                .or_else(|_| crate::sys::lookup_user(u).map(|x| x.0))?,
+        ),
+        None => None,
+    };
+    let gid = match group {
+        Some(g) => Some(g.parse().or_else(|_| crate::sys::lookup_group(g))?),
+        None => None,
+    };
+    std::os::unix::fs::chown(path, uid, gid)
+}
+
 /// Takes over an inherited listening descriptor (`fd@N`).
 pub fn from_fd(n: i32) -> io::Result<Listener> {
     // SAFETY: fcntl(F_GETFD) only checks that the descriptor exists.
@@ -288,7 +308,14 @@ pub fn for_threads(
             let fail = |e: io::Error| format!("cannot bind unix socket [{path}]: {e}");
             share(match inherited.take(&Key::Unix(key)) {
                 Some(fd) => adopt(fd, true).map_err(fail)?,
-                None => bind_unix(&path, abns, b.mode, backlog).map_err(fail)?,
+                None => bind_unix(&path, abns, b.mode, backlog)
+                    .and_then(|l| {
+                        if !abns {
+                            chown_socket(&path, b.user.as_deref(), b.group.as_deref())?;
+                        }
+                        Ok(l)
+                    })
+                    .map_err(fail)?,
             })
         }
         Expanded::Fd(n) => share(from_fd(n).map_err(|e| format!("cannot use fd@{n}: {e}"))?),

@@ -214,9 +214,12 @@ fn unix_socket_server_and_bind() {
     });
     let port = free_port();
     let fpath = dir.join("front.sock");
+    // As root (the tests' usual case) the socket can be given away.
+    let root = unsafe { libc::geteuid() } == 0;
+    let owner = if root { " uid 65534 group nogroup" } else { "" };
     let cfg = format!(
         "defaults\n  mode tcp\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
-         listen px\n  bind 127.0.0.1:{port}\n  bind unix@{} mode 600\n  server s1 {}\n",
+         listen px\n  bind 127.0.0.1:{port}\n  bind unix@{} mode 600{owner}\n  server s1 {}\n",
         fpath.display(),
         spath.display()
     );
@@ -231,11 +234,23 @@ fn unix_socket_server_and_bind() {
     let mut b = [0u8; 8];
     u.read_exact(&mut b).unwrap();
     assert_eq!(&b, b"via-unix");
-    use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        std::fs::metadata(&fpath).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::metadata(&fpath).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    if root {
+        let nogroup = std::fs::read_to_string("/etc/group")
+            .unwrap()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("nogroup:x:")?
+                    .split(':')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(65534);
+        assert_eq!((meta.uid(), meta.gid()), (65534, nogroup), "uid and group");
+    }
 }
 
 #[test]

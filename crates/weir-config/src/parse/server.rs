@@ -412,7 +412,15 @@ pub(super) fn bind(
                     b.tcp_ut = Some(parse_duration(need()?)?);
                     2
                 }
-                "id" | "nice" | "user" | "uid" | "group" | "gid" | "level" | "severity-output" => {
+                "user" | "uid" => {
+                    b.user = Some(need()?.to_string());
+                    2
+                }
+                "group" | "gid" => {
+                    b.group = Some(need()?.to_string());
+                    2
+                }
+                "id" | "nice" | "level" | "severity-output" => {
                     need()?;
                     2
                 }
