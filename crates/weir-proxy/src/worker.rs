@@ -142,6 +142,16 @@ fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) ->
     true
 }
 
+/// Takes a connection slot whatever the limits (a client accepted while
+/// stopping).
+fn force_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32) {
+    sh.actconn.fetch_add(1, Ordering::SeqCst);
+    let f = &sh.frontends[fe];
+    let n = f.conns.fetch_add(1, Ordering::SeqCst) + 1;
+    bind_conns.fetch_add(1, Ordering::SeqCst);
+    crate::state::raise_max(&f.smax, n);
+}
+
 fn is_resource_error(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
@@ -197,13 +207,15 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             Ok((conn, peer, local)) => {
                 crate::profile::accepted();
                 // Another thread may have filled the last slot while this one
-                // was waiting in accept(): hold the client until one frees.
-                if !wait_until(&sh, &mut stop, || {
+                // was waiting in accept() (or the frontend was disabled):
+                // hold the client until one frees. A stop meanwhile serves
+                // it beyond the limits rather than drop a client accepted.
+                let stopping = !wait_until(&sh, &mut stop, || {
                     try_reserve(&sh, fe, &bind.conns, bind_max)
                 })
-                .await
-                {
-                    return;
+                .await;
+                if stopping {
+                    force_reserve(&sh, fe, &bind.conns);
                 }
                 sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
                 if clitcpka {
@@ -241,6 +253,9 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                         conn,
                         acc,
                     ));
+                }
+                if stopping {
+                    return;
                 }
                 burst += 1;
                 if burst >= maxaccept {

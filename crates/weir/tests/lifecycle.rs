@@ -562,3 +562,49 @@ fn x_without_expose_fd_binds_new_sockets_with_a_warning() {
     );
     drop(old);
 }
+
+#[test]
+fn a_client_accepted_while_waiting_for_a_slot_is_served_at_soft_stop() {
+    let srv = Server::named("s");
+    let port = free_port();
+    let dir = tempdir("held-at-stop");
+    let sock = dir.join("admin.sock");
+    let cfg = listen_cfg(
+        port,
+        &format!(
+            "    nbthread 1\n    stats socket {} level admin",
+            sock.display()
+        ),
+        "",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let mut w = Weir::start(&cfg, port);
+    let ask = |line: &str| {
+        let mut u = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+        u.write_all(line.as_bytes()).unwrap();
+        let mut s = String::new();
+        u.read_to_string(&mut s).unwrap();
+        s
+    };
+    // One exchange puts the accept loop back in accept(); disabling the
+    // frontend then leaves the next client accepted but without a slot.
+    assert_eq!(fetch(port).unwrap(), "s");
+    assert_eq!(ask("disable frontend px\n"), "\n");
+    let mut held = client(port);
+    wait_for(
+        "weir to accept the second client",
+        Duration::from_secs(5),
+        || {
+            ask("show activity\n")
+                .contains("\naccepted: 2 ")
+                .then_some(())
+        },
+    );
+    w.signal(libc::SIGUSR1);
+    held.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = String::new();
+    held.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "s", "served, not dropped, by the stopping process");
+    drop(held);
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+}
