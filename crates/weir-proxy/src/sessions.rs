@@ -1,6 +1,6 @@
 //! The live client connections of each worker thread, for `show sess` and
 //! `shutdown session`: a thread-local table that only its own thread
-//! writes (no lock, no atomic on the connection path; 32 bytes a
+//! writes (no lock, no atomic on the connection path; 24 bytes a
 //! connection), read and changed by the runtime API through jobs run on
 //! that thread.
 
@@ -20,21 +20,28 @@ pub struct Reg {
     seq: u32,
 }
 
-/// No server or backend chosen yet.
+/// No server chosen yet.
 const NONE: u32 = u32::MAX;
+/// No backend chosen yet (proxies past this index are shown as none).
+const NO_BE: u16 = u16::MAX;
+/// Ages are kept in tenths of a second (13 years fit).
+const TICK_MS: u64 = 100;
 
 #[derive(Clone, Copy)]
 struct Entry {
     /// 0: a free slot.
     seq: u32,
     fd: RawFd,
-    fe: u32,
-    be: u32,
     srv: u32,
+    /// Tenths of a second from [`epoch`] to the accept.
+    since: u32,
+    fe: u16,
+    be: u16,
     killed: bool,
-    /// Milliseconds from [`epoch`] to the accept.
-    since_ms: u64,
 }
+
+// The table's cost per connection.
+const _: () = assert!(std::mem::size_of::<Entry>() == 24);
 
 #[derive(Default)]
 struct Table {
@@ -59,18 +66,18 @@ fn epoch() -> Instant {
 
 /// Enters an accepted client connection in this thread's table.
 pub fn register(fd: RawFd, fe: usize) -> Reg {
-    let since_ms = epoch().elapsed().as_millis() as u64;
+    let since = (epoch().elapsed().as_millis() as u64 / TICK_MS) as u32;
     TABLE.with(|t| {
         let mut t = t.borrow_mut();
         t.next_seq = t.next_seq.wrapping_add(1).max(1);
         let e = Entry {
             seq: t.next_seq,
             fd,
-            fe: fe as u32,
-            be: NONE,
+            fe: u16::try_from(fe).unwrap_or(NO_BE),
+            be: NO_BE,
             srv: NONE,
             killed: false,
-            since_ms,
+            since,
         };
         let idx = match t.free.pop() {
             Some(i) => {
@@ -115,7 +122,7 @@ pub fn unregister(r: Reg) {
 /// Records the backend and server a connection's stream goes to.
 pub fn set_target(r: Reg, be: usize, srv: Option<usize>) {
     with_entry(r, |e| {
-        e.be = be as u32;
+        e.be = u16::try_from(be).unwrap_or(NO_BE);
         e.srv = srv.map_or(NONE, |s| s as u32);
     });
 }
@@ -220,8 +227,8 @@ fn snapshot(thread: usize) -> Vec<Raw> {
                     id: make_id(thread, i as u32, e.seq),
                     uniq: u64::from(e.seq),
                     fd: e.fd,
-                    fe: e.fe as usize,
-                    be: (e.be != NONE).then_some(e.be as usize),
+                    fe: usize::from(e.fe),
+                    be: (e.be != NO_BE).then_some(usize::from(e.be)),
                     srv: (e.srv != NONE).then_some(e.srv as usize),
                     peer: t
                         .proxied
@@ -230,7 +237,7 @@ fn snapshot(thread: usize) -> Vec<Raw> {
                         .or_else(|| peer.and_then(|a| a.as_socket())),
                     local: sa.local_addr().ok().and_then(|a| a.as_socket()),
                     unix,
-                    age: Duration::from_millis(now_ms.saturating_sub(e.since_ms)),
+                    age: Duration::from_millis(now_ms.saturating_sub(u64::from(e.since) * TICK_MS)),
                     thread,
                     killed: e.killed,
                 }
