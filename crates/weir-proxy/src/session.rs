@@ -181,39 +181,22 @@ fn wall_now() -> Duration {
 /// Serves one accepted `mode http` client (see [`crate::http::serve`]).
 /// A task of its own, so that an idle keep-alive client carries none of
 /// the `mode tcp` session state.
-pub async fn run_http(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
-    let accept_wall = wall_now();
-    // Boxed: the PROXY header reader's buffer is only needed here.
-    if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
-        // A hard stop is watched inside (only while it matters).
-        if acc.bind.h2 {
-            Box::pin(crate::h2::serve(
-                &sh,
-                fe_idx,
-                &client,
-                &acc,
-                initial,
-                accept_wall,
-            ))
-            .await;
-        } else {
-            crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
-        }
-    }
-    finish(&sh, fe_idx, &acc);
-}
-
-/// Serves one accepted `mode http` client of a `bind … ssl` line: the
-/// handshake, the exchanges, close_notify. A task type of its own, so that
-/// neither kind of client carries room for the other's path.
-pub async fn run_https(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
-    let accept_wall = wall_now();
-    if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await {
-        if let Some((client, initial)) =
-            Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
+#[allow(clippy::manual_async_fn)] // see the comment inside
+pub fn run_http(
+    sh: Arc<Shared>,
+    fe_idx: usize,
+    client: Conn,
+    mut acc: Accepted,
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in the
+    // task (rustc keeps a copy of each); a block captures them once.
+    async move {
+        let accept_wall = wall_now();
+        // Boxed: the PROXY header reader's buffer is only needed here.
+        if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
         {
-            let alpn_h2 = client.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2");
-            if alpn_h2 || acc.bind.h2 {
+            // A hard stop is watched inside (only while it matters).
+            if acc.bind.h2 {
                 Box::pin(crate::h2::serve(
                     &sh,
                     fe_idx,
@@ -226,39 +209,88 @@ pub async fn run_https(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Ac
             } else {
                 crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
             }
-            client.close_notify();
         }
+        finish(&sh, fe_idx, &acc);
     }
-    finish(&sh, fe_idx, &acc);
+}
+
+/// Serves one accepted `mode http` client of a `bind … ssl` line: the
+/// handshake, the exchanges, close_notify. A task type of its own, so that
+/// neither kind of client carries room for the other's path.
+#[allow(clippy::manual_async_fn)] // see the comment inside
+pub fn run_https(
+    sh: Arc<Shared>,
+    fe_idx: usize,
+    client: Conn,
+    mut acc: Accepted,
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in the
+    // task (rustc keeps a copy of each); a block captures them once.
+    async move {
+        let accept_wall = wall_now();
+        if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+        {
+            if let Some((client, initial)) =
+                Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
+            {
+                let alpn_h2 = client.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2");
+                if alpn_h2 || acc.bind.h2 {
+                    Box::pin(crate::h2::serve(
+                        &sh,
+                        fe_idx,
+                        &client,
+                        &acc,
+                        initial,
+                        accept_wall,
+                    ))
+                    .await;
+                } else {
+                    crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+                }
+                client.close_notify();
+            }
+        }
+        finish(&sh, fe_idx, &acc);
+    }
 }
 
 /// Serves one accepted `mode tcp` client until both sides are closed, then
 /// logs it. Counters (`actconn`, frontend connections) were taken by the
 /// acceptor and are released here.
-pub async fn run(sh: Arc<Shared>, fe_idx: usize, client: Conn, mut acc: Accepted) {
-    let accept_wall = wall_now();
-    let started = Instant::now();
-    let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
-    else {
-        finish(&sh, fe_idx, &acc);
-        return;
-    };
-    let Some((client, initial)) =
-        Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
-    else {
-        finish(&sh, fe_idx, &acc);
-        return;
-    };
-    run_tcp(
-        sh.clone(),
-        fe_idx,
-        client,
-        acc,
-        initial,
-        accept_wall,
-        started,
-    )
-    .await;
+#[allow(clippy::manual_async_fn)] // see the comment inside
+pub fn run(
+    sh: Arc<Shared>,
+    fe_idx: usize,
+    client: Conn,
+    mut acc: Accepted,
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in the
+    // task (rustc keeps a copy of each); a block captures them once.
+    async move {
+        let accept_wall = wall_now();
+        let started = Instant::now();
+        let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+        else {
+            finish(&sh, fe_idx, &acc);
+            return;
+        };
+        let Some((client, initial)) =
+            Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
+        else {
+            finish(&sh, fe_idx, &acc);
+            return;
+        };
+        run_tcp(
+            sh.clone(),
+            fe_idx,
+            client,
+            acc,
+            initial,
+            accept_wall,
+            started,
+        )
+        .await;
+    }
 }
 
 /// The `mode tcp` part of a session: server connection, forwarding, log.
