@@ -19,6 +19,9 @@ use tokio::io::Interest;
 
 /// Descriptors per message, below the kernel's `SCM_MAX_FD` (253).
 const BATCH: usize = 200;
+/// The most bytes (one per descriptor, and the count line) or descriptors
+/// `-x` takes from the old process.
+const MAX_ANSWER: usize = 1 << 20;
 
 /// The socket's inode: the same listening socket seen through two
 /// descriptors (a thread's copy) has the same one.
@@ -211,6 +214,10 @@ pub fn fetch(path: &str) -> io::Result<Inherited> {
             break;
         }
         data.extend_from_slice(&buf[..n]);
+        // A peer that is not a weir sending sockets is not read forever.
+        if data.len() > MAX_ANSWER || fds.len() > MAX_ANSWER {
+            return Err(io::Error::other("the answer to _getsocks is too long"));
+        }
     }
     let text = String::from_utf8_lossy(&data);
     let want: usize = text
