@@ -56,6 +56,8 @@ pub struct SessRow {
     pub thread: usize,
     /// Asked to end by `shutdown session`, not ended yet.
     pub killed: bool,
+    /// Idle, its session asleep (no task of its own until the client sends).
+    pub asleep: bool,
 }
 
 /// A duration as HAProxy prints ages: the two largest units (`6s`,
@@ -82,7 +84,7 @@ pub fn lines(rows: &[SessRow]) -> String {
     let mut out = String::new();
     for r in rows {
         out.push_str(&format!(
-            "0x{:x}: proto={} src={} fe={} be={} srv={} ts=00 epoch=0 age={} thr={}{} scf=[fd={}]\n",
+            "0x{:x}: proto={} src={} fe={} be={} srv={} ts=00 epoch=0 age={} thr={}{}{} scf=[fd={}]\n",
             r.id,
             r.proto,
             r.src,
@@ -92,6 +94,7 @@ pub fn lines(rows: &[SessRow]) -> String {
             human_time(r.age_secs),
             r.thread,
             if r.killed { " killed=1" } else { "" },
+            if r.asleep { " asleep=1" } else { "" },
             r.fd,
         ));
     }
@@ -127,10 +130,11 @@ pub fn details(rows: &[SessRow]) -> String {
             None => out.push_str("  server=<NONE> (id=-1)\n"),
         }
         out.push_str(&format!(
-            "  thread={} age={} killed={}\n",
+            "  thread={} age={} killed={} asleep={}\n",
             r.thread,
             human_time(r.age_secs),
-            u8::from(r.killed)
+            u8::from(r.killed),
+            u8::from(r.asleep)
         ));
         out.push_str(&format!("  scf fd={}\n", r.fd));
     }

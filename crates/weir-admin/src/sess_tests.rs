@@ -26,6 +26,7 @@ fn row() -> SessRow {
         fd: 13,
         thread: 1,
         killed: false,
+        asleep: false,
     }
 }
 
@@ -57,9 +58,10 @@ fn a_line_carries_what_parsers_look_for() {
     r.backend = None;
     r.server = None;
     r.killed = true;
+    r.asleep = true;
     let out = lines(&[r]);
     assert!(out.contains(" be=<NONE> srv=<none> "), "{out}");
-    assert!(out.contains(" killed=1 "), "{out}");
+    assert!(out.contains(" killed=1 asleep=1 "), "{out}");
 }
 
 #[test]
@@ -70,7 +72,7 @@ fn details_name_every_party() {
         "  frontend=t (id=2 mode=tcp), addr=127.0.0.1:19001",
         "  backend=t (id=2 mode=tcp)",
         "  server=s1 (id=1) addr=127.0.0.1:19002",
-        "  thread=1 age=1m3s killed=0",
+        "  thread=1 age=1m3s killed=0 asleep=0",
         "  scf fd=13",
     ];
     assert_eq!(out.lines().collect::<Vec<_>>(), want);

@@ -206,8 +206,42 @@ pub fn run_http(
                     accept_wall,
                 ))
                 .await;
-            } else {
-                crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+            } else if let Some(a) =
+                crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await
+            {
+                if crate::http::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
+                    return;
+                }
+            }
+        }
+        finish(&sh, fe_idx, &acc);
+    }
+}
+
+/// Takes over a sleeping `mode http` client ([`crate::http::lot`]) where
+/// its session stopped.
+#[allow(clippy::manual_async_fn)] // as `run_http`
+pub(crate) fn wake_http(
+    sh: Arc<Shared>,
+    s: crate::http::lot::Sleeper,
+) -> impl std::future::Future<Output = ()> {
+    async move {
+        let crate::http::lot::Sleeper {
+            sock,
+            fe_idx,
+            acc,
+            accept_wall,
+            asleep,
+        } = s;
+        // Registering again only fails when the system is out of memory:
+        // the client is closed then.
+        if let Ok(client) = sock.into_conn() {
+            if let Some(a) =
+                crate::http::wake(&sh, fe_idx, &client, &acc, accept_wall, asleep).await
+            {
+                if crate::http::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
+                    return;
+                }
             }
         }
         finish(&sh, fe_idx, &acc);
@@ -245,7 +279,9 @@ pub fn run_https(
                     ))
                     .await;
                 } else {
-                    crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+                    // A session over TLS does not sleep.
+                    let _ =
+                        crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
                 }
                 client.close_notify();
             }

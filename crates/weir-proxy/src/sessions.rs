@@ -38,6 +38,8 @@ struct Entry {
     fe: u16,
     be: u16,
     killed: bool,
+    /// Idle, its session asleep ([`crate::http::lot`]).
+    asleep: bool,
 }
 
 // The table's cost per connection.
@@ -77,6 +79,7 @@ pub fn register(fd: RawFd, fe: usize) -> Reg {
             be: NO_BE,
             srv: NONE,
             killed: false,
+            asleep: false,
             since,
         };
         let idx = match t.free.pop() {
@@ -140,6 +143,11 @@ pub fn set_peer(r: Reg, addr: SocketAddr) {
     });
 }
 
+/// Records whether the connection's session sleeps.
+pub fn set_asleep(r: Reg, v: bool) {
+    with_entry(r, |e| e.asleep = v);
+}
+
 /// Whether `shutdown session` asked this connection to end.
 pub fn is_killed(r: Reg) -> bool {
     with_entry(r, |e| e.killed).unwrap_or(false)
@@ -192,6 +200,7 @@ pub struct Raw {
     pub age: Duration,
     pub thread: usize,
     pub killed: bool,
+    pub asleep: bool,
 }
 
 fn make_id(thread: usize, idx: u32, seq: u32) -> u64 {
@@ -240,6 +249,7 @@ fn snapshot(thread: usize) -> Vec<Raw> {
                     age: Duration::from_millis(now_ms.saturating_sub(u64::from(e.since) * TICK_MS)),
                     thread,
                     killed: e.killed,
+                    asleep: e.asleep,
                 }
             })
             .collect()

@@ -237,3 +237,12 @@ pub fn block_stop_signals(block: bool) {
         libc::pthread_sigmask(how, &set, std::ptr::null_mut());
     }
 }
+
+/// Registers an epoll instance of weir's own with this thread's event loop
+/// (it becomes readable when one of its sockets is).
+pub fn register_poll(p: mio::Poll) -> io::Result<tokio::io::unix::AsyncFd<mio::Poll>> {
+    // SAFETY: a `mio::Poll` owns its epoll descriptor, keeps it open until
+    // it is dropped and always returns that same descriptor.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(p, tokio::io::Interest::READABLE) }
+        .map_err(io::Error::from)
+}

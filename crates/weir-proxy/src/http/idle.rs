@@ -4,7 +4,8 @@
 //! the bucket whose deadline passed, and every session on a stop. Adding
 //! and removing a session is O(1); a tick looks at one bucket only. An
 //! idle keep-alive client then costs its socket, its small session state
-//! and one wheel slot.
+//! and one wheel slot — and, once idle for a while, only a slot in the
+//! thread's lot of sleeping sessions ([`super::lot`]).
 
 use crate::conn::Conn;
 use crate::state::Shared;
@@ -24,25 +25,28 @@ const TICK: Duration = Duration::from_millis(50);
 /// bucket for further turns.
 const BUCKETS: usize = 256;
 
-struct Entry {
+struct Entry<T> {
     deadline: Option<Instant>,
-    waker: Waker,
+    item: T,
     /// Where the slot number sits in the wheel: (bucket, index).
     at: Option<(usize, usize)>,
 }
 
-struct Wheel {
+/// Items with deadlines, each in the bucket of its tick. A slot stays
+/// reserved until [`Wheel::remove`] frees it, even after [`Wheel::advance`]
+/// took its item out.
+pub(crate) struct Wheel<T> {
     /// The time of tick 0.
     origin: Instant,
     /// The next tick to turn: nothing is placed before it.
     next: usize,
-    entries: Vec<Option<Entry>>,
+    entries: Vec<Option<Entry<T>>>,
     free: Vec<usize>,
     buckets: Vec<Vec<usize>>,
 }
 
-impl Wheel {
-    fn new() -> Wheel {
+impl<T> Wheel<T> {
+    pub(crate) fn new() -> Wheel<T> {
         Wheel {
             origin: Instant::now(),
             next: 0,
@@ -54,6 +58,49 @@ impl Wheel {
 
     fn tick_of(&self, t: Instant) -> usize {
         (t.saturating_duration_since(self.origin).as_millis() / TICK.as_millis()) as usize
+    }
+
+    /// Stores `item` in a free slot, placed by its deadline (none: it
+    /// waits until removed); returns the slot.
+    pub(crate) fn insert(&mut self, deadline: Option<Instant>, item: T) -> usize {
+        let entry = Some(Entry {
+            deadline,
+            item,
+            at: None,
+        });
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.entries[i] = entry;
+                i
+            }
+            None => {
+                self.entries.push(entry);
+                self.entries.len() - 1
+            }
+        };
+        self.place(i);
+        i
+    }
+
+    /// Stores `item` again in `slot` (reserved, its item taken by a turn).
+    fn refill(&mut self, slot: usize, deadline: Option<Instant>, item: T) {
+        if let Some(e) = self.entries.get_mut(slot) {
+            *e = Some(Entry {
+                deadline,
+                item,
+                at: None,
+            });
+            self.place(slot);
+        }
+    }
+
+    /// Takes the item of `slot` out (if a turn has not) and frees the slot.
+    pub(crate) fn remove(&mut self, slot: usize) -> Option<T> {
+        self.unplace(slot);
+        let e = self.entries.get_mut(slot)?;
+        let item = e.take().map(|e| e.item);
+        self.free.push(slot);
+        item
     }
 
     /// Puts `slot` in the bucket of its deadline.
@@ -90,8 +137,8 @@ impl Wheel {
     }
 
     /// Turns every tick up to `now` (a late wake-up skips none), taking
-    /// the wakers of the sessions due.
-    fn advance(&mut self, now: Instant, due: &mut Vec<Waker>) {
+    /// out the items due, with their slots.
+    pub(crate) fn advance(&mut self, now: Instant, due: &mut Vec<(usize, T)>) {
         let last = self.tick_of(now);
         while self.next <= last {
             let tick = self.next;
@@ -100,8 +147,8 @@ impl Wheel {
         }
     }
 
-    /// Wakes the sessions due at `now` from the bucket of `tick`.
-    fn turn(&mut self, tick: usize, now: Instant, due: &mut Vec<Waker>) {
+    /// Takes the items due at `now` from the bucket of `tick`.
+    fn turn(&mut self, tick: usize, now: Instant, due: &mut Vec<(usize, T)>) {
         let b = tick % BUCKETS;
         let slots = std::mem::take(&mut self.buckets[b]);
         for slot in slots {
@@ -114,7 +161,7 @@ impl Wheel {
             };
             if expired {
                 if let Some(e) = self.entries[slot].take() {
-                    due.push(e.waker);
+                    due.push((slot, e.item));
                 }
             } else {
                 // Due on a later turn of the wheel.
@@ -123,51 +170,80 @@ impl Wheel {
         }
     }
 
-    /// Wakes every waiting session (a stop).
-    fn wake_all(&mut self, due: &mut Vec<Waker>) {
+    /// Takes every item out (a stop), with its slot.
+    pub(crate) fn take_all(&mut self, due: &mut Vec<(usize, T)>) {
         for b in &mut self.buckets {
             b.clear();
         }
-        for e in self.entries.iter_mut() {
+        for (slot, e) in self.entries.iter_mut().enumerate() {
             if let Some(en) = e.take() {
-                due.push(en.waker);
+                due.push((slot, en.item));
             }
         }
+    }
+
+    /// How many slots hold an item.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.iter().filter(|e| e.is_some()).count()
     }
 }
 
 thread_local! {
-    static WHEEL: RefCell<Wheel> = RefCell::new(Wheel::new());
+    static WHEEL: RefCell<Wheel<Waker>> = RefCell::new(Wheel::new());
 }
 
-/// Turns this thread's wheel forever (the runtime ends it).
+/// Turns this thread's wheel forever (the runtime ends it), and runs its
+/// lot of sleeping sessions ([`super::park`]).
 pub async fn sweep(sh: Arc<Shared>) {
-    let mut due: Vec<Waker> = Vec::new();
+    let mut due: Vec<(usize, Waker)> = Vec::new();
+    let mut lot = super::lot::Driver::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::time::sleep(TICK).await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = lot.readable() => {
+                lot.wake_readable(&sh);
+                continue;
+            }
+        }
         let now = Instant::now();
         let stopping = *sh.stopping.borrow();
         WHEEL.with(|w| {
             let mut w = w.borrow_mut();
             if stopping {
-                w.wake_all(&mut due);
-                return;
+                w.take_all(&mut due);
+            } else {
+                w.advance(now, &mut due);
             }
-            w.advance(now, &mut due);
         });
         // Woken outside the borrow: a woken session re-registers itself.
-        for d in due.drain(..) {
+        for (_, d) in due.drain(..) {
             d.wake();
         }
+        lot.wake_due(&sh, now, stopping);
     }
 }
 
-/// Resolves to true once `client` is readable, to false when `deadline`
-/// passes or `signal` is set first.
+/// How an idle wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Woke {
+    /// The client sent bytes (or closed).
+    Readable,
+    /// The deadline passed, or the signal was set.
+    Ended,
+    /// Idle long enough to sleep without a task ([`super::park`]).
+    Sleep,
+}
+
+/// Waits until `client` is readable, `deadline` passes or `signal` is
+/// set, or (given `sleep_at`) the session may go to sleep.
 pub(super) struct IdleWait<'a> {
     client: &'a Conn,
     signal: &'a watch::Sender<bool>,
     deadline: Option<Instant>,
+    sleep_at: Option<Instant>,
     slot: Option<usize>,
 }
 
@@ -176,58 +252,44 @@ impl<'a> IdleWait<'a> {
         client: &'a Conn,
         signal: &'a watch::Sender<bool>,
         deadline: Option<Instant>,
+        sleep_at: Option<Instant>,
     ) -> Self {
         IdleWait {
             client,
             signal,
             deadline,
+            sleep_at,
             slot: None,
+        }
+    }
+
+    /// When the wheel must wake this wait: the earlier of its times.
+    fn wake_at(&self) -> Option<Instant> {
+        match (self.deadline, self.sleep_at) {
+            (Some(d), Some(s)) => Some(d.min(s)),
+            (d, s) => d.or(s),
         }
     }
 
     /// Leaves the waker in the wheel: a new slot, or the same slot again
     /// (a new waker, or placed again after the sweeper took it).
     fn register(&mut self, waker: &Waker) {
-        let deadline = self.deadline;
+        let at = self.wake_at();
         let slot = self.slot;
         let placed = WHEEL.try_with(|w| {
             let mut w = w.borrow_mut();
-            match slot.and_then(|i| w.entries.get_mut(i)) {
-                Some(Some(e)) => {
-                    if !e.waker.will_wake(waker) {
-                        e.waker = waker.clone();
+            match slot.and_then(|i| w.entries.get_mut(i).map(|e| (i, e))) {
+                Some((_, Some(e))) => {
+                    if !e.item.will_wake(waker) {
+                        e.item = waker.clone();
                     }
                     None
                 }
-                Some(e) => {
-                    *e = Some(Entry {
-                        deadline,
-                        waker: waker.clone(),
-                        at: None,
-                    });
-                    let i = slot.unwrap_or_default();
-                    w.place(i);
-                    Some(i)
+                Some((i, None)) => {
+                    w.refill(i, at, waker.clone());
+                    None
                 }
-                None => {
-                    let entry = Some(Entry {
-                        deadline,
-                        waker: waker.clone(),
-                        at: None,
-                    });
-                    let i = match w.free.pop() {
-                        Some(i) => {
-                            w.entries[i] = entry;
-                            i
-                        }
-                        None => {
-                            w.entries.push(entry);
-                            w.entries.len() - 1
-                        }
-                    };
-                    w.place(i);
-                    Some(i)
-                }
+                None => Some(w.insert(at, waker.clone())),
             }
         });
         if let Ok(Some(i)) = placed {
@@ -237,14 +299,18 @@ impl<'a> IdleWait<'a> {
 }
 
 impl Future for IdleWait<'_> {
-    type Output = bool;
+    type Output = Woke;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Woke> {
         if self.client.poll_read_ready(cx).is_ready() {
-            return Poll::Ready(true);
+            return Poll::Ready(Woke::Readable);
         }
-        if *self.signal.borrow() || self.deadline.is_some_and(|d| d <= Instant::now()) {
-            return Poll::Ready(false);
+        let now = Instant::now();
+        if *self.signal.borrow() || self.deadline.is_some_and(|d| d <= now) {
+            return Poll::Ready(Woke::Ended);
+        }
+        if self.sleep_at.is_some_and(|s| s <= now) {
+            return Poll::Ready(Woke::Sleep);
         }
         let waker = cx.waker().clone();
         self.register(&waker);
@@ -256,14 +322,7 @@ impl Drop for IdleWait<'_> {
     fn drop(&mut self) {
         if let Some(i) = self.slot {
             // The thread's wheel may be gone already at thread exit.
-            let _ = WHEEL.try_with(|w| {
-                let mut w = w.borrow_mut();
-                w.unplace(i);
-                if let Some(e) = w.entries.get_mut(i) {
-                    *e = None;
-                    w.free.push(i);
-                }
-            });
+            let _ = WHEEL.try_with(|w| w.borrow_mut().remove(i));
         }
     }
 }
@@ -272,41 +331,37 @@ impl Drop for IdleWait<'_> {
 mod tests {
     use super::*;
 
-    fn waker() -> Waker {
-        Waker::noop().clone()
-    }
-
     #[test]
-    fn the_wheel_wakes_due_entries_and_keeps_later_ones() {
-        let mut w = Wheel::new();
+    fn the_wheel_takes_due_items_and_keeps_later_ones() {
+        let mut w: Wheel<u32> = Wheel::new();
         let t0 = w.origin;
         for (i, ms) in [100u64, 13_000, 120].into_iter().enumerate() {
-            w.entries.push(Some(Entry {
-                deadline: Some(t0 + Duration::from_millis(ms)),
-                waker: waker(),
-                at: None,
-            }));
-            w.place(i);
+            let slot = w.insert(Some(t0 + Duration::from_millis(ms)), i as u32);
+            assert_eq!(slot, i);
         }
+        // A slot without a deadline waits until removed.
+        let forever = w.insert(None, 99);
         // Slot 2 removed before it is due (its session got bytes).
-        w.unplace(2);
-        w.entries[2] = None;
+        assert_eq!(w.remove(2), Some(2));
         let mut due = Vec::new();
         w.advance(t0 + Duration::from_millis(130), &mut due);
-        assert_eq!(due.len(), 1);
-        assert!(w.entries[0].is_none() && w.entries[1].is_some());
+        assert_eq!(due, vec![(0, 0)]);
+        assert_eq!(w.len(), 2);
         // 13 s is past one turn of the wheel: still waiting after it.
         w.advance(t0 + Duration::from_millis(12_990), &mut due);
         assert_eq!(due.len(), 1);
-        // A deadline in a tick already turned is placed in the next one.
-        w.entries.push(Some(Entry {
-            deadline: Some(t0 + Duration::from_millis(12_995)),
-            waker: waker(),
-            at: None,
-        }));
-        w.place(3);
+        // A deadline in a tick already turned is placed in the next one;
+        // slot 2 was freed and is used again.
+        assert_eq!(w.insert(Some(t0 + Duration::from_millis(12_995)), 7), 2);
         w.advance(t0 + Duration::from_millis(13_000), &mut due);
-        assert_eq!(due.len(), 3);
+        assert_eq!(due, vec![(0, 0), (2, 7), (1, 1)]);
         assert!(w.buckets.iter().all(Vec::is_empty));
+        // Taken slots stay reserved until removed.
+        assert_eq!(w.insert(None, 5), 4);
+        assert_eq!(w.remove(0), None);
+        assert_eq!(w.insert(None, 6), 0);
+        due.clear();
+        w.take_all(&mut due);
+        assert_eq!(due, vec![(0, 6), (forever, 99), (4, 5)]);
     }
 }

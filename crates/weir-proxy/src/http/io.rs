@@ -64,26 +64,7 @@ impl Buf {
             if self.data.is_none() {
                 std::future::poll_fn(|cx| conn.poll_read_ready(cx)).await?;
             }
-            let d = self.data.get_or_insert_with(|| get_buffer(size));
-            if self.pos > 0 && self.len == d.len() {
-                d.copy_within(self.pos..self.len, 0);
-                self.len -= self.pos;
-                self.pos = 0;
-            }
-            if self.len == d.len() {
-                return Err(io::Error::other("buffer full"));
-            }
-            let r = conn.try_recv(&mut d[self.len..]);
-            if let Ok(n) = r {
-                self.len += n;
-            }
-            if self.len == 0 {
-                // Nothing read: hold no memory.
-                if let Some(d) = self.data.take() {
-                    put_buffer(d);
-                }
-            }
-            match r {
+            match self.try_fill(conn, size) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if self.data.is_some() {
                         // Bytes are pending in the buffer: wait with it.
@@ -94,6 +75,31 @@ impl Buf {
                 r => return r,
             }
         }
+    }
+
+    /// One read attempt, without waiting: `WouldBlock` (which clears the
+    /// socket's readiness) when nothing is there.
+    pub fn try_fill(&mut self, conn: &Conn, size: usize) -> io::Result<usize> {
+        let d = self.data.get_or_insert_with(|| get_buffer(size));
+        if self.pos > 0 && self.len == d.len() {
+            d.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
+            self.pos = 0;
+        }
+        if self.len == d.len() {
+            return Err(io::Error::other("buffer full"));
+        }
+        let r = conn.try_recv(&mut d[self.len..]);
+        if let Ok(n) = r {
+            self.len += n;
+        }
+        if self.len == 0 {
+            // Nothing read: hold no memory.
+            if let Some(d) = self.data.take() {
+                put_buffer(d);
+            }
+        }
+        r
     }
 }
 

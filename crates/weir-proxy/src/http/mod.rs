@@ -11,6 +11,7 @@ mod exchange;
 mod head;
 pub mod idle;
 pub(crate) mod io;
+pub(crate) mod lot;
 pub mod pool;
 mod read;
 mod request;
@@ -56,8 +57,24 @@ pub(super) struct Held {
     gen: u32,
 }
 
+/// Where the exchanges of a sleeping session ([`lot`]) go on from.
+pub struct Asleep {
+    /// Requests served so far.
+    count: u64,
+    vars: Option<Box<Vars>>,
+    /// Since when the client is idle (its deadline and `%Ti` count from it).
+    idle_since: Instant,
+    /// When the idle wait ends (`timeout http-keep-alive` or
+    /// `http-request`).
+    pub(crate) deadline: Option<Instant>,
+    /// False once the lot refused it: the session stays awake.
+    pub(crate) may_sleep: bool,
+}
+
 /// Serves HTTP/1.1 exchanges on `client` until it closes, an error ends
-/// it, or a response requires closing. Every exchange is logged.
+/// it, or a response requires closing. Every exchange is logged. Returns
+/// the session's state when, idle for a while, it should go to sleep
+/// ([`lot::sleep`]); the connection is then still open.
 ///
 /// Not an `async fn`: the arguments go into the session at once, so the
 /// task that waits on an idle client stores them only there.
@@ -68,20 +85,27 @@ pub fn serve<'a>(
     acc: &'a Accepted,
     initial: Vec<u8>,
     accept_wall: Duration,
-) -> impl std::future::Future<Output = ()> + 'a {
+) -> impl std::future::Future<Output = Option<Asleep>> + 'a {
     if let Some(s) = client.tcp() {
         let _ = s.set_nodelay(true);
     }
-    run(Session::new(
-        sh,
-        fe_idx,
-        client,
-        acc,
-        accept_wall,
-        &initial,
-        0,
-        false,
-    ))
+    let ss = Session::new(sh, fe_idx, client, acc, accept_wall, &initial, 0, false);
+    run(ss, Instant::now())
+}
+
+/// Goes on with the exchanges of a session that slept (see [`serve`]).
+pub(crate) fn wake<'a>(
+    sh: &'a Shared,
+    fe_idx: usize,
+    client: &'a Conn,
+    acc: &'a Accepted,
+    accept_wall: Duration,
+    a: Asleep,
+) -> impl std::future::Future<Output = Option<Asleep>> + 'a {
+    let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &[], a.count, false);
+    ss.vars = a.vars;
+    ss.may_sleep = a.may_sleep;
+    run(ss, a.idle_since)
 }
 
 /// Serves the one exchange of an HTTP/2 stream, whose request head (in
@@ -96,17 +120,11 @@ pub async fn serve_stream(
     accept_wall: Duration,
     ordinal: u64,
 ) {
-    run(Session::new(
-        sh,
-        fe_idx,
-        client,
-        acc,
-        accept_wall,
-        &head,
-        ordinal,
-        true,
-    ))
-    .await
+    run(
+        Session::new(sh, fe_idx, client, acc, accept_wall, &head, ordinal, true),
+        Instant::now(),
+    )
+    .await;
 }
 
 impl<'a> Session<'a> {
@@ -134,6 +152,7 @@ impl<'a> Session<'a> {
             vars: None,
             count,
             single,
+            may_sleep: true,
         }
     }
 }
@@ -143,10 +162,12 @@ fn timeouts(ss: &Session<'_>) -> (Option<Duration>, Option<Duration>) {
     head_timeouts(&ss.sh.cfg.proxies[ss.sh.frontends[ss.fe_idx].proxy])
 }
 
-/// The exchanges of one client connection, one turn at a time.
-async fn run(mut ss: Session<'_>) {
+/// The exchanges of one client connection, one turn at a time; returns
+/// its state when it goes to sleep.
+async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
     let (sh, client) = (ss.sh, ss.client);
-    let mut idle_since = Instant::now();
+    // A session that woke sleeps again only after a while awake.
+    let awake_since = Instant::now();
     loop {
         let first = ss.count == 0;
         let wait_deadline = {
@@ -160,10 +181,32 @@ async fn run(mut ss: Session<'_>) {
             // connections; a hard stop (which sets both) also ends one
             // waiting for its first request.
             let signal = if first { &sh.killing } else { &sh.stopping };
-            let ready = idle::IdleWait::new(client, signal, wait_deadline).await;
-            // A first request that timed out still gets its 408 below.
-            if !ready && (!first || *sh.killing.borrow()) {
-                break;
+            let sleep_at = ss
+                .can_sleep()
+                .then(|| idle_since.max(awake_since) + lot::SLEEP_AFTER);
+            match idle::IdleWait::new(client, signal, wait_deadline, sleep_at).await {
+                // An accepted socket is assumed readable before any event:
+                // the first request is read once here, and waited for
+                // again (asleep, maybe) if nothing is there yet.
+                idle::Woke::Readable if first && sleep_at.is_some() => {
+                    let e = ss.cbuf.try_fill(client, sh.bufsize).err();
+                    if e.is_some_and(|e| e.kind() == std::io::ErrorKind::WouldBlock) {
+                        continue;
+                    }
+                }
+                idle::Woke::Readable => {}
+                idle::Woke::Sleep => {
+                    return Some(Asleep {
+                        count: ss.count,
+                        vars: ss.vars.take(),
+                        idle_since,
+                        deadline: wait_deadline,
+                        may_sleep: true,
+                    })
+                }
+                // A first request that timed out still gets its 408 below.
+                idle::Woke::Ended if !first || *sh.killing.borrow() => break,
+                idle::Woke::Ended => {}
             }
             // `shutdown session` stops the socket's reading, which wakes it.
             if crate::sessions::is_killed(ss.acc.reg) {
@@ -187,6 +230,7 @@ async fn run(mut ss: Session<'_>) {
     if let Some(h) = ss.held.take() {
         park(sh, *h);
     }
+    None
 }
 
 /// What a client connection keeps between its exchanges.
@@ -206,6 +250,22 @@ struct Session<'a> {
     count: u64,
     /// One exchange only (an HTTP/2 stream).
     single: bool,
+    /// Whether it may sleep when idle (see [`lot`]).
+    may_sleep: bool,
+}
+
+impl Session<'_> {
+    /// Whether the session, idle now, may go to sleep after a while: a
+    /// plain socket, no server connection of its own (`http-reuse never`),
+    /// and no stop under way.
+    fn can_sleep(&self) -> bool {
+        self.may_sleep
+            && !self.single
+            && self.held.is_none()
+            && matches!(self.client, Conn::Tcp(_) | Conn::Unix(_))
+            && !*self.sh.stopping.borrow()
+            && lot::available()
+    }
 }
 
 /// When and how the next request head is awaited.

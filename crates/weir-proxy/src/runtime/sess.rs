@@ -81,6 +81,7 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
                 fd: r.fd,
                 thread: r.thread,
                 killed: r.killed,
+                asleep: r.asleep,
             })
         })
         .collect()

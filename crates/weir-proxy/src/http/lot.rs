@@ -1,0 +1,244 @@
+//! Sleeping sessions: an HTTP/1.1 client idle for [`SLEEP_AFTER`] gives up
+//! its task and its registration in the event loop, and waits as one slot
+//! of its thread's lot — its socket, its addresses and a few counters —
+//! with the socket watched by a second epoll instance of the thread's own.
+//! It wakes (a new task takes it over, exactly where it stopped) when the
+//! client sends or closes, when its deadline passes, or on a stop; the
+//! session itself then decides what that means, as if it had never slept.
+
+use super::idle::Wheel;
+use super::Asleep;
+use crate::conn::Conn;
+use crate::session::Accepted;
+use crate::state::Shared;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Registry, Token};
+use std::cell::RefCell;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::unix::AsyncFd;
+use tokio::time::Instant;
+
+/// How long a client stays idle before its session sleeps. Shorter makes
+/// a client that pauses between requests pay a sleep and a wake-up (four
+/// `epoll_ctl` and a task) more often; longer keeps more idle tasks.
+pub(crate) const SLEEP_AFTER: Duration = Duration::from_millis(200);
+
+/// The socket of a sleeping session (plain: a TLS session does not sleep).
+pub(crate) enum Plain {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl Plain {
+    fn fd(&self) -> RawFd {
+        match self {
+            Plain::Tcp(s) => s.as_raw_fd(),
+            Plain::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// Back under the event loop.
+    pub(crate) fn into_conn(self) -> std::io::Result<Conn> {
+        match self {
+            Plain::Tcp(s) => tokio::net::TcpStream::from_std(s).map(Conn::Tcp),
+            Plain::Unix(s) => tokio::net::UnixStream::from_std(s).map(Conn::Unix),
+        }
+    }
+}
+
+/// What a sleeping session keeps.
+pub(crate) struct Sleeper {
+    pub sock: Plain,
+    pub fe_idx: usize,
+    pub acc: Accepted,
+    pub accept_wall: Duration,
+    pub asleep: Asleep,
+}
+
+struct Lot {
+    sleepers: Wheel<Sleeper>,
+    registry: Registry,
+}
+
+thread_local! {
+    /// This thread's lot; none where the thread has no driver.
+    static LOT: RefCell<Option<Lot>> = const { RefCell::new(None) };
+}
+
+/// Whether sessions of this thread can sleep.
+pub(crate) fn available() -> bool {
+    LOT.try_with(|l| l.borrow().is_some()).unwrap_or(false)
+}
+
+/// Takes `client` out of the event loop and puts its session to sleep
+/// until [`Driver`] wakes it. Returns false when the connection is gone
+/// (the caller ends the session); when the lot cannot take it, its session
+/// is woken at once and never sleeps again.
+pub(crate) fn sleep(
+    sh: &Arc<Shared>,
+    fe_idx: usize,
+    client: Conn,
+    acc: Accepted,
+    accept_wall: Duration,
+    asleep: Asleep,
+) -> bool {
+    let sock = match client {
+        Conn::Tcp(s) => s.into_std().map(Plain::Tcp),
+        Conn::Unix(s) => s.into_std().map(Plain::Unix),
+        // A session over TLS or HTTP/2 never returns asleep.
+        _ => return false,
+    };
+    // Deregistering from the event loop does not fail on a registered
+    // socket; if it did, the socket is closed and the session ends.
+    let Ok(sock) = sock else { return false };
+    let deadline = asleep.deadline;
+    let s = Sleeper {
+        sock,
+        fe_idx,
+        acc,
+        accept_wall,
+        asleep,
+    };
+    let refused = LOT
+        .try_with(|l| {
+            let mut l = l.borrow_mut();
+            let Some(lot) = l.as_mut() else {
+                return Some(s);
+            };
+            let (fd, reg) = (s.sock.fd(), s.acc.reg);
+            let slot = lot.sleepers.insert(deadline, s);
+            match lot
+                .registry
+                .register(&mut SourceFd(&fd), Token(slot), Interest::READABLE)
+            {
+                Ok(()) => {
+                    crate::sessions::set_asleep(reg, true);
+                    None
+                }
+                // Out of epoll watches, say: the session goes on awake.
+                Err(_) => lot.sleepers.remove(slot),
+            }
+        })
+        .unwrap_or(None);
+    if let Some(mut s) = refused {
+        s.asleep.may_sleep = false;
+        wake(sh, s);
+    }
+    true
+}
+
+/// Starts the task that takes a sleeping session over again.
+fn wake(sh: &Arc<Shared>, s: Sleeper) {
+    crate::sessions::set_asleep(s.acc.reg, false);
+    crate::profile::spawn::<crate::profile::Http, _>(crate::session::wake_http(sh.clone(), s));
+}
+
+/// Watches the sockets of this thread's sleeping sessions.
+pub struct Driver {
+    poll: Option<AsyncFd<Poll>>,
+    events: Events,
+    woken: Vec<Sleeper>,
+    due: Vec<(usize, Sleeper)>,
+}
+
+impl Driver {
+    /// Sets up this thread's lot. Without one (the epoll instance could not
+    /// be made), sessions stay awake.
+    pub fn new() -> Driver {
+        let poll = Poll::new().and_then(|p| {
+            let registry = p.registry().try_clone()?;
+            let p = crate::sys::register_poll(p)?;
+            LOT.with(|l| {
+                *l.borrow_mut() = Some(Lot {
+                    sleepers: Wheel::new(),
+                    registry,
+                })
+            });
+            Ok(p)
+        });
+        if let Err(e) = &poll {
+            crate::log::console(
+                "WARNING",
+                &format!("idle HTTP clients keep their tasks: no epoll instance: {e}"),
+            );
+        }
+        Driver {
+            poll: poll.ok(),
+            events: Events::with_capacity(256),
+            woken: Vec::new(),
+            due: Vec::new(),
+        }
+    }
+
+    /// Resolves when a sleeper's socket may be readable (never, without
+    /// a lot).
+    pub async fn readable(&self) {
+        match &self.poll {
+            Some(p) => {
+                if let Ok(mut g) = p.readable().await {
+                    // Cleared before the events are read: one that comes
+                    // after the read raises readiness again.
+                    g.clear_ready();
+                }
+            }
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Wakes the sessions whose sockets are readable.
+    pub fn wake_readable(&mut self, sh: &Arc<Shared>) {
+        let Some(p) = self.poll.as_mut() else { return };
+        loop {
+            if p.get_mut()
+                .poll(&mut self.events, Some(Duration::ZERO))
+                .is_err()
+            {
+                break;
+            }
+            let n = self.events.iter().count();
+            LOT.with(|l| {
+                let mut l = l.borrow_mut();
+                let Some(lot) = l.as_mut() else { return };
+                for ev in self.events.iter() {
+                    if let Some(s) = lot.sleepers.remove(ev.token().0) {
+                        let _ = lot.registry.deregister(&mut SourceFd(&s.sock.fd()));
+                        self.woken.push(s);
+                    }
+                }
+            });
+            if n < self.events.capacity() {
+                break;
+            }
+        }
+        for s in self.woken.drain(..) {
+            wake(sh, s);
+        }
+    }
+
+    /// Wakes the sessions whose deadline passed by `now`, or all of them
+    /// on a stop.
+    pub fn wake_due(&mut self, sh: &Arc<Shared>, now: Instant, stopping: bool) {
+        if self.poll.is_none() {
+            return;
+        }
+        LOT.with(|l| {
+            let mut l = l.borrow_mut();
+            let Some(lot) = l.as_mut() else { return };
+            if stopping {
+                lot.sleepers.take_all(&mut self.due);
+            } else {
+                lot.sleepers.advance(now, &mut self.due);
+            }
+            for (slot, s) in self.due.drain(..) {
+                let _ = lot.registry.deregister(&mut SourceFd(&s.sock.fd()));
+                lot.sleepers.remove(slot);
+                self.woken.push(s);
+            }
+        });
+        for s in self.woken.drain(..) {
+            wake(sh, s);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Idle HTTP/1.1 clients whose sessions sleep (no task, no place in the
+//! event loop): `show sess` marks them `asleep=1`; a request wakes the
+//! session where it stopped (its `sess.*` variables, its request count,
+//! pipelined requests); its keep-alive and first-request deadlines, a
+//! client that leaves, `shutdown session` and a soft stop all still end it
+//! as they would an awake one.
+
+mod common;
+
+use common::http::Client;
+use common::http::Origin;
+use common::*;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn ask(sock: &Path, line: &str) -> String {
+    let mut u = UnixStream::connect(sock).unwrap();
+    u.write_all(line.as_bytes()).unwrap();
+    let mut s = String::new();
+    u.read_to_string(&mut s).unwrap();
+    s
+}
+
+/// The `show sess` line of the client at `src`, once it has `part`.
+fn sess_line(sock: &Path, src: &str, part: &str) -> String {
+    wait_for(
+        &format!("the session of {src} with '{part}'"),
+        Duration::from_secs(5),
+        || {
+            ask(sock, "show sess\n")
+                .lines()
+                .find(|l| l.contains(&format!("src={src} ")) && l.contains(part))
+                .map(str::to_string)
+        },
+    )
+}
+
+/// Waits until no session of `src` is listed.
+fn gone(sock: &Path, src: &str) {
+    wait_for(
+        &format!("the session of {src} to end"),
+        Duration::from_secs(5),
+        || (!ask(sock, "show sess\n").contains(&format!("src={src} "))).then_some(()),
+    )
+}
+
+/// Reads until weir ends the connection (a FIN, or a reset for a killed
+/// session).
+fn ended(c: &mut Client) -> bool {
+    let mut b = [0u8; 64];
+    loop {
+        match c.r.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() == std::io::ErrorKind::ConnectionReset,
+        }
+    }
+}
+
+fn src(c: &Client) -> String {
+    c.w.local_addr().unwrap().to_string()
+}
+
+fn cfg(sock: &Path, port: u16, origin: u16, log: u16, timeouts: &str) -> String {
+    format!(
+        "global\n    nbthread 2\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    log 127.0.0.1:{log} local0\n    option httplog\n\
+         timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n{timeouts}\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n\
+         http-request set-var(sess.first) path if {{ http_first_req }}\n\
+         http-response set-header X-First %[var(sess.first)]\n\
+         default_backend be\n\
+         backend be\n    server o1 127.0.0.1:{origin}\n",
+        sock.display()
+    )
+}
+
+#[test]
+fn a_sleeping_session_wakes_where_it_stopped() {
+    let origin = Origin::start("o1");
+    let log = Syslog::start();
+    let dir = tempdir("idle-sleep");
+    let sock = dir.join("admin.sock");
+    let port = free_port();
+    let w = Weir::start(
+        &cfg(
+            &sock,
+            port,
+            origin.port(),
+            log.port(),
+            "    timeout http-keep-alive 30s",
+        ),
+        port,
+    );
+
+    let mut c = Client::connect(port);
+    let me = src(&c);
+    let r = c.get("/first");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-first"), Some("/first"));
+    let line = sess_line(&sock, &me, " asleep=1 ");
+    assert!(line.contains(" fe=fe "), "{line}");
+    let one = ask(
+        &sock,
+        &format!("show sess {}\n", line.split(':').next().unwrap()),
+    );
+    assert!(one.contains(" asleep=1\n"), "{one}");
+
+    // Two pipelined requests wake it; its `sess.*` variable lived on.
+    c.send(b"GET /second HTTP/1.1\r\nHost: t\r\n\r\nGET /third HTTP/1.1\r\nHost: t\r\n\r\n");
+    for path in ["/second", "/third"] {
+        let r = c.response("GET");
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(r.header("x-first"), Some("/first"), "{path}");
+    }
+    log.wait_line("\"GET /third HTTP/1.1\"", Duration::from_secs(5));
+
+    // It sleeps again, and wakes again.
+    sess_line(&sock, &me, " asleep=1 ");
+    assert_eq!(c.get("/fourth").status, 200);
+
+    // A client that leaves while its session sleeps frees its slot.
+    sess_line(&sock, &me, " asleep=1 ");
+    drop(c);
+    gone(&sock, &me);
+    wait_for("scur back to 0", Duration::from_secs(5), || {
+        ask(&sock, "show stat\n")
+            .lines()
+            .find(|l| l.starts_with("fe,FRONTEND,"))
+            .and_then(|l| l.split(',').nth(4).map(str::to_string))
+            .filter(|scur| scur == "0")
+    });
+
+    // `shutdown session` ends a sleeping one.
+    let mut k = Client::connect(port);
+    let kid_src = src(&k);
+    assert_eq!(k.get("/k").status, 200);
+    let line = sess_line(&sock, &kid_src, " asleep=1 ");
+    let kid = line.split(':').next().unwrap().to_string();
+    assert_eq!(ask(&sock, &format!("shutdown session {kid}\n")), "\n");
+    assert!(ended(&mut k), "the killed sleeping client was closed");
+    gone(&sock, &kid_src);
+
+    // A soft stop ends a sleeping keep-alive client, and weir exits.
+    let mut s = Client::connect(port);
+    assert_eq!(s.get("/s").status, 200);
+    sess_line(&sock, &src(&s), " asleep=1 ");
+    let mut w = w;
+    w.signal(libc::SIGUSR1);
+    assert!(
+        s.closed(),
+        "the sleeping client was closed by the soft stop"
+    );
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+}
+
+#[test]
+fn a_sleeping_session_keeps_its_deadlines() {
+    let origin = Origin::start("o1");
+    let log = Syslog::start();
+    let dir = tempdir("idle-sleep-deadlines");
+    let sock = dir.join("admin.sock");
+    let port = free_port();
+    let _w = Weir::start(
+        &cfg(
+            &sock,
+            port,
+            origin.port(),
+            log.port(),
+            "    timeout http-keep-alive 900ms\n    timeout http-request 1200ms",
+        ),
+        port,
+    );
+
+    // Keep-alive: closed when `timeout http-keep-alive` passes, not when
+    // the session went to sleep (after 200 ms).
+    let mut c = Client::connect(port);
+    let me = src(&c);
+    assert_eq!(c.get("/").status, 200);
+    let t0 = Instant::now();
+    sess_line(&sock, &me, " asleep=1 ");
+    assert!(c.closed(), "the idle client was closed");
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_millis(800) && waited < Duration::from_secs(3),
+        "closed after {waited:?}"
+    );
+    gone(&sock, &me);
+
+    // First request: a client that sends nothing gets its 408 when
+    // `timeout http-request` passes, logged as a client timeout.
+    let mut f = Client::connect(port);
+    let fsrc = src(&f);
+    let t0 = Instant::now();
+    sess_line(&sock, &fsrc, " asleep=1 ");
+    let r = f.response("GET");
+    let waited = t0.elapsed();
+    assert_eq!(r.status, 408);
+    assert!(
+        waited >= Duration::from_millis(1100) && waited < Duration::from_secs(4),
+        "408 after {waited:?}"
+    );
+    let line = log.wait_line(&format!("{fsrc} "), Duration::from_secs(5));
+    assert!(line.contains(" 408 ") && line.contains(" cR-- "), "{line}");
+}
