@@ -242,6 +242,8 @@ pub(crate) fn wake_http(
                 if crate::http::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
                     return;
                 }
+            } else {
+                client.close_notify();
             }
         }
         finish(&sh, fe_idx, &acc);
@@ -278,10 +280,14 @@ pub fn run_https(
                         accept_wall,
                     ))
                     .await;
-                } else {
-                    // A session over TLS does not sleep.
-                    let _ =
-                        crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await;
+                } else if let Some(a) =
+                    crate::http::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await
+                {
+                    if crate::http::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
+                        return;
+                    }
+                    finish(&sh, fe_idx, &acc);
+                    return;
                 }
                 client.close_notify();
             }

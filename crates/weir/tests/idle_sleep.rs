@@ -205,3 +205,86 @@ fn a_sleeping_session_keeps_its_deadlines() {
     let line = log.wait_line(&format!("{fsrc} "), Duration::from_secs(5));
     assert!(line.contains(" 408 ") && line.contains(" cR-- "), "{line}");
 }
+
+#[test]
+fn a_sleeping_tls_session_keeps_its_keys() {
+    use common::tls::Pki;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    let pki = Pki::new();
+    let dir = tempdir("idle-sleep-tls");
+    let sock = dir.join("admin.sock");
+    let port = free_port();
+    let cfg = common::tls::tls_cfg(
+        port,
+        &format!("crt {}", pki.path("certs")),
+        None,
+        &format!(
+            "    stats socket {} level admin\n    nbthread 1",
+            sock.display()
+        ),
+    )
+    .replace("    nbthread 2\n", "")
+    .replace("timeout client 5s", "timeout client 10s");
+    let _w = Weir::start(&cfg, port);
+
+    let mut s = Command::new("openssl")
+        .args([
+            "s_client",
+            "-quiet",
+            "-tls1_3",
+            "-connect",
+            &format!("127.0.0.1:{port}"),
+            "-servername",
+            "www.test",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let got = Arc::new(Mutex::new(String::new()));
+    let (mut out, g2) = (s.stdout.take().unwrap(), got.clone());
+    std::thread::spawn(move || {
+        let mut b = [0u8; 4096];
+        while let Ok(n) = out.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            g2.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&b[..n]));
+        }
+    });
+    let answers = |n: usize| {
+        wait_for(&format!("{n} answers"), Duration::from_secs(5), || {
+            (got.lock().unwrap().matches("sni=www.test").count() >= n).then_some(())
+        })
+    };
+    let mut stdin = s.stdin.take().unwrap();
+    let req = b"GET / HTTP/1.1\r\nHost: www.test\r\n\r\n";
+    stdin.write_all(req).unwrap();
+    answers(1);
+    // Asleep: the TLS session set aside with its socket out of the loop.
+    wait_for("the TLS session asleep", Duration::from_secs(5), || {
+        ask(&sock, "show sess\n")
+            .lines()
+            .any(|l| l.contains(" fe=fe ") && l.contains(" asleep=1 "))
+            .then_some(())
+    });
+    // Woken by the next request, it decrypts and answers with the same keys.
+    stdin.write_all(req).unwrap();
+    answers(2);
+    wait_for("asleep again", Duration::from_secs(5), || {
+        ask(&sock, "show sess\n")
+            .contains(" asleep=1 ")
+            .then_some(())
+    });
+    stdin.write_all(req).unwrap();
+    answers(3);
+    let text = got.lock().unwrap().clone();
+    assert_eq!(text.matches("HTTP/1.1 200").count(), 3, "{text}");
+    drop(stdin);
+    let _ = s.kill();
+    let _ = s.wait();
+}

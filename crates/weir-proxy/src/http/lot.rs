@@ -1,4 +1,4 @@
-//! Sleeping sessions: an HTTP/1.1 client idle for [`SLEEP_AFTER`] gives up
+//! Sleeping sessions: an HTTP/1.1 client (plain or over TLS) idle for [`SLEEP_AFTER`] gives up
 //! its task and its registration in the event loop, and waits as one slot
 //! of its thread's lot — its socket, its addresses and a few counters —
 //! with the socket watched by a second epoll instance of the thread's own.
@@ -25,25 +25,68 @@ use tokio::time::Instant;
 /// `epoll_ctl` and a task) more often; longer keeps more idle tasks.
 pub(crate) const SLEEP_AFTER: Duration = Duration::from_millis(200);
 
-/// The socket of a sleeping session (plain: a TLS session does not sleep).
-pub(crate) enum Plain {
+/// The socket of a sleeping session, out of the event loop.
+enum Sock {
     Tcp(std::net::TcpStream),
     Unix(std::os::unix::net::UnixStream),
 }
 
+/// A sleeping session's connection: its socket, and its TLS session if any.
+pub(crate) struct Plain {
+    sock: Sock,
+    tls: Option<Box<crate::tls::Dormant>>,
+}
+
 impl Plain {
+    /// Takes a connection out of the event loop; `Err` gives back one that
+    /// cannot sleep (HTTP/2, or TLS bytes waiting to be sent), `Ok(Err)`
+    /// when deregistering failed (the socket is closed then).
+    fn from_conn(c: Conn) -> Result<std::io::Result<Plain>, Conn> {
+        let (io, tls) = match c {
+            Conn::Tls(t) if !t.has_pending() => {
+                let (io, d) = t.into_dormant();
+                (io, Some(d))
+            }
+            c => (c, None),
+        };
+        let sock = match io {
+            Conn::Tcp(s) => s.into_std().map(Sock::Tcp),
+            Conn::Unix(s) => s.into_std().map(Sock::Unix),
+            other => {
+                return Err(match tls {
+                    Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(other, d))),
+                    None => other,
+                })
+            }
+        };
+        Ok(sock.map(|sock| Plain { sock, tls }))
+    }
+
     fn fd(&self) -> RawFd {
-        match self {
-            Plain::Tcp(s) => s.as_raw_fd(),
-            Plain::Unix(s) => s.as_raw_fd(),
+        match &self.sock {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Unix(s) => s.as_raw_fd(),
         }
     }
 
     /// Back under the event loop.
     pub(crate) fn into_conn(self) -> std::io::Result<Conn> {
-        match self {
-            Plain::Tcp(s) => tokio::net::TcpStream::from_std(s).map(Conn::Tcp),
-            Plain::Unix(s) => tokio::net::UnixStream::from_std(s).map(Conn::Unix),
+        let io = match self.sock {
+            Sock::Tcp(s) => tokio::net::TcpStream::from_std(s).map(Conn::Tcp)?,
+            Sock::Unix(s) => tokio::net::UnixStream::from_std(s).map(Conn::Unix)?,
+        };
+        Ok(match self.tls {
+            Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(io, d))),
+            None => io,
+        })
+    }
+
+    /// Whether a connection could sleep now.
+    pub(crate) fn can_take(c: &Conn) -> bool {
+        match c {
+            Conn::Tcp(_) | Conn::Unix(_) => true,
+            Conn::Tls(t) => matches!(t.io(), Conn::Tcp(_) | Conn::Unix(_)) && !t.has_pending(),
+            _ => false,
         }
     }
 }
@@ -84,15 +127,18 @@ pub(crate) fn sleep(
     accept_wall: Duration,
     asleep: Asleep,
 ) -> bool {
-    let sock = match client {
-        Conn::Tcp(s) => s.into_std().map(Plain::Tcp),
-        Conn::Unix(s) => s.into_std().map(Plain::Unix),
-        // A session over TLS or HTTP/2 never returns asleep.
-        _ => return false,
+    let sock = match Plain::from_conn(client) {
+        Ok(Ok(s)) => s,
+        // Deregistering from the event loop does not fail on a registered
+        // socket; if it did, the socket is closed and the session ends.
+        Ok(Err(_)) => return false,
+        // Checked by the session before it returned asleep: cannot happen;
+        // the connection is closed rather than kept without a task.
+        Err(c) => {
+            c.close_notify();
+            return false;
+        }
     };
-    // Deregistering from the event loop does not fail on a registered
-    // socket; if it did, the socket is closed and the session ends.
-    let Ok(sock) = sock else { return false };
     let deadline = asleep.deadline;
     let s = Sleeper {
         sock,
@@ -132,7 +178,11 @@ pub(crate) fn sleep(
 /// Starts the task that takes a sleeping session over again.
 fn wake(sh: &Arc<Shared>, s: Sleeper) {
     crate::sessions::set_asleep(s.acc.reg, false);
-    crate::profile::spawn::<crate::profile::Http, _>(crate::session::wake_http(sh.clone(), s));
+    if s.sock.tls.is_some() {
+        crate::profile::spawn::<crate::profile::Https, _>(crate::session::wake_http(sh.clone(), s));
+    } else {
+        crate::profile::spawn::<crate::profile::Http, _>(crate::session::wake_http(sh.clone(), s));
+    }
 }
 
 /// Watches the sockets of this thread's sleeping sessions.

@@ -256,13 +256,13 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// Whether the session, idle now, may go to sleep after a while: a
-    /// plain socket, no server connection of its own (`http-reuse never`),
+    /// socket (plain or TLS, nothing left to send), no server connection of its own (`http-reuse never`),
     /// and no stop under way.
     fn can_sleep(&self) -> bool {
         self.may_sleep
             && !self.single
             && self.held.is_none()
-            && matches!(self.client, Conn::Tcp(_) | Conn::Unix(_))
+            && lot::Plain::can_take(self.client)
             && !*self.sh.stopping.borrow()
             && lot::available()
     }

@@ -11,7 +11,7 @@ mod stream;
 
 pub use client::{client_config, ClientTls};
 pub use route::{bind_config, BindConfig};
-pub use stream::{accept, connect, HandshakeError, TlsStream};
+pub use stream::{accept, connect, Dormant, HandshakeError, TlsStream};
 
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};

@@ -69,7 +69,36 @@ impl Write for Raw<'_> {
     }
 }
 
+/// A TLS session set aside while its socket sleeps without it
+/// ([`crate::http::lot`]).
+pub struct Dormant {
+    st: State,
+    info: TlsInfo,
+}
+
 impl TlsStream {
+    /// Parts the socket from its TLS session.
+    pub(crate) fn into_dormant(self) -> (Conn, Box<Dormant>) {
+        let st = self.st.into_inner().unwrap_or_else(|p| p.into_inner());
+        (
+            self.io,
+            Box::new(Dormant {
+                st,
+                info: self.info,
+            }),
+        )
+    }
+
+    /// Joins a socket back to its TLS session.
+    pub(crate) fn from_dormant(io: Conn, d: Box<Dormant>) -> TlsStream {
+        let Dormant { st, info } = *d;
+        TlsStream {
+            io,
+            st: Mutex::new(st),
+            info,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
