@@ -354,7 +354,7 @@ mod tests {
         // slot 2 was freed and is used again.
         assert_eq!(w.insert(Some(t0 + Duration::from_millis(12_995)), 7), 2);
         w.advance(t0 + Duration::from_millis(13_000), &mut due);
-        assert_eq!(due, vec![(0, 0), (2, 7), (1, 1)]);
+        assert_eq!(due, vec![(0, 0), (1, 1), (2, 7)]);
         assert!(w.buckets.iter().all(Vec::is_empty));
         // Taken slots stay reserved until removed.
         assert_eq!(w.insert(None, 5), 4);
