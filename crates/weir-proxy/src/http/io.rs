@@ -80,6 +80,15 @@ impl Buf {
     /// One read attempt, without waiting: `WouldBlock` (which clears the
     /// socket's readiness) when nothing is there.
     pub fn try_fill(&mut self, conn: &Conn, size: usize) -> io::Result<usize> {
+        self.try_fill_with(size, |d| conn.try_recv(d))
+    }
+
+    /// [`Buf::try_fill`] with the read given.
+    pub fn try_fill_with(
+        &mut self,
+        size: usize,
+        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+    ) -> io::Result<usize> {
         let d = self.data.get_or_insert_with(|| get_buffer(size));
         if self.pos > 0 && self.len == d.len() {
             d.copy_within(self.pos..self.len, 0);
@@ -89,7 +98,7 @@ impl Buf {
         if self.len == d.len() {
             return Err(io::Error::other("buffer full"));
         }
-        let r = conn.try_recv(&mut d[self.len..]);
+        let r = read(&mut d[self.len..]);
         if let Ok(n) = r {
             self.len += n;
         }

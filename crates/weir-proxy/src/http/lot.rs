@@ -1,5 +1,6 @@
-//! Sleeping sessions: an HTTP/1.1 client (plain or over TLS) idle for [`SLEEP_AFTER`] gives up
-//! its task and its registration in the event loop, and waits as one slot
+//! Sleeping sessions: an HTTP/1.1 client (plain or over TLS) idle for a
+//! while ([`sleep_after`]: 200 ms at first) gives up its task and its
+//! registration in the event loop, and waits as one slot
 //! of its thread's lot — its socket, its addresses and a few counters —
 //! with the socket watched by a second epoll instance of the thread's own.
 //! It wakes (a new task takes it over, exactly where it stopped) when the
@@ -20,10 +21,19 @@ use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::time::Instant;
 
-/// How long a client stays idle before its session sleeps. Shorter makes
-/// a client that pauses between requests pay a sleep and a wake-up (four
-/// `epoll_ctl` and a task) more often; longer keeps more idle tasks.
-pub(crate) const SLEEP_AFTER: Duration = Duration::from_millis(200);
+/// How long a client stays idle before its session first sleeps.
+const SLEEP_AFTER: Duration = Duration::from_millis(200);
+/// The most times [`SLEEP_AFTER`] is doubled (to 3.2 s).
+const MAX_DOUBLINGS: u8 = 4;
+
+/// How long a client that woke its session `naps` times by sending stays
+/// idle before the session sleeps again. A sleep and a wake-up cost about
+/// 10 µs of CPU (four `epoll_ctl`, a task, the nested epoll's wake-ups):
+/// a client that comes back regularly soon stays awake between its
+/// requests, while one that went quiet sleeps after 200 ms.
+pub(crate) fn sleep_after(naps: u8) -> Duration {
+    SLEEP_AFTER * (1u32 << naps.min(MAX_DOUBLINGS))
+}
 
 /// The socket of a sleeping session, out of the event loop.
 enum Sock {
@@ -252,8 +262,10 @@ impl Driver {
                 let mut l = l.borrow_mut();
                 let Some(lot) = l.as_mut() else { return };
                 for ev in self.events.iter() {
-                    if let Some(s) = lot.sleepers.remove(ev.token().0) {
+                    if let Some(mut s) = lot.sleepers.remove(ev.token().0) {
                         let _ = lot.registry.deregister(&mut SourceFd(&s.sock.fd()));
+                        s.asleep.by_bytes = true;
+                        s.asleep.naps = s.asleep.naps.saturating_add(1);
                         self.woken.push(s);
                     }
                 }
@@ -290,5 +302,18 @@ impl Driver {
         for s in self.woken.drain(..) {
             wake(sh, s);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_wake_by_the_client_doubles_the_idle_time_before_sleeping() {
+        let ms = |n| sleep_after(n).as_millis();
+        assert_eq!([ms(0), ms(1), ms(2), ms(4)], [200, 400, 800, 3200]);
+        assert_eq!(ms(5), 3200);
+        assert_eq!(ms(u8::MAX), 3200);
     }
 }

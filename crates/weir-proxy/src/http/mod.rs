@@ -69,6 +69,11 @@ pub struct Asleep {
     pub(crate) deadline: Option<Instant>,
     /// False once the lot refused it: the session stays awake.
     pub(crate) may_sleep: bool,
+    /// Woken because the client sent (or closed).
+    pub(crate) by_bytes: bool,
+    /// How many times the client woke it by sending: each one doubles the
+    /// idle time before the next sleep (see [`lot::sleep_after`]).
+    pub(crate) naps: u8,
 }
 
 /// Serves HTTP/1.1 exchanges on `client` until it closes, an error ends
@@ -105,6 +110,16 @@ pub(crate) fn wake<'a>(
     let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &[], a.count, false);
     ss.vars = a.vars;
     ss.may_sleep = a.may_sleep;
+    ss.naps = a.naps;
+    if a.by_bytes && matches!(client, Conn::Tcp(_) | Conn::Unix(_)) {
+        // The event loop has not seen the socket yet: its bytes are read
+        // now rather than after another turn of it (nothing read: the
+        // session waits as usual).
+        let fd = std::os::fd::AsRawFd::as_raw_fd(client);
+        let _ = ss
+            .cbuf
+            .try_fill_with(sh.bufsize, |d| crate::splice::read_fd(fd, d));
+    }
     run(ss, a.idle_since)
 }
 
@@ -153,6 +168,7 @@ impl<'a> Session<'a> {
             count,
             single,
             may_sleep: true,
+            naps: 0,
         }
     }
 }
@@ -183,7 +199,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
             let signal = if first { &sh.killing } else { &sh.stopping };
             let sleep_at = ss
                 .can_sleep()
-                .then(|| idle_since.max(awake_since) + lot::SLEEP_AFTER);
+                .then(|| idle_since.max(awake_since) + lot::sleep_after(ss.naps));
             match idle::IdleWait::new(client, signal, wait_deadline, sleep_at).await {
                 // An accepted socket is assumed readable before any event:
                 // the first request is read once here, and waited for
@@ -202,6 +218,8 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
                         idle_since,
                         deadline: wait_deadline,
                         may_sleep: true,
+                        by_bytes: false,
+                        naps: ss.naps,
                     })
                 }
                 // A first request that timed out still gets its 408 below.
@@ -252,6 +270,8 @@ struct Session<'a> {
     single: bool,
     /// Whether it may sleep when idle (see [`lot`]).
     may_sleep: bool,
+    /// See [`Asleep::naps`].
+    naps: u8,
 }
 
 impl Session<'_> {
