@@ -203,8 +203,14 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
             match idle::IdleWait::new(client, signal, wait_deadline, sleep_at).await {
                 // An accepted socket is assumed readable before any event:
                 // the first request is read once here, and waited for
-                // again (asleep, maybe) if nothing is there yet.
-                idle::Woke::Readable if first && sleep_at.is_some() => {
+                // again (asleep, maybe) if nothing is there yet. Under TLS
+                // it is read in the exchange, as before (a TLS client
+                // sleeps once it has made a request).
+                idle::Woke::Readable
+                    if first
+                        && sleep_at.is_some()
+                        && matches!(client, Conn::Tcp(_) | Conn::Unix(_)) =>
+                {
                     let e = ss.cbuf.try_fill(client, sh.bufsize).err();
                     if e.is_some_and(|e| e.kind() == std::io::ErrorKind::WouldBlock) {
                         continue;
