@@ -149,6 +149,13 @@ impl TlsStream {
             if st.eof {
                 return Ok(0);
             }
+            // A failure seen while polling for readiness (which reports it
+            // as ready) is reported here; otherwise a caller would see
+            // WouldBlock, poll, find it ready again, and spin.
+            if let Err(e) = st.tls.process_new_packets() {
+                let _ = self.flush_locked(&mut st);
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
             if st.tls.read_tls(&mut Raw(&self.io))? == 0 {
                 st.eof = true;
             }
