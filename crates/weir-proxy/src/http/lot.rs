@@ -64,7 +64,7 @@ impl Plain {
             Conn::Unix(s) => s.into_std().map(Sock::Unix),
             other => {
                 return Err(match tls {
-                    Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(other, d))),
+                    Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(other, *d))),
                     None => other,
                 })
             }
@@ -86,7 +86,7 @@ impl Plain {
             Sock::Unix(s) => tokio::net::UnixStream::from_std(s).map(Conn::Unix)?,
         };
         Ok(match self.tls {
-            Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(io, d))),
+            Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(io, *d))),
             None => io,
         })
     }

@@ -3,15 +3,18 @@
 //! (certificates, SNI, versions, suites, groups, client certificates,
 //! session resumption), and the TLS stream the sessions run over.
 
+mod accept;
 mod certs;
 mod client;
 mod dn;
 mod route;
 mod stream;
+mod traffic;
 
+pub use accept::accept;
 pub use client::{client_config, ClientTls};
 pub use route::{bind_config, BindConfig};
-pub use stream::{accept, connect, Dormant, HandshakeError, TlsStream};
+pub use stream::{connect, Dormant, HandshakeError, TlsStream};
 
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
@@ -256,6 +259,8 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal) -> Result<ServerConfig, Vec<Str
     let mut cfg = builder.with_cert_resolver(Arc::new(idx));
     cfg.alpn_protocols = alpn_list(t.alpn.as_deref());
     cfg.ignore_client_order = !opts.prefer_client_ciphers;
+    // The keys pass to weir's own record layer after the handshake.
+    cfg.enable_secret_extraction = true;
     cfg.session_storage = ServerSessionMemoryCache::new(g.cachesize.max(1));
     if !opts.no_tickets {
         let inner =

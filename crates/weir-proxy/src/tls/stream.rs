@@ -4,6 +4,7 @@
 //! TLS layer and goes first on the next write or flush). No buffer is held
 //! for an idle connection beyond what the TLS library keeps.
 
+use super::traffic::Traffic;
 use crate::conn::Conn;
 use rustls::Connection;
 use std::io::{self, IoSlice, Read, Write};
@@ -16,8 +17,15 @@ use weir_rules::TlsInfo;
 /// A TLS session over a plain socket.
 pub struct TlsStream {
     io: Conn,
-    st: Mutex<State>,
+    st: Mutex<Inner>,
     info: TlsInfo,
+}
+
+/// Who keeps the records: rustls (connections to servers), or weir's own
+/// record layer once a client's handshake is over ([`Traffic`]).
+enum Inner {
+    Lib(Box<State>),
+    Own(Box<Traffic>),
 }
 
 impl std::fmt::Debug for TlsStream {
@@ -26,17 +34,17 @@ impl std::fmt::Debug for TlsStream {
     }
 }
 
-struct State {
-    tls: Connection,
+pub(super) struct State {
+    pub(super) tls: Connection,
     /// The socket reached end of stream.
-    eof: bool,
+    pub(super) eof: bool,
     /// Bytes the handshake received (none: the peer sent nothing at all).
-    received: usize,
+    pub(super) received: usize,
 }
 
 /// The socket as rustls reads and writes it: short reads and writes clear
 /// readiness so the event loop is asked before the next attempt.
-struct Raw<'a>(&'a Conn);
+pub(super) struct Raw<'a>(pub(super) &'a Conn);
 
 impl Read for Raw<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -72,7 +80,7 @@ impl Write for Raw<'_> {
 /// A TLS session set aside while its socket sleeps without it
 /// ([`crate::http::lot`]).
 pub struct Dormant {
-    st: State,
+    st: Inner,
     info: TlsInfo,
 }
 
@@ -90,8 +98,8 @@ impl TlsStream {
     }
 
     /// Joins a socket back to its TLS session.
-    pub(crate) fn from_dormant(io: Conn, d: Box<Dormant>) -> TlsStream {
-        let Dormant { st, info } = *d;
+    pub(crate) fn from_dormant(io: Conn, d: Dormant) -> TlsStream {
+        let Dormant { st, info } = d;
         TlsStream {
             io,
             st: Mutex::new(st),
@@ -99,7 +107,16 @@ impl TlsStream {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    /// A client's session, its records kept by weir from now on.
+    pub(super) fn own(io: Conn, t: Traffic, info: TlsInfo) -> TlsStream {
+        TlsStream {
+            io,
+            st: Mutex::new(Inner::Own(Box::new(t))),
+            info,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -112,11 +129,11 @@ impl TlsStream {
     }
 
     /// Sends what the TLS layer holds; `WouldBlock` when the socket is full.
-    fn flush_locked(&self, st: &mut State) -> io::Result<()> {
-        while st.tls.wants_write() {
-            st.tls.write_tls(&mut Raw(&self.io))?;
+    fn flush_locked(&self, st: &mut Inner) -> io::Result<()> {
+        match st {
+            Inner::Lib(st) => flush_lib(&self.io, st),
+            Inner::Own(t) => t.flush(&self.io),
         }
-        Ok(())
     }
 
     /// Ready to read when decrypted bytes (or the end) are waiting in the
@@ -124,12 +141,21 @@ impl TlsStream {
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         {
             let mut st = self.lock();
-            if st.eof {
-                return Poll::Ready(Ok(()));
-            }
-            match st.tls.process_new_packets() {
-                Ok(s) if s.plaintext_bytes_to_read() == 0 && !s.peer_has_closed() => {}
-                _ => return Poll::Ready(Ok(())),
+            match &mut *st {
+                Inner::Own(t) => {
+                    if t.readable() {
+                        return Poll::Ready(Ok(()));
+                    }
+                }
+                Inner::Lib(st) => {
+                    if st.eof {
+                        return Poll::Ready(Ok(()));
+                    }
+                    match st.tls.process_new_packets() {
+                        Ok(s) if s.plaintext_bytes_to_read() == 0 && !s.peer_has_closed() => {}
+                        _ => return Poll::Ready(Ok(())),
+                    }
+                }
             }
         }
         self.io.poll_read_ready(cx)
@@ -139,6 +165,10 @@ impl TlsStream {
     /// without close_notify).
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let mut st = self.lock();
+        let st = match &mut *st {
+            Inner::Own(t) => return t.try_read(&self.io, buf),
+            Inner::Lib(st) => st,
+        };
         loop {
             match st.tls.reader().read(buf) {
                 Ok(n) => return Ok(n),
@@ -153,7 +183,7 @@ impl TlsStream {
             // as ready) is reported here; otherwise a caller would see
             // WouldBlock, poll, find it ready again, and spin.
             if let Err(e) = st.tls.process_new_packets() {
-                let _ = self.flush_locked(&mut st);
+                let _ = flush_lib(&self.io, st);
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
             }
             if st.tls.read_tls(&mut Raw(&self.io))? == 0 {
@@ -161,12 +191,12 @@ impl TlsStream {
             }
             if let Err(e) = st.tls.process_new_packets() {
                 // The alert rustls queued goes out if the socket takes it.
-                let _ = self.flush_locked(&mut st);
+                let _ = flush_lib(&self.io, st);
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
             }
             if st.tls.wants_write() {
                 // Key updates and the like: best effort, the rest goes later.
-                let _ = self.flush_locked(&mut st);
+                let _ = flush_lib(&self.io, st);
             }
         }
     }
@@ -175,9 +205,13 @@ impl TlsStream {
     /// take yet stay in the TLS layer (see [`TlsStream::has_pending`]).
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         let mut st = self.lock();
-        self.flush_locked(&mut st)?;
+        let st = match &mut *st {
+            Inner::Own(t) => return t.try_write(&self.io, buf),
+            Inner::Lib(st) => st,
+        };
+        flush_lib(&self.io, st)?;
         let n = st.tls.writer().write(buf)?;
-        match self.flush_locked(&mut st) {
+        match flush_lib(&self.io, st) {
             Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
             _ => Ok(n),
         }
@@ -185,7 +219,10 @@ impl TlsStream {
 
     /// Encrypted bytes wait for room in the socket.
     pub fn has_pending(&self) -> bool {
-        self.lock().tls.wants_write()
+        match &*self.lock() {
+            Inner::Lib(st) => st.tls.wants_write(),
+            Inner::Own(t) => t.has_pending(),
+        }
     }
 
     /// Sends waiting encrypted bytes; `WouldBlock` when some remain.
@@ -197,19 +234,28 @@ impl TlsStream {
     /// Sends close_notify, best effort, before the socket is closed.
     pub fn close_notify(&self) {
         let mut st = self.lock();
-        st.tls.send_close_notify();
-        let _ = self.flush_locked(&mut st);
+        match &mut *st {
+            Inner::Lib(st) => {
+                st.tls.send_close_notify();
+                let _ = flush_lib(&self.io, st);
+            }
+            Inner::Own(t) => t.close_notify(&self.io),
+        }
     }
 
     /// Sends close_notify (best effort) and then a FIN.
     pub fn shutdown_write(&self) -> io::Result<()> {
-        {
-            let mut st = self.lock();
-            st.tls.send_close_notify();
-            let _ = self.flush_locked(&mut st);
-        }
+        self.close_notify();
         self.io.shutdown_write()
     }
+}
+
+/// Sends what rustls holds; `WouldBlock` when the socket is full.
+fn flush_lib(io: &Conn, st: &mut State) -> io::Result<()> {
+    while st.tls.wants_write() {
+        st.tls.write_tls(&mut Raw(io))?;
+    }
+    Ok(())
 }
 
 /// Why a handshake failed.
@@ -234,67 +280,6 @@ impl HandshakeError {
     }
 }
 
-/// Runs a server handshake on `io` (with `initial` bytes already read),
-/// within `timeout`. On success the connection is ready for application
-/// data; a failure says whether the client sent nothing at all.
-pub async fn accept(
-    io: Conn,
-    cfg: &super::BindConfig,
-    initial: &[u8],
-    timeout: Option<Duration>,
-) -> Result<Conn, (HandshakeError, bool)> {
-    let mut received = initial.len();
-    let started = std::time::Instant::now();
-    let sc = if cfg.routed() {
-        // The configuration depends on the SNI: read the hello first.
-        let hello = bounded(timeout, hello(&io, cfg, initial, &mut received));
-        match hello.await {
-            Ok(sc) => sc,
-            Err(e) => return Err((e, received == 0)),
-        }
-    } else {
-        let mut sc = rustls::ServerConnection::new(cfg.default.clone())
-            .map_err(|e| (HandshakeError::Tls(e), false))?;
-        let mut rest = initial;
-        while !rest.is_empty() {
-            if sc
-                .read_tls(&mut rest)
-                .map_err(|e| (HandshakeError::Io(e), false))?
-                == 0
-            {
-                break;
-            }
-            sc.process_new_packets()
-                .map_err(|e| (HandshakeError::Tls(e), false))?;
-        }
-        sc
-    };
-    let mut st = State {
-        tls: Connection::Server(sc),
-        eof: false,
-        received,
-    };
-    // What is left of `timeout` after the hello.
-    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-    if let Err(e) = bounded(left, drive(&io, &mut st)).await {
-        if matches!(e, HandshakeError::Tls(_)) {
-            // Tell the client why, if its socket takes the alert now.
-            while st.tls.wants_write() {
-                if st.tls.write_tls(&mut Raw(&io)).is_err() {
-                    break;
-                }
-            }
-        }
-        return Err((e, st.received == 0));
-    }
-    let info = info(&st.tls);
-    Ok(Conn::Tls(Box::new(TlsStream {
-        io,
-        st: Mutex::new(st),
-        info,
-    })))
-}
-
 /// Runs a client handshake towards a server on `io`, within `timeout`;
 /// `name` is sent as SNI when it is a DNS name.
 pub async fn connect(
@@ -310,55 +295,16 @@ pub async fn connect(
         received: 0,
     };
     bounded(timeout, drive(&io, &mut st)).await?;
-    let info = info(&st.tls);
+    let info = info(&st.tls, None);
     Ok(Conn::Tls(Box::new(TlsStream {
         io,
-        st: Mutex::new(st),
+        st: Mutex::new(Inner::Lib(Box::new(st))),
         info,
     })))
 }
 
-/// Reads the client's hello and starts the handshake with the
-/// configuration its SNI picks (`crt-list` lines with options).
-async fn hello(
-    io: &Conn,
-    cfg: &super::BindConfig,
-    initial: &[u8],
-    received: &mut usize,
-) -> Result<rustls::ServerConnection, HandshakeError> {
-    let mut acc = rustls::server::Acceptor::default();
-    let mut rest = initial;
-    while !rest.is_empty() {
-        if acc.read_tls(&mut rest).map_err(HandshakeError::Io)? == 0 {
-            break;
-        }
-    }
-    loop {
-        match acc.accept() {
-            Ok(Some(a)) => {
-                let chosen = cfg.pick(a.client_hello().server_name());
-                return a.into_connection(chosen).map_err(|(e, mut alert)| {
-                    let _ = alert.write_all(&mut Raw(io));
-                    HandshakeError::Tls(e)
-                });
-            }
-            Ok(None) => {}
-            Err((e, mut alert)) => {
-                let _ = alert.write_all(&mut Raw(io));
-                return Err(HandshakeError::Tls(e));
-            }
-        }
-        std::future::poll_fn(|cx| io.poll_read_ready(cx))
-            .await
-            .map_err(HandshakeError::Io)?;
-        if let Some(n) = handshake_read(acc.read_tls(&mut Raw(io)))? {
-            *received += n;
-        }
-    }
-}
-
 /// A handshake (or a part of it) within `timeout`.
-async fn bounded<T>(
+pub(super) async fn bounded<T>(
     timeout: Option<Duration>,
     fut: impl std::future::Future<Output = Result<T, HandshakeError>>,
 ) -> Result<T, HandshakeError> {
@@ -378,7 +324,7 @@ async fn bounded<T>(
 /// A handshake read's outcome: bytes read, nothing yet (`None`), or the
 /// end of the handshake: the peer closed (end of stream, reset, broken
 /// pipe) or another error.
-fn handshake_read(r: io::Result<usize>) -> Result<Option<usize>, HandshakeError> {
+pub(super) fn handshake_read(r: io::Result<usize>) -> Result<Option<usize>, HandshakeError> {
     match r {
         Ok(0) => Err(HandshakeError::Closed),
         Ok(n) => Ok(Some(n)),
@@ -438,11 +384,7 @@ fn cipher_name(s: rustls::CipherSuite) -> String {
 }
 
 /// What the fetches (`ssl_fc_*`, `ssl_c_*`) read about a finished handshake.
-fn info(tls: &Connection) -> TlsInfo {
-    let sni = match tls {
-        Connection::Server(s) => s.server_name().map(str::to_string),
-        Connection::Client(_) => None,
-    };
+pub(super) fn info(tls: &rustls::CommonState, sni: Option<String>) -> TlsInfo {
     let version = match tls.protocol_version() {
         Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
         Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2",

@@ -1,0 +1,245 @@
+//! A client's TLS handshake on a `bind … ssl` line: the hello picks the
+//! configuration (SNI, `crt-list` options), rustls' unbuffered connection
+//! runs the handshake over buffers weir owns, and the keys then pass to
+//! weir's own record layer ([`super::traffic`]), so that nothing of the
+//! handshake's buffers stays with the connection.
+
+use super::stream::{bounded, handshake_read, info, HandshakeError, Raw, TlsStream};
+use super::traffic::Traffic;
+use crate::conn::Conn;
+use rustls::server::{Acceptor, UnbufferedServerConnection};
+use rustls::unbuffered::{ConnectionState, EncodeError};
+use rustls::ServerConfig;
+use std::io::{self, Read};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs a server handshake on `io` (with `initial` bytes already read),
+/// within `timeout`. On success the connection is ready for application
+/// data; a failure says whether the client sent nothing at all.
+pub async fn accept(
+    io: Conn,
+    cfg: &super::BindConfig,
+    initial: &[u8],
+    timeout: Option<Duration>,
+) -> Result<Conn, (HandshakeError, bool)> {
+    let started = Instant::now();
+    let mut inbuf = initial.to_vec();
+    let hello = bounded(timeout, hello(&io, cfg, &mut inbuf));
+    let (config, sni) = match hello.await {
+        Ok(h) => h,
+        Err(e) => return Err((e, inbuf.is_empty())),
+    };
+    let mut conn =
+        UnbufferedServerConnection::new(config).map_err(|e| (HandshakeError::Tls(e), false))?;
+    // What is left of `timeout` after the hello.
+    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    let mut early = Vec::new();
+    bounded(left, drive(&io, &mut conn, &mut inbuf, &mut early))
+        .await
+        .map_err(|e| (e, false))?;
+    let info = info(&conn, sni);
+    let (secrets, kernel) = conn
+        .dangerous_into_kernel_connection()
+        .map_err(|e| (HandshakeError::Tls(e), false))?;
+    let traffic = Traffic::new(kernel, secrets, inbuf, early).map_err(|e| {
+        (
+            HandshakeError::Io(io::Error::other(format!("TLS keys: {e:?}"))),
+            false,
+        )
+    })?;
+    Ok(Conn::Tls(Box::new(TlsStream::own(io, traffic, info))))
+}
+
+/// Reads the client's hello into `raw` (every byte read, kept for the
+/// handshake proper) and picks the configuration its SNI asks for.
+async fn hello(
+    io: &Conn,
+    cfg: &super::BindConfig,
+    raw: &mut Vec<u8>,
+) -> Result<(Arc<ServerConfig>, Option<String>), HandshakeError> {
+    let mut acc = Acceptor::default();
+    let mut fed = 0;
+    loop {
+        while fed < raw.len() {
+            let mut rest = &raw[fed..];
+            let n = acc.read_tls(&mut rest).map_err(HandshakeError::Io)?;
+            if n == 0 {
+                break;
+            }
+            fed += n;
+        }
+        match acc.accept() {
+            Ok(Some(a)) => {
+                let sni = a.client_hello().server_name().map(str::to_string);
+                let chosen = if cfg.routed() {
+                    cfg.pick(sni.as_deref())
+                } else {
+                    cfg.default.clone()
+                };
+                return Ok((chosen, sni));
+            }
+            Ok(None) => {}
+            Err((e, mut alert)) => {
+                let _ = alert.write_all(&mut Raw(io));
+                return Err(HandshakeError::Tls(e));
+            }
+        }
+        std::future::poll_fn(|cx| io.poll_read_ready(cx))
+            .await
+            .map_err(HandshakeError::Io)?;
+        read_more(io, raw)?;
+    }
+}
+
+/// Appends what the socket holds to `buf`; `Closed` at its end.
+fn read_more(io: &Conn, buf: &mut Vec<u8>) -> Result<(), HandshakeError> {
+    let at = buf.len();
+    buf.resize(at + 4096, 0);
+    let r = Raw(io).read(&mut buf[at..]);
+    let got = handshake_read(r);
+    buf.truncate(at + got.as_ref().ok().copied().flatten().unwrap_or(0));
+    got.map(|_| ())
+}
+
+/// What the handshake loop does next, once rustls' state is let go.
+enum Step {
+    Send,
+    Read,
+    Done,
+}
+
+/// Sends `out` whole, waiting for room.
+async fn send(io: &Conn, out: &mut Vec<u8>) -> Result<(), HandshakeError> {
+    let mut at = 0;
+    while at < out.len() {
+        std::future::poll_fn(|cx| io.poll_write_ready(cx))
+            .await
+            .map_err(HandshakeError::Io)?;
+        match io.try_send(&out[at..]) {
+            Ok(n) => at += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(HandshakeError::Io(e)),
+        }
+    }
+    out.clear();
+    Ok(())
+}
+
+/// Encodes one handshake record onto `out`.
+fn encode(
+    enc: &mut rustls::unbuffered::EncodeTlsData<'_, rustls::server::ServerConnectionData>,
+    out: &mut Vec<u8>,
+) -> Result<(), HandshakeError> {
+    let at = out.len();
+    out.resize(at + 4096, 0);
+    loop {
+        match enc.encode(&mut out[at..]) {
+            Ok(n) => {
+                out.truncate(at + n);
+                return Ok(());
+            }
+            Err(EncodeError::InsufficientSize(s)) => out.resize(at + s.required_size, 0),
+            Err(e) => {
+                out.truncate(at);
+                return Err(HandshakeError::Io(io::Error::other(e.to_string())));
+            }
+        }
+    }
+}
+
+/// Sends the alert rustls queued for a failed handshake, best effort.
+fn send_alert(io: &Conn, conn: &mut UnbufferedServerConnection) {
+    let mut out = Vec::new();
+    for _ in 0..4 {
+        match conn.process_tls_records(&mut []).state {
+            Ok(ConnectionState::EncodeTlsData(mut e)) => {
+                if encode(&mut e, &mut out).is_err() {
+                    break;
+                }
+            }
+            Ok(ConnectionState::TransmitTlsData(t)) => {
+                let _ = io.try_send(&out);
+                out.clear();
+                t.done();
+            }
+            _ => break,
+        }
+    }
+    if !out.is_empty() {
+        let _ = io.try_send(&out);
+    }
+}
+
+/// Runs the handshake over `inbuf` (the bytes read so far) until it is
+/// over and its last messages (the session tickets) are sent. Application
+/// data that came with the client's last flight lands in `early`; the start
+/// of a record not yet whole stays in `inbuf`.
+async fn drive(
+    io: &Conn,
+    conn: &mut UnbufferedServerConnection,
+    inbuf: &mut Vec<u8>,
+    early: &mut Vec<u8>,
+) -> Result<(), HandshakeError> {
+    let mut out = Vec::new();
+    loop {
+        let st = conn.process_tls_records(&mut inbuf[..]);
+        let discard = st.discard;
+        let step = match st.state {
+            Err(e) => {
+                inbuf.drain(..discard.min(inbuf.len()));
+                send_alert(io, conn);
+                return Err(HandshakeError::Tls(e));
+            }
+            Ok(ConnectionState::EncodeTlsData(mut e)) => {
+                encode(&mut e, &mut out)?;
+                None
+            }
+            Ok(ConnectionState::TransmitTlsData(t)) => {
+                t.done();
+                Some(Step::Send)
+            }
+            Ok(ConnectionState::ReadTraffic(mut r)) => {
+                while let Some(rec) = r.next_record() {
+                    let rec = rec.map_err(HandshakeError::Tls)?;
+                    early.extend_from_slice(rec.payload);
+                }
+                None
+            }
+            Ok(ConnectionState::BlockedHandshake) => Some(Step::Read),
+            Ok(ConnectionState::WriteTraffic(_)) => Some(Step::Done),
+            Ok(ConnectionState::PeerClosed | ConnectionState::Closed) => {
+                return Err(HandshakeError::Closed)
+            }
+            // No early data is accepted (rustls' default), and states
+            // added later are not expected here.
+            Ok(_) => {
+                return Err(HandshakeError::Io(io::Error::other(
+                    "unexpected TLS handshake state",
+                )))
+            }
+        };
+        inbuf.drain(..discard.min(inbuf.len()));
+        match step {
+            None => {}
+            Some(Step::Send) => send(io, &mut out).await?,
+            Some(Step::Done) if !conn.is_handshaking() => {
+                if !out.is_empty() {
+                    send(io, &mut out).await?;
+                }
+                return Ok(());
+            }
+            // Still waiting for the client's Finished (half-RTT data would
+            // be allowed, there is none to send).
+            Some(Step::Done | Step::Read) => {
+                if !out.is_empty() {
+                    send(io, &mut out).await?;
+                }
+                std::future::poll_fn(|cx| io.poll_read_ready(cx))
+                    .await
+                    .map_err(HandshakeError::Io)?;
+                read_more(io, inbuf)?;
+            }
+        }
+    }
+}
