@@ -112,8 +112,8 @@ fn record_lengths(raw: &[u8]) -> Vec<usize> {
     out
 }
 
-#[test]
-fn key_updates_both_ways_keep_the_session() {
+/// weir with a TLS bind that answers with what the TLS fetches see.
+fn start() -> (Pki, Weir, u16) {
     let pki = Pki::new();
     let port = free_port();
     let cfg = tls_cfg(
@@ -122,7 +122,13 @@ fn key_updates_both_ways_keep_the_session() {
         None,
         "",
     );
-    let _w = Weir::start(&cfg, port);
+    let w = Weir::start(&cfg, port);
+    (pki, w, port)
+}
+
+#[test]
+fn key_updates_both_ways_keep_the_session() {
+    let (pki, _w, port) = start();
     let mut c = Client::connect(&pki, port, &[&rustls::version::TLS13]);
     let (_, a) = c.request("/one");
     assert!(
@@ -150,15 +156,7 @@ fn key_updates_both_ways_keep_the_session() {
 
 #[test]
 fn tls12_sessions_carry_requests() {
-    let pki = Pki::new();
-    let port = free_port();
-    let cfg = tls_cfg(
-        port,
-        &format!("crt {}", pki.path("certs/1-www.pem")),
-        None,
-        "",
-    );
-    let _w = Weir::start(&cfg, port);
+    let (pki, _w, port) = start();
     let mut c = Client::connect(&pki, port, &[&rustls::version::TLS12]);
     for i in 0..3 {
         let (_, a) = c.request(&format!("/{i}"));
@@ -171,15 +169,7 @@ fn tls12_sessions_carry_requests() {
 
 #[test]
 fn a_tampered_record_gets_bad_record_mac_and_spares_others() {
-    let pki = Pki::new();
-    let port = free_port();
-    let cfg = tls_cfg(
-        port,
-        &format!("crt {}", pki.path("certs/1-www.pem")),
-        None,
-        "",
-    );
-    let _w = Weir::start(&cfg, port);
+    let (pki, _w, port) = start();
     for versions in [&rustls::version::TLS13, &rustls::version::TLS12] {
         let mut c = Client::connect(&pki, port, &[versions]);
         let (_, a) = c.request("/first");

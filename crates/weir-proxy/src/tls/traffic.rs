@@ -99,43 +99,55 @@ pub(crate) struct Traffic {
     idle_records: u8,
 }
 
-/// The key and IV of either direction.
-fn key_iv(
-    s: ConnectionTrafficSecrets,
-) -> Result<(rustls::crypto::cipher::AeadKey, Vec<u8>), Fatal> {
-    match s {
-        ConnectionTrafficSecrets::Aes128Gcm { key, iv }
-        | ConnectionTrafficSecrets::Aes256Gcm { key, iv }
-        | ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => Ok((key, iv.as_ref().to_vec())),
-        _ => Err(Fatal::Keys),
-    }
+/// A direction's key, with its IV as the version's algorithm takes it.
+enum Iv {
+    Tls13(rustls::crypto::cipher::Iv),
+    /// TLS 1.2: AES-GCM splits the IV into a 4-byte salt and the start of
+    /// the explicit nonce; ChaCha20 uses all 12 bytes (no explicit part).
+    Tls12 {
+        fixed: Vec<u8>,
+        explicit: Vec<u8>,
+    },
 }
 
-/// TLS 1.2's AES-GCM splits the IV into a 4-byte salt and the start of the
-/// explicit nonce; ChaCha20 uses all 12 bytes.
-fn is_gcm(s: &ConnectionTrafficSecrets) -> bool {
-    matches!(
+fn key_iv(
+    suite: SupportedCipherSuite,
+    s: ConnectionTrafficSecrets,
+) -> Result<(rustls::crypto::cipher::AeadKey, Iv), Fatal> {
+    let gcm = matches!(
         s,
         ConnectionTrafficSecrets::Aes128Gcm { .. } | ConnectionTrafficSecrets::Aes256Gcm { .. }
-    )
+    );
+    let (key, iv) = match s {
+        ConnectionTrafficSecrets::Aes128Gcm { key, iv }
+        | ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+        | ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => (key, iv),
+        _ => return Err(Fatal::Keys),
+    };
+    let iv = match suite {
+        SupportedCipherSuite::Tls13(_) => Iv::Tls13(iv),
+        SupportedCipherSuite::Tls12(_) => {
+            let b = iv.as_ref();
+            let (fixed, explicit) = b.split_at(if gcm { 4.min(b.len()) } else { b.len() });
+            Iv::Tls12 {
+                fixed: fixed.to_vec(),
+                explicit: explicit.to_vec(),
+            }
+        }
+    };
+    Ok((key, iv))
 }
 
 fn encrypter(
     suite: SupportedCipherSuite,
     s: ConnectionTrafficSecrets,
 ) -> Result<Box<dyn MessageEncrypter>, Fatal> {
-    let gcm = is_gcm(&s);
-    let (key, iv) = key_iv(s)?;
-    match suite {
-        SupportedCipherSuite::Tls13(t) => {
-            let iv: [u8; 12] = iv.try_into().map_err(|_| Fatal::Keys)?;
-            Ok(t.aead_alg
-                .encrypter(key, rustls::crypto::cipher::Iv::from(iv)))
+    match (suite, key_iv(suite, s)?) {
+        (SupportedCipherSuite::Tls13(t), (key, Iv::Tls13(iv))) => Ok(t.aead_alg.encrypter(key, iv)),
+        (SupportedCipherSuite::Tls12(t), (key, Iv::Tls12 { fixed, explicit })) => {
+            Ok(t.aead_alg.encrypter(key, &fixed, &explicit))
         }
-        SupportedCipherSuite::Tls12(t) if gcm && iv.len() == 12 => {
-            Ok(t.aead_alg.encrypter(key, &iv[..4], &iv[4..]))
-        }
-        SupportedCipherSuite::Tls12(t) => Ok(t.aead_alg.encrypter(key, &iv, &[])),
+        _ => Err(Fatal::Keys),
     }
 }
 
@@ -143,18 +155,12 @@ fn decrypter(
     suite: SupportedCipherSuite,
     s: ConnectionTrafficSecrets,
 ) -> Result<Box<dyn MessageDecrypter>, Fatal> {
-    let gcm = is_gcm(&s);
-    let (key, iv) = key_iv(s)?;
-    match suite {
-        SupportedCipherSuite::Tls13(t) => {
-            let iv: [u8; 12] = iv.try_into().map_err(|_| Fatal::Keys)?;
-            Ok(t.aead_alg
-                .decrypter(key, rustls::crypto::cipher::Iv::from(iv)))
+    match (suite, key_iv(suite, s)?) {
+        (SupportedCipherSuite::Tls13(t), (key, Iv::Tls13(iv))) => Ok(t.aead_alg.decrypter(key, iv)),
+        (SupportedCipherSuite::Tls12(t), (key, Iv::Tls12 { fixed, .. })) => {
+            Ok(t.aead_alg.decrypter(key, &fixed))
         }
-        SupportedCipherSuite::Tls12(t) if gcm && iv.len() == 12 => {
-            Ok(t.aead_alg.decrypter(key, &iv[..4]))
-        }
-        SupportedCipherSuite::Tls12(t) => Ok(t.aead_alg.decrypter(key, &iv)),
+        _ => Err(Fatal::Keys),
     }
 }
 
