@@ -132,7 +132,7 @@ pub(super) async fn exchange<'r>(
             term: *b"--",
             keep: true,
         };
-        let mut o = answer_local(client, fe_px, cbuf, used, &req, local).await;
+        let mut o = Box::pin(answer_local(client, fe_px, cbuf, used, &req, local)).await;
         o.nolog = true;
         return o;
     }
@@ -177,14 +177,14 @@ pub(super) async fn exchange<'r>(
         Verdict::Continue | Verdict::WaitBody { .. } => {}
         Verdict::Fail(status, term) => {
             cbuf.consume(used);
-            return fail(client, fe_px, fe_px, status, &term).await;
+            return Box::pin(fail(client, fe_px, fe_px, status, &term)).await;
         }
         Verdict::Respond(local) => {
-            return answer_local(client, fe_px, cbuf, used, &req, local).await
+            return Box::pin(answer_local(client, fe_px, cbuf, used, &req, local)).await
         }
         Verdict::Service(weir_rules::action::Service::Prometheus) => {
             let local = crate::runtime::prometheus(sh, &req.uri);
-            return answer_local(client, fe_px, cbuf, used, &req, local).await;
+            return Box::pin(answer_local(client, fe_px, cbuf, used, &req, local)).await;
         }
         Verdict::Tarpit(status) => {
             let t = fe_px
@@ -199,7 +199,7 @@ pub(super) async fn exchange<'r>(
                 term: *b"PT",
                 keep: false,
             };
-            return answer_local(client, fe_px, cbuf, used, &req, local).await;
+            return Box::pin(answer_local(client, fe_px, cbuf, used, &req, local)).await;
         }
     }
     let be_stats = chosen.map(|b| &sh.cfg.proxies[b.proxy]);
@@ -210,13 +210,15 @@ pub(super) async fn exchange<'r>(
             body: None,
             ..tmpl
         };
-        let (local, took) =
-            super::stats_page::answer(sh, client, cbuf, used, &req, px, page, &ctx).await;
-        return answer_local(client, fe_px, cbuf, took, &req, local).await;
+        let (local, took) = Box::pin(super::stats_page::answer(
+            sh, client, cbuf, used, &req, px, page, &ctx,
+        ))
+        .await;
+        return Box::pin(answer_local(client, fe_px, cbuf, took, &req, local)).await;
     }
     let Some(be) = chosen else {
         cbuf.consume(used);
-        return fail(client, fe_px, fe_px, 503, b"SC").await;
+        return Box::pin(fail(client, fe_px, fe_px, 503, b"SC")).await;
     };
     let be_px = &sh.cfg.proxies[be.proxy];
     tmpl.be = Some(be);
@@ -336,7 +338,9 @@ pub(super) async fn exchange<'r>(
                     }
                 })
             };
-            connect::connect(
+            // Boxed: its state is needed only while connecting, and an
+            // exchange waiting for its response should not carry it.
+            Box::pin(connect::connect(
                 be,
                 be_px,
                 &lb_key,
@@ -344,7 +348,7 @@ pub(super) async fn exchange<'r>(
                 &mut attempts,
                 &mut reuse,
                 &sni,
-            )
+            ))
             .await
         };
         if let Some(h) = held.take() {
@@ -369,7 +373,7 @@ pub(super) async fn exchange<'r>(
                     ConnectFail::ClientAbort { .. } => 0,
                     _ => 503,
                 };
-                return self::fail(client, be_px, fe_px, status, &fail.term()).await;
+                return Box::pin(self::fail(client, be_px, fe_px, status, &fail.term())).await;
             }
         };
         let slot = SrvSlot { be, srv: conn.srv };
@@ -436,7 +440,7 @@ pub(super) async fn exchange<'r>(
             if !consumed {
                 cbuf.consume(used + early_body);
             }
-            return fail(client, be_px, fe_px, 502, b"SH").await;
+            return Box::pin(fail(client, be_px, fe_px, 502, b"SH")).await;
         }
         if !consumed {
             cbuf.consume(used + early_body);
@@ -459,25 +463,29 @@ pub(super) async fn exchange<'r>(
             (Ok(0), r)
         } else {
             // Both at once; a body that fails on the client's side ends
-            // the wait for a response that cannot come.
-            let up_fut = transfer(client, cbuf, sconn, rest_framing, size, t_srv, true);
-            let resp_fut =
-                read_response(client, sconn, &mut sbuf, &limits, &req.method, be_px, fe_px);
-            tokio::pin!(up_fut, resp_fut);
-            let (mut up, mut resp) = (None, None);
-            while up.is_none() || resp.is_none() {
-                tokio::select! {
-                    r = &mut up_fut, if up.is_none() => {
-                        let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
-                        up = Some(r);
-                        if client_failed {
-                            break;
+            // the wait for a response that cannot come. Boxed: a request
+            // without a body (the common case) does not carry its state.
+            Box::pin(async {
+                let up_fut = transfer(client, cbuf, sconn, rest_framing, size, t_srv, true);
+                let resp_fut =
+                    read_response(client, sconn, &mut sbuf, &limits, &req.method, be_px, fe_px);
+                tokio::pin!(up_fut, resp_fut);
+                let (mut up, mut resp) = (None, None);
+                while up.is_none() || resp.is_none() {
+                    tokio::select! {
+                        r = &mut up_fut, if up.is_none() => {
+                            let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
+                            up = Some(r);
+                            if client_failed {
+                                break;
+                            }
                         }
+                        r = &mut resp_fut, if resp.is_none() => resp = Some(r),
                     }
-                    r = &mut resp_fut, if resp.is_none() => resp = Some(r),
                 }
-            }
-            (up.unwrap_or(Ok(0)), resp.unwrap_or(Err(RespFail::Closed)))
+                (up.unwrap_or(Ok(0)), resp.unwrap_or(Err(RespFail::Closed)))
+            })
+            .await
         };
         match up {
             Ok(n) => bytes_in += n,
@@ -493,7 +501,7 @@ pub(super) async fn exchange<'r>(
                     let answered = !matches!(e, XferError::SrcClosed | XferError::SrcError);
                     sconn.set_reset_on_close();
                     let mut o = if answered {
-                        fail(client, be_px, fe_px, status, term).await
+                        Box::pin(fail(client, be_px, fe_px, status, term)).await
                     } else {
                         Outcome::error(status, term)
                     };
@@ -546,7 +554,7 @@ pub(super) async fn exchange<'r>(
                     RespFail::Empty | RespFail::Closed => (502, b"SH"),
                     RespFail::ClientGone => (0, b"CH"),
                 };
-                let mut o = fail(client, be_px, fe_px, status, term).await;
+                let mut o = Box::pin(fail(client, be_px, fe_px, status, term)).await;
                 o.bytes_in = bytes_in;
                 o.t_res = ms(sent_at.elapsed());
                 return o;
@@ -598,7 +606,15 @@ pub(super) async fn exchange<'r>(
         if let Some(local) = replaced {
             // The server's answer is dropped, and its connection with it.
             sconn.set_reset_on_close();
-            let mut o = answer_local(client, fe_px, &mut Buf::default(), 0, &req, local).await;
+            let mut o = Box::pin(answer_local(
+                client,
+                fe_px,
+                &mut Buf::default(),
+                0,
+                &req,
+                local,
+            ))
+            .await;
             o.bytes_in = bytes_in;
             o.t_res = t_res;
             o.keep_client = false;
@@ -709,7 +725,7 @@ pub(super) async fn exchange<'r>(
                 splice_response: false,
                 pipesize: sh.pipesize,
             };
-            let r = Duplex::new(client, sconn, t, opts, &initial, false).await;
+            let r = Box::pin(Duplex::new(client, sconn, t, opts, &initial, false)).await;
             out.bytes_in += r.client_to_server;
             out.bytes_out += r.server_to_client + leftover.len() as u64;
             out.term = match r.end {
