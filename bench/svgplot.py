@@ -114,7 +114,7 @@ def write_all(results, proxies, out):
                                   {(s[3:], p): mean(s, p, "us_per_req") for s in s4 for p in tls_px}))
     # One bar group per S5 series and count ("idle-1000", "tls-slope-8000").
     s5 = sorted({r["scenario"] for r in results if r["scenario"].startswith("S5")},
-                key=lambda s: (s.split("-")[1], "slope" in s, int(s.rsplit("-", 1)[1])))
+                key=lambda s: (s.rsplit("-", 1)[0].replace("-slope", ""), "slope" in s, int(s.rsplit("-", 1)[1])))
     if s5:
         save("memory-idle.svg", bars("Proxy RSS per idle connection (lower is better)", "bytes per connection",
                                      [s[3:] for s in s5], proxies,

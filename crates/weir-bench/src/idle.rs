@@ -1,7 +1,9 @@
 //! `idle` mode: opens N connections (spread over several source addresses to
 //! pass the 64k-port limit), holds them for a while without sending, and
 //! reports how many were established — the seed's long-lived connections
-//! (`--tls`: each one completes a TLS handshake first).
+//! (`--tls`: each one completes a TLS handshake first; `--request`: each
+//! makes one request first; `--pending`: each sends one request and holds
+//! it while a slow server has not answered).
 
 use crate::args::{parse_secs, Args};
 use crate::tls::Stream;
@@ -9,13 +11,20 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::net::TcpSocket;
 
-/// Sends one GET and reads its head (the body must be empty).
-async fn one_request(c: Stream, path: &str) -> std::io::Result<Stream> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// Sends one GET without waiting for its answer.
+async fn send_request(c: Stream, path: &str) -> std::io::Result<Stream> {
+    use tokio::io::AsyncWriteExt;
     let mut c = c;
     c.write_all(format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n").as_bytes())
         .await?;
     c.flush().await?;
+    Ok(c)
+}
+
+/// Sends one GET and reads its head (the body must be empty).
+async fn one_request(c: Stream, path: &str) -> std::io::Result<Stream> {
+    use tokio::io::AsyncReadExt;
+    let mut c = send_request(c, path).await?;
     let mut got = Vec::new();
     let mut b = [0u8; 1024];
     while !got.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -47,6 +56,10 @@ pub fn main(a: &mut Args) -> Result<(), String> {
     // With --request, each connection makes one keep-alive HTTP request
     // (an empty-body answer is expected) before it idles.
     let request = a.opt("--request");
+    // With --pending, each connection sends one request and holds it
+    // without waiting for the answer (a slow server: seed 004's requests
+    // that wait minutes for theirs).
+    let pending = a.opt("--pending");
     let tls = if a.flag("--tls") {
         Some(crate::tls::client_config(a.flag("--tls-full"), false)?)
     } else {
@@ -88,9 +101,10 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                 }
             }
             .await;
-            let r = match (r, &request) {
-                (Ok(c), Some(path)) => one_request(c, path).await,
-                (r, _) => r,
+            let r = match (r, &request, &pending) {
+                (Ok(c), Some(path), _) => one_request(c, path).await,
+                (Ok(c), None, Some(path)) => send_request(c, path).await,
+                (r, _, _) => r,
             };
             match r {
                 Ok(c) => conns.push(c),

@@ -23,7 +23,8 @@ const USAGE: &str = "usage:
   weir-bench load  [-c conns] [-t threads] [-d secs] [-n requests] [-R rate] [-s ramp]
                    [--close] [--src ip,ip] [--timeout secs] [--json FILE|-] [--quiet]
                    [--tls-full] [--tls12] [--sni name] http[s]://host:port/path
-  weir-bench idle  [-c conns] [-d hold] [--src ip,ip] [--request /path] [--tls [--sni name]] <ip:port>
+  weir-bench idle  [-c conns] [-d hold] [--src ip,ip] [--request /path | --pending /path]
+                   [--tls [--sni name]] <ip:port>
 ";
 
 fn main() {

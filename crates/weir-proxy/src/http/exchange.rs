@@ -270,6 +270,17 @@ pub(super) async fn exchange<'r>(
         Framing::ContentLength(n) => (cbuf.bytes().len() - used).min(n as usize),
         _ => 0,
     };
+    // The request as received (its head and the body bytes read with it)
+    // leaves the client buffer now, so that no `tune.bufsize` buffer is
+    // held while the server connection is made or queued: a crowd of
+    // clients arriving at once would each pin one (seed 004's clients
+    // that wait minutes for their answers).
+    let taken: Vec<u8> = cbuf
+        .bytes()
+        .get(..used + early_body)
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default();
+    cbuf.consume(used + early_body);
 
     let reuse_policy = be_px.http.reuse;
     let lb_key: std::borrow::Cow<'_, [u8]> = match &be_px.balance_key {
@@ -283,7 +294,7 @@ pub(super) async fn exchange<'r>(
         ..tmpl
     });
     let mut tries = 0;
-    // The request's bytes left the client buffer (a retry rebuilds them).
+    // The request's bytes went to a server once (a retry rebuilds them).
     let mut consumed = false;
     // `retry-on` retries done, and the server to avoid on the next try.
     let mut l7_retries = 0u32;
@@ -366,9 +377,6 @@ pub(super) async fn exchange<'r>(
             Ok(c) => c,
             Err(fail) => {
                 rec.server = srv_name(attempts.last_srv);
-                if !consumed {
-                    cbuf.consume(used + early_body);
-                }
                 let status = match fail {
                     ConnectFail::ClientAbort { .. } => 0,
                     _ => 503,
@@ -413,15 +421,10 @@ pub(super) async fn exchange<'r>(
             send(sconn, &b, be_px.timeouts.server).await
         } else if dirty {
             let mut b = head_bytes.clone();
-            b.extend_from_slice(&cbuf.bytes()[used..used + early_body]);
+            b.extend_from_slice(taken.get(used..).unwrap_or_default());
             send(sconn, &b, be_px.timeouts.server).await
         } else {
-            send(
-                sconn,
-                &cbuf.bytes()[..used + early_body],
-                be_px.timeouts.server,
-            )
-            .await
+            send(sconn, &taken, be_px.timeouts.server).await
         };
         let head_len = if dirty {
             head_bytes.len()
@@ -437,15 +440,9 @@ pub(super) async fn exchange<'r>(
                 drop(slot);
                 continue;
             }
-            if !consumed {
-                cbuf.consume(used + early_body);
-            }
             return Box::pin(fail(client, be_px, fe_px, 502, b"SH")).await;
         }
-        if !consumed {
-            cbuf.consume(used + early_body);
-            consumed = true;
-        }
+        consumed = true;
         let mut bytes_in = (head_len + early_body) as u64;
         let rest_framing = match body_framing {
             Framing::ContentLength(n) => Framing::ContentLength(n - early_body as u64),
