@@ -336,8 +336,8 @@ pub fn run(
 }
 
 /// The `mode tcp` part of a session: server connection, forwarding, log.
-#[allow(clippy::too_many_arguments)]
-async fn run_tcp(
+#[allow(clippy::too_many_arguments, clippy::manual_async_fn)] // see inside
+fn run_tcp(
     sh: Arc<Shared>,
     fe_idx: usize,
     client: Conn,
@@ -345,203 +345,210 @@ async fn run_tcp(
     initial: Vec<u8>,
     accept_wall: Duration,
     started: Instant,
-) {
-    let mut initial = initial;
-    let fe = &sh.frontends[fe_idx];
-    let fe_px = &sh.cfg.proxies[fe.proxy];
-    let mut rec = LogRecord {
-        client: acc.peer,
-        frontend_addr: acc.local,
-        frontend: &fe.name,
-        backend: &fe.name,
-        accept: accept_wall,
-        tw: -1,
-        tc: -1,
-        term: *b"--",
-        hostname: &sh.hostname,
-        ..LogRecord::default()
-    };
-    let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
-        Some(IpAddr::V4(a)) => a.octets().to_vec(),
-        Some(IpAddr::V6(a)) => a.octets().to_vec(),
-        None => Vec::new(),
-    };
-    let mut attempts = Attempts::default();
-    let l4 = crate::http::rules::L4Ctx {
-        src: acc.peer,
-        dst: acc.local,
-        tls: client.tls_info(),
-    };
-    let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
-        rec.term = *b"PR";
-        rec.tt = ms(started.elapsed());
-        crate::stats::count(&sh, fe_idx, None, None, &rec, false);
-        log_session(&sh, fe_idx, &rec);
-        finish(&sh, fe_idx, &acc);
-        return;
-    };
-    let be_px = &sh.cfg.proxies[be.proxy];
-    rec.backend = &be.name;
-    crate::sessions::set_target(acc.reg, be.proxy, None);
-
-    // While the server connection is being made, client bytes are read into
-    // `initial` (up to a buffer) so that a client that leaves is noticed:
-    // with `option abortonclose` it aborts the attempt (`CQ`/`CC`),
-    // otherwise its FIN is passed on once connected, as HAProxy does.
-    let abortonclose = fe_px.options.abortonclose || be_px.options.abortonclose;
-    let mut client_eof = false;
-    let mut left_early = false;
-    let connected = {
-        // Boxed: its state is only needed while connecting, so an established
-        // (idle) session does not carry room for it.
-        let mut no_reuse = |_| None;
-        let sni = be.snis(&l4);
-        let mut attempt = Box::pin(connect::connect(
-            &be,
-            be_px,
-            &key,
-            acc.local,
-            &mut attempts,
-            &mut no_reuse,
-            &sni,
-        ));
-        let mut watching = true;
-        loop {
-            tokio::select! {
-                r = &mut attempt => break r,
-                _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
-                ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
-                    Early::More => {}
-                    Early::Full => watching = false,
-                    Early::Eof if abortonclose => {
-                        left_early = true;
-                        break Err(connect::ConnectFail::ClientAbort { queued: false });
-                    }
-                    Early::Eof => {
-                        client_eof = true;
-                        watching = false;
-                    }
-                    Early::Error => {
-                        left_early = true;
-                        break Err(connect::ConnectFail::ClientAbort { queued: false });
-                    }
-                },
-            }
-        }
-    };
-    let connected = match connected {
-        Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
-            Err(connect::ConnectFail::ClientAbort {
-                queued: attempts.last_srv.is_none(),
-            })
-        }
-        r => r,
-    };
-    rec.retries = attempts.retries;
-    rec.redispatched = attempts.redispatched;
-    rec.srv_queue = attempts.srv_queue;
-    rec.be_queue = attempts.be_queue;
-    rec.tw = ms(attempts.tw);
-    let srv_name = |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
-    let conn = match connected {
-        Ok(c) => c,
-        Err(fail) => {
-            rec.term = fail.term();
-            rec.server = srv_name(attempts.last_srv);
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in every
+    // session's task (rustc keeps a copy of each); a block captures them
+    // once.
+    async move {
+        let mut initial = initial;
+        let fe = &sh.frontends[fe_idx];
+        let fe_px = &sh.cfg.proxies[fe.proxy];
+        let mut rec = LogRecord {
+            client: acc.peer,
+            frontend_addr: acc.local,
+            frontend: &fe.name,
+            backend: &fe.name,
+            accept: accept_wall,
+            tw: -1,
+            tc: -1,
+            term: *b"--",
+            hostname: &sh.hostname,
+            ..LogRecord::default()
+        };
+        let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
+            Some(IpAddr::V4(a)) => a.octets().to_vec(),
+            Some(IpAddr::V6(a)) => a.octets().to_vec(),
+            None => Vec::new(),
+        };
+        let mut attempts = Attempts::default();
+        let l4 = crate::http::rules::L4Ctx {
+            src: acc.peer,
+            dst: acc.local,
+            tls: client.tls_info(),
+        };
+        let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
+            rec.term = *b"PR";
             rec.tt = ms(started.elapsed());
-            rec.actconn = sh.actconn.load(Ordering::Relaxed);
-            rec.feconn = fe.conns.load(Ordering::Relaxed);
-            rec.beconn = be.conns.load(Ordering::Relaxed);
-            crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
+            crate::stats::count(&sh, fe_idx, None, None, &rec, false);
             log_session(&sh, fe_idx, &rec);
             finish(&sh, fe_idx, &acc);
             return;
-        }
-    };
-    let srv = &be.servers[conn.srv];
-    crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
-    rec.server = Some(&srv.name);
-    rec.server_addr = conn.server_addr;
-    rec.source_addr = conn.source_addr;
-    rec.tc = attempts.tc.map_or(-1, ms);
-    rec.actconn = sh.actconn.load(Ordering::Relaxed);
-    rec.feconn = fe.conns.load(Ordering::Relaxed);
-    rec.beconn = be.conns.load(Ordering::Relaxed);
-    rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
+        };
+        let be_px = &sh.cfg.proxies[be.proxy];
+        rec.backend = &be.name;
+        crate::sessions::set_target(acc.reg, be.proxy, None);
 
-    let mut proxy_ok = true;
-    if let Some(v) = srv.send_proxy {
-        let hdr = match (acc.peer, acc.local) {
-            (Some(s), Some(d)) => match v {
-                SendProxy::V1 => proxy_protocol::encode_v1(s, d),
-                SendProxy::V2 => proxy_protocol::encode_v2(s, d),
-            },
-            _ => match v {
-                SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
-                SendProxy::V2 => {
-                    let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
-                    h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
-                    h
+        // While the server connection is being made, client bytes are read into
+        // `initial` (up to a buffer) so that a client that leaves is noticed:
+        // with `option abortonclose` it aborts the attempt (`CQ`/`CC`),
+        // otherwise its FIN is passed on once connected, as HAProxy does.
+        let abortonclose = fe_px.options.abortonclose || be_px.options.abortonclose;
+        let mut client_eof = false;
+        let mut left_early = false;
+        let connected = {
+            // Boxed: its state is only needed while connecting, so an established
+            // (idle) session does not carry room for it.
+            let mut no_reuse = |_| None;
+            let sni = be.snis(&l4);
+            let mut attempt = Box::pin(connect::connect(
+                &be,
+                be_px,
+                &key,
+                acc.local,
+                &mut attempts,
+                &mut no_reuse,
+                &sni,
+            ));
+            let mut watching = true;
+            loop {
+                tokio::select! {
+                    r = &mut attempt => break r,
+                    _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
+                    ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
+                        Early::More => {}
+                        Early::Full => watching = false,
+                        Early::Eof if abortonclose => {
+                            left_early = true;
+                            break Err(connect::ConnectFail::ClientAbort { queued: false });
+                        }
+                        Early::Eof => {
+                            client_eof = true;
+                            watching = false;
+                        }
+                        Early::Error => {
+                            left_early = true;
+                            break Err(connect::ConnectFail::ClientAbort { queued: false });
+                        }
+                    },
                 }
-            },
-        };
-        proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
-    }
-
-    let t = FwdTimeouts {
-        client: fe_px.timeouts.client,
-        server: be_px.timeouts.server,
-        client_fin: fe_px.timeouts.client_fin,
-        server_fin: be_px.timeouts.server_fin,
-        tunnel: be_px.timeouts.tunnel,
-    };
-    let splice_ok = !sh.nosplice;
-    let any = |f: fn(&weir_config::ProxyOptions) -> bool| f(&fe_px.options) || f(&be_px.options);
-    let opts = FwdOptions {
-        bufsize: sh.bufsize,
-        splice_request: splice_ok && (any(|o| o.splice_request) || any(|o| o.splice_auto)),
-        splice_response: splice_ok && (any(|o| o.splice_response) || any(|o| o.splice_auto)),
-        pipesize: sh.pipesize,
-    };
-    if proxy_ok {
-        let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial, client_eof);
-        // The duplex copied the early bytes; free them for the session's life.
-        drop(initial);
-        tokio::pin!(duplex);
-        let killed: Option<[u8; 2]> = tokio::select! {
-            out = &mut duplex => {
-                rec.bytes_in = out.client_to_server;
-                rec.bytes_out = out.server_to_client;
-                rec.term = match out.end {
-                    End::Done => *b"--",
-                    End::ClientTimeout => *b"cD",
-                    End::ServerTimeout => *b"sD",
-                    End::ClientError => *b"CD",
-                    End::ServerError => *b"SD",
-                };
-                None
             }
-            _ = srv.kill.notified() => Some(*b"DD"),
-            _ = crate::sessions::killed(&sh, acc.reg) => Some(*b"KD"),
         };
-        if let Some(term) = killed {
-            rec.term = term;
-            client.set_reset_on_close();
+        let connected = match connected {
+            Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
+                Err(connect::ConnectFail::ClientAbort {
+                    queued: attempts.last_srv.is_none(),
+                })
+            }
+            r => r,
+        };
+        rec.retries = attempts.retries;
+        rec.redispatched = attempts.redispatched;
+        rec.srv_queue = attempts.srv_queue;
+        rec.be_queue = attempts.be_queue;
+        rec.tw = ms(attempts.tw);
+        let srv_name =
+            |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
+        let conn = match connected {
+            Ok(c) => c,
+            Err(fail) => {
+                rec.term = fail.term();
+                rec.server = srv_name(attempts.last_srv);
+                rec.tt = ms(started.elapsed());
+                rec.actconn = sh.actconn.load(Ordering::Relaxed);
+                rec.feconn = fe.conns.load(Ordering::Relaxed);
+                rec.beconn = be.conns.load(Ordering::Relaxed);
+                crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
+                log_session(&sh, fe_idx, &rec);
+                finish(&sh, fe_idx, &acc);
+                return;
+            }
+        };
+        let srv = &be.servers[conn.srv];
+        crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
+        rec.server = Some(&srv.name);
+        rec.server_addr = conn.server_addr;
+        rec.source_addr = conn.source_addr;
+        rec.tc = attempts.tc.map_or(-1, ms);
+        rec.actconn = sh.actconn.load(Ordering::Relaxed);
+        rec.feconn = fe.conns.load(Ordering::Relaxed);
+        rec.beconn = be.conns.load(Ordering::Relaxed);
+        rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
+
+        let mut proxy_ok = true;
+        if let Some(v) = srv.send_proxy {
+            let hdr = match (acc.peer, acc.local) {
+                (Some(s), Some(d)) => match v {
+                    SendProxy::V1 => proxy_protocol::encode_v1(s, d),
+                    SendProxy::V2 => proxy_protocol::encode_v2(s, d),
+                },
+                _ => match v {
+                    SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
+                    SendProxy::V2 => {
+                        let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
+                        h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
+                        h
+                    }
+                },
+            };
+            proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
+        }
+
+        let t = FwdTimeouts {
+            client: fe_px.timeouts.client,
+            server: be_px.timeouts.server,
+            client_fin: fe_px.timeouts.client_fin,
+            server_fin: be_px.timeouts.server_fin,
+            tunnel: be_px.timeouts.tunnel,
+        };
+        let splice_ok = !sh.nosplice;
+        let any =
+            |f: fn(&weir_config::ProxyOptions) -> bool| f(&fe_px.options) || f(&be_px.options);
+        let opts = FwdOptions {
+            bufsize: sh.bufsize,
+            splice_request: splice_ok && (any(|o| o.splice_request) || any(|o| o.splice_auto)),
+            splice_response: splice_ok && (any(|o| o.splice_response) || any(|o| o.splice_auto)),
+            pipesize: sh.pipesize,
+        };
+        if proxy_ok {
+            let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial, client_eof);
+            // The duplex copied the early bytes; free them for the session's life.
+            drop(initial);
+            tokio::pin!(duplex);
+            let killed: Option<[u8; 2]> = tokio::select! {
+                out = &mut duplex => {
+                    rec.bytes_in = out.client_to_server;
+                    rec.bytes_out = out.server_to_client;
+                    rec.term = match out.end {
+                        End::Done => *b"--",
+                        End::ClientTimeout => *b"cD",
+                        End::ServerTimeout => *b"sD",
+                        End::ClientError => *b"CD",
+                        End::ServerError => *b"SD",
+                    };
+                    None
+                }
+                _ = srv.kill.notified() => Some(*b"DD"),
+                _ = crate::sessions::killed(&sh, acc.reg) => Some(*b"KD"),
+            };
+            if let Some(term) = killed {
+                rec.term = term;
+                client.set_reset_on_close();
+                conn.conn.set_reset_on_close();
+            }
+        } else {
+            rec.term = *b"SC";
+        }
+        if matches!(&rec.term, b"cD" | b"CD") {
             conn.conn.set_reset_on_close();
         }
-    } else {
-        rec.term = *b"SC";
+        drop(conn.conn);
+        be.release(conn.srv);
+        rec.tt = ms(started.elapsed());
+        crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
+        log_session(&sh, fe_idx, &rec);
+        drop(client);
+        finish(&sh, fe_idx, &acc);
     }
-    if matches!(&rec.term, b"cD" | b"CD") {
-        conn.conn.set_reset_on_close();
-    }
-    drop(conn.conn);
-    be.release(conn.srv);
-    rec.tt = ms(started.elapsed());
-    crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
-    log_session(&sh, fe_idx, &rec);
-    drop(client);
-    finish(&sh, fe_idx, &acc);
 }
 
 /// What reading the client during the connect phase found.
