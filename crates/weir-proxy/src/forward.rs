@@ -66,6 +66,19 @@ pub struct FwdTimeouts {
     pub tunnel: Option<Duration>,
 }
 
+impl FwdTimeouts {
+    /// The timeouts between a frontend's client and a backend's server.
+    pub fn between(fe: &weir_config::Proxy, be: &weir_config::Proxy) -> FwdTimeouts {
+        FwdTimeouts {
+            client: fe.timeouts.client,
+            server: be.timeouts.server,
+            client_fin: fe.timeouts.client_fin,
+            server_fin: be.timeouts.server_fin,
+            tunnel: be.timeouts.tunnel,
+        }
+    }
+}
+
 /// How forwarding ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -76,6 +89,19 @@ pub enum End {
     /// The client reset or failed.
     ClientError,
     ServerError,
+}
+
+impl End {
+    /// The termination state a log line shows for it.
+    pub fn term(self) -> [u8; 2] {
+        match self {
+            End::Done => *b"--",
+            End::ClientTimeout => *b"cD",
+            End::ServerTimeout => *b"sD",
+            End::ClientError => *b"CD",
+            End::ServerError => *b"SD",
+        }
+    }
 }
 
 /// Bytes moved and how it ended.

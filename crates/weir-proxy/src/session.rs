@@ -3,7 +3,7 @@
 
 use crate::conn::Conn;
 use crate::connect::{self, Attempts};
-use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts};
+use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::{level, render, LogRecord};
 use crate::state::Shared;
 use crate::stats::Ctr;
@@ -493,13 +493,7 @@ fn run_tcp(
             proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
         }
 
-        let t = FwdTimeouts {
-            client: fe_px.timeouts.client,
-            server: be_px.timeouts.server,
-            client_fin: fe_px.timeouts.client_fin,
-            server_fin: be_px.timeouts.server_fin,
-            tunnel: be_px.timeouts.tunnel,
-        };
+        let t = FwdTimeouts::between(fe_px, be_px);
         let splice_ok = !sh.nosplice;
         let any =
             |f: fn(&weir_config::ProxyOptions) -> bool| f(&fe_px.options) || f(&be_px.options);
@@ -518,13 +512,7 @@ fn run_tcp(
                 out = &mut duplex => {
                     rec.bytes_in = out.client_to_server;
                     rec.bytes_out = out.server_to_client;
-                    rec.term = match out.end {
-                        End::Done => *b"--",
-                        End::ClientTimeout => *b"cD",
-                        End::ServerTimeout => *b"sD",
-                        End::ClientError => *b"CD",
-                        End::ServerError => *b"SD",
-                    };
+                    rec.term = out.end.term();
                     None
                 }
                 _ = srv.kill.notified() => Some(*b"DD"),

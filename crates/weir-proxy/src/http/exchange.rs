@@ -10,7 +10,7 @@ use super::rules::{self, ExCtx, Local, Vars, Verdict};
 use super::{cookie, errors, head, ms, park, pool, Held};
 use crate::conn::Conn;
 use crate::connect::{self, Attempts, ConnectFail, Connected};
-use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts};
+use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::{BackendRt, Shared};
@@ -709,13 +709,7 @@ pub(super) async fn exchange<'r>(
             }
             let initial = cbuf.bytes().to_vec();
             cbuf.consume(initial.len());
-            let t = FwdTimeouts {
-                client: fe_px.timeouts.client,
-                server: be_px.timeouts.server,
-                client_fin: fe_px.timeouts.client_fin,
-                server_fin: be_px.timeouts.server_fin,
-                tunnel: be_px.timeouts.tunnel,
-            };
+            let t = FwdTimeouts::between(fe_px, be_px);
             let opts = FwdOptions {
                 bufsize: size,
                 splice_request: false,
@@ -725,13 +719,7 @@ pub(super) async fn exchange<'r>(
             let r = Box::pin(Duplex::new(client, sconn, t, opts, &initial, false)).await;
             out.bytes_in += r.client_to_server;
             out.bytes_out += r.server_to_client + leftover.len() as u64;
-            out.term = match r.end {
-                End::Done => *b"--",
-                End::ClientTimeout => *b"cD",
-                End::ServerTimeout => *b"sD",
-                End::ClientError => *b"CD",
-                End::ServerError => *b"SD",
-            };
+            out.term = r.end.term();
             return out;
         }
         let rest = match res.framing {
