@@ -46,13 +46,24 @@ impl Client {
     /// Sends one request and returns the raw bytes that came back until
     /// its whole answer was decrypted, and the answer.
     fn request(&mut self, path: &str) -> (Vec<u8>, String) {
+        self.request_in(path, usize::MAX)
+    }
+
+    /// [`Client::request`] with the request's records written `step`
+    /// bytes at a time.
+    fn request_in(&mut self, path: &str, step: usize) -> (Vec<u8>, String) {
         write!(
             self.conn.writer(),
             "GET {path} HTTP/1.1\r\nHost: www.example.com\r\n\r\n"
         )
         .unwrap();
+        let mut rec = Vec::new();
         while self.conn.wants_write() {
-            self.conn.write_tls(&mut self.sock).expect("send");
+            self.conn.write_tls(&mut rec).expect("seal");
+        }
+        self.sock.set_nodelay(true).unwrap();
+        for part in rec.chunks(step) {
+            self.sock.write_all(part).expect("send");
         }
         let (mut raw, mut plain) = (Vec::new(), Vec::new());
         let end = Instant::now() + Duration::from_secs(5);
@@ -164,6 +175,18 @@ fn tls12_sessions_carry_requests() {
             a.starts_with("HTTP/1.1 200") && a.contains("proto=TLSv1.2"),
             "{a}"
         );
+    }
+}
+
+#[test]
+fn records_that_arrive_a_byte_at_a_time_are_read_whole() {
+    let (pki, _w, port) = start();
+    for versions in [&rustls::version::TLS13, &rustls::version::TLS12] {
+        let mut c = Client::connect(&pki, port, &[versions]);
+        for i in 0..3 {
+            let (_, a) = c.request_in(&format!("/drip{i}"), 1);
+            assert!(a.starts_with("HTTP/1.1 200"), "{a}");
+        }
     }
 }
 

@@ -275,9 +275,11 @@ pub(super) async fn exchange<'r>(
     // held while the server connection is made or queued: a crowd of
     // clients arriving at once would each pin one (seed 004's clients
     // that wait minutes for their answers).
+    // (A rewritten head is sent from `head_bytes`: only its body bytes.)
+    let from = if dirty { used } else { 0 };
     let taken: Vec<u8> = cbuf
         .bytes()
-        .get(..used + early_body)
+        .get(from..used + early_body)
         .map(<[u8]>::to_vec)
         .unwrap_or_default();
     cbuf.consume(used + early_body);
@@ -421,7 +423,7 @@ pub(super) async fn exchange<'r>(
             send(sconn, &b, be_px.timeouts.server).await
         } else if dirty {
             let mut b = head_bytes.clone();
-            b.extend_from_slice(taken.get(used..).unwrap_or_default());
+            b.extend_from_slice(&taken);
             send(sconn, &b, be_px.timeouts.server).await
         } else {
             send(sconn, &taken, be_px.timeouts.server).await

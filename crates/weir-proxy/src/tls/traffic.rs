@@ -30,7 +30,7 @@ const WRITE_CHUNK: usize = 4 * MAX_PLAIN;
 /// Records in a row that carry nothing for the reader (empty data, key
 /// updates, ignored warnings) before the peer is cut off, as rustls does.
 const MAX_IDLE_RECORDS: u8 = 32;
-/// The socket read's size: two whole records.
+/// The socket read's size when no record is pending: two whole records.
 const SCRATCH: usize = 2 * (HEADER + MAX_CIPHER_12);
 
 /// Why a session ended with an error (each maps to the alert sent).
@@ -307,7 +307,11 @@ impl Traffic {
                 self.dec = decrypter(self.suite, s)?;
                 self.rx_seq = seq;
                 if req {
-                    self.update_tx()?;
+                    // After whatever waits to be sent, in order.
+                    let mut out = std::mem::take(&mut self.tx);
+                    let r = self.update_tx(&mut out);
+                    self.tx = out;
+                    r?;
                 }
                 Ok(Opened::Nothing)
             }
@@ -315,11 +319,10 @@ impl Traffic {
         }
     }
 
-    /// Sends a key update (update_not_requested) and moves to new keys.
-    fn update_tx(&mut self) -> Result<(), Fatal> {
-        let mut out = std::mem::take(&mut self.tx);
-        self.seal_one(ContentType::Handshake, &[24, 0, 0, 1, 0], &mut out)?;
-        self.tx = out;
+    /// Seals a key update (update_not_requested) onto `out` and moves to
+    /// new keys.
+    fn update_tx(&mut self, out: &mut Vec<u8>) -> Result<(), Fatal> {
+        self.seal_one(ContentType::Handshake, &[24, 0, 0, 1, 0], out)?;
         let (seq, s) = self.kernel.update_tx_secret().map_err(|_| Fatal::Keys)?;
         self.enc = encrypter(self.suite, s)?;
         self.tx_seq = seq;
@@ -359,11 +362,7 @@ impl Traffic {
                 if !self.tls13 {
                     return Err(Fatal::Keys);
                 }
-                let mut keep = std::mem::take(out);
-                keep.append(&mut self.tx);
-                self.tx = keep;
-                self.update_tx()?;
-                *out = std::mem::take(&mut self.tx);
+                self.update_tx(out)?;
             }
             self.seal_one(ContentType::ApplicationData, chunk, out)?;
         }
@@ -376,9 +375,10 @@ impl Traffic {
             self.failed = Some(e);
             if let Some(d) = e.alert() {
                 let mut out = std::mem::take(&mut self.tx);
-                if self.seal_one(ContentType::Alert, &[2, d], &mut out).is_ok() {
-                    self.tx = out;
-                    self.tx_at = 0;
+                // After what waits to be sent (`tx_at` still counts in it).
+                let sealed = self.seal_one(ContentType::Alert, &[2, d], &mut out);
+                self.tx = out;
+                if sealed.is_ok() {
                     let _ = self.flush(io);
                 }
             }
@@ -458,45 +458,64 @@ impl Traffic {
                 return Ok(0);
             }
             let mut n = 0;
-            SCRATCH_BUF.with(|s| -> io::Result<()> {
-                let mut s = s.borrow_mut();
-                if s.len() < SCRATCH {
-                    s.resize(SCRATCH, 0);
-                }
-                let kept = self.rx.len();
-                s[..kept].copy_from_slice(&self.rx);
-                let got = if self.whole(&self.rx).ok().flatten().is_some() {
+            if self.rx.is_empty() {
+                // Records land in the thread's scratch buffer; only the
+                // start of one not yet whole is kept.
+                SCRATCH_BUF.with(|s| -> io::Result<()> {
+                    let mut s = s.borrow_mut();
+                    if s.len() < SCRATCH {
+                        s.resize(SCRATCH, 0);
+                    }
+                    let got = self.recv(io, &mut s[..])?;
+                    let used = self.open_all(io, &mut s[..got], buf, &mut n)?;
+                    self.rx = s[used..got].to_vec();
+                    Ok(())
+                })?;
+            } else {
+                // A record's start is kept: the rest is read after it, in
+                // place (copying what is kept on every read would let a
+                // peer that sends a byte at a time cost a record's copy
+                // per byte).
+                let mut rx = std::mem::take(&mut self.rx);
+                let kept = rx.len();
+                let got = if matches!(self.whole(&rx), Ok(Some(_))) {
                     0
                 } else {
-                    match io.try_recv(&mut s[kept..]) {
-                        Ok(0) => {
-                            // The end of the socket, with or without close_notify.
-                            self.eof = true;
-                            0
-                        }
+                    rx.resize(kept + HEADER + MAX_CIPHER_12, 0);
+                    match self.recv(io, &mut rx[kept..]) {
                         Ok(g) => g,
-                        Err(e) => return Err(e),
+                        Err(e) => {
+                            rx.truncate(kept);
+                            self.rx = rx;
+                            return Err(e);
+                        }
                     }
                 };
-                let total = kept + got;
-                let used = self.open_all(io, &mut s[..total], buf, &mut n)?;
-                if self.has_pending() {
-                    // A key update's answer: best effort, the rest goes later.
-                    let _ = self.flush(io);
+                rx.truncate(kept + got);
+                let used = self.open_all(io, &mut rx, buf, &mut n)?;
+                rx.drain(..used);
+                if !rx.is_empty() {
+                    self.rx = rx;
                 }
-                let rest = &s[used..total];
-                if rest.is_empty() {
-                    self.rx = Vec::new();
-                } else {
-                    self.rx.clear();
-                    self.rx.extend_from_slice(rest);
-                }
-                Ok(())
-            })?;
+            }
+            if self.has_pending() {
+                // A key update's answer: best effort, the rest goes later.
+                let _ = self.flush(io);
+            }
             if n > 0 {
                 return Ok(n);
             }
         }
+    }
+
+    /// One read from the socket into `into`; its end sets `eof`.
+    fn recv(&mut self, io: &Conn, into: &mut [u8]) -> io::Result<usize> {
+        let got = io.try_recv(into)?;
+        if got == 0 {
+            // The end of the socket, with or without close_notify.
+            self.eof = true;
+        }
+        Ok(got)
     }
 
     /// Sends sealed bytes waiting for room; `WouldBlock` while some remain.
@@ -542,8 +561,9 @@ impl Traffic {
         }
         self.sent_close = true;
         let mut out = std::mem::take(&mut self.tx);
-        if self.seal_one(ContentType::Alert, &[1, 0], &mut out).is_ok() {
-            self.tx = out;
+        let sealed = self.seal_one(ContentType::Alert, &[1, 0], &mut out);
+        self.tx = out;
+        if sealed.is_ok() {
             let _ = self.flush(io);
         }
     }
