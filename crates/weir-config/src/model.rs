@@ -55,6 +55,12 @@ pub struct Global {
     /// `tune.h2.*`.
     pub h2: H2Tune,
     pub maxaccept: i32,
+    /// `tune.runqueue-depth`: tasks a worker runs between two looks at
+    /// I/O readiness.
+    pub runqueue_depth: u32,
+    /// `tune.maxpollevents`: most readiness events taken from one poll
+    /// (None: the runtime's default, 1024).
+    pub maxpollevents: Option<u32>,
     pub hard_stop_after: Option<Duration>,
     pub grace: Option<Duration>,
     pub spread_checks: u32,
@@ -122,6 +128,8 @@ impl Default for Global {
             maxhdr: 101,
             h2: H2Tune::default(),
             maxaccept: 64,
+            runqueue_depth: 200,
+            maxpollevents: None,
             hard_stop_after: None,
             grace: None,
             spread_checks: 0,

@@ -38,9 +38,16 @@ pub fn run_thread(
         }
     }
     crate::stats::set_thread_slot(id);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let g = &sh.cfg.global;
+    let mut b = tokio::runtime::Builder::new_current_thread();
+    // Tasks run between two looks at I/O: a larger batch lets the
+    // responses of one poll reach an HTTP/2 connection before it writes,
+    // so they leave in one send (HAProxy's run queue works the same way).
+    b.enable_all().event_interval(g.runqueue_depth.max(1));
+    if let Some(n) = g.maxpollevents {
+        b.max_io_events_per_tick(n.max(1) as usize);
+    }
+    let rt = b.build()?;
     sh.workers.set(id, rt.handle().clone());
     rt.block_on(async move {
         let mut tasks = Vec::new();

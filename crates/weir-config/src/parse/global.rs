@@ -154,16 +154,16 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 .ok_or_else(|| format!("expects an integer between 1 and 32767, got '{v}'"))?;
         }
         "tune.h2.header-table-size" => {
-            g.h2.header_table_size = h2_setting(words, 0, 65536)?;
+            g.h2.header_table_size = int_between(words, 0, 65536)?;
         }
         "tune.h2.initial-window-size" => {
-            g.h2.initial_window_size = h2_setting(words, 0, (1 << 31) - 1)?;
+            g.h2.initial_window_size = int_between(words, 0, (1 << 31) - 1)?;
         }
         "tune.h2.max-concurrent-streams" => {
-            g.h2.max_concurrent_streams = h2_setting(words, 0, u32::MAX)?;
+            g.h2.max_concurrent_streams = int_between(words, 0, u32::MAX)?;
         }
         "tune.h2.max-frame-size" => {
-            g.h2.max_frame_size = h2_setting(words, 16384, (1 << 24) - 1)?;
+            g.h2.max_frame_size = int_between(words, 16384, (1 << 24) - 1)?;
         }
         "tune.pipesize" => g.pipesize = Some(parse_size(one(words, "a size")?)? as usize),
         "tune.maxaccept" => {
@@ -172,6 +172,8 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 .parse::<i32>()
                 .map_err(|_| format!("expects an integer, got '{v}'"))?;
         }
+        "tune.runqueue-depth" => g.runqueue_depth = int_between(words, 1, 1_000_000)?,
+        "tune.maxpollevents" => g.maxpollevents = Some(int_between(words, 1, 1_000_000)?),
         "ssl-default-bind-ciphers" => {
             g.tls.bind_ciphers = Some(crate::tls::parse_ciphers(one(words, "a cipher list")?)?)
         }
@@ -468,8 +470,9 @@ pub fn thread_cpus(maps: &[CpuMap], nthreads: usize, nbproc_mode: bool) -> Vec<O
 #[path = "global_tests.rs"]
 mod tests;
 
-/// A `tune.h2.*` integer within the range HTTP/2 allows for it.
-fn h2_setting(words: &[String], min: u32, max: u32) -> Result<u32, String> {
+/// An integer argument within `min..=max` (`tune.h2.*`: the range HTTP/2
+/// allows).
+fn int_between(words: &[String], min: u32, max: u32) -> Result<u32, String> {
     let v = one(words, "an integer")?;
     v.parse::<u32>()
         .ok()

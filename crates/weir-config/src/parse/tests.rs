@@ -379,6 +379,21 @@ fn h2_tunables() {
 }
 
 #[test]
+fn scheduler_tunables() {
+    let g = ok("").global;
+    assert_eq!((g.runqueue_depth, g.maxpollevents), (200, None));
+    let g = ok("global\n  tune.runqueue-depth 64\n  tune.maxpollevents 300\n").global;
+    assert_eq!((g.runqueue_depth, g.maxpollevents), (64, Some(300)));
+    let e = errors("global\n  tune.runqueue-depth 0\n  tune.maxpollevents many\n");
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e[0].contains(":2") && e[0].contains("between 1 and 1000000"),
+        "{e:?}"
+    );
+    assert!(e[1].contains(":3") && e[1].contains("got 'many'"), "{e:?}");
+}
+
+#[test]
 fn server_option_errors() {
     let e = errors("backend b\n  server s 127.0.0.1:1 weight 300 rise 0\n");
     assert_eq!(e.len(), 2, "{e:?}");
