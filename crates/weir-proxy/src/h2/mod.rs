@@ -33,8 +33,8 @@ use weir_proto::h1::Limits;
 /// Streams refused over the limit before the client is told to calm down.
 const MAX_REFUSED: usize = 200;
 
-/// A connection's running stream tasks, and a wake-up when one ends (the
-/// idle and closing timers start from the last one).
+/// A connection's running stream tasks, and a wake-up when the last one
+/// ends (the idle and closing timers start from then).
 #[derive(Default)]
 struct Tasks {
     n: AtomicUsize,
@@ -46,8 +46,9 @@ struct Alive(Arc<Tasks>);
 
 impl Drop for Alive {
     fn drop(&mut self) {
-        self.0.n.fetch_sub(1, Ordering::Relaxed);
-        self.0.ended.notify_one();
+        if self.0.n.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.0.ended.notify_one();
+        }
     }
 }
 
@@ -91,7 +92,9 @@ pub async fn serve(
     let mut killing = sh.killing.subscribe();
     let mut idle_since = Instant::now();
     let mut closing = false;
-    loop {
+    let mut fresh = Vec::new();
+    let mut ended = false;
+    while !ended {
         let idle = alive.n.load(Ordering::Relaxed) == 0;
         // Idle: `timeout http-keep-alive`; closing with no stream left: a
         // moment for the client to take the GOAWAY (and answer its PING).
@@ -101,14 +104,16 @@ pub async fn serve(
             idle_t.filter(|_| idle).map(|t| idle_since + t)
         };
         let ev = tokio::select! {
-            r = std::future::poll_fn(|cx| conn.poll_accept(cx)) => Ev::Stream(r),
+            r = std::future::poll_fn(|cx| accept_some(&mut conn, cx, &mut fresh)) => Ev::Streams(r),
             _ = sleep_until(deadline) => Ev::Close,
             _ = stopping.wait_for(|s| *s), if !closing => Ev::Close,
             _ = killing.wait_for(|k| *k) => Ev::Kill,
             _ = alive.ended.notified() => Ev::Ended,
         };
-        let next = match ev {
-            Ev::Stream(r) => r,
+        match ev {
+            // The codec sent GOAWAY for an error, or the client left: the
+            // streams that came before still run.
+            Ev::Streams(end) => ended = end.is_some(),
             Ev::Close if closing => break,
             Ev::Close => {
                 conn.graceful_shutdown();
@@ -124,34 +129,33 @@ pub async fn serve(
                 idle_since = Instant::now();
                 continue;
             }
-        };
-        let (req, mut respond) = match next {
-            Some(Ok(r)) => r,
-            // The codec sent GOAWAY for an error, or the client left.
-            Some(Err(_)) | None => break,
-        };
-        idle_since = Instant::now();
-        if alive.n.load(Ordering::Relaxed) >= limit as usize {
-            respond.send_reset(Reason::REFUSED_STREAM);
-            refused += 1;
-            if refused > MAX_REFUSED {
-                conn.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
-                closing = true;
-            }
-            continue;
         }
-        alive.n.fetch_add(1, Ordering::Relaxed);
-        let task = StreamTask {
-            sh: sh.clone(),
-            fe_idx,
-            acc: acc.clone(),
-            tls: client.tls_info().cloned(),
-            ordinal,
-            accept_wall,
-            _alive: Alive(alive.clone()),
-        };
-        ordinal += 1;
-        crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(req, respond));
+        if !fresh.is_empty() {
+            idle_since = Instant::now();
+        }
+        for (req, mut respond) in fresh.drain(..) {
+            if alive.n.load(Ordering::Relaxed) >= limit as usize {
+                respond.send_reset(Reason::REFUSED_STREAM);
+                refused += 1;
+                if refused > MAX_REFUSED && !closing {
+                    conn.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
+                    closing = true;
+                }
+                continue;
+            }
+            alive.n.fetch_add(1, Ordering::Relaxed);
+            let task = StreamTask {
+                sh: sh.clone(),
+                fe_idx,
+                acc: acc.clone(),
+                tls: client.tls_info().cloned(),
+                ordinal,
+                accept_wall,
+                _alive: Alive(alive.clone()),
+            };
+            ordinal += 1;
+            crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(req, respond));
+        }
     }
     // Let the codec send what it queued (GOAWAY) before the socket closes.
     let closed = crate::http::io::timed(
@@ -186,9 +190,39 @@ async fn linger(client: &Conn) {
     .await;
 }
 
+/// A request the codec received, with the handle to answer it.
+type Incoming = (http::Request<RecvStream>, SendResponse<Bytes>);
+
+/// Streams accepted in one go, at most this many (then the other wake-ups
+/// get their turn).
+const BATCH: usize = 64;
+
+/// Takes the streams the codec holds into `fresh`; ready once it has some,
+/// or when the connection ended (`Some`: an error, or the client left).
+fn accept_some(
+    conn: &mut h2::server::Connection<io::ConnIo<&Conn>, Bytes>,
+    cx: &mut std::task::Context<'_>,
+    fresh: &mut Vec<Incoming>,
+) -> std::task::Poll<Option<()>> {
+    use std::task::Poll;
+    while fresh.len() < BATCH {
+        match conn.poll_accept(cx) {
+            Poll::Ready(Some(Ok(r))) => fresh.push(r),
+            Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(Some(())),
+            Poll::Pending => break,
+        }
+    }
+    if fresh.is_empty() {
+        Poll::Pending
+    } else {
+        Poll::Ready(None)
+    }
+}
+
 /// What the connection task wakes up for.
-enum Ev<T> {
-    Stream(Option<Result<T, h2::Error>>),
+enum Ev {
+    /// Streams arrived (in `fresh`); `Some`: the connection ended after them.
+    Streams(Option<()>),
     Close,
     Kill,
     /// A stream task ended.
