@@ -107,8 +107,9 @@ impl BodyWait<'_> {
             return Ok(());
         }
         let t = px.timeouts.http_request.or(px.timeouts.client);
-        self.wait(req, dirty, t.map(|t| Instant::now() + t), None, true)
-            .await
+        // Boxed (as in `run`): only a request that waits for its body
+        // carries the wait's state.
+        Box::pin(self.wait(req, dirty, t.map(|t| Instant::now() + t), None, true)).await
     }
 }
 
@@ -141,10 +142,10 @@ async fn run(
         else {
             return v;
         };
-        if let Err(v) = bw
-            .wait(req, dirty, Some(Instant::now() + time), at_least, false)
-            .await
-        {
+        // Boxed: the rules of every request would otherwise carry the
+        // state of a wait only `wait-for-body` needs.
+        let waited = Box::pin(bw.wait(req, dirty, Some(Instant::now() + time), at_least, false));
+        if let Err(v) = waited.await {
             return v;
         }
         from += next;

@@ -302,7 +302,7 @@ struct Turn {
     idle_since: Instant,
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
     /// Reads the next request head and answers it, unless a hard stop
     /// comes first. `None` when the client left between requests;
     /// otherwise whether the connection stays open.
@@ -343,150 +343,167 @@ impl Session<'_> {
 
     /// Answers what reading a head produced (an error page, or the
     /// exchange) and logs it. Returns whether the connection stays open.
-    async fn handle(&mut self, end: HeadEnd, start: Instant, idle_since: Instant) -> bool {
-        let (sh, fe_idx, client, acc) = (self.sh, self.fe_idx, self.client, self.acc);
-        let fe = &sh.frontends[fe_idx];
-        let fe_px = &sh.cfg.proxies[fe.proxy];
-        let req_wall = now_wall().saturating_sub(start.elapsed());
-        let ti = ms(start.saturating_duration_since(idle_since));
-        let mut rec = LogRecord {
-            client: acc.peer,
-            frontend_addr: acc.local,
-            frontend: &fe.name,
-            backend: &fe.name,
-            accept: self.accept_wall,
-            req_date: req_wall,
-            tw: -1,
-            tc: -1,
-            t_req: -1,
-            t_res: -1,
-            ti,
-            term: *b"--",
-            cookie_flags: *b"--",
-            hostname: &sh.hostname,
-            http: true,
-            status: -1,
-            request: "<BADREQ>",
-            req_counter: self.count,
-            ..LogRecord::default()
-        };
-        let (mut req, used) = match end {
-            HeadEnd::Head(r, u) => (r, u),
-            fail => {
-                let (status, term) = match fail {
-                    HeadEnd::Timeout => (408, b"cR"),
-                    HeadEnd::Closed => (400, b"CR"),
-                    HeadEnd::Invalid(e) => (e.status(), b"PR"),
-                    _ => (0, b"CR"),
-                };
-                if let HeadEnd::Invalid(e) = &fail {
-                    sh.errors.record(
-                        fe.proxy,
-                        false,
-                        None,
-                        acc.peer,
-                        e.to_string(),
-                        self.cbuf.bytes(),
-                    );
-                }
-                if status != 0 {
-                    let page = errors::response(fe_px, status, true);
-                    let _ = send(client, &page, fe_px.timeouts.client).await;
-                    rec.status = i32::from(status);
-                }
-                rec.term = *term;
-                rec.ta = ms(start.elapsed());
-                rec.tt = rec.ta + ti;
-                let nothing =
-                    matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
-                if !nothing {
-                    crate::stats::count(sh, fe_idx, None, None, &rec, true);
-                }
-                if !(nothing && fe_px.options.dontlognull) {
-                    log_exchange(sh, fe_idx, &mut rec);
-                }
-                return false;
-            }
-        };
-        rec.t_req = ms(start.elapsed());
-        let first = self.count == 0;
-        self.count += 1;
-        if client.is_h2() {
-            req.minor = 2;
-        }
-        let line = if fe.logger.is_empty() {
-            String::new()
-        } else if req.minor == 2 {
-            // As HAProxy logs HTTP/2 requests: in absolute form.
-            let scheme = if acc.bind.tls.is_some() {
-                "https"
-            } else {
-                "http"
+    #[allow(clippy::manual_async_fn)] // as `exchange`
+    fn handle<'s>(
+        &'s mut self,
+        mut end: HeadEnd,
+        start: Instant,
+        idle_since: Instant,
+    ) -> impl std::future::Future<Output = bool> + use<'s, 'a> {
+        // Not an `async fn`: its arguments would be kept twice (see
+        // `exchange`).
+        async move {
+            let (sh, fe_idx, client, acc) = (self.sh, self.fe_idx, self.client, self.acc);
+            let fe = &sh.frontends[fe_idx];
+            let fe_px = &sh.cfg.proxies[fe.proxy];
+            let req_wall = now_wall().saturating_sub(start.elapsed());
+            let ti = ms(start.saturating_duration_since(idle_since));
+            let mut rec = LogRecord {
+                client: acc.peer,
+                frontend_addr: acc.local,
+                frontend: &fe.name,
+                backend: &fe.name,
+                accept: self.accept_wall,
+                req_date: req_wall,
+                tw: -1,
+                tc: -1,
+                t_req: -1,
+                t_res: -1,
+                ti,
+                term: *b"--",
+                cookie_flags: *b"--",
+                hostname: &sh.hostname,
+                http: true,
+                status: -1,
+                request: "<BADREQ>",
+                req_counter: self.count,
+                ..LogRecord::default()
             };
-            let host = req
-                .headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case("host"))
-                .map(|h| String::from_utf8_lossy(&h.value))
-                .unwrap_or_default();
-            format!("{} {scheme}://{host}{} HTTP/2.0", req.method, req.uri)
-        } else {
-            format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor)
-        };
-        rec.request = &line;
-        // The client address as `balance source` hashes it.
-        let mut kb = [0u8; 16];
-        let key: &[u8] = match acc.peer.map(|p| p.ip()) {
-            Some(IpAddr::V4(a)) => {
-                kb[..4].copy_from_slice(&a.octets());
-                &kb[..4]
+            if !matches!(end, HeadEnd::Head(..)) {
+                {
+                    let fail = end;
+                    let (status, term) = match fail {
+                        HeadEnd::Timeout => (408, b"cR"),
+                        HeadEnd::Closed => (400, b"CR"),
+                        HeadEnd::Invalid(e) => (e.status(), b"PR"),
+                        _ => (0, b"CR"),
+                    };
+                    if let HeadEnd::Invalid(e) = &fail {
+                        sh.errors.record(
+                            fe.proxy,
+                            false,
+                            None,
+                            acc.peer,
+                            e.to_string(),
+                            self.cbuf.bytes(),
+                        );
+                    }
+                    if status != 0 {
+                        let page = errors::response(fe_px, status, true);
+                        let _ = send(client, &page, fe_px.timeouts.client).await;
+                        rec.status = i32::from(status);
+                    }
+                    rec.term = *term;
+                    rec.ta = ms(start.elapsed());
+                    rec.tt = rec.ta + ti;
+                    let nothing =
+                        matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
+                    if !nothing {
+                        crate::stats::count(sh, fe_idx, None, None, &rec, true);
+                    }
+                    if !(nothing && fe_px.options.dontlognull) {
+                        log_exchange(sh, fe_idx, &mut rec);
+                    }
+                    return false;
+                }
             }
-            Some(IpAddr::V6(a)) => {
-                kb = a.octets();
-                &kb
+            // The request stays where the head reader put it: the exchange
+            // works on it there (a copy would be kept in every state).
+            let HeadEnd::Head(req, used) = &mut end else {
+                return false;
+            };
+            let used = *used;
+            rec.t_req = ms(start.elapsed());
+            let first = self.count == 0;
+            self.count += 1;
+            if client.is_h2() {
+                req.minor = 2;
             }
-            None => &[],
-        };
-        let mut held = self.held.take().map(|h| *h);
-        let mut vars = self.vars.take().map(|v| *v).unwrap_or_default();
-        let out = exchange(
-            sh,
-            fe_idx,
-            client,
-            acc,
-            key,
-            &mut self.cbuf,
-            req,
-            used,
-            &mut held,
-            first,
-            &mut rec,
-            &mut vars,
-        )
-        .await;
-        self.held = held.map(Box::new);
-        rec.status = out.status;
-        rec.term = out.term;
-        rec.bytes_in = out.bytes_in;
-        rec.bytes_out = out.bytes_out;
-        rec.t_res = out.t_res;
-        if let Some(be) = out.be {
-            rec.beconn = be.conns.load(Ordering::Relaxed);
-            if let Some(s) = out.srv.and_then(|i| be.servers.get(i)) {
-                rec.srvconn = s.cur_conns.load(Ordering::Relaxed);
+            let line = if fe.logger.is_empty() {
+                String::new()
+            } else if req.minor == 2 {
+                // As HAProxy logs HTTP/2 requests: in absolute form.
+                let scheme = if acc.bind.tls.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
+                let host = req
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("host"))
+                    .map(|h| String::from_utf8_lossy(&h.value))
+                    .unwrap_or_default();
+                format!("{} {scheme}://{host}{} HTTP/2.0", req.method, req.uri)
+            } else {
+                format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor)
+            };
+            rec.request = &line;
+            // The client address as `balance source` hashes it.
+            let mut kb = [0u8; 16];
+            let key: &[u8] = match acc.peer.map(|p| p.ip()) {
+                Some(IpAddr::V4(a)) => {
+                    kb[..4].copy_from_slice(&a.octets());
+                    &kb[..4]
+                }
+                Some(IpAddr::V6(a)) => {
+                    kb = a.octets();
+                    &kb
+                }
+                None => &[],
+            };
+            // Boxed as the session keeps it: not carried in the exchange.
+            let mut held = self.held.take();
+            let mut vars = self.vars.take().map(|v| *v).unwrap_or_default();
+            let out = exchange(
+                sh,
+                fe_idx,
+                client,
+                acc,
+                key,
+                &mut self.cbuf,
+                req,
+                used,
+                &mut held,
+                first,
+                &mut rec,
+                &mut vars,
+            )
+            .await;
+            self.held = held;
+            rec.status = out.status;
+            rec.term = out.term;
+            rec.bytes_in = out.bytes_in;
+            rec.bytes_out = out.bytes_out;
+            rec.t_res = out.t_res;
+            if let Some(be) = out.be {
+                rec.beconn = be.conns.load(Ordering::Relaxed);
+                if let Some(s) = out.srv.and_then(|i| be.servers.get(i)) {
+                    rec.srvconn = s.cur_conns.load(Ordering::Relaxed);
+                }
             }
+            rec.ta = ms(start.elapsed());
+            rec.tt = rec.ta + ti;
+            crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
+            if !out.nolog {
+                log_exchange(sh, fe_idx, &mut rec);
+            }
+            vars.end_exchange();
+            if !vars.is_empty() {
+                self.vars = Some(Box::new(vars));
+            }
+            out.keep_client && !out.tunnel
         }
-        rec.ta = ms(start.elapsed());
-        rec.tt = rec.ta + ti;
-        crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
-        if !out.nolog {
-            log_exchange(sh, fe_idx, &mut rec);
-        }
-        vars.end_exchange();
-        if !vars.is_empty() {
-            self.vars = Some(Box::new(vars));
-        }
-        out.keep_client && !out.tunnel
     }
 }
 
