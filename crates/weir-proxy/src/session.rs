@@ -322,11 +322,12 @@ pub fn run(
             finish(&sh, fe_idx, &acc);
             return;
         };
+        // The session's details stay here, lent (not a second copy).
         run_tcp(
             sh.clone(),
             fe_idx,
             client,
-            acc,
+            &acc,
             initial,
             accept_wall,
             started,
@@ -341,11 +342,11 @@ fn run_tcp(
     sh: Arc<Shared>,
     fe_idx: usize,
     client: Conn,
-    acc: Accepted,
+    acc: &Accepted,
     initial: Vec<u8>,
     accept_wall: Duration,
     started: Instant,
-) -> impl std::future::Future<Output = ()> {
+) -> impl std::future::Future<Output = ()> + use<'_> {
     // Not an `async fn`: its arguments would be stored twice in every
     // session's task (rustc keeps a copy of each); a block captures them
     // once.
@@ -365,23 +366,17 @@ fn run_tcp(
             hostname: &sh.hostname,
             ..LogRecord::default()
         };
-        let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
-            Some(IpAddr::V4(a)) => a.octets().to_vec(),
-            Some(IpAddr::V6(a)) => a.octets().to_vec(),
-            None => Vec::new(),
-        };
-        let mut attempts = Attempts::default();
-        let l4 = crate::http::rules::L4Ctx {
+        let l4 = || crate::http::rules::L4Ctx {
             src: acc.peer,
             dst: acc.local,
             tls: client.tls_info(),
         };
-        let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
+        let Some(be) = sh.select_backend(fe_idx, &l4()).cloned() else {
             rec.term = *b"PR";
             rec.tt = ms(started.elapsed());
             crate::stats::count(&sh, fe_idx, None, None, &rec, false);
             log_session(&sh, fe_idx, &rec);
-            finish(&sh, fe_idx, &acc);
+            finish(&sh, fe_idx, acc);
             return;
         };
         let be_px = &sh.cfg.proxies[be.proxy];
@@ -394,73 +389,87 @@ fn run_tcp(
         // otherwise its FIN is passed on once connected, as HAProxy does.
         let abortonclose = fe_px.options.abortonclose || be_px.options.abortonclose;
         let mut client_eof = false;
-        let mut left_early = false;
-        let connected = {
-            // Boxed: its state is only needed while connecting, so an established
-            // (idle) session does not carry room for it.
-            let mut no_reuse = |_| None;
-            let sni = be.snis(&l4);
-            let mut attempt = Box::pin(connect::connect(
-                &be,
-                be_px,
-                &key,
-                acc.local,
-                &mut attempts,
-                &mut no_reuse,
-                &sni,
-            ));
-            let mut watching = true;
-            loop {
-                tokio::select! {
-                    r = &mut attempt => break r,
-                    _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
-                    ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
-                        Early::More => {}
-                        Early::Full => watching = false,
-                        Early::Eof if abortonclose => {
-                            left_early = true;
-                            break Err(connect::ConnectFail::ClientAbort { queued: false });
-                        }
-                        Early::Eof => {
-                            client_eof = true;
-                            watching = false;
-                        }
-                        Early::Error => {
-                            left_early = true;
-                            break Err(connect::ConnectFail::ClientAbort { queued: false });
-                        }
-                    },
+        // A block: what connecting needs (the balancing key, the attempts,
+        // their result) is not kept in the state that forwards for the
+        // session's whole life.
+        let conn = {
+            let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
+                Some(IpAddr::V4(a)) => a.octets().to_vec(),
+                Some(IpAddr::V6(a)) => a.octets().to_vec(),
+                None => Vec::new(),
+            };
+            let mut attempts = Attempts::default();
+            let mut left_early = false;
+            let connected = {
+                // Boxed: its state is only needed while connecting, so an established
+                // (idle) session does not carry room for it.
+                let mut no_reuse = |_| None;
+                let sni = be.snis(&l4());
+                let mut attempt = Box::pin(connect::connect(
+                    &be,
+                    be_px,
+                    &key,
+                    acc.local,
+                    &mut attempts,
+                    &mut no_reuse,
+                    &sni,
+                ));
+                let mut watching = true;
+                loop {
+                    tokio::select! {
+                        r = &mut attempt => break r,
+                        _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
+                        ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
+                            Early::More => {}
+                            Early::Full => watching = false,
+                            Early::Eof if abortonclose => {
+                                left_early = true;
+                                break Err(connect::ConnectFail::ClientAbort { queued: false });
+                            }
+                            Early::Eof => {
+                                client_eof = true;
+                                watching = false;
+                            }
+                            Early::Error => {
+                                left_early = true;
+                                break Err(connect::ConnectFail::ClientAbort { queued: false });
+                            }
+                        },
+                    }
                 }
-            }
-        };
-        let connected = match connected {
-            Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
-                Err(connect::ConnectFail::ClientAbort {
-                    queued: attempts.last_srv.is_none(),
-                })
-            }
-            r => r,
-        };
-        rec.retries = attempts.retries;
-        rec.redispatched = attempts.redispatched;
-        rec.srv_queue = attempts.srv_queue;
-        rec.be_queue = attempts.be_queue;
-        rec.tw = ms(attempts.tw);
-        let srv_name =
-            |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
-        let conn = match connected {
-            Ok(c) => c,
-            Err(fail) => {
-                rec.term = fail.term();
-                rec.server = srv_name(attempts.last_srv);
-                rec.tt = ms(started.elapsed());
-                rec.actconn = sh.actconn.load(Ordering::Relaxed);
-                rec.feconn = fe.conns.load(Ordering::Relaxed);
-                rec.beconn = be.conns.load(Ordering::Relaxed);
-                crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
-                log_session(&sh, fe_idx, &rec);
-                finish(&sh, fe_idx, &acc);
-                return;
+            };
+            let connected = match connected {
+                Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
+                    Err(connect::ConnectFail::ClientAbort {
+                        queued: attempts.last_srv.is_none(),
+                    })
+                }
+                r => r,
+            };
+            rec.retries = attempts.retries;
+            rec.redispatched = attempts.redispatched;
+            rec.srv_queue = attempts.srv_queue;
+            rec.be_queue = attempts.be_queue;
+            rec.tw = ms(attempts.tw);
+            let srv_name =
+                |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
+            match connected {
+                Ok(c) => {
+                    rec.tc = attempts.tc.map_or(-1, ms);
+                    c
+                }
+                Err(fail) => {
+                    rec.term = fail.term();
+                    rec.server = srv_name(attempts.last_srv);
+                    rec.tt = ms(started.elapsed());
+                    rec.actconn = sh.actconn.load(Ordering::Relaxed);
+                    rec.feconn = fe.conns.load(Ordering::Relaxed);
+                    rec.beconn = be.conns.load(Ordering::Relaxed);
+                    crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
+                    log_session(&sh, fe_idx, &rec);
+                    finish(&sh, fe_idx, acc);
+                    return;
+                }
             }
         };
         let srv = &be.servers[conn.srv];
@@ -468,7 +477,6 @@ fn run_tcp(
         rec.server = Some(&srv.name);
         rec.server_addr = conn.server_addr;
         rec.source_addr = conn.source_addr;
-        rec.tc = attempts.tc.map_or(-1, ms);
         rec.actconn = sh.actconn.load(Ordering::Relaxed);
         rec.feconn = fe.conns.load(Ordering::Relaxed);
         rec.beconn = be.conns.load(Ordering::Relaxed);
@@ -535,7 +543,7 @@ fn run_tcp(
         crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
         log_session(&sh, fe_idx, &rec);
         drop(client);
-        finish(&sh, fe_idx, &acc);
+        finish(&sh, fe_idx, acc);
     }
 }
 

@@ -389,9 +389,11 @@ pub(super) fn exchange<'r, 'a>(
                 rec.be_queue = attempts.be_queue;
                 rec.tw = ms(attempts.tw);
                 rec.beconn = be.conns.load(Ordering::Relaxed);
-                rec.tc = attempts.tc.map_or(-1, ms);
                 match connected {
-                    Ok(c) => c,
+                    Ok(c) => {
+                        rec.tc = attempts.tc.map_or(-1, ms);
+                        c
+                    }
                     Err(fail) => {
                         rec.server = srv_name(be, attempts.last_srv);
                         let status = match fail {
