@@ -141,7 +141,7 @@ async fn acquire<'a>(
     deadline: Option<Instant>,
     at: &mut Attempts,
 ) -> Result<Slot<'a>, ConnectFail> {
-    let start = Instant::now();
+    let start = crate::clock::now();
     let mut spot: Option<QueueSpot<'a>> = None;
     let result = loop {
         let notified = be.slot_freed.notified();
@@ -181,7 +181,7 @@ async fn acquire<'a>(
         }
         match deadline {
             Some(d) => {
-                if Instant::now() >= d || tokio::time::timeout_at(d, notified).await.is_err() {
+                if crate::clock::now() >= d || tokio::time::timeout_at(d, notified).await.is_err() {
                     break Err(ConnectFail::QueueTimeout);
                 }
             }
@@ -189,7 +189,7 @@ async fn acquire<'a>(
         }
     };
     if spot.take().is_some() {
-        at.tw += start.elapsed();
+        at.tw += crate::clock::elapsed(start);
     }
     result
 }
@@ -312,7 +312,11 @@ pub async fn connect(
     sni: &[Option<String>],
 ) -> Result<Connected, ConnectFail> {
     let tconnect = px.timeouts.connect;
-    let queue_deadline = px.timeouts.queue.or(tconnect).map(|t| Instant::now() + t);
+    let queue_deadline = px
+        .timeouts
+        .queue
+        .or(tconnect)
+        .map(|t| crate::clock::now() + t);
     let mut avoid: Option<usize> = at.avoid.take();
     let mut same: Option<usize> = None;
     let mut attempt = 0u32;
@@ -340,12 +344,15 @@ pub async fn connect(
             slot.keep();
             return Ok(c);
         }
-        let started = Instant::now();
+        let started = crate::clock::now();
         let name = sni.get(srv).and_then(|n| n.as_deref());
         let r = match tconnect {
             Some(t) => {
-                match tokio::time::timeout(t, dial(be, srv, local, px.options.srvtcpka, name, None))
-                    .await
+                match tokio::time::timeout_at(
+                    crate::clock::deadline(t),
+                    dial(be, srv, local, px.options.srvtcpka, name, None),
+                )
+                .await
                 {
                     Ok(r) => r,
                     Err(_) => Err((
@@ -363,7 +370,7 @@ pub async fn connect(
         };
         match r {
             Ok(c) => {
-                at.tc = Some(started.elapsed());
+                at.tc = Some(crate::clock::elapsed(started));
                 slot.keep();
                 return Ok(c);
             }

@@ -197,7 +197,7 @@ impl<'a> Duplex<'a> {
             c2s.buf = Some(b);
         }
         c2s.eof = client_eof;
-        let now = Instant::now();
+        let now = crate::clock::now();
         Duplex {
             client,
             server,
@@ -497,7 +497,7 @@ impl Future for Duplex<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         let this = self.get_mut();
-        let now = Instant::now();
+        let now = crate::clock::now();
         let mut budget = 64u32;
         for upstream in [true, false] {
             if let Some(end) = this.step(cx, upstream, now, &mut budget) {
@@ -529,7 +529,7 @@ impl Future for Duplex<'_> {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(()) => {
                     this.armed = None;
-                    if Instant::now() >= when {
+                    if crate::clock::now() >= when {
                         return Poll::Ready(this.outcome(side));
                     }
                 }

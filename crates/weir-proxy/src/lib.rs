@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod checks;
+pub mod clock;
 pub mod conn;
 pub mod connect;
 pub mod forward;

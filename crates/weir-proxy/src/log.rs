@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use std::net::UdpSocket;
 use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 use weir_config::logformat::{LogFormat, Piece, Var};
 use weir_config::{LogDest, LogFormatKind, LogTarget};
 
@@ -96,9 +95,7 @@ impl Logger {
         if self.sinks.is_empty() {
             return;
         }
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        let now = crate::clock::wall();
         for s in &self.sinks {
             let t = &s.target;
             if severity > t.max_level {

@@ -172,6 +172,7 @@ impl<F: Future, T: Kind> Future for Profiled<F, T> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _clock = crate::clock::Poll::enter();
         let me = self.project();
         let blk = block();
         let n = blk.map_or(0, |(b, shared)| {

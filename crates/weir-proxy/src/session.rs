@@ -10,7 +10,7 @@ use crate::stats::Ctr;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::time::Instant;
 use weir_config::SendProxy;
 use weir_proto::proxy_protocol::{self, ProxyHeader};
@@ -79,7 +79,7 @@ async fn read_proxy_header(
         }
     };
     match timeout {
-        Some(t) => tokio::time::timeout(t, fut)
+        Some(t) => tokio::time::timeout_at(crate::clock::deadline(t), fut)
             .await
             .unwrap_or_else(|_| Err("timeout while waiting for PROXY protocol header".into())),
         None => fut.await,
@@ -173,9 +173,7 @@ async fn secure(
 }
 
 fn wall_now() -> Duration {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
+    crate::clock::wall()
 }
 
 /// Serves one accepted `mode http` client (see [`crate::http::serve`]).
@@ -310,7 +308,7 @@ pub fn run(
     // task (rustc keeps a copy of each); a block captures them once.
     async move {
         let accept_wall = wall_now();
-        let started = Instant::now();
+        let started = crate::clock::now();
         let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
         else {
             finish(&sh, fe_idx, &acc);
@@ -373,7 +371,7 @@ fn run_tcp(
         };
         let Some(be) = sh.select_backend(fe_idx, &l4()).cloned() else {
             rec.term = *b"PR";
-            rec.tt = ms(started.elapsed());
+            rec.tt = ms(crate::clock::elapsed(started));
             crate::stats::count(&sh, fe_idx, None, None, &rec, false);
             log_session(&sh, fe_idx, &rec);
             finish(&sh, fe_idx, acc);
@@ -461,7 +459,7 @@ fn run_tcp(
                 Err(fail) => {
                     rec.term = fail.term();
                     rec.server = srv_name(attempts.last_srv);
-                    rec.tt = ms(started.elapsed());
+                    rec.tt = ms(crate::clock::elapsed(started));
                     rec.actconn = sh.actconn.load(Ordering::Relaxed);
                     rec.feconn = fe.conns.load(Ordering::Relaxed);
                     rec.beconn = be.conns.load(Ordering::Relaxed);
@@ -539,7 +537,7 @@ fn run_tcp(
         }
         drop(conn.conn);
         be.release(conn.srv);
-        rec.tt = ms(started.elapsed());
+        rec.tt = ms(crate::clock::elapsed(started));
         crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
         log_session(&sh, fe_idx, &rec);
         drop(client);

@@ -68,7 +68,11 @@ fn epoch() -> Instant {
 
 /// Enters an accepted client connection in this thread's table.
 pub fn register(fd: RawFd, fe: usize) -> Reg {
-    let since = (epoch().elapsed().as_millis() as u64 / TICK_MS) as u32;
+    let since = (crate::clock::now()
+        .into_std()
+        .saturating_duration_since(epoch())
+        .as_millis() as u64
+        / TICK_MS) as u32;
     TABLE.with(|t| {
         let mut t = t.borrow_mut();
         t.next_seq = t.next_seq.wrapping_add(1).max(1);

@@ -90,7 +90,7 @@ pub async fn serve(
     let mut ordinal = 0u64;
     let mut stopping = sh.stopping.subscribe();
     let mut killing = sh.killing.subscribe();
-    let mut idle_since = Instant::now();
+    let mut idle_since = crate::clock::now();
     let mut closing = false;
     let mut fresh = Vec::new();
     let mut ended = false;
@@ -118,7 +118,7 @@ pub async fn serve(
             Ev::Close => {
                 conn.graceful_shutdown();
                 closing = true;
-                idle_since = Instant::now();
+                idle_since = crate::clock::now();
                 continue;
             }
             Ev::Kill => {
@@ -126,12 +126,12 @@ pub async fn serve(
                 return;
             }
             Ev::Ended => {
-                idle_since = Instant::now();
+                idle_since = crate::clock::now();
                 continue;
             }
         }
         if !fresh.is_empty() {
-            idle_since = Instant::now();
+            idle_since = crate::clock::now();
         }
         for (req, mut respond) in fresh.drain(..) {
             if alive.n.load(Ordering::Relaxed) >= limit as usize {

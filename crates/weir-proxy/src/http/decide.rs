@@ -109,7 +109,7 @@ impl BodyWait<'_> {
         let t = px.timeouts.http_request.or(px.timeouts.client);
         // Boxed (as in `run`): only a request that waits for its body
         // carries the wait's state.
-        Box::pin(self.wait(req, dirty, t.map(|t| Instant::now() + t), None, true)).await
+        Box::pin(self.wait(req, dirty, t.map(|t| crate::clock::now() + t), None, true)).await
     }
 }
 
@@ -144,7 +144,13 @@ async fn run(
         };
         // Boxed: the rules of every request would otherwise carry the
         // state of a wait only `wait-for-body` needs.
-        let waited = Box::pin(bw.wait(req, dirty, Some(Instant::now() + time), at_least, false));
+        let waited = Box::pin(bw.wait(
+            req,
+            dirty,
+            Some(crate::clock::now() + time),
+            at_least,
+            false,
+        ));
         if let Err(v) = waited.await {
             return v;
         }

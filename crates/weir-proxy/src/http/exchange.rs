@@ -16,7 +16,6 @@ use crate::session::Accepted;
 use crate::state::{BackendRt, Shared};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::time::Instant;
 use weir_config::{HttpConnMode, HttpReuse, Proxy, RetryOn};
 use weir_proto::h1::{Framing, RequestHead};
 
@@ -453,7 +452,7 @@ pub(super) fn exchange<'r, 'a>(
             } else {
                 used
             };
-            let sent_at = Instant::now();
+            let sent_at = crate::clock::now();
             if sent_head.is_err() {
                 if reused.is_some() && tries == 1 {
                     // The idle connection died under us: try a new one.
@@ -585,12 +584,12 @@ pub(super) fn exchange<'r, 'a>(
                         };
                         let mut o = Box::pin(fail(client, be_px, fe_px, status, term)).await;
                         o.bytes_in = bytes_in;
-                        o.t_res = ms(sent_at.elapsed());
+                        o.t_res = ms(crate::clock::elapsed(sent_at));
                         return o;
                     }
                 }
             };
-            let t_res = ms(sent_at.elapsed());
+            let t_res = ms(crate::clock::elapsed(sent_at));
             let mut rdirty = false;
             // A block: the response's rules and samples do not wait, so
             // their context is not kept in the states that do.

@@ -48,7 +48,7 @@ pub(crate) struct Wheel<T> {
 impl<T> Wheel<T> {
     pub(crate) fn new() -> Wheel<T> {
         Wheel {
-            origin: Instant::now(),
+            origin: crate::clock::now(),
             next: 0,
             entries: Vec::new(),
             free: Vec::new(),
@@ -208,7 +208,7 @@ pub async fn sweep(sh: Arc<Shared>) {
                 continue;
             }
         }
-        let now = Instant::now();
+        let now = crate::clock::now();
         let stopping = *sh.stopping.borrow();
         WHEEL.with(|w| {
             let mut w = w.borrow_mut();
@@ -305,7 +305,7 @@ impl Future for IdleWait<'_> {
         if self.client.poll_read_ready(cx).is_ready() {
             return Poll::Ready(Woke::Readable);
         }
-        let now = Instant::now();
+        let now = crate::clock::now();
         if *self.signal.borrow() || self.deadline.is_some_and(|d| d <= now) {
             return Poll::Ready(Woke::Ended);
         }

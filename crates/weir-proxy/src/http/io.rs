@@ -127,7 +127,9 @@ pub enum XferError {
 /// Runs `fut` with an optional timeout.
 pub async fn timed<T>(t: Option<Duration>, fut: impl std::future::Future<Output = T>) -> Option<T> {
     match t {
-        Some(t) => tokio::time::timeout(t, fut).await.ok(),
+        Some(t) => tokio::time::timeout_at(crate::clock::deadline(t), fut)
+            .await
+            .ok(),
         None => Some(fut.await),
     }
 }

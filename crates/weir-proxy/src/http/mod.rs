@@ -30,7 +30,7 @@ use read::{read_head, HeadEnd};
 use rules::Vars;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::time::Instant;
 use weir_config::HttpReuse;
 use weir_proto::h1::Limits;
@@ -40,9 +40,7 @@ pub(super) fn ms(d: Duration) -> i64 {
 }
 
 fn now_wall() -> Duration {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
+    crate::clock::wall()
 }
 
 /// A server connection kept by a client session between exchanges
@@ -95,7 +93,7 @@ pub fn serve<'a>(
         let _ = s.set_nodelay(true);
     }
     let ss = Session::new(sh, fe_idx, client, acc, accept_wall, &initial, 0, false);
-    run(ss, Instant::now())
+    run(ss, crate::clock::now())
 }
 
 /// Goes on with the exchanges of a session that slept (see [`serve`]).
@@ -137,7 +135,7 @@ pub async fn serve_stream(
 ) {
     run(
         Session::new(sh, fe_idx, client, acc, accept_wall, &head, ordinal, true),
-        Instant::now(),
+        crate::clock::now(),
     )
     .await;
 }
@@ -183,7 +181,7 @@ fn timeouts(ss: &Session<'_>) -> (Option<Duration>, Option<Duration>) {
 async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
     let (sh, client) = (ss.sh, ss.client);
     // A session that woke sleeps again only after a while awake.
-    let awake_since = Instant::now();
+    let awake_since = crate::clock::now();
     loop {
         let first = ss.count == 0;
         let wait_deadline = {
@@ -249,7 +247,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
             Some(true) if !ss.single && !*sh.stopping.borrow() => {}
             _ => break,
         }
-        idle_since = Instant::now();
+        idle_since = crate::clock::now();
     }
     if let Some(h) = ss.held.take() {
         park(sh, *h);
@@ -329,7 +327,7 @@ impl<'a> Session<'a> {
             if matches!(end, HeadEnd::Idle) {
                 return None;
             }
-            let start = first_byte.unwrap_or_else(Instant::now);
+            let start = first_byte.unwrap_or_else(crate::clock::now);
             Some(self.handle(end, start, t.idle_since).await)
         };
         tokio::select! {
@@ -356,7 +354,7 @@ impl<'a> Session<'a> {
             let (sh, fe_idx, client, acc) = (self.sh, self.fe_idx, self.client, self.acc);
             let fe = &sh.frontends[fe_idx];
             let fe_px = &sh.cfg.proxies[fe.proxy];
-            let req_wall = now_wall().saturating_sub(start.elapsed());
+            let req_wall = now_wall().saturating_sub(crate::clock::elapsed(start));
             let ti = ms(start.saturating_duration_since(idle_since));
             let mut rec = LogRecord {
                 client: acc.peer,
@@ -404,7 +402,7 @@ impl<'a> Session<'a> {
                         rec.status = i32::from(status);
                     }
                     rec.term = *term;
-                    rec.ta = ms(start.elapsed());
+                    rec.ta = ms(crate::clock::elapsed(start));
                     rec.tt = rec.ta + ti;
                     let nothing =
                         matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
@@ -423,7 +421,7 @@ impl<'a> Session<'a> {
                 return false;
             };
             let used = *used;
-            rec.t_req = ms(start.elapsed());
+            rec.t_req = ms(crate::clock::elapsed(start));
             let first = self.count == 0;
             self.count += 1;
             if client.is_h2() {
@@ -492,7 +490,7 @@ impl<'a> Session<'a> {
                     rec.srvconn = s.cur_conns.load(Ordering::Relaxed);
                 }
             }
-            rec.ta = ms(start.elapsed());
+            rec.ta = ms(crate::clock::elapsed(start));
             rec.tt = rec.ta + ti;
             crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
             if !out.nolog {

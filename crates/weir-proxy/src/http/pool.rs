@@ -67,7 +67,7 @@ pub fn take(be: usize, srv: usize, proven_only: bool, gen: u32) -> Option<IdleCo
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         let p = &mut *p;
-        let now = Instant::now();
+        let now = crate::clock::now();
         let list = p.idle.get_mut(&(be, srv))?;
         while let Some(i) = list.iter().rposition(|c| !proven_only || c.proven) {
             let c = list.swap_remove(i);
@@ -119,7 +119,7 @@ pub fn put(
             server_addr,
             source_addr,
             proven,
-            expires: slot.purge_delay.map(|d| Instant::now() + d),
+            expires: slot.purge_delay.map(|d| crate::clock::now() + d),
             gen: slot.gen,
         });
         p.count += 1;
@@ -138,7 +138,7 @@ async fn purge() {
         let empty = POOL.with(|p| {
             let mut p = p.borrow_mut();
             let p = &mut *p;
-            let now = Instant::now();
+            let now = crate::clock::now();
             let mut count = 0;
             p.idle.retain(|_, list| {
                 list.retain(|c| c.usable(now));

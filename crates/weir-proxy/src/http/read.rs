@@ -45,7 +45,7 @@ pub(super) async fn read_head(
 ) -> HeadEnd {
     loop {
         if !buf.is_empty() {
-            let at = *first_byte.get_or_insert_with(Instant::now);
+            let at = *first_byte.get_or_insert_with(crate::clock::now);
             match h1::parse_request(buf.bytes(), limits) {
                 Ok(Some((req, used))) => return HeadEnd::Head(req, used),
                 Ok(None) if buf.is_full() => {

@@ -309,7 +309,7 @@ pub(super) async fn bounded<T>(
     fut: impl std::future::Future<Output = Result<T, HandshakeError>>,
 ) -> Result<T, HandshakeError> {
     match timeout {
-        Some(t) => tokio::time::timeout(t, fut)
+        Some(t) => tokio::time::timeout_at(crate::clock::deadline(t), fut)
             .await
             .unwrap_or(Err(HandshakeError::Timeout)),
         None => fut.await,
