@@ -351,7 +351,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckRe
         }
     } else {
         if srv.shutdown_on_down {
-            srv.kill.notify_waiters();
+            srv.kill_sessions();
         }
         if act == 0 && bck == 0 {
             let msg = format!("backend {} has no server available!", be.name);

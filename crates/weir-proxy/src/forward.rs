@@ -89,6 +89,10 @@ pub enum End {
     /// The client reset or failed.
     ClientError,
     ServerError,
+    /// Idle for the time given to [`Duplex::nap_after`], nothing in flight
+    /// and both directions open: the session may sleep
+    /// ([`crate::http::lot`]) and resume with [`Duplex::resume`].
+    Idle,
 }
 
 impl End {
@@ -100,6 +104,7 @@ impl End {
             End::ServerTimeout => *b"sD",
             End::ClientError => *b"CD",
             End::ServerError => *b"SD",
+            End::Idle => *b"--",
         }
     }
 }
@@ -110,6 +115,17 @@ pub struct Outcome {
     pub end: End,
     pub client_to_server: u64,
     pub server_to_client: u64,
+}
+
+/// Where a forwarding session stands between two [`Duplex`] runs (it
+/// slept in between): bytes so far and each side's last activity, which
+/// the inactivity timeouts count from.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub client_to_server: u64,
+    pub server_to_client: u64,
+    pub last_client: Instant,
+    pub last_server: Instant,
 }
 
 struct Dir {
@@ -163,6 +179,12 @@ pub struct Duplex<'a> {
     armed: Option<Instant>,
     bufsize: usize,
     pipesize: Option<usize>,
+    /// Ends with [`End::Idle`] once idle this long (see [`End::Idle`]).
+    nap: Option<Duration>,
+    /// When this run started: a nap counts from it too. A session just
+    /// woken by readable bytes must not sleep again before tokio's event
+    /// loop has seen the socket (it would be woken again at once).
+    began: Instant,
 }
 
 /// Options of one forwarding session.
@@ -212,7 +234,52 @@ impl<'a> Duplex<'a> {
             armed: None,
             bufsize: o.bufsize,
             pipesize: o.pipesize,
+            nap: None,
+            began: now,
         }
+    }
+
+    /// Forwarding that goes on from `p`, after the session slept.
+    pub fn resume(
+        client: &'a Conn,
+        server: &'a Conn,
+        t: FwdTimeouts,
+        o: FwdOptions,
+        p: Progress,
+    ) -> Self {
+        let mut d = Duplex::new(client, server, t, o, &[], false);
+        d.c2s.bytes = p.client_to_server;
+        d.s2c.bytes = p.server_to_client;
+        d.last_client = p.last_client;
+        d.last_server = p.last_server;
+        d
+    }
+
+    /// Ends with [`End::Idle`] once nothing moved for `after`.
+    pub fn nap_after(mut self, after: Option<Duration>) -> Self {
+        self.nap = after;
+        self
+    }
+
+    /// Bytes so far and the last activity of each side.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            client_to_server: self.c2s.bytes,
+            server_to_client: self.s2c.bytes,
+            last_client: self.last_client,
+            last_server: self.last_server,
+        }
+    }
+
+    /// When the session may sleep: idle since both sides' last activity,
+    /// nothing in flight either way (no buffer, no pipe, nothing the TLS
+    /// layer holds), both directions open.
+    fn nap_at(&self) -> Option<Instant> {
+        let after = self.nap?;
+        let quiet = |d: &Dir| d.buf.is_none() && d.pipe.is_none() && !d.eof && !d.shut;
+        let held = self.client.has_pending() || self.server.has_pending();
+        (quiet(&self.c2s) && quiet(&self.s2c) && !held)
+            .then(|| self.last_client.max(self.last_server).max(self.began) + after)
     }
 
     /// Moves bytes one way until it would block. Returns whether anything
@@ -464,31 +531,36 @@ impl<'a> Duplex<'a> {
 
     /// The next inactivity deadline and the side it belongs to.
     fn deadline(&self) -> Option<(Instant, End)> {
-        if let Some(t) = self.t.tunnel {
-            let (last, side) = if self.last_client <= self.last_server {
-                (self.last_server, End::ClientTimeout)
-            } else {
-                (self.last_client, End::ServerTimeout)
-            };
-            return Some((last + t, side));
-        }
-        let half = self.c2s.eof || self.s2c.eof;
-        let ct = if half {
-            self.t.client_fin.or(self.t.client)
+        deadline(&self.t, &self.progress(), self.c2s.eof || self.s2c.eof)
+    }
+}
+
+/// The next inactivity deadline of a session at `p` (`half`: one
+/// direction closed) and the side it belongs to.
+pub fn deadline(t: &FwdTimeouts, p: &Progress, half: bool) -> Option<(Instant, End)> {
+    if let Some(tt) = t.tunnel {
+        let (last, side) = if p.last_client <= p.last_server {
+            (p.last_server, End::ClientTimeout)
         } else {
-            self.t.client
+            (p.last_client, End::ServerTimeout)
         };
-        let st = if half {
-            self.t.server_fin.or(self.t.server)
-        } else {
-            self.t.server
-        };
-        let c = ct.map(|t| (self.last_client + t, End::ClientTimeout));
-        let s = st.map(|t| (self.last_server + t, End::ServerTimeout));
-        match (c, s) {
-            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        }
+        return Some((last + tt, side));
+    }
+    let ct = if half {
+        t.client_fin.or(t.client)
+    } else {
+        t.client
+    };
+    let st = if half {
+        t.server_fin.or(t.server)
+    } else {
+        t.server
+    };
+    let c = ct.map(|d| (p.last_client + d, End::ClientTimeout));
+    let s = st.map(|d| (p.last_server + d, End::ServerTimeout));
+    match (c, s) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
     }
 }
 
@@ -513,7 +585,19 @@ impl Future for Duplex<'_> {
             return Poll::Pending;
         }
         loop {
-            let Some((when, side)) = this.deadline() else {
+            let deadline = this.deadline();
+            if let Some((_, side)) = deadline.filter(|d| d.0 <= now) {
+                // A timeout that passed wins over a nap (a session woken
+                // at its deadline must not go back to sleep).
+                return Poll::Ready(this.outcome(side));
+            }
+            let next = match (deadline, this.nap_at()) {
+                (Some((w, _)), Some(n)) if n < w => Some((n, End::Idle)),
+                (Some(d), _) => Some(d),
+                (None, Some(n)) => Some((n, End::Idle)),
+                (None, None) => None,
+            };
+            let Some((when, side)) = next else {
                 return Poll::Pending;
             };
             if when <= now {
@@ -529,7 +613,9 @@ impl Future for Duplex<'_> {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(()) => {
                     this.armed = None;
-                    if crate::clock::now() >= when {
+                    // A fresh read: the cached one would not move while
+                    // this loop waits for the time to reach `when`.
+                    if Instant::now() >= when {
                         return Poll::Ready(this.outcome(side));
                     }
                 }

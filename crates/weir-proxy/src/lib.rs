@@ -23,6 +23,7 @@ pub mod stats;
 mod stats_socket;
 pub mod sys;
 pub mod takeover;
+pub mod tcp;
 pub mod tls;
 pub mod worker;
 
@@ -271,6 +272,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 checks_paused: AtomicBool::new(false),
                 maxqueue: s.maxqueue,
                 kill: tokio::sync::Notify::new(),
+                kills: AtomicU32::new(0),
                 shutdown_on_down: s.shutdown_on_down,
                 h2: if px.mode != weir_config::Mode::Http {
                     state::H2Use::Never

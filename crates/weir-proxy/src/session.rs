@@ -3,7 +3,6 @@
 
 use crate::conn::Conn;
 use crate::connect::{self, Attempts};
-use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::{level, render, LogRecord};
 use crate::state::Shared;
 use crate::stats::Ctr;
@@ -499,49 +498,41 @@ fn run_tcp(
             proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
         }
 
-        let t = FwdTimeouts::between(fe_px, be_px);
-        let splice_ok = !sh.nosplice;
-        let any =
-            |f: fn(&weir_config::ProxyOptions) -> bool| f(&fe_px.options) || f(&be_px.options);
-        let opts = FwdOptions {
-            bufsize: sh.bufsize,
-            splice_request: splice_ok && (any(|o| o.splice_request) || any(|o| o.splice_auto)),
-            splice_response: splice_ok && (any(|o| o.splice_response) || any(|o| o.splice_auto)),
-            pipesize: sh.pipesize,
+        let link = crate::tcp::Link {
+            be: be.clone(),
+            srv: conn.srv,
+            started,
+            accept_wall,
+            tw: rec.tw,
+            tc: rec.tc,
+            retries: rec.retries,
+            redispatched: rec.redispatched,
+            srv_queue: rec.srv_queue,
+            be_queue: rec.be_queue,
+            server_addr: rec.server_addr,
+            source_addr: rec.source_addr,
+            actconn: rec.actconn,
+            feconn: rec.feconn,
+            beconn: rec.beconn,
+            srvconn: rec.srvconn,
         };
-        if proxy_ok {
-            let duplex = Duplex::new(&client, &conn.conn, t, opts, &initial, client_eof);
-            // The duplex copied the early bytes; free them for the session's life.
-            drop(initial);
-            tokio::pin!(duplex);
-            let killed: Option<[u8; 2]> = tokio::select! {
-                out = &mut duplex => {
-                    rec.bytes_in = out.client_to_server;
-                    rec.bytes_out = out.server_to_client;
-                    rec.term = out.end.term();
-                    None
-                }
-                _ = srv.kill.notified() => Some(*b"DD"),
-                _ = crate::sessions::killed(&sh, acc.reg) => Some(*b"KD"),
-            };
-            if let Some(term) = killed {
-                rec.term = term;
-                client.set_reset_on_close();
-                conn.conn.set_reset_on_close();
-            }
-        } else {
+        if !proxy_ok {
             rec.term = *b"SC";
+            drop(conn.conn);
+            be.release(conn.srv);
+            rec.tt = ms(crate::clock::elapsed(started));
+            crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
+            log_session(&sh, fe_idx, &rec);
+            drop(client);
+            finish(&sh, fe_idx, acc);
+            return;
         }
-        if matches!(&rec.term, b"cD" | b"CD") {
-            conn.conn.set_reset_on_close();
-        }
-        drop(conn.conn);
-        be.release(conn.srv);
-        rec.tt = ms(crate::clock::elapsed(started));
-        crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
-        log_session(&sh, fe_idx, &rec);
-        drop(client);
-        finish(&sh, fe_idx, acc);
+        drop(rec);
+        let start = crate::tcp::Start::New {
+            initial,
+            client_eof,
+        };
+        crate::tcp::forward(&sh, fe_idx, client, conn.conn, acc, link, start).await;
     }
 }
 
@@ -600,7 +591,7 @@ fn render_date(accept: Duration) -> String {
     fmt.unwrap_or_default()
 }
 
-fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
+pub(crate) fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
     let fe = &sh.frontends[fe_idx];
     if fe.logger.is_empty() {
         return;
@@ -617,7 +608,7 @@ fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
     }
 }
 
-fn finish(sh: &Shared, fe_idx: usize, acc: &Accepted) {
+pub(crate) fn finish(sh: &Shared, fe_idx: usize, acc: &Accepted) {
     crate::sessions::unregister(acc.reg);
     acc.bind.conns.fetch_sub(1, Ordering::SeqCst);
     sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::SeqCst);

@@ -46,6 +46,9 @@ pub struct ServerRt {
     /// Woken when sessions on this server must be killed (marked down with
     /// `on-marked-down shutdown-sessions`).
     pub kill: Notify,
+    /// Times its sessions were killed: a `mode tcp` session asleep
+    /// ([`crate::tcp`]) compares it with the count it fell asleep with.
+    pub kills: AtomicU32,
     pub shutdown_on_down: bool,
     /// `ssl`: TLS on its connections.
     pub tls: Option<Arc<crate::tls::ClientTls>>,
@@ -66,6 +69,14 @@ pub enum H2Use {
 }
 
 impl ServerRt {
+    /// Kills the sessions on this server: those awake are woken, those
+    /// asleep by their thread's sweep.
+    pub fn kill_sessions(&self) {
+        self.kills.fetch_add(1, Ordering::Relaxed);
+        crate::tcp::SERVER_KILLS.fetch_add(1, Ordering::Relaxed);
+        self.kill.notify_waiters();
+    }
+
     /// Its connections differ by an SNI computed per request: they are not
     /// shared through the idle pool.
     pub fn private_sni(&self) -> bool {

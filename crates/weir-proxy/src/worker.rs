@@ -51,15 +51,9 @@ pub fn run_thread(
     sh.workers.set(id, rt.handle().clone());
     rt.block_on(async move {
         let mut tasks = Vec::new();
-        if sh
-            .cfg
-            .proxies
-            .iter()
-            .any(|p| p.mode == weir_config::Mode::Http)
-        {
-            // Wakes this thread's idle HTTP clients at their deadlines.
-            crate::profile::spawn::<crate::profile::Idle, _>(crate::http::idle::sweep(sh.clone()));
-        }
+        // Wakes this thread's idle HTTP clients at their deadlines, and
+        // its sleeping sessions (HTTP and `mode tcp`).
+        crate::profile::spawn::<crate::profile::Idle, _>(crate::http::idle::sweep(sh.clone()));
         for l in listeners {
             tasks.push(crate::profile::spawn::<crate::profile::Accept, _>(
                 accept_loop(sh.clone(), l),

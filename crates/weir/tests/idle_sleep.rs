@@ -11,31 +11,8 @@ use common::http::Client;
 use common::http::Origin;
 use common::*;
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn ask(sock: &Path, line: &str) -> String {
-    let mut u = UnixStream::connect(sock).unwrap();
-    u.write_all(line.as_bytes()).unwrap();
-    let mut s = String::new();
-    u.read_to_string(&mut s).unwrap();
-    s
-}
-
-/// The `show sess` line of the client at `src`, once it has `part`.
-fn sess_line(sock: &Path, src: &str, part: &str) -> String {
-    wait_for(
-        &format!("the session of {src} with '{part}'"),
-        Duration::from_secs(5),
-        || {
-            ask(sock, "show sess\n")
-                .lines()
-                .find(|l| l.contains(&format!("src={src} ")) && l.contains(part))
-                .map(str::to_string)
-        },
-    )
-}
 
 /// Waits until no session of `src` is listed.
 fn gone(sock: &Path, src: &str) {
@@ -209,8 +186,6 @@ fn a_sleeping_session_keeps_its_deadlines() {
 #[test]
 fn a_sleeping_tls_session_keeps_its_keys() {
     use common::tls::Pki;
-    use std::process::{Command, Stdio};
-    use std::sync::{Arc, Mutex};
     let pki = Pki::new();
     let dir = tempdir("idle-sleep-tls");
     let sock = dir.join("admin.sock");
@@ -228,42 +203,15 @@ fn a_sleeping_tls_session_keeps_its_keys() {
     .replace("timeout client 5s", "timeout client 10s");
     let _w = Weir::start(&cfg, port);
 
-    let mut s = Command::new("openssl")
-        .args([
-            "s_client",
-            "-quiet",
-            "-tls1_3",
-            "-connect",
-            &format!("127.0.0.1:{port}"),
-            "-servername",
-            "www.test",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let got = Arc::new(Mutex::new(String::new()));
-    let (mut out, g2) = (s.stdout.take().unwrap(), got.clone());
-    std::thread::spawn(move || {
-        let mut b = [0u8; 4096];
-        while let Ok(n) = out.read(&mut b) {
-            if n == 0 {
-                break;
-            }
-            g2.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&b[..n]));
-        }
-    });
+    let mut s = common::tls::SClient::start(port, "www.test");
+    let got = s.got.clone();
     let answers = |n: usize| {
         wait_for(&format!("{n} answers"), Duration::from_secs(5), || {
             (got.lock().unwrap().matches("sni=www.test").count() >= n).then_some(())
         })
     };
-    let mut stdin = s.stdin.take().unwrap();
     let req = b"GET / HTTP/1.1\r\nHost: www.test\r\n\r\n";
-    stdin.write_all(req).unwrap();
+    s.stdin.write_all(req).unwrap();
     answers(1);
     // Asleep: the TLS session set aside with its socket out of the loop.
     wait_for("the TLS session asleep", Duration::from_secs(5), || {
@@ -273,18 +221,15 @@ fn a_sleeping_tls_session_keeps_its_keys() {
             .then_some(())
     });
     // Woken by the next request, it decrypts and answers with the same keys.
-    stdin.write_all(req).unwrap();
+    s.stdin.write_all(req).unwrap();
     answers(2);
     wait_for("asleep again", Duration::from_secs(5), || {
         ask(&sock, "show sess\n")
             .contains(" asleep=1 ")
             .then_some(())
     });
-    stdin.write_all(req).unwrap();
+    s.stdin.write_all(req).unwrap();
     answers(3);
-    let text = got.lock().unwrap().clone();
+    let text = s.text();
     assert_eq!(text.matches("HTTP/1.1 200").count(), 3, "{text}");
-    drop(stdin);
-    let _ = s.kill();
-    let _ = s.wait();
 }

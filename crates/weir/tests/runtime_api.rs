@@ -24,15 +24,6 @@ fn cfg(sock: &Path, user_port: u16, port: u16, o1: u16, o2: u16) -> String {
     )
 }
 
-/// One line to a unix socket, the whole answer back.
-fn ask(sock: &Path, line: &str) -> String {
-    let mut u = UnixStream::connect(sock).unwrap();
-    u.write_all(line.as_bytes()).unwrap();
-    let mut s = String::new();
-    u.read_to_string(&mut s).unwrap();
-    s
-}
-
 /// `show stat` as (pxname, svname) -> column -> value.
 fn stat(sock: &Path) -> Vec<std::collections::HashMap<String, String>> {
     let t = ask(sock, "show stat\n");

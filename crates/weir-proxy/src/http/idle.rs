@@ -182,6 +182,18 @@ impl<T> Wheel<T> {
         }
     }
 
+    /// Takes out the items `pick` chooses, with their slots.
+    pub(crate) fn take_where(&mut self, pick: impl Fn(&T) -> bool, due: &mut Vec<(usize, T)>) {
+        for slot in 0..self.entries.len() {
+            if matches!(&self.entries[slot], Some(e) if pick(&e.item)) {
+                self.unplace(slot);
+                if let Some(e) = self.entries[slot].take() {
+                    due.push((slot, e.item));
+                }
+            }
+        }
+    }
+
     /// How many slots hold an item.
     #[cfg(test)]
     fn len(&self) -> usize {
@@ -198,6 +210,7 @@ thread_local! {
 pub async fn sweep(sh: Arc<Shared>) {
     let mut due: Vec<(usize, Waker)> = Vec::new();
     let mut lot = super::lot::Driver::new();
+    let mut seen_kills = crate::tcp::SERVER_KILLS.load(std::sync::atomic::Ordering::Relaxed);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -223,6 +236,12 @@ pub async fn sweep(sh: Arc<Shared>) {
             d.wake();
         }
         lot.wake_due(&sh, now, stopping);
+        super::lot::trim_after_sleeps();
+        let kills = crate::tcp::SERVER_KILLS.load(std::sync::atomic::Ordering::Relaxed);
+        if kills != seen_kills {
+            seen_kills = kills;
+            lot.wake_killed(&sh);
+        }
     }
 }
 

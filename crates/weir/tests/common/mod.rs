@@ -450,3 +450,26 @@ impl Haproxy {
         Some(h)
     }
 }
+
+/// One line to a unix socket (weir's `stats socket`), the whole answer back.
+pub fn ask(sock: &std::path::Path, line: &str) -> String {
+    let mut u = std::os::unix::net::UnixStream::connect(sock).unwrap();
+    u.write_all(line.as_bytes()).unwrap();
+    let mut s = String::new();
+    u.read_to_string(&mut s).unwrap();
+    s
+}
+
+/// The `show sess` line of the client at `src`, once it has `part`.
+pub fn sess_line(sock: &std::path::Path, src: &str, part: &str) -> String {
+    wait_for(
+        &format!("the session of {src} with '{part}'"),
+        Duration::from_secs(5),
+        || {
+            ask(sock, "show sess\n")
+                .lines()
+                .find(|l| l.contains(&format!("src={src} ")) && l.contains(part))
+                .map(str::to_string)
+        },
+    )
+}

@@ -236,3 +236,54 @@ pub fn logged_tls_cfg(port: u16, bind_opts: &str, syslog_port: u16, extra: &str)
         &format!("    mode http\n    log global\n{extra}"),
     )
 }
+
+/// An `openssl s_client -quiet -tls1_3` session kept open: what it prints
+/// is gathered by a thread, what the test writes goes to its stdin.
+pub struct SClient {
+    pub stdin: std::process::ChildStdin,
+    pub got: std::sync::Arc<std::sync::Mutex<String>>,
+    child: std::process::Child,
+}
+
+impl SClient {
+    pub fn start(port: u16, sni: &str) -> SClient {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("openssl")
+            .args(["s_client", "-quiet", "-tls1_3", "-connect"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-servername", sni])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let got = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (mut out, g2) = (child.stdout.take().unwrap(), got.clone());
+        std::thread::spawn(move || {
+            let mut b = [0u8; 4096];
+            while let Ok(n) = out.read(&mut b) {
+                if n == 0 {
+                    break;
+                }
+                g2.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&b[..n]));
+            }
+        });
+        let stdin = child.stdin.take().unwrap();
+        SClient { stdin, got, child }
+    }
+
+    /// What it printed so far.
+    pub fn text(&self) -> String {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+impl Drop for SClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
