@@ -263,7 +263,7 @@ fn put(deadline: Option<Instant>, s: Slept) -> Option<Slept> {
 
 /// Sessions that fell asleep on a thread before the memory they left is
 /// given back to the system.
-const TRIM_AFTER: usize = 1024;
+const TRIM_AFTER: usize = 256;
 /// The least time between two trims (any thread's).
 const TRIM_EVERY_MS: u64 = 250;
 
