@@ -3,7 +3,8 @@
 //! either side wakes them and forwarding goes on; the log line counts the
 //! bytes of every waking period; their inactivity timeouts, a client that
 //! leaves, `shutdown session` and `shutdown sessions server` end them as
-//! they would an awake one.
+//! they would an awake one; a bounded random soak of sleeps, wakes and
+//! closes loses no byte and leaves weir quiet.
 
 mod common;
 
@@ -284,4 +285,73 @@ fn a_sleeping_tls_offload_session_keeps_its_keys() {
     // The client wakes it: weir opens with them.
     s.stdin.write_all(b"PUBLISH\n").unwrap();
     assert_eq!(read_exact(&mut srv, 8), b"PUBLISH\n");
+}
+
+/// A small deterministic generator for the soak below.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn sessions_sleeping_and_waking_at_random_lose_nothing() {
+    let st = Setup::start(
+        "tcp-sleep-soak",
+        "    timeout client 30s\n    timeout server 30s",
+    );
+    let mut rng = Lcg(7);
+    let mut pairs: Vec<Pair> = (0..60).map(|_| st.open()).collect();
+    let (mut moved, mut reopened) = (0usize, 0usize);
+    // Bounded: four seconds of random steps, with pauses long enough for
+    // the idle pairs' sessions to fall asleep between two of their steps.
+    let end = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < end {
+        let i = rng.next(pairs.len() as u64) as usize;
+        let n = 1 + rng.next(3000) as usize;
+        let p = &mut pairs[i];
+        match rng.next(10) {
+            0..=3 => {
+                let data = random_bytes(n, moved as u64);
+                p.c.write_all(&data).unwrap();
+                assert_eq!(read_exact(&mut p.s, n), data, "client to server");
+            }
+            4..=7 => {
+                let data = random_bytes(n, moved as u64 + 1);
+                p.s.write_all(&data).unwrap();
+                assert_eq!(read_exact(&mut p.c, n), data, "server to client");
+            }
+            8 => {
+                p.c.shutdown(std::net::Shutdown::Write).unwrap();
+                assert!(ended(&mut p.s), "the client's close reached the server");
+                pairs[i] = st.open();
+                reopened += 1;
+            }
+            _ => {
+                p.s.shutdown(std::net::Shutdown::Write).unwrap();
+                assert!(ended(&mut p.c), "the server's close reached the client");
+                pairs[i] = st.open();
+                reopened += 1;
+            }
+        }
+        moved += n;
+        std::thread::sleep(Duration::from_millis(rng.next(15)));
+    }
+    assert!(reopened > 10, "{reopened} sessions ended and were replaced");
+    let asleep = ask(&st.sock, "show sess\n").matches(" asleep=1 ").count();
+    assert!(asleep > 0, "some sessions were asleep at the end");
+    drop(pairs);
+    wait_for("every session to end", Duration::from_secs(5), || {
+        (!ask(&st.sock, "show sess\n").contains(" fe=px ")).then_some(())
+    });
+    let before = cpu_ticks(st.w.pid());
+    std::thread::sleep(Duration::from_millis(500));
+    let used = cpu_ticks(st.w.pid()) - before;
+    assert!(used < 10, "weir used {used} ticks while idle");
 }
