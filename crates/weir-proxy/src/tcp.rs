@@ -171,6 +171,12 @@ pub(crate) fn forward<'a>(
                     };
                     (ended, duplex.progress())
                 };
+                // A kill of the server's sessions that came with the nap
+                // (both ready in one poll) must not be slept through.
+                let ended = match ended {
+                    Ok(End::Idle) if srv.kills.load(Ordering::Relaxed) != kills => Err(*b"DD"),
+                    e => e,
+                };
                 match ended {
                     Ok(End::Idle) => {
                         let woken = Woken {
