@@ -306,3 +306,17 @@ fn chunked_rejects() {
         );
     }
 }
+
+#[test]
+fn connection_tokens_match_whole_and_without_case() {
+    let h = |v: &str| Header {
+        name: "Connection".into(),
+        value: v.as_bytes().to_vec(),
+    };
+    let hs = [h("Upgrade, KEEP-Alive"), h(" close ")];
+    assert!(super::head::connection_has(&hs, "keep-alive"));
+    assert!(super::head::connection_has(&hs, "close"));
+    assert!(super::head::connection_has(&hs, "upgrade"));
+    assert!(!super::head::connection_has(&[h("closed, keep")], "close"));
+    assert!(!super::head::connection_has(&[h("keep-alive")], "close"));
+}

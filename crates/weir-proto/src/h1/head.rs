@@ -72,11 +72,14 @@ fn tokens(v: &[u8]) -> impl Iterator<Item = String> + '_ {
         .filter(|t| !t.is_empty())
 }
 
-fn connection_has(headers: &[Header], token: &str) -> bool {
+/// Whether a `Connection` field lists `token` (compared without case; no
+/// allocation: it runs on every head).
+pub fn connection_has(headers: &[Header], token: &str) -> bool {
     headers
         .iter()
         .filter(|h| h.name.eq_ignore_ascii_case("connection"))
-        .any(|h| tokens(&h.value).any(|t| t == token))
+        .flat_map(|h| h.value.split(|&b| b == b','))
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 /// Content-Length values merged: identical values (also within one

@@ -17,7 +17,9 @@ pub mod status;
 
 pub use body::body_prefix;
 pub use chunked::{ChunkEvent, ChunkedDecoder};
-pub use head::{parse_request, parse_response, Header, Limits, RequestHead, ResponseHead};
+pub use head::{
+    connection_has, parse_request, parse_response, Header, Limits, RequestHead, ResponseHead,
+};
 
 /// How a message body ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

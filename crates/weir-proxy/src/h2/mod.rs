@@ -269,7 +269,7 @@ impl StreamTask {
         let conn = Conn::H2(Box::new(H2Stream::new(
             body,
             respond,
-            parts.method.to_string(),
+            parts.method.clone(),
             chunked,
             limits,
             self.tls,

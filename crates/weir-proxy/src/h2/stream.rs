@@ -19,7 +19,7 @@ struct St {
     /// The request body.
     req: In,
     respond: Option<SendResponse<Bytes>>,
-    method: String,
+    method: http::Method,
     limits: Limits,
     /// The response.
     res: Writer,
@@ -44,7 +44,7 @@ impl H2Stream {
     pub fn new(
         recv: RecvStream,
         respond: SendResponse<Bytes>,
-        method: String,
+        method: http::Method,
         chunked: bool,
         limits: Limits,
         tls: Option<TlsInfo>,
@@ -109,8 +109,9 @@ impl H2Stream {
         let mut guard = self.lock();
         let st = &mut *guard;
         let (respond, method, limits) = (&mut st.respond, &st.method, &st.limits);
-        st.res
-            .write(buf, |acc| respond_head(respond, method, limits, acc))
+        st.res.write(buf, |acc| {
+            respond_head(respond, method.as_str(), limits, acc)
+        })
     }
 
     /// Sends a final response head the exchange already parsed, with the

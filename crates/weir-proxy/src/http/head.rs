@@ -45,12 +45,7 @@ pub fn response(res: &ResponseHead) -> Vec<u8> {
 }
 
 /// Whether a `Connection` header lists `token`.
-pub fn connection_has(hs: &[Header], token: &str) -> bool {
-    hs.iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("connection"))
-        .flat_map(|h| h.value.split(|&b| b == b','))
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-}
+pub use weir_proto::h1::connection_has;
 
 /// Replaces every `Connection` header by one with `value` (or none).
 pub fn set_connection(hs: &mut Vec<Header>, value: Option<&str>) {
