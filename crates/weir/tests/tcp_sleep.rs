@@ -316,7 +316,7 @@ fn sessions_sleeping_and_waking_at_random_lose_nothing() {
         let i = rng.next(pairs.len() as u64) as usize;
         let n = 1 + rng.next(3000) as usize;
         let p = &mut pairs[i];
-        match rng.next(10) {
+        match rng.next(11) {
             0..=3 => {
                 let data = random_bytes(n, moved as u64);
                 p.c.write_all(&data).unwrap();
@@ -328,6 +328,14 @@ fn sessions_sleeping_and_waking_at_random_lose_nothing() {
                 assert_eq!(read_exact(&mut p.c, n), data, "server to client");
             }
             8 => {
+                // Both sides at once (two events for one sleeping slot).
+                let (up, down) = (random_bytes(n, 3), random_bytes(n, 4));
+                p.c.write_all(&up).unwrap();
+                p.s.write_all(&down).unwrap();
+                assert_eq!(read_exact(&mut p.s, n), up, "both ways, up");
+                assert_eq!(read_exact(&mut p.c, n), down, "both ways, down");
+            }
+            9 => {
                 p.c.shutdown(std::net::Shutdown::Write).unwrap();
                 assert!(ended(&mut p.s), "the client's close reached the server");
                 pairs[i] = st.open();
@@ -354,4 +362,31 @@ fn sessions_sleeping_and_waking_at_random_lose_nothing() {
     std::thread::sleep(Duration::from_millis(500));
     let used = cpu_ticks(st.w.pid()) - before;
     assert!(used < 10, "weir used {used} ticks while idle");
+}
+
+#[test]
+fn both_sides_waking_a_sleeper_at_once_leave_the_lot_sound() {
+    let st = Setup::start(
+        "tcp-sleep-both",
+        "    timeout client 30s\n    timeout server 30s",
+    );
+    for round in 0..5 {
+        // Both sockets of one sleeper become readable together: the lot
+        // sees two events for one slot.
+        let mut a = st.open();
+        sess_line(&st.sock, &a.src, " asleep=1 ");
+        a.c.write_all(b"ping").unwrap();
+        a.s.write_all(b"pong").unwrap();
+        assert_eq!(read_exact(&mut a.s, 4), b"ping", "round {round}");
+        assert_eq!(read_exact(&mut a.c, 4), b"pong", "round {round}");
+        // Two sessions that fall asleep after it still get a slot each.
+        let mut b = st.open();
+        let mut c = st.open();
+        sess_line(&st.sock, &b.src, " asleep=1 ");
+        sess_line(&st.sock, &c.src, " asleep=1 ");
+        b.c.write_all(b"to b").unwrap();
+        assert_eq!(read_exact(&mut b.s, 4), b"to b", "round {round}");
+        c.s.write_all(b"to c").unwrap();
+        assert_eq!(read_exact(&mut c.c, 4), b"to c", "round {round}");
+    }
 }

@@ -103,6 +103,17 @@ impl<T> Wheel<T> {
         item
     }
 
+    /// Takes the item of `slot` out and frees the slot, only if it holds
+    /// one: a slot already freed stays free once (two events of one batch
+    /// may name the same slot; freeing it twice would give it to two
+    /// items later).
+    pub(crate) fn remove_present(&mut self, slot: usize) -> Option<T> {
+        if !matches!(self.entries.get(slot), Some(Some(_))) {
+            return None;
+        }
+        self.remove(slot)
+    }
+
     /// Puts `slot` in the bucket of its deadline.
     fn place(&mut self, slot: usize) {
         let Some(Some(e)) = self.entries.get(slot) else {
@@ -382,5 +393,37 @@ mod tests {
         due.clear();
         w.take_all(&mut due);
         assert_eq!(due, vec![(0, 6), (forever, 99), (4, 5)]);
+    }
+
+    #[test]
+    fn a_slot_named_twice_is_freed_once() {
+        let mut w: Wheel<u32> = Wheel::new();
+        let slot = w.insert(None, 1);
+        assert_eq!(w.remove_present(slot), Some(1));
+        assert_eq!(w.remove_present(slot), None);
+        // Two new items get two slots.
+        let (a, b) = (w.insert(None, 2), w.insert(None, 3));
+        assert_ne!(a, b);
+        assert_eq!(
+            (w.remove_present(a), w.remove_present(b)),
+            (Some(2), Some(3))
+        );
+    }
+
+    #[test]
+    fn take_where_takes_the_chosen_items_out_of_their_buckets() {
+        let mut w: Wheel<u32> = Wheel::new();
+        let t0 = w.origin;
+        for v in 0..4u32 {
+            w.insert(Some(t0 + Duration::from_millis(100)), v);
+        }
+        let mut due = Vec::new();
+        w.take_where(|v| v % 2 == 1, &mut due);
+        assert_eq!(due, vec![(1, 1), (3, 3)]);
+        for (slot, _) in due.drain(..) {
+            w.remove(slot);
+        }
+        w.advance(t0 + Duration::from_millis(200), &mut due);
+        assert_eq!(due, vec![(0, 0), (2, 2)]);
     }
 }

@@ -446,7 +446,7 @@ impl Driver {
                 for ev in self.events.iter() {
                     // Both sockets of a `mode tcp` session may report: the
                     // first takes it out, the second finds the slot empty.
-                    if let Some(mut s) = lot.sleepers.remove(ev.token().0 / 2) {
+                    if let Some(mut s) = lot.sleepers.remove_present(ev.token().0 / 2) {
                         lot.unwatch(s.fds());
                         s.by_bytes();
                         self.woken.push(s);
