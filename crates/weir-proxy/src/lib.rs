@@ -2,6 +2,7 @@
 //! per-thread event loops, `mode tcp` sessions, health checks, logging and
 //! signals. See `docs/design.md` for the threading model.
 
+pub mod alloc;
 pub mod capture;
 pub mod checks;
 pub mod clock;

@@ -9,6 +9,10 @@ use std::process::ExitCode;
 use weir_config::cond::{self, CondEnv, FEATURES, LANGUAGE_VERSION};
 use weir_config::{Level, Source};
 
+/// glibc's malloc with cheap over-aligned blocks (tokio's tasks).
+#[global_allocator]
+static ALLOC: weir_proxy::alloc::Malloc = weir_proxy::alloc::Malloc;
+
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn env_var(name: &str) -> Option<String> {
