@@ -133,8 +133,37 @@ impl Drop for Slot<'_> {
     }
 }
 
+/// Picks a server for `key` and takes a slot on it when it has room.
+fn pick(be: &BackendRt, key: &[u8], avoid: Option<usize>) -> Pick {
+    let mut lb = be.set();
+    let Lb { set, rng } = &mut *lb;
+    let p = set.pick(key, rng, avoid);
+    if let Pick::Server(i) = p {
+        set.take(i);
+    }
+    p
+}
+
 /// Takes a slot on a server, waiting in the queue when all are full.
 async fn acquire<'a>(
+    be: &'a BackendRt,
+    key: &[u8],
+    avoid: Option<usize>,
+    deadline: Option<Instant>,
+    at: &mut Attempts,
+) -> Result<Slot<'a>, ConnectFail> {
+    // The common case, a server with room, needs no place among the
+    // queue's waiters (registering one locks the wake-up list twice).
+    match pick(be, key, avoid) {
+        Pick::Server(i) => Ok(Slot::taken(be, i)),
+        Pick::NoServer => Err(ConnectFail::Refused),
+        Pick::QueueServer(_) | Pick::QueueBackend => queue(be, key, avoid, deadline, at).await,
+    }
+}
+
+/// Waits in the queue for a slot (`timeout queue`), picking again each
+/// time one is freed.
+async fn queue<'a>(
     be: &'a BackendRt,
     key: &[u8],
     avoid: Option<usize>,
@@ -144,18 +173,12 @@ async fn acquire<'a>(
     let start = crate::clock::now();
     let mut spot: Option<QueueSpot<'a>> = None;
     let result = loop {
+        // Registered before the pick, so that a slot freed in between
+        // still wakes this waiter.
         let notified = be.slot_freed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let pick = {
-            let mut lb = be.set();
-            let Lb { set, rng } = &mut *lb;
-            let p = set.pick(key, rng, avoid);
-            if let Pick::Server(i) = p {
-                set.take(i);
-            }
-            p
-        };
+        let pick = pick(be, key, avoid);
         match pick {
             Pick::Server(i) => break Ok(Slot::taken(be, i)),
             Pick::NoServer => break Err(ConnectFail::Refused),
@@ -176,6 +199,9 @@ async fn acquire<'a>(
                 }
                 at.be_queue = be.queued.fetch_add(1, Ordering::Relaxed);
                 spot = Some(QueueSpot { be, srv: target });
+                // A slot freed on another thread before the count above
+                // showed this waiter woke nobody: pick once more.
+                continue;
             }
             _ => {}
         }

@@ -20,11 +20,54 @@ impl Default for Limits {
     }
 }
 
-/// One header field as received.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One header field as received: its name and its value in one
+/// allocation (fields are a head's most numerous allocations).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Header {
-    pub name: String,
-    pub value: Vec<u8>,
+    /// The name's bytes, then the value's.
+    raw: Box<[u8]>,
+    /// Where the name ends in `raw`.
+    split: usize,
+}
+
+impl Header {
+    pub fn new(name: &str, value: &[u8]) -> Header {
+        let mut raw = Vec::with_capacity(name.len() + value.len());
+        raw.extend_from_slice(name.as_bytes());
+        raw.extend_from_slice(value);
+        Header {
+            raw: raw.into_boxed_slice(),
+            split: name.len(),
+        }
+    }
+
+    /// The name as it came (HTTP/1.1) or lower-cased (HTTP/2).
+    pub fn name(&self) -> &str {
+        // Always UTF-8: `new` takes the name as a `str`.
+        std::str::from_utf8(&self.raw[..self.split]).unwrap_or_default()
+    }
+
+    /// Whether the name is `name`, without case.
+    pub fn is(&self, name: &str) -> bool {
+        self.raw[..self.split].eq_ignore_ascii_case(name.as_bytes())
+    }
+
+    pub fn value(&self) -> &[u8] {
+        &self.raw[self.split..]
+    }
+
+    pub fn set_value(&mut self, value: &[u8]) {
+        *self = Header::new(self.name(), value);
+    }
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Header")
+            .field("name", &self.name())
+            .field("value", &String::from_utf8_lossy(self.value()))
+            .finish()
+    }
 }
 
 /// A parsed request head.
@@ -58,12 +101,7 @@ pub struct ResponseHead {
 }
 
 fn headers_of(h: &[httparse::Header<'_>]) -> Vec<Header> {
-    h.iter()
-        .map(|h| Header {
-            name: h.name.to_string(),
-            value: h.value.to_vec(),
-        })
-        .collect()
+    h.iter().map(|h| Header::new(h.name, h.value)).collect()
 }
 
 fn tokens(v: &[u8]) -> impl Iterator<Item = String> + '_ {
@@ -77,8 +115,8 @@ fn tokens(v: &[u8]) -> impl Iterator<Item = String> + '_ {
 pub fn connection_has(headers: &[Header], token: &str) -> bool {
     headers
         .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("connection"))
-        .flat_map(|h| h.value.split(|&b| b == b','))
+        .filter(|h| h.is("connection"))
+        .flat_map(|h| h.value().split(|&b| b == b','))
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
@@ -86,11 +124,8 @@ pub fn connection_has(headers: &[Header], token: &str) -> bool {
 /// comma-separated field) are one; different ones are an error.
 fn content_length(headers: &[Header]) -> Result<Option<u64>, &'static str> {
     let mut found: Option<u64> = None;
-    for h in headers
-        .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("content-length"))
-    {
-        for part in h.value.split(|&b| b == b',') {
+    for h in headers.iter().filter(|h| h.is("content-length")) {
+        for part in h.value().split(|&b| b == b',') {
             let t = std::str::from_utf8(part)
                 .map_err(|_| "invalid Content-Length")?
                 .trim();
@@ -111,12 +146,9 @@ fn content_length(headers: &[Header]) -> Result<Option<u64>, &'static str> {
 fn transfer_codings(headers: &[Header]) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut any = false;
-    for h in headers
-        .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("transfer-encoding"))
-    {
+    for h in headers.iter().filter(|h| h.is("transfer-encoding")) {
         any = true;
-        out.extend(tokens(&h.value).map(|t| t.split(';').next().unwrap_or("").trim().to_string()));
+        out.extend(tokens(h.value()).map(|t| t.split(';').next().unwrap_or("").trim().to_string()));
     }
     any.then_some(out)
 }
@@ -231,7 +263,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
                 return Err(H1Error::BadRequest("chunked applied more than once"));
             }
             if cl.is_some() {
-                headers.retain(|h| !h.name.eq_ignore_ascii_case("content-length"));
+                headers.retain(|h| !h.is("content-length"));
                 close_after = true;
             }
             Framing::Chunked
@@ -252,9 +284,9 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
         !connection_has(&headers, "close")
     };
     let expect_continue = minor == 1
-        && headers.iter().any(|h| {
-            h.name.eq_ignore_ascii_case("expect") && h.value.eq_ignore_ascii_case(b"100-continue")
-        });
+        && headers
+            .iter()
+            .any(|h| h.is("expect") && h.value().eq_ignore_ascii_case(b"100-continue"));
     Ok(Some((
         RequestHead {
             method,

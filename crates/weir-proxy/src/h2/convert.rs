@@ -109,16 +109,13 @@ pub fn response(head: &ResponseHead) -> http::Response<()> {
         http::StatusCode::from_u16(head.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
     let map = res.headers_mut();
     for h in &head.headers {
-        if CONNECTION_FIELDS
-            .iter()
-            .any(|f| h.name.eq_ignore_ascii_case(f))
-        {
+        if CONNECTION_FIELDS.iter().any(|f| h.is(f)) {
             continue;
         }
         // Names are lower-cased as they are parsed.
         if let (Ok(n), Ok(v)) = (
-            HeaderName::from_bytes(h.name.as_bytes()),
-            HeaderValue::from_bytes(&h.value),
+            HeaderName::from_bytes(h.name().as_bytes()),
+            HeaderValue::from_bytes(h.value()),
         ) {
             map.append(n, v);
         }
@@ -142,8 +139,8 @@ pub fn upstream_request(
     let host = req
         .headers
         .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("host"))
-        .and_then(|h| std::str::from_utf8(&h.value).ok())
+        .find(|h| h.is("host"))
+        .and_then(|h| std::str::from_utf8(h.value()).ok())
         .unwrap_or(authority);
     let uri = format!("{scheme}://{host}{}", req.uri);
     let mut r = http::Request::builder()
@@ -154,16 +151,16 @@ pub fn upstream_request(
         .ok()?;
     let map = r.headers_mut();
     for h in &req.headers {
-        let lower = h.name.to_ascii_lowercase();
+        let lower = h.name().to_ascii_lowercase();
         if CONNECTION_FIELDS.contains(&lower.as_str()) || lower == "host" || lower == "expect" {
             continue;
         }
-        if lower == "te" && !h.value.eq_ignore_ascii_case(b"trailers") {
+        if lower == "te" && !h.value().eq_ignore_ascii_case(b"trailers") {
             continue;
         }
         if let (Ok(n), Ok(v)) = (
             HeaderName::from_bytes(lower.as_bytes()),
-            HeaderValue::from_bytes(&h.value),
+            HeaderValue::from_bytes(h.value()),
         ) {
             map.append(n, v);
         }

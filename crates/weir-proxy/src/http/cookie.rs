@@ -97,12 +97,8 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
         return (None, false);
     };
     let mut found: Option<Vec<u8>> = None;
-    for h in req
-        .headers
-        .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("cookie"))
-    {
-        if let Some((_, v)) = pairs(&h.value).find(|(n, _)| *n == c.name.as_bytes()) {
+    for h in req.headers.iter().filter(|h| h.is("cookie")) {
+        if let Some((_, v)) = pairs(h.value()).find(|(n, _)| *n == c.name.as_bytes()) {
             found = Some(v.to_vec());
         }
     }
@@ -161,12 +157,8 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
 /// cookie). Returns whether the head changed.
 fn strip_cookie(c: &CookieCfg, req: &mut RequestHead, rest: Option<&[u8]>) -> bool {
     let mut changed = false;
-    for h in req
-        .headers
-        .iter_mut()
-        .filter(|h| h.name.eq_ignore_ascii_case("cookie"))
-    {
-        let parts: Vec<Vec<u8>> = pairs(&h.value)
+    for h in req.headers.iter_mut().filter(|h| h.is("cookie")) {
+        let parts: Vec<Vec<u8>> = pairs(h.value())
             .filter_map(|(n, v)| {
                 if n != c.name.as_bytes() {
                     return Some([n, b"=", v].concat());
@@ -174,11 +166,11 @@ fn strip_cookie(c: &CookieCfg, req: &mut RequestHead, rest: Option<&[u8]>) -> bo
                 rest.map(|r| [n, b"=", r].concat())
             })
             .collect();
-        h.value = parts.join(&b"; "[..]);
+        h.set_value(&parts.join(&b"; "[..]));
         changed = true;
     }
     req.headers
-        .retain(|h| !(h.name.eq_ignore_ascii_case("cookie") && h.value.is_empty()));
+        .retain(|h| !(h.is("cookie") && h.value().is_empty()));
     changed
 }
 
@@ -218,8 +210,8 @@ pub fn on_response(
     };
     let server_sets = |res: &ResponseHead| {
         res.headers.iter().any(|h| {
-            h.name.eq_ignore_ascii_case("set-cookie")
-                && pairs(&h.value)
+            h.is("set-cookie")
+                && pairs(h.value())
                     .next()
                     .is_some_and(|(n, _)| n == c.name.as_bytes())
         })
@@ -243,43 +235,34 @@ pub fn on_response(
                 return (b'N', false);
             }
             res.headers.retain(|h| {
-                !(h.name.eq_ignore_ascii_case("set-cookie") && {
-                    pairs(&h.value)
+                !(h.is("set-cookie") && {
+                    pairs(h.value())
                         .next()
                         .is_some_and(|(n, _)| n == c.name.as_bytes())
                 })
             });
-            res.headers.push(Header {
-                name: "set-cookie".into(),
-                value: set_cookie_line(c, &fresh),
-            });
+            res.headers
+                .push(Header::new("set-cookie", &set_cookie_line(c, &fresh)));
             if c.nocache {
-                res.headers.push(Header {
-                    name: "cache-control".into(),
-                    value: b"private".to_vec(),
-                });
+                res.headers.push(Header::new("cache-control", b"private"));
             }
             (flag, true)
         }
         CookieMode::Rewrite | CookieMode::Prefix => {
             let mut changed = false;
-            for h in res
-                .headers
-                .iter_mut()
-                .filter(|h| h.name.eq_ignore_ascii_case("set-cookie"))
-            {
-                let (n, v) = match pairs(&h.value).next() {
+            for h in res.headers.iter_mut().filter(|h| h.is("set-cookie")) {
+                let (n, v) = match pairs(h.value()).next() {
                     Some((n, v)) if n == c.name.as_bytes() => (n.to_vec(), v.to_vec()),
                     _ => continue,
                 };
-                let attrs_at = h.value.iter().position(|&b| b == b';');
-                let attrs = attrs_at.map_or(&b""[..], |i| &h.value[i..]).to_vec();
+                let attrs_at = h.value().iter().position(|&b| b == b';');
+                let attrs = attrs_at.map_or(&b""[..], |i| &h.value()[i..]).to_vec();
                 let newv = if c.mode == CookieMode::Prefix {
                     [value.as_bytes(), b"~", v.as_slice()].concat()
                 } else {
                     value.as_bytes().to_vec()
                 };
-                h.value = [n.as_slice(), b"=", newv.as_slice(), attrs.as_slice()].concat();
+                h.set_value(&[n.as_slice(), b"=", newv.as_slice(), attrs.as_slice()].concat());
                 changed = true;
             }
             (if changed { b'R' } else { b'N' }, changed)

@@ -53,8 +53,7 @@ impl BodyWait<'_> {
         if head::get(&req.headers, "expect")
             .is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue"))
         {
-            req.headers
-                .retain(|h| !h.name.eq_ignore_ascii_case("expect"));
+            req.headers.retain(|h| !h.is("expect"));
             *dirty = true;
             if send(
                 self.client,

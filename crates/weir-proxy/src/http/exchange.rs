@@ -244,10 +244,8 @@ pub(super) fn exchange<'r, 'a>(
         dirty |= forwardfor(&plan, req, acc.peer.map(|p| p.ip()), false);
         dirty |= forwardfor(&plan, req, acc.local.map(|p| p.ip()), true);
         if let (Some(h), Some(id)) = (&fe_px.http.unique_id_header, &rec.unique_id) {
-            req.headers.push(weir_proto::h1::Header {
-                name: h.clone(),
-                value: id.clone().into_bytes(),
-            });
+            req.headers
+                .push(weir_proto::h1::Header::new(h, id.as_bytes()));
             dirty = true;
         }
         request_samples(fe_px, rec, &tmpl, &*req, vars, body.as_deref());
@@ -821,9 +819,9 @@ fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<
         .map(|(name, len)| {
             headers
                 .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .find(|h| h.is(name))
                 .map(|h| {
-                    let v = &h.value[..h.value.len().min(*len)];
+                    let v = &h.value()[..h.value().len().min(*len)];
                     String::from_utf8_lossy(v).into_owned()
                 })
                 .unwrap_or_default()

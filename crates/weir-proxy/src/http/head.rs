@@ -5,9 +5,9 @@ use weir_proto::h1::{Header, RequestHead, ResponseHead};
 
 fn headers(out: &mut Vec<u8>, hs: &[Header]) {
     for h in hs {
-        out.extend_from_slice(h.name.as_bytes());
+        out.extend_from_slice(h.name().as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(&h.value);
+        out.extend_from_slice(h.value());
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
@@ -49,18 +49,13 @@ pub use weir_proto::h1::connection_has;
 
 /// Replaces every `Connection` header by one with `value` (or none).
 pub fn set_connection(hs: &mut Vec<Header>, value: Option<&str>) {
-    hs.retain(|h| !h.name.eq_ignore_ascii_case("connection"));
+    hs.retain(|h| !h.is("connection"));
     if let Some(v) = value {
-        hs.push(Header {
-            name: "connection".into(),
-            value: v.as_bytes().to_vec(),
-        });
+        hs.push(Header::new("connection", v.as_bytes()));
     }
 }
 
 /// The first value of header `name`.
 pub fn get<'a>(hs: &'a [Header], name: &str) -> Option<&'a [u8]> {
-    hs.iter()
-        .find(|h| h.name.eq_ignore_ascii_case(name))
-        .map(|h| h.value.as_slice())
+    hs.iter().find(|h| h.is(name)).map(|h| h.value())
 }

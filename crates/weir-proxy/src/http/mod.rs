@@ -439,8 +439,8 @@ impl<'a> Session<'a> {
                 let host = req
                     .headers
                     .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("host"))
-                    .map(|h| String::from_utf8_lossy(&h.value))
+                    .find(|h| h.is("host"))
+                    .map(|h| String::from_utf8_lossy(h.value()))
                     .unwrap_or_default();
                 format!("{} {scheme}://{host}{} HTTP/2.0", req.method, req.uri)
             } else {

@@ -48,10 +48,8 @@ pub(super) fn forwardfor(
         if ff.if_none && head::get(&req.headers, &ff.header).is_some() {
             continue;
         }
-        req.headers.push(Header {
-            name: ff.header.clone(),
-            value: ip.to_string().into_bytes(),
-        });
+        req.headers
+            .push(Header::new(&ff.header, ip.to_string().as_bytes()));
         changed = true;
     }
     changed
@@ -99,8 +97,8 @@ pub(super) fn balance_key(k: &weir_config::BalanceKey, req: &RequestHead) -> Vec
                 .headers
                 .iter()
                 .rev()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
-                .map(|h| h.value.clone())
+                .find(|h| h.is(name))
+                .map(|h| h.value().to_vec())
                 .unwrap_or_default();
             if !*domain_only {
                 return v;

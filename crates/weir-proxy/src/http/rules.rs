@@ -70,9 +70,7 @@ pub struct ExCtx<'a> {
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
-    h.iter()
-        .map(|h| (h.name.as_str(), h.value.as_slice()))
-        .collect()
+    h.iter().map(|h| (h.name(), h.value())).collect()
 }
 
 impl ExCtx<'_> {
@@ -257,17 +255,11 @@ enum Edit {
 fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
     match op {
         HeaderOp::Set(n, _) => {
-            hs.retain(|h| !h.name.eq_ignore_ascii_case(n));
-            hs.push(Header {
-                name: n.clone(),
-                value,
-            });
+            hs.retain(|h| !h.is(n));
+            hs.push(Header::new(n, &value));
         }
-        HeaderOp::Add(n, _) => hs.push(Header {
-            name: n.clone(),
-            value,
-        }),
-        HeaderOp::Del(n) => hs.retain(|h| !h.name.eq_ignore_ascii_case(n)),
+        HeaderOp::Add(n, _) => hs.push(Header::new(n, &value)),
+        HeaderOp::Del(n) => hs.retain(|h| !h.is(n)),
         HeaderOp::Replace {
             name,
             re,
@@ -275,19 +267,20 @@ fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
             ..
         } => {
             let w = &weir_rules::matching::backrefs(w)[..];
-            for h in hs.iter_mut().filter(|h| h.name.eq_ignore_ascii_case(name)) {
+            for h in hs.iter_mut().filter(|h| h.is(name)) {
                 if *each_value {
                     let parts: Vec<Vec<u8>> = h
-                        .value
+                        .value()
                         .split(|&b| b == b',')
                         .map(|v| {
                             let v = v.trim_ascii();
                             re.replace(v, w).into_owned()
                         })
                         .collect();
-                    h.value = parts.join(&b", "[..]);
+                    h.set_value(&parts.join(&b", "[..]));
                 } else {
-                    h.value = re.replace(&h.value, w).into_owned();
+                    let v = re.replace(h.value(), w).into_owned();
+                    h.set_value(&v);
                 }
             }
         }

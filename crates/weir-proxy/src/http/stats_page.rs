@@ -68,8 +68,8 @@ pub(super) async fn answer(
         let creds = req
             .headers
             .iter()
-            .find(|h| h.name.eq_ignore_ascii_case("authorization"))
-            .and_then(|h| weir_rules::auth::basic_credentials(&h.value));
+            .find(|h| h.is("authorization"))
+            .and_then(|h| weir_rules::auth::basic_credentials(h.value()));
         let ok = creds.is_some_and(|(u, p)| page.auth.iter().any(|(au, ap)| *au == u && *ap == p));
         if !ok {
             let realm = format!("Basic realm=\"{}\"", page.realm.replace('"', "'"));
