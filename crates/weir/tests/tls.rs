@@ -358,6 +358,91 @@ fn sessions_resume_by_ticket_and_by_id() {
     }
 }
 
+/// TLS 1.3 session tickets wait to leave with the first response (one
+/// send fewer per connection); a client that sends nothing after its
+/// handshake must still get them, and a client whose request came with
+/// its Finished gets them with the answer. Both tickets resume.
+#[test]
+fn tls13_tickets_reach_silent_and_talking_clients() {
+    use std::process::{Command, Stdio};
+    let pki = Pki::new();
+    let origin = Origin::start("o1");
+    let port = free_port();
+    let cfg = tls_cfg(
+        port,
+        &format!("crt {}", pki.path("certs/1-www.pem")),
+        Some(origin.port()),
+        "",
+    );
+    let _w = Weir::start(&cfg, port);
+    let addr = format!("127.0.0.1:{port}");
+    let resume = |sess: &str| {
+        let o = run(
+            &[
+                "openssl",
+                "s_client",
+                "-tls1_3",
+                "-connect",
+                &addr,
+                "-servername",
+                "www.example.com",
+                "-ign_eof",
+                "-sess_in",
+                sess,
+            ],
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        let t = text(&o);
+        assert!(t.contains("Reused, TLSv1.3"), "{t}");
+        assert!(t.contains("server=o1"), "{t}");
+    };
+
+    // Silent: the handshake, then nothing; s_client writes the session
+    // file when a ticket arrives.
+    let silent = pki.dir.join("silent.sess");
+    let mut child = Command::new("openssl")
+        .args(["s_client", "-tls1_3", "-connect", &addr])
+        .args(["-servername", "www.example.com", "-sess_out"])
+        .arg(&silent)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(
+        "a ticket for a silent client",
+        Duration::from_secs(5),
+        || {
+            std::fs::read_to_string(&silent)
+                .ok()
+                .filter(|t| t.contains("END SSL SESSION PARAMETERS"))
+        },
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    resume(silent.to_str().unwrap());
+
+    // Talking: the request goes at once, the ticket comes with the answer.
+    let talking = pki.dir.join("talking.sess");
+    let o = run(
+        &[
+            "openssl",
+            "s_client",
+            "-tls1_3",
+            "-connect",
+            &addr,
+            "-servername",
+            "www.example.com",
+            "-ign_eof",
+            "-sess_out",
+            talking.to_str().unwrap(),
+        ],
+        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert!(text(&o).contains("server=o1"), "{}", text(&o));
+    resume(talking.to_str().unwrap());
+}
+
 #[test]
 fn tcp_mode_offload_to_a_plain_server() {
     let pki = Pki::new();

@@ -35,14 +35,14 @@ pub async fn accept(
     // What is left of `timeout` after the hello.
     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
     let mut early = Vec::new();
-    bounded(left, drive(&io, &mut conn, &mut inbuf, &mut early))
+    let tickets = bounded(left, drive(&io, &mut conn, &mut inbuf, &mut early))
         .await
         .map_err(|e| (e, false))?;
     let info = info(&conn, sni);
     let (secrets, kernel) = conn
         .dangerous_into_kernel_connection()
         .map_err(|e| (HandshakeError::Tls(e), false))?;
-    let traffic = Traffic::new(kernel, secrets, inbuf, early).map_err(|e| {
+    let traffic = Traffic::new(kernel, secrets, inbuf, early, tickets).map_err(|e| {
         (
             HandshakeError::Io(io::Error::other(format!("TLS keys: {e:?}"))),
             false,
@@ -100,6 +100,10 @@ fn read_more(io: &Conn, buf: &mut Vec<u8>) -> Result<(), HandshakeError> {
     let got = handshake_read(r);
     buf.truncate(at + got.as_ref().ok().copied().flatten().unwrap_or(0));
     got.map(|_| ())
+}
+
+fn conn_is_tls13(conn: &UnbufferedServerConnection) -> bool {
+    conn.protocol_version() == Some(rustls::ProtocolVersion::TLSv1_3)
 }
 
 /// What the handshake loop does next, once rustls' state is let go.
@@ -172,15 +176,19 @@ fn send_alert(io: &Conn, conn: &mut UnbufferedServerConnection) {
 }
 
 /// Runs the handshake over `inbuf` (the bytes read so far) until it is
-/// over and its last messages (the session tickets) are sent. Application
-/// data that came with the client's last flight lands in `early`; the start
-/// of a record not yet whole stays in `inbuf`.
+/// over. Application data that came with the client's last flight lands
+/// in `early`; the start of a record not yet whole stays in `inbuf`.
+///
+/// Returns what TLS 1.3 sends after the handshake (the session tickets),
+/// unsent: they leave with the first response, in the same send, or as
+/// soon as a read finds nothing to do ([`Traffic`]). One send and one
+/// segment fewer per connection.
 async fn drive(
     io: &Conn,
     conn: &mut UnbufferedServerConnection,
     inbuf: &mut Vec<u8>,
     early: &mut Vec<u8>,
-) -> Result<(), HandshakeError> {
+) -> Result<Vec<u8>, HandshakeError> {
     let mut out = Vec::new();
     loop {
         let st = conn.process_tls_records(&mut inbuf[..]);
@@ -222,12 +230,14 @@ async fn drive(
         inbuf.drain(..discard.min(inbuf.len()));
         match step {
             None => {}
+            // Tickets after a TLS 1.3 handshake wait (see above).
+            Some(Step::Send) if !conn.is_handshaking() && conn_is_tls13(conn) => {}
             Some(Step::Send) => send(io, &mut out).await?,
             Some(Step::Done) if !conn.is_handshaking() => {
-                if !out.is_empty() {
+                if !out.is_empty() && !conn_is_tls13(conn) {
                     send(io, &mut out).await?;
                 }
-                return Ok(());
+                return Ok(out);
             }
             // Still waiting for the client's Finished (half-RTT data would
             // be allowed, there is none to send).

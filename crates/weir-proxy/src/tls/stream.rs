@@ -146,6 +146,11 @@ impl TlsStream {
                     if t.readable() {
                         return Poll::Ready(Ok(()));
                     }
+                    // A reader about to wait sends what waits (the
+                    // session tickets held for the first response).
+                    if t.has_pending() {
+                        let _ = t.flush(&self.io);
+                    }
                 }
                 Inner::Lib(st) => {
                     if st.eof {

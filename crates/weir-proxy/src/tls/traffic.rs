@@ -30,6 +30,8 @@ const WRITE_CHUNK: usize = 4 * MAX_PLAIN;
 /// Records in a row that carry nothing for the reader (empty data, key
 /// updates, ignored warnings) before the peer is cut off, as rustls does.
 const MAX_IDLE_RECORDS: u8 = 32;
+/// Waiting sealed bytes up to this size are sent with the next write's.
+const COALESCE: usize = 4096;
 /// The socket read's size when no record is pending: two whole records.
 const SCRATCH: usize = 2 * (HEADER + MAX_CIPHER_12);
 
@@ -176,13 +178,16 @@ enum Opened {
 
 impl Traffic {
     /// Takes over from a finished handshake: its keys and sequence numbers,
-    /// the start of a record it read but did not open (`rest`), and
-    /// application data that came with the handshake's last flight.
+    /// the start of a record it read but did not open (`rest`),
+    /// application data that came with the handshake's last flight, and
+    /// its last records not sent yet (`unsent`: TLS 1.3 session tickets,
+    /// which then leave with the first write, or when a read finds nothing).
     pub(crate) fn new(
         kernel: KernelConnection<ServerConnectionData>,
         secrets: ExtractedSecrets,
         mut rest: Vec<u8>,
         mut early: Vec<u8>,
+        unsent: Vec<u8>,
     ) -> Result<Traffic, Fatal> {
         // The handshake's read buffers: only what they still hold is kept.
         rest.shrink_to_fit();
@@ -216,7 +221,7 @@ impl Traffic {
             rx: rest,
             plain: early,
             plain_at: 0,
-            tx: Vec::new(),
+            tx: unsent,
             tx_at: 0,
             eof: false,
             failed: None,
@@ -508,9 +513,16 @@ impl Traffic {
         }
     }
 
-    /// One read from the socket into `into`; its end sets `eof`.
+    /// One read from the socket into `into`; its end sets `eof`. A read
+    /// that finds nothing sends what waits (best effort).
     fn recv(&mut self, io: &Conn, into: &mut [u8]) -> io::Result<usize> {
-        let got = io.try_recv(into)?;
+        let got = match io.try_recv(into) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && self.has_pending() => {
+                let _ = self.flush(io);
+                return Err(e);
+            }
+            r => r?,
+        };
         if got == 0 {
             // The end of the socket, with or without close_notify.
             self.eof = true;
@@ -540,14 +552,19 @@ impl Traffic {
         if let Some(e) = self.failed {
             return Err(e.io());
         }
-        self.flush(io)?;
+        // A few waiting bytes (session tickets) leave in the same send as
+        // these; more than that go first, and a full socket stops here.
+        if self.tx.len() - self.tx_at > COALESCE {
+            self.flush(io)?;
+        }
         let take = buf.len().min(WRITE_CHUNK);
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.tx);
+        out.drain(..self.tx_at);
+        self.tx_at = 0;
         if let Err(e) = self.seal(&buf[..take], &mut out) {
             return Err(self.fail(io, e));
         }
         self.tx = out;
-        self.tx_at = 0;
         match self.flush(io) {
             Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
             _ => Ok(take),
