@@ -424,6 +424,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                     .clone()
                     .unwrap_or_else(|| (listener_no + 1).to_string()),
                 h2: b.h2 && px.mode == weir_config::Mode::Http,
+                transparent: b.transparent,
             });
             listener_no += b.addrs.len();
             for a in &b.addrs {

@@ -37,6 +37,9 @@ pub struct BindInfo {
     pub label: String,
     /// `proto h2`: clients speak HTTP/2 from the first byte.
     pub h2: bool,
+    /// `transparent`: connections may be to addresses other than the
+    /// listener's own.
+    pub transparent: bool,
 }
 
 fn ms(d: Duration) -> i64 {

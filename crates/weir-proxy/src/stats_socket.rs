@@ -34,7 +34,7 @@ pub async fn serve(
     };
     loop {
         tokio::select! {
-            r = accept(&l) => if let Ok((c, _, _)) = r {
+            r = accept(&l, None) => if let Ok((c, _, _)) = r {
                 let sh = sh.clone();
                 let exposed = exposed.clone();
                 crate::profile::spawn::<crate::profile::Cli, _>(async move {

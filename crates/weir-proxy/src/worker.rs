@@ -182,6 +182,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             return;
         }
     };
+    let fixed = listener.fixed_local().filter(|_| !bind.transparent);
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
@@ -201,7 +202,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             return;
         }
         let accepted = tokio::select! {
-            r = accept(&listener) => r,
+            r = accept(&listener, fixed) => r,
             _ = stop.wait_for(|s| *s) => return,
         };
         match accepted {
@@ -285,6 +286,15 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
 }
 
 impl AnyListener {
+    /// The local address of every connection accepted here, when the
+    /// socket is bound to one address rather than a wildcard.
+    fn fixed_local(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            AnyListener::Tcp(l) => l.local_addr().ok().filter(|a| !a.ip().is_unspecified()),
+            AnyListener::Unix(_) => None,
+        }
+    }
+
     /// Registers a bound socket with this thread's event loop.
     pub(crate) fn register(l: Listener) -> io::Result<AnyListener> {
         match l {
@@ -300,12 +310,14 @@ type AcceptResult = io::Result<(
     Option<std::net::SocketAddr>,
 )>;
 
-/// Accepts one connection with its peer and local addresses (none for unix).
-pub(crate) async fn accept(l: &AnyListener) -> AcceptResult {
+/// Accepts one connection with its peer and local addresses (none for
+/// unix). `fixed`: the listener's own address when it is not a wildcard,
+/// which every connection it accepts shares (no `getsockname` then).
+pub(crate) async fn accept(l: &AnyListener, fixed: Option<std::net::SocketAddr>) -> AcceptResult {
     match l {
         AnyListener::Tcp(l) => {
             let (s, peer) = l.accept().await?;
-            let local = s.local_addr().ok();
+            let local = fixed.or_else(|| s.local_addr().ok());
             Ok((Conn::Tcp(s), Some(peer), local))
         }
         AnyListener::Unix(l) => {
