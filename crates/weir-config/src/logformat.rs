@@ -201,6 +201,15 @@ pub struct LogFormat {
     pub source: String,
 }
 
+impl LogFormat {
+    /// Whether the format names the variable `v`.
+    pub fn uses(&self, v: Var) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Var { var, .. } if *var == v))
+    }
+}
+
 /// HAProxy's `option tcplog` layout.
 pub const TCPLOG_FORMAT: &str =
     "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq";

@@ -311,7 +311,7 @@ async fn dial_plain(
                 .await
                 .map_err(|e| (ConnectFail::Refused, e))?;
             // Nagle stays on, as in HAProxy: whole chunks are written at once.
-            let source_addr = stream.local_addr().ok();
+            let source_addr = be.log_source.then(|| stream.local_addr().ok()).flatten();
             Ok(Connected {
                 srv,
                 conn: Conn::Tcp(stream),

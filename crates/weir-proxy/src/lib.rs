@@ -195,6 +195,13 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             }),
         );
     }
+    // Whether any log line shows a server connection's own address.
+    let log_source = cfg.proxies.iter().any(|p| {
+        p.log_format.as_ref().is_some_and(|f| {
+            f.uses(weir_config::logformat::Var::BackendSrcIp)
+                || f.uses(weir_config::logformat::Var::BackendSrcPort)
+        })
+    });
     for (pi, px) in cfg.proxies.iter().enumerate() {
         if !px.kind.is_backend() {
             continue;
@@ -307,6 +314,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             .any(|s| s.tls.as_ref().is_some_and(|t| t.sni.is_some()));
         backends.push(Arc::new(BackendRt {
             has_sni,
+            log_source,
             limits: weir_proto::h1::Limits {
                 max_head: cfg.global.bufsize,
                 max_headers: cfg.global.maxhdr,

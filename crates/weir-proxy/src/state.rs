@@ -143,6 +143,9 @@ pub struct BackendRt {
     /// HTTP/1.1 head limits (`tune.bufsize`, `tune.http.maxhdr`), for the
     /// HTTP/2 streams to its servers.
     pub limits: weir_proto::h1::Limits,
+    /// Some log format names `%bi` or `%bp`: the local address of each
+    /// server connection is read (a `getsockname` each, otherwise saved).
+    pub log_source: bool,
 }
 
 impl BackendRt {

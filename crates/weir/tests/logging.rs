@@ -154,3 +154,50 @@ fn a_stalled_stdout_reader_never_stalls_traffic() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// `%bi:%bp` is the address weir's own connection to the server came
+/// from: the server reports the peer it saw, and the log must agree, in
+/// `mode tcp` and in `mode http`. (weir reads that address only when a log
+/// format names it.)
+#[test]
+fn backend_source_address_in_log_format() {
+    for mode in ["tcp", "http"] {
+        let syslog = Syslog::start();
+        let srv = Server::start(move |mut c| {
+            let peer = c.peer_addr().unwrap().to_string();
+            let mut b = [0u8; 1024];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut b) {
+                    Ok(n) if n > 0 => got.extend_from_slice(&b[..n]),
+                    _ => return,
+                }
+            }
+            let body = format!("peer={peer}");
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        });
+        let port = free_port();
+        let cfg = format!(
+            "global\n  log 127.0.0.1:{} format raw local0\ndefaults\n  mode {mode}\n  log global\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+             listen px\n  bind 127.0.0.1:{port}\n  log-format \"src=%bi:%bp {mode}\"\n  server s1 127.0.0.1:{}\n",
+            syslog.port(),
+            srv.port()
+        );
+        let _w = Weir::start(&cfg, port);
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut s = String::new();
+        c.read_to_string(&mut s).unwrap();
+        let peer = s.split("peer=").nth(1).expect("the server's answer").trim();
+        let line = syslog.wait_line(&format!(" {mode}"), Duration::from_secs(5));
+        assert!(
+            line.contains(&format!("src={peer} {mode}")),
+            "{mode}: {line} / {peer}"
+        );
+    }
+}
