@@ -3,7 +3,9 @@
 //! reports how many were established — the seed's long-lived connections
 //! (`--tls`: each one completes a TLS handshake first; `--request`: each
 //! makes one request first; `--pending`: each sends one request and holds
-//! it while a slow server has not answered).
+//! it while a slow server has not answered; `--h2`: the request goes over
+//! HTTP/2, by ALPN with `--tls`, by prior knowledge without, and the
+//! HTTP/2 connection is then held idle, as a browser holds its own).
 
 use crate::args::{parse_secs, Args};
 use crate::tls::Stream;
@@ -39,6 +41,38 @@ async fn one_request(c: Stream, path: &str) -> std::io::Result<Stream> {
     Ok(c)
 }
 
+/// An HTTP/2 connection held open: its request handle and the task that
+/// drives it.
+type H2Held = (
+    h2::client::SendRequest<bytes::Bytes>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// Makes one HTTP/2 request on `c` and reads its answer whole; the
+/// connection stays open.
+async fn h2_request(c: Stream, path: &str) -> std::io::Result<H2Held> {
+    let err = |e: h2::Error| std::io::Error::other(e.to_string());
+    let (send, conn) = h2::client::handshake(c).await.map_err(err)?;
+    let task = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let mut send = send.ready().await.map_err(err)?;
+    let req = http::Request::get(format!("http://bench{path}"))
+        .body(())
+        .map_err(std::io::Error::other)?;
+    let (resp, _) = send.send_request(req, true).map_err(err)?;
+    let answer = tokio::time::timeout(Duration::from_secs(10), resp)
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))?
+        .map_err(err)?;
+    let mut body = answer.into_body();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(err)?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    Ok((send, task))
+}
+
 pub fn main(a: &mut Args) -> Result<(), String> {
     let n: usize = a.num("-c", 1000)?;
     let hold = a
@@ -60,8 +94,19 @@ pub fn main(a: &mut Args) -> Result<(), String> {
     // without waiting for the answer (a slow server: seed 004's requests
     // that wait minutes for theirs).
     let pending = a.opt("--pending");
+    let h2 = a.flag("--h2");
+    if h2 && (request.is_none() || pending.is_some()) {
+        return Err("--h2 goes with --request".into());
+    }
     let tls = if a.flag("--tls") {
-        Some(crate::tls::client_config(a.flag("--tls-full"), false)?)
+        let cfg = crate::tls::client_config(a.flag("--tls-full"), false)?;
+        Some(if h2 {
+            let mut c = (*cfg).clone();
+            c.alpn_protocols = vec![b"h2".to_vec()];
+            std::sync::Arc::new(c)
+        } else {
+            cfg
+        })
     } else {
         None
     };
@@ -79,6 +124,7 @@ pub fn main(a: &mut Args) -> Result<(), String> {
     rt.block_on(async move {
         let start = Instant::now();
         let mut conns = Vec::with_capacity(n);
+        let mut h2_conns: Vec<H2Held> = Vec::new();
         let mut errors = 0usize;
         for i in 0..n {
             let sock = if target.is_ipv4() {
@@ -101,6 +147,16 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                 }
             }
             .await;
+            if h2 {
+                match r {
+                    Ok(c) => match h2_request(c, request.as_deref().unwrap_or("/")).await {
+                        Ok(held) => h2_conns.push(held),
+                        Err(_) => errors += 1,
+                    },
+                    Err(_) => errors += 1,
+                }
+                continue;
+            }
             let r = match (r, &request, &pending) {
                 (Ok(c), Some(path), _) => one_request(c, path).await,
                 (Ok(c), None, Some(path)) => send_request(c, path).await,
@@ -113,7 +169,7 @@ pub fn main(a: &mut Args) -> Result<(), String> {
         }
         println!(
             "established {} of {n} connections in {:.2}s ({errors} errors); holding for {:.0}s",
-            conns.len(),
+            conns.len() + h2_conns.len(),
             start.elapsed().as_secs_f64(),
             hold.as_secs_f64()
         );
@@ -131,6 +187,8 @@ pub fn main(a: &mut Args) -> Result<(), String> {
                 _ => {}
             }
         }
+        // An HTTP/2 connection's task ends when the peer closes it.
+        alive += h2_conns.iter().filter(|(_, t)| !t.is_finished()).count();
         println!("still open after holding: {alive}");
         Ok(())
     })

@@ -24,7 +24,7 @@ const USAGE: &str = "usage:
                    [--close] [--src ip,ip] [--timeout secs] [--json FILE|-] [--quiet]
                    [--tls-full] [--tls12] [--sni name] http[s]://host:port/path
   weir-bench idle  [-c conns] [-d hold] [--src ip,ip] [--request /path | --pending /path]
-                   [--tls [--sni name]] <ip:port>
+                   [--tls [--sni name]] [--h2 (with --request)] <ip:port>
 ";
 
 fn main() {

@@ -63,6 +63,12 @@ pub async fn serve(
     initial: Vec<u8>,
     accept_wall: Duration,
 ) {
+    // Frames leave as the codec writes them: with Nagle's algorithm, a
+    // response's DATA written after its HEADERS waits for the client's
+    // delayed ACK (40 ms) whenever HEADERS is still unacknowledged.
+    if let Some(s) = client.tcp() {
+        let _ = s.set_nodelay(true);
+    }
     let g = &sh.cfg.global.h2;
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
     let (head_t, idle_t) = crate::http::head_timeouts(fe_px);

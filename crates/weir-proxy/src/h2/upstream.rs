@@ -70,6 +70,11 @@ pub async fn handshake(
     gen: u32,
 ) -> io::Result<Shared> {
     let tls = conn.tls_info().is_some();
+    // As towards clients: a request's DATA must not wait behind its
+    // unacknowledged HEADERS (see `super::serve`).
+    if let Some(s) = conn.tcp() {
+        let _ = s.set_nodelay(true);
+    }
     let (sender, connection) = h2::client::Builder::new()
         .initial_connection_window_size((1 << 31) - 1)
         .handshake::<_, Bytes>(ConnIo::new(Box::new(conn), Vec::new()))
