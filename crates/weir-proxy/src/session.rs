@@ -24,6 +24,8 @@ pub struct Accepted {
     pub bind: Arc<BindInfo>,
     /// Its entry in the thread's session table (`show sess`).
     pub reg: crate::sessions::Reg,
+    /// TCP_NODELAY is on already (inherited from its listener).
+    pub nodelay: bool,
 }
 
 /// What the connections of one listener share.

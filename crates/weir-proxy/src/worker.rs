@@ -183,6 +183,11 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         }
     };
     let fixed = listener.fixed_local().filter(|_| !bind.transparent);
+    // `mode http` answers leave as they are written: TCP_NODELAY set once
+    // on the listener is inherited by every connection it accepts (one
+    // setsockopt per connection fewer).
+    let nodelay = sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http
+        && listener.set_nodelay();
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
@@ -231,6 +236,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                     accept_proxy,
                     bind: bind.clone(),
                     reg: crate::sessions::register(std::os::fd::AsRawFd::as_raw_fd(&conn), fe),
+                    nodelay,
                 };
                 if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
                     if acc.bind.tls.is_some() {
@@ -286,6 +292,18 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
 }
 
 impl AnyListener {
+    /// Sets TCP_NODELAY for the connections accepted from now on; whether
+    /// it took.
+    fn set_nodelay(&self) -> bool {
+        match self {
+            AnyListener::Tcp(l) => {
+                let s = socket2::SockRef::from(l);
+                s.set_nodelay(true).is_ok() && s.nodelay().unwrap_or(false)
+            }
+            AnyListener::Unix(_) => false,
+        }
+    }
+
     /// The local address of every connection accepted here, when the
     /// socket is bound to one address rather than a wildcard.
     fn fixed_local(&self) -> Option<std::net::SocketAddr> {

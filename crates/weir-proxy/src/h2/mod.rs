@@ -66,7 +66,7 @@ pub async fn serve(
     // Frames leave as the codec writes them: with Nagle's algorithm, a
     // response's DATA written after its HEADERS waits for the client's
     // delayed ACK (40 ms) whenever HEADERS is still unacknowledged.
-    if let Some(s) = client.tcp() {
+    if let Some(s) = client.tcp().filter(|_| !acc.nodelay) {
         let _ = s.set_nodelay(true);
     }
     let g = &sh.cfg.global.h2;

@@ -89,7 +89,7 @@ pub fn serve<'a>(
     initial: Vec<u8>,
     accept_wall: Duration,
 ) -> impl std::future::Future<Output = Option<Asleep>> + 'a {
-    if let Some(s) = client.tcp() {
+    if let Some(s) = client.tcp().filter(|_| !acc.nodelay) {
         let _ = s.set_nodelay(true);
     }
     let ss = Session::new(sh, fe_idx, client, acc, accept_wall, &initial, 0, false);
