@@ -213,6 +213,30 @@ fn h2_over_tls_by_alpn_and_multiplexed_load() {
     }
 }
 
+/// An HTTP/2 request's fields meet HTTP/1.1's limits: more than
+/// `tune.http.maxhdr` (101) of them is a 431, as over HTTP/1.1; 90 pass.
+#[test]
+fn too_many_fields_get_431_as_over_http1() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let _w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
+    for (n, want) in [(110, "431"), (90, "200")] {
+        let mut args: Vec<String> = vec![
+            "-o".into(),
+            "/dev/null".into(),
+            "-w".into(),
+            "%{http_code}".into(),
+        ];
+        for i in 0..n {
+            args.push("-H".into());
+            args.push(format!("x-f{i}: v"));
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(curl_h2c(port, "/", &a), want, "{n} fields");
+    }
+}
+
 /// A fresh HTTP/2 connection's first answer leaves at once: with Nagle's
 /// algorithm on the client socket, a response's DATA frame waited for the
 /// client's delayed ACK of its HEADERS (40 ms) on most new connections.
