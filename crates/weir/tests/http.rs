@@ -551,3 +551,43 @@ fn pool_max_conn_and_purge_delay() {
         "{err}"
     );
 }
+
+/// A server connection weir is done with (the client asked to close, so
+/// it is not kept) ends with a reset, as HAProxy's do: no FIN exchange, no
+/// TIME_WAIT on either side. The server sees its next read fail with
+/// ECONNRESET instead of returning end-of-stream.
+#[test]
+fn server_connections_weir_is_done_with_close_with_a_reset() {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let tx = std::sync::Mutex::new(tx);
+    let srv = Server::start(move |mut c| {
+        let mut head = Vec::new();
+        let mut b = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut b) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&b[..n]),
+            }
+        }
+        let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+        let end = match c.read(&mut b) {
+            Ok(0) => "fin".to_string(),
+            Ok(n) => format!("{n} more bytes"),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => "reset".to_string(),
+            Err(e) => format!("error {e}"),
+        };
+        let _ = tx.lock().unwrap().send(end);
+    });
+    let port = free_port();
+    let be = format!("    server s1 {}", srv.addr);
+    let _w = Weir::start(&http_cfg(port, "", "", &be), port);
+    let mut c = Client::connect(port);
+    c.send(b"GET /x HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    let r = c.response("GET");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+    let end = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the server saw its connection end");
+    assert_eq!(end, "reset");
+}
