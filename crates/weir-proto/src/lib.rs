@@ -4,4 +4,5 @@
 #![forbid(unsafe_code)]
 
 pub mod h1;
+pub mod h2;
 pub mod proxy_protocol;
