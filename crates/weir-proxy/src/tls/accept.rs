@@ -237,6 +237,10 @@ async fn drive(
                 if !out.is_empty() && !conn_is_tls13(conn) {
                     send(io, &mut out).await?;
                 }
+                // The tickets may wait long (a request whose server is
+                // slow): kept at their size, not at the capacity the
+                // server's first flight grew the buffer to.
+                out.shrink_to_fit();
                 return Ok(out);
             }
             // Still waiting for the client's Finished (half-RTT data would
