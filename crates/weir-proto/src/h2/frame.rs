@@ -196,21 +196,13 @@ fn unpad(p: &[u8], flags: u8) -> Result<&[u8], FrameError> {
     Ok(&rest[..rest.len() - pad as usize])
 }
 
-fn priority(p: &[u8], stream: u32) -> Result<Priority, FrameError> {
+fn priority(p: &[u8]) -> Priority {
     let dep = be32(p);
-    let pr = Priority {
+    Priority {
         dependency: dep & MAX_WINDOW,
         exclusive: dep & 0x8000_0000 != 0,
         weight: p.get(4).copied().unwrap_or(0),
-    };
-    if pr.dependency == stream {
-        return Err(FrameError {
-            code: ErrorCode::Protocol,
-            stream,
-            what: "a stream depends on itself",
-        });
     }
-    Ok(pr)
 }
 
 /// Parses the frame at the start of `buf`, no larger than `max_frame` (the
@@ -267,7 +259,10 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
                         "HEADERS too short for its priority",
                     ));
                 }
-                pr = Some(priority(block, stream)?);
+                // A HEADERS that depends on its own stream is a stream
+                // error, found by the caller once the block is decoded
+                // (the HPACK table must stay in step).
+                pr = Some(priority(block));
                 block = &block[5..];
             }
             Frame::Headers {
@@ -287,10 +282,15 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
                     what: "PRIORITY of a length other than 5",
                 });
             }
-            Frame::Priority {
-                stream,
-                priority: priority(p, stream)?,
+            let priority = priority(p);
+            if priority.dependency == stream {
+                return Err(FrameError {
+                    code: ErrorCode::Protocol,
+                    stream,
+                    what: "a stream depends on itself",
+                });
             }
+            Frame::Priority { stream, priority }
         }
         kind::RST_STREAM => {
             on_stream("RST_STREAM on stream 0")?;

@@ -5,6 +5,7 @@
 pub mod frame;
 pub mod hpack;
 pub mod huffman;
+pub mod server;
 
 /// Bytes from hexadecimal text with spaces, as the RFCs print examples.
 #[cfg(test)]
