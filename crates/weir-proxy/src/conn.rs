@@ -15,7 +15,7 @@ pub enum Conn {
     Unix(UnixStream),
     Tls(Box<crate::tls::TlsStream>),
     /// One HTTP/2 stream, read and written as HTTP/1.1.
-    H2(Box<crate::h2::stream::H2Stream>),
+    H2(Box<crate::h2::front::H2Stream>),
     /// One HTTP/2 stream to a server, written and read as HTTP/1.1.
     H2Up(Box<crate::h2::upstream::H2Up>),
 }

@@ -72,8 +72,10 @@ pub struct ConnError {
 enum Ended {
     /// Both sides sent END_STREAM.
     Normally,
-    /// One side reset it: late frames are dropped.
+    /// weir reset it: frames the client sent before it knew are dropped.
     Reset,
+    /// The client reset it: any later frame is a STREAM_CLOSED error.
+    PeerReset,
 }
 
 #[derive(Debug)]
@@ -83,8 +85,10 @@ struct Stream {
     recv_closed: bool,
     /// weir sent END_STREAM.
     send_closed: bool,
-    /// Reset by either side: frames for it are dropped.
+    /// Reset by either side: nothing more is delivered for it.
     reset: bool,
+    /// Reset by the client.
+    peer_reset: bool,
     /// The user called `done`.
     user_done: bool,
     /// The request head arrived (a second header block is trailers).
@@ -306,9 +310,16 @@ impl Server {
             let s = &self.streams[i];
             let over = s.reset || (s.recv_closed && s.send_closed);
             if over && s.user_done {
-                let (id, reset) = (s.id, s.reset);
+                let how = if s.peer_reset {
+                    Ended::PeerReset
+                } else if s.reset {
+                    Ended::Reset
+                } else {
+                    Ended::Normally
+                };
+                let id = s.id;
                 self.streams.swap_remove(i);
-                self.remember(id, if reset { Ended::Reset } else { Ended::Normally });
+                self.remember(id, how);
             } else {
                 i += 1;
             }
@@ -422,11 +433,12 @@ impl Server {
                     return Err(self.fail(ErrorCode::Protocol, "RST_STREAM on an idle stream"));
                 }
                 if let Some(s) = self.stream(stream) {
+                    s.peer_reset = true;
                     if !s.reset {
                         s.reset = true;
                         sink.reset(stream, code);
                     }
-                    self.remember(stream, Ended::Reset);
+                    self.remember(stream, Ended::PeerReset);
                     self.reap();
                 }
                 Ok(())
@@ -534,6 +546,9 @@ impl Server {
             };
         };
         if s.reset {
+            if s.peer_reset {
+                frame::put_rst(&mut self.out, id, ErrorCode::StreamClosed);
+            }
             return Ok(());
         }
         if s.recv_closed {
@@ -587,21 +602,29 @@ impl Server {
             New,
             Trailers,
             Drop,
+            /// Reset by the client: a STREAM_CLOSED error.
+            Closed,
             Reset(ErrorCode),
         }
         let existing = self
             .streams
             .iter()
             .find(|s| s.id == id)
-            .map(|s| (s.reset, s.recv_closed));
+            .map(|s| (s.reset, s.recv_closed, s.peer_reset));
         let to = match existing {
-            Some((true, _)) => To::Drop,
-            Some((false, true)) => To::Reset(ErrorCode::StreamClosed),
-            Some((false, false)) if !end_stream => To::Reset(ErrorCode::Protocol),
-            Some((false, false)) => To::Trailers,
+            Some((true, _, true)) => To::Closed,
+            Some((true, _, false)) => To::Drop,
+            Some((false, true, _)) => To::Reset(ErrorCode::StreamClosed),
+            Some((false, false, _)) if !end_stream => To::Reset(ErrorCode::Protocol),
+            Some((false, false, _)) => To::Trailers,
             None if id <= self.last_id => {
                 return match self.recent.iter().find(|r| r.0 == id) {
                     Some((_, Ended::Reset)) => self.discard(block),
+                    Some((_, Ended::PeerReset)) => {
+                        self.discard(block)?;
+                        frame::put_rst(&mut self.out, id, ErrorCode::StreamClosed);
+                        Ok(())
+                    }
                     Some((_, Ended::Normally)) => {
                         Err(self.fail(ErrorCode::StreamClosed, "HEADERS on a closed stream"))
                     }
@@ -631,6 +654,11 @@ impl Server {
         };
         match to {
             To::Drop => self.discard(block),
+            To::Closed => {
+                self.discard(block)?;
+                frame::put_rst(&mut self.out, id, ErrorCode::StreamClosed);
+                Ok(())
+            }
             To::Reset(code) => {
                 self.discard(block)?;
                 self.reset_stream(id, code, sink);
@@ -642,6 +670,7 @@ impl Server {
                     recv_closed: false,
                     send_closed: false,
                     reset: false,
+                    peer_reset: false,
                     user_done: false,
                     head_seen: false,
                     send_window: i64::from(self.peer_initial_window),

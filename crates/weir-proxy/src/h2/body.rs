@@ -1,9 +1,9 @@
-//! Bodies between HTTP/1.1 framing and HTTP/2 frames, both ways, shared
-//! by the client-side stream (request in, response out) and the server-side
-//! stream (request out, response in): [`Out`] sends HTTP/1.1 body bytes
+//! Bodies between HTTP/1.1 framing and HTTP/2 frames for `proto h2`
+//! servers (on the h2 crate): [`Out`] sends a request's HTTP/1.1 body bytes
 //! (by length, chunked with trailers, or open-ended) as DATA and trailers
-//! within the flow-control window; [`In`] turns received DATA and trailers
-//! into HTTP/1.1 body bytes.
+//! within the flow-control window; [`In`] turns a response's DATA and
+//! trailers into HTTP/1.1 body bytes. The client side ([`super::front`])
+//! shares [`Out`]'s framing states.
 
 use super::convert;
 use bytes::Bytes;
@@ -52,23 +52,18 @@ impl Out {
 
     /// Sends `input` (all of it) as DATA, and ends the stream when the body
     /// ends (with trailers when the chunked body had some).
-    pub fn write(&mut self, s: &mut SendStream<Bytes>, input: &[u8]) -> io::Result<()> {
-        let fail = |_| gone();
+    pub fn write(&mut self, s: &mut impl DataSink, input: &[u8]) -> io::Result<()> {
         match self {
             Out::Length(left) => {
                 let k = (input.len() as u64).min(*left) as usize;
                 *left -= k as u64;
                 let end = *left == 0;
-                s.send_data(Bytes::copy_from_slice(&input[..k]), end)
-                    .map_err(fail)?;
+                s.data(&input[..k], end)?;
                 if end {
                     *self = Out::Done;
                 }
             }
-            Out::Open => {
-                s.send_data(Bytes::copy_from_slice(input), false)
-                    .map_err(fail)?;
-            }
+            Out::Open => s.data(input, false)?,
             Out::Chunked {
                 dec,
                 carry,
@@ -81,10 +76,7 @@ impl Out {
                 let mut ended = false;
                 for ev in events {
                     match ev {
-                        ChunkEvent::Data(r) => {
-                            s.send_data(Bytes::copy_from_slice(&carry[r]), false)
-                                .map_err(fail)?;
-                        }
+                        ChunkEvent::Data(r) => s.data(&carry[r], false)?,
                         ChunkEvent::Trailer(t) => trailers.push(t),
                         ChunkEvent::End => ended = true,
                     }
@@ -92,9 +84,9 @@ impl Out {
                 carry.drain(..used);
                 if ended {
                     if trailers.is_empty() {
-                        s.send_data(Bytes::new(), true).map_err(fail)?;
+                        s.data(&[], true)?;
                     } else {
-                        s.send_trailers(convert::trailers(trailers)).map_err(fail)?;
+                        s.trailers(trailers)?;
                     }
                     *self = Out::Done;
                 } else if carry.len() > MAX_CARRY {
@@ -105,14 +97,25 @@ impl Out {
         }
         Ok(())
     }
+}
 
-    /// Ends an open-ended body.
-    pub fn finish(&mut self, s: &mut SendStream<Bytes>) -> io::Result<()> {
-        if matches!(self, Out::Open) {
-            *self = Out::Done;
-            s.send_data(Bytes::new(), true).map_err(|_| gone())?;
-        }
-        Ok(())
+/// Where a body's DATA and trailers go: an h2 crate stream, or a stream of
+/// weir's own codec.
+pub trait DataSink {
+    /// Sends body bytes; `end`: the stream ends with them.
+    fn data(&mut self, bytes: &[u8], end: bool) -> io::Result<()>;
+    /// Sends trailers (chunked trailer lines), which end the stream.
+    fn trailers(&mut self, lines: &[Vec<u8>]) -> io::Result<()>;
+}
+
+impl DataSink for SendStream<Bytes> {
+    fn data(&mut self, bytes: &[u8], end: bool) -> io::Result<()> {
+        self.send_data(Bytes::copy_from_slice(bytes), end)
+            .map_err(|_| gone())
+    }
+    fn trailers(&mut self, lines: &[Vec<u8>]) -> io::Result<()> {
+        self.send_trailers(convert::trailers(lines))
+            .map_err(|_| gone())
     }
 }
 
@@ -136,11 +139,6 @@ impl Writer {
             send: None,
             body: Out::Done,
         }
-    }
-
-    /// The head went out and the body is complete.
-    pub fn done(&self) -> bool {
-        self.head.is_none() && matches!(self.body, Out::Done)
     }
 
     /// Ready once body bytes can go (a head is always taken).
@@ -201,14 +199,6 @@ impl Writer {
         }
         self.body.write(s, &buf[..k])?;
         Ok(k)
-    }
-
-    /// Ends an open-ended body.
-    pub fn finish(&mut self) -> io::Result<()> {
-        match self.send.as_mut() {
-            Some(s) => self.body.finish(s),
-            None => Ok(()),
-        }
     }
 }
 

@@ -4,25 +4,10 @@
 //! trailer lines to a trailer map.
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
-use http::request::Parts;
 use weir_proto::h1::{RequestHead, ResponseHead};
 
-/// Why an HTTP/2 request cannot be carried as HTTP/1.1 (a malformed
-/// request: the stream is reset with PROTOCOL_ERROR).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum Malformed {
-    #[error("a field carries a byte HTTP/1.1 cannot carry")]
-    BadByte,
-    #[error("a connection-specific field")]
-    ConnectionField,
-    #[error("'te' other than 'trailers'")]
-    Te,
-    #[error("no :path")]
-    NoPath,
-}
-
 /// Fields that HTTP/2 forbids (RFC 9113 §8.2.2).
-const CONNECTION_FIELDS: [&str; 5] = [
+pub(crate) const CONNECTION_FIELDS: [&str; 5] = [
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -34,93 +19,107 @@ fn clean(v: &[u8]) -> bool {
     !v.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0)
 }
 
-/// The HTTP/1.1 head for an HTTP/2 request: origin form (the authority
-/// for CONNECT), `host` from `:authority`, cookies joined with `; `
-/// (RFC 9113 §8.2.3), and `transfer-encoding: chunked` for a body of
-/// unknown length (`has_body` and no `content-length`).
-pub fn request_head(parts: &Parts, has_body: bool) -> Result<Vec<u8>, Malformed> {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(parts.method.as_str().as_bytes());
-    out.push(b' ');
-    let authority = parts.uri.authority().map(|a| a.as_str());
-    if parts.method == http::Method::CONNECT {
-        out.extend_from_slice(authority.ok_or(Malformed::NoPath)?.as_bytes());
-    } else {
-        let pq = parts
-            .uri
-            .path_and_query()
-            .map(|p| p.as_str())
-            .filter(|p| !p.is_empty())
-            .ok_or(Malformed::NoPath)?;
-        if !clean(pq.as_bytes()) || pq.contains(' ') {
-            return Err(Malformed::BadByte);
-        }
-        out.extend_from_slice(pq.as_bytes());
-    }
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    if let Some(a) = authority {
-        out.extend_from_slice(b"host: ");
-        out.extend_from_slice(a.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    let mut cookies: Vec<&[u8]> = Vec::new();
-    let mut has_length = false;
-    for (name, value) in &parts.headers {
-        let n = name.as_str();
-        let v = value.as_bytes();
-        if !clean(v) {
-            return Err(Malformed::BadByte);
-        }
-        if CONNECTION_FIELDS.contains(&n) {
-            return Err(Malformed::ConnectionField);
-        }
-        match n {
-            "te" if !v.eq_ignore_ascii_case(b"trailers") => return Err(Malformed::Te),
-            "host" if authority.is_some() => continue,
-            "cookie" => {
-                cookies.push(v);
-                continue;
-            }
-            "content-length" => has_length = true,
-            _ => {}
-        }
-        out.extend_from_slice(n.as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(v);
-        out.extend_from_slice(b"\r\n");
-    }
-    if !cookies.is_empty() {
-        out.extend_from_slice(b"cookie: ");
-        out.extend_from_slice(&cookies.join(&b"; "[..]));
-        out.extend_from_slice(b"\r\n");
-    }
-    if has_body && !has_length && parts.method != http::Method::CONNECT {
-        out.extend_from_slice(b"transfer-encoding: chunked\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
-    Ok(out)
+/// An HTTP/2 request's fields (validated by the codec) gathered into an
+/// HTTP/1.1 head: origin form (the authority for CONNECT), `host` from
+/// `:authority`, cookies joined with `; ` (RFC 9113 §8.2.3), and
+/// `transfer-encoding: chunked` for a body of unknown length.
+#[derive(Default)]
+pub struct RequestBuilder {
+    method: Vec<u8>,
+    path: Vec<u8>,
+    authority: Option<Vec<u8>>,
+    fields: Vec<u8>,
+    cookies: Vec<u8>,
+    has_length: bool,
 }
 
-/// An HTTP/1.1 response head as HTTP/2 fields: connection-specific fields
-/// dropped, names lower-cased. Fields HTTP/2 cannot carry are dropped.
-pub fn response(head: &ResponseHead) -> http::Response<()> {
-    let mut res = http::Response::new(());
-    *res.status_mut() =
-        http::StatusCode::from_u16(head.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
-    let map = res.headers_mut();
-    for h in &head.headers {
-        if CONNECTION_FIELDS.iter().any(|f| h.is(f)) {
-            continue;
-        }
-        // Names are lower-cased as they are parsed.
-        if let (Ok(n), Ok(v)) = (
-            HeaderName::from_bytes(h.name().as_bytes()),
-            HeaderValue::from_bytes(h.value()),
-        ) {
-            map.append(n, v);
+impl RequestBuilder {
+    pub fn field(&mut self, name: &[u8], value: &[u8]) {
+        match name {
+            b":method" => self.method = value.to_vec(),
+            b":path" => self.path = value.to_vec(),
+            b":authority" => self.authority = Some(value.to_vec()),
+            b":scheme" => {}
+            b"host" if self.authority.is_some() => {}
+            b"cookie" => {
+                if !self.cookies.is_empty() {
+                    self.cookies.extend_from_slice(b"; ");
+                }
+                self.cookies.extend_from_slice(value);
+            }
+            _ => {
+                self.has_length |= name == b"content-length";
+                self.fields.extend_from_slice(name);
+                self.fields.extend_from_slice(b": ");
+                self.fields.extend_from_slice(value);
+                self.fields.extend_from_slice(b"\r\n");
+            }
         }
     }
-    res
+
+    /// The HTTP/1.1 head (origin form; the authority for CONNECT), and
+    /// whether the body is re-framed as chunks; `None` when the target
+    /// cannot be carried in HTTP/1.1.
+    pub fn finish(self, end_stream: bool) -> Option<(Vec<u8>, bool)> {
+        let connect = self.method == b"CONNECT";
+        let target = if connect {
+            self.authority.as_deref()?
+        } else {
+            &self.path[..]
+        };
+        if target.is_empty() || target.iter().any(|&b| b <= b' ' || b == 0x7f) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(64 + self.fields.len());
+        out.extend_from_slice(&self.method);
+        out.push(b' ');
+        out.extend_from_slice(target);
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        if let Some(a) = &self.authority {
+            out.extend_from_slice(b"host: ");
+            out.extend_from_slice(a);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(&self.fields);
+        if !self.cookies.is_empty() {
+            out.extend_from_slice(b"cookie: ");
+            out.extend_from_slice(&self.cookies);
+            out.extend_from_slice(b"\r\n");
+        }
+        let chunked = !end_stream && !self.has_length && !connect;
+        if chunked {
+            out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        Some((out, chunked))
+    }
+}
+
+/// A response head's fields for HTTP/2: connection-specific ones dropped
+/// (names are lower-cased by the encoder).
+pub fn response_fields(head: &ResponseHead) -> impl Iterator<Item = (&[u8], &[u8])> {
+    head.headers
+        .iter()
+        .filter(|h| !CONNECTION_FIELDS.iter().any(|f| h.is(f)))
+        .map(|h| (h.name().as_bytes(), h.value()))
+}
+
+/// Chunked trailer lines (`name: value`) as HTTP/2 trailer fields, names
+/// in lower case; lines that are not fields, and connection-specific
+/// fields, are dropped.
+pub fn trailer_fields(lines: &[Vec<u8>]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    lines
+        .iter()
+        .filter_map(|line| {
+            let colon = line.iter().position(|&b| b == b':')?;
+            let name = line[..colon].to_ascii_lowercase();
+            let value = line[colon + 1..].trim_ascii().to_vec();
+            let bad = CONNECTION_FIELDS
+                .iter()
+                .any(|f| f.as_bytes() == name.as_slice());
+            (!bad && !name.is_empty()).then_some((name, value))
+        })
+        .collect()
 }
 
 /// An HTTP/1.1 request head as an HTTP/2 request to a server: the target

@@ -1,55 +1,43 @@
 //! HTTP/2 towards clients (`alpn h2` on `bind … ssl`, `proto h2` in clear
-//! text): the connection task drives the codec and enforces the limits;
-//! each stream runs as a task of its own through the HTTP/1.1 exchange
-//! (rules, balancing, logs) over a [`stream::H2Stream`].
+//! text) on weir's own codec: the connection task reads frames into the
+//! codec ([`front::Front`]) and writes what it queued; each stream runs as
+//! a task of its own through the HTTP/1.1 exchange (rules, balancing,
+//! logs) over a [`front::H2Stream`].
 //!
-//! Defences: `tune.h2.max-concurrent-streams` is announced and also counts
-//! streams the client reset while weir still works on them, so rapid resets
-//! (CVE-2023-44487) cannot pile up work: streams over the limit are refused,
-//! and a client that keeps opening them gets GOAWAY ENHANCE_YOUR_CALM. The
-//! codec bounds header blocks (CONTINUATION floods: `tune.bufsize`), queued
-//! control frames (SETTINGS and PING floods) and resets it must send.
+//! Defences (in [`weir_proto::h2::server`]): `tune.h2.max-concurrent-streams`
+//! is announced and also counts streams the client reset while weir still
+//! works on them, so rapid resets (CVE-2023-44487) cannot pile up work:
+//! streams over the limit are refused, and a client that keeps opening them
+//! gets GOAWAY ENHANCE_YOUR_CALM. Header blocks are bounded (CONTINUATION
+//! floods: `tune.bufsize`), and so are the answers waiting to be written
+//! (SETTINGS and PING floods, or a client that does not read).
 
 mod body;
 mod convert;
+pub mod front;
 mod io;
-pub mod stream;
 pub mod upstream;
 
 use crate::conn::Conn;
 use crate::session::Accepted;
 use crate::state::Shared;
-use bytes::Bytes;
-use h2::server::SendResponse;
-use h2::{Reason, RecvStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use front::{Front, H2Stream};
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
-use stream::H2Stream;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 use weir_proto::h1::Limits;
+use weir_proto::h2::frame::ErrorCode;
+use weir_proto::h2::server::{Config, Server};
 
-/// Streams refused over the limit before the client is told to calm down.
-const MAX_REFUSED: usize = 200;
+/// The most bytes read from the client in one turn (then the other
+/// wake-ups get theirs).
+const READ_TURN: usize = 64 * 1024;
 
-/// A connection's running stream tasks, and a wake-up when the last one
-/// ends (the idle and closing timers start from then).
-#[derive(Default)]
-struct Tasks {
-    n: AtomicUsize,
-    ended: Notify,
-}
-
-/// Counts one stream task while it runs.
-struct Alive(Arc<Tasks>);
-
-impl Drop for Alive {
-    fn drop(&mut self) {
-        if self.0.n.fetch_sub(1, Ordering::Relaxed) == 1 {
-            self.0.ended.notify_one();
-        }
-    }
+thread_local! {
+    /// The socket read buffer, shared by the thread's connections: an idle
+    /// connection holds no read buffer.
+    static SCRATCH: RefCell<Vec<u8>> = RefCell::new(vec![0u8; 16 * 1024]);
 }
 
 /// Serves one HTTP/2 client connection until it closes, a protocol error
@@ -76,103 +64,201 @@ pub async fn serve(
         0 => u32::MAX,
         n => n,
     };
-    let frame = g.max_frame_size.min(sh.bufsize.max(16384) as u32);
-    let mut b = h2::server::Builder::new();
-    b.initial_window_size(g.initial_window_size)
-        .initial_connection_window_size((1 << 31) - 1)
-        .max_frame_size(frame)
-        .header_table_size(g.header_table_size)
-        .max_header_list_size(sh.bufsize as u32)
-        .max_concurrent_streams(limit)
-        .max_send_buffer_size(sh.bufsize.max(16384));
-    let hs = b.handshake::<_, Bytes>(io::ConnIo::new(client, initial));
-    let mut conn = match crate::http::io::timed(head_t, hs).await {
-        Some(Ok(c)) => c,
-        Some(Err(_)) => return linger(client).await,
-        None => return,
+    let cfg = Config {
+        max_concurrent_streams: limit,
+        initial_window: g.initial_window_size,
+        max_frame: g.max_frame_size.min(sh.bufsize.max(16384) as u32),
+        header_table_size: g.header_table_size,
+        max_header_block: sh.bufsize.max(16384),
     };
-    let alive = Arc::new(Tasks::default());
-    let mut refused = 0usize;
+    let front = Arc::new(Front::new(Server::new(cfg)));
+    let limits = Limits {
+        max_head: sh.bufsize,
+        max_headers: sh.maxhdr,
+    };
+    let tls = client.tls_info().cloned();
+    let mut pending = initial;
+    let mut wbuf: Vec<u8> = Vec::new();
+    let mut wat = 0usize;
     let mut ordinal = 0u64;
     let mut stopping = sh.stopping.subscribe();
     let mut killing = sh.killing.subscribe();
-    let mut idle_since = crate::clock::now();
+    let mut since = crate::clock::now();
     let mut closing = false;
-    let mut fresh = Vec::new();
+    // The codec ended the connection (GOAWAY queued), or the client left.
     let mut ended = false;
-    while !ended {
-        let idle = alive.n.load(Ordering::Relaxed) == 0;
-        // Idle: `timeout http-keep-alive`; closing with no stream left: a
-        // moment for the client to take the GOAWAY (and answer its PING).
-        let deadline = if closing {
-            idle.then_some(idle_since + LINGER)
-        } else {
-            idle_t.filter(|_| idle).map(|t| idle_since + t)
-        };
-        let ev = tokio::select! {
-            r = std::future::poll_fn(|cx| accept_some(&mut conn, cx, &mut fresh)) => Ev::Streams(r),
-            _ = sleep_until(deadline) => Ev::Close,
-            _ = stopping.wait_for(|s| *s), if !closing => Ev::Close,
-            _ = killing.wait_for(|k| *k) => Ev::Kill,
-            _ = alive.ended.notified() => Ev::Ended,
-        };
-        match ev {
-            // The codec sent GOAWAY for an error, or the client left: the
-            // streams that came before still run.
-            Ev::Streams(end) => ended = end.is_some(),
-            Ev::Close if closing => break,
-            Ev::Close => {
-                conn.graceful_shutdown();
-                closing = true;
-                idle_since = crate::clock::now();
-                continue;
-            }
-            Ev::Kill => {
-                client.set_reset_on_close();
-                return;
-            }
-            Ev::Ended => {
-                idle_since = crate::clock::now();
-                continue;
-            }
-        }
-        if !fresh.is_empty() {
-            idle_since = crate::clock::now();
-        }
-        for (req, mut respond) in fresh.drain(..) {
-            if alive.n.load(Ordering::Relaxed) >= limit as usize {
-                respond.send_reset(Reason::REFUSED_STREAM);
-                refused += 1;
-                if refused > MAX_REFUSED && !closing {
-                    conn.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
-                    closing = true;
-                }
-                continue;
-            }
-            alive.n.fetch_add(1, Ordering::Relaxed);
+    let mut failed = false;
+    let spawn = |fresh: Vec<front::Fresh>, ordinal: &mut u64| {
+        for (id, head) in fresh {
+            let method = head
+                .iter()
+                .position(|&b| b == b' ')
+                .map(|i| String::from_utf8_lossy(&head[..i]).into_owned())
+                .unwrap_or_default();
+            let conn = Conn::H2(Box::new(H2Stream::new(
+                front.clone(),
+                id,
+                method,
+                limits,
+                tls.clone(),
+            )));
             let task = StreamTask {
                 sh: sh.clone(),
                 fe_idx,
                 acc: acc.clone(),
-                tls: client.tls_info().cloned(),
-                ordinal,
+                ordinal: *ordinal,
                 accept_wall,
-                _alive: Alive(alive.clone()),
             };
-            ordinal += 1;
-            crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(req, respond));
+            *ordinal += 1;
+            crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(conn, head));
+        }
+    };
+    if !pending.is_empty() {
+        match front.feed(&pending) {
+            Ok((n, fresh)) => {
+                pending.drain(..n);
+                spawn(fresh, &mut ordinal);
+            }
+            Err(_) => ended = true,
         }
     }
-    // Let the codec send what it queued (GOAWAY) before the socket closes.
-    let closed = crate::http::io::timed(
-        Some(LINGER),
-        std::future::poll_fn(|cx| conn.poll_closed(cx)),
-    )
-    .await;
-    drop(conn);
-    if !matches!(closed, Some(Ok(()))) {
+    loop {
+        // Write what the codec queued.
+        {
+            let mut st = front.lock();
+            let out = st.srv.output();
+            if !out.is_empty() {
+                if wbuf.is_empty() {
+                    std::mem::swap(out, &mut wbuf);
+                    wat = 0;
+                } else {
+                    wbuf.extend_from_slice(out);
+                    out.clear();
+                }
+            }
+        }
+        while wat < wbuf.len() {
+            match client.try_send(&wbuf[wat..]) {
+                Ok(n) => wat += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if wat == wbuf.len() {
+            wbuf = Vec::new();
+            wat = 0;
+            if client.has_pending() {
+                match client.try_flush() {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => failed = true,
+                }
+            }
+        }
+        let unsent = !wbuf.is_empty() || client.has_pending();
+        if failed || (ended && !unsent) {
+            break;
+        }
+        let active = front.lock().srv.active();
+        if active > 0 {
+            since = crate::clock::now();
+        }
+        if closing && active == 0 && !unsent {
+            break;
+        }
+        // Idle: the head timeout before the first request, then `timeout
+        // http-keep-alive`; closing: a moment for the last answers.
+        let deadline = if closing || ended {
+            Some(since + LINGER)
+        } else if active > 0 {
+            None
+        } else if ordinal == 0 {
+            head_t.map(|t| since + t)
+        } else {
+            idle_t.map(|t| since + t)
+        };
+        let ev = tokio::select! {
+            r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if !ended => Ev::Read(r.is_ok()),
+            r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
+            _ = front.kick.notified() => Ev::Kick,
+            _ = sleep_until(deadline) => Ev::Close,
+            _ = stopping.wait_for(|s| *s), if !closing => Ev::Stop,
+            _ = killing.wait_for(|k| *k) => Ev::Kill,
+        };
+        match ev {
+            Ev::Read(false) | Ev::Write(false) => break,
+            Ev::Read(true) => {
+                let mut turn = 0;
+                while turn < READ_TURN && !ended {
+                    let r = SCRATCH.with_borrow_mut(|buf| match client.try_recv(buf) {
+                        Ok(0) => Err(true),
+                        Ok(n) => {
+                            let r = if pending.is_empty() {
+                                front.feed(&buf[..n]).map(|(used, fresh)| {
+                                    pending.extend_from_slice(&buf[used..n]);
+                                    fresh
+                                })
+                            } else {
+                                pending.extend_from_slice(&buf[..n]);
+                                front.feed(&pending).map(|(used, fresh)| {
+                                    pending.drain(..used);
+                                    fresh
+                                })
+                            };
+                            r.map(|f| (n, f)).map_err(|_| true)
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(false),
+                        Err(_) => Err(true),
+                    });
+                    match r {
+                        Ok((n, fresh)) => {
+                            turn += n;
+                            spawn(fresh, &mut ordinal);
+                        }
+                        Err(end) => {
+                            ended |= end;
+                            break;
+                        }
+                    }
+                }
+                if ended {
+                    since = crate::clock::now();
+                }
+            }
+            Ev::Write(true) | Ev::Kick => {}
+            Ev::Close if closing || ended => break,
+            Ev::Close | Ev::Stop => {
+                front.lock().srv.goaway(ErrorCode::NoError);
+                closing = true;
+                since = crate::clock::now();
+            }
+            Ev::Kill => {
+                front.fail_all();
+                client.set_reset_on_close();
+                return;
+            }
+        }
+    }
+    front.fail_all();
+    if ended || failed {
         linger(client).await;
     }
+}
+
+/// What the connection task wakes up for.
+enum Ev {
+    /// The socket is readable (`false`: it failed).
+    Read(bool),
+    /// The socket takes more (`false`: it failed).
+    Write(bool),
+    /// A stream queued frames.
+    Kick,
+    Close,
+    Stop,
+    Kill,
 }
 
 /// How long a connection ending on an error drains what the client still
@@ -196,45 +282,6 @@ async fn linger(client: &Conn) {
     .await;
 }
 
-/// A request the codec received, with the handle to answer it.
-type Incoming = (http::Request<RecvStream>, SendResponse<Bytes>);
-
-/// Streams accepted in one go, at most this many (then the other wake-ups
-/// get their turn).
-const BATCH: usize = 64;
-
-/// Takes the streams the codec holds into `fresh`; ready once it has some,
-/// or when the connection ended (`Some`: an error, or the client left).
-fn accept_some(
-    conn: &mut h2::server::Connection<io::ConnIo<&Conn>, Bytes>,
-    cx: &mut std::task::Context<'_>,
-    fresh: &mut Vec<Incoming>,
-) -> std::task::Poll<Option<()>> {
-    use std::task::Poll;
-    while fresh.len() < BATCH {
-        match conn.poll_accept(cx) {
-            Poll::Ready(Some(Ok(r))) => fresh.push(r),
-            Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(Some(())),
-            Poll::Pending => break,
-        }
-    }
-    if fresh.is_empty() {
-        Poll::Pending
-    } else {
-        Poll::Ready(None)
-    }
-}
-
-/// What the connection task wakes up for.
-enum Ev {
-    /// Streams arrived (in `fresh`); `Some`: the connection ended after them.
-    Streams(Option<()>),
-    Close,
-    Kill,
-    /// A stream task ended.
-    Ended,
-}
-
 async fn sleep_until(t: Option<Instant>) {
     match t {
         Some(t) => tokio::time::sleep_until(t).await,
@@ -247,39 +294,13 @@ struct StreamTask {
     sh: Arc<Shared>,
     fe_idx: usize,
     acc: Accepted,
-    tls: Option<weir_rules::TlsInfo>,
     /// Streams of the connection before this one.
     ordinal: u64,
     accept_wall: Duration,
-    _alive: Alive,
 }
 
 impl StreamTask {
-    async fn run(self, req: http::Request<RecvStream>, mut respond: SendResponse<Bytes>) {
-        let (parts, body) = req.into_parts();
-        let has_body = !body.is_end_stream();
-        let head = match convert::request_head(&parts, has_body) {
-            Ok(h) => h,
-            Err(_) => {
-                respond.send_reset(Reason::PROTOCOL_ERROR);
-                return;
-            }
-        };
-        let chunked = has_body
-            && parts.method != http::Method::CONNECT
-            && !parts.headers.contains_key(http::header::CONTENT_LENGTH);
-        let limits = Limits {
-            max_head: self.sh.bufsize,
-            max_headers: self.sh.maxhdr,
-        };
-        let conn = Conn::H2(Box::new(H2Stream::new(
-            body,
-            respond,
-            parts.method.clone(),
-            chunked,
-            limits,
-            self.tls,
-        )));
+    async fn run(self, conn: Conn, head: Vec<u8>) {
         crate::http::serve_stream(
             &self.sh,
             self.fe_idx,

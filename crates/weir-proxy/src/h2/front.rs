@@ -1,0 +1,618 @@
+//! HTTP/2 towards clients on weir's own codec ([`weir_proto::h2::server`]):
+//! the connection's state sits behind one lock shared by the connection
+//! task, which reads frames and writes what the codec queued, and its
+//! streams, each an [`H2Stream`] that the HTTP/1.1 exchange reads the
+//! request body from and writes the response to (in HTTP/1.1 framing).
+
+use super::body::{DataSink, Out};
+use super::convert;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use tokio::sync::Notify;
+use weir_proto::h1::{self, Limits, ResponseHead};
+use weir_proto::h2::frame::ErrorCode;
+use weir_proto::h2::server::{Server, Sink};
+use weir_rules::TlsInfo;
+
+fn gone() -> io::Error {
+    io::ErrorKind::ConnectionReset.into()
+}
+
+/// A request the codec completed: its stream and HTTP/1.1 head.
+pub type Fresh = (u32, Vec<u8>);
+
+/// One stream's side of the shared state.
+struct Slot {
+    id: u32,
+    req: Option<convert::RequestBuilder>,
+    /// Request body bytes in HTTP/1.1 framing, not read yet.
+    body: Vec<u8>,
+    at: usize,
+    /// DATA bytes received and not yet given back to the window.
+    unreleased: usize,
+    chunked: bool,
+    /// The whole request arrived.
+    ended: bool,
+    /// The client reset the stream, or the connection failed.
+    broken: bool,
+    /// The response head, gathered until whole (`None` once sent).
+    res_head: Option<Vec<u8>>,
+    res: Out,
+    /// Response bytes (HTTP/1.1 framing) taken but beyond the windows.
+    res_pending: Vec<u8>,
+    /// The stream's task ended with bytes still pending: the connection
+    /// task sends them, then lets the stream go.
+    detached: bool,
+    reset_on_close: bool,
+    /// Trailer fields as HTTP/1.1 lines, until the trailers end.
+    trailer_lines: Vec<u8>,
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+    resetter: Option<Waker>,
+}
+
+impl Slot {
+    fn new(id: u32) -> Slot {
+        Slot {
+            id,
+            req: Some(convert::RequestBuilder::default()),
+            body: Vec::new(),
+            at: 0,
+            unreleased: 0,
+            chunked: false,
+            ended: false,
+            broken: false,
+            res_head: Some(Vec::new()),
+            res: Out::Done,
+            res_pending: Vec::new(),
+            detached: false,
+            reset_on_close: false,
+            trailer_lines: Vec::new(),
+            reader: None,
+            writer: None,
+            resetter: None,
+        }
+    }
+    fn wake(&mut self) {
+        if let Some(w) = self.reader.take() {
+            w.wake();
+        }
+        if let Some(w) = self.writer.take() {
+            w.wake();
+        }
+        if let Some(w) = self.resetter.take() {
+            w.wake();
+        }
+    }
+    fn res_done(&self) -> bool {
+        self.res_head.is_none() && matches!(self.res, Out::Done) && self.res_pending.is_empty()
+    }
+
+    /// Sends what waits of the response as far as the windows allow.
+    fn flush(&mut self, srv: &mut Server) -> io::Result<()> {
+        while !self.res_pending.is_empty() {
+            let k = self.res_pending.len().min(srv.send_capacity(self.id));
+            if k == 0 {
+                break;
+            }
+            let r = body(srv, self.id, &mut self.res, &self.res_pending[..k]);
+            self.res_pending.drain(..k);
+            r?;
+            if matches!(self.res, Out::Done) {
+                self.res_pending.clear();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The state a connection shares with its streams.
+pub struct State {
+    pub srv: Server,
+    slots: Vec<Slot>,
+    /// The connection failed or ended: every stream is broken.
+    pub gone: bool,
+}
+
+impl State {
+    fn slot(&mut self, id: u32) -> Option<&mut Slot> {
+        self.slots.iter_mut().find(|s| s.id == id)
+    }
+}
+
+/// A connection's shared state and the connection task's wake-up.
+pub struct Front {
+    st: Mutex<State>,
+    /// Streams queued frames (or gave a window back): the task writes.
+    pub kick: Notify,
+}
+
+impl Front {
+    pub fn new(srv: Server) -> Front {
+        Front {
+            st: Mutex::new(State {
+                srv,
+                slots: Vec::new(),
+                gone: false,
+            }),
+            kick: Notify::new(),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Feeds the client's bytes; returns how many were used and the new
+    /// requests (stream, HTTP/1.1 head), or the connection error.
+    pub fn feed(
+        &self,
+        input: &[u8],
+    ) -> Result<(usize, Vec<Fresh>), weir_proto::h2::server::ConnError> {
+        let mut st = self.lock();
+        let State { srv, slots, .. } = &mut *st;
+        let mut sink = Events {
+            slots,
+            fresh: Vec::new(),
+            bad: Vec::new(),
+            dropped: Vec::new(),
+        };
+        let r = srv.feed(input, &mut sink);
+        let (fresh, bad, dropped) = (sink.fresh, sink.bad, sink.dropped);
+        for id in bad {
+            srv.reset(id, ErrorCode::Protocol);
+            srv.done(id);
+            slots.retain(|s| s.id != id);
+        }
+        for id in dropped {
+            srv.done(id);
+        }
+        settle(srv, slots);
+        r.map(|n| (n, fresh))
+    }
+
+    /// Marks every stream broken (the connection is gone).
+    pub fn fail_all(&self) {
+        let mut st = self.lock();
+        st.gone = true;
+        for s in &mut st.slots {
+            s.broken = true;
+            s.wake();
+        }
+    }
+}
+
+/// Sends pending response bytes where windows allow; a detached stream
+/// whose response is out (or that broke) is let go.
+fn settle(srv: &mut Server, slots: &mut Vec<Slot>) {
+    let mut i = 0;
+    while i < slots.len() {
+        let s = &mut slots[i];
+        if !s.res_pending.is_empty() && !s.broken && s.flush(srv).is_err() {
+            s.broken = true;
+            srv.reset(s.id, ErrorCode::Internal);
+        }
+        if s.detached && (s.res_pending.is_empty() || s.broken) {
+            let id = s.id;
+            if matches!(s.res, Out::Open) && !s.broken {
+                srv.send_data(id, &[], true);
+            }
+            srv.done(id);
+            slots.swap_remove(i);
+            continue;
+        }
+        i += 1;
+    }
+}
+
+/// The codec's events, applied to the streams' slots.
+struct Events<'a> {
+    slots: &'a mut Vec<Slot>,
+    /// Request heads complete in this feed.
+    fresh: Vec<Fresh>,
+    /// Requests HTTP/1.1 cannot carry (reset after the feed).
+    bad: Vec<u32>,
+    /// Streams reset before their head was complete.
+    dropped: Vec<u32>,
+}
+
+impl Events<'_> {
+    fn slot(&mut self, id: u32) -> Option<&mut Slot> {
+        self.slots.iter_mut().find(|s| s.id == id)
+    }
+}
+
+impl Sink for Events<'_> {
+    fn field(&mut self, stream: u32, name: &[u8], value: &[u8]) {
+        if self.slot(stream).is_none() {
+            self.slots.push(Slot::new(stream));
+        }
+        if let Some(s) = self.slot(stream) {
+            match &mut s.req {
+                Some(r) => r.field(name, value),
+                // Trailers: lines of the last chunk.
+                None if s.chunked => {
+                    s.trailer_lines.extend_from_slice(name);
+                    s.trailer_lines.extend_from_slice(b": ");
+                    s.trailer_lines.extend_from_slice(value);
+                    s.trailer_lines.extend_from_slice(b"\r\n");
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn head(&mut self, stream: u32, end_stream: bool) {
+        if self.slot(stream).is_none() {
+            self.slots.push(Slot::new(stream));
+        }
+        let Some(s) = self.slot(stream) else { return };
+        let built = s.req.take().and_then(|r| r.finish(end_stream));
+        match built {
+            Some((head, chunked)) => {
+                s.chunked = chunked;
+                s.ended = end_stream;
+                self.fresh.push((stream, head));
+            }
+            None => self.bad.push(stream),
+        }
+    }
+
+    fn trailers(&mut self, stream: u32) {
+        if let Some(s) = self.slot(stream) {
+            if s.chunked {
+                if s.at == s.body.len() {
+                    s.body.clear();
+                    s.at = 0;
+                }
+                s.body.extend_from_slice(b"0\r\n");
+                let lines = std::mem::take(&mut s.trailer_lines);
+                s.body.extend_from_slice(&lines);
+                s.body.extend_from_slice(b"\r\n");
+            }
+            s.ended = true;
+            s.wake();
+        }
+    }
+
+    fn data(&mut self, stream: u32, data: &[u8], end_stream: bool) {
+        let Some(s) = self.slot(stream) else { return };
+        if s.at == s.body.len() {
+            s.body.clear();
+            s.at = 0;
+        }
+        s.unreleased += data.len();
+        if s.chunked {
+            if !data.is_empty() {
+                s.body
+                    .extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                s.body.extend_from_slice(data);
+                s.body.extend_from_slice(b"\r\n");
+            }
+            if end_stream {
+                s.body.extend_from_slice(b"0\r\n\r\n");
+            }
+        } else {
+            s.body.extend_from_slice(data);
+        }
+        s.ended |= end_stream;
+        s.wake();
+    }
+
+    fn reset(&mut self, stream: u32, _code: u32) {
+        let Some(i) = self.slots.iter().position(|s| s.id == stream) else {
+            return;
+        };
+        if self.slots[i].req.is_some() {
+            // No task took it: nobody else will let it go.
+            self.slots.swap_remove(i);
+            self.dropped.push(stream);
+            return;
+        }
+        let s = &mut self.slots[i];
+        s.broken = true;
+        s.wake();
+    }
+
+    fn window(&mut self, stream: u32) {
+        for s in self.slots.iter_mut() {
+            if stream == 0 || s.id == stream {
+                if let Some(w) = s.writer.take() {
+                    w.wake();
+                }
+            }
+        }
+    }
+}
+
+/// One client stream behind the [`crate::conn::Conn`] interface.
+pub struct H2Stream {
+    front: Arc<Front>,
+    id: u32,
+    method: String,
+    limits: Limits,
+    tls: Option<TlsInfo>,
+}
+
+impl std::fmt::Debug for H2Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "H2Stream({})", self.id)
+    }
+}
+
+impl H2Stream {
+    pub fn new(
+        front: Arc<Front>,
+        id: u32,
+        method: String,
+        limits: Limits,
+        tls: Option<TlsInfo>,
+    ) -> H2Stream {
+        H2Stream {
+            front,
+            id,
+            method,
+            limits,
+            tls,
+        }
+    }
+
+    pub fn tls(&self) -> Option<&TlsInfo> {
+        self.tls.as_ref()
+    }
+
+    /// Ready when request bytes wait, the request ended and the response is
+    /// complete, or the stream broke.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut st = self.front.lock();
+        let dead = st.gone;
+        let Some(s) = st.slot(self.id) else {
+            return Poll::Ready(Ok(()));
+        };
+        if s.at < s.body.len() || s.broken || dead || (s.ended && s.res_done()) {
+            return Poll::Ready(Ok(()));
+        }
+        s.reader = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut st = self.front.lock();
+        let dead = st.gone;
+        let State { srv, slots, .. } = &mut *st;
+        let Some(s) = slots.iter_mut().find(|s| s.id == self.id) else {
+            return Err(gone());
+        };
+        if s.at < s.body.len() {
+            let n = buf.len().min(s.body.len() - s.at);
+            buf[..n].copy_from_slice(&s.body[s.at..s.at + n]);
+            s.at += n;
+            if s.at == s.body.len() {
+                s.body.clear();
+                s.at = 0;
+                let k = std::mem::take(&mut s.unreleased);
+                srv.release(self.id, k);
+                drop(st);
+                self.front.kick.notify_one();
+            }
+            return Ok(n);
+        }
+        if s.broken || dead {
+            return Err(gone());
+        }
+        if s.ended && s.res_done() {
+            return Ok(0);
+        }
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut st = self.front.lock();
+        let dead = st.gone;
+        let State { srv, slots, .. } = &mut *st;
+        let Some(s) = slots.iter_mut().find(|s| s.id == self.id) else {
+            return Poll::Ready(Err(gone()));
+        };
+        if s.broken || dead {
+            return Poll::Ready(Err(gone()));
+        }
+        if s.flush(srv).is_err() {
+            return Poll::Ready(Err(io::ErrorKind::InvalidData.into()));
+        }
+        let room = s.res_pending.is_empty() && srv.send_capacity(self.id) > 0;
+        if s.res_head.is_some() || matches!(s.res, Out::Done) || room {
+            return Poll::Ready(Ok(()));
+        }
+        s.writer = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Takes response bytes: all of a head, body bytes up to the windows.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        let r = self.write(buf);
+        self.front.kick.notify_one();
+        r
+    }
+
+    fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        let mut st = self.front.lock();
+        if st.gone {
+            return Err(gone());
+        }
+        let State { srv, slots, .. } = &mut *st;
+        let Some(s) = slots.iter_mut().find(|s| s.id == self.id) else {
+            return Err(gone());
+        };
+        if s.broken {
+            return Err(gone());
+        }
+        if let Some(mut acc) = s.res_head.take() {
+            acc.extend_from_slice(buf);
+            loop {
+                let (res, used) = match h1::parse_response(&acc, &self.limits, &self.method) {
+                    Ok(Some(r)) => r,
+                    Ok(None) if acc.len() > self.limits.max_head => {
+                        return Err(io::ErrorKind::InvalidData.into())
+                    }
+                    Ok(None) => {
+                        s.res_head = Some(acc);
+                        return Ok(buf.len());
+                    }
+                    Err(_) => return Err(io::ErrorKind::InvalidData.into()),
+                };
+                if (100..200).contains(&res.status) && res.status != 101 {
+                    send_head(srv, self.id, &res, false);
+                    acc.drain(..used);
+                    continue;
+                }
+                s.res = Out::new(res.framing);
+                send_head(srv, self.id, &res, matches!(s.res, Out::Done));
+                if acc.len() > used && !matches!(s.res, Out::Done) {
+                    s.res_pending.extend_from_slice(&acc[used..]);
+                    s.flush(srv)?;
+                }
+                return Ok(buf.len());
+            }
+        }
+        if matches!(s.res, Out::Done) {
+            return Ok(buf.len());
+        }
+        s.flush(srv)?;
+        if !s.res_pending.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let k = buf.len().min(srv.send_capacity(self.id));
+        if k == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        body(srv, self.id, &mut s.res, &buf[..k])?;
+        Ok(k)
+    }
+
+    /// Sends a final response head the exchange already parsed, with the
+    /// first body bytes.
+    pub fn respond(&self, res: &ResponseHead, first: &[u8]) -> io::Result<()> {
+        let r = (|| {
+            let mut st = self.front.lock();
+            if st.gone {
+                return Err(gone());
+            }
+            let State { srv, slots, .. } = &mut *st;
+            let s = slots
+                .iter_mut()
+                .find(|s| s.id == self.id)
+                .ok_or_else(gone)?;
+            if s.broken || s.res_head.take().is_none() {
+                return Err(gone());
+            }
+            s.res = Out::new(res.framing);
+            send_head(srv, self.id, res, matches!(s.res, Out::Done));
+            if !first.is_empty() && !matches!(s.res, Out::Done) {
+                s.res_pending.extend_from_slice(first);
+                s.flush(srv)?;
+            }
+            Ok(())
+        })();
+        self.front.kick.notify_one();
+        r
+    }
+
+    /// Ends a response that had no length.
+    pub fn shutdown_write(&self) -> io::Result<()> {
+        {
+            let mut st = self.front.lock();
+            let State { srv, slots, .. } = &mut *st;
+            if let Some(s) = slots.iter_mut().find(|s| s.id == self.id) {
+                // With bytes pending, the end goes after them (`settle`).
+                if matches!(s.res, Out::Open) && s.res_pending.is_empty() {
+                    s.res = Out::Done;
+                    srv.send_data(self.id, &[], true);
+                }
+            }
+        }
+        self.front.kick.notify_one();
+        Ok(())
+    }
+
+    /// Ready once the client reset the stream (or the connection failed).
+    pub fn poll_reset(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut st = self.front.lock();
+        let dead = st.gone;
+        match st.slot(self.id) {
+            Some(s) if !s.broken && !dead => {
+                s.resetter = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            _ => Poll::Ready(()),
+        }
+    }
+
+    pub fn set_reset_on_close(&self) {
+        if let Some(s) = self.front.lock().slot(self.id) {
+            s.reset_on_close = true;
+        }
+    }
+}
+
+impl Drop for H2Stream {
+    /// An unfinished response resets the stream (one without a length ends
+    /// normally); the stream then stops counting for the connection.
+    fn drop(&mut self) {
+        {
+            let mut st = self.front.lock();
+            let State { srv, slots, .. } = &mut *st;
+            if let Some(i) = slots.iter().position(|s| s.id == self.id) {
+                let pending = !slots[i].res_pending.is_empty();
+                if pending && !slots[i].reset_on_close && !slots[i].broken {
+                    // The rest leaves as the client opens its window.
+                    slots[i].detached = true;
+                    drop(st);
+                    self.front.kick.notify_one();
+                    return;
+                }
+                let s = slots.swap_remove(i);
+                if matches!(s.res, Out::Open) && !s.reset_on_close && !s.broken {
+                    srv.send_data(self.id, &[], true);
+                } else if s.res_head.is_some() {
+                    srv.reset(self.id, ErrorCode::Internal);
+                } else if s.reset_on_close || !matches!(s.res, Out::Done) {
+                    srv.reset(self.id, ErrorCode::Cancel);
+                }
+            }
+            srv.done(self.id);
+        }
+        self.front.kick.notify_one();
+    }
+}
+
+/// Queues a response head.
+fn send_head(srv: &mut Server, id: u32, res: &ResponseHead, end_stream: bool) {
+    srv.send_head(id, res.status, convert::response_fields(res), end_stream);
+}
+
+/// Sends body bytes in HTTP/1.1 framing (no more than the windows allow)
+/// as DATA, ending the stream with the body, with trailers when a chunked
+/// body had some.
+fn body(srv: &mut Server, id: u32, out: &mut Out, input: &[u8]) -> io::Result<()> {
+    out.write(&mut Own { srv, id }, input)
+}
+
+/// A stream of weir's own codec as the destination of a body.
+struct Own<'a> {
+    srv: &'a mut Server,
+    id: u32,
+}
+
+impl DataSink for Own<'_> {
+    fn data(&mut self, bytes: &[u8], end: bool) -> io::Result<()> {
+        self.srv.send_data(self.id, bytes, end);
+        Ok(())
+    }
+    fn trailers(&mut self, lines: &[Vec<u8>]) -> io::Result<()> {
+        let fields = convert::trailer_fields(lines);
+        self.srv
+            .send_trailers(self.id, fields.iter().map(|(n, v)| (&n[..], &v[..])));
+        Ok(())
+    }
+}
