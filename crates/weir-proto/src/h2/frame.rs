@@ -408,9 +408,14 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
 
 /// Appends a frame header.
 pub fn put_head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&head_bytes(len, kind, flags, stream));
+}
+
+/// A frame header's bytes.
+pub fn head_bytes(len: usize, kind: u8, flags: u8, stream: u32) -> [u8; HEAD_LEN] {
     let l = (len as u32).to_be_bytes();
-    out.extend_from_slice(&[l[1], l[2], l[3], kind, flags]);
-    out.extend_from_slice(&(stream & MAX_WINDOW).to_be_bytes());
+    let s = (stream & MAX_WINDOW).to_be_bytes();
+    [l[1], l[2], l[3], kind, flags, s[0], s[1], s[2], s[3]]
 }
 
 /// Appends a SETTINGS frame with `params`.

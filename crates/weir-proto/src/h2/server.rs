@@ -776,6 +776,37 @@ impl Server {
         }
     }
 
+    /// Queues a header block that `encode` writes straight into the
+    /// output, behind a HEADERS frame header patched once its length is
+    /// known (split into CONTINUATION frames when over the peer's frame
+    /// size).
+    fn put_block(&mut self, stream: u32, end_stream: bool, encode: impl FnOnce(&mut Vec<u8>)) {
+        let at = self.out.len();
+        self.out.extend_from_slice(&[0; frame::HEAD_LEN]);
+        encode(&mut self.out);
+        let len = self.out.len() - at - frame::HEAD_LEN;
+        if len <= self.peer_max_frame as usize {
+            let flags = frame::flag::END_HEADERS
+                | if end_stream {
+                    frame::flag::END_STREAM
+                } else {
+                    0
+                };
+            let head = frame::head_bytes(len, frame::kind::HEADERS, flags, stream);
+            self.out[at..at + frame::HEAD_LEN].copy_from_slice(&head);
+        } else {
+            let block = self.out.split_off(at + frame::HEAD_LEN);
+            self.out.truncate(at);
+            frame::put_headers(
+                &mut self.out,
+                stream,
+                &block,
+                end_stream,
+                self.peer_max_frame,
+            );
+        }
+    }
+
     /// Queues a response head: `:status`, then `fields` (names lower-cased
     /// on the way; connection-specific fields are the caller's to drop).
     pub fn send_head<'f>(
@@ -792,18 +823,13 @@ impl Server {
             return;
         }
         s.send_closed = end_stream;
-        let mut block = Vec::with_capacity(128);
-        self.enc.status(&mut block, status);
-        for (n, v) in fields {
-            self.enc.field(&mut block, n, v);
-        }
-        frame::put_headers(
-            &mut self.out,
-            stream,
-            &block,
-            end_stream,
-            self.peer_max_frame,
-        );
+        let enc = self.enc;
+        self.put_block(stream, end_stream, |out| {
+            enc.status(out, status);
+            for (n, v) in fields {
+                enc.field(out, n, v);
+            }
+        });
         self.reap();
     }
 
@@ -852,11 +878,12 @@ impl Server {
             return;
         }
         s.send_closed = true;
-        let mut block = Vec::with_capacity(64);
-        for (n, v) in fields {
-            self.enc.field(&mut block, n, v);
-        }
-        frame::put_headers(&mut self.out, stream, &block, true, self.peer_max_frame);
+        let enc = self.enc;
+        self.put_block(stream, true, |out| {
+            for (n, v) in fields {
+                enc.field(out, n, v);
+            }
+        });
         self.reap();
     }
 

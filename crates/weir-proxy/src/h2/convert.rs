@@ -25,21 +25,48 @@ fn clean(v: &[u8]) -> bool {
 /// `transfer-encoding: chunked` for a body of unknown length.
 #[derive(Default)]
 pub struct RequestBuilder {
-    method: Vec<u8>,
-    path: Vec<u8>,
-    authority: Option<Vec<u8>>,
-    fields: Vec<u8>,
+    /// The pseudo-headers' values, one after the other.
+    pseudo: Vec<u8>,
+    method: (usize, usize),
+    path: (usize, usize),
+    authority: Option<(usize, usize)>,
+    /// The head once its request line is written (at the first regular
+    /// field: pseudo-headers come first).
+    out: Vec<u8>,
+    started: bool,
+    /// The target cannot be carried in HTTP/1.1.
+    bad: bool,
     cookies: Vec<u8>,
     has_length: bool,
 }
 
 impl RequestBuilder {
+    fn get(&self, (a, z): (usize, usize)) -> &[u8] {
+        self.pseudo.get(a..z).unwrap_or_default()
+    }
+
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
+        if name.first() == Some(&b':') {
+            if self.started {
+                return;
+            }
+            if self.pseudo.capacity() == 0 {
+                self.pseudo.reserve(128);
+            }
+            let at = (self.pseudo.len(), self.pseudo.len() + value.len());
+            match name {
+                b":method" => self.method = at,
+                b":path" => self.path = at,
+                b":authority" => self.authority = Some(at),
+                _ => return,
+            }
+            self.pseudo.extend_from_slice(value);
+            return;
+        }
+        if !self.started {
+            self.start();
+        }
         match name {
-            b":method" => self.method = value.to_vec(),
-            b":path" => self.path = value.to_vec(),
-            b":authority" => self.authority = Some(value.to_vec()),
-            b":scheme" => {}
             b"host" if self.authority.is_some() => {}
             b"cookie" => {
                 if !self.cookies.is_empty() {
@@ -49,38 +76,54 @@ impl RequestBuilder {
             }
             _ => {
                 self.has_length |= name == b"content-length";
-                self.fields.extend_from_slice(name);
-                self.fields.extend_from_slice(b": ");
-                self.fields.extend_from_slice(value);
-                self.fields.extend_from_slice(b"\r\n");
+                self.out.extend_from_slice(name);
+                self.out.extend_from_slice(b": ");
+                self.out.extend_from_slice(value);
+                self.out.extend_from_slice(b"\r\n");
             }
         }
     }
 
-    /// The HTTP/1.1 head (origin form; the authority for CONNECT), and
-    /// whether the body is re-framed as chunks; `None` when the target
-    /// cannot be carried in HTTP/1.1.
-    pub fn finish(self, end_stream: bool) -> Option<(Vec<u8>, bool)> {
-        let connect = self.method == b"CONNECT";
-        let target = if connect {
-            self.authority.as_deref()?
+    fn connect(&self) -> bool {
+        self.get(self.method) == b"CONNECT"
+    }
+
+    /// Writes the request line and `host`.
+    fn start(&mut self) {
+        self.started = true;
+        let target = if self.connect() {
+            self.authority.map(|a| self.get(a)).unwrap_or_default()
         } else {
-            &self.path[..]
+            self.get(self.path)
         };
         if target.is_empty() || target.iter().any(|&b| b <= b' ' || b == 0x7f) {
-            return None;
+            self.bad = true;
+            return;
         }
-        let mut out = Vec::with_capacity(64 + self.fields.len());
-        out.extend_from_slice(&self.method);
+        let mut out = Vec::with_capacity(256 + self.pseudo.len());
+        out.extend_from_slice(self.get(self.method));
         out.push(b' ');
         out.extend_from_slice(target);
         out.extend_from_slice(b" HTTP/1.1\r\n");
-        if let Some(a) = &self.authority {
+        if let Some(a) = self.authority {
             out.extend_from_slice(b"host: ");
-            out.extend_from_slice(a);
+            out.extend_from_slice(self.get(a));
             out.extend_from_slice(b"\r\n");
         }
-        out.extend_from_slice(&self.fields);
+        self.out = out;
+    }
+
+    /// The HTTP/1.1 head, and whether the body is re-framed as chunks;
+    /// `None` when the target cannot be carried in HTTP/1.1.
+    pub fn finish(mut self, end_stream: bool) -> Option<(Vec<u8>, bool)> {
+        if !self.started {
+            self.start();
+        }
+        if self.bad {
+            return None;
+        }
+        let connect = self.connect();
+        let mut out = self.out;
         if !self.cookies.is_empty() {
             out.extend_from_slice(b"cookie: ");
             out.extend_from_slice(&self.cookies);

@@ -6,6 +6,7 @@
 
 use super::body::{DataSink, Out};
 use super::convert;
+use std::borrow::Cow;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
@@ -330,7 +331,7 @@ impl Sink for Events<'_> {
 pub struct H2Stream {
     front: Arc<Front>,
     id: u32,
-    method: String,
+    method: Cow<'static, str>,
     limits: Limits,
     tls: Option<TlsInfo>,
 }
@@ -345,7 +346,7 @@ impl H2Stream {
     pub fn new(
         front: Arc<Front>,
         id: u32,
-        method: String,
+        method: Cow<'static, str>,
         limits: Limits,
         tls: Option<TlsInfo>,
     ) -> H2Stream {

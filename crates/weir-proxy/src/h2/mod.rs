@@ -22,6 +22,7 @@ use crate::conn::Conn;
 use crate::session::Accepted;
 use crate::state::Shared;
 use front::{Front, H2Stream};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,11 +91,13 @@ pub async fn serve(
     let mut failed = false;
     let spawn = |fresh: Vec<front::Fresh>, ordinal: &mut u64| {
         for (id, head) in fresh {
-            let method = head
-                .iter()
-                .position(|&b| b == b' ')
-                .map(|i| String::from_utf8_lossy(&head[..i]).into_owned())
-                .unwrap_or_default();
+            let m = head.split(|&b| b == b' ').next().unwrap_or_default();
+            let method = match m {
+                b"GET" => Cow::Borrowed("GET"),
+                b"HEAD" => Cow::Borrowed("HEAD"),
+                b"POST" => Cow::Borrowed("POST"),
+                _ => Cow::Owned(String::from_utf8_lossy(m).into_owned()),
+            };
             let conn = Conn::H2(Box::new(H2Stream::new(
                 front.clone(),
                 id,
