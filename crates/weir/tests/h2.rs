@@ -235,6 +235,14 @@ fn too_many_fields_get_431_as_over_http1() {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         assert_eq!(curl_h2c(port, "/", &a), want, "{n} fields");
     }
+    // One field larger than `tune.bufsize` (16 KiB; varied bytes, so that
+    // HPACK's Huffman code cannot shrink it under the buffer) is a 431 too.
+    let big: String = (0..20_000u32)
+        .map(|i| char::from(b"aZ3_q-Kx9.Lm0~pW"[(i * 7 % 16) as usize]))
+        .collect();
+    let h = format!("x-big: {big}");
+    let a = ["-o", "/dev/null", "-w", "%{http_code}", "-H", h.as_str()];
+    assert_eq!(curl_h2c(port, "/", &a), "431", "a 20 KB field");
 }
 
 /// A fresh HTTP/2 connection's first answer leaves at once: with Nagle's

@@ -70,7 +70,11 @@ pub async fn serve(
         initial_window: g.initial_window_size,
         max_frame: g.max_frame_size.min(sh.bufsize.max(16384) as u32),
         header_table_size: g.header_table_size,
-        max_header_block: sh.bufsize.max(16384),
+        // Blocks are decoded up to four buffers (the HPACK table must stay
+        // in step): a request whose head then exceeds `tune.bufsize` gets a
+        // 431 from the exchange, as over HTTP/1.1; a larger block is a
+        // flood and ends the connection.
+        max_header_block: 4 * sh.bufsize.max(16384),
     };
     let front = Arc::new(Front::new(Server::new(cfg)));
     let limits = Limits {
