@@ -211,6 +211,17 @@ fn h2_over_tls_by_alpn_and_multiplexed_load() {
         assert!(t.contains("2000 succeeded, 0 failed"), "{url}: {t}");
         assert!(t.contains("status codes: 2000 2xx"), "{url}: {t}");
     }
+    // Large answers, 10 at a time on each of 2 connections (h2load opens
+    // windows of 1 GiB): megabytes wait to be written while the client's
+    // WINDOW_UPDATEs come in, which is no flood.
+    for url in [
+        format!("https://127.0.0.1:{tls_port}/?s=300000"),
+        format!("http://127.0.0.1:{port}/?s=300000"),
+    ] {
+        let out = run(&["h2load", "-n", "100", "-c", "2", "-m", "10", &url], b"");
+        let t = text(&out);
+        assert!(t.contains("100 succeeded, 0 failed"), "{url}: {t}");
+    }
 }
 
 /// An HTTP/2 request's fields meet HTTP/1.1's limits: more than

@@ -20,8 +20,9 @@ use std::collections::VecDeque;
 /// The client's stream identifiers closed last that are remembered, to
 /// tell late frames on them from protocol errors.
 const RECENT: usize = 64;
-/// Control frames (SETTINGS and PING answers, resets) that may wait unsent
-/// before the client is told to calm down: it floods, or does not read.
+/// Control frames (SETTINGS and PING answers, resets) one input may call
+/// for before the client is told to calm down. Across inputs, the user
+/// stops reading a client that does not read what is queued for it.
 const MAX_PENDING: usize = 64 * 1024;
 /// Streams refused over the limit before the client is told to calm down.
 const MAX_REFUSED: usize = 200;
@@ -330,6 +331,9 @@ impl Server {
     /// frame stays with the caller), or the connection error that ended it.
     pub fn feed(&mut self, input: &[u8], sink: &mut dyn Sink) -> Result<usize, ConnError> {
         let mut used = 0;
+        // What this input makes weir answer (the output may already hold
+        // response DATA, which the windows bound).
+        let base = self.out.len();
         if !self.preface_seen {
             let n = input.len().min(frame::PREFACE.len());
             if input[..n] != frame::PREFACE[..n] {
@@ -365,7 +369,7 @@ impl Server {
                     self.reset_stream(e.stream, e.code, sink);
                 }
             }
-            if self.out.len() > MAX_PENDING {
+            if self.out.len() - base > MAX_PENDING {
                 return Err(self.fail(ErrorCode::EnhanceYourCalm, "too many frames to answer"));
             }
         }

@@ -671,3 +671,26 @@ fn random_frames_never_panic() {
         let _ = r;
     }
 }
+
+/// Response DATA waiting in the output is no flood: only what one input
+/// makes weir answer counts.
+#[test]
+fn queued_data_is_not_counted_as_a_flood() {
+    let (mut s, mut rec) = open();
+    let mut b = Vec::new();
+    put_settings(&mut b, &[(setting::INITIAL_WINDOW_SIZE, 1 << 20)]);
+    frame::put_window_update(&mut b, 0, 1 << 20);
+    b.extend(headers(1, &GET, true));
+    ok(&mut s, &mut rec, &b);
+    s.send_head(1, 200, [], false);
+    assert_eq!(s.send_data(1, &vec![b'd'; 200_000], false), 200_000);
+    let mut b = Vec::new();
+    put_ping(&mut b, false, [1; 8]);
+    assert!(s.feed(&b, &mut rec).is_ok());
+    // A flood within one input is.
+    let mut b = Vec::new();
+    for _ in 0..5000 {
+        put_ping(&mut b, false, [2; 8]);
+    }
+    fails(&mut s, &mut rec, &b, ErrorCode::EnhanceYourCalm);
+}

@@ -34,6 +34,10 @@ use weir_proto::h2::server::{Config, Server};
 /// The most bytes read from the client in one turn (then the other
 /// wake-ups get theirs).
 const READ_TURN: usize = 64 * 1024;
+/// Bytes waiting for the client to read them above which weir stops
+/// reading it: a client that floods without reading (PING, SETTINGS)
+/// stalls on its own sends instead of growing weir's memory.
+const MAX_UNSENT: usize = 256 * 1024;
 
 thread_local! {
     /// The socket read buffer, shared by the thread's connections: an idle
@@ -187,8 +191,9 @@ pub async fn serve(
         } else {
             idle_t.map(|t| since + t)
         };
+        let reading = !ended && wbuf.len() - wat < MAX_UNSENT;
         let ev = tokio::select! {
-            r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if !ended => Ev::Read(r.is_ok()),
+            r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if reading => Ev::Read(r.is_ok()),
             r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
             _ = front.kick.notified() => Ev::Kick,
             _ = sleep_until(deadline) => Ev::Close,
