@@ -52,13 +52,22 @@ pub fn listening(port: u16) -> bool {
     })
 }
 
-/// A port that was free a moment ago.
+/// A port that was free a moment ago, never the same twice in one test
+/// process, and below the kernel's ephemeral range (32768 and up), where
+/// the listeners that tests bind to port 0 and the source ports of their
+/// connections come from: a port handed out here cannot be taken by
+/// another test before weir binds it.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // Each test process starts at its own place in 20000..32000.
+    let base = 20_000 + (std::process::id() as usize * 97) % 12_000;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (20_000 + (base - 20_000 + n) % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Polls `f` until it returns Some or the deadline passes.
