@@ -110,6 +110,18 @@ class Proxy:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def measure(px, cmd, seconds):
+    """Runs the load `cmd` against `px`, then stops it: the load's result
+    and the proxy's user and system CPU seconds meanwhile."""
+    try:
+        u0, s0 = cpu_split(px.p.pid)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+        u1, s1 = cpu_split(px.p.pid)
+    finally:
+        px.stop()
+    return out, u1 - u0, s1 - s0
+
+
 def http_case(args, env, proxy, n, extra, crt=None, path="/?s=0"):
     port = free_port()
     px = Proxy(env[proxy], n, "http", [(port, env["origin_port"])], crt)
@@ -117,18 +129,13 @@ def http_case(args, env, proxy, n, extra, crt=None, path="/?s=0"):
     cmd = ["taskset", "-c", env["load_cpus"], env["weir-bench"], "load", "--quiet", "--json", "-",
            "-t", str(env["load_threads"]), "-d", str(args.seconds)] + extra + [
            f"{scheme}://127.0.0.1:{port}{path}"]
-    try:
-        u0, s0 = cpu_split(px.p.pid)
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 60)
-        u1, s1 = cpu_split(px.p.pid)
-    finally:
-        px.stop()
+    out, u, sy = measure(px, cmd, args.seconds)
     if out.returncode != 0:
         raise RuntimeError(out.stderr)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     ops = max(r["requests"], 1)
-    cpu = u1 - u0 + s1 - s0
-    return {"ops_s": r["rps"], "us_per_op": cpu / ops * 1e6, "user_share": (u1 - u0) / max(cpu, 1e-9),
+    cpu = u + sy
+    return {"ops_s": r["rps"], "us_per_op": cpu / ops * 1e6, "user_share": u / max(cpu, 1e-9),
             "busy": cpu / (r["seconds"] * n), "errors": sum(r["errors"].values())}
 
 
@@ -139,20 +146,15 @@ def h2_case(args, env, proxy, n):
     t = env["load_threads"]
     cmd = ["taskset", "-c", env["load_cpus"], env["h2load"], "-D", str(args.seconds), "-t", str(t),
            "-c", str(10 * t), "-m", "10", f"https://127.0.0.1:{port}/?s=1"]
-    try:
-        u0, s0 = cpu_split(px.p.pid)
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 60)
-        u1, s1 = cpu_split(px.p.pid)
-    finally:
-        px.stop()
+    out, u, sy = measure(px, cmd, args.seconds)
     done, failed = 0, 0
     for line in out.stdout.splitlines():
         if line.startswith("requests:"):
             done = int(line.split("succeeded")[0].split(",")[-1].strip())
             failed = int(line.split("failed")[0].split(",")[-1].strip())
-    cpu = u1 - u0 + s1 - s0
+    cpu = u + sy
     return {"ops_s": done / args.seconds, "us_per_op": cpu / max(done, 1) * 1e6,
-            "user_share": (u1 - u0) / max(cpu, 1e-9), "busy": cpu / (args.seconds * n),
+            "user_share": u / max(cpu, 1e-9), "busy": cpu / (args.seconds * n),
             "errors": failed}
 
 
