@@ -344,6 +344,44 @@ fn rss_kib(pid: i32) -> u64 {
         .unwrap()
 }
 
+/// A client that opens every window to 2 GiB, asks for 100 MB and reads
+/// nothing: weir stops taking response bytes once a bounded amount waits
+/// for the client (the servers wait instead), and others are served.
+#[test]
+fn a_client_that_opens_its_windows_and_never_reads_costs_bounded_memory() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
+    let rss0 = rss_kib(w.pid());
+    let mut c = Raw::connect(port);
+    let mut b = frame(SETTINGS, 0, 0, &[0, 4, 0x7f, 0xff, 0xff, 0xff]);
+    b.extend(frame(8, 0, 0, &0x7fff_0000u32.to_be_bytes()));
+    for i in 0..20 {
+        b.extend(get(1 + 2 * i, "/?s=5000000"));
+    }
+    assert!(c.send(&b));
+    wait_for(
+        "the 20 requests at the origin",
+        Duration::from_secs(10),
+        || (o.connections() >= 20).then_some(()),
+    );
+    // Whatever weir would take, it takes within a moment: watch it.
+    let end = std::time::Instant::now() + Duration::from_millis(1500);
+    let mut peak = 0;
+    while std::time::Instant::now() < end {
+        peak = peak.max(rss_kib(w.pid()));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        peak < rss0 + 32 * 1024,
+        "memory stays bounded: {peak} KiB at most, {rss0} KiB before"
+    );
+    let t = curl_h2c(port, "/other", &["-o", "/dev/null", "-w", "%{http_code}"]);
+    assert_eq!(t, "200");
+    drop(c);
+}
+
 #[test]
 fn floods_and_rapid_resets_get_goaway_and_spare_others() {
     let o = Origin::start("o1");

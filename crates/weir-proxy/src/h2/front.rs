@@ -23,6 +23,11 @@ fn gone() -> io::Error {
 /// A request the codec completed: its stream and HTTP/1.1 head.
 pub type Fresh = (u32, Vec<u8>);
 
+/// Response bytes queued for the client (in the codec's output and the
+/// connection task's) above which streams wait: a client that opens large
+/// windows and does not read cannot make weir hold whole responses.
+pub const MAX_BACKLOG: usize = 256 * 1024;
+
 /// One stream's side of the shared state.
 struct Slot {
     id: u32,
@@ -114,11 +119,34 @@ pub struct State {
     slots: Vec<Slot>,
     /// The connection failed or ended: every stream is broken.
     pub gone: bool,
+    /// Bytes the connection task holds, not yet written.
+    pub backlog: usize,
+    /// A stream waits for the backlog to shrink.
+    pub blocked: bool,
 }
 
 impl State {
     fn slot(&mut self, id: u32) -> Option<&mut Slot> {
         self.slots.iter_mut().find(|s| s.id == id)
+    }
+
+    /// Too much waits for the client to read: streams hold back.
+    fn congested(&mut self) -> bool {
+        self.backlog + self.srv.output().len() > MAX_BACKLOG
+    }
+
+    /// The connection task wrote: `backlog` bytes still wait. Streams held
+    /// back are woken once it is under half the limit.
+    pub fn drained(&mut self, backlog: usize) {
+        self.backlog = backlog;
+        if self.blocked && !self.congested() && backlog < MAX_BACKLOG / 2 {
+            self.blocked = false;
+            for s in &mut self.slots {
+                if let Some(w) = s.writer.take() {
+                    w.wake();
+                }
+            }
+        }
     }
 }
 
@@ -136,6 +164,8 @@ impl Front {
                 srv,
                 slots: Vec::new(),
                 gone: false,
+                backlog: 0,
+                blocked: false,
             }),
             kick: Notify::new(),
         }
@@ -169,7 +199,9 @@ impl Front {
         for id in dropped {
             srv.done(id);
         }
-        settle(srv, slots);
+        let congested = st.congested();
+        let State { srv, slots, .. } = &mut *st;
+        settle(srv, slots, congested);
         r.map(|n| (n, fresh))
     }
 
@@ -186,11 +218,11 @@ impl Front {
 
 /// Sends pending response bytes where windows allow; a detached stream
 /// whose response is out (or that broke) is let go.
-fn settle(srv: &mut Server, slots: &mut Vec<Slot>) {
+fn settle(srv: &mut Server, slots: &mut Vec<Slot>, congested: bool) {
     let mut i = 0;
     while i < slots.len() {
         let s = &mut slots[i];
-        if !s.res_pending.is_empty() && !s.broken && s.flush(srv).is_err() {
+        if !congested && !s.res_pending.is_empty() && !s.broken && s.flush(srv).is_err() {
             s.broken = true;
             srv.reset(s.id, ErrorCode::Internal);
         }
@@ -411,18 +443,31 @@ impl H2Stream {
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut st = self.front.lock();
         let dead = st.gone;
-        let State { srv, slots, .. } = &mut *st;
+        let congested = st.congested();
+        let State {
+            srv,
+            slots,
+            blocked,
+            ..
+        } = &mut *st;
         let Some(s) = slots.iter_mut().find(|s| s.id == self.id) else {
             return Poll::Ready(Err(gone()));
         };
         if s.broken || dead {
             return Poll::Ready(Err(gone()));
         }
+        if s.res_head.is_some() || matches!(s.res, Out::Done) {
+            return Poll::Ready(Ok(()));
+        }
+        if congested {
+            *blocked = true;
+            s.writer = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
         if s.flush(srv).is_err() {
             return Poll::Ready(Err(io::ErrorKind::InvalidData.into()));
         }
-        let room = s.res_pending.is_empty() && srv.send_capacity(self.id) > 0;
-        if s.res_head.is_some() || matches!(s.res, Out::Done) || room {
+        if s.res_pending.is_empty() && srv.send_capacity(self.id) > 0 {
             return Poll::Ready(Ok(()));
         }
         s.writer = Some(cx.waker().clone());
@@ -441,6 +486,7 @@ impl H2Stream {
         if st.gone {
             return Err(gone());
         }
+        let congested = st.congested();
         let State { srv, slots, .. } = &mut *st;
         let Some(s) = slots.iter_mut().find(|s| s.id == self.id) else {
             return Err(gone());
@@ -484,6 +530,7 @@ impl H2Stream {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let k = buf.len().min(srv.send_capacity(self.id));
+        let k = if congested { 0 } else { k };
         if k == 0 {
             return Err(io::ErrorKind::WouldBlock.into());
         }

@@ -173,7 +173,11 @@ pub async fn serve(
         if failed || (ended && !unsent) {
             break;
         }
-        let active = front.lock().srv.active();
+        let active = {
+            let mut st = front.lock();
+            st.drained(wbuf.len() - wat);
+            st.srv.active()
+        };
         if active > 0 {
             since = crate::clock::now();
         }
