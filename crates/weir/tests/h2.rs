@@ -488,7 +488,8 @@ fn soft_stop_sends_goaway_and_finishes_running_streams() {
     let port = free_port();
     let mut w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
     let mut c = Raw::connect(port);
-    c.send(&get(1, "/slow?ms=400"));
+    // Longer than the moment a closing connection lingers for (1 s).
+    c.send(&get(1, "/slow?ms=2500"));
     // The request reached the server before the stop.
     wait_for("the request at the origin", Duration::from_secs(5), || {
         (!o.seen.lock().unwrap().is_empty()).then_some(())

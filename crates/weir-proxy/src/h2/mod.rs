@@ -185,11 +185,15 @@ pub async fn serve(
             break;
         }
         // Idle: the head timeout before the first request, then `timeout
-        // http-keep-alive`; closing: a moment for the last answers.
-        let deadline = if closing || ended {
+        // http-keep-alive`; ended: a moment for the last answers to leave;
+        // closing (soft stop): the same once no stream runs (running
+        // streams finish first, however long they take).
+        let deadline = if ended {
             Some(since + LINGER)
         } else if active > 0 {
             None
+        } else if closing {
+            Some(since + LINGER)
         } else if ordinal == 0 {
             head_t.map(|t| since + t)
         } else {
