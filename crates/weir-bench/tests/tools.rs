@@ -152,7 +152,11 @@ fn load_counts_exactly_with_n() {
     let url = format!("http://127.0.0.1:{port}/?s=5");
     let j = load(&["-c", "8", "-t", "2", "-n", "1000", &url]);
     assert_eq!(field(&j, "requests"), 1000.0, "{j}");
-    assert_eq!(field(&j, "connections_opened"), 8.0);
+    // Keep-alive: never more than the 8 connections. A connection whose
+    // task starts after the 1000 requests are all taken opens none (on a
+    // loaded machine, one CI run saw 6).
+    let opened = field(&j, "connections_opened");
+    assert!((1.0..=8.0).contains(&opened), "{j}");
     assert_eq!(
         field(&j, "bytes") as u64 % 1000,
         0,
