@@ -194,6 +194,9 @@ fn backend_source_address_in_log_format() {
         let mut s = String::new();
         c.read_to_string(&mut s).unwrap();
         let peer = s.split("peer=").nth(1).expect("the server's answer").trim();
+        // The session (and its log line) ends once the client closes too:
+        // a `mode tcp` session would otherwise wait for `timeout client`.
+        drop(c);
         let line = syslog.wait_line(&format!(" {mode}"), Duration::from_secs(5));
         assert!(
             line.contains(&format!("src={peer} {mode}")),
