@@ -359,10 +359,13 @@ impl Server {
                     what,
                 }) => return Err(self.fail(code, what)),
                 Err(e) => {
-                    // A stream error: the whole frame is there.
-                    let n = frame::HEAD_LEN
-                        + u32::from_be_bytes([0, rest[0], rest[1], rest[2]]) as usize;
-                    used += n;
+                    // A stream error: the whole frame is there (parse
+                    // checks the length first); it is skipped.
+                    let len = match rest.first_chunk::<3>() {
+                        Some(l) => u32::from_be_bytes([0, l[0], l[1], l[2]]) as usize,
+                        None => rest.len(),
+                    };
+                    used += (frame::HEAD_LEN + len).min(rest.len());
                     if self.block.is_some() {
                         return Err(self.fail(ErrorCode::Protocol, "frame inside a header block"));
                     }

@@ -7,7 +7,7 @@
 use super::body::{DataSink, Out};
 use super::convert;
 use std::borrow::Cow;
-use std::io;
+use std::io::{self, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use tokio::sync::Notify;
@@ -116,6 +116,10 @@ impl Slot {
 /// The state a connection shares with its streams.
 pub struct State {
     pub srv: Server,
+    /// The most unread request body bytes a stream may hold: chunk framing
+    /// of tiny DATA frames would otherwise turn a window of 64 KiB into
+    /// six times that.
+    body_cap: usize,
     slots: Vec<Slot>,
     /// The connection failed or ended: every stream is broken.
     pub gone: bool,
@@ -158,10 +162,13 @@ pub struct Front {
 }
 
 impl Front {
-    pub fn new(srv: Server) -> Front {
+    /// `body_cap`: the most request body bytes (in HTTP/1.1 framing) a
+    /// stream may hold unread.
+    pub fn new(srv: Server, body_cap: usize) -> Front {
         Front {
             st: Mutex::new(State {
                 srv,
+                body_cap,
                 slots: Vec::new(),
                 gone: false,
                 backlog: 0,
@@ -182,15 +189,25 @@ impl Front {
         input: &[u8],
     ) -> Result<(usize, Vec<Fresh>), weir_proto::h2::server::ConnError> {
         let mut st = self.lock();
-        let State { srv, slots, .. } = &mut *st;
+        let State {
+            srv,
+            slots,
+            body_cap,
+            ..
+        } = &mut *st;
         let mut sink = Events {
             slots,
+            body_cap: *body_cap,
             fresh: Vec::new(),
             bad: Vec::new(),
             dropped: Vec::new(),
+            over: Vec::new(),
         };
         let r = srv.feed(input, &mut sink);
-        let (fresh, bad, dropped) = (sink.fresh, sink.bad, sink.dropped);
+        let (fresh, bad, dropped, over) = (sink.fresh, sink.bad, sink.dropped, sink.over);
+        for id in over {
+            srv.reset(id, ErrorCode::EnhanceYourCalm);
+        }
         for id in bad {
             srv.reset(id, ErrorCode::Protocol);
             srv.done(id);
@@ -242,6 +259,9 @@ fn settle(srv: &mut Server, slots: &mut Vec<Slot>, congested: bool) {
 /// The codec's events, applied to the streams' slots.
 struct Events<'a> {
     slots: &'a mut Vec<Slot>,
+    body_cap: usize,
+    /// Streams whose unread body went over `body_cap` (reset after).
+    over: Vec<u32>,
     /// Request heads complete in this feed.
     fresh: Vec<Fresh>,
     /// Requests HTTP/1.1 cannot carry (reset after the feed).
@@ -310,7 +330,11 @@ impl Sink for Events<'_> {
     }
 
     fn data(&mut self, stream: u32, data: &[u8], end_stream: bool) {
+        let cap = self.body_cap;
         let Some(s) = self.slot(stream) else { return };
+        if s.broken {
+            return;
+        }
         if s.at == s.body.len() {
             s.body.clear();
             s.at = 0;
@@ -318,8 +342,7 @@ impl Sink for Events<'_> {
         s.unreleased += data.len();
         if s.chunked {
             if !data.is_empty() {
-                s.body
-                    .extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                let _ = write!(s.body, "{:x}\r\n", data.len());
                 s.body.extend_from_slice(data);
                 s.body.extend_from_slice(b"\r\n");
             }
@@ -330,7 +353,12 @@ impl Sink for Events<'_> {
             s.body.extend_from_slice(data);
         }
         s.ended |= end_stream;
+        let over = s.body.len() - s.at > cap;
+        s.broken |= over;
         s.wake();
+        if over {
+            self.over.push(stream);
+        }
     }
 
     fn reset(&mut self, stream: u32, _code: u32) {
@@ -664,3 +692,7 @@ impl DataSink for Own<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "front_tests.rs"]
+mod tests;

@@ -80,7 +80,11 @@ pub async fn serve(
         // flood and ends the connection.
         max_header_block: 4 * sh.bufsize.max(16384),
     };
-    let front = Arc::new(Front::new(Server::new(cfg)));
+    // A stream may hold four windows of unread body (in HTTP/1.1
+    // framing): what a client's honest frames fill, never a flood of
+    // one-byte DATA frames.
+    let body_cap = 4 * cfg.initial_window as usize + 64 * 1024;
+    let front = Arc::new(Front::new(Server::new(cfg), body_cap));
     let limits = Limits {
         max_head: sh.bufsize,
         max_headers: sh.maxhdr,
@@ -150,6 +154,12 @@ pub async fn serve(
         }
         while wat < wbuf.len() {
             match client.try_send(&wbuf[wat..]) {
+                // A socket that takes nothing while it says it is writable
+                // is broken: never spin on it.
+                Ok(0) => {
+                    failed = true;
+                    break;
+                }
                 Ok(n) => wat += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(_) => {
