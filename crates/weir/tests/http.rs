@@ -204,7 +204,11 @@ fn bad_requests_get_their_status_and_close() {
             b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n",
             400,
         ),
-        (b"POST / HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n", 501),
+        (b"POST / HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n", 400),
+        (
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: foo, chunked\r\n\r\n",
+            422,
+        ),
         (b"GET / HTTP/1.1\r\nX: a\0b\r\n\r\n", 400),
         (b"GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400),
         (

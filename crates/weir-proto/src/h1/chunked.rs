@@ -33,6 +33,19 @@ pub struct ChunkedDecoder {
 /// Longest chunk-size line accepted (size, extensions and CRLF).
 const MAX_SIZE_LINE: usize = 4096;
 
+/// Whether the start of a chunk-size line, still without its CRLF, can
+/// begin a valid one: hex digits up to the first `;`, space or CR (so that
+/// a body that is not chunked at all is refused at once, not awaited).
+fn size_prefix_ok(partial: &[u8]) -> bool {
+    let digits = partial
+        .iter()
+        .position(|&b| matches!(b, b';' | b' ' | b'\t' | b'\r'))
+        .unwrap_or(partial.len());
+    digits <= 16
+        && partial[..digits].iter().all(u8::is_ascii_hexdigit)
+        && (digits > 0 || partial.is_empty())
+}
+
 impl ChunkedDecoder {
     pub fn is_done(&self) -> bool {
         self.state == State::Done
@@ -75,6 +88,7 @@ impl ChunkedDecoder {
                     let Some(eol) = buf[i..].windows(2).position(|w| w == b"\r\n") else {
                         if buf.len() - i > MAX_SIZE_LINE
                             || buf[i..].contains(&b'\n') && !buf[i..].contains(&b'\r')
+                            || self.state == State::Size && !size_prefix_ok(&buf[i..])
                         {
                             return Err(bad("invalid chunk line"));
                         }

@@ -1,7 +1,7 @@
 //! Request and response heads on `httparse`, with weir's limits and the
 //! framing decision of RFC 9112 §6.
 
-use super::{Framing, H1Error};
+use super::{framing, Framing, H1Error};
 use std::mem::MaybeUninit;
 
 /// Size limits (HAProxy: `tune.bufsize`, `tune.http.maxhdr`).
@@ -83,10 +83,13 @@ pub struct RequestHead {
     pub framing: Framing,
     /// The client wants the connection kept open after this exchange.
     pub keep_alive: bool,
-    /// Both Transfer-Encoding and Content-Length were present: close after
-    /// the response.
+    /// Both Transfer-Encoding and Content-Length were present, or chunks
+    /// came over HTTP/1.0: close after the response.
     pub close_after: bool,
     pub expect_continue: bool,
+    /// The head's bytes as received are exactly what weir would write for
+    /// it, and may be forwarded as they are; otherwise weir writes it.
+    pub canonical: bool,
 }
 
 /// A parsed response head.
@@ -98,16 +101,12 @@ pub struct ResponseHead {
     pub headers: Vec<Header>,
     pub framing: Framing,
     pub keep_alive: bool,
+    /// As [`RequestHead::canonical`].
+    pub canonical: bool,
 }
 
 fn headers_of(h: &[httparse::Header<'_>]) -> Vec<Header> {
     h.iter().map(|h| Header::new(h.name, h.value)).collect()
-}
-
-fn tokens(v: &[u8]) -> impl Iterator<Item = String> + '_ {
-    v.split(|&b| b == b',')
-        .map(|t| String::from_utf8_lossy(t).trim().to_ascii_lowercase())
-        .filter(|t| !t.is_empty())
 }
 
 /// Whether a `Connection` field lists `token` (compared without case; no
@@ -118,39 +117,6 @@ pub fn connection_has(headers: &[Header], token: &str) -> bool {
         .filter(|h| h.is("connection"))
         .flat_map(|h| h.value().split(|&b| b == b','))
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-}
-
-/// Content-Length values merged: identical values (also within one
-/// comma-separated field) are one; different ones are an error.
-fn content_length(headers: &[Header]) -> Result<Option<u64>, &'static str> {
-    let mut found: Option<u64> = None;
-    for h in headers.iter().filter(|h| h.is("content-length")) {
-        for part in h.value().split(|&b| b == b',') {
-            let t = std::str::from_utf8(part)
-                .map_err(|_| "invalid Content-Length")?
-                .trim();
-            if t.is_empty() || t.len() > 19 || !t.bytes().all(|b| b.is_ascii_digit()) {
-                return Err("invalid Content-Length");
-            }
-            let n: u64 = t.parse().map_err(|_| "invalid Content-Length")?;
-            match found {
-                Some(f) if f != n => return Err("several different Content-Length values"),
-                _ => found = Some(n),
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// The transfer codings, in order, or None without Transfer-Encoding.
-fn transfer_codings(headers: &[Header]) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut any = false;
-    for h in headers.iter().filter(|h| h.is("transfer-encoding")) {
-        any = true;
-        out.extend(tokens(h.value()).map(|t| t.split(';').next().unwrap_or("").trim().to_string()));
-    }
-    any.then_some(out)
 }
 
 fn map_err(e: httparse::Error, request: bool) -> H1Error {
@@ -212,6 +178,85 @@ fn header_slots<'s, 'b>(
     }
 }
 
+/// Where slice `part` of `buf` starts in it (both from one parse).
+fn offset(buf: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize)
+}
+
+/// Whether the header lines from `pos` to the end of `head` are exactly
+/// `name: value\r\n` each, then `\r\n`: what weir would write for them.
+fn canonical_fields(head: &[u8], mut pos: usize, fields: &[httparse::Header<'_>]) -> bool {
+    for h in fields {
+        if offset(head, h.name.as_bytes()) != pos || h.value.is_empty() {
+            return false;
+        }
+        pos += h.name.len();
+        if head.get(pos..pos + 2) != Some(b": ") || offset(head, h.value) != pos + 2 {
+            return false;
+        }
+        pos += 2 + h.value.len();
+        if head.get(pos..pos + 2) != Some(b"\r\n") {
+            return false;
+        }
+        pos += 2;
+    }
+    head.get(pos..) == Some(b"\r\n")
+}
+
+/// Whether a request head's bytes are exactly what weir would write for
+/// it (single spaces, CRLF line ends, one space after each colon): only
+/// then may they be forwarded as received.
+fn canonical_request(head: &[u8], req: &httparse::Request<'_, '_>) -> bool {
+    let (Some(method), Some(path)) = (req.method, req.path) else {
+        return false;
+    };
+    let pos = method.len();
+    if head.get(pos) != Some(&b' ') || offset(head, path.as_bytes()) != pos + 1 {
+        return false;
+    }
+    let pos = pos + 1 + path.len();
+    let line_end: &[u8] = if req.version == Some(0) {
+        b" HTTP/1.0\r\n"
+    } else {
+        b" HTTP/1.1\r\n"
+    };
+    head.get(pos..pos + line_end.len()) == Some(line_end)
+        && canonical_fields(head, pos + line_end.len(), req.headers)
+}
+
+/// The same for a response head: `HTTP/1.x NNN reason\r\n`, then fields.
+fn canonical_response(head: &[u8], res: &httparse::Response<'_, '_>) -> bool {
+    let Some(reason) = res.reason else {
+        return false;
+    };
+    if head.get(8) != Some(&b' ')
+        || head.get(12) != Some(&b' ')
+        || reason.is_empty()
+        || offset(head, reason.as_bytes()) != 13
+    {
+        return false;
+    }
+    let pos = 13 + reason.len();
+    head.get(pos..pos + 2) == Some(b"\r\n") && canonical_fields(head, pos + 2, res.headers)
+}
+
+/// The request's target form checked, and an absolute-form authority
+/// against `Host` (they must agree).
+fn check_target(method: &str, uri: &str, headers: &[Header]) -> Result<(), H1Error> {
+    let bad = H1Error::BadRequest;
+    match framing::target(method, uri).map_err(bad)? {
+        framing::Target::Absolute { scheme, authority } => {
+            match headers.iter().find(|h| h.is("host")) {
+                Some(h) if !framing::same_authority(scheme, authority.as_bytes(), h.value()) => {
+                    Err(bad("the target's authority and Host differ"))
+                }
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Parses a request head at the start of `buf`; returns it and the bytes
 /// it used. Errors carry the status to answer.
 pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead, usize)>, H1Error> {
@@ -219,8 +264,9 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
     let mut heap = Vec::new();
     let slots = header_slots(&mut stack, &mut heap, limits.max_headers);
     let mut req = httparse::Request::new(&mut []);
-    let parsed =
-        httparse::ParserConfig::default().parse_request_with_uninit_headers(&mut req, buf, slots);
+    let parsed = httparse::ParserConfig::default()
+        .allow_multiple_spaces_in_request_line_delimiters(true)
+        .parse_request_with_uninit_headers(&mut req, buf, slots);
     let used = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return incomplete(buf, limits, true).map(|_| None),
@@ -232,45 +278,47 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
     if buf[..used].contains(&0) {
         return Err(H1Error::BadRequest("NUL byte in the request head"));
     }
+    let mut canonical = canonical_request(&buf[..used], &req);
     let method = req.method.unwrap_or("").to_string();
     let uri = req.path.unwrap_or("").to_string();
     let minor = req.version.unwrap_or(1);
     let mut headers = headers_of(req.headers);
-    let cl = content_length(&headers).map_err(H1Error::BadRequest)?;
-    let te = transfer_codings(&headers);
+    canonical &= !framing::single_host(&mut headers).map_err(H1Error::BadRequest)?;
+    check_target(&method, &uri, &headers)?;
+    let cl = framing::content_length(&headers).map_err(H1Error::BadRequest)?;
     let mut close_after = false;
-    let framing = match te {
-        Some(codings) => {
-            if minor == 0 {
-                return Err(H1Error::BadRequest(
-                    "Transfer-Encoding in an HTTP/1.0 request",
-                ));
-            }
-            if codings.iter().any(|c| {
-                !matches!(
-                    c.as_str(),
-                    "chunked" | "gzip" | "deflate" | "compress" | "identity" | "x-gzip"
-                )
-            }) {
-                return Err(H1Error::NotImplemented("unknown transfer coding"));
-            }
-            if codings.last().map(String::as_str) != Some("chunked") {
-                return Err(H1Error::BadRequest(
-                    "the last transfer coding is not chunked",
-                ));
-            }
-            if codings.iter().filter(|c| *c == "chunked").count() > 1 {
-                return Err(H1Error::BadRequest("chunked applied more than once"));
+    let framing = match framing::request_coding(&headers)? {
+        framing::RequestCoding::Chunked {
+            canonical: te_canonical,
+        } => {
+            if !te_canonical {
+                framing::set_single_chunked(&mut headers);
+                canonical = false;
             }
             if cl.is_some() {
                 headers.retain(|h| !h.is("content-length"));
+                canonical = false;
                 close_after = true;
             }
+            // HTTP/1.0 knows no chunks: read them (as haproxy does), then
+            // close, since the client cannot frame a next request the same
+            // way (RFC 9112 §6.1).
+            close_after |= minor == 0;
             Framing::Chunked
         }
-        None => match cl {
-            Some(0) | None => Framing::None,
-            Some(n) => Framing::ContentLength(n),
+        framing::RequestCoding::Absent => match cl {
+            Some((n, single)) => {
+                if !single {
+                    framing::set_single_content_length(&mut headers, n);
+                    canonical = false;
+                }
+                if n == 0 {
+                    Framing::None
+                } else {
+                    Framing::ContentLength(n)
+                }
+            }
+            None => Framing::None,
         },
     };
     let framing = if method == "CONNECT" {
@@ -297,6 +345,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
             keep_alive: keep_alive && !close_after,
             close_after,
             expect_continue,
+            canonical,
         },
         used,
     )))
@@ -322,21 +371,31 @@ pub fn parse_response(
     if buf[..used].contains(&0) {
         return Err(H1Error::BadResponse("NUL byte in the response head"));
     }
+    let mut canonical = canonical_response(&buf[..used], &res);
     let status = res.code.unwrap_or(0);
     let minor = res.version.unwrap_or(1);
-    let headers = headers_of(res.headers);
-    let cl = content_length(&headers).map_err(H1Error::BadResponse)?;
+    let mut headers = headers_of(res.headers);
+    let cl = framing::content_length(&headers).map_err(H1Error::BadResponse)?;
+    let chunked = framing::response_chunked(&headers).map_err(H1Error::BadResponse)?;
+    if chunked.is_some() && cl.is_some() {
+        // Transfer-Encoding wins (RFC 9112 §6.3): the length goes.
+        headers.retain(|h| !h.is("content-length"));
+        canonical = false;
+    } else if let Some((n, false)) = cl {
+        framing::set_single_content_length(&mut headers, n);
+        canonical = false;
+    }
     let framing = if status == 101 || (method == "CONNECT" && (200..300).contains(&status)) {
         Framing::Tunnel
     } else if method == "HEAD" || (100..200).contains(&status) || status == 204 || status == 304 {
         Framing::None
     } else {
-        match transfer_codings(&headers) {
-            Some(c) if c.last().map(String::as_str) == Some("chunked") => Framing::Chunked,
-            Some(_) => Framing::UntilClose,
+        match chunked {
+            Some(true) => Framing::Chunked,
+            Some(false) => Framing::UntilClose,
             None => match cl {
-                Some(0) => Framing::None,
-                Some(n) => Framing::ContentLength(n),
+                Some((0, _)) => Framing::None,
+                Some((n, _)) => Framing::ContentLength(n),
                 None => Framing::UntilClose,
             },
         }
@@ -355,6 +414,7 @@ pub fn parse_response(
             headers,
             framing,
             keep_alive,
+            canonical,
         },
         used,
     )))

@@ -3,15 +3,19 @@
 //! from the server behind it (request smuggling). Pure: bytes in, values
 //! out; each parser is tri-state (`Ok(None)` = need more bytes).
 //!
-//! Choices, after HAProxy: a request with both Transfer-Encoding and
+//! Choices, after HAProxy 2.6: a request with both Transfer-Encoding and
 //! Content-Length is accepted with Transfer-Encoding winning, the
 //! Content-Length removed, and the connection marked to close after the
-//! response; identical repeated Content-Length values merge, different ones
-//! are a 400; a request whose last transfer coding is not `chunked` is a 400,
-//! an unknown coding a 501.
+//! response; identical repeated Content-Length values (and Host fields)
+//! merge into one, different ones are a 400; a request whose last transfer
+//! coding is not `chunked` is a 400, one with another coding before
+//! `chunked` a 422. A head whose bytes are not exactly what weir would
+//! write (bare LF, extra spaces, merged fields) says so
+//! (`canonical: false`) and is written anew before it goes anywhere.
 
 mod body;
 mod chunked;
+mod framing;
 mod head;
 pub mod status;
 
@@ -43,8 +47,8 @@ pub enum H1Error {
     UriTooLong,
     #[error("request header section too large or too many headers")]
     HeadersTooLarge,
-    #[error("not implemented: {0}")]
-    NotImplemented(&'static str),
+    #[error("unprocessable: {0}")]
+    Unprocessable(&'static str),
     #[error("invalid response: {0}")]
     BadResponse(&'static str),
 }
@@ -56,7 +60,7 @@ impl H1Error {
             H1Error::BadRequest(_) => 400,
             H1Error::UriTooLong => 414,
             H1Error::HeadersTooLarge => 431,
-            H1Error::NotImplemented(_) => 501,
+            H1Error::Unprocessable(_) => 422,
             H1Error::BadResponse(_) => 502,
         }
     }

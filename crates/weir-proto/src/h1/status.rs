@@ -41,6 +41,11 @@ pub const PAGES: &[(u16, &str, &str)] = &[
         "The request entity exceeds the maximum allowed.",
     ),
     (414, "Request-URI Too Long", "The request URI is too long."),
+    (
+        422,
+        "Unprocessable Content",
+        "The server cannot process the contained instructions.",
+    ),
     (425, "Too Early", "Your browser sent early data."),
     (
         429,

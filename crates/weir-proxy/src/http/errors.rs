@@ -9,7 +9,8 @@ use weir_proto::h1::status::PAGES;
 
 /// An error page as HAProxy sends it. `parse_error` selects the form used
 /// when the request itself could not be parsed (capitalised header names
-/// and `Connection: close`, as HAProxy's raw messages).
+/// and `Connection: close`, as HAProxy's raw messages; haproxy's 422 has
+/// no `Connection` field, though the connection closes all the same).
 pub fn page(status: u16, parse_error: bool) -> Vec<u8> {
     let (reason, text) = PAGES
         .iter()
@@ -17,8 +18,13 @@ pub fn page(status: u16, parse_error: bool) -> Vec<u8> {
         .map_or(("Error", "An error occurred."), |(_, r, t)| (*r, *t));
     let body = format!("<html><body><h1>{status} {reason}</h1>\n{text}\n</body></html>\n");
     if parse_error {
+        let close = if status == 422 {
+            ""
+        } else {
+            "Connection: close\r\n"
+        };
         format!(
-            "HTTP/1.1 {status} {reason}\r\nContent-length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n{body}",
+            "HTTP/1.1 {status} {reason}\r\nContent-length: {}\r\nCache-Control: no-cache\r\n{close}Content-Type: text/html\r\n\r\n{body}",
             body.len()
         )
         .into_bytes()
@@ -69,6 +75,9 @@ mod tests {
         assert!(p.contains("Content-length: 90\r\n") && p.contains("Connection: close\r\n"));
         let p = String::from_utf8(page(408, true)).unwrap_or_default();
         assert!(p.contains("Content-length: 110\r\n"));
+        let p = String::from_utf8(page(422, true)).unwrap_or_default();
+        assert!(p.starts_with("HTTP/1.1 422 Unprocessable Content\r\nContent-length: 116\r\n"));
+        assert!(!p.contains("Connection"));
         for (s, len) in [
             (502, 107),
             (504, 92),

@@ -74,12 +74,25 @@ async fn fail<'r>(
     status: u16,
     term: &[u8; 2],
 ) -> Outcome<'r> {
+    fail_as(client, px, fe_px, status, term, false).await
+}
+
+/// [`fail`], with the form of page: `parse_error` for a request that
+/// could not be read (HAProxy's raw messages, which close).
+async fn fail_as<'r>(
+    client: &Conn,
+    px: &Proxy,
+    fe_px: &Proxy,
+    status: u16,
+    term: &[u8; 2],
+    parse_error: bool,
+) -> Outcome<'r> {
     let mut o = Outcome::error(status, term);
     if status == 0 {
         o.status = -1;
         return o;
     }
-    let page = errors::response(px, status, false);
+    let page = errors::response(px, status, parse_error);
     if send(client, &page, fe_px.timeouts.client).await.is_ok() {
         o.bytes_out = page.len() as u64;
     }
@@ -114,7 +127,8 @@ pub(super) fn exchange<'r, 'a>(
             max_head: size,
             max_headers: sh.maxhdr,
         };
-        let mut dirty = req.close_after;
+        // A head whose bytes are not canonical is written anew.
+        let mut dirty = !req.canonical;
         let mut tmpl = ExCtx {
             sh,
             fe_idx,
@@ -471,6 +485,9 @@ pub(super) fn exchange<'r, 'a>(
             let mut sbuf = Buf::default();
             let no_body = matches!(rest_framing, Framing::None | Framing::Tunnel)
                 || rest_framing == Framing::ContentLength(0);
+            // The body still going up when the response head came: it goes
+            // on beside the response, which is relayed at once (as haproxy).
+            let mut pending_up: Option<Upload<'_>> = None;
             // A block: the response as read is not kept once taken apart.
             let (mut res, rused) = {
                 let (up, resp) = if no_body {
@@ -481,46 +498,82 @@ pub(super) fn exchange<'r, 'a>(
                 } else {
                     // Both at once; a body that fails on the client's side ends
                     // the wait for a response that cannot come. Boxed: a request
-                    // without a body (the common case) does not carry its state.
-                    Box::pin(async {
-                    let up_fut = transfer(client, cbuf, sconn, rest_framing, size, t_srv, true);
-                    let resp_fut =
-                        read_response(client, sconn, &mut sbuf, &limits, &req.method, be_px, fe_px);
-                    tokio::pin!(up_fut, resp_fut);
-                    let (mut up, mut resp) = (None, None);
-                    while up.is_none() || resp.is_none() {
+                    // without a body (the common case) does not carry their state.
+                    let mut up_fut: Upload<'_> = Box::pin(transfer(
+                        client,
+                        &mut *cbuf,
+                        sconn,
+                        rest_framing,
+                        size,
+                        t_srv,
+                        true,
+                    ));
+                    let mut resp_fut = Box::pin(read_response(
+                        client,
+                        sconn,
+                        &mut sbuf,
+                        &limits,
+                        &req.method,
+                        be_px,
+                        fe_px,
+                    ));
+                    let mut up = None;
+                    let resp = loop {
                         tokio::select! {
                             r = &mut up_fut, if up.is_none() => {
                                 let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
                                 up = Some(r);
                                 if client_failed {
-                                    break;
+                                    break Err(RespFail::Closed);
                                 }
                             }
-                            r = &mut resp_fut, if resp.is_none() => resp = Some(r),
+                            r = &mut resp_fut => break r,
                         }
-                    }
-                    (up.unwrap_or(Ok(0)), resp.unwrap_or(Err(RespFail::Closed)))
-                })
-                .await
+                    };
+                    drop(resp_fut);
+                    let up = match up {
+                        Some(r) => r,
+                        None => {
+                            if resp.is_ok() {
+                                pending_up = Some(up_fut);
+                            }
+                            Ok(0)
+                        }
+                    };
+                    (up, resp)
                 };
                 match up {
                     Ok(n) => bytes_in += n,
                     Err(e) => {
-                        let (status, term): (u16, &[u8; 2]) = match e {
-                            XferError::Invalid(e) => (e.status(), b"PD"),
-                            XferError::SrcTimeout => (408, b"cD"),
-                            XferError::SrcClosed | XferError::SrcError => (400, b"CD"),
-                            XferError::DstError => (502, b"SD"),
-                            XferError::DstTimeout => (504, b"sD"),
+                        let status = match e {
+                            XferError::Invalid(e) => e.status(),
+                            XferError::SrcTimeout => 408,
+                            XferError::SrcClosed | XferError::SrcError => 400,
+                            XferError::DstError => 502,
+                            XferError::DstTimeout => 504,
                         };
+                        let term = upload_term(e);
                         if resp.is_err() || !matches!(e, XferError::DstError) {
+                            drop(pending_up);
                             let answered = !matches!(e, XferError::SrcClosed | XferError::SrcError);
                             sconn.set_reset_on_close();
-                            let mut o = if answered {
-                                Box::pin(fail(client, be_px, fe_px, status, term)).await
+                            let mut o = if let XferError::Invalid(why) = e {
+                                // A body that cannot be read is the client's
+                                // parse error: logged, kept for `show errors`,
+                                // answered in HAProxy's raw form.
+                                sh.errors.record(
+                                    fe.proxy,
+                                    false,
+                                    None,
+                                    acc.peer,
+                                    why.to_string(),
+                                    cbuf.bytes(),
+                                );
+                                Box::pin(fail_as(client, be_px, fe_px, status, &term, true)).await
+                            } else if answered {
+                                Box::pin(fail(client, be_px, fe_px, status, &term)).await
                             } else {
-                                Outcome::error(status, term)
+                                Outcome::error(status, &term)
                             };
                             o.bytes_in = bytes_in;
                             return o;
@@ -588,7 +641,7 @@ pub(super) fn exchange<'r, 'a>(
                 }
             };
             let t_res = ms(crate::clock::elapsed(sent_at));
-            let mut rdirty = false;
+            let mut rdirty = !res.canonical;
             // A block: the response's rules and samples do not wait, so
             // their context is not kept in the states that do.
             let replaced = {
@@ -660,7 +713,7 @@ pub(super) fn exchange<'r, 'a>(
                 && mode != HttpConnMode::Close
                 && res.framing != Framing::UntilClose
                 && !*sh.stopping.borrow();
-            let keep_server = !server_close && res.keep_alive && !tunnel;
+            let mut keep_server = !server_close && res.keep_alive && !tunnel;
             if !tunnel {
                 let (has_close, has_ka) = (
                     head::connection_has(&res.headers, "close"),
@@ -733,6 +786,14 @@ pub(super) fn exchange<'r, 'a>(
                 }
             }
             if tunnel {
+                // A body still coming cannot be told from the tunnel's bytes.
+                // (`map` moves the upload, and its borrows, out of the way.)
+                if pending_up.map(drop).is_some() {
+                    out.keep_client = false;
+                    out.term = *b"PD";
+                    sconn.set_reset_on_close();
+                    return out;
+                }
                 let leftover = sbuf.bytes().to_vec();
                 sbuf.consume(leftover.len());
                 if !leftover.is_empty()
@@ -766,7 +827,25 @@ pub(super) fn exchange<'r, 'a>(
                 read: be_px.timeouts.server,
                 write: fe_px.timeouts.client,
             };
-            match transfer(sconn, &mut sbuf, client, rest, size, t_cli, false).await {
+            // The upload is moved in: its borrows end with the call.
+            let (down, up) = beside(
+                transfer(sconn, &mut sbuf, client, rest, size, t_cli, false),
+                pending_up,
+            )
+            .await;
+            match up {
+                Some(Ok(n)) => out.bytes_in += n,
+                Some(Err(e)) => {
+                    // The request never ended as it should: neither side is
+                    // kept, and the log says which side failed.
+                    out.term = upload_term(e);
+                    out.keep_client = false;
+                    keep_server = false;
+                    sconn.set_reset_on_close();
+                }
+                None => {}
+            }
+            match down {
                 Ok(n) => out.bytes_out += n,
                 Err(e) => {
                     out.term = match e {
@@ -810,6 +889,36 @@ pub(super) fn exchange<'r, 'a>(
             drop(slot);
             return out;
         }
+    }
+}
+
+/// A request body still on its way to the server.
+type Upload<'u> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, XferError>> + Send + 'u>>;
+
+/// Runs `down` (a response body on its way to the client) and, beside it,
+/// the rest of a request body still going up when the server answered.
+async fn beside<T>(
+    down: impl std::future::Future<Output = T>,
+    up: Option<Upload<'_>>,
+) -> (T, Option<Result<u64, XferError>>) {
+    match up {
+        None => (down.await, None),
+        Some(up) => {
+            let (d, u) = tokio::join!(down, up);
+            (d, Some(u))
+        }
+    }
+}
+
+/// The termination state of a request body that failed on its way up.
+fn upload_term(e: XferError) -> [u8; 2] {
+    match e {
+        XferError::Invalid(_) => *b"PD",
+        XferError::SrcTimeout => *b"cD",
+        XferError::SrcClosed | XferError::SrcError => *b"CD",
+        XferError::DstError => *b"SD",
+        XferError::DstTimeout => *b"sD",
     }
 }
 

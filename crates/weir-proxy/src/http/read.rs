@@ -47,7 +47,12 @@ pub(super) async fn read_head(
         if !buf.is_empty() {
             let at = *first_byte.get_or_insert_with(crate::clock::now);
             match h1::parse_request(buf.bytes(), limits) {
-                Ok(Some((req, used))) => return HeadEnd::Head(req, used),
+                Ok(Some((req, used))) => {
+                    return match buffered_chunks_ok(&req, &buf.bytes()[used..]) {
+                        Ok(()) => HeadEnd::Head(req, used),
+                        Err(e) => HeadEnd::Invalid(e),
+                    };
+                }
                 Ok(None) if buf.is_full() => {
                     return HeadEnd::Invalid(H1Error::HeadersTooLarge);
                 }
@@ -84,6 +89,17 @@ pub(super) async fn read_head(
             }
         }
     }
+}
+
+/// Checks the chunked body bytes that came with a head before anything
+/// of the request goes to a server: a body already known to be invalid is
+/// the client's parse error, answered without a server ever seeing its
+/// head.
+fn buffered_chunks_ok(req: &RequestHead, rest: &[u8]) -> Result<(), H1Error> {
+    if req.framing != h1::Framing::Chunked || rest.is_empty() {
+        return Ok(());
+    }
+    h1::ChunkedDecoder::default().feed(rest).map(|_| ())
 }
 
 /// Why no response head came.

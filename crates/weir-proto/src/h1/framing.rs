@@ -1,0 +1,261 @@
+//! The fields that decide where a message ends, and where a request goes,
+//! read exactly by RFC 9110/9112 so that no server behind weir can read
+//! them differently: `Content-Length` (1*DIGIT, identical repeats merged),
+//! `Transfer-Encoding` (a token list whose last is `chunked`), one `Host`,
+//! and the request target's form. Optional whitespace is SP and HTAB only:
+//! no value ever meets a trim that knows Unicode.
+
+use super::{H1Error, Header};
+
+/// Optional whitespace (RFC 9110 §5.6.3) removed from both ends.
+pub(super) fn trim_ows(v: &[u8]) -> &[u8] {
+    let start = v.iter().position(|&b| b != b' ' && b != b'\t');
+    let Some(start) = start else { return &[] };
+    let end = v
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(start);
+    &v[start..=end]
+}
+
+/// The elements of a comma-separated list, each without its optional
+/// whitespace (empty elements kept: callers decide).
+fn elements(v: &[u8]) -> impl Iterator<Item = &[u8]> {
+    v.split(|&b| b == b',').map(trim_ows)
+}
+
+/// `tchar` of RFC 9110 §5.6.2.
+pub(super) fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// A `token`: one or more `tchar`.
+fn is_token(v: &[u8]) -> bool {
+    !v.is_empty() && v.iter().all(|&b| is_tchar(b))
+}
+
+/// The message's length from its `Content-Length` fields, and whether
+/// they are already in canonical form (one field, one value). Identical
+/// values, repeated in fields or within one list, are one; different
+/// values, an empty value, a sign or any byte but a digit are errors.
+pub(super) fn content_length(headers: &[Header]) -> Result<Option<(u64, bool)>, &'static str> {
+    let mut found: Option<u64> = None;
+    let mut values = 0usize;
+    for h in headers.iter().filter(|h| h.is("content-length")) {
+        for part in elements(h.value()) {
+            if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
+                return Err("invalid Content-Length");
+            }
+            let n = part.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+            match found {
+                Some(f) if f != n => return Err("several different Content-Length values"),
+                _ => found = Some(n),
+            }
+            values += 1;
+        }
+    }
+    Ok(found.map(|n| (n, values == 1)))
+}
+
+/// Keeps one `Content-Length` field, with value `n`, where the first was.
+pub(super) fn set_single_content_length(headers: &mut Vec<Header>, n: u64) {
+    set_single(headers, "content-length", n.to_string().as_bytes());
+}
+
+/// Replaces every field `name` by one with `value`, at the first one's
+/// place and with its spelling of the name.
+fn set_single(headers: &mut Vec<Header>, name: &str, value: &[u8]) {
+    let Some(first) = headers.iter().position(|h| h.is(name)) else {
+        return;
+    };
+    headers[first].set_value(value);
+    let mut i = 0;
+    headers.retain(|h| {
+        i += 1;
+        i - 1 == first || !h.is(name)
+    });
+}
+
+/// What a request's `Transfer-Encoding` fields say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RequestCoding {
+    /// No `Transfer-Encoding` field.
+    Absent,
+    /// `chunked` alone; `canonical` when it is one field that says exactly
+    /// `chunked`.
+    Chunked { canonical: bool },
+}
+
+/// Reads a request's transfer codings. Empty elements at the end of the
+/// list are ignored (haproxy 2.6 accepts `chunked,`). The last coding must
+/// be `chunked`, once (400 otherwise); weir, as haproxy 2.6, applies no
+/// other coding to requests, so one before it is a 422. An element that is
+/// not a token (a parameter, non-ASCII whitespace) is a 400.
+pub(super) fn request_coding(headers: &[Header]) -> Result<RequestCoding, H1Error> {
+    let mut fields = headers.iter().filter(|h| h.is("transfer-encoding"));
+    let Some(first) = fields.next() else {
+        return Ok(RequestCoding::Absent);
+    };
+    let canonical = first.value() == b"chunked" && fields.next().is_none();
+    let mut list: Vec<&[u8]> = headers
+        .iter()
+        .filter(|h| h.is("transfer-encoding"))
+        .flat_map(|h| elements(h.value()))
+        .collect();
+    while list.last().is_some_and(|e| e.is_empty()) {
+        list.pop();
+    }
+    let bad = H1Error::BadRequest;
+    let Some(last) = list.pop() else {
+        return Err(bad("empty Transfer-Encoding"));
+    };
+    if !last.eq_ignore_ascii_case(b"chunked") {
+        return Err(bad("the last transfer coding is not chunked"));
+    }
+    for c in &list {
+        if c.eq_ignore_ascii_case(b"chunked") {
+            return Err(bad("chunked applied more than once"));
+        }
+        if !c.is_empty() && !is_token(c) {
+            return Err(bad("invalid transfer coding"));
+        }
+    }
+    if !list.is_empty() {
+        return Err(H1Error::Unprocessable(
+            "a transfer coding other than chunked",
+        ));
+    }
+    Ok(RequestCoding::Chunked { canonical })
+}
+
+/// Keeps one `Transfer-Encoding: chunked` field where the first was.
+pub(super) fn set_single_chunked(headers: &mut Vec<Header>) {
+    set_single(headers, "transfer-encoding", b"chunked");
+}
+
+/// Reads a response's transfer codings: `Some(true)` when `chunked` is
+/// last (once), `Some(false)` when the body then runs until the server
+/// closes, `None` without the field. An element that is not a token, or
+/// `chunked` before the last, is an error.
+pub(super) fn response_chunked(headers: &[Header]) -> Result<Option<bool>, &'static str> {
+    let mut list: Vec<&[u8]> = Vec::new();
+    let mut any = false;
+    for h in headers.iter().filter(|h| h.is("transfer-encoding")) {
+        any = true;
+        list.extend(elements(h.value()).filter(|e| !e.is_empty()));
+    }
+    if !any {
+        return Ok(None);
+    }
+    for (i, c) in list.iter().enumerate() {
+        let name = c.split(|&b| b == b';').next().map(trim_ows).unwrap_or(c);
+        if !is_token(name) {
+            return Err("invalid transfer coding");
+        }
+        if name.eq_ignore_ascii_case(b"chunked") && (i + 1 != list.len() || name.len() != c.len()) {
+            return Err("chunked applied before the last coding");
+        }
+    }
+    Ok(Some(
+        list.last()
+            .is_some_and(|c| c.eq_ignore_ascii_case(b"chunked")),
+    ))
+}
+
+/// The `Host` fields: identical repeats are one (the first is kept, and
+/// the return value says whether others were removed); different values
+/// are an error.
+pub(super) fn single_host(headers: &mut Vec<Header>) -> Result<bool, &'static str> {
+    let mut hosts = headers.iter().filter(|h| h.is("host"));
+    let Some(first) = hosts.next() else {
+        return Ok(false);
+    };
+    let mut repeated = false;
+    for h in hosts {
+        if h.value() != first.value() {
+            return Err("several different Host fields");
+        }
+        repeated = true;
+    }
+    if repeated {
+        let v = first.value().to_vec();
+        set_single(headers, "host", &v);
+    }
+    Ok(repeated)
+}
+
+/// The form of a request target (RFC 9112 §3.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Target<'a> {
+    /// `/path?query`
+    Origin,
+    /// `scheme://authority/path?query`: the scheme and the authority
+    /// (without userinfo).
+    Absolute { scheme: &'a str, authority: &'a str },
+    /// `host:port`, for CONNECT.
+    Authority,
+    /// `*`
+    Asterisk,
+}
+
+/// Reads the target of a request with `method`: visible ASCII only, no
+/// fragment, and one of the four forms (authority form for CONNECT only).
+pub(super) fn target<'a>(method: &str, uri: &'a str) -> Result<Target<'a>, &'static str> {
+    if uri.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
+        return Err("invalid character in the request target");
+    }
+    if uri.contains('#') {
+        return Err("fragment in the request target");
+    }
+    if method == "CONNECT" {
+        return Ok(Target::Authority);
+    }
+    if uri.starts_with('/') {
+        return Ok(Target::Origin);
+    }
+    if uri == "*" {
+        return Ok(Target::Asterisk);
+    }
+    let Some((scheme, rest)) = uri.split_once("://") else {
+        return Err("invalid request target");
+    };
+    let scheme_ok = scheme
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+    if !scheme_ok {
+        return Err("invalid scheme in the request target");
+    }
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    if authority.is_empty() {
+        return Err("empty authority in the request target");
+    }
+    Ok(Target::Absolute { scheme, authority })
+}
+
+/// Whether two authorities name the same host and port for `scheme`: the
+/// host without case, and the scheme's default port (`:80` for http,
+/// `:443` for https) the same as no port.
+pub(super) fn same_authority(scheme: &str, a: &[u8], b: &[u8]) -> bool {
+    let default: &[u8] = if scheme.eq_ignore_ascii_case("http") {
+        b":80"
+    } else if scheme.eq_ignore_ascii_case("https") {
+        b":443"
+    } else {
+        b""
+    };
+    let norm = |v: &'_ [u8]| -> Vec<u8> {
+        let v = if default.is_empty() {
+            v
+        } else {
+            v.strip_suffix(default).unwrap_or(v)
+        };
+        v.to_ascii_lowercase()
+    };
+    norm(a) == norm(b)
+}
