@@ -246,6 +246,7 @@ fn non_canonical_heads_are_marked() {
         "GET / HTTP/1.1\r\nHost:\ta\r\n\r\n",
         "GET / HTTP/1.1\r\nHost: a \r\n\r\n",
         "GET / HTTP/1.1\r\nX:\r\n\r\n",
+        "GET / HTTP/1.1\r\nX:  \r\n\r\n",
     ] {
         let h = ok(msg);
         assert!(!h.canonical, "{msg:?}");
@@ -253,6 +254,7 @@ fn non_canonical_heads_are_marked() {
     for msg in CAPTURED {
         assert!(ok(msg).canonical, "{msg:?}");
     }
+    assert!(ok("GET / HTTP/1.1\r\nX: \r\n\r\n").canonical, "empty value");
     let l = Limits::default();
     let res = |s: &str| parse_response(s.as_bytes(), &l, "GET").unwrap().unwrap().0;
     assert!(res("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n").canonical);
@@ -436,4 +438,37 @@ fn connection_tokens_match_whole_and_without_case() {
     assert!(super::head::connection_has(&hs, "upgrade"));
     assert!(!super::head::connection_has(&[h("closed, keep")], "close"));
     assert!(!super::head::connection_has(&[h("keep-alive")], "close"));
+}
+
+#[test]
+fn written_heads_parse_again_canonical_and_the_same() {
+    let accepted = [
+        "GET / HTTP/1.1\nHost: a\nX: a\n\n",
+        "GET  /x  HTTP/1.1\r\nHost:\ta \r\nHost: a\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: 5, 5\r\nTransfer-Encoding: CHUNKED,\r\n\r\n",
+        "POST / HTTP/1.0\r\nContent-Length:5\r\nX:\r\n\r\n",
+        "GET http://A:80/ HTTP/1.1\r\nHost: a\r\n\r\n",
+    ];
+    for msg in CAPTURED.iter().chain(&accepted) {
+        let h = ok(msg);
+        let out = write_request(&h);
+        let (again, n) = parse_request(&out, &Limits::default()).unwrap().unwrap();
+        assert_eq!(n, out.len(), "{msg:?}");
+        assert!(
+            again.canonical,
+            "{msg:?} -> {:?}",
+            String::from_utf8_lossy(&out)
+        );
+        assert_eq!(
+            (
+                again.method,
+                again.uri,
+                again.minor,
+                again.headers,
+                again.framing
+            ),
+            (h.method, h.uri, h.minor, h.headers, h.framing),
+            "{msg:?}"
+        );
+    }
 }

@@ -18,12 +18,14 @@ mod chunked;
 mod framing;
 mod head;
 pub mod status;
+mod write;
 
 pub use body::body_prefix;
 pub use chunked::{ChunkEvent, ChunkedDecoder};
 pub use head::{
     connection_has, parse_request, parse_response, Header, Limits, RequestHead, ResponseHead,
 };
+pub use write::{write_request, write_response};
 
 /// How a message body ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

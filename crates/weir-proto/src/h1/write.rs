@@ -1,0 +1,46 @@
+//! Heads written back to bytes in canonical form: `METHOD SP target SP
+//! HTTP/1.x CRLF`, each field as `name: value CRLF`, then CRLF. What weir
+//! sends whenever a head changed or did not arrive in that form.
+
+use super::{Header, RequestHead, ResponseHead};
+
+fn fields(out: &mut Vec<u8>, hs: &[Header]) {
+    for h in hs {
+        out.extend_from_slice(h.name().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(h.value());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The request line and fields of `req`.
+pub fn write_request(req: &RequestHead) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(req.method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(req.uri.as_bytes());
+    out.extend_from_slice(if req.minor == 0 {
+        b" HTTP/1.0\r\n"
+    } else {
+        b" HTTP/1.1\r\n"
+    });
+    fields(&mut out, &req.headers);
+    out
+}
+
+/// The status line and fields of `res`.
+pub fn write_response(res: &ResponseHead) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(if res.minor == 0 {
+        b"HTTP/1.0 "
+    } else {
+        b"HTTP/1.1 "
+    });
+    out.extend_from_slice(res.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(res.reason.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    fields(&mut out, &res.headers);
+    out
+}
