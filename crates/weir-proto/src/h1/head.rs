@@ -375,6 +375,10 @@ pub fn parse_response(
     }
     let mut canonical = canonical_response(&buf[..used], &res);
     let status = res.code.unwrap_or(0);
+    if status < 100 {
+        // Three digits, but no class of RFC 9110 §15: nothing to relay.
+        return Err(H1Error::BadResponse("invalid status"));
+    }
     let minor = res.version.unwrap_or(1);
     let mut headers = headers_of(res.headers);
     let cl = framing::content_length(&headers).map_err(H1Error::BadResponse)?;
