@@ -699,8 +699,16 @@ const HTTP_NOTES: &str = "
 
 ## HTTP behaviour that differs from HAProxy 2.6
 
-- weir is stricter on requests HAProxy 2.6 forwards: a NUL byte in a header value, an obs-fold continuation line, a version other than HTTP/1.0 or 1.1, and `Transfer-Encoding` in an HTTP/1.0 request get a 400 (RFC 9112 lets a proxy reject them; a server behind might read them differently).
-- Statuses for oversized or unsupported requests are the specific ones: a request line longer than `tune.bufsize` gets 414, too many or too large headers 431, an unknown transfer coding 501, where HAProxy 2.6 answers 400 to all three.
+- Message framing is read exactly as RFC 9110/9112 write it, so that no server behind weir can read a request differently (request smuggling; tests/smuggling.rs runs 73 hostile requests through weir and, beside it, haproxy 2.6):
+  - optional whitespace is space and tab only: a `Transfer-Encoding` or `Content-Length` value padded with any other byte (a non-breaking space, NEL, U+3000, a vertical tab) is a 400, as in HAProxy;
+  - `Content-Length` is digits only; identical values, repeated in fields or in one list, are merged into one field before the request is forwarded (as HAProxy); different values are a 400;
+  - a request's `Transfer-Encoding` must end with `chunked`, once: otherwise 400; another coding before it (`gzip, chunked`) is a 422, as in HAProxy 2.6; with `Content-Length` too, the length is removed and the connection closes after the response; `Transfer-Encoding: chunked` over HTTP/1.0 is read, then the connection closes (as HAProxy);
+  - one `Host` (identical repeats merged, different ones 400); an absolute-form target must agree with `Host`, a scheme's default port (`:80`, `:443`) counting as none; a `#fragment`, a byte outside visible ASCII, or an authority-form target outside `CONNECT` is a 400;
+  - a head whose bytes are not exactly what weir would write (bare LF line ends, several spaces in the request line, no or several spaces after a colon, merged fields) is written anew in canonical form before it goes to the server; it is never passed through as received. Responses from servers are read and rewritten the same way (an invalid length or coding, or a status below 100, from a server is a 502);
+  - the chunked bytes that arrive with a head are checked before anything is sent to a server, and a chunk-size line that cannot become valid is refused at once; a bad chunk later is answered 400 with `connection: close` (the same bytes as HAProxy 2.6), logged with `PH` as HAProxy does, kept for `show errors`, and the server connection is closed, never reused.
+- weir is stricter on requests HAProxy 2.6 forwards: a NUL or other control byte in a header value, an obs-fold continuation line, a bare LF inside a chunked body, and a version other than HTTP/1.0 or 1.1 get a 400 (RFC 9112 lets a proxy reject them; a server behind might read them differently).
+- Statuses for oversized requests are the specific ones: a request line longer than `tune.bufsize` gets 414, too many or too large headers 431, where HAProxy 2.6 answers 400 to both.
+- A server that answers before the request body has all arrived has its answer relayed at once, and the rest of the body still goes up (as HAProxy 2.6 does); the connection stays usable when both ends complete.
 - Pipelined requests sent before the client half-closes are all answered; HAProxy 2.6 may answer only the first.
 - Chunked bodies are re-encoded (extensions dropped, trailers kept), as HAProxy does; bodies are never buffered whole.
 - A `deny`, a `tarpit` and a response rule's `deny`/`return` close the client connection after the answer; `return` and `redirect` on a bodyless request keep it alive.

@@ -77,22 +77,26 @@ async fn fail<'r>(
     fail_as(client, px, fe_px, status, term, false).await
 }
 
-/// [`fail`], with the form of page: `parse_error` for a request that
-/// could not be read (HAProxy's raw messages, which close).
+/// [`fail`], telling the client that the connection ends when `close`
+/// (a request that could not be read to its end: `connection: close`
+/// after the page's fields, as haproxy 2.6 writes it).
 async fn fail_as<'r>(
     client: &Conn,
     px: &Proxy,
     fe_px: &Proxy,
     status: u16,
     term: &[u8; 2],
-    parse_error: bool,
+    close: bool,
 ) -> Outcome<'r> {
     let mut o = Outcome::error(status, term);
     if status == 0 {
         o.status = -1;
         return o;
     }
-    let page = errors::response(px, status, parse_error);
+    let mut page = errors::response(px, status, false);
+    if close {
+        page = errors::with_header(page, "connection: close");
+    }
     if send(client, &page, fe_px.timeouts.client).await.is_ok() {
         o.bytes_out = page.len() as u64;
     }
@@ -559,8 +563,9 @@ pub(super) fn exchange<'r, 'a>(
                             sconn.set_reset_on_close();
                             let mut o = if let XferError::Invalid(why) = e {
                                 // A body that cannot be read is the client's
-                                // parse error: logged, kept for `show errors`,
-                                // answered in HAProxy's raw form.
+                                // error: logged (`PH`: the server had not
+                                // answered yet, as haproxy says), kept for
+                                // `show errors`, answered with a close.
                                 sh.errors.record(
                                     fe.proxy,
                                     false,
@@ -569,7 +574,7 @@ pub(super) fn exchange<'r, 'a>(
                                     why.to_string(),
                                     cbuf.bytes(),
                                 );
-                                Box::pin(fail_as(client, be_px, fe_px, status, &term, true)).await
+                                Box::pin(fail_as(client, be_px, fe_px, status, b"PH", true)).await
                             } else if answered {
                                 Box::pin(fail(client, be_px, fe_px, status, &term)).await
                             } else {
