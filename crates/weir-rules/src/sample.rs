@@ -29,18 +29,23 @@ impl Sample {
             }
         }
     }
+    /// The sample as an integer: a string's digits, without the spaces
+    /// and tabs around them (never Unicode whitespace: `\u{a0}5` is no
+    /// number, as a server would not read it as one).
     pub fn to_int(&self) -> Option<i64> {
         match self {
             Sample::Int(i) => Some(*i),
             Sample::Bool(b) => Some(i64::from(*b)),
-            Sample::Str(s) => std::str::from_utf8(s).ok()?.trim().parse().ok(),
+            Sample::Str(s) => std::str::from_utf8(trim_ows(s)).ok()?.parse().ok(),
             Sample::Ip(_) => None,
         }
     }
+    /// The sample as an address (a string's, spaces and tabs around it
+    /// ignored).
     pub fn to_ip(&self) -> Option<IpAddr> {
         match self {
             Sample::Ip(a) => Some(*a),
-            Sample::Str(s) => std::str::from_utf8(s).ok()?.trim().parse().ok(),
+            Sample::Str(s) => std::str::from_utf8(trim_ows(s)).ok()?.parse().ok(),
             _ => None,
         }
     }
@@ -876,3 +881,13 @@ fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
 #[cfg(test)]
 #[path = "sample_tests.rs"]
 mod tests;
+
+/// `v` without the spaces and tabs around it (HTTP's optional whitespace).
+fn trim_ows(v: &[u8]) -> &[u8] {
+    let start = v.iter().position(|&b| b != b' ' && b != b'\t');
+    let end = v.iter().rposition(|&b| b != b' ' && b != b'\t');
+    match (start, end) {
+        (Some(a), Some(z)) => &v[a..=z],
+        _ => &[],
+    }
+}

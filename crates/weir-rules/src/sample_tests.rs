@@ -180,3 +180,14 @@ fn conditions() {
     assert!(c("if").is_err());
     assert!(c("if is_api ||").is_err());
 }
+
+#[test]
+fn strings_become_numbers_without_unicode_whitespace() {
+    let s = |v: &str| Sample::Str(v.as_bytes().to_vec());
+    assert_eq!(s(" 5\t").to_int(), Some(5));
+    assert_eq!(s("\u{a0}5").to_int(), None);
+    assert_eq!(s("5\u{3000}").to_int(), None);
+    assert_eq!(s("\u{85}5").to_int(), None);
+    assert_eq!(s(" 127.0.0.1 ").to_ip(), "127.0.0.1".parse().ok());
+    assert_eq!(s("\u{a0}127.0.0.1").to_ip(), None);
+}
