@@ -162,6 +162,31 @@ pub(super) fn response_chunked(headers: &[Header]) -> Result<Option<bool>, &'sta
     ))
 }
 
+/// Keeps of a request's `TE` fields (hop-by-hop) only what a server may
+/// use: one `TE: trailers` when `trailers` is listed, without parameters;
+/// nothing otherwise (as haproxy 2.6 does). Returns whether the fields
+/// changed.
+pub(super) fn te_trailers_only(headers: &mut Vec<Header>) -> bool {
+    let mut fields = headers.iter().filter(|h| h.is("te"));
+    let Some(first) = fields.next() else {
+        return false;
+    };
+    if first.value() == b"trailers" && fields.next().is_none() {
+        return false;
+    }
+    let trailers = headers
+        .iter()
+        .filter(|h| h.is("te"))
+        .flat_map(|h| elements(h.value()))
+        .any(|e| e.eq_ignore_ascii_case(b"trailers"));
+    if trailers {
+        set_single(headers, "te", b"trailers");
+    } else {
+        headers.retain(|h| !h.is("te"));
+    }
+    true
+}
+
 /// The `Host` fields: identical repeats are one (the first is kept, and
 /// the return value says whether others were removed); different values
 /// are an error.
@@ -189,9 +214,12 @@ pub(super) fn single_host(headers: &mut Vec<Header>) -> Result<bool, &'static st
 pub(super) enum Target<'a> {
     /// `/path?query`
     Origin,
-    /// `scheme://authority/path?query`: the scheme and the authority
-    /// (without userinfo).
-    Absolute { scheme: &'a str, authority: &'a str },
+    /// `scheme://authority/path?query`: the scheme, and where the
+    /// authority (without userinfo) is in the target.
+    Absolute {
+        scheme: &'a str,
+        authority: std::ops::Range<usize>,
+    },
     /// `host:port`, for CONNECT.
     Authority,
     /// `*`
@@ -229,33 +257,16 @@ pub(super) fn target<'a>(method: &str, uri: &'a str) -> Result<Target<'a>, &'sta
     if !scheme_ok {
         return Err("invalid scheme in the request target");
     }
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let authority = &rest[..end];
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    if authority.is_empty() {
+    let start = scheme.len() + 3;
+    let end = start + rest.find(['/', '?']).unwrap_or(rest.len());
+    let start = uri[start..end]
+        .rfind('@')
+        .map_or(start, |at| start + at + 1);
+    if start == end {
         return Err("empty authority in the request target");
     }
-    Ok(Target::Absolute { scheme, authority })
-}
-
-/// Whether two authorities name the same host and port for `scheme`: the
-/// host without case, and the scheme's default port (`:80` for http,
-/// `:443` for https) the same as no port.
-pub(super) fn same_authority(scheme: &str, a: &[u8], b: &[u8]) -> bool {
-    let default: &[u8] = if scheme.eq_ignore_ascii_case("http") {
-        b":80"
-    } else if scheme.eq_ignore_ascii_case("https") {
-        b":443"
-    } else {
-        b""
-    };
-    let norm = |v: &'_ [u8]| -> Vec<u8> {
-        let v = if default.is_empty() {
-            v
-        } else {
-            v.strip_suffix(default).unwrap_or(v)
-        };
-        v.to_ascii_lowercase()
-    };
-    norm(a) == norm(b)
+    Ok(Target::Absolute {
+        scheme,
+        authority: start..end,
+    })
 }

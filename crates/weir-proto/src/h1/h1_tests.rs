@@ -524,3 +524,87 @@ fn fuzz_crashers_stay_fixed() {
     let l = Limits::default();
     assert!(parse_response(b"HTTP/1.1 020 X\r\n\r\n", &l, "GET").is_err());
 }
+
+#[test]
+fn te_keeps_trailers_only() {
+    let te = |v: &str| -> (Vec<Vec<u8>>, bool) {
+        let h = ok(&format!("GET / HTTP/1.1\r\nTE: {v}\r\n\r\n"));
+        let vals = h
+            .headers
+            .iter()
+            .filter(|x| x.is("te"))
+            .map(|x| x.value().to_vec())
+            .collect();
+        (vals, h.canonical)
+    };
+    assert_eq!(te("trailers"), (vec![b"trailers".to_vec()], true));
+    assert_eq!(te("trailers, gzip"), (vec![b"trailers".to_vec()], false));
+    assert_eq!(te("gzip, Trailers"), (vec![b"trailers".to_vec()], false));
+    assert_eq!(te("gzip"), (vec![], false));
+    assert_eq!(te("trailers;q=0.5"), (vec![], false));
+}
+
+#[test]
+fn default_ports_are_removed_as_haproxy_does() {
+    let host = |h: &RequestHead| {
+        h.headers
+            .iter()
+            .find(|x| x.is("host"))
+            .map(|x| x.value().to_vec())
+    };
+    let h = ok("GET http://u:p@a:80/c1 HTTP/1.1\r\nHost: a:80\r\n\r\n");
+    assert_eq!(
+        (h.uri.as_str(), host(&h)),
+        ("http://u:p@a/c1", Some(b"a".to_vec()))
+    );
+    assert!(!h.canonical);
+    let h = ok("GET https://a:443/ HTTP/1.1\r\nHost: a:443\r\n\r\n");
+    assert_eq!(
+        (h.uri.as_str(), host(&h)),
+        ("https://a/", Some(b"a".to_vec()))
+    );
+    // The target without a port: Host keeps its own (haproxy's c22-c29).
+    for (target, hst, want_target, want_host) in [
+        ("http://a/", "a:80", "http://a/", "a:80"),
+        ("http://a/", "a:", "http://a/", "a:"),
+        ("http://a:/", "a", "http://a/", "a"),
+        ("http://a:80/", "a:", "http://a/", "a"),
+        ("http://a:/", "a:80", "http://a/", "a"),
+    ] {
+        let h = ok(&format!("GET {target} HTTP/1.1\r\nHost: {hst}\r\n\r\n"));
+        assert_eq!(
+            (h.uri.as_str(), host(&h)),
+            (want_target, Some(want_host.as_bytes().to_vec())),
+            "{target} {hst}"
+        );
+    }
+    let h = ok("GET https://a:80/ HTTP/1.1\r\nHost: a:80\r\n\r\n");
+    assert_eq!(
+        (h.uri.as_str(), host(&h)),
+        ("https://a:80/", Some(b"a:80".to_vec()))
+    );
+    assert!(h.canonical);
+    for (target, hst, want) in [
+        ("a:80", "a:80", Some("a")),
+        ("a:80", "a", Some("a")),
+        ("a:80", "a:", Some("a:")),
+        ("a:443", "a:443", Some("a")),
+        ("a:8443", "a:8443", Some("a:8443")),
+        ("a:80", "a:443", None),
+        ("a:8080", "a", None),
+        ("a", "a", None),
+        ("b:80", "a:80", None),
+    ] {
+        let msg = format!("CONNECT {target} HTTP/1.1\r\nHost: {hst}\r\n\r\n");
+        match want {
+            Some(w) => {
+                let h = ok(&msg);
+                assert_eq!(
+                    (h.uri.as_str(), host(&h)),
+                    (target, Some(w.as_bytes().to_vec()))
+                );
+            }
+            None => assert_eq!(status(&msg), 400, "{msg:?}"),
+        }
+    }
+}

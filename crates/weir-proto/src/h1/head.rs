@@ -1,7 +1,7 @@
 //! Request and response heads on `httparse`, with weir's limits and the
 //! framing decision of RFC 9112 §6.
 
-use super::{framing, Framing, H1Error};
+use super::{authority, framing, Framing, H1Error};
 use std::mem::MaybeUninit;
 
 /// Size limits (HAProxy: `tune.bufsize`, `tune.http.maxhdr`).
@@ -242,21 +242,57 @@ fn canonical_response(head: &[u8], res: &httparse::Response<'_, '_>) -> bool {
     head.get(pos..pos + 2) == Some(b"\r\n") && canonical_fields(head, pos + 2, res.headers)
 }
 
-/// The request's target form checked, and an absolute-form authority
-/// against `Host` (they must agree).
-fn check_target(method: &str, uri: &str, headers: &[Header]) -> Result<(), H1Error> {
+/// The request's target form checked, and the authority it names against
+/// `Host`: they must agree. Default ports are removed from both, as
+/// haproxy 2.6 does. Returns whether the target or `Host` changed.
+fn check_authority(
+    method: &str,
+    uri: &mut String,
+    headers: &mut [Header],
+) -> Result<bool, H1Error> {
     let bad = H1Error::BadRequest;
-    match framing::target(method, uri).map_err(bad)? {
+    let (range, default) = match framing::target(method, uri).map_err(bad)? {
         framing::Target::Absolute { scheme, authority } => {
-            match headers.iter().find(|h| h.is("host")) {
-                Some(h) if !framing::same_authority(scheme, authority.as_bytes(), h.value()) => {
-                    Err(bad("the target's authority and Host differ"))
-                }
-                _ => Ok(()),
+            (authority, authority::scheme_port(scheme))
+        }
+        framing::Target::Authority => {
+            let default = authority::connect_port(uri.as_bytes()).map_err(bad)?;
+            (0..0, default)
+        }
+        framing::Target::Origin | framing::Target::Asterisk => return Ok(false),
+    };
+    // CONNECT's target is its authority, and keeps its port.
+    let named = if range.is_empty() {
+        uri.as_bytes()
+    } else {
+        &uri.as_bytes()[range.clone()]
+    };
+    let mut host = headers.iter_mut().find(|h| h.is("host"));
+    if let Some(h) = &host {
+        if !authority::same(default, named, h.value()) {
+            return Err(bad("the target's authority and Host differ"));
+        }
+    }
+    let mut changed = false;
+    // An absolute target's default or empty port goes, and then Host's
+    // too; CONNECT's Host loses only a default port written out.
+    let absolute = !range.is_empty();
+    let stripped_target = authority::without_default_port(named, default, true)
+        .filter(|_| absolute)
+        .map(|v| String::from_utf8_lossy(&v).into_owned());
+    if let Some(h) = &mut host {
+        if absolute == stripped_target.is_some() {
+            if let Some(v) = authority::without_default_port(h.value(), default, absolute) {
+                h.set_value(&v);
+                changed = true;
             }
         }
-        _ => Ok(()),
     }
+    if let Some(v) = stripped_target {
+        uri.replace_range(range, &v);
+        changed = true;
+    }
+    Ok(changed)
 }
 
 /// Parses a request head at the start of `buf`; returns it and the bytes
@@ -282,11 +318,12 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
     }
     let mut canonical = canonical_request(&buf[..used], &req);
     let method = req.method.unwrap_or("").to_string();
-    let uri = req.path.unwrap_or("").to_string();
+    let mut uri = req.path.unwrap_or("").to_string();
     let minor = req.version.unwrap_or(1);
     let mut headers = headers_of(req.headers);
     canonical &= !framing::single_host(&mut headers).map_err(H1Error::BadRequest)?;
-    check_target(&method, &uri, &headers)?;
+    canonical &= !framing::te_trailers_only(&mut headers);
+    canonical &= !check_authority(&method, &mut uri, &mut headers)?;
     let cl = framing::content_length(&headers).map_err(H1Error::BadRequest)?;
     let mut close_after = false;
     let framing = match framing::request_coding(&headers)? {

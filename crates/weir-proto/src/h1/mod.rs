@@ -13,6 +13,7 @@
 //! write (bare LF, extra spaces, merged fields) says so
 //! (`canonical: false`) and is written anew before it goes anywhere.
 
+mod authority;
 mod body;
 mod chunked;
 mod framing;
