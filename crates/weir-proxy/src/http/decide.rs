@@ -88,7 +88,8 @@ impl BodyWait<'_> {
                     self.body = Some(body);
                     return Ok(());
                 }
-                Some(Ok(0)) | Some(Err(_)) => return Err(Verdict::Fail(400, *b"CR")),
+                // The client left: nothing to answer (haproxy logs -1, CR).
+                Some(Ok(0)) | Some(Err(_)) => return Err(Verdict::Fail(0, *b"CR")),
                 Some(Ok(_)) => {}
             }
         }
@@ -172,7 +173,19 @@ pub(super) async fn decide<'s>(
     let fe = &sh.frontends[fe_idx];
     let fe_px = &sh.cfg.proxies[fe.proxy];
     if let Err(v) = bw.buffer_for(fe_px, req, dirty).await {
-        return (v, None);
+        // A client that left while its body was awaited still gets its
+        // backend named in the log, as haproxy 2.6 names it.
+        let chosen = matches!(v, Verdict::Fail(0, _))
+            .then(|| {
+                let ctx = ExCtx {
+                    req: Some(req),
+                    vars: Some(vars),
+                    ..*tmpl
+                };
+                sh.select_backend(fe_idx, &ctx)
+            })
+            .flatten();
+        return (v, chosen);
     }
     let mut verdict = run(&fe_px.http_request, fe_px, req, vars, tmpl, dirty, bw).await;
     if matches!(verdict, Verdict::Continue) {

@@ -203,6 +203,9 @@ pub(super) fn exchange<'r, 'a>(
                 Verdict::Continue | Verdict::WaitBody { .. } => {}
                 Verdict::Fail(status, term) => {
                     cbuf.consume(used);
+                    if let Some(be) = chosen {
+                        rec.backend = &be.name;
+                    }
                     return Box::pin(fail(client, fe_px, fe_px, status, &term)).await;
                 }
                 Verdict::Respond(local) => {
