@@ -65,6 +65,14 @@ pub(super) fn without_default_port(
     strip.then(|| host.to_vec())
 }
 
+/// An authority as a request with `scheme` names it once normalised: its
+/// default or empty port removed (`None` when nothing changes). For
+/// HTTP/2 requests, whose `:authority` becomes `Host`.
+pub fn normalized_authority(scheme: &[u8], authority: &[u8]) -> Option<Vec<u8>> {
+    let scheme = std::str::from_utf8(scheme).ok()?;
+    without_default_port(authority, scheme_port(scheme), true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ mod head;
 pub mod status;
 mod write;
 
+pub use authority::normalized_authority;
 pub use body::body_prefix;
 pub use chunked::{ChunkEvent, ChunkedDecoder};
 pub use head::{

@@ -153,7 +153,9 @@ impl Check {
             self.seen[i] = true;
             match i {
                 0 => self.connect = value == b"CONNECT",
-                3 if value.is_empty() => return false,
+                // Origin form or `*` (RFC 9113 §8.3.1): any other target
+                // would be read another way once written as HTTP/1.1.
+                3 if !(value.first() == Some(&b'/') || value == b"*") => return false,
                 _ => {}
             }
             return true;
@@ -208,6 +210,9 @@ pub struct Server {
     recent: VecDeque<(u32, Ended)>,
     send_window: i64,
     recv_window: i64,
+    /// The connection window was opened beyond its initial 65 535 bytes
+    /// (at the first DATA).
+    window_opened: bool,
     recv_unacked: u32,
     block: Option<Block>,
     /// GOAWAY sent: no new streams.
@@ -218,8 +223,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// A connection whose SETTINGS (and the connection window's opening to
-    /// its maximum) are queued in the output.
+    /// A connection whose SETTINGS are queued in the output. (The
+    /// connection window opens to its maximum at the first DATA, as
+    /// haproxy's: a client that reads the server's SETTINGS, then their
+    /// ACK, sees nothing else on stream 0 before.)
     pub fn new(cfg: Config) -> Server {
         let mut out = Vec::with_capacity(64);
         frame::put_settings(
@@ -232,7 +239,6 @@ impl Server {
                 (setting::MAX_FRAME_SIZE, cfg.max_frame),
             ],
         );
-        frame::put_window_update(&mut out, 0, MAX_WINDOW - 65_535);
         Server {
             dec: Decoder::new(cfg.header_table_size as usize),
             enc: Encoder::default(),
@@ -244,7 +250,8 @@ impl Server {
             last_id: 0,
             recent: VecDeque::new(),
             send_window: 65_535,
-            recv_window: i64::from(MAX_WINDOW),
+            recv_window: 65_535,
+            window_opened: false,
             recv_unacked: 0,
             block: None,
             going_away: false,
@@ -537,6 +544,11 @@ impl Server {
         }
         // The connection's window is given back at once: each stream's
         // window is what bounds the buffering.
+        if !self.window_opened {
+            self.window_opened = true;
+            frame::put_window_update(&mut self.out, 0, MAX_WINDOW - 65_535);
+            self.recv_window += i64::from(MAX_WINDOW - 65_535);
+        }
         self.recv_unacked += flow_len;
         self.ack_connection();
         if id > self.last_id {

@@ -28,6 +28,7 @@ pub struct RequestBuilder {
     /// The pseudo-headers' values, one after the other.
     pseudo: Vec<u8>,
     method: (usize, usize),
+    scheme: (usize, usize),
     path: (usize, usize),
     authority: Option<(usize, usize)>,
     /// The head once its request line is written (at the first regular
@@ -56,6 +57,7 @@ impl RequestBuilder {
             let at = (self.pseudo.len(), self.pseudo.len() + value.len());
             match name {
                 b":method" => self.method = at,
+                b":scheme" => self.scheme = at,
                 b":path" => self.path = at,
                 b":authority" => self.authority = Some(at),
                 _ => return,
@@ -96,7 +98,15 @@ impl RequestBuilder {
         } else {
             self.get(self.path)
         };
-        if target.is_empty() || target.iter().any(|&b| b <= b' ' || b == 0x7f) {
+        let scheme = self.get(self.scheme);
+        let scheme_ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+            && scheme
+                .iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+        if target.is_empty()
+            || target.iter().any(|&b| b <= b' ' || b == 0x7f)
+            || !self.connect() && !scheme_ok
+        {
             self.bad = true;
             return;
         }
@@ -106,8 +116,14 @@ impl RequestBuilder {
         out.extend_from_slice(target);
         out.extend_from_slice(b" HTTP/1.1\r\n");
         if let Some(a) = self.authority {
+            // `:authority` without the scheme's default port, as haproxy
+            // 2.6 normalises it (`http` and `hostname:80` are `hostname`).
+            let authority = self.get(a);
+            let normal = (!self.connect())
+                .then(|| weir_proto::h1::normalized_authority(scheme, authority))
+                .flatten();
             out.extend_from_slice(b"host: ");
-            out.extend_from_slice(self.get(a));
+            out.extend_from_slice(normal.as_deref().unwrap_or(authority));
             out.extend_from_slice(b"\r\n");
         }
         self.out = out;

@@ -192,3 +192,38 @@ fn responses_from_servers_get_http1_framing() {
     let (h, chunked) = response_head(&r.into_parts().0, false, false);
     assert!(!chunked && text(h).starts_with("HTTP/1.1 204 No Content\r\n"));
 }
+
+#[test]
+fn the_scheme_is_checked_and_its_default_port_leaves_host() {
+    let get = |scheme: &'static str, authority: &'static str| {
+        head(
+            &[
+                (":method", "GET"),
+                (":scheme", scheme),
+                (":authority", authority),
+                (":path", "/"),
+            ],
+            true,
+        )
+        .map(|(h, _)| h)
+    };
+    assert_eq!(
+        get("http", "h:80").unwrap(),
+        "GET / HTTP/1.1\r\nhost: h\r\n\r\n"
+    );
+    assert_eq!(
+        get("https", "h:443").unwrap(),
+        "GET / HTTP/1.1\r\nhost: h\r\n\r\n"
+    );
+    assert_eq!(
+        get("https", "h:80").unwrap(),
+        "GET / HTTP/1.1\r\nhost: h:80\r\n\r\n"
+    );
+    assert_eq!(
+        get("http", "h:8080").unwrap(),
+        "GET / HTTP/1.1\r\nhost: h:8080\r\n\r\n"
+    );
+    for bad in ["http://localhost/?", "", "1http", "ht tp"] {
+        assert_eq!(get(bad, "h"), None, "{bad:?}");
+    }
+}
