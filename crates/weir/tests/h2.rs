@@ -294,7 +294,7 @@ fn fresh_h2_connections_answer_without_delayed_ack_stalls() {
     }
 }
 
-/// The h2spec binary: `H2SPEC`, what `.ci/run` installs, or the PATH.
+/// The h2spec binary: `H2SPEC`, what `tests/run` builds, or the PATH.
 fn h2spec() -> String {
     if let Ok(p) = std::env::var("H2SPEC") {
         return p;
@@ -330,7 +330,7 @@ fn h2spec_passes_every_case_on_h2c_and_tls() {
         let t = text(&out);
         assert!(
             t.contains("145 tests, 145 passed, 0 skipped, 0 failed"),
-            "h2spec (tls: {tls}; install it with .ci/run): {t}"
+            "h2spec (tls: {tls}; install it with tests/run): {t}"
         );
     }
 }
