@@ -6,7 +6,8 @@
 # Ctrl-C stops weir; the backends stop with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
+echo "building weir and weir-bench in release mode (a first build takes a few minutes)..." >&2
+cargo build --release
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 for port in 8001 8002; do
