@@ -15,6 +15,15 @@ fn status(s: &str) -> u16 {
     req(s).unwrap_err().status()
 }
 
+/// The values of the fields named `name`, in order.
+fn values<'h>(h: &'h RequestHead, name: &str) -> Vec<&'h [u8]> {
+    h.headers
+        .iter()
+        .filter(|x| x.is(name))
+        .map(|x| x.value())
+        .collect()
+}
+
 const CAPTURED: &[&str] = &[
     "GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
     "POST /upload?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello",
@@ -136,13 +145,7 @@ fn transfer_encoding_rules() {
         ));
         assert_eq!(h.framing, Framing::Chunked, "{te:?}");
         assert!(!h.canonical, "{te:?}");
-        let te_fields: Vec<&[u8]> = h
-            .headers
-            .iter()
-            .filter(|x| x.is("transfer-encoding"))
-            .map(|x| x.value())
-            .collect();
-        assert_eq!(te_fields, [b"chunked"], "{te:?}");
+        assert_eq!(values(&h, "transfer-encoding"), [b"chunked"], "{te:?}");
     }
     let h = ok("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
     assert!(h.canonical && !h.close_after);
@@ -176,13 +179,7 @@ fn content_length_is_digits_only_and_merged() {
         let h = ok(msg);
         assert_eq!(h.framing, Framing::ContentLength(5), "{msg:?}");
         assert!(!h.canonical, "{msg:?}");
-        let cls: Vec<&[u8]> = h
-            .headers
-            .iter()
-            .filter(|x| x.is("content-length"))
-            .map(|x| x.value())
-            .collect();
-        assert_eq!(cls, [b"5"], "{msg:?}");
+        assert_eq!(values(&h, "content-length"), [b"5"], "{msg:?}");
     }
     assert!(ok("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n").canonical);
 }
@@ -529,12 +526,7 @@ fn fuzz_crashers_stay_fixed() {
 fn te_keeps_trailers_only() {
     let te = |v: &str| -> (Vec<Vec<u8>>, bool) {
         let h = ok(&format!("GET / HTTP/1.1\r\nTE: {v}\r\n\r\n"));
-        let vals = h
-            .headers
-            .iter()
-            .filter(|x| x.is("te"))
-            .map(|x| x.value().to_vec())
-            .collect();
+        let vals = values(&h, "te").iter().map(|v| v.to_vec()).collect();
         (vals, h.canonical)
     };
     assert_eq!(te("trailers"), (vec![b"trailers".to_vec()], true));
