@@ -32,6 +32,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from tcp_throughput import release_dir  # noqa: E402
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -244,8 +246,8 @@ def main():
               "not a measurement)", file=sys.stderr)
     half = max(spare // 2, 1)
     env = {
-        "weir": tool(args, "weir", os.path.join(ROOT, "target/release/weir")),
-        "weir-bench": tool(args, "weir-bench", os.path.join(ROOT, "target/release/weir-bench")),
+        "weir": tool(args, "weir", os.path.join(release_dir(), "weir")),
+        "weir-bench": tool(args, "weir-bench", os.path.join(release_dir(), "weir-bench")),
         "haproxy": tool(args, "haproxy", "/usr/sbin/haproxy"),
         "iperf3": tool(args, "iperf3", "/usr/bin/iperf3"),
         "h2load": tool(args, "h2load", "/usr/bin/h2load"),

@@ -21,6 +21,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+def release_dir():
+    """Where cargo puts release binaries: $CARGO_TARGET_DIR (relative to
+    the checkout when relative, as cargo reads it) or target/."""
+    return os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR") or "target", "release")
+
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -75,7 +81,7 @@ def run_one(proxy, splice, streams, seconds, sport, cpus):
     with open(cfg, "w") as f:
         extra = os.environ.get("WEIR_EXTRA_GLOBAL", "") if proxy == "weir" else ""
         f.write(config(port, sport, splice, extra))
-    binary = os.path.join(ROOT, "target/release/weir") if proxy == "weir" else "haproxy"
+    binary = os.path.join(release_dir(), "weir") if proxy == "weir" else "haproxy"
     p = subprocess.Popen(["taskset", "-c", cpus[0], binary, "-db", "-q", "-f", cfg],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -97,19 +97,21 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
 
 pub const USAGE: &str =
     "Usage : weir [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -p <pidfile> ]
-        [ -c ] [ -cc <cond> ] [ -q ] [ -sf/-st <pid>* ] [ -W ]
+        [ -c ] [ -cc <cond> ] [ -q ] [ -sf/-st <pid>* ] [ -x <unix_socket> ] [ -W ]
         -v displays version ; -vv shows known build options.
         -d enters debug mode ; -db only disables background mode.
         -dM and other -d* debug flags are accepted.
         -V enters verbose mode (disables quiet mode)
         -D goes daemon ; -C changes to <dir> before loading files.
-        -W master-worker mode (accepted; reloads come later).
+        -W master-worker mode (accepted; weir runs without a master process).
         -q quiet mode : don't display messages
         -c check mode : only check config files and exit
         -cc check condition : evaluate a condition and exit (0 true, 1 false)
         -n sets the maximum total # of connections
         -p writes pids of all children to this file
         -sf/-st [pid ]* finishes/terminates old pids once listening.
+        -x <unix_socket> takes the listening sockets of the process behind
+           that stats socket (stats socket ... expose-fd listeners).
 ";
 
 #[cfg(test)]

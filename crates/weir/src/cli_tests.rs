@@ -30,3 +30,17 @@ fn haproxy_flags() {
     assert!(p("--bogus").is_err());
     assert!(p("-sf abc").is_err());
 }
+
+#[test]
+fn usage_names_every_flag_and_promises_nothing() {
+    for flag in [
+        "-f", "-c", "-cc", "-D", "-p", "-q", "-sf", "-st", "-x", "-W", "-n", "-C", "-d", "-db",
+        "-v", "-vv", "-V",
+    ] {
+        assert!(
+            USAGE.contains(&format!("{flag} ")) || USAGE.contains(&format!("{flag}/")),
+            "{flag} is missing from the usage"
+        );
+    }
+    assert!(!USAGE.contains("later"), "{USAGE}");
+}

@@ -23,7 +23,9 @@ fn print_version(level: u8) {
     println!(
         "weir version {VERSION} - speaks the HAProxy {LANGUAGE_VERSION} configuration language"
     );
-    println!("Status: development; reads HAProxy configurations, layer 4 first.");
+    println!(
+        "Status: development; mode tcp and mode http (HTTP/1.1, HTTP/2, TLS); docs/compatibility.md lists every keyword."
+    );
     if level >= 2 {
         println!();
         println!("Build options :");
@@ -152,7 +154,7 @@ fn main() -> ExitCode {
     std::env::set_var("HAPROXY_CFGFILES", args.files.join(";"));
     if args.master_worker && !args.quiet {
         eprintln!(
-            "[WARNING]  ({}) : -W: weir runs without a master process until reload support lands",
+            "[WARNING]  ({}) : -W: weir runs without a master process (reload with -sf, and -x to take over the listening sockets)",
             std::process::id()
         );
     }

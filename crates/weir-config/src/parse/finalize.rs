@@ -147,7 +147,9 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         .filter(|(_, m)| *m)
         .map(|(n, _)| *n)
         .collect();
-        if !missing.is_empty() && !p.disabled {
+        // Not when the configuration is refused already: a `timeout` line
+        // that failed to parse would make this warning mislead.
+        if !missing.is_empty() && !p.disabled && !diags.has_errors() {
             diags.warn(
                 &p.loc,
                 format!(

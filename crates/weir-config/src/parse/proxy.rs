@@ -54,7 +54,11 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
         {
             format!("'{first}' was removed in HAProxy 2.1 and is not supported; use 'http-request'/'http-response'")
         } else {
-            let hint = did_you_mean(first, keywords::PROXY.iter().map(|k| k.name))
+            // Each keyword's first word too: `optoin` is `option …`.
+            let names = keywords::PROXY
+                .iter()
+                .flat_map(|k| [k.name, k.name.split(' ').next().unwrap_or(k.name)]);
+            let hint = did_you_mean(first, names)
                 .map(|s| format!("; did you mean '{s}'?"))
                 .unwrap_or_default();
             format!("unknown keyword '{first}' in '{section}' section{hint}")
@@ -91,6 +95,19 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
         st.diags.alert(loc, format!("'{}' : {e}", entry.name));
     }
 }
+
+/// The `balance` algorithms weir runs, as the error for another lists them.
+const ALGORITHMS: [&str; 9] = [
+    "roundrobin",
+    "static-rr",
+    "leastconn",
+    "first",
+    "source",
+    "uri",
+    "url_param",
+    "hdr(name)",
+    "random",
+];
 
 fn one<'a>(args: &'a [String], what: &str) -> Result<&'a str, String> {
     match args.len() {
@@ -371,7 +388,15 @@ pub(super) fn apply(
                 a if a.starts_with("rdp-cookie") => {
                     return Err(format!("algorithm '{a}' is not supported by weir yet"))
                 }
-                a => return Err(format!("unknown balancing algorithm '{a}'")),
+                a => {
+                    let hint = crate::diag::did_you_mean(a, ALGORITHMS.iter().copied())
+                        .map(|s| format!("; did you mean '{s}'?"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "unknown balancing algorithm '{a}'{hint} (weir supports {})",
+                        ALGORITHMS.join(", ")
+                    ));
+                }
             };
             if args.len() > 1 {
                 return Err(format!(

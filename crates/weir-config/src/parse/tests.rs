@@ -425,6 +425,27 @@ fn listen_line_address_is_refused_as_haproxy_does() {
 }
 
 #[test]
+fn typos_get_a_suggestion_and_the_choices() {
+    let e = errors("listen l\n  bind :1\n  optoin httplog\n");
+    assert!(
+        e[0].contains("unknown keyword 'optoin'") && e[0].contains("did you mean 'option'?"),
+        "{e:?}"
+    );
+    let e = errors("listen l\n  bind :1\n  balance roundrobn\n");
+    assert!(e[0].contains("did you mean 'roundrobin'?"), "{e:?}");
+    assert!(
+        e[0].contains("static-rr, leastconn, first, source, uri, url_param, hdr(name), random"),
+        "{e:?}"
+    );
+    // A timeout line that failed says so; no warning that timeouts are missing.
+    let text = "defaults\n  timeout client 5x\n  timeout connect 1s\n  timeout server 1s\nlisten l\n  bind :1\n";
+    assert!(errors(text)[0].contains("'timeout client'"));
+    assert!(!warnings(text)
+        .iter()
+        .any(|m| m.contains("missing timeouts")));
+}
+
+#[test]
 fn missing_timeouts_warn_as_haproxy_does() {
     let w = warnings("listen l\n  bind :1\n  server s 127.0.0.1:2\n");
     assert!(
