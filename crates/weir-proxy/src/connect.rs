@@ -28,6 +28,12 @@ pub struct Connected {
 pub struct Attempts {
     pub retries: u32,
     pub redispatched: bool,
+    /// Retries on the same server (haproxy's `wretr`; a redispatch is not
+    /// one).
+    pub same_server_retries: u32,
+    /// The server of the last failed attempt (where haproxy counts the
+    /// retry or the redispatch).
+    pub failed_srv: Option<usize>,
     /// Time spent queued.
     pub tw: Duration,
     /// Time of the last (successful) connect, if any.
@@ -81,6 +87,22 @@ pub fn redispatch_on(k: u32, retries: u32, redispatch: bool, interval: i32) -> b
     } else {
         i64::from(k) == i64::from(retries) + 1 + i64::from(interval)
     }
+}
+
+/// Whether a failed connection goes to another server at once rather than
+/// being retried on the same one: with `option redispatch`, a server not
+/// chosen by persistence, more than one usable server, and an algorithm
+/// that does not hash a key to its server (as haproxy 2.6 does: measured,
+/// it redispatches on the first failure for roundrobin, static-rr,
+/// leastconn and first).
+fn redispatch_at_once(be: &BackendRt, px: &Proxy, forced: bool) -> bool {
+    use weir_config::Balance;
+    let hashed = matches!(px.balance, Balance::Source | Balance::Key);
+    px.options.redispatch
+        && px.options.redispatch_interval != 0
+        && !forced
+        && !hashed
+        && be.set().usable_counts().0 > 1
 }
 
 /// A place in the backend queue (and a server's, when a hash chose a full
@@ -347,6 +369,7 @@ pub async fn connect(
     let mut same: Option<usize> = None;
     let mut attempt = 0u32;
     loop {
+        let forced = at.persist_to.is_some();
         let persisted = at.persist_to.take().filter(|&(i, force)| {
             let mut set = be.set();
             let ok = i < set.len() && (set.is_up(i) || force) && set.has_room(i);
@@ -407,15 +430,18 @@ pub async fn connect(
                     return Err(fail);
                 }
                 at.retries = attempt;
+                at.failed_srv = Some(srv);
                 if redispatch_on(
                     attempt,
                     px.retries,
                     px.options.redispatch,
                     px.options.redispatch_interval,
-                ) {
+                ) || redispatch_at_once(be, px, forced)
+                {
                     at.redispatched = true;
                     avoid = Some(srv);
                 } else {
+                    at.same_server_retries += 1;
                     same = Some(srv);
                     // HAProxy's turn-around timer before retrying the same server.
                     let pause = tconnect

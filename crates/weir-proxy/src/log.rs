@@ -239,6 +239,13 @@ pub struct LogRecord<'a> {
     pub srvconn: u32,
     pub retries: u32,
     pub redispatched: bool,
+    /// Of `retries`, those on the same server (`wretr`), and the server
+    /// they (or the redispatch) are counted on.
+    pub srv_retries: u32,
+    pub failed_srv: Option<usize>,
+    /// The server reset its connection before a response head (counted
+    /// as two response errors, as haproxy counts it).
+    pub srv_reset: bool,
     pub srv_queue: u32,
     pub be_queue: u32,
     pub hostname: &'a str,

@@ -450,6 +450,8 @@ fn run_tcp(
             };
             rec.retries = attempts.retries;
             rec.redispatched = attempts.redispatched;
+            rec.srv_retries = attempts.same_server_retries;
+            rec.failed_srv = attempts.failed_srv;
             rec.srv_queue = attempts.srv_queue;
             rec.be_queue = attempts.be_queue;
             rec.tw = ms(attempts.tw);
@@ -512,6 +514,8 @@ fn run_tcp(
             tc: rec.tc,
             retries: rec.retries,
             redispatched: rec.redispatched,
+            srv_retries: rec.srv_retries,
+            failed_srv: rec.failed_srv,
             srv_queue: rec.srv_queue,
             be_queue: rec.be_queue,
             server_addr: rec.server_addr,

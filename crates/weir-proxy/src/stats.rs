@@ -247,7 +247,9 @@ pub fn count(
         } else if denied {
             f.add(Ctr::ReqDenied, 1);
         }
-        if term == *b"PH" {
+        // `PH` after a response came is a rule's denial; before, the
+        // response could not be read (an error of the backend's).
+        if term == *b"PH" && rec.t_res >= 0 {
             f.add(Ctr::RespDenied, 1);
         }
     }
@@ -268,16 +270,37 @@ pub fn count(
     both(Ctr::BytesIn, rec.bytes_in);
     both(Ctr::BytesOut, rec.bytes_out);
     if http {
+        // The backend counts every request and answer; a server only those
+        // it answered (a valid response head), as haproxy's rows do.
         b.add(Ctr::Requests, 1);
         if rec.status > 0 {
-            both(hrsp(rec.status), 1);
+            b.add(hrsp(rec.status), 1);
+        }
+        let answered = rec.t_res >= 0 && matches!(term[1], b'-' | b'D' | b'L' | b'T');
+        if let (Some(s), true) = (&s, answered) {
+            s.add(Ctr::Requests, 1);
+            if rec.status > 0 {
+                s.add(hrsp(rec.status), 1);
+            }
         }
     }
-    if rec.retries > 0 {
-        both(Ctr::Retries, u64::from(rec.retries));
-    }
-    if rec.redispatched {
-        both(Ctr::Redispatches, 1);
+    // Retries and redispatches count on the server that failed (haproxy's
+    // rows), and on the backend.
+    let failed = rec
+        .failed_srv
+        .or(srv)
+        .and_then(|i| be.servers.get(i))
+        .map(|s| s.counters.at(slot));
+    for (c, n) in [
+        (Ctr::Retries, u64::from(rec.srv_retries)),
+        (Ctr::Redispatches, u64::from(rec.redispatched)),
+    ] {
+        if n > 0 {
+            b.add(c, n);
+            if let Some(f) = &failed {
+                f.add(c, n);
+            }
+        }
     }
     // Times, for the averages and maxima: the queue and connect times of
     // those that waited or connected, the response time of HTTP
@@ -305,7 +328,16 @@ pub fn count(
     }
     match &term {
         b"SC" => both(Ctr::ConnErr, 1),
-        b"SH" | b"SD" | b"sH" | b"sD" => both(Ctr::RespErr, 1),
+        b"SH" | b"sH" => both(Ctr::RespErr, if rec.srv_reset { 2 } else { 1 }),
+        b"PH" if http && rec.t_res < 0 => both(Ctr::RespErr, 1),
+        // A response cut short: an error of the response, and in HTTP
+        // the server's abort too.
+        b"SD" | b"sD" => {
+            both(Ctr::RespErr, 1);
+            if http {
+                both(Ctr::SrvAbort, 1);
+            }
+        }
         [b'C' | b'c', b'H' | b'D' | b'Q' | b'C'] => both(Ctr::CliAbort, 1),
         [b'S' | b's', _] => both(Ctr::SrvAbort, 1),
         _ => {}

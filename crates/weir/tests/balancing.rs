@@ -182,7 +182,7 @@ fn queue_timeout_closes_the_waiting_client() {
 }
 
 #[test]
-fn retries_then_redispatch_to_a_live_server() {
+fn a_failed_connect_is_redispatched_to_a_live_server() {
     let live = Server::named("live");
     let dead_port = free_port();
     let port = free_port();
@@ -199,9 +199,11 @@ fn retries_then_redispatch_to_a_live_server() {
             "no client sees the dead server"
         );
     }
+    // With another usable server and round robin, haproxy 2.6 redispatches
+    // at the first failure instead of retrying the dead one: '+1'.
     let out = w.wait_output("px/live", Duration::from_secs(3));
     assert!(
-        out.contains("/+2 "),
+        out.contains("/+1 ") && !out.contains("/+2 "),
         "a redispatched session logs '+<retries>': {out}"
     );
 }

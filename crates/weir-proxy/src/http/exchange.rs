@@ -48,7 +48,15 @@ pub(super) struct Outcome<'r> {
     pub(super) nolog: bool,
 }
 
-impl Outcome<'_> {
+impl<'r> Outcome<'r> {
+    /// The same outcome, counted on backend `be` and server `srv` (the
+    /// failures after a backend was chosen: haproxy counts them there).
+    fn at(mut self, be: &'r BackendRt, srv: Option<usize>) -> Self {
+        self.be = Some(be);
+        self.srv = srv;
+        self
+    }
+
     fn error(status: u16, term: &[u8; 2]) -> Self {
         Outcome {
             be: None,
@@ -402,6 +410,8 @@ pub(super) fn exchange<'r, 'a>(
                     park(sh, *h);
                 }
                 rec.retries = attempts.retries + l7_retries;
+                rec.srv_retries = attempts.same_server_retries + l7_retries;
+                rec.failed_srv = attempts.failed_srv;
                 rec.redispatched |= attempts.redispatched;
                 rec.srv_queue = attempts.srv_queue;
                 rec.be_queue = attempts.be_queue;
@@ -418,8 +428,9 @@ pub(super) fn exchange<'r, 'a>(
                             ConnectFail::ClientAbort { .. } => 0,
                             _ => 503,
                         };
-                        return Box::pin(self::fail(client, be_px, fe_px, status, &fail.term()))
-                            .await;
+                        let o =
+                            Box::pin(self::fail(client, be_px, fe_px, status, &fail.term())).await;
+                        return o.at(be, attempts.last_srv);
                     }
                 }
             };
@@ -478,7 +489,8 @@ pub(super) fn exchange<'r, 'a>(
                     drop(slot);
                     continue;
                 }
-                return Box::pin(fail(client, be_px, fe_px, 502, b"SH")).await;
+                let o = Box::pin(fail(client, be_px, fe_px, 502, b"SH")).await;
+                return o.at(be, Some(conn.srv));
             }
             consumed = true;
             let mut bytes_in = (head_len + early_body) as u64;
@@ -584,7 +596,7 @@ pub(super) fn exchange<'r, 'a>(
                                 Outcome::error(status, &term)
                             };
                             o.bytes_in = bytes_in;
-                            return o;
+                            return o.at(be, Some(conn.srv));
                         }
                     }
                 }
@@ -593,12 +605,14 @@ pub(super) fn exchange<'r, 'a>(
                 let wants = |c: RetryOn| retry_on.contains(&c);
                 let retryable = body_framing == Framing::None && l7_retries < be_px.retries;
                 let again = match &resp {
-                    Err(RespFail::Empty)
+                    Err(RespFail::Empty | RespFail::Reset)
                         if reused.is_some() && tries == 1 && body_framing == Framing::None =>
                     {
                         Some(false)
                     }
-                    Err(RespFail::Empty | RespFail::Closed) if wants(RetryOn::EmptyResponse) => {
+                    Err(RespFail::Empty | RespFail::Closed | RespFail::Reset)
+                        if wants(RetryOn::EmptyResponse) =>
+                    {
                         Some(true)
                     }
                     Err(RespFail::Timeout) if wants(RetryOn::ResponseTimeout) => Some(true),
@@ -638,13 +652,16 @@ pub(super) fn exchange<'r, 'a>(
                         let (status, term): (u16, &[u8; 2]) = match f {
                             RespFail::Timeout => (504, b"sH"),
                             RespFail::Invalid => (502, b"PH"),
-                            RespFail::Empty | RespFail::Closed => (502, b"SH"),
+                            RespFail::Empty | RespFail::Closed | RespFail::Reset => (502, b"SH"),
                             RespFail::ClientGone => (0, b"CH"),
                         };
+                        // haproxy counts a reset before the head as two
+                        // response errors (one for the read, one for the end).
+                        rec.srv_reset = f == RespFail::Reset;
+                        // No response came: `Tr` is -1, as haproxy logs it.
                         let mut o = Box::pin(fail(client, be_px, fe_px, status, term)).await;
                         o.bytes_in = bytes_in;
-                        o.t_res = ms(crate::clock::elapsed(sent_at));
-                        return o;
+                        return o.at(be, Some(conn.srv));
                     }
                 }
             };

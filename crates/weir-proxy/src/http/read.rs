@@ -109,6 +109,8 @@ pub(super) enum RespFail {
     Empty,
     /// The server closed in the middle of a head.
     Closed,
+    /// Reading failed (the server reset the connection) before a head.
+    Reset,
     Timeout,
     Invalid,
     /// Writing an interim response to the client failed.
@@ -158,8 +160,9 @@ pub(super) async fn read_response(
         };
         match r {
             None => return Err(RespFail::Timeout),
-            Some(Ok(0)) | Some(Err(_)) if !got_any => return Err(RespFail::Empty),
-            Some(Ok(0)) | Some(Err(_)) => return Err(RespFail::Closed),
+            Some(Err(_)) => return Err(RespFail::Reset),
+            Some(Ok(0)) if !got_any => return Err(RespFail::Empty),
+            Some(Ok(0)) => return Err(RespFail::Closed),
             Some(Ok(_)) => {}
         }
     }

@@ -251,6 +251,9 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                 let mut r = server_row(sh, px, be, i, s, iid, sid, maint, weight, backup);
                 let v = sh.rates.server(bi, i);
                 common(&mut r, &s.counters, &v, http);
+                if http {
+                    r.set("req_tot", s.counters.get(Ctr::Requests));
+                }
                 timed(&mut r, &s.counters, &v);
                 rows.push(r);
             }

@@ -1,0 +1,221 @@
+//! The counters monitoring reads, differential against haproxy 2.6: the
+//! same faults in `mode http` (connect refused, reset before headers,
+//! timeout, garbage, truncated body, 4xx and 5xx from a server, retries
+//! and redispatch) through weir and through Debian's haproxy, then `show
+//! stat` compared column by column on every frontend, backend and server
+//! row.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+/// Reads a request head from `c` (None when the client left first).
+fn head(c: &mut TcpStream) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match c.read(&mut b) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&b[..n]),
+        }
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The servers behind the faults, each answering every connection the
+/// same way.
+struct Faults {
+    reset: Server,
+    silent: Server,
+    garbage: Server,
+    truncated: Server,
+    status: Server,
+    closed_port: u16,
+}
+
+impl Faults {
+    fn start() -> Faults {
+        Faults {
+            // Reads the request, then resets the connection.
+            reset: Server::start(|mut c| {
+                let _ = head(&mut c);
+                let _ = socket2::SockRef::from(&c).set_linger(Some(Duration::ZERO));
+            }),
+            // Reads the request and never answers.
+            silent: Server::start(|mut c| {
+                let _ = head(&mut c);
+                let mut b = [0u8; 64];
+                let _ = c.read(&mut b);
+            }),
+            garbage: Server::start(|mut c| {
+                let _ = head(&mut c);
+                let _ = c.write_all(b"garbage\r\n\r\n");
+            }),
+            truncated: Server::start(|mut c| {
+                let _ = head(&mut c);
+                let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+            }),
+            // Answers the status named by the path (`/404`), then closes.
+            status: Server::start(|mut c| {
+                let Some(h) = head(&mut c) else { return };
+                let code = h
+                    .split(' ')
+                    .nth(1)
+                    .unwrap_or("/200")
+                    .trim_start_matches('/');
+                let code = if code.len() == 3 { code } else { "200" };
+                let _ = c.write_all(
+                    format!(
+                        "HTTP/1.1 {code} X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                    )
+                    .as_bytes(),
+                );
+            }),
+            closed_port: free_port(),
+        }
+    }
+}
+
+fn cfg(sock: &Path, port: u16, f: &Faults) -> String {
+    let srv = |name: &str, p: u16| format!("    server {name} 127.0.0.1:{p}\n");
+    format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 300ms\n    retries 2\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n\
+         \x20   use_backend b_refused if {{ path /refused }}\n\
+         \x20   use_backend b_reset if {{ path /reset }}\n\
+         \x20   use_backend b_timeout if {{ path /timeout }}\n\
+         \x20   use_backend b_garbage if {{ path /garbage }}\n\
+         \x20   use_backend b_truncated if {{ path /truncated }}\n\
+         \x20   use_backend b_redispatch if {{ path /redispatch }}\n\
+         \x20   default_backend b_status\n\
+         backend b_refused\n{}\
+         backend b_reset\n{}\
+         backend b_timeout\n{}\
+         backend b_garbage\n{}\
+         backend b_truncated\n{}\
+         backend b_redispatch\n    balance first\n    option redispatch\n{}{}\
+         backend b_status\n{}",
+        sock.display(),
+        srv("dead", f.closed_port),
+        srv("s", f.reset.port()),
+        srv("s", f.silent.port()),
+        srv("s", f.garbage.port()),
+        srv("s", f.truncated.port()),
+        srv("dead", f.closed_port),
+        srv("alive", f.status.port()),
+        srv("s", f.status.port()),
+    )
+}
+
+/// Sends one request and reads until the proxy closes or goes quiet.
+fn request(port: u16, path: &str) {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = c.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").as_bytes(),
+    );
+    let mut out = Vec::new();
+    let _ = c.read_to_end(&mut out);
+}
+
+/// `show stat` as (pxname, svname) -> column -> value.
+fn stat(sock: &Path) -> HashMap<(String, String), HashMap<String, String>> {
+    let t = ask(sock, "show stat\n");
+    let mut lines = t.lines();
+    let head: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("# ")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let row: HashMap<String, String> = head
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_string))
+                .collect();
+            let key = (row["pxname"].clone(), row["svname"].clone());
+            (key, row)
+        })
+        .collect()
+}
+
+/// The columns compared: the error, retry and response-class counters.
+const COLUMNS: &[&str] = &[
+    "ereq",
+    "econ",
+    "eresp",
+    "wretr",
+    "wredis",
+    "hrsp_1xx",
+    "hrsp_2xx",
+    "hrsp_3xx",
+    "hrsp_4xx",
+    "hrsp_5xx",
+    "hrsp_other",
+    "req_tot",
+    "dreq",
+    "dresp",
+    "cli_abrt",
+    "srv_abrt",
+];
+
+const PATHS: &[&str] = &[
+    "/refused",
+    "/reset",
+    "/timeout",
+    "/garbage",
+    "/truncated",
+    "/redispatch",
+    "/404",
+    "/503",
+    "/200",
+];
+
+#[test]
+fn show_stat_counts_faults_as_haproxy_does() {
+    let faults = Faults::start();
+    let dir = tempdir("counters-differential");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(&hs, hp, &faults), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(&ws, wp, &faults), wp);
+    for path in PATHS {
+        request(wp, path);
+        request(hp, path);
+    }
+    // Both logged and counted every exchange once its connection closed.
+    let (ours, theirs) = (stat(&ws), stat(&hs));
+    let mut differ = Vec::new();
+    let mut keys: Vec<_> = theirs.keys().collect();
+    keys.sort();
+    for key in keys {
+        let Some(o) = ours.get(key) else {
+            differ.push(format!("{key:?}: no such row in weir"));
+            continue;
+        };
+        let t = &theirs[key];
+        for col in COLUMNS {
+            let (ov, tv) = (o.get(*col), t.get(*col));
+            // An empty cell is "not applicable" in both.
+            if ov != tv {
+                differ.push(format!(
+                    "{}/{} {col}: weir {ov:?}, haproxy {tv:?}",
+                    key.0, key.1
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "counters differ:\n{}", differ.join("\n"));
+}
