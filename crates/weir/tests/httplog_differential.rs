@@ -91,8 +91,8 @@ fn normalized(line: &str, clf: bool) -> Vec<String> {
     f
 }
 
-/// Extra lines: (global, frontend).
-type Extra = (&'static str, &'static str);
+/// Extra lines: (global, frontend, sections after the others).
+type Extra = (&'static str, &'static str, &'static str);
 
 fn cfg(port: u16, sys: u16, origin: u16, dead: u16, clf: bool, extra: Extra) -> String {
     format!(
@@ -102,10 +102,11 @@ fn cfg(port: u16, sys: u16, origin: u16, dead: u16, clf: bool, extra: Extra) -> 
          {}\n\
          \x20   http-request deny if {{ path /deny }}\n    use_backend dead if {{ path /dead }}\n    default_backend be\n\
          backend be\n    server s 127.0.0.1:{origin}\n\
-         backend dead\n    retries 0\n    server d 127.0.0.1:{dead}\n",
+         backend dead\n    retries 0\n    server d 127.0.0.1:{dead}\n{}",
         extra.0,
         if clf { " clf" } else { "" },
-        extra.1
+        extra.1,
+        extra.2
     )
 }
 
@@ -150,7 +151,8 @@ fn compare(clf: bool, extra: Extra, requests: &[(&str, &str)]) -> Vec<String> {
             } else {
                 "GET"
             };
-            let _ = c.response(method);
+            // A cut response is an error here, and an expected one.
+            let _ = common::http::read_response(&mut c.r, method);
             drop(c);
             lines.push(sys.wait_line(needle, Duration::from_secs(5)));
         }
@@ -179,7 +181,7 @@ fn compare(clf: bool, extra: Extra, requests: &[(&str, &str)]) -> Vec<String> {
 
 #[test]
 fn httplog_lines_match_haproxy_field_by_field() {
-    compare(false, ("", ""), REQUESTS);
+    compare(false, ("", "", ""), REQUESTS);
 }
 
 #[test]
@@ -193,6 +195,7 @@ fn rule_captures_and_normalized_uris_log_as_haproxy() {
              \x20   http-request normalize-uri path-strip-dotdot\n\
              \x20   http-request normalize-uri query-sort-by-name\n\
              \x20   http-request capture path len 20",
+            "",
         ),
         &[
             (
@@ -209,7 +212,7 @@ fn rule_captures_and_normalized_uris_log_as_haproxy() {
 
 #[test]
 fn httplog_clf_lines_match_haproxy_field_by_field() {
-    compare(true, ("", ""), REQUESTS);
+    compare(true, ("", "", ""), REQUESTS);
 }
 
 #[test]
@@ -219,4 +222,62 @@ fn field_splitter_keeps_groups() {
         ["a", "[b c]", "\"d e\"", "{f|g}", "\"\"", "h"]
     );
     assert_eq!(timers("0/-1/12/3/4"), "N/-1/N/N/N");
+}
+
+/// A server that reads a request head, then does `then` with the stream.
+fn fault(then: fn(&mut std::net::TcpStream)) -> Server {
+    Server::start(move |mut c| {
+        use std::io::Read;
+        let mut buf = Vec::new();
+        let mut b = [0u8; 4096];
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut b) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&b[..n]),
+            }
+        }
+        then(&mut c);
+    })
+}
+
+#[test]
+fn error_paths_log_as_haproxy() {
+    use std::io::{Read, Write};
+    let reset = fault(|c| {
+        let _ = socket2::SockRef::from(&*c).set_linger(Some(Duration::ZERO));
+    });
+    let silent = fault(|c| {
+        let _ = c.read(&mut [0u8; 16]);
+    });
+    let garbage = fault(|c| {
+        let _ = c.write_all(b"garbage\r\n\r\n");
+    });
+    let truncated = fault(|c| {
+        let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
+    });
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut routes = String::new();
+    let mut backends = String::new();
+    for (name, srv) in [
+        ("reset", &reset),
+        ("silent", &silent),
+        ("garbage", &garbage),
+        ("truncated", &truncated),
+    ] {
+        routes.push_str(&format!("    use_backend b_{name} if {{ path /{name} }}\n"));
+        backends.push_str(&format!(
+            "backend b_{name}\n    timeout server 300ms\n    server s 127.0.0.1:{}\n",
+            srv.port()
+        ));
+    }
+    compare(
+        false,
+        ("", leak(routes), leak(backends)),
+        &[
+            ("GET /reset HTTP/1.1\r\nHost: a\r\n\r\n", "/reset"),
+            ("GET /silent HTTP/1.1\r\nHost: a\r\n\r\n", "/silent"),
+            ("GET /garbage HTTP/1.1\r\nHost: a\r\n\r\n", "/garbage"),
+            ("GET /truncated HTTP/1.1\r\nHost: a\r\n\r\n", "/truncated"),
+        ],
+    );
 }
