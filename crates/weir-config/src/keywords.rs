@@ -155,7 +155,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.http.cookielen", "G", Status::Refused),
     kw("tune.http.logurilen", "G", Status::Refused),
     kw("tune.http.maxhdr", "G", Status::Supported),
-    kw("tune.idle-pool.shared", "G", Status::Refused),
+    kw("tune.idle-pool.shared", "G", Status::Partly("accepted (`on` or `off`); weir's idle server connections stay in their thread's pool, as with `off`")),
     kw("tune.idletimer", "G", Status::Refused),
     kw("tune.lua.forced-yield", "G", Status::Refused),
     kw("tune.lua.maxmem", "G", Status::Refused),

@@ -1025,3 +1025,68 @@ fn wait_for_heads(seen: &Arc<Mutex<Seen>>, n: usize) -> bool {
     }
     false
 }
+
+/// A server answering every request on a connection with a body, plain or
+/// chunked by turns.
+fn body_server() -> Server {
+    Server::start(|mut c| {
+        let mut n = 0;
+        loop {
+            let mut buf = Vec::new();
+            let mut b = [0u8; 4096];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut b) {
+                    Ok(0) | Err(_) => return,
+                    Ok(k) => buf.extend_from_slice(&b[..k]),
+                }
+            }
+            n += 1;
+            let answer: &[u8] = if n % 2 == 1 {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nskipped data"
+            } else {
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nchunk\r\n0\r\n\r\n"
+            };
+            if c.write_all(answer).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_head_request_gets_no_body_whatever_the_server_was_asked() {
+    // `http-request set-method GET` turns the client's HEAD into a GET: the
+    // server's body must not reach the client, whose next response would
+    // begin with it (haproxy's reg-test http_bodyless_response.vtc).
+    let origin = body_server();
+    let port = free_port();
+    let cfg = config(&[(port, origin.port())]).replace(
+        "    default_backend b0\n",
+        "    http-request set-method GET\n    default_backend b0\n",
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    for (method, want) in [
+        ("HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"),
+        (
+            "HEAD",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ),
+        ("HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"),
+    ] {
+        c.write_all(format!("{method} / HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes())
+            .unwrap();
+        let got = read_at_least(&mut c, want.len(), Duration::from_secs(5));
+        assert_eq!(String::from_utf8_lossy(&got), want);
+    }
+    // The next GET gets its own whole response on the same connection.
+    c.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let want = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nchunk\r\n0\r\n\r\n";
+    let got = read_at_least(&mut c, want.len(), Duration::from_secs(5));
+    assert_eq!(String::from_utf8_lossy(&got), want);
+    // One server connection served all four: the bodies were read, not cut.
+    assert_eq!(
+        origin.accepted.load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+}

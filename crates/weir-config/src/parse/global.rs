@@ -58,10 +58,21 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
             g.master_worker = true;
             st.diags.warn(
                 loc,
-                "'master-worker' : weir runs without a master process until reload support lands",
+                "'master-worker' : weir runs without a master process (reload with -sf, and -x to take over the listening sockets)",
             );
         }
         "expose-experimental-directives" => {}
+        "tune.idle-pool.shared" => {
+            let v = one(words, "'on' or 'off'")?;
+            if v != "on" && v != "off" {
+                return Err(format!("expects 'on' or 'off', got '{v}'"));
+            }
+            st.diags.push(
+                Level::Notice,
+                Some(loc),
+                "'tune.idle-pool.shared' : weir's idle server connections stay in their thread's pool (as with 'off')",
+            );
+        }
         "insecure-fork-wanted"
         | "insecure-setuid-wanted"
         | "set-dumpable"

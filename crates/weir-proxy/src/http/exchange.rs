@@ -3,7 +3,7 @@
 //! directions, tunnels, and the answers weir makes itself.
 
 use super::decide::{decide, BodyWait};
-use super::io::{send, transfer, Buf, XferError, XferTimeouts};
+use super::io::{drain, send, transfer, Buf, XferError, XferTimeouts};
 use super::read::{read_response, RespFail};
 use super::request::{balance_key, forwardfor, ConnModeExt, Plan};
 use super::rules::{self, ExCtx, Local, Vars, Verdict};
@@ -141,6 +141,10 @@ pub(super) fn exchange<'r, 'a>(
         };
         // A head whose bytes are not canonical is written anew.
         let mut dirty = !req.canonical;
+        // The client asked with HEAD: whatever method rules send to the
+        // server, the client's response has no body (its connection would
+        // otherwise read the server's body as the next response).
+        let client_head = req.method == "HEAD";
         let mut tmpl = ExCtx {
             sh,
             fe_idx,
@@ -734,9 +738,12 @@ pub(super) fn exchange<'r, 'a>(
 
             // Connection management on both sides.
             let tunnel = res.framing == Framing::Tunnel;
+            // A body the HEAD client must not get is read from the server
+            // and dropped (its connection stays usable, as haproxy's).
+            let skip_body = client_head && !matches!(res.framing, Framing::None | Framing::Tunnel);
             let keep_client = req.keep_alive
                 && mode != HttpConnMode::Close
-                && res.framing != Framing::UntilClose
+                && (res.framing != Framing::UntilClose || skip_body)
                 && !*sh.stopping.borrow();
             let mut keep_server = !server_close && res.keep_alive && !tunnel;
             if !tunnel {
@@ -761,15 +768,24 @@ pub(super) fn exchange<'r, 'a>(
                 }
             }
             let early = match res.framing {
+                _ if skip_body => 0,
                 Framing::ContentLength(n) => (sbuf.bytes().len() - rused).min(n as usize),
                 _ => 0,
             };
             let sent = if let Conn::H2(h) = client {
-                // An HTTP/2 client takes the parsed head as it is.
+                // An HTTP/2 client takes the parsed head as it is (its
+                // stream ends with it when its HEAD gets no body).
                 let early_body = &sbuf.bytes()[rused..rused + early];
-                h.respond(&res, early_body)
+                let framing = res.framing;
+                if skip_body {
+                    res.framing = Framing::None;
+                }
+                let r = h
+                    .respond(&res, early_body)
                     .map(|()| rused)
-                    .map_err(|_| XferError::DstError)
+                    .map_err(|_| XferError::DstError);
+                res.framing = framing;
+                r
             } else if rdirty {
                 let mut b = head::response(&res);
                 let n = b.len();
@@ -853,11 +869,15 @@ pub(super) fn exchange<'r, 'a>(
                 write: fe_px.timeouts.client,
             };
             // The upload is moved in: its borrows end with the call.
-            let (down, up) = beside(
-                transfer(sconn, &mut sbuf, client, rest, size, t_cli, false),
-                pending_up,
-            )
-            .await;
+            let body = async {
+                if skip_body {
+                    // Read to its end and dropped: nothing reaches the client.
+                    drain(sconn, &mut sbuf, rest, size, t_cli).await.map(|_| 0)
+                } else {
+                    transfer(sconn, &mut sbuf, client, rest, size, t_cli, false).await
+                }
+            };
+            let (down, up) = beside(body, pending_up).await;
             match up {
                 Some(Ok(n)) => out.bytes_in += n,
                 Some(Err(e)) => {

@@ -191,6 +191,40 @@ pub async fn transfer(
     t: XferTimeouts,
     request: bool,
 ) -> Result<u64, XferError> {
+    copy_body(src, buf, Some(dst), framing, size, t, request).await
+}
+
+/// Reads a response body of `framing` from `buf` + `src` to its end and
+/// drops it (the client asked with HEAD; the server connection stays
+/// usable). Returns the bytes read.
+pub async fn drain(
+    src: &Conn,
+    buf: &mut Buf,
+    framing: Framing,
+    size: usize,
+    t: XferTimeouts,
+) -> Result<u64, XferError> {
+    copy_body(src, buf, None, framing, size, t, false).await
+}
+
+/// Writes `bytes` to `dst`, or nowhere.
+async fn put(dst: Option<&Conn>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
+    match dst {
+        Some(d) => send(d, bytes, t).await,
+        None => Ok(()),
+    }
+}
+
+/// [`transfer`] and [`drain`]: the body to `dst`, or dropped.
+async fn copy_body(
+    src: &Conn,
+    buf: &mut Buf,
+    dst: Option<&Conn>,
+    framing: Framing,
+    size: usize,
+    t: XferTimeouts,
+    request: bool,
+) -> Result<u64, XferError> {
     match framing {
         Framing::None | Framing::Tunnel => Ok(0),
         Framing::ContentLength(n) => {
@@ -202,7 +236,7 @@ pub async fn transfer(
                 }
                 let avail = buf.bytes();
                 let k = (avail.len() as u64).min(left) as usize;
-                send(dst, &avail[..k], t.write).await?;
+                put(dst, &avail[..k], t.write).await?;
                 buf.consume(k);
                 left -= k as u64;
                 sent += k as u64;
@@ -219,7 +253,7 @@ pub async fn transfer(
                     }
                 }
                 let k = buf.bytes().len();
-                send(dst, buf.bytes(), t.write).await?;
+                put(dst, buf.bytes(), t.write).await?;
                 buf.consume(k);
                 sent += k as u64;
             }
@@ -263,7 +297,7 @@ pub async fn transfer(
                 }
                 buf.consume(used);
                 if !out.is_empty() {
-                    send(dst, &out, t.write).await?;
+                    put(dst, &out, t.write).await?;
                     sent += out.len() as u64;
                 }
                 if dec.is_done() {
