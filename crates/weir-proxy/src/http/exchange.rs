@@ -1,12 +1,15 @@
 //! One request/response exchange: rules, backend choice, persistence,
 //! server connection (pooled or new, with retries), head and body in both
-//! directions, tunnels, and the answers weir makes itself.
+//! directions, tunnels. Its outcome and the answers weir makes itself are
+//! in `outcome.rs`, the log samples in `samples.rs`.
 
 use super::decide::{decide, BodyWait};
 use super::io::{drain, send, transfer, Buf, XferError, XferTimeouts};
+use super::outcome::{answer_local, fail, fail_as, upload_term, Outcome};
 use super::read::{read_response, RespFail};
 use super::request::{balance_key, forwardfor, ConnModeExt, Plan};
 use super::rules::{self, ExCtx, Local, Vars, Verdict};
+use super::samples::{capture, log_samples, request_samples};
 use super::{cookie, errors, head, ms, park, pool, Held};
 use crate::conn::Conn;
 use crate::connect::{self, Attempts, ConnectFail, Connected};
@@ -16,7 +19,7 @@ use crate::session::Accepted;
 use crate::state::{BackendRt, Shared};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use weir_config::{HttpConnMode, HttpReuse, Proxy, RetryOn};
+use weir_config::{HttpConnMode, HttpReuse, RetryOn};
 use weir_proto::h1::{Framing, RequestHead};
 
 /// A server slot taken from the balancer for one exchange; given back when
@@ -30,85 +33,6 @@ impl Drop for SrvSlot<'_> {
     fn drop(&mut self) {
         self.be.release(self.srv);
     }
-}
-
-/// What one exchange produced for the log line.
-pub(super) struct Outcome<'r> {
-    /// The backend and server used, to log their connection counts.
-    pub(super) be: Option<&'r BackendRt>,
-    pub(super) srv: Option<usize>,
-    pub(super) status: i32,
-    pub(super) term: [u8; 2],
-    pub(super) bytes_in: u64,
-    pub(super) bytes_out: u64,
-    pub(super) t_res: i64,
-    pub(super) keep_client: bool,
-    pub(super) tunnel: bool,
-    /// `monitor-uri` answers are not logged.
-    pub(super) nolog: bool,
-}
-
-impl<'r> Outcome<'r> {
-    /// The same outcome, counted on backend `be` and server `srv` (the
-    /// failures after a backend was chosen: haproxy counts them there).
-    fn at(mut self, be: &'r BackendRt, srv: Option<usize>) -> Self {
-        self.be = Some(be);
-        self.srv = srv;
-        self
-    }
-
-    fn error(status: u16, term: &[u8; 2]) -> Self {
-        Outcome {
-            be: None,
-            srv: None,
-            status: i32::from(status),
-            term: *term,
-            bytes_in: 0,
-            bytes_out: 0,
-            t_res: -1,
-            keep_client: false,
-            tunnel: false,
-            nolog: false,
-        }
-    }
-}
-
-/// Sends `px`'s error page for `status` (none for 0: the client is gone)
-/// and returns the outcome to log, with the bytes sent.
-async fn fail<'r>(
-    client: &Conn,
-    px: &Proxy,
-    fe_px: &Proxy,
-    status: u16,
-    term: &[u8; 2],
-) -> Outcome<'r> {
-    fail_as(client, px, fe_px, status, term, false).await
-}
-
-/// [`fail`], telling the client that the connection ends when `close`
-/// (a request that could not be read to its end: `connection: close`
-/// after the page's fields, as haproxy 2.6 writes it).
-async fn fail_as<'r>(
-    client: &Conn,
-    px: &Proxy,
-    fe_px: &Proxy,
-    status: u16,
-    term: &[u8; 2],
-    close: bool,
-) -> Outcome<'r> {
-    let mut o = Outcome::error(status, term);
-    if status == 0 {
-        o.status = -1;
-        return o;
-    }
-    let mut page = errors::response(px, status, false);
-    if close {
-        page = errors::with_header(page, "connection: close");
-    }
-    if send(client, &page, fe_px.timeouts.client).await.is_ok() {
-        o.bytes_out = page.len() as u64;
-    }
-    o
 }
 
 /// One request/response exchange after the request head was read.
@@ -956,105 +880,7 @@ async fn beside<T>(
     }
 }
 
-/// The termination state of a request body that failed on its way up.
-fn upload_term(e: XferError) -> [u8; 2] {
-    match e {
-        XferError::Invalid(_) => *b"PD",
-        XferError::SrcTimeout => *b"cD",
-        XferError::SrcClosed | XferError::SrcError => *b"CD",
-        XferError::DstError => *b"SD",
-        XferError::DstTimeout => *b"sD",
-    }
-}
-
-/// The values of `capture … header` lines: the first occurrence of each
-/// header, cut to its length (empty when absent).
 /// The name of server `i` of `be`, for the log line.
 fn srv_name(be: &BackendRt, i: Option<usize>) -> Option<&str> {
     i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str())
-}
-
-fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<String> {
-    caps.iter()
-        .map(|(name, len)| {
-            headers
-                .iter()
-                .find(|h| h.is(name))
-                .map(|h| {
-                    let v = &h.value()[..h.value().len().min(*len)];
-                    String::from_utf8_lossy(v).into_owned()
-                })
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-/// The log format's samples on the request as it stands (no response yet).
-fn request_samples(
-    fe_px: &Proxy,
-    rec: &mut LogRecord<'_>,
-    tmpl: &ExCtx<'_>,
-    req: &RequestHead,
-    vars: &Vars,
-    body: Option<&[u8]>,
-) {
-    let ctx = ExCtx {
-        req: Some(req),
-        vars: Some(vars),
-        body,
-        ..*tmpl
-    };
-    log_samples(fe_px, rec, &ctx);
-}
-
-/// Evaluates the `%[sample]` pieces of the frontend's log format.
-fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
-    let Some(f) = &fe_px.log_format else { return };
-    let samples: Vec<String> = f
-        .pieces
-        .iter()
-        .filter_map(|p| match p {
-            weir_config::logformat::Piece::Sample { expr, .. } => Some(
-                expr.eval(ctx)
-                    .map(|v| String::from_utf8_lossy(&v.to_bytes()).into_owned())
-                    .unwrap_or_default(),
-            ),
-            _ => None,
-        })
-        .collect();
-    if !samples.is_empty() {
-        rec.samples = samples;
-    }
-}
-
-/// Sends a response weir made (deny, return, redirect, tarpit) in place of
-/// the server's. A request body is not read: the connection closes then.
-async fn answer_local<'r>(
-    client: &Conn,
-    fe_px: &Proxy,
-    cbuf: &mut Buf,
-    used: usize,
-    req: &RequestHead,
-    local: Local,
-) -> Outcome<'r> {
-    let keep = local.keep && req.keep_alive && req.framing == Framing::None;
-    cbuf.consume(used);
-    let mut bytes = local.bytes;
-    if !keep {
-        // Tell the client the connection ends here.
-        bytes = errors::with_header(bytes, "connection: close");
-    }
-    let sent = send(client, &bytes, fe_px.timeouts.client).await;
-    Outcome {
-        be: None,
-        srv: None,
-        status: i32::from(local.status),
-        term: if sent.is_ok() { local.term } else { *b"CD" },
-        bytes_in: 0,
-        bytes_out: bytes.len() as u64,
-        t_res: -1,
-        keep_client: keep && sent.is_ok(),
-        tunnel: false,
-        nolog: false,
-    }
 }

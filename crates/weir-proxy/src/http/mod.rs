@@ -12,10 +12,12 @@ mod head;
 pub mod idle;
 pub(crate) mod io;
 pub(crate) mod lot;
+mod outcome;
 pub mod pool;
 mod read;
 mod request;
 pub mod rules;
+mod samples;
 mod stats_page;
 
 use crate::conn::Conn;

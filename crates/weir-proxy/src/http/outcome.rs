@@ -1,0 +1,133 @@
+//! What an exchange produced for its log line and counters, and the
+//! answers weir gives itself when it ends early: error pages, local
+//! responses (deny, return, redirect, tarpit).
+
+use super::errors;
+use super::io::{send, Buf, XferError};
+use super::rules::Local;
+use crate::conn::Conn;
+use crate::state::BackendRt;
+use weir_config::Proxy;
+use weir_proto::h1::{Framing, RequestHead};
+
+/// What one exchange produced for the log line.
+pub(super) struct Outcome<'r> {
+    /// The backend and server used, to log their connection counts.
+    pub(super) be: Option<&'r BackendRt>,
+    pub(super) srv: Option<usize>,
+    pub(super) status: i32,
+    pub(super) term: [u8; 2],
+    pub(super) bytes_in: u64,
+    pub(super) bytes_out: u64,
+    pub(super) t_res: i64,
+    pub(super) keep_client: bool,
+    pub(super) tunnel: bool,
+    /// `monitor-uri` answers are not logged.
+    pub(super) nolog: bool,
+}
+
+impl<'r> Outcome<'r> {
+    /// The same outcome, counted on backend `be` and server `srv` (the
+    /// failures after a backend was chosen: haproxy counts them there).
+    pub(super) fn at(mut self, be: &'r BackendRt, srv: Option<usize>) -> Self {
+        self.be = Some(be);
+        self.srv = srv;
+        self
+    }
+
+    pub(super) fn error(status: u16, term: &[u8; 2]) -> Self {
+        Outcome {
+            be: None,
+            srv: None,
+            status: i32::from(status),
+            term: *term,
+            bytes_in: 0,
+            bytes_out: 0,
+            t_res: -1,
+            keep_client: false,
+            tunnel: false,
+            nolog: false,
+        }
+    }
+}
+
+/// Sends `px`'s error page for `status` (none for 0: the client is gone)
+/// and returns the outcome to log, with the bytes sent.
+pub(super) async fn fail<'r>(
+    client: &Conn,
+    px: &Proxy,
+    fe_px: &Proxy,
+    status: u16,
+    term: &[u8; 2],
+) -> Outcome<'r> {
+    fail_as(client, px, fe_px, status, term, false).await
+}
+
+/// [`fail`], telling the client that the connection ends when `close`
+/// (a request that could not be read to its end: `connection: close`
+/// after the page's fields, as haproxy 2.6 writes it).
+pub(super) async fn fail_as<'r>(
+    client: &Conn,
+    px: &Proxy,
+    fe_px: &Proxy,
+    status: u16,
+    term: &[u8; 2],
+    close: bool,
+) -> Outcome<'r> {
+    let mut o = Outcome::error(status, term);
+    if status == 0 {
+        o.status = -1;
+        return o;
+    }
+    let mut page = errors::response(px, status, false);
+    if close {
+        page = errors::with_header(page, "connection: close");
+    }
+    if send(client, &page, fe_px.timeouts.client).await.is_ok() {
+        o.bytes_out = page.len() as u64;
+    }
+    o
+}
+
+/// The termination state of a request body that failed on its way up.
+pub(super) fn upload_term(e: XferError) -> [u8; 2] {
+    match e {
+        XferError::Invalid(_) => *b"PD",
+        XferError::SrcTimeout => *b"cD",
+        XferError::SrcClosed | XferError::SrcError => *b"CD",
+        XferError::DstError => *b"SD",
+        XferError::DstTimeout => *b"sD",
+    }
+}
+
+/// Sends a response weir made (deny, return, redirect, tarpit) in place of
+/// the server's. A request body is not read: the connection closes then.
+pub(super) async fn answer_local<'r>(
+    client: &Conn,
+    fe_px: &Proxy,
+    cbuf: &mut Buf,
+    used: usize,
+    req: &RequestHead,
+    local: Local,
+) -> Outcome<'r> {
+    let keep = local.keep && req.keep_alive && req.framing == Framing::None;
+    cbuf.consume(used);
+    let mut bytes = local.bytes;
+    if !keep {
+        // Tell the client the connection ends here.
+        bytes = errors::with_header(bytes, "connection: close");
+    }
+    let sent = send(client, &bytes, fe_px.timeouts.client).await;
+    Outcome {
+        be: None,
+        srv: None,
+        status: i32::from(local.status),
+        term: if sent.is_ok() { local.term } else { *b"CD" },
+        bytes_in: 0,
+        bytes_out: bytes.len() as u64,
+        t_res: -1,
+        keep_client: keep && sent.is_ok(),
+        tunnel: false,
+        nolog: false,
+    }
+}

@@ -1,0 +1,62 @@
+//! The log line's captures and `%[sample]` values, taken from the request
+//! (and the response) as the exchange has them.
+
+use super::rules::{ExCtx, Vars};
+use crate::log::LogRecord;
+use weir_config::Proxy;
+use weir_proto::h1::RequestHead;
+
+/// The values of `capture … header` lines: the first occurrence of each
+/// header, cut to its length (empty when absent).
+pub(super) fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<String> {
+    caps.iter()
+        .map(|(name, len)| {
+            headers
+                .iter()
+                .find(|h| h.is(name))
+                .map(|h| {
+                    let v = &h.value()[..h.value().len().min(*len)];
+                    String::from_utf8_lossy(v).into_owned()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The log format's samples on the request as it stands (no response yet).
+pub(super) fn request_samples(
+    fe_px: &Proxy,
+    rec: &mut LogRecord<'_>,
+    tmpl: &ExCtx<'_>,
+    req: &RequestHead,
+    vars: &Vars,
+    body: Option<&[u8]>,
+) {
+    let ctx = ExCtx {
+        req: Some(req),
+        vars: Some(vars),
+        body,
+        ..*tmpl
+    };
+    log_samples(fe_px, rec, &ctx);
+}
+
+/// Evaluates the `%[sample]` pieces of the frontend's log format.
+pub(super) fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
+    let Some(f) = &fe_px.log_format else { return };
+    let samples: Vec<String> = f
+        .pieces
+        .iter()
+        .filter_map(|p| match p {
+            weir_config::logformat::Piece::Sample { expr, .. } => Some(
+                expr.eval(ctx)
+                    .map(|v| String::from_utf8_lossy(&v.to_bytes()).into_owned())
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        })
+        .collect();
+    if !samples.is_empty() {
+        rec.samples = samples;
+    }
+}
