@@ -126,26 +126,9 @@ fn request(port: u16, path: &str) {
 
 /// `show stat` as (pxname, svname) -> column -> value.
 fn stat(sock: &Path) -> HashMap<(String, String), HashMap<String, String>> {
-    let t = ask(sock, "show stat\n");
-    let mut lines = t.lines();
-    let head: Vec<String> = lines
-        .next()
-        .unwrap_or_default()
-        .trim_start_matches("# ")
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let row: HashMap<String, String> = head
-                .iter()
-                .cloned()
-                .zip(l.split(',').map(str::to_string))
-                .collect();
-            let key = (row["pxname"].clone(), row["svname"].clone());
-            (key, row)
-        })
+    show_stat(sock)
+        .into_iter()
+        .map(|row| ((row["pxname"].clone(), row["svname"].clone()), row))
         .collect()
 }
 

@@ -24,26 +24,9 @@ fn cfg(sock: &Path, user_port: u16, port: u16, o1: u16, o2: u16) -> String {
     )
 }
 
-/// `show stat` as (pxname, svname) -> column -> value.
+/// `show stat` rows.
 fn stat(sock: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let t = ask(sock, "show stat\n");
-    let mut lines = t.lines();
-    let head: Vec<String> = lines
-        .next()
-        .unwrap()
-        .trim_start_matches("# ")
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            head.iter()
-                .cloned()
-                .zip(l.split(',').map(str::to_string))
-                .collect()
-        })
-        .collect()
+    show_stat(sock)
 }
 
 fn field(rows: &[std::collections::HashMap<String, String>], sv: &str, col: &str) -> String {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub mod h2;
 pub mod http;
+pub mod raw;
 pub mod tls;
 
 pub const WEIR: &str = env!("CARGO_BIN_EXE_weir");
@@ -458,6 +459,29 @@ impl Haproxy {
         });
         Some(h)
     }
+}
+
+/// `show stat` on a stats socket (weir's or haproxy's): one map of column
+/// to value per row.
+pub fn show_stat(sock: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let t = ask(sock, "show stat\n");
+    let mut lines = t.lines();
+    let head: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("# ")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_string))
+                .collect()
+        })
+        .collect()
 }
 
 /// One line to a unix socket (weir's `stats socket`), the whole answer back.
