@@ -33,8 +33,17 @@ fn get(port: u16, path: &str, auth: Option<&str>) -> common::http::Response {
     c.response("GET")
 }
 
+/// The tests of this file one at a time: headless chromium, started by one
+/// of them, opens sockets of its own, and a port `free_port` handed out
+/// to another test was once taken before weir bound it.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn the_page_and_its_csv_behind_auth_and_scope() {
+    let _one_at_a_time = serial();
     let o1 = Origin::start("o1");
     let (stats, open, port) = (free_port(), free_port(), free_port());
     let mut w = Weir::spawn(&cfg(stats, open, port, o1.port()), &[]);
@@ -108,6 +117,7 @@ fn browse(bin: &str, extra: &[&str], url: &str) -> String {
 
 #[test]
 fn chromium_renders_the_page_and_runs_an_admin_action() {
+    let _one_at_a_time = serial();
     let Some(bin) = chromium() else {
         panic!("chromium is not installed: tests/run installs it");
     };
@@ -206,6 +216,7 @@ fn write_form(path: &Path, url: &str, b: &str, s: &str, action: &str) {
 
 #[test]
 fn a_stalled_admin_form_is_bounded() {
+    let _one_at_a_time = serial();
     let o1 = Origin::start("o1");
     let (stats, open, port) = (free_port(), free_port(), free_port());
     // No timeout http-request, a short timeout client.
