@@ -642,7 +642,7 @@ pub fn render_markdown() -> String {
 }
 
 /// The runtime API on `stats socket` (checked by
-/// `crates/weir/tests/runtime_api.rs`).
+/// `crates/weir/tests/suite/runtime_api.rs`).
 const RUNTIME_NOTES: &str = "
 ## Runtime API (`stats socket`)
 
@@ -657,7 +657,7 @@ const RUNTIME_NOTES: &str = "
 ";
 
 /// HTTP/2 on both sides and how it differs from HAProxy 2.6 (checked by
-/// `crates/weir/tests/h2.rs` and `h2_servers.rs`).
+/// `crates/weir/tests/suite/h2.rs` and `h2_servers.rs`).
 const H2_NOTES: &str = "
 ## HTTP/2
 
@@ -669,7 +669,7 @@ const H2_NOTES: &str = "
 ";
 
 /// TLS termination: what `bind … ssl` does and how it differs from HAProxy
-/// 2.6 on OpenSSL (each checked by `crates/weir/tests/tls.rs`).
+/// 2.6 on OpenSSL (each checked by `crates/weir/tests/suite/tls.rs`).
 const TLS_NOTES: &str = "
 ## TLS termination (`bind … ssl`) and how it differs from HAProxy 2.6
 
@@ -687,7 +687,7 @@ const TLS_NOTES: &str = "
 ";
 
 /// The HTTP engine's rule language and its documented differences from
-/// HAProxy 2.6 (each checked by `crates/weir/tests/http_differential.rs`).
+/// HAProxy 2.6 (each checked by `crates/weir/tests/suite/http_differential.rs`).
 const HTTP_NOTES: &str = "
 ## HTTP rules (manual §7)
 
@@ -699,7 +699,7 @@ const HTTP_NOTES: &str = "
 
 ## HTTP behaviour that differs from HAProxy 2.6
 
-- Message framing is read exactly as RFC 9110/9112 write it, so that no server behind weir can read a request differently (request smuggling; tests/smuggling.rs runs 73 hostile requests through weir and, beside it, haproxy 2.6):
+- Message framing is read exactly as RFC 9110/9112 write it, so that no server behind weir can read a request differently (request smuggling; crates/weir/tests/suite/smuggling.rs runs 73 hostile requests through weir and, beside it, haproxy 2.6):
   - optional whitespace is space and tab only: a `Transfer-Encoding` or `Content-Length` value padded with any other byte (a non-breaking space, NEL, U+3000, a vertical tab) is a 400, as in HAProxy;
   - `Content-Length` is digits only; identical values, repeated in fields or in one list, are merged into one field before the request is forwarded (as HAProxy); different values are a 400;
   - a request's `Transfer-Encoding` must end with `chunked`, once: otherwise 400; another coding before it (`gzip, chunked`) is a 422, as in HAProxy 2.6; with `Content-Length` too, the length is removed and the connection closes after the response; `Transfer-Encoding: chunked` over HTTP/1.0 is read, then the connection closes (as HAProxy);
@@ -713,7 +713,7 @@ const HTTP_NOTES: &str = "
 - Pipelined requests sent before the client half-closes are all answered; HAProxy 2.6 may answer only the first.
 - Chunked bodies are re-encoded (extensions dropped, trailers kept), as HAProxy does; bodies are never buffered whole.
 - A `deny`, a `tarpit` and a response rule's `deny`/`return` close the client connection after the answer; `return` and `redirect` on a bodyless request keep it alive.
-- `%B` is the number of bytes weir wrote to the client; HAProxy 2.6 logs the size of its internal (HTX) form of the response, a few bytes off (for example 174 where 167 bytes were sent). Every other `httplog` and `httplog clf` field matches HAProxy's (tests/httplog_differential.rs).
+- `%B` is the number of bytes weir wrote to the client; HAProxy 2.6 logs the size of its internal (HTX) form of the response, a few bytes off (for example 174 where 167 bytes were sent). Every other `httplog` and `httplog clf` field matches HAProxy's (crates/weir/tests/suite/httplog_differential.rs).
 ";
 
 #[cfg(test)]

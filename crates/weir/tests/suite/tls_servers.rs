@@ -3,11 +3,9 @@
 //! health checks, `mode tcp` re-encryption; and the load generator's https
 //! mode resuming sessions or not.
 
-mod common;
-
-use common::http::Origin;
-use common::tls::*;
-use common::*;
+use crate::common::http::Origin;
+use crate::common::tls::*;
+use crate::common::*;
 use std::process::Command;
 use std::time::Duration;
 

@@ -2,10 +2,8 @@
 //! ways, connection modes, WebSocket through an Upgrade, error statuses for
 //! bad clients and bad servers, errorfile, forwardfor, httplog lines.
 
-mod common;
-
-use common::http::{fnv, http_cfg, Client, Origin};
-use common::*;
+use crate::common::http::{fnv, http_cfg, Client, Origin};
+use crate::common::*;
 use std::io::{Read, Write};
 use std::time::Duration;
 

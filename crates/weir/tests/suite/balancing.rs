@@ -2,8 +2,7 @@
 //! backups, queueing at server maxconn and `timeout queue`, retries and
 //! redispatch.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;

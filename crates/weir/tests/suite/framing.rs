@@ -2,10 +2,8 @@
 //! request body ends, a bad chunk after the head, responses read as
 //! strictly as requests, and HEAD whatever method reached the server.
 
-mod common;
-
-use common::raw::*;
-use common::*;
+use crate::common::raw::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,7 @@
 //! `mode tcp` forwarding: payloads both ways, half-close, timeouts, resets,
 //! unix and IPv6 servers, splice.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};

@@ -5,9 +5,7 @@
 //! stat` compared column by column on every frontend, backend and server
 //! row.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -4,11 +4,9 @@
 //! installs it), the rendered tables, a screenshot, and an admin action
 //! submitted as a browser submits the page's form.
 
-mod common;
-
-use common::http::{Client, Origin};
-use common::tls::run;
-use common::*;
+use crate::common::http::{Client, Origin};
+use crate::common::tls::run;
+use crate::common::*;
 use std::path::Path;
 
 fn cfg(stats: u16, open: u16, port: u16, o1: u16) -> String {
@@ -22,7 +20,7 @@ fn cfg(stats: u16, open: u16, port: u16, o1: u16) -> String {
     )
 }
 
-fn get(port: u16, path: &str, auth: Option<&str>) -> common::http::Response {
+fn get(port: u16, path: &str, auth: Option<&str>) -> crate::common::http::Response {
     let mut c = Client::connect(port);
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: t\r\n");
     if let Some(a) = auth {

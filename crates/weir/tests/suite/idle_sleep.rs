@@ -5,11 +5,9 @@
 //! client that leaves, `shutdown session` and a soft stop all still end it
 //! as they would an awake one.
 
-mod common;
-
-use common::http::Client;
-use common::http::Origin;
-use common::*;
+use crate::common::http::Client;
+use crate::common::http::Origin;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -185,12 +183,12 @@ fn a_sleeping_session_keeps_its_deadlines() {
 
 #[test]
 fn a_sleeping_tls_session_keeps_its_keys() {
-    use common::tls::Pki;
+    use crate::common::tls::Pki;
     let pki = Pki::new();
     let dir = tempdir("idle-sleep-tls");
     let sock = dir.join("admin.sock");
     let port = free_port();
-    let cfg = common::tls::tls_cfg(
+    let cfg = crate::common::tls::tls_cfg(
         port,
         &format!("crt {}", pki.path("certs")),
         None,
@@ -203,7 +201,7 @@ fn a_sleeping_tls_session_keeps_its_keys() {
     .replace("timeout client 5s", "timeout client 10s");
     let _w = Weir::start(&cfg, port);
 
-    let mut s = common::tls::SClient::start(port, "www.test");
+    let mut s = crate::common::tls::SClient::start(port, "www.test");
     let got = s.got.clone();
     let answers = |n: usize| {
         wait_for(&format!("{n} answers"), Duration::from_secs(5), || {

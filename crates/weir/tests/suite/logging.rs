@@ -1,8 +1,7 @@
 //! Logs: `option tcplog` lines received over UDP syslog and compared field
 //! by field; `log-format`; `dontlognull`.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

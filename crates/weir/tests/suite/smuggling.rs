@@ -8,10 +8,8 @@
 //! it); every case where the two differ is printed, and the test fails
 //! where weir forwards what haproxy refuses.
 
-mod common;
-
-use common::raw::*;
-use common::*;
+use crate::common::raw::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};

@@ -3,9 +3,7 @@
 //! come back OK (or INFO); none may be flagged. Skipped with a message where
 //! testssl is not installed (`tests/run` installs it).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 fn testssl() -> Option<&'static str> {

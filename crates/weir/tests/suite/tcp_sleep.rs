@@ -6,9 +6,7 @@
 //! they would an awake one; a bounded random soak of sleeps, wakes and
 //! closes loses no byte and leaves weir quiet.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -245,7 +243,7 @@ fn clients_leaving_while_asleep_end_their_sessions_quietly() {
 
 #[test]
 fn a_sleeping_tls_offload_session_keeps_its_keys() {
-    use common::tls::Pki;
+    use crate::common::tls::Pki;
     let pki = Pki::new();
     let server = TcpListener::bind("127.0.0.1:0").unwrap();
     let dir = tempdir("tcp-sleep-tls");
@@ -262,7 +260,7 @@ fn a_sleeping_tls_offload_session_keeps_its_keys() {
         pki.path("certs")
     );
     let _w = Weir::start(&cfg, port);
-    let mut s = common::tls::SClient::start(port, "www.test");
+    let mut s = crate::common::tls::SClient::start(port, "www.test");
     s.stdin.write_all(b"CONNECT\n").unwrap();
     let (mut srv, _) = server.accept().unwrap();
     srv.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

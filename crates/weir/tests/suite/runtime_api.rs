@@ -4,11 +4,9 @@
 //! shows MAINT, a weight change shifts the split; levels, prompt mode, bad
 //! input, `socat`, and the `show stat` header against haproxy 2.6's.
 
-mod common;
-
-use common::http::{Client, Origin};
-use common::tls::{run, text};
-use common::*;
+use crate::common::http::{Client, Origin};
+use crate::common::tls::{run, text};
+use crate::common::*;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,7 @@
 //! daemon + pidfile, -sf hand-over, cpu-map pinning, global maxconn,
 //! descriptor limits, the stats socket.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

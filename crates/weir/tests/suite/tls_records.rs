@@ -3,10 +3,8 @@
 //! TLS 1.2 sessions, and a tampered record that gets a bad_record_mac alert
 //! and ends only its own connection.
 
-mod common;
-
-use common::tls::*;
-use common::*;
+use crate::common::tls::*;
+use crate::common::*;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use std::io::{Read, Write};

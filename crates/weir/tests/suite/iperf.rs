@@ -1,7 +1,6 @@
 //! iperf3 (Debian) through weir in `mode tcp`, with and without splice.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 

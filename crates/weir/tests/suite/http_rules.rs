@@ -2,10 +2,8 @@
 //! `http-request` deny/return/redirect/header and URI rewrites/variables,
 //! `http-response` edits, and configuration errors in rules.
 
-mod common;
-
-use common::http::{Client, Origin};
-use common::*;
+use crate::common::http::{Client, Origin};
+use crate::common::*;
 
 fn two_backends(fe_rules: &str, be_a: &str) -> (Weir, u16, Origin, Origin) {
     let a = Origin::start("a");
@@ -298,7 +296,8 @@ fn four_servers(balance: &str) -> (Weir, u16, Vec<Origin>) {
         .zip(names)
         .map(|(o, n)| format!("    server {n} 127.0.0.1:{}\n", o.port()))
         .collect();
-    let cfg = common::http::http_cfg(port, "", "", &format!("    balance {balance}\n{servers}"));
+    let cfg =
+        crate::common::http::http_cfg(port, "", "", &format!("    balance {balance}\n{servers}"));
     (Weir::start(&cfg, port), port, origins)
 }
 
@@ -363,7 +362,7 @@ fn cookie_backend(cookie: &str) -> (Weir, u16, Origin, Origin) {
         a.port(),
         b.port()
     );
-    let cfg = common::http::http_cfg(port, "", "", &be);
+    let cfg = crate::common::http::http_cfg(port, "", "", &be);
     (Weir::start(&cfg, port), port, a, b)
 }
 
@@ -516,7 +515,7 @@ fn retry_on_status_redispatches() {
         bad.port(),
         good.port()
     );
-    let _w = Weir::start(&common::http::http_cfg(port, "", "", &be), port);
+    let _w = Weir::start(&crate::common::http::http_cfg(port, "", "", &be), port);
     for _ in 0..4 {
         let r = Client::connect(port).get("/r");
         assert_eq!(r.status, 200);
@@ -572,7 +571,7 @@ fn cookie_maxidle_and_maxlife_dates() {
             .as_secs()
     };
     // The cookie's (server, last, first) from a response.
-    let dates = |r: &common::http::Response| -> (String, u64, u64) {
+    let dates = |r: &crate::common::http::Response| -> (String, u64, u64) {
         let set = r.header("set-cookie").expect("a set-cookie").to_string();
         let v = set
             .strip_prefix("SRV=")

@@ -1,8 +1,7 @@
 //! The command line: -c, -cc, -v, -vv, directories, diagnostics with
 //! file:line, nothing bound on a bad configuration.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::net::TcpListener;
 
 #[test]

@@ -2,10 +2,8 @@
 //! Keep-alive on both sides, large bodies intact (checksums), HEAD, 404
 //! and a missing-file case passed through unchanged.
 
-mod common;
-
-use common::http::{fnv, http_cfg, Client};
-use common::*;
+use crate::common::http::{fnv, http_cfg, Client};
+use crate::common::*;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 

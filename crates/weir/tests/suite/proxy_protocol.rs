@@ -1,8 +1,7 @@
 //! PROXY protocol: accept-proxy on binds (v1, v2, bad headers) and
 //! send-proxy / send-proxy-v2 towards servers.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::mpsc;

@@ -1,10 +1,8 @@
 //! HTTP/2 requests that would smuggle once written as HTTP/1.1, through
 //! weir's HTTP/2 front to strict recording origins.
 
-mod common;
-
-use common::raw::*;
-use common::*;
+use crate::common::raw::*;
+use crate::common::*;
 use std::time::Duration;
 
 /// HTTP/2 requests that would smuggle once translated to HTTP/1.1: each
@@ -12,7 +10,7 @@ use std::time::Duration;
 /// complete, at its origin; the others reach it in canonical form.
 #[test]
 fn http2_requests_never_become_ambiguous_http1() {
-    use common::h2::*;
+    use crate::common::h2::*;
     let pseudo = |path: &'static str| -> Vec<(&'static str, &'static str)> {
         vec![
             (":method", "POST"),

@@ -2,9 +2,8 @@
 //! (`tests/fixtures/seeds/`): `weir -c` accepts each one and weir runs each
 //! one with real servers behind it.
 
-mod common;
-use common::http::{Client, Origin};
-use common::*;
+use crate::common::http::{Client, Origin};
+use crate::common::*;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;

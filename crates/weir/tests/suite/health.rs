@@ -1,8 +1,7 @@
 //! Layer-4 and HTTP health checks: down within fall × inter, traffic moves
 //! without client errors, back up, shutdown-sessions, httpchk statuses.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -7,10 +7,8 @@
 //! of its internal (HTX) representation, a few bytes off
 //! (docs/compatibility.md).
 
-mod common;
-
-use common::http::{Client, Origin};
-use common::*;
+use crate::common::http::{Client, Origin};
+use crate::common::*;
 use std::time::Duration;
 
 /// Splits a log message into fields: `[...]`, `{...}` and `"..."` groups
@@ -152,7 +150,7 @@ fn compare(clf: bool, extra: Extra, requests: &[(&str, &str)]) -> Vec<String> {
                 "GET"
             };
             // A cut response is an error here, and an expected one.
-            let _ = common::http::read_response(&mut c.r, method);
+            let _ = crate::common::http::read_response(&mut c.r, method);
             drop(c);
             lines.push(sys.wait_line(needle, Duration::from_secs(5)));
         }

@@ -3,11 +3,9 @@
 //! requests, one multiplexed connection per thread, a dead server), and
 //! `alpn h2` over TLS picked in the handshake (weir itself as the origin).
 
-mod common;
-
-use common::http::Client;
-use common::tls::{run, text, Pki};
-use common::*;
+use crate::common::http::Client;
+use crate::common::tls::{run, text, Pki};
+use crate::common::*;
 use std::time::Duration;
 
 fn cfg(h1: u16, h2c: u16, server: &str, syslog: u16, extra: &str) -> String {

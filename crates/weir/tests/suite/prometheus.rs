@@ -4,11 +4,9 @@
 //! haproxy's exporter), scoped by `?scope=`, and clean for `promtool check
 //! metrics`.
 
-mod common;
-
-use common::http::{Client, Origin};
-use common::tls::{run, text};
-use common::*;
+use crate::common::http::{Client, Origin};
+use crate::common::tls::{run, text};
+use crate::common::*;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

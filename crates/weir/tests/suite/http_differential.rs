@@ -3,10 +3,8 @@
 //! each client gets and what reaches the origin must agree, except for the
 //! documented differences (docs/compatibility.md, "HTTP differences").
 
-mod common;
-
-use common::http::{http_cfg, Origin};
-use common::*;
+use crate::common::http::{http_cfg, Origin};
+use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

@@ -5,11 +5,9 @@
 //! SNI routing, certificate errors at start-up, and failed handshakes that
 //! leave other clients alone.
 
-mod common;
-
-use common::http::{fnv, Origin};
-use common::tls::*;
-use common::*;
+use crate::common::http::{fnv, Origin};
+use crate::common::tls::*;
+use crate::common::*;
 use std::io::Write;
 use std::process::Command;
 use std::time::Duration;

@@ -4,12 +4,10 @@
 //! load with h2load, h2spec on both kinds of bind, and the defences (rapid
 //! reset, CONTINUATION and PING floods, malformed requests, idle timeout).
 
-mod common;
-
-use common::h2::*;
-use common::http::{fnv, Origin};
-use common::tls::{run, text, Pki};
-use common::*;
+use crate::common::h2::*;
+use crate::common::http::{fnv, Origin};
+use crate::common::tls::{run, text, Pki};
+use crate::common::*;
 use std::path::PathBuf;
 use std::time::Duration;
 

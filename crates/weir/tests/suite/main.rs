@@ -1,0 +1,35 @@
+//! weir's integration tests, one binary: each module starts the real `weir`
+//! binary on real sockets beside real clients and servers (see `common`).
+//! One binary links once; `cargo test --test suite http::` runs one module.
+
+mod common;
+
+mod balancing;
+mod cli;
+mod counters_differential;
+mod forwarding;
+mod framing;
+mod h2;
+mod h2_servers;
+mod health;
+mod http;
+mod http_differential;
+mod http_rules;
+mod httplog_differential;
+mod idle_sleep;
+mod iperf;
+mod lifecycle;
+mod logging;
+mod nginx_origin;
+mod prometheus;
+mod proxy_protocol;
+mod runtime_api;
+mod seeds;
+mod smuggling;
+mod smuggling_h2;
+mod stats_page;
+mod tcp_sleep;
+mod tls;
+mod tls_audit;
+mod tls_records;
+mod tls_servers;
