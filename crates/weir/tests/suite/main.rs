@@ -4,6 +4,7 @@
 
 mod common;
 
+mod audit;
 mod balancing;
 mod cli;
 mod counters_differential;
@@ -30,6 +31,6 @@ mod smuggling_h2;
 mod stats_page;
 mod tcp_sleep;
 mod tls;
-mod tls_audit;
+
 mod tls_records;
 mod tls_servers;

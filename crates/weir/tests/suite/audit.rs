@@ -1,7 +1,8 @@
 //! A TLS audit of weir's `bind … ssl` with Debian's testssl.sh: every
 //! vulnerability check (`-U`) against an ECDSA and an RSA certificate must
-//! come back OK (or INFO); none may be flagged. Skipped with a message where
-//! testssl is not installed (`tests/run` installs it).
+//! come back OK (or INFO); none may be flagged. Fails saying so where
+//! testssl is not installed (`tests/run` installs it). Named `audit` so that
+//! its half minute starts first in the suite, beside the others.
 
 use crate::common::*;
 use std::process::Command;
