@@ -15,15 +15,68 @@ pub struct PageInfo {
     pub pid: u32,
     /// Empty with `stats hide-version`.
     pub version: String,
-    pub uptime: String,
-    pub nthreads: usize,
-    pub maxconn: u32,
-    pub curconns: u32,
+    /// The "General process information" box, a line each
+    /// ([`process_lines`]).
+    pub process: Vec<String>,
     pub refresh_secs: Option<u64>,
     pub show_legends: bool,
     pub admin: bool,
     /// The outcome of the last admin action (`;st=DONE` …), shown on top.
     pub notice: Option<&'static str>,
+}
+
+/// The process box's lines, as HAProxy words them, from `show info`'s
+/// fields (`field` answers a field's name; a missing one reads 0).
+pub fn process_lines(field: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let f = |k: &str| field(k).unwrap_or_else(|| "0".into());
+    let memmax = match f("Memmax_MB").as_str() {
+        "0" => "unlimited".to_string(),
+        mb => format!("{mb} MB"),
+    };
+    let kbps = f("BytesOutRate").parse::<u64>().unwrap_or(0) as f64 * 8.0 / 1000.0;
+    vec![
+        format!(
+            "pid = {} (process #1, nbproc = 1, nbthread = {})",
+            f("Pid"),
+            f("Nbthread")
+        ),
+        format!("uptime = {}", f("Uptime")),
+        format!("system limits: memmax = {memmax}; ulimit-n = {}", f("Ulimit-n")),
+        format!(
+            "maxsock = {}; maxconn = {}; maxpipes = {}",
+            f("Maxsock"),
+            f("Maxconn"),
+            f("Maxpipes")
+        ),
+        format!(
+            "current conns = {}; current pipes = {}/{}; conn rate = {}/sec; bit rate = {kbps:.3} kbps",
+            f("CurrConns"),
+            f("PipesUsed"),
+            f("PipesFree"),
+            f("ConnRate")
+        ),
+        format!(
+            "Running tasks: {}/{}; idle = {} %",
+            f("Run_queue"),
+            f("Tasks"),
+            f("Idle_pct")
+        ),
+    ]
+}
+
+/// A duration in seconds as HAProxy's page writes it: its two largest
+/// units (`3d4h`, `5h6m`, `12m3s`, `7s`).
+pub fn human(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d{h}h")
+    } else if h > 0 {
+        format!("{h}h{m}m")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
 }
 
 /// A request to the page, from the part of the URI after `stats uri`.
@@ -217,8 +270,39 @@ pub fn row_class(r: &Row) -> &'static str {
     }
 }
 
+/// A cell's text: the `show stat` value, or what the page makes of it
+/// (durations, the time in the current state, the last check's time).
+fn cell_text(r: &Row, col: &str) -> String {
+    let v = r.get(col).unwrap_or("");
+    let secs = |c: &str| r.get(c).and_then(|v| v.parse::<u64>().ok());
+    match col {
+        "lastsess" => match v.parse::<i64>() {
+            Ok(n) if n >= 0 => human(n as u64),
+            Ok(_) => "?".into(),
+            Err(_) => String::new(),
+        },
+        "downtime" => secs(col).map(human).unwrap_or_default(),
+        "status" => match secs("lastchg") {
+            Some(t) => format!("{} {v}", human(t)),
+            None => v.to_string(),
+        },
+        "check_status" if !v.is_empty() => match r.get("check_duration") {
+            Some(ms) if !ms.is_empty() => format!("{v} in {ms}ms"),
+            _ => v.to_string(),
+        },
+        "throttle" if r.get("type") == Some("2") => {
+            if v.is_empty() {
+                "-".into()
+            } else {
+                format!("{v} %")
+            }
+        }
+        _ => v.to_string(),
+    }
+}
+
 fn cell(r: &Row, col: &str) -> String {
-    format!("<td>{}</td>", esc(r.get(col).unwrap_or("")))
+    format!("<td>{}</td>", esc(&cell_text(r, col)))
 }
 
 /// The table columns after the name, grouped as HAProxy groups them.
@@ -228,6 +312,10 @@ const GROUPS: &[(&str, &[(&str, &str)])] = &[
         &[("Cur", "qcur"), ("Max", "qmax"), ("Limit", "qlimit")],
     ),
     (
+        "Session rate",
+        &[("Cur", "rate"), ("Max", "rate_max"), ("Limit", "rate_lim")],
+    ),
+    (
         "Sessions",
         &[
             ("Cur", "scur"),
@@ -235,6 +323,7 @@ const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("Limit", "slim"),
             ("Total", "stot"),
             ("LbTot", "lbtot"),
+            ("Last", "lastsess"),
         ],
     ),
     ("Bytes", &[("In", "bin"), ("Out", "bout")]),
@@ -255,6 +344,7 @@ const GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("Chk", "chkfail"),
             ("Dwn", "chkdown"),
             ("Dwntme", "downtime"),
+            ("Thrtle", "throttle"),
         ],
     ),
 ];
@@ -328,15 +418,13 @@ pub fn html(info: &PageInfo, rows: &[Row], req: &PageRequest) -> String {
     out.push_str(&format!("<h1>weir{version}</h1>\n"));
     out.push_str(&format!(
         "<h2>Statistics Report for pid {}</h2>\n<table class=\"info\"><tr><td>\
-         <b>General process information</b><br>pid = {} (threads = {})<br>uptime = {}<br>\
-         maxconn = {}<br>current conns = {}</td><td>",
-        info.pid,
-        info.pid,
-        info.nthreads,
-        esc(&info.uptime),
-        info.maxconn,
-        info.curconns
+         <b>General process information</b>",
+        info.pid
     ));
+    for line in &info.process {
+        out.push_str(&format!("<br>{}", esc(line)));
+    }
+    out.push_str("</td><td>");
     out.push_str(
         "<table class=\"legend tbl\">\
          <tr class=\"active_up\"><td>active UP</td></tr>\

@@ -95,3 +95,65 @@ fn the_page_has_one_table_per_proxy_and_escapes() {
     );
     assert!(!t.contains("<form") && !t.contains("http-equiv"));
 }
+
+#[test]
+fn cells_read_as_haproxy_writes_them() {
+    let mut r = row("be", "s1", "UP", "0");
+    r.set("lastchg", 1788)
+        .set("check_status", "L4OK")
+        .set("check_duration", 0)
+        .set("lastsess", -1)
+        .set("downtime", 90061);
+    assert_eq!(cell_text(&r, "status"), "29m48s UP");
+    assert_eq!(cell_text(&r, "check_status"), "L4OK in 0ms");
+    assert_eq!(cell_text(&r, "lastsess"), "?");
+    assert_eq!(cell_text(&r, "downtime"), "1d1h");
+    assert_eq!(cell_text(&r, "throttle"), "-");
+    r.set("throttle", 40)
+        .set("lastsess", 7)
+        .set("check_duration", "");
+    assert_eq!(cell_text(&r, "throttle"), "40 %");
+    assert_eq!(cell_text(&r, "lastsess"), "7s");
+    assert_eq!(cell_text(&r, "check_status"), "L4OK");
+    let fe = row("fe", "FRONTEND", "OPEN", "");
+    assert_eq!(cell_text(&fe, "status"), "OPEN");
+    assert_eq!(cell_text(&fe, "throttle"), "");
+    assert_eq!(human(3 * 3600 + 60), "3h1m");
+}
+
+#[test]
+fn the_process_box_has_limits_rates_and_tasks() {
+    let info = |k: &str| {
+        Some(
+            match k {
+                "Pid" => "42",
+                "Nbthread" => "2",
+                "Ulimit-n" => "8207",
+                "Maxconn" => "4096",
+                "BytesOutRate" => "1500",
+                "Tasks" => "9",
+                "Idle_pct" => "97",
+                _ => return None,
+            }
+            .to_string(),
+        )
+    };
+    let lines = process_lines(info);
+    assert_eq!(lines[0], "pid = 42 (process #1, nbproc = 1, nbthread = 2)");
+    assert_eq!(
+        lines[2],
+        "system limits: memmax = unlimited; ulimit-n = 8207"
+    );
+    assert_eq!(lines[3], "maxsock = 0; maxconn = 4096; maxpipes = 0");
+    assert!(lines[4].ends_with("bit rate = 12.000 kbps"), "{}", lines[4]);
+    assert_eq!(lines[5], "Running tasks: 0/9; idle = 97 %");
+    let page = html(
+        &PageInfo {
+            process: lines,
+            ..PageInfo::default()
+        },
+        &[],
+        &PageRequest::default(),
+    );
+    assert!(page.contains("<br>Running tasks: 0/9; idle = 97 %"));
+}

@@ -20,6 +20,8 @@ pub const WINDOW: usize = 16;
 struct Snap {
     sess: u64,
     req: u64,
+    /// Bytes sent to clients (the process's bit rate).
+    bout: u64,
     /// (sum, count) of queue, connect, response and total times.
     times: [(u64, u64); 4],
 }
@@ -34,6 +36,8 @@ pub struct View {
     /// HTTP requests in the last second, and the most in one second.
     pub req_rate: u64,
     pub req_rate_max: u64,
+    /// Bytes sent to clients in the last second.
+    pub bout_rate: u64,
     /// Average queue, connect, response and total times in ms.
     pub times: [u64; 4],
     /// Seconds since the last session, once there was one.
@@ -52,6 +56,7 @@ impl Track {
             let v = &mut self.view;
             v.rate = now.sess.saturating_sub(prev.sess);
             v.req_rate = now.req.saturating_sub(prev.req);
+            v.bout_rate = now.bout.saturating_sub(prev.bout);
             v.rate_max = v.rate_max.max(v.rate);
             v.req_rate_max = v.req_rate_max.max(v.req_rate);
             v.lastsess = match (v.rate, v.lastsess) {
@@ -91,6 +96,10 @@ struct Tracks {
     srv: Vec<Vec<Track>>,
     /// The process: its frontends together (`show info`).
     process: Track,
+    /// The workers' busy time at the last sample, and when it was taken.
+    busy: Option<(std::time::Instant, Duration)>,
+    /// The share of the last second the workers spent waiting for events.
+    idle_pct: u64,
 }
 
 fn snap(c: &Counters, sess: u64) -> Snap {
@@ -98,6 +107,7 @@ fn snap(c: &Counters, sess: u64) -> Snap {
     Snap {
         sess,
         req: c.get(Ctr::Requests),
+        bout: c.get(Ctr::BytesOut),
         times: [
             pair(Ctr::QSum, Ctr::QN),
             pair(Ctr::CSum, Ctr::CN),
@@ -124,9 +134,14 @@ impl Rates {
             let s = snap(&fe.counters, fe.total.load(Ordering::Relaxed));
             all.sess = all.sess.wrapping_add(s.sess);
             all.req = all.req.wrapping_add(s.req);
+            all.bout = all.bout.wrapping_add(s.bout);
             t.fe[i].push(s);
         }
         t.process.push(all);
+        let now = (std::time::Instant::now(), sh.workers.load().busy);
+        if let Some((at, busy)) = t.busy.replace(now) {
+            t.idle_pct = idle_pct(now.0 - at, now.1.saturating_sub(busy), sh.nthreads);
+        }
         grow(&mut t.be, sh.backends.len());
         t.srv.resize_with(sh.backends.len(), Vec::new);
         for (i, be) in sh.backends.iter().enumerate() {
@@ -155,6 +170,16 @@ impl Rates {
         self.read(|t| Some(&t.process))
     }
 
+    /// `show info`'s `Idle_pct`: 100 before the first two samples.
+    pub fn idle_pct(&self) -> u64 {
+        let t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if t.busy.is_some() && t.process.hist.len() > 1 {
+            t.idle_pct
+        } else {
+            100
+        }
+    }
+
     /// `clear counters`: the per-second maxima start again.
     pub fn clear_max(&self) {
         let mut t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -169,6 +194,17 @@ impl Rates {
             tr.view.req_rate_max = tr.view.req_rate;
         }
     }
+}
+
+/// The share of `wall` that `threads` threads, busy for `busy` in all,
+/// spent idle, in percent.
+fn idle_pct(wall: Duration, busy: Duration, threads: usize) -> u64 {
+    let avail = wall.as_nanos() * threads.max(1) as u128;
+    if avail == 0 {
+        return 100;
+    }
+    let busy = busy.as_nanos().min(avail);
+    ((avail - busy) * 100 / avail) as u64
 }
 
 /// Samples every second until the process stops.

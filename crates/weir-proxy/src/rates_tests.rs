@@ -4,6 +4,7 @@ fn at(sess: u64, req: u64, t: u64, n: u64) -> Snap {
     Snap {
         sess,
         req,
+        bout: req * 100,
         times: [(0, 0), (0, 0), (0, 0), (t, n)],
     }
 }
@@ -15,6 +16,7 @@ fn rates_are_last_second_and_maxima_stay() {
     assert_eq!(tr.view, View::default(), "no rate before a second passed");
     tr.push(at(30, 10, 300, 30));
     assert_eq!((tr.view.rate, tr.view.req_rate), (30, 10));
+    assert_eq!(tr.view.bout_rate, 1000);
     assert_eq!(tr.view.times[3], 10);
     assert_eq!(tr.view.lastsess, Some(0));
     tr.push(at(35, 10, 400, 35));
@@ -43,4 +45,18 @@ fn averages_forget_what_left_the_window() {
         ));
     }
     assert_eq!(tr.view.times[3], 10, "the 1000 ms one has left the window");
+}
+
+#[test]
+fn idle_share_is_of_every_thread_s_time() {
+    let s = Duration::from_secs;
+    assert_eq!(idle_pct(s(1), s(0), 2), 100);
+    assert_eq!(idle_pct(s(1), Duration::from_millis(500), 2), 75);
+    assert_eq!(idle_pct(s(1), s(2), 2), 0);
+    assert_eq!(
+        idle_pct(s(1), s(5), 2),
+        0,
+        "a late sample never goes below 0"
+    );
+    assert_eq!(idle_pct(s(0), s(0), 2), 100);
 }

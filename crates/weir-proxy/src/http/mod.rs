@@ -483,7 +483,9 @@ impl<'a> Session<'a> {
             self.held = held;
             rec.status = out.status;
             rec.term = out.term;
-            rec.bytes_in = out.bytes_in;
+            // The head was read whatever came of it: answered locally,
+            // denied or failed, it counts as received (haproxy's `bin`).
+            rec.bytes_in = out.bytes_in.max(used as u64);
             rec.bytes_out = out.bytes_out;
             rec.t_res = out.t_res;
             if let Some(be) = out.be {

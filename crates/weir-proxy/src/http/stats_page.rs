@@ -144,7 +144,6 @@ pub(super) async fn answer(
             .find(|(c, _)| *c == st)
             .map(|(_, text)| *text)
     });
-    let up = sh.started.elapsed().unwrap_or_default().as_secs();
     let info = PageInfo {
         uri: page.uri.clone(),
         pid: std::process::id(),
@@ -153,10 +152,7 @@ pub(super) async fn answer(
         } else {
             env!("CARGO_PKG_VERSION").into()
         },
-        uptime: weir_admin::stat::uptime(up),
-        nthreads: sh.nthreads,
-        maxconn: sh.maxconn_now.load(std::sync::atomic::Ordering::Relaxed),
-        curconns: sh.actconn.load(std::sync::atomic::Ordering::Relaxed),
+        process: page::process_lines(|f| crate::runtime::info_field(sh, f)),
         refresh_secs: page.refresh.map(|d| d.as_secs().max(1)),
         show_legends: page.show_legends,
         admin,

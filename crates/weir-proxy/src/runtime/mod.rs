@@ -9,12 +9,12 @@ mod patterns;
 mod rows;
 mod sess;
 
-pub use rows::{prometheus, stat_rows};
+pub use rows::{info_field, prometheus, stat_rows};
 
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use diag::{show_errors, threads};
 use patterns::{get_pattern, ref_sel, show_patterns, with_patterns};
-use rows::{info, info_field, servers_state};
+use rows::{info, servers_state};
 use std::sync::atomic::Ordering;
 use weir_admin::cli::{AdminState, Command, Format, ServerRef, Weight};
 use weir_admin::stat;

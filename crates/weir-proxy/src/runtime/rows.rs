@@ -57,7 +57,7 @@ pub(super) fn info(sh: &Shared) -> String {
 }
 
 /// One `show info` field weir measures (`None` for the others).
-pub(super) fn info_field(sh: &Shared, f: &str) -> Option<String> {
+pub fn info_field(sh: &Shared, f: &str) -> Option<String> {
     let up = sh.started.elapsed().unwrap_or_default().as_secs();
     let start = sh
         .started
@@ -96,7 +96,10 @@ pub(super) fn info_field(sh: &Shared, f: &str) -> Option<String> {
         "Jobs" => (actconn as usize + listeners).to_string(),
         "Listeners" => listeners.to_string(),
         "TotalBytesOut" => sum(Ctr::BytesOut).to_string(),
-        "Idle_pct" => "100".into(),
+        "Idle_pct" => sh.rates.idle_pct().to_string(),
+        "Tasks" => sh.workers.load().tasks.to_string(),
+        "Run_queue" => sh.workers.load().queued.to_string(),
+        "BytesOutRate" => sh.rates.process().bout_rate.to_string(),
         "Start_time_sec" => start.to_string(),
         // Connections and sessions are one thing in weir.
         "ConnRate" | "SessRate" => sh.rates.process().rate.to_string(),
@@ -353,6 +356,11 @@ fn server_row(
     }
     if let Some(q) = conf.maxqueue {
         r.set("qlimit", q);
+    }
+    // A server ramping up after `slowstart` shows how far it got.
+    let full = s.uweight.load(Ordering::Relaxed);
+    if conf.slowstart.is_some_and(|p| !p.is_zero()) && weight > 0 && weight < full {
+        r.set("throttle", u64::from(weight) * 100 / u64::from(full));
     }
     if let Some(ck) = ck.filter(|v| v.enabled) {
         r.set("chkfail", ck.failed)

@@ -160,11 +160,22 @@ fn slowstart_ramps_a_returning_server_up() {
     let b = Server::named("b");
     let a_port = a.port();
     let port = free_port();
+    let sock = tempdir("slowstart").join("s.sock");
     let cfg = format!(
-        "defaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
+        "global\n  stats socket {}\ndefaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 5s\n  timeout server 5s\n\
          listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{a_port} weight 20 check inter 100ms rise 1 fall 1 slowstart 3s\n  server b 127.0.0.1:{} weight 20\n",
+        sock.display(),
         b.port()
     );
+    // `show stat`'s throttle column (the stats page's Thrtle): the share
+    // of its weight server a has while it ramps up; empty otherwise.
+    let throttle = || {
+        show_stat(&sock)
+            .into_iter()
+            .find(|r| r["svname"] == "a")
+            .map(|r| r["throttle"].clone())
+            .unwrap_or_default()
+    };
     let w = Weir::start(&cfg, port);
     a.stop();
     w.wait_output("Server px/a is DOWN", Duration::from_secs(3));
@@ -172,7 +183,12 @@ fn slowstart_ramps_a_returning_server_up() {
     let _a2 = Server::start_on(l, |mut c| {
         let _ = c.write_all(b"a");
     });
+    assert_eq!(throttle(), "", "a is down, not ramping");
     w.wait_output("Server px/a is UP", Duration::from_secs(3));
+    let ramp: u32 = throttle()
+        .parse()
+        .expect("a ramps up: throttle is a percentage");
+    assert!(ramp < 50, "a just came back: throttle {ramp} %");
     let early = (0..40).filter(|_| fetch(port).unwrap() == "a").count();
     assert!(
         early <= 12,
@@ -181,6 +197,9 @@ fn slowstart_ramps_a_returning_server_up() {
     wait_for("the ramp to finish", Duration::from_secs(10), || {
         let late = (0..40).filter(|_| fetch(port).unwrap() == "a").count();
         (late >= 17).then_some(late)
+    });
+    wait_for("the throttle to clear", Duration::from_secs(5), || {
+        throttle().is_empty().then_some(())
     });
 }
 

@@ -144,6 +144,33 @@ fn chromium_renders_the_page_and_runs_an_admin_action() {
         "{dom}"
     );
     assert!(dom.contains("name=\"action\""), "admin form: {dom}");
+    // HAProxy's columns and process box, as the browser laid them out.
+    for text in [
+        ">Session rate</th>",
+        "<th>Last</th>",
+        "<th>Thrtle</th>",
+        "system limits: memmax = unlimited; ulimit-n = ",
+        "; conn rate = ",
+        "Running tasks: ",
+    ] {
+        assert!(dom.contains(text), "{text}: {dom}");
+    }
+    let dead = dom
+        .split("data-sv=\"dead\">")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or("");
+    assert!(
+        dead.contains("s DOWN</td><td>L4CON in "),
+        "the time in its state and the last check's: {dead}"
+    );
+    let idle: u32 = dom
+        .split("; idle = ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("idle share");
+    assert!(idle <= 100, "{idle}");
 
     // A screenshot, as a person would see it.
     let dir = tempdir("stats-page");
