@@ -570,6 +570,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         nosplice: g.nosplice,
         global_logger,
         accept_paused_warned: AtomicBool::new(false),
+        handed_over: AtomicBool::new(false),
         started: std::time::SystemTime::now(),
         errors: capture::ErrorLog::default(),
         nthreads,

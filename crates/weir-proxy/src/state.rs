@@ -233,6 +233,10 @@ pub struct Shared {
     pub nosplice: bool,
     pub global_logger: Logger,
     pub accept_paused_warned: AtomicBool,
+    /// The listening sockets went to a new process (`_getsocks`): at soft
+    /// stop they close without draining, as that process accepts what the
+    /// kernel queued on them.
+    pub handed_over: AtomicBool,
     /// When weir started (for `show info`).
     pub started: std::time::SystemTime,
     /// The last invalid message of each proxy (`show errors`).

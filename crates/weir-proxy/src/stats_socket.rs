@@ -85,7 +85,10 @@ async fn session(
         if text.trim() == "_getsocks" {
             match exposed {
                 Some(fds) => {
-                    let _ = crate::takeover::send(c, fds).await;
+                    if crate::takeover::send(c, fds).await.is_ok() {
+                        sh.handed_over
+                            .store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
                 }
                 None => {
                     let _ = send(c, b"Permission denied\n\n", idle).await;

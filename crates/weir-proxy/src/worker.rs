@@ -191,9 +191,17 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
+    let tl_info = ListenerInfo {
+        fe,
+        accept_proxy,
+        bind: bind.clone(),
+        clitcpka,
+        nodelay,
+    };
     loop {
-        if *stop.borrow() {
-            return;
+        let stopped = *stop.borrow();
+        if stopped {
+            return drain(&sh, &tl_info, &listener, fixed).await;
         }
         // Limits: wait below them rather than accept and drop.
         let below = || {
@@ -204,11 +212,14 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 && bind.conns.load(Ordering::SeqCst) < bind_max
         };
         if !wait_until(&sh, &mut stop, below).await {
-            return;
+            return drain(&sh, &tl_info, &listener, fixed).await;
         }
         let accepted = tokio::select! {
-            r = accept(&listener, fixed) => r,
-            _ = stop.wait_for(|s| *s) => return,
+            r = accept(&listener, fixed) => Some(r),
+            _ = stop.wait_for(|s| *s) => None,
+        };
+        let Some(accepted) = accepted else {
+            return drain(&sh, &tl_info, &listener, fixed).await;
         };
         match accepted {
             Ok((conn, peer, local)) => {
@@ -224,46 +235,9 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 if stopping {
                     force_reserve(&sh, fe, &bind.conns);
                 }
-                sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
-                if clitcpka {
-                    if let Conn::Tcp(s) = &conn {
-                        let _ = socket2::SockRef::from(s).set_keepalive(true);
-                    }
-                }
-                let acc = Accepted {
-                    peer,
-                    local,
-                    accept_proxy,
-                    bind: bind.clone(),
-                    reg: crate::sessions::register(std::os::fd::AsRawFd::as_raw_fd(&conn), fe),
-                    nodelay,
-                };
-                if sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http {
-                    if acc.bind.tls.is_some() {
-                        crate::profile::spawn::<crate::profile::Https, _>(session::run_https(
-                            sh.clone(),
-                            fe,
-                            conn,
-                            acc,
-                        ));
-                    } else {
-                        crate::profile::spawn::<crate::profile::Http, _>(session::run_http(
-                            sh.clone(),
-                            fe,
-                            conn,
-                            acc,
-                        ));
-                    }
-                } else {
-                    crate::profile::spawn::<crate::profile::Tcp, _>(session::run(
-                        sh.clone(),
-                        fe,
-                        conn,
-                        acc,
-                    ));
-                }
+                start_session(&sh, &tl_info, conn, peer, local);
                 if stopping {
-                    return;
+                    return drain(&sh, &tl_info, &listener, fixed).await;
                 }
                 burst += 1;
                 if burst >= maxaccept {
@@ -289,6 +263,117 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
             }
         }
     }
+}
+
+/// What a session needs of the listener that accepted it.
+struct ListenerInfo {
+    fe: usize,
+    accept_proxy: bool,
+    bind: Arc<crate::session::BindInfo>,
+    clitcpka: bool,
+    nodelay: bool,
+}
+
+/// Starts the session of a connection accepted (and counted) on `l`.
+fn start_session(
+    sh: &Arc<Shared>,
+    l: &ListenerInfo,
+    conn: Conn,
+    peer: Option<std::net::SocketAddr>,
+    local: Option<std::net::SocketAddr>,
+) {
+    let fe = l.fe;
+    sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
+    if l.clitcpka {
+        if let Conn::Tcp(s) = &conn {
+            let _ = socket2::SockRef::from(s).set_keepalive(true);
+        }
+    }
+    let acc = Accepted {
+        peer,
+        local,
+        accept_proxy: l.accept_proxy,
+        bind: l.bind.clone(),
+        reg: crate::sessions::register(std::os::fd::AsRawFd::as_raw_fd(&conn), fe),
+        nodelay: l.nodelay,
+    };
+    let sh = sh.clone();
+    if sh.cfg.proxies[sh.frontends[fe].proxy].mode != weir_config::Mode::Http {
+        crate::profile::spawn::<crate::profile::Tcp, _>(session::run(sh, fe, conn, acc));
+    } else if acc.bind.tls.is_some() {
+        crate::profile::spawn::<crate::profile::Https, _>(session::run_https(sh, fe, conn, acc));
+    } else {
+        crate::profile::spawn::<crate::profile::Http, _>(session::run_http(sh, fe, conn, acc));
+    }
+}
+
+/// How long a draining listener waits for one more handshake that was
+/// under way when it stopped taking new ones.
+const DRAIN_GRACE: Duration = Duration::from_millis(100);
+
+/// Soft stop: the connections the kernel queued on this listener are
+/// served, not reset when it closes. A filter first drops new handshakes'
+/// SYNs (their clients try again a second later and find the port closed,
+/// or a new process on it), letting the handshakes under way complete;
+/// then the queue is accepted until it stays empty for [`DRAIN_GRACE`].
+/// Sockets handed to a new process just close, as it accepts what they
+/// hold; a hard stop closes at once.
+async fn drain(
+    sh: &Arc<Shared>,
+    l: &ListenerInfo,
+    listener: &AnyListener,
+    fixed: Option<std::net::SocketAddr>,
+) {
+    let killed = *sh.killing.borrow();
+    if killed || sh.handed_over.load(Ordering::SeqCst) {
+        return;
+    }
+    let grace = match listener {
+        AnyListener::Tcp(t) => match refuse_syns(t) {
+            Ok(()) => DRAIN_GRACE,
+            Err(e) => {
+                crate::log::console(
+                    "WARNING",
+                    &format!("soft stop: cannot close the accept queue before draining it: {e}"),
+                );
+                Duration::ZERO
+            }
+        },
+        // Nothing stops a unix client's connect: take what is there.
+        AnyListener::Unix(_) => Duration::ZERO,
+    };
+    loop {
+        match tokio::time::timeout(grace, accept(listener, fixed)).await {
+            Ok(Ok((conn, peer, local))) => {
+                crate::profile::accepted();
+                force_reserve(sh, l.fe, &l.bind.conns);
+                start_session(sh, l, conn, peer, local);
+            }
+            Ok(Err(e)) if is_resource_error(&e) => return,
+            Ok(Err(_)) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Attaches a socket filter to a TCP listener that drops packets with SYN
+/// and not ACK: no new handshake starts, those under way complete.
+fn refuse_syns(t: &tokio::net::TcpListener) -> io::Result<()> {
+    let op = |code: u32, jt: u8, jf: u8, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    // The filter sees the TCP header: its flags are byte 13.
+    let prog = [
+        op(libc::BPF_LD | libc::BPF_B | libc::BPF_ABS, 0, 0, 13),
+        op(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, 0, 0, 0x12),
+        op(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 1, 0x02),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, u32::MAX),
+    ];
+    socket2::SockRef::from(t).attach_filter(&prog)
 }
 
 impl AnyListener {

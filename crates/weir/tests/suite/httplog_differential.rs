@@ -281,7 +281,9 @@ fn error_paths_log_as_haproxy() {
         ("garbage", &garbage),
         ("truncated", &truncated),
     ] {
-        routes.push_str(&format!("    use_backend b_{name} if {{ path_beg /{name} }}\n"));
+        routes.push_str(&format!(
+            "    use_backend b_{name} if {{ path_beg /{name} }}\n"
+        ));
         backends.push_str(&format!(
             "backend b_{name}\n    timeout server 300ms\n    server s 127.0.0.1:{}\n",
             srv.port()

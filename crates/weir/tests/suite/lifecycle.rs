@@ -607,3 +607,49 @@ fn a_client_accepted_while_waiting_for_a_slot_is_served_at_soft_stop() {
     drop(held);
     assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
 }
+
+/// Clients the kernel queued on the listening socket, not yet accepted
+/// (here: weir is at its `maxconn`), are served by a soft stop rather than
+/// reset when the socket closes; a client that comes after the stop finds
+/// the port closed.
+#[test]
+fn soft_stop_serves_the_clients_waiting_in_the_accept_queue() {
+    // Says its name, then holds the connection until the client leaves.
+    let srv = Server::start(|mut c| {
+        let _ = c.write_all(b"s");
+        let _ = c.read(&mut [0u8; 16]);
+    });
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "    nbthread 1\n    maxconn 1",
+        "",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let mut w = Weir::start(&cfg, port);
+    let mut held = client(port);
+    held.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = [0u8; 1];
+    held.read_exact(&mut got).unwrap();
+    // The listen queue takes these; weir accepts none of them.
+    let mut queued: Vec<TcpStream> = (0..5).map(|_| client(port)).collect();
+    assert_eq!(srv.accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    w.signal(libc::SIGUSR1);
+    for (i, q) in queued.iter_mut().enumerate() {
+        q.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = [0u8; 1];
+        let r = q.read_exact(&mut got);
+        assert!(
+            r.is_ok() && &got == b"s",
+            "queued client {i}: {r:?} (reset when the listener closed?)"
+        );
+    }
+    wait_for("the port to close", Duration::from_secs(5), || {
+        TcpStream::connect(("127.0.0.1", port))
+            .is_err()
+            .then_some(())
+    });
+    drop(queued);
+    drop(held);
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+}
