@@ -340,7 +340,9 @@ pub struct ServerState {
     pub addr: String,
     /// 0 stopped, 1 starting, 2 running, 3 stopping.
     pub op_state: u8,
-    /// Bit 0x01: forced maintenance; 0x08 forced drain.
+    /// Bit 0x01: forced maintenance; 0x04 `disabled` in the
+    /// configuration (kept once enabled, as HAProxy does); 0x08 forced
+    /// drain.
     pub admin_state: u8,
     pub uweight: u32,
     pub iweight: u32,
@@ -349,9 +351,34 @@ pub struct ServerState {
     pub check_result: u8,
     pub check_health: u32,
     pub check_state: u8,
+    /// The backend's and the server's `id` were written.
+    pub be_forced_id: bool,
+    pub srv_forced_id: bool,
     pub port: u16,
     pub use_ssl: bool,
     pub check_port: u16,
+}
+
+/// HAProxy's number for a check status (`srv_check_status`): 1 before the
+/// first check or without one.
+pub fn check_status_number(code: &str) -> u8 {
+    const CODES: [&str; 21] = [
+        "UNK", "INI", "START", "CHECKED", "HANA", "SOCKERR", "L4OK", "L4TOUT", "L4CON", "L6OK",
+        "L6TOUT", "L6RSP", "L7TOUT", "L7RSP", "L57DATA", "L7OK", "L7OKC", "L7STS", "PROCERR",
+        "PROCTOUT", "PROCOK",
+    ];
+    CODES.iter().position(|c| *c == code).map_or(1, |i| i as u8)
+}
+
+/// HAProxy's check result (`srv_check_result`): 0 none yet, 2 failed, 3
+/// passed, 4 passed on condition (`L7OKC`).
+pub fn check_result_number(code: &str) -> u8 {
+    match code {
+        "" => 0,
+        "L7OKC" => 4,
+        c if c.ends_with("OK") => 3,
+        _ => 2,
+    }
 }
 
 /// `show servers state`: the format version, the header, one line each.
@@ -359,7 +386,7 @@ pub fn servers_state(servers: &[ServerState]) -> String {
     let mut out = format!("1\n# {SERVER_STATE_COLUMNS}\n");
     for s in servers {
         out.push_str(&format!(
-            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} 0 0 0 - {} - {} {} - - 0\n",
+            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} 0 {} {} - {} - {} {} - - 0\n",
             s.be_id,
             s.be_name,
             s.srv_id,
@@ -374,6 +401,8 @@ pub fn servers_state(servers: &[ServerState]) -> String {
             s.check_result,
             s.check_health,
             s.check_state,
+            u8::from(s.be_forced_id),
+            u8::from(s.srv_forced_id),
             s.port,
             u8::from(s.use_ssl),
             s.check_port,

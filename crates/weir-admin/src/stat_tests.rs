@@ -58,3 +58,15 @@ fn servers_state_has_the_version_header_and_25_fields() {
         lines[2]
     );
 }
+
+#[test]
+fn check_status_and_result_numbers_are_haproxys() {
+    // Observed on haproxy 2.6: no check yet 1, L4OK 6, L4CON 8, L7STS 17.
+    let n = |c| (check_status_number(c), check_result_number(c));
+    assert_eq!(n(""), (1, 0));
+    assert_eq!(n("L4OK"), (6, 3));
+    assert_eq!(n("L4CON"), (8, 2));
+    assert_eq!(n("L7STS"), (17, 2));
+    assert_eq!(n("L7OK"), (15, 3));
+    assert_eq!(n("L7OKC"), (16, 4));
+}

@@ -469,7 +469,11 @@ pub struct Server {
     pub name: String,
     pub addr: ServerAddr,
     pub loc: Loc,
+    /// The `id` written in the configuration.
     pub id: Option<u32>,
+    /// The id weir and HAProxy report (`sid`): `id`, or the one assigned
+    /// once the configuration is read (see `parse::ids`).
+    pub uid: u32,
     pub weight: u32,
     pub check: bool,
     pub inter: Duration,
@@ -695,7 +699,11 @@ pub struct Proxy {
     pub name: String,
     pub kind: ProxyKind,
     pub loc: Loc,
+    /// The `id` written in the configuration.
     pub id: Option<u32>,
+    /// The id weir and HAProxy report (`iid`): `id`, or the one assigned
+    /// once the configuration is read (see `parse::ids`).
+    pub uid: u32,
     pub disabled: bool,
     pub mode: Mode,
     pub binds: Vec<Bind>,
@@ -741,6 +749,7 @@ impl Proxy {
             kind,
             loc,
             id: None,
+            uid: 0,
             disabled: false,
             mode: Mode::Tcp,
             binds: Vec::new(),

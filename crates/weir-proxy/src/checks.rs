@@ -30,7 +30,7 @@ pub fn spawn_all(sh: &Arc<Shared>) {
     for be in &sh.backends {
         let px = &sh.cfg.proxies[be.proxy];
         let checked: Vec<usize> = (0..px.servers.len())
-            .filter(|&i| px.servers[i].check && !px.servers[i].disabled)
+            .filter(|&i| px.servers[i].check)
             .collect();
         let n = checked.len().max(1) as u32;
         for (k, i) in checked.into_iter().enumerate() {
@@ -275,8 +275,13 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Dur
     tokio::time::sleep(offset).await;
     let mut stop = sh.stopping.subscribe();
     loop {
-        if be.servers[idx].checks_paused.load(Ordering::Relaxed) {
-            // `disable health`: the server keeps its state until resumed.
+        if be.servers[idx].check_restart.swap(false, Ordering::Relaxed) {
+            health = Health::new(s.rise, s.fall);
+        }
+        let maint = be.set().state(idx).is_some_and(|(_, m, _, _)| m);
+        if maint || be.servers[idx].checks_paused.load(Ordering::Relaxed) {
+            // `disable health`: the server keeps its state until resumed;
+            // a server in maintenance is not checked.
             tokio::select! {
                 _ = tokio::time::sleep(s.inter) => continue,
                 _ = stop.wait_for(|v| *v) => return,

@@ -208,7 +208,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         }
         let mut servers = Vec::new();
         let mut infos = Vec::new();
-        for (si, s) in px.servers.iter().enumerate() {
+        for s in &px.servers {
             let target = match &s.addr {
                 ServerAddr::Unix(p) => ServerTarget::Unix(p.clone()),
                 a => match resolve(a) {
@@ -278,6 +278,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 conn_gen: AtomicU32::new(0),
                 drain: AtomicBool::new(false),
                 checks_paused: AtomicBool::new(false),
+                check_restart: AtomicBool::new(false),
                 maxqueue: s.maxqueue,
                 kill: tokio::sync::Notify::new(),
                 kills: AtomicU32::new(0),
@@ -295,7 +296,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 check_tls,
             }));
             infos.push(ServerInfo {
-                id: s.id.unwrap_or(si as u32 + 1),
+                id: s.uid,
                 weight: s.weight,
                 backup: s.backup,
                 maxconn: s.maxconn,

@@ -42,6 +42,9 @@ pub struct ServerRt {
     pub conn_gen: AtomicU32,
     pub drain: AtomicBool,
     pub checks_paused: AtomicBool,
+    /// Set when the server leaves maintenance: as HAProxy's, it comes back
+    /// up and its check counts again from "just up".
+    pub check_restart: AtomicBool,
     pub maxqueue: Option<u32>,
     /// Woken when sessions on this server must be killed (marked down with
     /// `on-marked-down shutdown-sessions`).

@@ -107,7 +107,6 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         }
         if kind.is_backend() {
             let mut seen: HashMap<&str, usize> = HashMap::new();
-            let mut ids: HashMap<u32, usize> = HashMap::new();
             for (si, s) in p.servers.iter().enumerate() {
                 if let Some(&prev) = seen.get(s.name.as_str()) {
                     diags.alert(
@@ -121,19 +120,6 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                     );
                 } else {
                     seen.insert(&s.name, si);
-                }
-                if let Some(id) = s.id {
-                    if let Some(&prev) = ids.get(&id) {
-                        diags.alert(
-                            &s.loc,
-                            format!(
-                                "server '{}' : id {id} is already used by server '{}'",
-                                s.name, p.servers[prev].name
-                            ),
-                        );
-                    } else {
-                        ids.insert(id, si);
-                    }
                 }
             }
         }

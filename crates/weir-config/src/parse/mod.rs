@@ -5,6 +5,7 @@
 mod finalize;
 mod global;
 mod http;
+mod ids;
 mod log;
 mod proxy;
 mod server;
@@ -125,6 +126,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
     lists.sort_by(|a, b| a.name.cmp(&b.name));
     st.config.userlists = lists.into_iter().map(std::sync::Arc::new).collect();
     finalize::finalize(&mut st.config, &mut st.diags);
+    ids::assign(&mut st.config, &mut st.diags);
     let exports: Vec<(String, Option<String>)> = st
         .env
         .overrides()

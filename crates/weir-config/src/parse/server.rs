@@ -303,6 +303,7 @@ pub(super) fn server(
         addr,
         loc: loc.clone(),
         id,
+        uid: 0,
         weight: d.weight,
         check: d.check,
         inter: d.inter,

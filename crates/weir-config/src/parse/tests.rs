@@ -261,6 +261,24 @@ fn cross_checks() {
         e[0].contains("t.cfg:3") && e[0].contains("already used"),
         "{e:?}"
     );
+    let e = errors("backend a\n  id 2\n  server s 127.0.0.1:1 id 4\n  server t 127.0.0.1:1 id 4\nbackend c\n  id 2\n");
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e[0].contains("t.cfg:5")
+            && e[0].contains("backend c reuses same custom id as backend a (declared at t.cfg:1)"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].contains("t.cfg:4")
+            && e[1]
+                .contains("'server a/t' : 'id' : custom id 4 already used at t.cfg:3 ('server s')"),
+        "{e:?}"
+    );
+    let c = ok("global\n  stats socket /tmp/x.sock\nbackend a\n  server s 127.0.0.1:1\n  server t 127.0.0.1:1 id 1\nbackend b\n");
+    let uids: Vec<u32> = c.proxies.iter().map(|p| p.uid).collect();
+    assert_eq!(uids, [2, 3], "the stats socket's proxy is #1");
+    let uids: Vec<u32> = c.proxies[0].servers.iter().map(|s| s.uid).collect();
+    assert_eq!(uids, [2, 1]);
     let e = errors("backend b\nbackend b\n");
     assert!(
         e[0].contains("t.cfg:2") && e[0].contains("same name"),

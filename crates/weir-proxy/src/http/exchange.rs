@@ -565,8 +565,7 @@ pub(super) fn exchange<'r, 'a>(
                     Err(f) => {
                         if f == RespFail::Invalid {
                             let s = &be_px.servers[conn.srv];
-                            let server =
-                                Some((s.name.clone(), s.id.unwrap_or(conn.srv as u32 + 1)));
+                            let server = Some((s.name.clone(), s.uid));
                             let reason = "invalid response head".to_string();
                             sh.errors.record(
                                 be.proxy,

@@ -175,7 +175,7 @@ fn apply(sh: &Shared, f: &PageForm) -> &'static str {
             .iter()
             .find(|b| {
                 let px = &sh.cfg.proxies[b.proxy];
-                Some(px.id.unwrap_or(b.proxy as u32 + 1)) == id.parse().ok()
+                Some(px.uid) == id.parse().ok()
             })
             .map(|b| b.name.clone()),
         None => Some(f.backend.clone()),

@@ -7,7 +7,7 @@ pub(super) fn show_errors(sh: &Shared, px: Option<&str>, which: Option<bool>) ->
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let proxy_id = |i: usize| sh.cfg.proxies[i].id.unwrap_or(i as u32 + 1);
+    let proxy_id = |i: usize| sh.cfg.proxies[i].uid;
     let events: Vec<_> = sh
         .errors
         .events()

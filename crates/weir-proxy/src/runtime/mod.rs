@@ -260,6 +260,9 @@ fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) ->
 fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
     {
         let mut set = be.set();
+        if st != AdminState::Maint && set.state(i).is_some_and(|(_, maint, _, _)| maint) {
+            leave_maint(&mut set, i, s);
+        }
         match st {
             AdminState::Maint => set.set_maint(i, true),
             AdminState::Drain => {
@@ -278,6 +281,19 @@ fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
         be.slot_freed.notify_waiters();
     }
     String::new()
+}
+
+/// A server leaving maintenance is up at once, its check restarting from
+/// "just up" (`rise`), as in HAProxy.
+fn leave_maint(set: &mut weir_balance::ServerSet, i: usize, s: &ServerRt) {
+    set.set_up(i, true);
+    s.check_restart.store(true, Ordering::Relaxed);
+    if let Ok(mut v) = s.check.lock() {
+        if v.enabled {
+            v.up = true;
+            v.health = v.rise;
+        }
+    }
 }
 
 fn set_addr(s: &ServerRt, a: &str, port: Option<u16>) -> String {

@@ -174,7 +174,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
     let mut rows = Vec::new();
     let want = |t: i32| f.types == -1 || f.types & t != 0;
     for (pi, px) in sh.cfg.proxies.iter().enumerate() {
-        let iid = px.id.unwrap_or(pi as u32 + 1);
+        let iid = px.uid;
         if let Some(p) = &f.proxy {
             if *p != px.name && p.parse::<u32>().ok() != Some(iid) {
                 continue;
@@ -246,7 +246,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
         if want(4) {
             for (i, s) in be.servers.iter().enumerate() {
                 let conf = &px.servers[i];
-                let sid = conf.id.unwrap_or(i as u32 + 1);
+                let sid = conf.uid;
                 if f.sid.is_some_and(|want| want != sid) {
                     continue;
                 }
@@ -471,7 +471,7 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
         let set = be.set();
         for (i, s) in be.servers.iter().enumerate() {
             let conf = &px.servers[i];
-            let (up, maint, weight, _) = set.state(i).unwrap_or((true, false, 0, false));
+            let (up, maint, _, _) = set.state(i).unwrap_or((true, false, 0, false));
             let ck = s.check.lock().map(|c| c.clone()).ok();
             let (addr, port) = match s.target() {
                 ServerTarget::Inet { addr, .. } => (addr.ip().to_string(), addr.port()),
@@ -481,37 +481,46 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
             if maint {
                 admin |= 0x01;
             }
+            if conf.disabled {
+                admin |= 0x04;
+            }
             if s.drain.load(Ordering::Relaxed) {
                 admin |= 0x08;
             }
+            let code = ck.as_ref().map_or("", |c| c.code);
+            let checked = ck.as_ref().is_some_and(|c| c.enabled);
+            // Check state bits: configured 0x2, running 0x4, paused
+            // by maintenance 0x8.
+            let check_state = match checked {
+                false => 0,
+                true if s.checks_paused.load(Ordering::Relaxed) => 0x2,
+                true if maint => 0x2 | 0x4 | 0x8,
+                true => 0x2 | 0x4,
+            };
             out.push(ServerState {
-                be_id: px.id.unwrap_or(be.proxy as u32 + 1),
+                be_id: px.uid,
                 be_name: be.name.clone(),
-                srv_id: conf.id.unwrap_or(i as u32 + 1),
+                srv_id: conf.uid,
                 srv_name: s.name.clone(),
                 addr,
-                op_state: if up { 2 } else { 0 },
+                op_state: if up && !maint { 2 } else { 0 },
                 admin_state: admin,
                 uweight: s.uweight.load(Ordering::Relaxed),
                 iweight: conf.weight,
                 since_change: ck.as_ref().map_or(0, |c| secs_since(c.changed)),
-                check_status: u8::from(ck.as_ref().is_some_and(|c| !c.code.is_empty())),
-                check_result: match &ck {
-                    Some(c) if c.enabled && c.up => 2,
-                    Some(c) if c.enabled => 1,
+                check_status: stat::check_status_number(code),
+                check_result: stat::check_result_number(code),
+                check_health: match &ck {
+                    Some(c) if !maint => c.health,
                     _ => 0,
                 },
-                check_health: ck.as_ref().map_or(0, |c| c.health),
-                check_state: if ck.as_ref().is_some_and(|c| c.enabled) {
-                    6
-                } else {
-                    0
-                },
+                check_state,
+                be_forced_id: px.id.is_some(),
+                srv_forced_id: conf.id.is_some(),
                 port,
                 use_ssl: s.tls.is_some(),
                 check_port: conf.check_port.unwrap_or(0),
             });
-            let _ = weight;
         }
     }
     stat::servers_state(&out)

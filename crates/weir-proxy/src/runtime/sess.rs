@@ -30,7 +30,7 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let proxy_id = |i: usize| sh.cfg.proxies[i].id.unwrap_or(i as u32 + 1);
+    let proxy_id = |i: usize| sh.cfg.proxies[i].uid;
     raw.into_iter()
         .filter_map(|r| {
             let fe = sh.frontends.get(r.fe)?;
@@ -38,7 +38,7 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
             let be_rt = r.be.and_then(|b| sh.backends.iter().find(|x| x.proxy == b));
             let server = be_rt.zip(r.srv).and_then(|(b, i)| {
                 let s = b.servers.get(i)?;
-                let id = sh.cfg.proxies[b.proxy].servers.get(i)?.id;
+                let id = sh.cfg.proxies[b.proxy].servers.get(i)?.uid;
                 let addr = match s.target() {
                     ServerTarget::Inet { addr, .. } => addr.to_string(),
                     ServerTarget::Unix(p) => format!("unix@{p}"),
@@ -46,7 +46,7 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
                 Some((
                     Named {
                         name: s.name.clone(),
-                        id: id.unwrap_or(i as u32 + 1),
+                        id,
                     },
                     addr,
                 ))

@@ -415,9 +415,9 @@ fn show_errors_keeps_the_last_invalid_request_and_response() {
 
     let t = ask(&sock, "show errors\n");
     assert!(t.contains(" : 2\n"), "{t}");
-    assert!(t.contains("] frontend fe (#1): invalid request\n"), "{t}");
+    assert!(t.contains("] frontend fe (#2): invalid request\n"), "{t}");
     assert!(t.contains("  00000  GET /a b HTTP/1.1\\r\\n\n"), "{t}");
-    assert!(t.contains("] backend be (#2): invalid response\n"), "{t}");
+    assert!(t.contains("] backend be (#3): invalid response\n"), "{t}");
     assert!(t.contains(", server o") && t.contains("event #1"), "{t}");
     let req_only = ask(&sock, "show errors fe request\n");
     assert!(req_only.contains("invalid request") && !req_only.contains("invalid response"));
@@ -848,4 +848,95 @@ fn rates_and_time_averages_follow_traffic() {
     let o = row("o1");
     assert_eq!(n(&o, "rtime_max"), 0, "{o:?}");
     assert!(n(&o, "rate_max") < 10, "{o:?}");
+}
+
+/// `show servers state` and the ids of `show stat`, against haproxy 2.6 on
+/// the same configuration: ids as HAProxy assigns them (the stats socket
+/// takes the first proxy id, unnumbered items skip written ids), forced-id
+/// flags, check status and result numbers, maintenance from the
+/// configuration and from the runtime API, paused checks, drain. Only the
+/// seconds since the last change (column 10) are left out.
+#[test]
+fn servers_state_and_ids_as_haproxy() {
+    let live = crate::common::http::Origin::start("o");
+    let dead = free_port();
+    let cfg = |sock: &Path, port: u16| {
+        format!(
+            "global\n    stats socket {} level admin\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             backend a\n    server s1 127.0.0.1:{l}\n    server s2 127.0.0.1:{l} id 1 check inter 100ms\n\
+             \x20   server s3 127.0.0.1:{dead} check inter 100ms fall 1\n    server s4 127.0.0.1:{l} check inter 100ms disabled\n\
+             backend b\n    id 3\n    option httpchk GET /\n    server s1 127.0.0.1:{l} check inter 100ms\n\
+             \x20   server s2 127.0.0.1:{l} ssl verify none weight 7\n\
+             backend c\n    server s1 127.0.0.1:{l}\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    default_backend c\n",
+            sock.display(),
+            l = live.port()
+        )
+    };
+    let dir = tempdir("servers-state-differential");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(&hs, hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(&ws, wp), wp);
+    let state = |sock: &Path| -> Vec<String> {
+        ask(sock, "show servers state\n")
+            .lines()
+            .map(|l| {
+                let mut f: Vec<&str> = l.split(' ').collect();
+                if f.len() == 25 {
+                    f[9] = "-";
+                }
+                f.join(" ")
+            })
+            .collect()
+    };
+    // The state of `server` (`be/name`) on `sock` has `col` = `v`.
+    let has = |sock: &Path, server: &str, col: usize, v: &str| {
+        let (be, name) = server.split_once('/').unwrap();
+        state(sock).iter().any(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            f.len() == 25 && f[1] == be && f[3] == name && f[col] == v
+        })
+    };
+    let settled = |what: &str, server: &str, col: usize, v: &str| {
+        wait_for(what, Duration::from_secs(5), || {
+            (has(&ws, server, col, v) && has(&hs, server, col, v)).then_some(())
+        })
+    };
+    let agree = |when: &str| {
+        // Checks run every 100 ms on both; wait until they agree.
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        let (mut w, mut h) = (state(&ws), state(&hs));
+        while w != h && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+            (w, h) = (state(&ws), state(&hs));
+        }
+        assert_eq!(w.join("\n"), h.join("\n"), "{when}: weir, then haproxy");
+    };
+    // First checks done: a/s3 is down (L4CON), b/s1 passed (L7OK).
+    settled("a/s3 down", "a/s3", 10, "8");
+    settled("b/s1 checked", "b/s1", 10, "15");
+    agree("after start");
+    let ids = |sock: &Path| -> Vec<[String; 4]> {
+        show_stat(sock)
+            .iter()
+            .map(|r| ["pxname", "svname", "iid", "sid"].map(|c| r[c].clone()))
+            .collect()
+    };
+    assert_eq!(ids(&ws), ids(&hs));
+    for cmd in [
+        "disable server a/s1\n",
+        "disable server a/s2\n",
+        "set server c/s1 state drain\n",
+        "disable health a/s3\n",
+        "enable server a/s4\n",
+    ] {
+        assert_eq!(ask(&ws, cmd), ask(&hs, cmd), "{cmd}");
+    }
+    // a/s4 left maintenance and passed its first check.
+    settled("a/s4 checked", "a/s4", 10, "6");
+    agree("after the runtime commands");
 }
