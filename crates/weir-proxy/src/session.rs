@@ -7,7 +7,7 @@ use crate::log::{level, render, LogRecord};
 use crate::state::Shared;
 use crate::stats::Ctr;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -28,21 +28,7 @@ pub struct Accepted {
     pub nodelay: bool,
 }
 
-/// What the connections of one listener share.
-#[derive(Debug)]
-pub struct BindInfo {
-    /// The bind line's connection counter (for its `maxconn`).
-    pub conns: AtomicU32,
-    /// `bind … ssl`: the handshake to run before anything else.
-    pub tls: Option<Arc<crate::tls::BindConfig>>,
-    /// How logs name the listener: its `name`, or its number in the proxy.
-    pub label: String,
-    /// `proto h2`: clients speak HTTP/2 from the first byte.
-    pub h2: bool,
-    /// `transparent`: connections may be to addresses other than the
-    /// listener's own.
-    pub transparent: bool,
-}
+pub use crate::state::BindInfo;
 
 fn ms(d: Duration) -> i64 {
     d.as_millis() as i64

@@ -11,6 +11,9 @@ use weir_balance::{Rng, ServerSet};
 use weir_config::addr::PortSpec;
 use weir_config::{Config, SendProxy};
 
+pub mod build;
+pub use build::{build, resolve, Carried, Limits};
+
 /// Where a server is reached.
 #[derive(Debug, Clone)]
 pub enum ServerTarget {
@@ -189,6 +192,34 @@ pub enum Target {
     Dynamic(weir_rules::Fmt, std::collections::HashMap<String, usize>),
 }
 
+/// What the connections of one bind line share.
+#[derive(Debug)]
+pub struct BindInfo {
+    /// The bind line's connection counter (for its `maxconn`).
+    pub conns: AtomicU32,
+    /// `bind … ssl`: the handshake to run before anything else.
+    pub tls: Option<Arc<crate::tls::BindConfig>>,
+    /// How logs name the listener: its `name`, or its number in the proxy.
+    pub label: String,
+    /// `proto h2`: clients speak HTTP/2 from the first byte.
+    pub h2: bool,
+    /// `transparent`: connections may be to addresses other than the
+    /// listener's own.
+    pub transparent: bool,
+}
+
+/// A bind line of a frontend: what its sockets share, and how they are
+/// bound.
+pub struct FrontBind {
+    pub info: Arc<BindInfo>,
+    /// The worker threads (0-based) that accept on it (`thread`).
+    pub threads: Vec<usize>,
+    /// `maxconn` of the bind line (the frontend's when not set).
+    pub maxconn: u32,
+    /// The listen queue's length (`backlog`).
+    pub backlog: u32,
+}
+
 /// A frontend's live data.
 pub struct FrontendRt {
     pub name: String,
@@ -202,6 +233,8 @@ pub struct FrontendRt {
     pub backend: Option<usize>,
     /// `use_backend` rules in order: target and condition.
     pub switching: Vec<(Target, Option<weir_rules::Cond>)>,
+    /// Its bind lines, in the configuration's order.
+    pub binds: Vec<FrontBind>,
     pub logger: Logger,
     pub total: AtomicU64,
     pub smax: AtomicU32,

@@ -1,0 +1,129 @@
+//! Binding: every frontend's listening sockets, one per thread that
+//! accepts on it (taken from a previous process with `-x` where it has
+//! them), and the stats sockets.
+
+use crate::limits::warn;
+use crate::listen::{self, Expanded, Listener};
+use crate::state::Shared;
+use crate::takeover;
+use crate::worker::ThreadListener;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use weir_admin::cli::Level;
+
+/// A stats socket ready to serve: its level, and the listening sockets it
+/// hands to a new process (`expose-fd listeners`).
+pub type StatsListener = (Listener, Level, Option<Arc<Vec<OwnedFd>>>);
+
+/// Everything bound: each worker thread's listeners, and the stats
+/// sockets.
+pub struct Bound {
+    pub per_thread: Vec<Vec<ThreadListener>>,
+    pub stats: Vec<StatsListener>,
+}
+
+/// Binds the listeners of `sh`'s frontends and the stats sockets, or says
+/// what could not be bound (one message each). `takeover` is `-x`'s
+/// socket.
+pub fn bind_all(sh: &Shared, takeover: Option<&str>, quiet: bool) -> Result<Bound, Vec<String>> {
+    let mut errors = Vec::new();
+    // `-x`: the previous process's sockets, taken by address before binding.
+    let mut inherited = match takeover {
+        Some(path) => takeover::fetch(path).unwrap_or_else(|e| {
+            warn(
+                quiet,
+                &format!(
+                    "failed to get the listening sockets from '{path}' ({e}); binding new ones"
+                ),
+            );
+            takeover::Inherited::default()
+        }),
+        None => takeover::Inherited::default(),
+    };
+    let per_thread = frontends(sh, &mut inherited, &mut errors);
+    drop(inherited);
+    // One copy of each listening socket for the stats sockets that hand
+    // them to a new process.
+    let g = &sh.cfg.global;
+    let exposed = g.stats_sockets.iter().any(|s| s.expose_fd).then(|| {
+        Arc::new(takeover::distinct(
+            per_thread.iter().flatten().map(|tl| &tl.listener),
+        ))
+    });
+    let mut stats = Vec::new();
+    for s in &g.stats_sockets {
+        let level = Level::parse(&s.level).unwrap_or(Level::Operator);
+        match stats_socket(s) {
+            Ok(Some(l)) => stats.push((l, level, exposed.clone().filter(|_| s.expose_fd))),
+            Ok(None) => {}
+            Err(e) => errors.push(format!(
+                "[ALERT] parsing [{}] : cannot bind 'stats socket': {e}",
+                s.loc
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Bound { per_thread, stats })
+}
+
+/// Each thread's listeners for every frontend's bind lines.
+fn frontends(
+    sh: &Shared,
+    inherited: &mut takeover::Inherited,
+    errors: &mut Vec<String>,
+) -> Vec<Vec<ThreadListener>> {
+    let mut per_thread: Vec<Vec<ThreadListener>> = (0..sh.nthreads).map(|_| Vec::new()).collect();
+    let reuseport = !sh.cfg.global.noreuseport;
+    for (fe_idx, fe) in sh.frontends.iter().enumerate() {
+        let px = &sh.cfg.proxies[fe.proxy];
+        for (b, fb) in px.binds.iter().zip(&fe.binds) {
+            for a in &b.addrs {
+                match listen::for_threads(a, b, &fb.threads, reuseport, fb.backlog, inherited) {
+                    Ok(ls) => {
+                        for (t, l) in ls {
+                            per_thread[t].push(ThreadListener {
+                                frontend: fe_idx,
+                                listener: l,
+                                accept_proxy: b.accept_proxy,
+                                maxconn: fb.maxconn,
+                                bind: fb.info.clone(),
+                                clitcpka: px.options.clitcpka,
+                            });
+                        }
+                    }
+                    Err(e) => errors.push(format!(
+                        "[ALERT] parsing [{}] : {} '{}': {e}",
+                        b.loc,
+                        px.kind.keyword(),
+                        px.name
+                    )),
+                }
+            }
+        }
+    }
+    per_thread
+}
+
+/// Binds one `stats socket` (none for a TCP address that expands to no
+/// address).
+fn stats_socket(s: &weir_config::StatsSocket) -> std::io::Result<Option<Listener>> {
+    match listen::expand(&s.addr)? {
+        Expanded::Unix(p, abns) => {
+            let l = listen::bind_unix(&p, abns, s.mode, 16)?;
+            if !abns {
+                listen::chown_socket(&p, s.user.as_deref(), s.group.as_deref())?;
+            }
+            Ok(Some(l))
+        }
+        Expanded::Tcp(a) => match a.first() {
+            Some(addr) => {
+                let b = weir_config::Bind::new(Vec::new(), s.loc.clone());
+                listen::bind_tcp(*addr, &b, false, 16).map(Some)
+            }
+            None => Ok(None),
+        },
+        Expanded::Fd(n) => listen::from_fd(n).map(Some),
+    }
+}

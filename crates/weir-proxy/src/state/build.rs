@@ -1,0 +1,440 @@
+//! Where a configuration becomes live state: loggers, backends with their
+//! servers and TLS contexts, frontends with their switching rules and bind
+//! lines. Nothing is bound, forked or started here; what a reload keeps
+//! will come in through [`Carried`].
+
+use super::{BackendRt, BindInfo, FrontBind, FrontendRt, ServerRt, ServerTarget, Shared, Target};
+use crate::log::{self, Logger};
+use crate::{capture, rates, sessions, stats, sys, tls};
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+use std::sync::{Arc, Mutex};
+use weir_balance::{Rng, ServerInfo, ServerSet};
+use weir_config::addr::{Family, Host, PortSpec, ServerAddr};
+use weir_config::{Config, Mode, Proxy, Server};
+
+/// What a previous configuration's state hands to the next one on a
+/// reload (stick tables, server states, TLS ticket keys): nothing yet.
+#[derive(Debug, Default)]
+pub struct Carried {}
+
+/// The thread count and connection limit in force (decided with the
+/// descriptor limits, see [`crate::limits`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub nthreads: usize,
+    pub maxconn: u32,
+}
+
+/// The live state of `cfg`, or every problem found (one message each).
+pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shared, Vec<String>> {
+    let mut errors = Vec::new();
+    let hostname = sys::hostname();
+    let (global_logger, loggers) = open_loggers(&cfg, &hostname, &mut errors);
+    let (backends, by_name) = backends(&cfg, limits, &loggers, &mut errors);
+    let frontends = frontends(&cfg, limits, &backends, &by_name, &loggers, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let g = &cfg.global;
+    let (stopping, _) = tokio::sync::watch::channel(false);
+    let (killing, _) = tokio::sync::watch::channel(false);
+    Ok(Shared {
+        frontends,
+        backends,
+        actconn: AtomicU32::new(0),
+        maxconn: limits.maxconn,
+        maxconn_now: AtomicU32::new(limits.maxconn),
+        conn_freed: tokio::sync::Notify::new(),
+        accept_paused: AtomicU32::new(0),
+        stopping,
+        killing,
+        hostname,
+        bufsize: g.bufsize,
+        maxhdr: g.maxhdr,
+        pipesize: g.pipesize,
+        nosplice: g.nosplice,
+        global_logger,
+        accept_paused_warned: AtomicBool::new(false),
+        handed_over: AtomicBool::new(false),
+        started: std::time::SystemTime::now(),
+        errors: capture::ErrorLog::default(),
+        nthreads: limits.nthreads,
+        workers: sessions::Workers::new(limits.nthreads),
+        rates: rates::Rates::default(),
+        cfg,
+    })
+}
+
+/// Resolves a server or log address at start-up.
+pub fn resolve(a: &ServerAddr) -> Result<SocketAddr, String> {
+    match a {
+        ServerAddr::Inet { host, family, port } => {
+            let p = match port {
+                PortSpec::Fixed(p) => *p,
+                _ => 0,
+            };
+            match host {
+                Host::Ip(ip) => Ok(SocketAddr::new(*ip, p)),
+                Host::Any => Err("missing address".into()),
+                Host::Name(n) => (n.as_str(), p)
+                    .to_socket_addrs()
+                    .map_err(|e| format!("could not resolve address '{n}': {e}"))?
+                    .find(|a| match family {
+                        Family::V4 => a.is_ipv4(),
+                        Family::V6 => a.is_ipv6(),
+                        Family::Unspec => true,
+                    })
+                    .ok_or_else(|| format!("could not resolve address '{n}'")),
+            }
+        }
+        ServerAddr::Unix(p) => Err(format!("'{p}' is not an IP address")),
+        ServerAddr::Abns(p) => Err(format!(
+            "abstract namespace address '{p}' is not supported for servers"
+        )),
+    }
+}
+
+/// The global logger and one per proxy (same index as `cfg.proxies`);
+/// targets shared by several sections share one sink.
+fn open_loggers(cfg: &Config, hostname: &str, errors: &mut Vec<String>) -> (Logger, Vec<Logger>) {
+    let g = &cfg.global;
+    let log_host = g
+        .log_send_hostname
+        .clone()
+        .map(|h| {
+            if h.is_empty() {
+                hostname.to_string()
+            } else {
+                h
+            }
+        })
+        .unwrap_or_default();
+    let mut cache = HashMap::new();
+    let global_tag = g.log_tag.clone().unwrap_or_else(|| "haproxy".into());
+    let mut open = |targets: &[weir_config::LogTarget], tag: &str| {
+        open_logger(targets, &mut cache, tag, &log_host).unwrap_or_else(|e| {
+            errors.push(e);
+            Logger::default()
+        })
+    };
+    let global = open(&g.logs, &global_tag);
+    let per_proxy = cfg
+        .proxies
+        .iter()
+        .map(|px| open(&px.logs, px.log_tag.as_deref().unwrap_or(&global_tag)))
+        .collect();
+    (global, per_proxy)
+}
+
+fn open_logger(
+    targets: &[weir_config::LogTarget],
+    cache: &mut HashMap<String, Arc<log::Sink>>,
+    tag: &str,
+    host: &str,
+) -> Result<Logger, String> {
+    let mut sinks = Vec::new();
+    for t in targets {
+        let key = format!("{:?}", t);
+        let sink = match cache.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let s = log::open_sink(t, &resolve)
+                    .map_err(|e| format!("[{}] log target: {e}", t.loc))?;
+                cache.insert(key, s.clone());
+                s
+            }
+        };
+        sinks.push(sink);
+    }
+    Ok(Logger::new(sinks, tag, host))
+}
+
+/// Every backend's live data, and backend indexes by name.
+fn backends(
+    cfg: &Config,
+    limits: Limits,
+    loggers: &[Logger],
+    errors: &mut Vec<String>,
+) -> (Vec<Arc<BackendRt>>, HashMap<String, usize>) {
+    // Whether any log line shows a server connection's own address.
+    let log_source = cfg.proxies.iter().any(|p| {
+        p.log_format.as_ref().is_some_and(|f| {
+            f.uses(weir_config::logformat::Var::BackendSrcIp)
+                || f.uses(weir_config::logformat::Var::BackendSrcPort)
+        })
+    });
+    let mut backends = Vec::new();
+    let mut by_name = HashMap::new();
+    for (pi, px) in cfg.proxies.iter().enumerate() {
+        if !px.kind.is_backend() {
+            continue;
+        }
+        let mut servers = Vec::new();
+        let mut infos = Vec::new();
+        for s in &px.servers {
+            if let Some(rt) = server(cfg, px, s, limits.nthreads, errors) {
+                servers.push(Arc::new(rt));
+                infos.push(ServerInfo {
+                    id: s.uid,
+                    weight: s.weight,
+                    backup: s.backup,
+                    maxconn: s.maxconn,
+                });
+            }
+        }
+        let mut set = ServerSet::new(px.balance, px.hash_type, px.options.allbackups, infos);
+        for (si, s) in px.servers.iter().enumerate() {
+            if s.disabled {
+                set.set_maint(si, true);
+            }
+        }
+        by_name.insert(px.name.clone(), backends.len());
+        let seed = (std::process::id() as u64) << 32 ^ pi as u64 ^ 0x5eed;
+        let has_sni = servers
+            .iter()
+            .any(|s| s.tls.as_ref().is_some_and(|t| t.sni.is_some()));
+        backends.push(Arc::new(BackendRt {
+            has_sni,
+            log_source,
+            limits: weir_proto::h1::Limits {
+                max_head: cfg.global.bufsize,
+                max_headers: cfg.global.maxhdr,
+            },
+            name: px.name.clone(),
+            proxy: pi,
+            set: Mutex::new(super::Lb {
+                set,
+                rng: Rng::new(seed),
+            }),
+            servers,
+            conns: AtomicU32::new(0),
+            queued: AtomicU32::new(0),
+            smax: AtomicU32::new(0),
+            counters: stats::Counters::new(limits.nthreads),
+            slot_freed: tokio::sync::Notify::new(),
+            logger: loggers[pi].clone(),
+        }));
+    }
+    (backends, by_name)
+}
+
+/// A server's live data: its address resolved, its TLS contexts built.
+fn server(
+    cfg: &Config,
+    px: &Proxy,
+    s: &Server,
+    nthreads: usize,
+    errors: &mut Vec<String>,
+) -> Option<ServerRt> {
+    let target = match &s.addr {
+        ServerAddr::Unix(p) => ServerTarget::Unix(p.clone()),
+        a => match resolve(a) {
+            Ok(addr) => ServerTarget::Inet {
+                addr,
+                port: match a {
+                    ServerAddr::Inet { port, .. } => *port,
+                    _ => PortSpec::Same,
+                },
+            },
+            Err(e) => {
+                errors.push(format!(
+                    "[ALERT] parsing [{}] : '{} {}' : {e}",
+                    s.loc,
+                    px.kind.keyword(),
+                    px.name
+                ));
+                return None;
+            }
+        },
+    };
+    let source = match &s.source {
+        Some(a) => match resolve(a) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                errors.push(format!(
+                    "[ALERT] parsing [{}] : server '{}' source: {e}",
+                    s.loc, s.name
+                ));
+                None
+            }
+        },
+        None => None,
+    };
+    let mut client_tls = |on: bool| {
+        if !on {
+            return None;
+        }
+        match tls::client_config(&s.tls, &cfg.global.tls) {
+            Ok(c) => Some(Arc::new(c)),
+            Err(es) => {
+                errors.extend(es.iter().map(|e| tls::server_alert(s, px, e)));
+                None
+            }
+        }
+    };
+    let srv_tls = client_tls(s.tls.enabled);
+    let check_tls =
+        if s.tls.check_ssl || (s.tls.enabled && s.check_port.is_none() && s.check_addr.is_none()) {
+            srv_tls.clone().or_else(|| client_tls(true))
+        } else {
+            None
+        };
+    Some(ServerRt {
+        name: s.name.clone(),
+        target: Mutex::new(target),
+        source,
+        send_proxy: s.send_proxy,
+        cur_conns: AtomicU32::new(0),
+        queued: AtomicU32::new(0),
+        total: AtomicU64::new(0),
+        smax: AtomicU32::new(0),
+        counters: stats::Counters::new(nthreads),
+        check: Mutex::new(stats::CheckView::new(s.check, s.rise, s.fall)),
+        uweight: AtomicU32::new(s.weight),
+        conn_gen: AtomicU32::new(0),
+        drain: AtomicBool::new(false),
+        checks_paused: AtomicBool::new(false),
+        check_restart: AtomicBool::new(false),
+        maxqueue: s.maxqueue,
+        kill: tokio::sync::Notify::new(),
+        kills: AtomicU32::new(0),
+        shutdown_on_down: s.shutdown_on_down,
+        h2: if px.mode != Mode::Http {
+            super::H2Use::Never
+        } else if s.h2 {
+            super::H2Use::Always
+        } else if srv_tls.is_some() && s.tls.alpn.iter().flatten().any(|a| a == "h2") {
+            super::H2Use::IfNegotiated
+        } else {
+            super::H2Use::Never
+        },
+        tls: srv_tls,
+        check_tls,
+    })
+}
+
+/// Every enabled frontend with listeners: its backend choices and its
+/// bind lines' shared data (TLS contexts, threads, limits).
+fn frontends(
+    cfg: &Config,
+    limits: Limits,
+    backends: &[Arc<BackendRt>],
+    by_name: &HashMap<String, usize>,
+    loggers: &[Logger],
+    errors: &mut Vec<String>,
+) -> Vec<FrontendRt> {
+    let mut out = Vec::new();
+    for (pi, px) in cfg.proxies.iter().enumerate() {
+        if !px.kind.is_frontend() || px.disabled || px.binds.is_empty() {
+            continue;
+        }
+        let same_mode: HashMap<String, usize> = by_name
+            .iter()
+            .filter(|(_, &i)| cfg.proxies[backends[i].proxy].mode == px.mode)
+            .map(|(n, &i)| (n.clone(), i))
+            .collect();
+        let switching: Vec<(Target, Option<weir_rules::Cond>)> = px
+            .use_backends
+            .iter()
+            .filter_map(|u| {
+                let t = match &u.dynamic {
+                    Some(f) => Target::Dynamic(f.clone(), same_mode.clone()),
+                    None => Target::Static(*by_name.get(&u.name)?),
+                };
+                Some((t, u.cond.clone()))
+            })
+            .collect();
+        let backend = px
+            .default_backend
+            .as_ref()
+            .map(|(b, _)| b.clone())
+            .or_else(|| px.kind.is_backend().then(|| px.name.clone()))
+            .and_then(|b| by_name.get(&b).copied());
+        let fe_max = px
+            .maxconn
+            .unwrap_or(limits.maxconn)
+            .min(limits.maxconn)
+            .max(1);
+        out.push(FrontendRt {
+            name: px.name.clone(),
+            proxy: pi,
+            conns: AtomicU32::new(0),
+            maxconn: AtomicU32::new(fe_max),
+            paused: AtomicBool::new(false),
+            backend,
+            switching,
+            binds: bind_lines(cfg, px, limits.nthreads, fe_max, errors),
+            logger: loggers[pi].clone(),
+            total: AtomicU64::new(0),
+            smax: AtomicU32::new(0),
+            counters: stats::Counters::new(limits.nthreads),
+        });
+    }
+    out
+}
+
+/// A frontend's bind lines, in order, each with the threads that accept on
+/// it and its TLS context.
+fn bind_lines(
+    cfg: &Config,
+    px: &Proxy,
+    nthreads: usize,
+    fe_max: u32,
+    errors: &mut Vec<String>,
+) -> Vec<FrontBind> {
+    let mut out = Vec::new();
+    let mut listener_no = 0usize;
+    for b in &px.binds {
+        let threads: Vec<usize> = match &b.threads {
+            Some(t) => t
+                .iter()
+                .filter(|&&t| t >= 1 && t <= nthreads)
+                .map(|t| t - 1)
+                .collect(),
+            None => (0..nthreads).collect(),
+        };
+        if threads.is_empty() {
+            errors.push(format!(
+                "[ALERT] parsing [{}] : 'bind' : no thread of 1-{nthreads} is allowed to accept",
+                b.loc
+            ));
+        }
+        let tls = match &b.tls {
+            Some(t) => match tls::bind_config(t, &cfg.global.tls) {
+                Ok(c) => Some(Arc::new(c)),
+                Err(es) => {
+                    errors.extend(es.iter().map(|e| tls::alert(b, px, e)));
+                    None
+                }
+            },
+            None => None,
+        };
+        // Logs name a listener by its `name`, or by its number in the
+        // proxy as HAProxy does (a bind line with several addresses goes
+        // by its first one's).
+        let info = Arc::new(BindInfo {
+            conns: AtomicU32::new(0),
+            tls,
+            label: b
+                .name
+                .clone()
+                .unwrap_or_else(|| (listener_no + 1).to_string()),
+            h2: b.h2 && px.mode == Mode::Http,
+            transparent: b.transparent,
+        });
+        listener_no += b.addrs.len();
+        out.push(FrontBind {
+            info,
+            threads,
+            maxconn: b.maxconn.unwrap_or(fe_max),
+            backlog: b.backlog.unwrap_or(fe_max.max(1024)),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "build_tests.rs"]
+mod tests;
