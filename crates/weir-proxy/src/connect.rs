@@ -5,6 +5,7 @@
 use crate::conn::Conn;
 use crate::h2::upstream;
 use crate::state::{BackendRt, H2Use, Lb, ServerTarget};
+use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -65,14 +66,14 @@ pub enum ConnectFail {
 }
 
 impl ConnectFail {
-    pub fn term(self) -> [u8; 2] {
+    pub fn term(self) -> Term {
         match self {
-            ConnectFail::Refused => *b"SC",
-            ConnectFail::Timeout => *b"sC",
-            ConnectFail::QueueTimeout => *b"sQ",
-            ConnectFail::ClientAbort { queued: true } => *b"CQ",
-            ConnectFail::ClientAbort { queued: false } => *b"CC",
-            ConnectFail::Killed => *b"KC",
+            ConnectFail::Refused => Term::new(Cause::Server, State::Connect),
+            ConnectFail::Timeout => Term::new(Cause::ServerTimeout, State::Connect),
+            ConnectFail::QueueTimeout => Term::new(Cause::ServerTimeout, State::Queue),
+            ConnectFail::ClientAbort { queued: true } => Term::new(Cause::Client, State::Queue),
+            ConnectFail::ClientAbort { queued: false } => Term::new(Cause::Client, State::Connect),
+            ConnectFail::Killed => Term::new(Cause::Killed, State::Connect),
         }
     }
 }

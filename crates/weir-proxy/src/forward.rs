@@ -5,6 +5,7 @@
 
 use crate::conn::Conn;
 use crate::splice::{self, Pipe};
+use crate::term::{Cause, State, Term};
 use std::cell::RefCell;
 use std::future::Future;
 use std::io;
@@ -97,14 +98,14 @@ pub enum End {
 
 impl End {
     /// The termination state a log line shows for it.
-    pub fn term(self) -> [u8; 2] {
+    pub fn term(self) -> Term {
         match self {
-            End::Done => *b"--",
-            End::ClientTimeout => *b"cD",
-            End::ServerTimeout => *b"sD",
-            End::ClientError => *b"CD",
-            End::ServerError => *b"SD",
-            End::Idle => *b"--",
+            End::Done => Term::NORMAL,
+            End::ClientTimeout => Term::new(Cause::ClientTimeout, State::Data),
+            End::ServerTimeout => Term::new(Cause::ServerTimeout, State::Data),
+            End::ClientError => Term::new(Cause::Client, State::Data),
+            End::ServerError => Term::new(Cause::Server, State::Data),
+            End::Idle => Term::NORMAL,
         }
     }
 }

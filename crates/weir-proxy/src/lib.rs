@@ -27,6 +27,7 @@ mod stats_socket;
 pub mod sys;
 pub mod takeover;
 pub mod tcp;
+pub mod term;
 pub mod tls;
 pub mod worker;
 

@@ -2,6 +2,7 @@
 //! (rfc3164, rfc5424, short, raw) and rendering of compiled log formats.
 
 use crate::sys;
+use crate::term::Term;
 use std::fmt::Write as _;
 use std::net::UdpSocket;
 use std::os::unix::net::UnixDatagram;
@@ -232,7 +233,7 @@ pub struct LogRecord<'a> {
     pub tt: i64,
     pub bytes_in: u64,
     pub bytes_out: u64,
-    pub term: [u8; 2],
+    pub term: Term,
     pub actconn: u32,
     pub feconn: u32,
     pub beconn: u32,
@@ -459,8 +460,8 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
             let _ = write!(out, "{}", r.bytes_in);
         }
         Var::TermState => {
-            out.push(r.term[0] as char);
-            out.push(r.term[1] as char);
+            out.push(r.term.cause as u8 as char);
+            out.push(r.term.state as u8 as char);
         }
         Var::ActConn => {
             let _ = write!(out, "{}", r.actconn);
@@ -498,8 +499,8 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         v if !r.http => match v {
             Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
             Var::TermStateCookie => {
-                out.push(r.term[0] as char);
-                out.push(r.term[1] as char);
+                out.push(r.term.cause as u8 as char);
+                out.push(r.term.state as u8 as char);
                 out.push_str("--");
             }
             _ => out.push('-'),
@@ -520,7 +521,7 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         Var::Status => num(out, i64::from(r.status)),
         Var::CookieReq | Var::CookieRes => out.push('-'),
         Var::TermStateCookie => {
-            for b in r.term.iter().chain(r.cookie_flags.iter()) {
+            for b in r.term.bytes().iter().chain(r.cookie_flags.iter()) {
                 out.push(*b as char);
             }
         }

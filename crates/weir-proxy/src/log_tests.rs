@@ -16,7 +16,7 @@ fn tcplog_layout() {
         tc: 0,
         tt: 5007,
         bytes_out: 212,
-        term: *b"--",
+        term: crate::term::Term::NORMAL,
         retries: 3,
         ..LogRecord::default()
     };

@@ -6,6 +6,7 @@ use crate::connect::{self, Attempts};
 use crate::log::{level, render, LogRecord};
 use crate::state::Shared;
 use crate::stats::Ctr;
+use crate::term::{Cause, State, Term};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -350,7 +351,7 @@ fn run_tcp(
             accept: accept_wall,
             tw: -1,
             tc: -1,
-            term: *b"--",
+            term: Term::NORMAL,
             hostname: &sh.hostname,
             ..LogRecord::default()
         };
@@ -360,7 +361,7 @@ fn run_tcp(
             tls: client.tls_info(),
         };
         let Some(be) = sh.select_backend(fe_idx, &l4()).cloned() else {
-            rec.term = *b"PR";
+            rec.term = Term::new(Cause::Proxy, State::Request);
             rec.tt = ms(crate::clock::elapsed(started));
             crate::stats::count(&sh, fe_idx, None, None, &rec, false);
             log_session(&sh, fe_idx, &rec);
@@ -512,7 +513,7 @@ fn run_tcp(
             srvconn: rec.srvconn,
         };
         if !proxy_ok {
-            rec.term = *b"SC";
+            rec.term = Term::new(Cause::Server, State::Connect);
             drop(conn.conn);
             be.release(conn.srv);
             rec.tt = ms(crate::clock::elapsed(started));
@@ -595,7 +596,7 @@ pub(crate) fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
     if px.options.dontlognull && rec.bytes_in == 0 {
         return;
     }
-    if px.options.dontlog_normal && &rec.term == b"--" {
+    if px.options.dontlog_normal && rec.term.is_normal() {
         return;
     }
     if let Some(f) = &px.log_format {

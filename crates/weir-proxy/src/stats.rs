@@ -6,6 +6,7 @@
 
 use crate::log::LogRecord;
 use crate::state::{BackendRt, Shared};
+use crate::term::{Cause, State, Term};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -235,8 +236,9 @@ pub fn count(
     let term = rec.term;
     // A request refused before any server: a bad one (`PR` with 400, 408 …
     // or `CR`/`cR`), or one denied by a rule (`PR` with 403 and the like).
-    let invalid = matches!(&term, b"CR" | b"cR") || (term[0] == b'P' && rec.status == 400);
-    let denied = term == *b"PR" && !invalid;
+    let invalid = (term.client_side() && term.state == State::Request)
+        || (term.cause == Cause::Proxy && rec.status == 400);
+    let denied = term == Term::new(Cause::Proxy, State::Request) && !invalid;
     if http {
         f.add(Ctr::Requests, 1);
         if rec.status > 0 {
@@ -249,7 +251,7 @@ pub fn count(
         }
         // `PH` after a response came is a rule's denial; before, the
         // response could not be read (an error of the backend's).
-        if term == *b"PH" && rec.t_res >= 0 {
+        if term == Term::new(Cause::Proxy, State::Headers) && rec.t_res >= 0 {
             f.add(Ctr::RespDenied, 1);
         }
     }
@@ -276,7 +278,11 @@ pub fn count(
         if rec.status > 0 {
             b.add(hrsp(rec.status), 1);
         }
-        let answered = rec.t_res >= 0 && matches!(term[1], b'-' | b'D' | b'L' | b'T');
+        let answered = rec.t_res >= 0
+            && matches!(
+                term.state,
+                State::Done | State::Data | State::Closing | State::Tarpit
+            );
         if let (Some(s), true) = (&s, answered) {
             s.add(Ctr::Requests, 1);
             if rec.status > 0 {
@@ -326,20 +332,24 @@ pub fn count(
             }
         }
     }
-    match &term {
-        b"SC" => both(Ctr::ConnErr, 1),
-        b"SH" | b"sH" => both(Ctr::RespErr, if rec.srv_reset { 2 } else { 1 }),
-        b"PH" if http && rec.t_res < 0 => both(Ctr::RespErr, 1),
+    match (term.cause, term.state) {
+        (Cause::Server, State::Connect) => both(Ctr::ConnErr, 1),
+        (_, State::Headers) if term.server_side() => {
+            both(Ctr::RespErr, if rec.srv_reset { 2 } else { 1 })
+        }
+        (Cause::Proxy, State::Headers) if http && rec.t_res < 0 => both(Ctr::RespErr, 1),
         // A response cut short: an error of the response, and in HTTP
         // the server's abort too.
-        b"SD" | b"sD" => {
+        (_, State::Data) if term.server_side() => {
             both(Ctr::RespErr, 1);
             if http {
                 both(Ctr::SrvAbort, 1);
             }
         }
-        [b'C' | b'c', b'H' | b'D' | b'Q' | b'C'] => both(Ctr::CliAbort, 1),
-        [b'S' | b's', _] => both(Ctr::SrvAbort, 1),
+        (_, State::Headers | State::Data | State::Queue | State::Connect) if term.client_side() => {
+            both(Ctr::CliAbort, 1)
+        }
+        _ if term.server_side() => both(Ctr::SrvAbort, 1),
         _ => {}
     }
 }

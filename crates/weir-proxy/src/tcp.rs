@@ -13,6 +13,7 @@ use crate::http::lot;
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::{BackendRt, Shared};
+use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -140,9 +141,11 @@ pub(crate) fn forward<'a>(
             && lot::Plain::can_take(&server);
         let nap = can_sleep.then(|| lot::sleep_after(naps));
         let killed_asleep = match &start {
-            Start::Woken(w) if crate::sessions::is_killed(acc.reg) => Some((*b"KD", w.progress)),
+            Start::Woken(w) if crate::sessions::is_killed(acc.reg) => {
+                Some((Term::new(Cause::Killed, State::Data), w.progress))
+            }
             Start::Woken(w) if srv.kills.load(Ordering::Relaxed) != w.kills => {
-                Some((*b"DD", w.progress))
+                Some((Term::new(Cause::Down, State::Data), w.progress))
             }
             _ => None,
         };
@@ -168,15 +171,17 @@ pub(crate) fn forward<'a>(
                     tokio::pin!(duplex);
                     let ended = tokio::select! {
                         out = &mut duplex => Ok(out.end),
-                        _ = srv.kill.notified() => Err(*b"DD"),
-                        _ = crate::sessions::killed(sh, acc.reg) => Err(*b"KD"),
+                        _ = srv.kill.notified() => Err(Term::new(Cause::Down, State::Data)),
+                        _ = crate::sessions::killed(sh, acc.reg) => Err(Term::new(Cause::Killed, State::Data)),
                     };
                     (ended, duplex.progress())
                 };
                 // A kill of the server's sessions that came with the nap
                 // (both ready in one poll) must not be slept through.
                 let ended = match ended {
-                    Ok(End::Idle) if srv.kills.load(Ordering::Relaxed) != kills => Err(*b"DD"),
+                    Ok(End::Idle) if srv.kills.load(Ordering::Relaxed) != kills => {
+                        Err(Term::new(Cause::Down, State::Data))
+                    }
                     e => e,
                 };
                 match ended {
@@ -199,7 +204,7 @@ pub(crate) fn forward<'a>(
                 }
             }
         };
-        if matches!(&term, b"cD" | b"CD") {
+        if term.client_side() && term.state == State::Data {
             server.set_reset_on_close();
         }
         drop(server);

@@ -9,6 +9,7 @@ use super::io::{send, Buf};
 use super::rules::{self, ExCtx, Vars, Verdict};
 use crate::conn::Conn;
 use crate::state::{BackendRt, Shared};
+use crate::term::{Cause, State, Term};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -63,13 +64,13 @@ impl BodyWait<'_> {
             .await
             .is_err()
             {
-                return Err(Verdict::Fail(0, *b"CR"));
+                return Err(Verdict::Fail(0, Term::new(Cause::Client, State::Request)));
             }
         }
         loop {
             let bytes = self.cbuf.bytes().get(self.used..).unwrap_or(&[]);
-            let (body, done) =
-                body_prefix(req.framing, bytes).map_err(|e| Verdict::Fail(e.status(), *b"PR"))?;
+            let (body, done) = body_prefix(req.framing, bytes)
+                .map_err(|e| Verdict::Fail(e.status(), Term::new(Cause::Proxy, State::Request)))?;
             let enough =
                 done || at_least.is_some_and(|n| body.len() as u64 >= n) || self.cbuf.is_full();
             if enough {
@@ -83,13 +84,20 @@ impl BodyWait<'_> {
                 None => Some(self.cbuf.fill(self.client, self.size).await),
             };
             match r {
-                None if strict => return Err(Verdict::Fail(408, *b"cR")),
+                None if strict => {
+                    return Err(Verdict::Fail(
+                        408,
+                        Term::new(Cause::ClientTimeout, State::Request),
+                    ))
+                }
                 None => {
                     self.body = Some(body);
                     return Ok(());
                 }
                 // The client left: nothing to answer (haproxy logs -1, CR).
-                Some(Ok(0)) | Some(Err(_)) => return Err(Verdict::Fail(0, *b"CR")),
+                Some(Ok(0)) | Some(Err(_)) => {
+                    return Err(Verdict::Fail(0, Term::new(Cause::Client, State::Request)))
+                }
                 Some(Ok(_)) => {}
             }
         }

@@ -17,6 +17,7 @@ use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::{BackendRt, Shared};
+use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use weir_config::{HttpConnMode, HttpReuse, RetryOn};
@@ -87,7 +88,7 @@ pub(super) fn exchange<'r, 'a>(
             let local = Local {
                 bytes: errors::page(200, false),
                 status: 200,
-                term: *b"--",
+                term: Term::NORMAL,
                 keep: true,
             };
             let mut o = Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await;
@@ -142,7 +143,7 @@ pub(super) fn exchange<'r, 'a>(
                     if let Some(be) = chosen {
                         rec.backend = &be.name;
                     }
-                    return Box::pin(fail(client, fe_px, fe_px, status, &term)).await;
+                    return Box::pin(fail(client, fe_px, fe_px, status, term)).await;
                 }
                 Verdict::Respond(local) => {
                     return Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await
@@ -161,7 +162,7 @@ pub(super) fn exchange<'r, 'a>(
                     let local = Local {
                         bytes: errors::response(fe_px, status, false),
                         status,
-                        term: *b"PT",
+                        term: Term::new(Cause::Proxy, State::Tarpit),
                         keep: false,
                     };
                     return Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await;
@@ -187,7 +188,14 @@ pub(super) fn exchange<'r, 'a>(
         }
         let Some(be) = chosen else {
             cbuf.consume(used);
-            return Box::pin(fail(client, fe_px, fe_px, 503, b"SC")).await;
+            return Box::pin(fail(
+                client,
+                fe_px,
+                fe_px,
+                503,
+                Term::new(Cause::Server, State::Connect),
+            ))
+            .await;
         };
         let be_px = &sh.cfg.proxies[be.proxy];
         tmpl.be = Some(be);
@@ -357,7 +365,7 @@ pub(super) fn exchange<'r, 'a>(
                             _ => 503,
                         };
                         let o =
-                            Box::pin(self::fail(client, be_px, fe_px, status, &fail.term())).await;
+                            Box::pin(self::fail(client, be_px, fe_px, status, fail.term())).await;
                         return o.at(be, attempts.last_srv);
                     }
                 }
@@ -417,7 +425,14 @@ pub(super) fn exchange<'r, 'a>(
                     drop(slot);
                     continue;
                 }
-                let o = Box::pin(fail(client, be_px, fe_px, 502, b"SH")).await;
+                let o = Box::pin(fail(
+                    client,
+                    be_px,
+                    fe_px,
+                    502,
+                    Term::new(Cause::Server, State::Headers),
+                ))
+                .await;
                 return o.at(be, Some(conn.srv));
             }
             consumed = true;
@@ -517,11 +532,19 @@ pub(super) fn exchange<'r, 'a>(
                                     why.to_string(),
                                     cbuf.bytes(),
                                 );
-                                Box::pin(fail_as(client, be_px, fe_px, status, b"PH", true)).await
+                                Box::pin(fail_as(
+                                    client,
+                                    be_px,
+                                    fe_px,
+                                    status,
+                                    Term::new(Cause::Proxy, State::Headers),
+                                    true,
+                                ))
+                                .await
                             } else if answered {
-                                Box::pin(fail(client, be_px, fe_px, status, &term)).await
+                                Box::pin(fail(client, be_px, fe_px, status, term)).await
                             } else {
-                                Outcome::error(status, &term)
+                                Outcome::error(status, term)
                             };
                             o.bytes_in = bytes_in;
                             return o.at(be, Some(conn.srv));
@@ -576,11 +599,15 @@ pub(super) fn exchange<'r, 'a>(
                                 sbuf.bytes(),
                             );
                         }
-                        let (status, term): (u16, &[u8; 2]) = match f {
-                            RespFail::Timeout => (504, b"sH"),
-                            RespFail::Invalid => (502, b"PH"),
-                            RespFail::Empty | RespFail::Closed | RespFail::Reset => (502, b"SH"),
-                            RespFail::ClientGone => (0, b"CH"),
+                        let (status, term): (u16, Term) = match f {
+                            RespFail::Timeout => {
+                                (504, Term::new(Cause::ServerTimeout, State::Headers))
+                            }
+                            RespFail::Invalid => (502, Term::new(Cause::Proxy, State::Headers)),
+                            RespFail::Empty | RespFail::Closed | RespFail::Reset => {
+                                (502, Term::new(Cause::Server, State::Headers))
+                            }
+                            RespFail::ClientGone => (0, Term::new(Cause::Client, State::Headers)),
                         };
                         // haproxy counts a reset before the head as two
                         // response errors (one for the read, one for the end).
@@ -728,7 +755,7 @@ pub(super) fn exchange<'r, 'a>(
                 be: Some(be),
                 srv: Some(conn.srv),
                 status: i32::from(res.status),
-                term: *b"--",
+                term: Term::NORMAL,
                 bytes_in,
                 bytes_out: 0,
                 t_res,
@@ -740,9 +767,9 @@ pub(super) fn exchange<'r, 'a>(
                 Ok(n) => out.bytes_out = (n + early) as u64,
                 Err(e) => {
                     out.term = if e == XferError::DstTimeout {
-                        *b"cD"
+                        Term::new(Cause::ClientTimeout, State::Data)
                     } else {
-                        *b"CD"
+                        Term::new(Cause::Client, State::Data)
                     };
                     out.keep_client = false;
                     sconn.set_reset_on_close();
@@ -754,7 +781,7 @@ pub(super) fn exchange<'r, 'a>(
                 // (`map` moves the upload, and its borrows, out of the way.)
                 if pending_up.map(drop).is_some() {
                     out.keep_client = false;
-                    out.term = *b"PD";
+                    out.term = Term::new(Cause::Proxy, State::Data);
                     sconn.set_reset_on_close();
                     return out;
                 }
@@ -765,7 +792,7 @@ pub(super) fn exchange<'r, 'a>(
                         .await
                         .is_err()
                 {
-                    out.term = *b"CD";
+                    out.term = Term::new(Cause::Client, State::Data);
                     return out;
                 }
                 let initial = cbuf.bytes().to_vec();
@@ -817,12 +844,12 @@ pub(super) fn exchange<'r, 'a>(
                 Ok(n) => out.bytes_out += n,
                 Err(e) => {
                     out.term = match e {
-                        XferError::SrcTimeout => *b"sD",
+                        XferError::SrcTimeout => Term::new(Cause::ServerTimeout, State::Data),
                         XferError::SrcClosed | XferError::SrcError | XferError::Invalid(_) => {
-                            *b"SD"
+                            Term::new(Cause::Server, State::Data)
                         }
-                        XferError::DstTimeout => *b"cD",
-                        XferError::DstError => *b"CD",
+                        XferError::DstTimeout => Term::new(Cause::ClientTimeout, State::Data),
+                        XferError::DstError => Term::new(Cause::Client, State::Data),
                     };
                     out.keep_client = false;
                     if matches!(e, XferError::DstError | XferError::DstTimeout) {

@@ -25,6 +25,7 @@ use crate::connect::Connected;
 use crate::log::{level, render, LogRecord};
 use crate::session::Accepted;
 use crate::state::Shared;
+use crate::term::{Cause, State, Term};
 use exchange::exchange;
 use io::{send, Buf};
 pub(crate) use read::head_timeouts;
@@ -370,7 +371,7 @@ impl<'a> Session<'a> {
                 t_req: -1,
                 t_res: -1,
                 ti,
-                term: *b"--",
+                term: Term::NORMAL,
                 cookie_flags: *b"--",
                 hostname: &sh.hostname,
                 http: true,
@@ -383,10 +384,12 @@ impl<'a> Session<'a> {
                 {
                     let fail = end;
                     let (status, term) = match fail {
-                        HeadEnd::Timeout => (408, b"cR"),
-                        HeadEnd::Closed => (400, b"CR"),
-                        HeadEnd::Invalid(e) => (e.status(), b"PR"),
-                        _ => (0, b"CR"),
+                        HeadEnd::Timeout => (408, Term::new(Cause::ClientTimeout, State::Request)),
+                        HeadEnd::Closed => (400, Term::new(Cause::Client, State::Request)),
+                        HeadEnd::Invalid(e) => {
+                            (e.status(), Term::new(Cause::Proxy, State::Request))
+                        }
+                        _ => (0, Term::new(Cause::Client, State::Request)),
                     };
                     if let HeadEnd::Invalid(e) = &fail {
                         sh.errors.record(
@@ -403,7 +406,7 @@ impl<'a> Session<'a> {
                         let _ = send(client, &page, fe_px.timeouts.client).await;
                         rec.status = i32::from(status);
                     }
-                    rec.term = *term;
+                    rec.term = term;
                     rec.ta = ms(crate::clock::elapsed(start));
                     rec.tt = rec.ta + ti;
                     let nothing =
@@ -546,7 +549,7 @@ fn log_exchange(sh: &Shared, fe_idx: usize, rec: &mut LogRecord<'_>) {
     let px = &sh.cfg.proxies[fe.proxy];
     rec.actconn = sh.actconn.load(Ordering::Relaxed);
     rec.feconn = fe.conns.load(Ordering::Relaxed);
-    let normal = &rec.term == b"--" && rec.status < 500;
+    let normal = rec.term.is_normal() && rec.status < 500;
     if px.options.dontlog_normal && normal {
         return;
     }

@@ -7,6 +7,7 @@ use super::io::{send, Buf, XferError};
 use super::rules::Local;
 use crate::conn::Conn;
 use crate::state::BackendRt;
+use crate::term::{Cause, State, Term};
 use weir_config::Proxy;
 use weir_proto::h1::{Framing, RequestHead};
 
@@ -16,7 +17,7 @@ pub(super) struct Outcome<'r> {
     pub(super) be: Option<&'r BackendRt>,
     pub(super) srv: Option<usize>,
     pub(super) status: i32,
-    pub(super) term: [u8; 2],
+    pub(super) term: Term,
     pub(super) bytes_in: u64,
     pub(super) bytes_out: u64,
     pub(super) t_res: i64,
@@ -35,12 +36,12 @@ impl<'r> Outcome<'r> {
         self
     }
 
-    pub(super) fn error(status: u16, term: &[u8; 2]) -> Self {
+    pub(super) fn error(status: u16, term: Term) -> Self {
         Outcome {
             be: None,
             srv: None,
             status: i32::from(status),
-            term: *term,
+            term,
             bytes_in: 0,
             bytes_out: 0,
             t_res: -1,
@@ -58,7 +59,7 @@ pub(super) async fn fail<'r>(
     px: &Proxy,
     fe_px: &Proxy,
     status: u16,
-    term: &[u8; 2],
+    term: Term,
 ) -> Outcome<'r> {
     fail_as(client, px, fe_px, status, term, false).await
 }
@@ -71,7 +72,7 @@ pub(super) async fn fail_as<'r>(
     px: &Proxy,
     fe_px: &Proxy,
     status: u16,
-    term: &[u8; 2],
+    term: Term,
     close: bool,
 ) -> Outcome<'r> {
     let mut o = Outcome::error(status, term);
@@ -90,13 +91,13 @@ pub(super) async fn fail_as<'r>(
 }
 
 /// The termination state of a request body that failed on its way up.
-pub(super) fn upload_term(e: XferError) -> [u8; 2] {
+pub(super) fn upload_term(e: XferError) -> Term {
     match e {
-        XferError::Invalid(_) => *b"PD",
-        XferError::SrcTimeout => *b"cD",
-        XferError::SrcClosed | XferError::SrcError => *b"CD",
-        XferError::DstError => *b"SD",
-        XferError::DstTimeout => *b"sD",
+        XferError::Invalid(_) => Term::new(Cause::Proxy, State::Data),
+        XferError::SrcTimeout => Term::new(Cause::ClientTimeout, State::Data),
+        XferError::SrcClosed | XferError::SrcError => Term::new(Cause::Client, State::Data),
+        XferError::DstError => Term::new(Cause::Server, State::Data),
+        XferError::DstTimeout => Term::new(Cause::ServerTimeout, State::Data),
     }
 }
 
@@ -122,7 +123,11 @@ pub(super) async fn answer_local<'r>(
         be: None,
         srv: None,
         status: i32::from(local.status),
-        term: if sent.is_ok() { local.term } else { *b"CD" },
+        term: if sent.is_ok() {
+            local.term
+        } else {
+            Term::new(Cause::Client, State::Data)
+        },
         bytes_in: 0,
         bytes_out: bytes.len() as u64,
         t_res: -1,

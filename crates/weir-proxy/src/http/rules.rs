@@ -5,6 +5,7 @@
 
 use super::errors;
 use crate::state::{BackendRt, Shared};
+use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use weir_config::Proxy;
@@ -217,7 +218,7 @@ impl Ctx for L4Ctx<'_> {
 pub struct Local {
     pub bytes: Vec<u8>,
     pub status: u16,
-    pub term: [u8; 2],
+    pub term: Term,
     /// The client connection may stay open afterwards.
     pub keep: bool,
 }
@@ -235,7 +236,7 @@ pub enum Verdict {
     },
     /// The request cannot go on: answer `status` (0: nothing, the client
     /// is gone) and log `term`.
-    Fail(u16, [u8; 2]),
+    Fail(u16, Term),
     /// `use-service`: weir answers with one of its services.
     Service(weir_rules::action::Service),
 }
@@ -409,7 +410,7 @@ pub fn run_request(
                     return Verdict::Respond(Local {
                         bytes: errors::response(px, *status, false),
                         status: *status,
-                        term: *b"PR",
+                        term: Term::new(Cause::Proxy, State::Request),
                         keep: false,
                     })
                 }
@@ -418,7 +419,7 @@ pub fn run_request(
                     return Verdict::Respond(Local {
                         bytes: return_response(r, px, &ctx),
                         status: r.status,
-                        term: *b"LR",
+                        term: Term::new(Cause::Local, State::Request),
                         keep: true,
                     })
                 }
@@ -426,7 +427,7 @@ pub fn run_request(
                     return Verdict::Respond(Local {
                         bytes: redirect_response(r, &ctx),
                         status: r.code,
-                        term: *b"LR",
+                        term: Term::new(Cause::Local, State::Request),
                         keep: true,
                     })
                 }
@@ -456,7 +457,7 @@ pub fn run_request(
                 ReqAction::SetLogLevel => continue,
                 ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
                     Some(u) => Edit::Uri(u),
-                    None => return Verdict::Fail(400, *b"PR"),
+                    None => return Verdict::Fail(400, Term::new(Cause::Proxy, State::Request)),
                 },
                 ReqAction::Capture { expr, len, slot } => {
                     let v = expr.eval(&ctx).map(|s| s.to_bytes()).unwrap_or_default();
@@ -471,7 +472,7 @@ pub fn run_request(
                             &format!("www-authenticate: Basic realm=\"{realm}\""),
                         ),
                         status: 401,
-                        term: *b"LR",
+                        term: Term::new(Cause::Local, State::Request),
                         keep: true,
                     });
                 }
@@ -540,7 +541,7 @@ pub fn run_response(
                     return Some(Local {
                         bytes: errors::response(px, *status, false),
                         status: *status,
-                        term: *b"PH",
+                        term: Term::new(Cause::Proxy, State::Headers),
                         keep: false,
                     })
                 }
@@ -548,7 +549,7 @@ pub fn run_response(
                     return Some(Local {
                         bytes: return_response(r, px, &ctx),
                         status: r.status,
-                        term: *b"--",
+                        term: Term::NORMAL,
                         keep: false,
                     })
                 }

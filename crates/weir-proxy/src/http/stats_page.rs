@@ -9,6 +9,7 @@ use super::io::Buf;
 use super::rules::{local_headers, ExCtx, Local};
 use crate::conn::Conn;
 use crate::state::Shared;
+use crate::term::{Cause, State, Term};
 use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter};
 use weir_admin::page::{self, PageAction, PageForm, PageInfo, PageRequest};
 use weir_config::{Proxy, StatsPage};
@@ -37,7 +38,7 @@ fn respond(status: u16, ctype: Option<&str>, extra: &[(String, Vec<u8>)], body: 
     Local {
         bytes,
         status,
-        term: *b"LR",
+        term: Term::new(Cause::Local, State::Request),
         keep: true,
     }
 }

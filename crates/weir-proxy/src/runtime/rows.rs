@@ -5,6 +5,7 @@
 use crate::rates::View;
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use crate::stats::Ctr;
+use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
 use weir_admin::cli::StatFilter;
 use weir_admin::stat::{self, Row, ServerState};
@@ -26,7 +27,7 @@ pub fn prometheus(sh: &Shared, uri: &str) -> crate::http::rules::Local {
         return crate::http::rules::Local {
             bytes,
             status: 400,
-            term: *b"LR",
+            term: Term::new(Cause::Local, State::Request),
             keep: true,
         };
     };
@@ -47,7 +48,7 @@ pub fn prometheus(sh: &Shared, uri: &str) -> crate::http::rules::Local {
     crate::http::rules::Local {
         bytes,
         status: 200,
-        term: *b"LR",
+        term: Term::new(Cause::Local, State::Request),
         keep: true,
     }
 }
