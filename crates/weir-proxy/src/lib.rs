@@ -1,7 +1,10 @@
 //! weir-proxy: the runtime. Start-up (limits, binding, daemon, privileges),
 //! per-thread event loops, `mode tcp` sessions, health checks, logging and
 //! signals. See `docs/design.md` for the threading model.
+// Network input never panics: no unwrap or expect outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[allow(unsafe_code)]
 pub mod alloc;
 pub mod bind;
 pub mod capture;
@@ -13,18 +16,23 @@ pub mod forward;
 pub mod h2;
 pub mod http;
 pub mod limits;
+#[allow(unsafe_code)]
 pub mod listen;
 pub mod log;
 pub mod profile;
 pub mod rates;
 mod runtime;
 pub mod session;
+#[allow(unsafe_code)]
 pub mod sessions;
+#[allow(unsafe_code)]
 pub mod splice;
 pub mod state;
 pub mod stats;
 mod stats_socket;
+#[allow(unsafe_code)]
 pub mod sys;
+#[allow(unsafe_code)]
 pub mod takeover;
 pub mod tcp;
 pub mod term;

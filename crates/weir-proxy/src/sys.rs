@@ -187,9 +187,10 @@ pub fn hostname() -> String {
 /// (year, month 1-12, day, hour, minute, second, UTC offset in seconds).
 pub fn local_time(secs: i64) -> (i32, u32, u32, u32, u32, u32, i64) {
     let t: libc::time_t = secs as libc::time_t;
-    // SAFETY: tm is plain data; localtime_r is the thread-safe variant and
-    // writes only into it.
+    // SAFETY: tm is plain data, for which all zeroes are valid.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r is the thread-safe variant and writes only into
+    // tm, which outlives the call.
     unsafe {
         libc::localtime_r(&t, &mut tm);
     }

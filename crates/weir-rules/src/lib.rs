@@ -1,7 +1,8 @@
 //! ACLs, sample fetches, converters and HTTP rule actions, HAProxy's rule
 //! language: parsed once from configuration words, evaluated per request
 //! against a context the runtime provides. Pure: no I/O, no clock.
-
+// Network input never panics: no unwrap or expect outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![forbid(unsafe_code)]
 
 pub mod acl;

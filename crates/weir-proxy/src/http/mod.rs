@@ -11,6 +11,7 @@ mod exchange;
 mod head;
 pub mod idle;
 pub(crate) mod io;
+#[allow(unsafe_code)]
 pub(crate) mod lot;
 mod outcome;
 pub mod pool;

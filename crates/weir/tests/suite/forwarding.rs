@@ -214,6 +214,7 @@ fn unix_socket_server_and_bind() {
     let port = free_port();
     let fpath = dir.join("front.sock");
     // As root (the tests' usual case) the socket can be given away.
+    // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let owner = if root { " uid 65534 group nogroup" } else { "" };
     let cfg = format!(

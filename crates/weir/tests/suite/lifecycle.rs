@@ -289,6 +289,7 @@ fn stats_socket_is_bound_with_its_mode() {
     let sock = dir.join("admin.sock");
     let port = free_port();
     // As root (the tests' usual case) the socket can be given away.
+    // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let owner = if root { " user nobody group 65534" } else { "" };
     let cfg = listen_cfg(

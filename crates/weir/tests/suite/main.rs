@@ -2,6 +2,9 @@
 //! binary on real sockets beside real clients and servers (see `common`).
 //! One binary links once; `cargo test --test suite http::` runs one module.
 
+// Signals, limits and socket options through libc, each with its SAFETY.
+#![allow(unsafe_code)]
+
 mod common;
 
 mod audit;
