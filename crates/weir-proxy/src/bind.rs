@@ -4,7 +4,7 @@
 
 use crate::limits::warn;
 use crate::listen::{self, Expanded, Listener};
-use crate::state::Shared;
+use crate::state::{FrontendId, Shared};
 use crate::takeover;
 use crate::worker::ThreadListener;
 use std::os::fd::OwnedFd;
@@ -84,7 +84,7 @@ fn frontends(
                     Ok(ls) => {
                         for (t, l) in ls {
                             per_thread[t].push(ThreadListener {
-                                frontend: fe_idx,
+                                frontend: FrontendId::new(fe_idx),
                                 listener: l,
                                 accept_proxy: b.accept_proxy,
                                 maxconn: fb.maxconn,

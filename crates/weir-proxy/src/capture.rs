@@ -2,6 +2,7 @@
 //! of each backend, with the bytes as received, for `show errors`. Only
 //! error paths write here, so a short lock is fine.
 
+use crate::state::ProxyId;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +19,7 @@ pub struct Captured {
     pub at: Duration,
     /// The proxy that saw it (a frontend for requests, a backend for
     /// responses).
-    pub proxy: usize,
+    pub proxy: ProxyId,
     pub response: bool,
     /// The server (name, id) of a response.
     pub server: Option<(String, u32)>,
@@ -31,7 +32,7 @@ pub struct Captured {
 #[derive(Default)]
 pub struct ErrorLog {
     seq: AtomicU64,
-    last: Mutex<HashMap<(usize, bool), Captured>>,
+    last: Mutex<HashMap<(ProxyId, bool), Captured>>,
 }
 
 impl ErrorLog {
@@ -39,7 +40,7 @@ impl ErrorLog {
     #[allow(clippy::too_many_arguments)]
     pub fn record(
         &self,
-        proxy: usize,
+        proxy: ProxyId,
         response: bool,
         server: Option<(String, u32)>,
         src: Option<SocketAddr>,

@@ -6,6 +6,7 @@
 //! nothing passes.
 
 use crate::state::Shared;
+use crate::state::{BackendId, FrontendId};
 use crate::stats::{Counters, Ctr};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -157,14 +158,14 @@ impl Rates {
         let t = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         f(&t).map(|t| t.view).unwrap_or_default()
     }
-    pub fn frontend(&self, i: usize) -> View {
-        self.read(|t| t.fe.get(i))
+    pub fn frontend(&self, i: FrontendId) -> View {
+        self.read(|t| t.fe.get(i.index()))
     }
-    pub fn backend(&self, i: usize) -> View {
-        self.read(|t| t.be.get(i))
+    pub fn backend(&self, i: BackendId) -> View {
+        self.read(|t| t.be.get(i.index()))
     }
-    pub fn server(&self, be: usize, srv: usize) -> View {
-        self.read(|t| t.srv.get(be)?.get(srv))
+    pub fn server(&self, be: BackendId, srv: usize) -> View {
+        self.read(|t| t.srv.get(be.index())?.get(srv))
     }
     pub fn process(&self) -> View {
         self.read(|t| Some(&t.process))

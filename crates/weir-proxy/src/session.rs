@@ -4,6 +4,7 @@
 use crate::conn::Conn;
 use crate::connect::{self, Attempts};
 use crate::log::{level, render, LogRecord};
+use crate::state::FrontendId;
 use crate::state::Shared;
 use crate::stats::Ctr;
 use crate::term::{Cause, State, Term};
@@ -82,7 +83,7 @@ async fn read_proxy_header(
 /// returns None (the session ends).
 async fn prologue(
     sh: &Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &Conn,
     acc: &mut Accepted,
     accept_wall: Duration,
@@ -110,7 +111,13 @@ async fn prologue(
 
 /// Logs a connection that ended before any request (a bad PROXY header, a
 /// failed TLS handshake) as HAProxy does.
-fn log_embryonic(sh: &Shared, fe_idx: usize, acc: &Accepted, accept_wall: Duration, msg: &str) {
+fn log_embryonic(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    acc: &Accepted,
+    accept_wall: Duration,
+    msg: &str,
+) {
     let fe = &sh.frontends[fe_idx];
     let date = render_date(accept_wall);
     let who = acc.peer.map_or_else(
@@ -128,7 +135,7 @@ fn log_embryonic(sh: &Shared, fe_idx: usize, acc: &Accepted, accept_wall: Durati
 /// session (`None`).
 async fn secure(
     sh: &Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     acc: &Accepted,
     initial: Vec<u8>,
@@ -173,7 +180,7 @@ fn wall_now() -> Duration {
 #[allow(clippy::manual_async_fn)] // see the comment inside
 pub fn run_http(
     sh: Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     mut acc: Accepted,
 ) -> impl std::future::Future<Output = ()> {
@@ -245,7 +252,7 @@ pub(crate) fn wake_http(
 #[allow(clippy::manual_async_fn)] // see the comment inside
 pub fn run_https(
     sh: Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     mut acc: Accepted,
 ) -> impl std::future::Future<Output = ()> {
@@ -291,7 +298,7 @@ pub fn run_https(
 #[allow(clippy::manual_async_fn)] // see the comment inside
 pub fn run(
     sh: Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     mut acc: Accepted,
 ) -> impl std::future::Future<Output = ()> {
@@ -329,7 +336,7 @@ pub fn run(
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)] // see inside
 fn run_tcp(
     sh: Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     acc: &Accepted,
     initial: Vec<u8>,
@@ -587,7 +594,7 @@ fn render_date(accept: Duration) -> String {
     fmt.unwrap_or_default()
 }
 
-pub(crate) fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
+pub(crate) fn log_session(sh: &Shared, fe_idx: FrontendId, rec: &LogRecord<'_>) {
     let fe = &sh.frontends[fe_idx];
     if fe.logger.is_empty() {
         return;
@@ -604,7 +611,7 @@ pub(crate) fn log_session(sh: &Shared, fe_idx: usize, rec: &LogRecord<'_>) {
     }
 }
 
-pub(crate) fn finish(sh: &Shared, fe_idx: usize, acc: &Accepted) {
+pub(crate) fn finish(sh: &Shared, fe_idx: FrontendId, acc: &Accepted) {
     crate::sessions::unregister(acc.reg);
     acc.bind.conns.fetch_sub(1, Ordering::SeqCst);
     sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::SeqCst);

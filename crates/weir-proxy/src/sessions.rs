@@ -5,6 +5,7 @@
 //! that thread.
 
 use crate::state::Shared;
+use crate::state::{FrontendId, ProxyId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -67,7 +68,7 @@ fn epoch() -> Instant {
 }
 
 /// Enters an accepted client connection in this thread's table.
-pub fn register(fd: RawFd, fe: usize) -> Reg {
+pub fn register(fd: RawFd, fe: FrontendId) -> Reg {
     let since = (crate::clock::now()
         .into_std()
         .saturating_duration_since(epoch())
@@ -79,7 +80,7 @@ pub fn register(fd: RawFd, fe: usize) -> Reg {
         let e = Entry {
             seq: t.next_seq,
             fd,
-            fe: u16::try_from(fe).unwrap_or(NO_BE),
+            fe: u16::try_from(fe.index()).unwrap_or(NO_BE),
             be: NO_BE,
             srv: NONE,
             killed: false,
@@ -127,9 +128,9 @@ pub fn unregister(r: Reg) {
 }
 
 /// Records the backend and server a connection's stream goes to.
-pub fn set_target(r: Reg, be: usize, srv: Option<usize>) {
+pub fn set_target(r: Reg, be: ProxyId, srv: Option<usize>) {
     with_entry(r, |e| {
-        e.be = u16::try_from(be).unwrap_or(NO_BE);
+        e.be = u16::try_from(be.index()).unwrap_or(NO_BE);
         e.srv = srv.map_or(NONE, |s| s as u32);
     });
 }
@@ -195,8 +196,8 @@ pub struct Raw {
     pub id: u64,
     pub uniq: u64,
     pub fd: RawFd,
-    pub fe: usize,
-    pub be: Option<usize>,
+    pub fe: FrontendId,
+    pub be: Option<ProxyId>,
     pub srv: Option<usize>,
     pub peer: Option<SocketAddr>,
     pub local: Option<SocketAddr>,
@@ -240,8 +241,8 @@ fn snapshot(thread: usize) -> Vec<Raw> {
                     id: make_id(thread, i as u32, e.seq),
                     uniq: u64::from(e.seq),
                     fd: e.fd,
-                    fe: usize::from(e.fe),
-                    be: (e.be != NO_BE).then_some(usize::from(e.be)),
+                    fe: FrontendId::new(usize::from(e.fe)),
+                    be: (e.be != NO_BE).then_some(ProxyId::new(usize::from(e.be))),
                     srv: (e.srv != NONE).then_some(e.srv as usize),
                     peer: t
                         .proxied

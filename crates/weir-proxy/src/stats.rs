@@ -5,6 +5,7 @@
 //! exchange (HTTP) or session (TCP), where its log record is complete.
 
 use crate::log::LogRecord;
+use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::cell::Cell;
@@ -220,13 +221,13 @@ fn hrsp(status: i32) -> Ctr {
 /// backend and server it went to. `http`: an HTTP exchange.
 pub fn count(
     sh: &Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     be: Option<&BackendRt>,
     srv: Option<usize>,
     rec: &LogRecord<'_>,
     http: bool,
 ) {
-    let Some(fe) = sh.frontends.get(fe_idx) else {
+    let Some(fe) = sh.frontends.get(fe_idx.index()) else {
         return;
     };
     let slot = SLOT.with(Cell::get);

@@ -12,6 +12,7 @@ use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts, Progress};
 use crate::http::lot;
 use crate::log::LogRecord;
 use crate::session::Accepted;
+use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
@@ -73,7 +74,7 @@ pub(crate) struct Woken {
 pub(crate) struct Sleeper {
     pub client: lot::Plain,
     pub server: lot::Plain,
-    pub fe_idx: usize,
+    pub fe_idx: FrontendId,
     pub acc: Accepted,
     pub link: Link,
     pub woken: Woken,
@@ -114,7 +115,7 @@ fn options(sh: &Shared, fe_px: &weir_config::Proxy, be_px: &weir_config::Proxy) 
 #[allow(clippy::manual_async_fn)] // see the comment inside
 pub(crate) fn forward<'a>(
     sh: &'a Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     server: Conn,
     acc: &'a Accepted,

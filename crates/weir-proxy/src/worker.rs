@@ -5,6 +5,7 @@
 use crate::conn::Conn;
 use crate::listen::Listener;
 use crate::session::{self, Accepted};
+use crate::state::FrontendId;
 use crate::state::Shared;
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 /// One listener given to one thread.
 pub struct ThreadListener {
-    pub frontend: usize,
+    pub frontend: FrontendId,
     pub listener: Listener,
     pub accept_proxy: bool,
     pub maxconn: u32,
@@ -118,7 +119,7 @@ async fn wait_until(
 
 /// Takes one connection slot globally, on the frontend and on the bind, or
 /// none at all when any of them is full.
-fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) -> bool {
+fn try_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32, bind_max: u32) -> bool {
     let take = |c: &AtomicU32, max: u32| {
         c.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
             (v < max).then_some(v + 1)
@@ -145,7 +146,7 @@ fn try_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32, bind_max: u32) ->
 
 /// Takes a connection slot whatever the limits (a client accepted while
 /// stopping).
-fn force_reserve(sh: &Shared, fe: usize, bind_conns: &AtomicU32) {
+fn force_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32) {
     sh.actconn.fetch_add(1, Ordering::SeqCst);
     let f = &sh.frontends[fe];
     let n = f.conns.fetch_add(1, Ordering::SeqCst) + 1;
@@ -267,7 +268,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
 
 /// What a session needs of the listener that accepted it.
 struct ListenerInfo {
-    fe: usize,
+    fe: FrontendId,
     accept_proxy: bool,
     bind: Arc<crate::session::BindInfo>,
     clitcpka: bool,

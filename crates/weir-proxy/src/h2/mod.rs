@@ -20,6 +20,7 @@ pub mod upstream;
 
 use crate::conn::Conn;
 use crate::session::Accepted;
+use crate::state::FrontendId;
 use crate::state::Shared;
 use front::{Front, H2Stream};
 use std::borrow::Cow;
@@ -50,7 +51,7 @@ thread_local! {
 /// http-keep-alive`, or weir stops (GOAWAY, then the running streams end).
 pub async fn serve(
     sh: &Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &Conn,
     acc: &Accepted,
     initial: Vec<u8>,
@@ -322,7 +323,7 @@ async fn sleep_until(t: Option<Instant>) {
 /// What one stream's task needs.
 struct StreamTask {
     sh: Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     acc: Accepted,
     /// Streams of the connection before this one.
     ordinal: u64,

@@ -9,6 +9,7 @@ use super::body::{gone, In, Out, Started, Writer};
 use super::convert;
 use super::io::ConnIo;
 use crate::conn::Conn;
+use crate::state::ProxyId;
 use bytes::Bytes;
 use h2::client::{ResponseFuture, SendRequest};
 use h2::Reason;
@@ -35,13 +36,13 @@ pub struct Shared {
 
 thread_local! {
     /// This thread's connections, by (backend proxy, server).
-    static CONNS: RefCell<HashMap<(usize, usize), Shared>> = RefCell::new(HashMap::new());
+    static CONNS: RefCell<HashMap<(ProxyId, usize), Shared>> = RefCell::new(HashMap::new());
 }
 
 /// This thread's connection to the server, once it can open a stream
 /// (waiting while the server's stream limit is reached). `None` when there
 /// is none, or it failed (it is forgotten).
-pub async fn reuse(be: usize, srv: usize, gen: u32) -> Option<Shared> {
+pub async fn reuse(be: ProxyId, srv: usize, gen: u32) -> Option<Shared> {
     let mut sh = CONNS.with(|m| m.borrow().get(&(be, srv)).cloned())?;
     if sh.gen != gen {
         CONNS.with(|m| m.borrow_mut().remove(&(be, srv)));
@@ -62,7 +63,7 @@ pub async fn reuse(be: usize, srv: usize, gen: u32) -> Option<Shared> {
 /// Starts HTTP/2 on a new connection to the server; the connection is run
 /// by a task of its own and kept for this thread's next exchanges.
 pub async fn handshake(
-    be: usize,
+    be: ProxyId,
     srv: usize,
     conn: Conn,
     server_addr: Option<SocketAddr>,

@@ -8,6 +8,7 @@ use super::head;
 use super::io::{send, Buf};
 use super::rules::{self, ExCtx, Vars, Verdict};
 use crate::conn::Conn;
+use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::sync::Arc;
@@ -171,7 +172,7 @@ async fn run(
 /// or no backend applies); `tmpl.be` is set to it.
 pub(super) async fn decide<'s>(
     sh: &'s Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     tmpl: &mut ExCtx<'s>,
     req: &mut RequestHead,
     vars: &mut Vars,

@@ -16,6 +16,7 @@ use crate::connect::{self, Attempts, ConnectFail, Connected};
 use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::LogRecord;
 use crate::session::Accepted;
+use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
@@ -41,7 +42,7 @@ impl Drop for SrvSlot<'_> {
 #[allow(clippy::manual_async_fn)] // a block: see below
 pub(super) fn exchange<'r, 'a>(
     sh: &'r Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &'r Conn,
     acc: &'a Accepted,
     key: &'a [u8],

@@ -13,6 +13,7 @@ use super::idle::Wheel;
 use super::Asleep;
 use crate::conn::Conn;
 use crate::session::Accepted;
+use crate::state::FrontendId;
 use crate::state::Shared;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
@@ -106,7 +107,7 @@ impl Plain {
 /// What a sleeping session keeps.
 pub(crate) struct Sleeper {
     pub sock: Plain,
-    pub fe_idx: usize,
+    pub fe_idx: FrontendId,
     pub acc: Accepted,
     pub accept_wall: Duration,
     pub asleep: Asleep,
@@ -207,7 +208,7 @@ pub(crate) fn available() -> bool {
 /// is woken at once and never sleeps again.
 pub(crate) fn sleep(
     sh: &Arc<Shared>,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: Conn,
     acc: Accepted,
     accept_wall: Duration,
@@ -312,7 +313,7 @@ pub(crate) fn sleep_tcp(
     sh: &Arc<Shared>,
     client: Conn,
     server: Conn,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     acc: Accepted,
     link: crate::tcp::Link,
     mut woken: crate::tcp::Woken,

@@ -26,6 +26,7 @@ use crate::connect::Connected;
 use crate::log::{level, render, LogRecord};
 use crate::session::Accepted;
 use crate::state::Shared;
+use crate::state::{FrontendId, ProxyId};
 use crate::term::{Cause, State, Term};
 use exchange::exchange;
 use io::{send, Buf};
@@ -50,7 +51,7 @@ fn now_wall() -> Duration {
 /// A server connection kept by a client session between exchanges
 /// (`http-reuse never`), or on its way to the idle pool.
 pub(super) struct Held {
-    be: usize,
+    be: ProxyId,
     srv: usize,
     conn: Connected,
     /// Exchanges it carried.
@@ -87,7 +88,7 @@ pub struct Asleep {
 /// task that waits on an idle client stores them only there.
 pub fn serve<'a>(
     sh: &'a Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &'a Conn,
     acc: &'a Accepted,
     initial: Vec<u8>,
@@ -103,7 +104,7 @@ pub fn serve<'a>(
 /// Goes on with the exchanges of a session that slept (see [`serve`]).
 pub(crate) fn wake<'a>(
     sh: &'a Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &'a Conn,
     acc: &'a Accepted,
     accept_wall: Duration,
@@ -130,7 +131,7 @@ pub(crate) fn wake<'a>(
 /// streams (for `http-reuse safe` and the log's request counter).
 pub async fn serve_stream(
     sh: &Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &Conn,
     acc: &Accepted,
     head: Vec<u8>,
@@ -150,7 +151,7 @@ impl<'a> Session<'a> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         sh: &'a Shared,
-        fe_idx: usize,
+        fe_idx: FrontendId,
         client: &'a Conn,
         acc: &'a Accepted,
         accept_wall: Duration,
@@ -262,7 +263,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
 /// What a client connection keeps between its exchanges.
 struct Session<'a> {
     sh: &'a Shared,
-    fe_idx: usize,
+    fe_idx: FrontendId,
     client: &'a Conn,
     acc: &'a Accepted,
     accept_wall: Duration,
@@ -515,7 +516,7 @@ impl<'a> Session<'a> {
 
 /// Leaves a held server connection in the thread's idle pool.
 pub(super) fn park(sh: &Shared, h: Held) {
-    let Some(be) = sh.backends.iter().find(|b| b.proxy == h.be) else {
+    let Some(be) = sh.backend_of(h.be) else {
         return;
     };
     if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never
@@ -542,7 +543,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
     );
 }
 
-fn log_exchange(sh: &Shared, fe_idx: usize, rec: &mut LogRecord<'_>) {
+fn log_exchange(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>) {
     let fe = &sh.frontends[fe_idx];
     if fe.logger.is_empty() {
         return;

@@ -5,6 +5,7 @@
 //! the pool is not empty); each is closed after `pool-purge-delay`.
 
 use crate::conn::Conn;
+use crate::state::ProxyId;
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, Waker};
@@ -32,7 +33,7 @@ impl IdleConn {
 }
 
 /// (backend proxy index, server index).
-type Key = (usize, usize);
+type Key = (ProxyId, usize);
 
 #[derive(Default)]
 struct Pool {
@@ -63,7 +64,7 @@ pub fn alive(c: &Conn) -> bool {
 /// Takes a live idle connection to server `srv` of backend `be` of
 /// connection generation `gen` (older ones are closed); with
 /// `proven_only`, only one that already carried several exchanges.
-pub fn take(be: usize, srv: usize, proven_only: bool, gen: u32) -> Option<IdleConn> {
+pub fn take(be: ProxyId, srv: usize, proven_only: bool, gen: u32) -> Option<IdleConn> {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         let p = &mut *p;
@@ -82,7 +83,7 @@ pub fn take(be: usize, srv: usize, proven_only: bool, gen: u32) -> Option<IdleCo
 
 /// Where a connection may be left: its server, and the limits.
 pub struct Slot {
-    pub be: usize,
+    pub be: ProxyId,
     pub srv: usize,
     /// `pool-max-conn` of the server (`None` = no limit).
     pub max_per_server: Option<usize>,

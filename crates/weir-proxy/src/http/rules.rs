@@ -4,6 +4,7 @@
 //! `deny`, `return` and `redirect`.
 
 use super::errors;
+use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
@@ -55,7 +56,7 @@ impl Vars {
 #[derive(Clone, Copy)]
 pub struct ExCtx<'a> {
     pub sh: &'a Shared,
-    pub fe_idx: usize,
+    pub fe_idx: FrontendId,
     pub be: Option<&'a BackendRt>,
     pub src: Option<SocketAddr>,
     pub dst: Option<SocketAddr>,

@@ -1,13 +1,14 @@
 //! `show errors` (the captured invalid messages) and `show threads`
 //! (each thread's CPU time, from `/proc`).
 
+use crate::state::ProxyId;
 use crate::state::Shared;
 
 pub(super) fn show_errors(sh: &Shared, px: Option<&str>, which: Option<bool>) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let proxy_id = |i: usize| sh.cfg.proxies[i].uid;
+    let proxy_id = |i: ProxyId| sh.cfg.proxies[i].uid;
     let events: Vec<_> = sh
         .errors
         .events()

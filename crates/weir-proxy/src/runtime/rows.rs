@@ -3,6 +3,7 @@
 //! Prometheus exporter's answer built from them.
 
 use crate::rates::View;
+use crate::state::ProxyId;
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use crate::stats::Ctr;
 use crate::term::{Cause, State, Term};
@@ -183,12 +184,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
         }
         let http = px.mode == Mode::Http;
         if want(1) {
-            if let Some((fi, fe)) = sh
-                .frontends
-                .iter()
-                .enumerate()
-                .find(|(_, fe)| fe.proxy == pi)
-            {
+            if let Some((fi, fe)) = sh.frontend_of(ProxyId::new(pi)) {
                 let mut r = Row::new();
                 let c = &fe.counters;
                 let v = sh.rates.frontend(fi);
@@ -237,7 +233,10 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                 rows.push(r);
             }
         }
-        let Some((bi, be)) = sh.backends.iter().enumerate().find(|(_, b)| b.proxy == pi) else {
+        let Some(bi) = sh.roles[pi].backend else {
+            continue;
+        };
+        let Some(be) = sh.backends.get(bi.index()) else {
             continue;
         };
         let set_states: Vec<_> = {

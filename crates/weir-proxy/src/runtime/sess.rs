@@ -2,6 +2,7 @@
 //! report (see [`crate::sessions`]), named from the configuration.
 
 use crate::sessions::{self, Raw};
+use crate::state::ProxyId;
 use crate::state::{ServerTarget, Shared};
 use weir_admin::sess::{Named, SessRow, SessSel};
 
@@ -30,12 +31,12 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let proxy_id = |i: usize| sh.cfg.proxies[i].uid;
+    let proxy_id = |i: ProxyId| sh.cfg.proxies[i].uid;
     raw.into_iter()
         .filter_map(|r| {
-            let fe = sh.frontends.get(r.fe)?;
+            let fe = sh.frontends.get(r.fe.index())?;
             let px = &sh.cfg.proxies[fe.proxy];
-            let be_rt = r.be.and_then(|b| sh.backends.iter().find(|x| x.proxy == b));
+            let be_rt = r.be.and_then(|b| sh.backend_of(b));
             let server = be_rt.zip(r.srv).and_then(|(b, i)| {
                 let s = b.servers.get(i)?;
                 let id = sh.cfg.proxies[b.proxy].servers.get(i)?.uid;

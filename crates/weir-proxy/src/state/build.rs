@@ -3,7 +3,10 @@
 //! lines. Nothing is bound, forked or started here; what a reload keeps
 //! will come in through [`Carried`].
 
-use super::{BackendRt, BindInfo, FrontBind, FrontendRt, ServerRt, ServerTarget, Shared, Target};
+use super::{
+    BackendId, BackendRt, BindInfo, FrontBind, FrontendId, FrontendRt, ProxyId, Roles, ServerRt,
+    ServerTarget, Shared, Target,
+};
 use crate::log::{self, Logger};
 use crate::{capture, rates, sessions, stats, sys, tls};
 use std::collections::HashMap;
@@ -38,11 +41,19 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         return Err(errors);
     }
     let g = &cfg.global;
+    let mut roles = vec![Roles::default(); cfg.proxies.len()];
+    for (i, f) in frontends.iter().enumerate() {
+        roles[f.proxy.index()].frontend = Some(FrontendId::new(i));
+    }
+    for (i, b) in backends.iter().enumerate() {
+        roles[b.proxy.index()].backend = Some(BackendId::new(i));
+    }
     let (stopping, _) = tokio::sync::watch::channel(false);
     let (killing, _) = tokio::sync::watch::channel(false);
     Ok(Shared {
         frontends,
         backends,
+        roles,
         actconn: AtomicU32::new(0),
         maxconn: limits.maxconn,
         maxconn_now: AtomicU32::new(limits.maxconn),
@@ -157,7 +168,7 @@ fn backends(
     limits: Limits,
     loggers: &[Logger],
     errors: &mut Vec<String>,
-) -> (Vec<Arc<BackendRt>>, HashMap<String, usize>) {
+) -> (Vec<Arc<BackendRt>>, HashMap<String, BackendId>) {
     // Whether any log line shows a server connection's own address.
     let log_source = cfg.proxies.iter().any(|p| {
         p.log_format.as_ref().is_some_and(|f| {
@@ -190,7 +201,7 @@ fn backends(
                 set.set_maint(si, true);
             }
         }
-        by_name.insert(px.name.clone(), backends.len());
+        by_name.insert(px.name.clone(), BackendId::new(backends.len()));
         let seed = (std::process::id() as u64) << 32 ^ pi as u64 ^ 0x5eed;
         let has_sni = servers
             .iter()
@@ -203,7 +214,7 @@ fn backends(
                 max_headers: cfg.global.maxhdr,
             },
             name: px.name.clone(),
-            proxy: pi,
+            proxy: ProxyId::new(pi),
             set: Mutex::new(super::Lb {
                 set,
                 rng: Rng::new(seed),
@@ -321,7 +332,7 @@ fn frontends(
     cfg: &Config,
     limits: Limits,
     backends: &[Arc<BackendRt>],
-    by_name: &HashMap<String, usize>,
+    by_name: &HashMap<String, BackendId>,
     loggers: &[Logger],
     errors: &mut Vec<String>,
 ) -> Vec<FrontendRt> {
@@ -330,9 +341,9 @@ fn frontends(
         if !px.kind.is_frontend() || px.disabled || px.binds.is_empty() {
             continue;
         }
-        let same_mode: HashMap<String, usize> = by_name
+        let same_mode: HashMap<String, BackendId> = by_name
             .iter()
-            .filter(|(_, &i)| cfg.proxies[backends[i].proxy].mode == px.mode)
+            .filter(|(_, &i)| cfg.proxies[backends[i.index()].proxy].mode == px.mode)
             .map(|(n, &i)| (n.clone(), i))
             .collect();
         let switching: Vec<(Target, Option<weir_rules::Cond>)> = px
@@ -359,7 +370,7 @@ fn frontends(
             .max(1);
         out.push(FrontendRt {
             name: px.name.clone(),
-            proxy: pi,
+            proxy: ProxyId::new(pi),
             conns: AtomicU32::new(0),
             maxconn: AtomicU32::new(fe_max),
             paused: AtomicBool::new(false),

@@ -12,7 +12,9 @@ use weir_config::addr::PortSpec;
 use weir_config::{Config, SendProxy};
 
 pub mod build;
+pub mod ids;
 pub use build::{build, resolve, Carried, Limits};
+pub use ids::{BackendId, FrontendId, ProxyId, Roles};
 
 /// Where a server is reached.
 #[derive(Debug, Clone)]
@@ -133,7 +135,7 @@ impl std::ops::DerefMut for Lb {
 /// A backend's live data.
 pub struct BackendRt {
     pub name: String,
-    pub proxy: usize,
+    pub proxy: ProxyId,
     pub set: Mutex<Lb>,
     pub servers: Vec<Arc<ServerRt>>,
     pub conns: AtomicU32,
@@ -186,10 +188,13 @@ impl BackendRt {
 /// Where a `use_backend` rule sends a request.
 pub enum Target {
     /// A backend index resolved at start.
-    Static(usize),
+    Static(BackendId),
     /// A `%[...]` name rendered per request; the backends of the
     /// frontend's mode by name.
-    Dynamic(weir_rules::Fmt, std::collections::HashMap<String, usize>),
+    Dynamic(
+        weir_rules::Fmt,
+        std::collections::HashMap<String, BackendId>,
+    ),
 }
 
 /// What the connections of one bind line share.
@@ -223,14 +228,14 @@ pub struct FrontBind {
 /// A frontend's live data.
 pub struct FrontendRt {
     pub name: String,
-    pub proxy: usize,
+    pub proxy: ProxyId,
     pub conns: AtomicU32,
     /// Its connection limit (`set maxconn frontend` changes it).
     pub maxconn: AtomicU32,
     /// `disable frontend`: its listeners stop accepting.
     pub paused: AtomicBool,
     /// The default backend (`default_backend`, or a listen section itself).
-    pub backend: Option<usize>,
+    pub backend: Option<BackendId>,
     /// `use_backend` rules in order: target and condition.
     pub switching: Vec<(Target, Option<weir_rules::Cond>)>,
     /// Its bind lines, in the configuration's order.
@@ -246,6 +251,8 @@ pub struct Shared {
     pub cfg: Arc<Config>,
     pub frontends: Vec<FrontendRt>,
     pub backends: Vec<Arc<BackendRt>>,
+    /// Each proxy's frontend and backend, by [`ProxyId`].
+    pub roles: Vec<Roles>,
     pub actconn: AtomicU32,
     /// The connection limit set at start (`Hard_maxconn`).
     pub maxconn: u32,
@@ -294,8 +301,12 @@ pub fn raise_max(max: &AtomicU32, v: u32) {
 impl Shared {
     /// The backend a frontend's `use_backend` rules (else its default)
     /// choose for a stream.
-    pub fn select_backend(&self, fe: usize, ctx: &dyn weir_rules::Ctx) -> Option<&Arc<BackendRt>> {
-        let f = self.frontends.get(fe)?;
+    pub fn select_backend(
+        &self,
+        fe: FrontendId,
+        ctx: &dyn weir_rules::Ctx,
+    ) -> Option<&Arc<BackendRt>> {
+        let f = self.frontends.get(fe.index())?;
         let chosen = f
             .switching
             .iter()
@@ -310,7 +321,19 @@ impl Shared {
                         .and_then(|n| names.get(n).copied())
                 }
             });
-        chosen.or(f.backend).and_then(|b| self.backends.get(b))
+        chosen
+            .or(f.backend)
+            .and_then(|b| self.backends.get(b.index()))
+    }
+    /// The backend of a proxy (a backend or listen section), in O(1).
+    pub fn backend_of(&self, px: ProxyId) -> Option<&Arc<BackendRt>> {
+        let b = self.roles.get(px.index())?.backend?;
+        self.backends.get(b.index())
+    }
+    /// The frontend of a proxy (a frontend or listen section), in O(1).
+    pub fn frontend_of(&self, px: ProxyId) -> Option<(FrontendId, &FrontendRt)> {
+        let f = self.roles.get(px.index())?.frontend?;
+        Some((f, self.frontends.get(f.index())?))
     }
     pub fn proxy_timeout(d: Option<Duration>) -> Option<Duration> {
         d.filter(|d| !d.is_zero())
