@@ -6,6 +6,7 @@
 use crate::conn::Conn;
 use crate::log::level;
 use crate::state::{BackendRt, ServerTarget, Shared};
+pub use crate::stats::CheckResult;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,17 +14,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 use weir_balance::Health;
 use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
-
-/// Result of one check.
-#[derive(Debug, Clone)]
-pub struct CheckResult {
-    pub ok: bool,
-    /// "Layer4 connection problem", "Layer7 wrong status", …
-    pub reason: String,
-    /// `, code: N`, `, info: "…"` details.
-    pub detail: String,
-    pub duration: Duration,
-}
 
 /// Starts one check task per server with `check` on the current runtime.
 pub fn spawn_all(sh: &Arc<Shared>) {
@@ -356,7 +346,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckRe
         }
     } else {
         if srv.shutdown_on_down {
-            srv.kill_sessions();
+            sh.kill_sessions(srv);
         }
         if act == 0 && bck == 0 {
             let msg = format!("backend {} has no server available!", be.name);

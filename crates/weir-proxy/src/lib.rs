@@ -39,6 +39,10 @@ pub mod term;
 pub mod tls;
 pub mod worker;
 
+#[cfg(test)]
+#[path = "layers_tests.rs"]
+mod layers;
+
 use crate::log::level;
 use crate::state::Shared;
 use crate::worker::ThreadListener;

@@ -355,6 +355,17 @@ pub fn count(
     }
 }
 
+/// Result of one check.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    pub ok: bool,
+    /// "Layer4 connection problem", "Layer7 wrong status", …
+    pub reason: String,
+    /// `, code: N`, `, info: "…"` details.
+    pub detail: String,
+    pub duration: std::time::Duration,
+}
+
 /// A server's health as the runtime API shows it; its check task writes it
 /// after each check (never the request path).
 #[derive(Debug, Clone)]
@@ -404,7 +415,7 @@ impl CheckView {
     }
 
     /// Takes one check's result and the health counter after it.
-    pub fn record(&mut self, r: &crate::checks::CheckResult, up: bool, health: u32) {
+    pub fn record(&mut self, r: &CheckResult, up: bool, health: u32) {
         self.code = short_code(&r.reason);
         self.desc = r.reason.clone();
         self.info = detail_text(&r.detail);

@@ -4,7 +4,7 @@
 
 use crate::conn::Conn;
 use crate::listen::Listener;
-use crate::session::{self, Accepted};
+use crate::session::Accepted;
 use crate::state::FrontendId;
 use crate::state::Shared;
 use std::io;
@@ -300,11 +300,15 @@ fn start_session(
     };
     let sh = sh.clone();
     if sh.cfg.proxies[sh.frontends[fe].proxy].mode != weir_config::Mode::Http {
-        crate::profile::spawn::<crate::profile::Tcp, _>(session::run(sh, fe, conn, acc));
+        crate::profile::spawn::<crate::profile::Tcp, _>(crate::tcp::entry::run(sh, fe, conn, acc));
     } else if acc.bind.tls.is_some() {
-        crate::profile::spawn::<crate::profile::Https, _>(session::run_https(sh, fe, conn, acc));
+        crate::profile::spawn::<crate::profile::Https, _>(crate::http::entry::run_https(
+            sh, fe, conn, acc,
+        ));
     } else {
-        crate::profile::spawn::<crate::profile::Http, _>(session::run_http(sh, fe, conn, acc));
+        crate::profile::spawn::<crate::profile::Http, _>(crate::http::entry::run_http(
+            sh, fe, conn, acc,
+        ));
     }
 }
 

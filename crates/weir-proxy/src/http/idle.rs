@@ -221,7 +221,7 @@ thread_local! {
 pub async fn sweep(sh: Arc<Shared>) {
     let mut due: Vec<(usize, Waker)> = Vec::new();
     let mut lot = super::lot::Driver::new();
-    let mut seen_kills = crate::tcp::SERVER_KILLS.load(std::sync::atomic::Ordering::Relaxed);
+    let mut seen_kills = sh.server_kills.load(std::sync::atomic::Ordering::Relaxed);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -248,7 +248,7 @@ pub async fn sweep(sh: Arc<Shared>) {
         }
         lot.wake_due(&sh, now, stopping);
         super::lot::trim_after_sleeps();
-        let kills = crate::tcp::SERVER_KILLS.load(std::sync::atomic::Ordering::Relaxed);
+        let kills = sh.server_kills.load(std::sync::atomic::Ordering::Relaxed);
         if kills != seen_kills {
             seen_kills = kills;
             lot.wake_killed(&sh);

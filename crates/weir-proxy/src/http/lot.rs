@@ -359,12 +359,12 @@ fn wake(sh: &Arc<Shared>, s: Slept) {
         Slept::Http(s) => {
             crate::sessions::set_asleep(s.acc.reg, false);
             if s.sock.tls.is_some() {
-                crate::profile::spawn::<crate::profile::Https, _>(crate::session::wake_http(
+                crate::profile::spawn::<crate::profile::Https, _>(super::entry::wake_http(
                     sh.clone(),
                     s,
                 ));
             } else {
-                crate::profile::spawn::<crate::profile::Http, _>(crate::session::wake_http(
+                crate::profile::spawn::<crate::profile::Http, _>(super::entry::wake_http(
                     sh.clone(),
                     s,
                 ));

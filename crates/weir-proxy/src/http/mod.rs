@@ -6,6 +6,7 @@
 
 mod cookie;
 mod decide;
+pub mod entry;
 mod errors;
 mod exchange;
 mod head;

@@ -118,7 +118,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::ShowErrors(px, which) => show_errors(sh, px.as_deref(), *which),
         Command::ShutdownSessionsServer(r) => with_server(sh, r, |_, _, s| {
             s.conn_gen.fetch_add(1, Ordering::Relaxed);
-            s.kill_sessions();
+            sh.kill_sessions(s);
             String::new()
         }),
         Command::SetProfiling(m) => {

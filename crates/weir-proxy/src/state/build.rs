@@ -8,7 +8,7 @@ use super::{
     ServerTarget, Shared, Target,
 };
 use crate::log::{self, Logger};
-use crate::{capture, rates, sessions, stats, sys, tls};
+use crate::{capture, rates, stats, sys, tls};
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
@@ -72,7 +72,8 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         started: std::time::SystemTime::now(),
         errors: capture::ErrorLog::default(),
         nthreads: limits.nthreads,
-        workers: sessions::Workers::new(limits.nthreads),
+        workers: super::workers::Workers::new(limits.nthreads),
+        server_kills: AtomicU32::new(0),
         rates: rates::Rates::default(),
         cfg,
     })

@@ -13,6 +13,7 @@ use weir_config::{Config, SendProxy};
 
 pub mod build;
 pub mod ids;
+pub mod workers;
 pub use build::{build, resolve, Carried, Limits};
 pub use ids::{BackendId, FrontendId, ProxyId, Roles};
 
@@ -77,14 +78,6 @@ pub enum H2Use {
 }
 
 impl ServerRt {
-    /// Kills the sessions on this server: those awake are woken, those
-    /// asleep by their thread's sweep.
-    pub fn kill_sessions(&self) {
-        self.kills.fetch_add(1, Ordering::Relaxed);
-        crate::tcp::SERVER_KILLS.fetch_add(1, Ordering::Relaxed);
-        self.kill.notify_waiters();
-    }
-
     /// Its connections differ by an SNI computed per request: they are not
     /// shared through the idle pool.
     pub fn private_sni(&self) -> bool {
@@ -286,7 +279,10 @@ pub struct Shared {
     pub errors: crate::capture::ErrorLog,
     pub nthreads: usize,
     /// The worker threads' loops (`show sess` runs jobs on them).
-    pub workers: crate::sessions::Workers,
+    pub workers: workers::Workers,
+    /// Kills of any server's sessions so far: a thread's sweep looks for
+    /// sleepers to wake when it moved.
+    pub server_kills: AtomicU32,
     /// Rates and time averages, sampled once a second.
     pub rates: crate::rates::Rates,
 }
@@ -324,6 +320,13 @@ impl Shared {
         chosen
             .or(f.backend)
             .and_then(|b| self.backends.get(b.index()))
+    }
+    /// Kills the sessions on server `srv`: those awake are woken, those
+    /// asleep by their thread's sweep.
+    pub fn kill_sessions(&self, srv: &ServerRt) {
+        srv.kills.fetch_add(1, Ordering::Relaxed);
+        self.server_kills.fetch_add(1, Ordering::Relaxed);
+        srv.kill.notify_waiters();
     }
     /// The backend of a proxy (a backend or listen section), in O(1).
     pub fn backend_of(&self, px: ProxyId) -> Option<&Arc<BackendRt>> {

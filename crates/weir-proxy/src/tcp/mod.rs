@@ -7,6 +7,8 @@
 //! stop wakes it, and a new task forwards on from where it stopped, with
 //! its byte counts and timeouts as if it had never slept.
 
+pub mod entry;
+
 use crate::conn::Conn;
 use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts, Progress};
 use crate::http::lot;
@@ -20,10 +22,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// Kills of any server's sessions so far: a thread's sweep looks for
-/// sleepers to wake when it moved.
-pub(crate) static SERVER_KILLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// What the log line of a connected session takes from its start (the
 /// connect phase, the counters at connect time).

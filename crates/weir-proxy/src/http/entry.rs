@@ -1,0 +1,124 @@
+//! A `mode http` client's task, from accept to close: the prologue (PROXY
+//! header, TLS), then HTTP/2 or HTTP/1 exchanges, the client sleeping in
+//! the lot ([`super::lot`]) between them.
+
+use crate::conn::Conn;
+use crate::session::{finish, prologue, secure, wall_now, Accepted};
+use crate::state::{FrontendId, Shared};
+use std::sync::Arc;
+
+/// Serves one accepted `mode http` client (see [`crate::http::serve`]).
+/// A task of its own, so that an idle keep-alive client carries none of
+/// the `mode tcp` session state.
+#[allow(clippy::manual_async_fn)] // see the comment inside
+pub fn run_http(
+    sh: Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    mut acc: Accepted,
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in the
+    // task (rustc keeps a copy of each); a block captures them once.
+    async move {
+        let accept_wall = wall_now();
+        // Boxed: the PROXY header reader's buffer is only needed here.
+        if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+        {
+            // A hard stop is watched inside (only while it matters).
+            if acc.bind.h2 {
+                Box::pin(crate::h2::serve(
+                    &sh,
+                    fe_idx,
+                    &client,
+                    &acc,
+                    initial,
+                    accept_wall,
+                ))
+                .await;
+            } else if let Some(a) =
+                super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await
+            {
+                if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
+                    return;
+                }
+            }
+        }
+        finish(&sh, fe_idx, &acc);
+    }
+}
+
+/// Takes over a sleeping `mode http` client ([`super::lot`]) where
+/// its session stopped.
+#[allow(clippy::manual_async_fn)] // as `run_http`
+pub(crate) fn wake_http(
+    sh: Arc<Shared>,
+    s: super::lot::Sleeper,
+) -> impl std::future::Future<Output = ()> {
+    async move {
+        let super::lot::Sleeper {
+            sock,
+            fe_idx,
+            acc,
+            accept_wall,
+            asleep,
+        } = s;
+        // Registering again only fails when the system is out of memory:
+        // the client is closed then.
+        if let Ok(client) = sock.into_conn() {
+            if let Some(a) = super::wake(&sh, fe_idx, &client, &acc, accept_wall, asleep).await {
+                if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
+                    return;
+                }
+            } else {
+                client.close_notify();
+            }
+        }
+        finish(&sh, fe_idx, &acc);
+    }
+}
+
+/// Serves one accepted `mode http` client of a `bind … ssl` line: the
+/// handshake, the exchanges, close_notify. A task type of its own, so that
+/// neither kind of client carries room for the other's path.
+#[allow(clippy::manual_async_fn)] // see the comment inside
+pub fn run_https(
+    sh: Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    mut acc: Accepted,
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in the
+    // task (rustc keeps a copy of each); a block captures them once.
+    async move {
+        let accept_wall = wall_now();
+        if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+        {
+            if let Some((client, initial)) =
+                Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
+            {
+                let alpn_h2 = client.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2");
+                if alpn_h2 || acc.bind.h2 {
+                    Box::pin(crate::h2::serve(
+                        &sh,
+                        fe_idx,
+                        &client,
+                        &acc,
+                        initial,
+                        accept_wall,
+                    ))
+                    .await;
+                } else if let Some(a) =
+                    super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await
+                {
+                    if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
+                        return;
+                    }
+                    finish(&sh, fe_idx, &acc);
+                    return;
+                }
+                client.close_notify();
+            }
+        }
+        finish(&sh, fe_idx, &acc);
+    }
+}

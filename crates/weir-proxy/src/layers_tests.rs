@@ -1,0 +1,133 @@
+//! weir-proxy's layers, lowest first: a module may use its own layer and
+//! those below, never one above (docs/design.md draws the map). Run with
+//! `cargo test -p weir-proxy layers`. It fails on a new upward `crate::`
+//! path, and on a debt below that was paid but is still listed.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const LAYERS: &[(&str, &[&str])] = &[
+    ("base", &["alloc", "clock", "sys", "term", "splice", "log"]),
+    ("net", &["conn", "listen", "takeover", "tls"]),
+    (
+        "state",
+        &["state", "stats", "rates", "capture", "limits", "profile"],
+    ),
+    ("backend", &["connect", "checks"]),
+    ("session", &["session", "sessions", "forward"]),
+    ("protocols", &["tcp", "http", "h2"]),
+    ("runtime", &["runtime"]),
+    ("process", &["worker", "stats_socket", "bind"]),
+];
+
+/// Upward paths still owed, with what pays them.
+const DEBTS: &[(&str, &str, &str)] = &[
+    (
+        "conn",
+        "h2",
+        "Conn::H2/H2Up carry HTTP/2 streams as transports: streams become the HTTP layer's Stream with one message model",
+    ),
+    (
+        "connect",
+        "h2",
+        "a server connection may be an HTTP/2 stream: the same",
+    ),
+    (
+        "http",
+        "runtime",
+        "the stats page is answered inside the HTTP exchange: a service hook registered from above",
+    ),
+];
+
+fn layer(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, ms)| ms.contains(&module))
+}
+
+/// The top-level modules a source file names through `crate::` (comments
+/// left out; `crate::{a, b::c}` names a and b).
+fn named(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let inner = group.split('}').next().unwrap_or("");
+                for item in inner.split(',') {
+                    let name = item.trim().split("::").next().unwrap_or("");
+                    out.insert(name.split_whitespace().next().unwrap_or("").to_string());
+                }
+            } else {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert(name);
+            }
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs")
+            && !p.to_string_lossy().ends_with("_tests.rs")
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// Every (module, module above it) pair a source file makes.
+fn upward() -> BTreeSet<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut out = BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().to_string();
+        let top = rel.split('/').next().unwrap().trim_end_matches(".rs");
+        if top == "lib" {
+            continue;
+        }
+        let own = layer(top).unwrap_or_else(|| panic!("module {top} is in no layer: add it"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        for m in named(&text) {
+            if let Some(l) = layer(&m) {
+                if l > own {
+                    out.insert((top.to_string(), m));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn layers_import_only_downward() {
+    let found = upward();
+    let owed: BTreeSet<(String, String)> = DEBTS
+        .iter()
+        .map(|(a, b, _)| (a.to_string(), b.to_string()))
+        .collect();
+    let new: Vec<_> = found.difference(&owed).collect();
+    assert!(
+        new.is_empty(),
+        "modules using a layer above theirs: {new:?} (layers, lowest first: {:?})",
+        LAYERS.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+    let paid: Vec<_> = owed.difference(&found).collect();
+    assert!(paid.is_empty(), "paid debts still listed: {paid:?}");
+}
+
+#[test]
+fn the_scanner_reads_paths_and_groups() {
+    let n = named("use crate::{conn::Conn, state};\n// crate::http\nlet x = crate::h2::serve();");
+    assert_eq!(n.into_iter().collect::<Vec<_>>(), ["conn", "h2", "state"]);
+}

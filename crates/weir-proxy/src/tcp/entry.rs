@@ -1,0 +1,308 @@
+//! A `mode tcp` client's task: the prologue (PROXY header, TLS), the
+//! `tcp-request` phase, the server connection (with the client's first
+//! bytes read meanwhile), forwarding, and the log line.
+
+use crate::conn::Conn;
+use crate::connect::{self, Attempts};
+use crate::log::LogRecord;
+use crate::session::{finish, log_session, ms, prologue, secure, wall_now, Accepted};
+use crate::state::{FrontendId, Shared};
+use crate::term::{Cause, State, Term};
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use weir_config::SendProxy;
+use weir_proto::proxy_protocol;
+
+/// Serves one accepted `mode tcp` client until both sides are closed, then
+/// logs it. Counters (`actconn`, frontend connections) were taken by the
+/// acceptor and are released here.
+#[allow(clippy::manual_async_fn)] // see the comment inside
+pub fn run(
+    sh: Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    mut acc: Accepted,
+) -> impl std::future::Future<Output = ()> {
+    // Not an `async fn`: its arguments would be stored twice in the
+    // task (rustc keeps a copy of each); a block captures them once.
+    async move {
+        let accept_wall = wall_now();
+        let started = crate::clock::now();
+        let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+        else {
+            finish(&sh, fe_idx, &acc);
+            return;
+        };
+        let Some((client, initial)) =
+            Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
+        else {
+            finish(&sh, fe_idx, &acc);
+            return;
+        };
+        // The session's details stay here, lent (not a second copy).
+        run_tcp(
+            sh.clone(),
+            fe_idx,
+            client,
+            &acc,
+            initial,
+            accept_wall,
+            started,
+        )
+        .await;
+    }
+}
+
+/// The `mode tcp` part of a session: server connection, forwarding, log.
+#[allow(clippy::too_many_arguments, clippy::manual_async_fn)] // see inside
+fn run_tcp(
+    sh: Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    acc: &Accepted,
+    initial: Vec<u8>,
+    accept_wall: Duration,
+    started: Instant,
+) -> impl std::future::Future<Output = ()> + use<'_> {
+    // Not an `async fn`: its arguments would be stored twice in every
+    // session's task (rustc keeps a copy of each); a block captures them
+    // once.
+    async move {
+        let mut initial = initial;
+        let fe = &sh.frontends[fe_idx];
+        let fe_px = &sh.cfg.proxies[fe.proxy];
+        let mut rec = LogRecord {
+            client: acc.peer,
+            frontend_addr: acc.local,
+            frontend: &fe.name,
+            backend: &fe.name,
+            accept: accept_wall,
+            tw: -1,
+            tc: -1,
+            term: Term::NORMAL,
+            hostname: &sh.hostname,
+            ..LogRecord::default()
+        };
+        let l4 = || crate::http::rules::L4Ctx {
+            src: acc.peer,
+            dst: acc.local,
+            tls: client.tls_info(),
+        };
+        let Some(be) = sh.select_backend(fe_idx, &l4()).cloned() else {
+            rec.term = Term::new(Cause::Proxy, State::Request);
+            rec.tt = ms(crate::clock::elapsed(started));
+            crate::stats::count(&sh, fe_idx, None, None, &rec, false);
+            log_session(&sh, fe_idx, &rec);
+            finish(&sh, fe_idx, acc);
+            return;
+        };
+        let be_px = &sh.cfg.proxies[be.proxy];
+        rec.backend = &be.name;
+        crate::sessions::set_target(acc.reg, be.proxy, None);
+
+        // While the server connection is being made, client bytes are read into
+        // `initial` (up to a buffer) so that a client that leaves is noticed:
+        // with `option abortonclose` it aborts the attempt (`CQ`/`CC`),
+        // otherwise its FIN is passed on once connected, as HAProxy does.
+        let abortonclose = fe_px.options.abortonclose || be_px.options.abortonclose;
+        let mut client_eof = false;
+        // A block: what connecting needs (the balancing key, the attempts,
+        // their result) is not kept in the state that forwards for the
+        // session's whole life.
+        let conn = {
+            let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
+                Some(IpAddr::V4(a)) => a.octets().to_vec(),
+                Some(IpAddr::V6(a)) => a.octets().to_vec(),
+                None => Vec::new(),
+            };
+            let mut attempts = Attempts::default();
+            let mut left_early = false;
+            let connected = {
+                // Boxed: its state is only needed while connecting, so an established
+                // (idle) session does not carry room for it.
+                let mut no_reuse = |_| None;
+                let sni = be.snis(&l4());
+                let mut attempt = Box::pin(connect::connect(
+                    &be,
+                    be_px,
+                    &key,
+                    acc.local,
+                    &mut attempts,
+                    &mut no_reuse,
+                    &sni,
+                ));
+                let mut watching = true;
+                loop {
+                    tokio::select! {
+                        r = &mut attempt => break r,
+                        _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
+                        ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
+                            Early::More => {}
+                            Early::Full => watching = false,
+                            Early::Eof if abortonclose => {
+                                left_early = true;
+                                break Err(connect::ConnectFail::ClientAbort { queued: false });
+                            }
+                            Early::Eof => {
+                                client_eof = true;
+                                watching = false;
+                            }
+                            Early::Error => {
+                                left_early = true;
+                                break Err(connect::ConnectFail::ClientAbort { queued: false });
+                            }
+                        },
+                    }
+                }
+            };
+            let connected = match connected {
+                Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
+                    Err(connect::ConnectFail::ClientAbort {
+                        queued: attempts.last_srv.is_none(),
+                    })
+                }
+                r => r,
+            };
+            rec.retries = attempts.retries;
+            rec.redispatched = attempts.redispatched;
+            rec.srv_retries = attempts.same_server_retries;
+            rec.failed_srv = attempts.failed_srv;
+            rec.srv_queue = attempts.srv_queue;
+            rec.be_queue = attempts.be_queue;
+            rec.tw = ms(attempts.tw);
+            let srv_name =
+                |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
+            match connected {
+                Ok(c) => {
+                    rec.tc = attempts.tc.map_or(-1, ms);
+                    c
+                }
+                Err(fail) => {
+                    rec.term = fail.term();
+                    rec.server = srv_name(attempts.last_srv);
+                    rec.tt = ms(crate::clock::elapsed(started));
+                    rec.actconn = sh.actconn.load(Ordering::Relaxed);
+                    rec.feconn = fe.conns.load(Ordering::Relaxed);
+                    rec.beconn = be.conns.load(Ordering::Relaxed);
+                    crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
+                    log_session(&sh, fe_idx, &rec);
+                    finish(&sh, fe_idx, acc);
+                    return;
+                }
+            }
+        };
+        let srv = &be.servers[conn.srv];
+        crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
+        rec.server = Some(&srv.name);
+        rec.server_addr = conn.server_addr;
+        rec.source_addr = conn.source_addr;
+        rec.actconn = sh.actconn.load(Ordering::Relaxed);
+        rec.feconn = fe.conns.load(Ordering::Relaxed);
+        rec.beconn = be.conns.load(Ordering::Relaxed);
+        rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
+
+        let mut proxy_ok = true;
+        if let Some(v) = srv.send_proxy {
+            let hdr = match (acc.peer, acc.local) {
+                (Some(s), Some(d)) => match v {
+                    SendProxy::V1 => proxy_protocol::encode_v1(s, d),
+                    SendProxy::V2 => proxy_protocol::encode_v2(s, d),
+                },
+                _ => match v {
+                    SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
+                    SendProxy::V2 => {
+                        let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
+                        h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
+                        h
+                    }
+                },
+            };
+            proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
+        }
+
+        let link = super::Link {
+            be: be.clone(),
+            srv: conn.srv,
+            started,
+            accept_wall,
+            tw: rec.tw,
+            tc: rec.tc,
+            retries: rec.retries,
+            redispatched: rec.redispatched,
+            srv_retries: rec.srv_retries,
+            failed_srv: rec.failed_srv,
+            srv_queue: rec.srv_queue,
+            be_queue: rec.be_queue,
+            server_addr: rec.server_addr,
+            source_addr: rec.source_addr,
+            actconn: rec.actconn,
+            feconn: rec.feconn,
+            beconn: rec.beconn,
+            srvconn: rec.srvconn,
+        };
+        if !proxy_ok {
+            rec.term = Term::new(Cause::Server, State::Connect);
+            drop(conn.conn);
+            be.release(conn.srv);
+            rec.tt = ms(crate::clock::elapsed(started));
+            crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
+            log_session(&sh, fe_idx, &rec);
+            drop(client);
+            finish(&sh, fe_idx, acc);
+            return;
+        }
+        drop(rec);
+        let start = super::Start::New {
+            initial,
+            client_eof,
+        };
+        super::forward(&sh, fe_idx, client, conn.conn, acc, link, start).await;
+    }
+}
+
+/// What reading the client during the connect phase found.
+enum Early {
+    More,
+    Full,
+    Eof,
+    Error,
+}
+
+/// Reads client bytes into `buf` (up to `cap`) while the server connection
+/// is being made. Nothing is allocated until the client has sent something.
+async fn read_early(client: &Conn, buf: &mut Vec<u8>, cap: usize) -> Early {
+    if buf.len() >= cap {
+        return Early::Full;
+    }
+    if std::future::poll_fn(|cx| client.poll_read_ready(cx))
+        .await
+        .is_err()
+    {
+        return Early::Error;
+    }
+    let have = buf.len();
+    buf.resize(cap, 0);
+    let r = client.try_read(&mut buf[have..]);
+    let got = *r.as_ref().unwrap_or(&0);
+    buf.truncate(have + got);
+    if buf.is_empty() {
+        // Readiness can be spurious: hold no memory for a client that has
+        // sent nothing (idle connections are a headline figure).
+        *buf = Vec::new();
+    }
+    match r {
+        Ok(0) => Early::Eof,
+        Ok(_) if buf.len() >= cap => Early::Full,
+        Ok(_) => Early::More,
+        Err(e)
+            if e.kind() == std::io::ErrorKind::WouldBlock
+                || e.kind() == std::io::ErrorKind::Interrupted =>
+        {
+            Early::More
+        }
+        Err(_) => Early::Error,
+    }
+}
