@@ -5,7 +5,11 @@
 /// The HAProxy configuration language level weir implements.
 pub const LANGUAGE_VERSION: &str = "2.6";
 
-/// Build features as `-vv` lists them: (name, present).
+/// Build features as `-vv` lists them: (name, present). A capability weir
+/// provides through another library counts as present under HAProxy's
+/// name, so that `.if feature(X)` keeps the lines written for it: OPENSSL
+/// (weir terminates and originates TLS with rustls), PROMEX (the
+/// Prometheus exporter service).
 pub const FEATURES: &[(&str, bool)] = &[
     ("EPOLL", true),
     ("LINUX_SPLICE", true),
@@ -17,14 +21,17 @@ pub const FEATURES: &[(&str, bool)] = &[
     ("NS", false),
     ("TPROXY", true),
     ("LINUX_TPROXY", true),
-    ("OPENSSL", false),
+    ("OPENSSL", true),
     ("LUA", false),
     ("PCRE", false),
     ("PCRE2", false),
     ("ZLIB", false),
-    ("PROMEX", false),
+    ("PROMEX", true),
     ("QUIC", false),
 ];
+
+/// Services `http-request use-service` offers, as `-vv` lists them.
+pub const SERVICES: &[&str] = &["prometheus-exporter"];
 
 /// What a condition may consult.
 pub struct CondEnv<'a> {

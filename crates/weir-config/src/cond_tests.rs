@@ -26,7 +26,8 @@ fn predicates() {
     assert!(ev("defined(EMPTY)").unwrap());
     assert!(!ev("defined(NOPE)").unwrap());
     assert!(ev("feature(EPOLL)").unwrap());
-    assert!(!ev("feature(OPENSSL)").unwrap());
+    assert!(ev("feature(OPENSSL)").unwrap());
+    assert!(!ev("feature(LUA)").unwrap());
     assert!(!ev("feature(NOSUCH)").unwrap());
     assert!(ev("streq(a,a)").unwrap());
     assert!(!ev("streq(a,b)").unwrap());

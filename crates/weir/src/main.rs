@@ -6,7 +6,7 @@
 mod cli;
 
 use std::process::ExitCode;
-use weir_config::cond::{self, CondEnv, FEATURES, LANGUAGE_VERSION};
+use weir_config::cond::{self, CondEnv, FEATURES, LANGUAGE_VERSION, SERVICES};
 use weir_config::{Level, Source};
 
 /// glibc's malloc with cheap over-aligned blocks (tokio's tasks).
@@ -44,6 +44,15 @@ fn print_version(level: u8) {
         println!("Available polling systems :");
         println!("      epoll : pref=300,  test result OK");
         println!("Total: 1 (1 usable), will use epoll.");
+        println!();
+        println!("Available multiplexer protocols :");
+        println!("(protocols marked as <default> cannot be specified using 'proto' keyword)");
+        println!("         h2 : mode=HTTP  side=FE|BE  mux=H2    flags=HTX|HOL_RISK|NO_UPG");
+        println!("  <default> : mode=HTTP  side=FE|BE  mux=H1    flags=HTX");
+        println!("  <default> : mode=TCP   side=FE|BE  mux=PASS  flags=");
+        println!();
+        println!("Available services : {}", SERVICES.join(" "));
+        println!("Available filters :");
     }
 }
 

@@ -85,7 +85,7 @@ fn condition_evaluation() {
     assert_eq!(run_weir(&["-cc", "version_atleast(2.6)"]).0, 0);
     assert_eq!(run_weir(&["-cc", "version_atleast(2.7)"]).0, 1);
     assert_eq!(
-        run_weir(&["-cc", "feature(EPOLL) && !feature(OPENSSL)"]).0,
+        run_weir(&["-cc", "feature(EPOLL) && feature(OPENSSL) && !feature(LUA)"]).0,
         0
     );
     assert_eq!(run_weir(&["-cc", "streq(a,b) || defined(PATH)"]).0, 0);
@@ -104,8 +104,33 @@ fn version_and_features() {
         .find(|l| l.starts_with("Feature list : "))
         .expect("feature list");
     assert!(
-        line.contains("+EPOLL") && line.contains("+LINUX_SPLICE") && line.contains("-OPENSSL"),
+        line.contains("+EPOLL") && line.contains("+LINUX_SPLICE") && line.contains("+OPENSSL"),
         "{line}"
+    );
+    assert!(line.contains("-LUA") && line.contains("+PROMEX"), "{line}");
+    assert!(
+        out.contains("\nAvailable services : prometheus-exporter\n"),
+        "{out}"
+    );
+}
+
+/// A listener written for a TLS-capable haproxy (`.if feature(OPENSSL)`)
+/// is kept: its certificate is read (here: missing, an error naming it).
+#[test]
+fn feature_openssl_keeps_the_tls_listener() {
+    let dir = tempdir("cli-feature-openssl");
+    let cfg = dir.join("h.cfg");
+    std::fs::write(
+        &cfg,
+        "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+         frontend f\n  bind 127.0.0.1:1\n.if feature(OPENSSL)\n  bind 127.0.0.1:2 ssl crt /nonexistent/site.pem\n.endif\n",
+    )
+    .unwrap();
+    let (code, _, err) = run_weir(&["-c", "-f", cfg.to_str().unwrap()]);
+    assert_ne!(code, 0, "the ssl line was dropped: {err}");
+    assert!(
+        err.contains("h.cfg:9") && err.contains("/nonexistent/site.pem"),
+        "{err}"
     );
 }
 
