@@ -3,38 +3,7 @@
 
 use weir_config::{HashFunction, HashMethod};
 
-/// Plain sdbm over bytes.
-pub fn sdbm(data: &[u8]) -> u32 {
-    data.iter().fold(0u32, |h, &b| {
-        u32::from(b)
-            .wrapping_add(h << 6)
-            .wrapping_add(h << 16)
-            .wrapping_sub(h)
-    })
-}
-
-/// Bernstein's djb2.
-pub fn djb2(data: &[u8]) -> u32 {
-    data.iter().fold(5381u32, |h, &b| {
-        (h << 5).wrapping_add(h).wrapping_add(u32::from(b))
-    })
-}
-
-/// IEEE CRC-32 (bitwise; inputs here are a few bytes).
-pub fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
+pub use weir_rules::hash::{crc32, djb2, sdbm};
 
 /// weir's take on a "wide-tree" hash: rotate-xor-multiply per byte. It is not
 /// bit-identical to HAProxy's wt6, only equally well spread.

@@ -9,6 +9,8 @@ pub mod acl;
 pub mod action;
 pub mod auth;
 pub mod fmt;
+pub mod hash;
+pub mod internal;
 pub mod matching;
 pub mod normalize;
 pub mod patref;

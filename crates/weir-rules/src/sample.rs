@@ -83,6 +83,18 @@ pub trait Ctx {
     fn tls(&self) -> Option<&TlsInfo> {
         None
     }
+    /// The frontend's name and id.
+    fn frontend(&self) -> Option<(String, i64)> {
+        None
+    }
+    /// The backend's name and id, once one is chosen.
+    fn backend(&self) -> Option<(String, i64)> {
+        None
+    }
+    /// The server's id, once one is chosen.
+    fn server_id(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// What a finished TLS handshake offers to the `ssl_fc_*`/`ssl_c_*` fetches.
@@ -178,6 +190,8 @@ pub enum Fetch {
     /// A string constant (`str(x)`), or an integer (`int(n)`).
     Str(String),
     Int(i64),
+    /// The stream's proxies, the process, constants (see [`crate::internal`]).
+    Internal(crate::internal::Internal),
 }
 
 /// A converter with its arguments.
@@ -217,6 +231,8 @@ pub enum Conv {
     },
     Json,
     Map(std::sync::Arc<crate::matching::Map>),
+    /// `crc32`, `djb2`, `sdbm`.
+    Hash(crate::internal::HashConv),
 }
 
 impl PartialEq for Conv {
@@ -362,7 +378,10 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "ssl_c_i_dn" => Fetch::Ssl(SslFetch::CIDn),
         "str" => Fetch::Str(first.unwrap_or_default()),
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
-        _ => return Err(format!("unknown fetch method '{name}'")),
+        _ => match crate::internal::parse(name, &a) {
+            Some(r) => Fetch::Internal(r?),
+            None => return Err(format!("unknown fetch method '{name}'")),
+        },
     })
 }
 
@@ -449,7 +468,10 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
                 kind, file, &text, default,
             )?))
         }
-        _ => return Err(format!("unknown converter '{name}'")),
+        _ => match crate::internal::parse_hash(name, &a) {
+            Some(r) => Conv::Hash(r?),
+            None => return Err(format!("unknown converter '{name}'")),
+        },
     })
 }
 
@@ -534,7 +556,7 @@ fn path_of(uri: &str) -> &str {
     }
 }
 
-fn cookies(hs: &[(&str, &[u8])], name: Option<&str>) -> Vec<Sample> {
+pub(crate) fn cookies(hs: &[(&str, &[u8])], name: Option<&str>) -> Vec<Sample> {
     let mut out = Vec::new();
     for (n, v) in hs {
         if !n.eq_ignore_ascii_case("cookie") {
@@ -665,6 +687,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Ssl(k) => ssl_fetch(ctx.tls(), *k),
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
+        Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
     }
 }
 
@@ -875,6 +898,7 @@ fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Conv::Json => Sample::Str(json_escape(&bytes())),
         Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
+        Conv::Hash(h) => h.apply(&bytes()),
     })
 }
 

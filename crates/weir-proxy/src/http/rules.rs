@@ -134,6 +134,28 @@ impl Ctx for ExCtx<'_> {
     fn srv_name(&self) -> Option<String> {
         self.srv.map(str::to_string)
     }
+    fn frontend(&self) -> Option<(String, i64)> {
+        let fe = self.sh.frontends.get(self.fe_idx.index())?;
+        Some((
+            fe.name.clone(),
+            i64::from(self.sh.cfg.proxies[fe.proxy].uid),
+        ))
+    }
+    fn backend(&self) -> Option<(String, i64)> {
+        let be = self.be?;
+        Some((
+            be.name.clone(),
+            i64::from(self.sh.cfg.proxies[be.proxy].uid),
+        ))
+    }
+    fn server_id(&self) -> Option<i64> {
+        let (be, name) = (self.be?, self.srv?);
+        let px = &self.sh.cfg.proxies[be.proxy];
+        px.servers
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| i64::from(s.uid))
+    }
     fn var(&self, name: &str) -> Option<Sample> {
         self.vars.and_then(|v| v.get(name))
     }

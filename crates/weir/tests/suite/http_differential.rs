@@ -120,3 +120,66 @@ fn weir_and_haproxy_agree_on_tricky_requests() {
     }
     assert!(report.is_empty(), "differences:\n{}", report.join("\n"));
 }
+
+/// Internal-state fetches, request-line captures, cookie counts and the
+/// hash converters give weir and haproxy 2.6 the same values for the same
+/// request (ids as HAProxy assigns them, a stats socket taking #1). The
+/// frontend logs: haproxy captures the request line only then.
+#[test]
+fn fetches_and_hash_converters_as_haproxy() {
+    let origin = Origin::start("o");
+    let dir = tempdir("fetch-differential");
+    let cfg = |sock: &std::path::Path, port: u16| {
+        format!(
+            "global\n    stats socket {}\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             \x20   log 127.0.0.1:9 local0\n    option httplog\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   http-request set-var(txn.fe) fe_name\n\
+             \x20   http-request set-var(txn.hash) req.hdr(x-in),crc32\n\
+             \x20   http-request set-var(txn.hash1) req.hdr(x-in),crc32(1)\n\
+             \x20   http-request set-var(txn.djb) req.hdr(x-in),djb2\n\
+             \x20   http-request set-var(txn.djb1) req.hdr(x-in),djb2(1)\n\
+             \x20   http-request set-var(txn.sdbm) req.hdr(x-in),sdbm\n\
+             \x20   http-request set-var(txn.cc) req.cook_cnt(n)\n\
+             \x20   http-request set-var(txn.call) req.cook_cnt\n\
+             \x20   http-request set-var(txn.cv) req.cook_val(n)\n\
+             \x20   default_backend be\n\
+             backend be\n    id 7\n\
+             \x20   http-response set-header x-fe \"%[var(txn.fe)]/%[fe_id]\"\n\
+             \x20   http-response set-header x-be \"%[be_name]/%[be_id]\"\n\
+             \x20   http-response set-header x-srv %[srv_id]\n\
+             \x20   http-response set-header x-hash \"%[var(txn.hash)] %[var(txn.hash1)] %[var(txn.djb)] %[var(txn.djb1)] %[var(txn.sdbm)]\"\n\
+             \x20   http-response set-header x-cook \"%[var(txn.cc)] %[var(txn.call)] %[var(txn.cv)]\"\n\
+             \x20   http-response set-header x-const \"%[bin(414243)] %[bool(1)] %[env(HOME)]\"\n\
+             \x20   http-response set-header x-cap \"%[capture.req.method] %[capture.req.uri] %[capture.req.ver]\"\n\
+             \x20   server off 127.0.0.1:9 disabled\n    server s 127.0.0.1:{} id 5\n",
+            sock.display(),
+            origin.port()
+        )
+    };
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(&dir.join("h.sock"), hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(&dir.join("w.sock"), wp), wp);
+    let ask = |port: u16| {
+        let mut c = crate::common::http::Client::connect(port);
+        c.send(
+            b"GET /p?q=1 HTTP/1.1\r\nHost: a\r\nX-In: weir-and-haproxy\r\nCookie: n=12; m=x\r\nCookie: n=34\r\n\r\n",
+        );
+        let r = c.response("GET");
+        assert_eq!(r.status, 200, "{port}");
+        [
+            "x-fe", "x-be", "x-srv", "x-hash", "x-cook", "x-const", "x-cap",
+        ]
+        .map(|h| format!("{h}: {}", r.header(h).unwrap_or("(none)")))
+    };
+    let (ours, theirs) = (ask(wp), ask(hp));
+    assert_eq!(ours, theirs, "weir, then haproxy");
+    // Not vacuous: the values are there.
+    assert!(
+        ours[2].ends_with(": 5") && ours[1].contains("be/7"),
+        "{ours:?}"
+    );
+}

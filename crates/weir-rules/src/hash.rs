@@ -1,0 +1,50 @@
+//! Byte hashes HAProxy names (sdbm, djb2, CRC-32), shared by the hash
+//! converters and `hash-type`, and the converters' optional avalanche
+//! (Bob Jenkins' 32-bit integer mix, then a multiplication by the prime
+//! 3221225473, as haproxy 2.6's converters answer).
+
+/// Plain sdbm over bytes.
+pub fn sdbm(data: &[u8]) -> u32 {
+    data.iter().fold(0u32, |h, &b| {
+        u32::from(b)
+            .wrapping_add(h << 6)
+            .wrapping_add(h << 16)
+            .wrapping_sub(h)
+    })
+}
+
+/// Bernstein's djb2.
+pub fn djb2(data: &[u8]) -> u32 {
+    data.iter().fold(5381u32, |h, &b| {
+        (h << 5).wrapping_add(h).wrapping_add(u32::from(b))
+    })
+}
+
+/// IEEE CRC-32 (bitwise; inputs here are a few bytes).
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// The converters' avalanche: Bob Jenkins' full-avalanche integer hash,
+/// spread by a large prime (measured against haproxy 2.6: `crc32(1)` and
+/// `djb2(1)` agree with it).
+pub fn full_avalanche(mut a: u32) -> u32 {
+    a = a.wrapping_add(0x7ed5_5d16).wrapping_add(a << 12);
+    a = (a ^ 0xc761_c23c) ^ (a >> 19);
+    a = a.wrapping_add(0x1656_67b1).wrapping_add(a << 5);
+    a = a.wrapping_add(0xd3a2_646c) ^ (a << 9);
+    a = a.wrapping_add(0xfd70_46c5).wrapping_add(a << 3);
+    a = (a ^ 0xb55a_4f09) ^ (a >> 16);
+    a.wrapping_mul(3_221_225_473)
+}

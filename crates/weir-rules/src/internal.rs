@@ -1,0 +1,208 @@
+//! Fetches of the stream's internal state and of the process (manual
+//! §7.3.2: `fe_name`, `be_id`, `srv_id`, `env`, `date`, constants …), the
+//! request line as captured (`capture.req.*`, §7.3.6), cookie counts and
+//! values, and the hash converters (`crc32`, `djb2`, `sdbm`).
+
+use crate::hash;
+use crate::sample::{Ctx, Sample};
+
+/// An internal-state fetch with its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Internal {
+    FeName,
+    FeId,
+    /// The stream's backend: the frontend itself until one is chosen.
+    BeName,
+    BeId,
+    SrvId,
+    /// `env(<name>)`: the process environment's variable.
+    Env(String),
+    /// `date([<offset>[,<unit>]])`: now since the epoch, in s, ms or us.
+    Date {
+        offset: i64,
+        unit: u32,
+    },
+    /// `bin(<hex>)`: a binary constant.
+    Bin(Vec<u8>),
+    Bool(bool),
+    /// `req.cook_cnt([<name>])`, `req.cook_val([<name>])`.
+    CookCnt(Option<String>),
+    CookVal(Option<String>),
+    /// `capture.req.method`, `capture.req.uri`, `capture.req.ver`.
+    CapMethod,
+    CapUri,
+    CapVer,
+}
+
+/// The internal fetch `name(args)`, or `None` when `name` is not one.
+pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
+    let first = a.first().filter(|x| !x.is_empty()).cloned();
+    let need = |what: &str| {
+        first
+            .clone()
+            .ok_or_else(|| format!("fetch method '{name}' expects {what}"))
+    };
+    Some(match name {
+        "fe_name" => Ok(Internal::FeName),
+        "fe_id" => Ok(Internal::FeId),
+        "be_name" => Ok(Internal::BeName),
+        "be_id" => Ok(Internal::BeId),
+        "srv_id" => Ok(Internal::SrvId),
+        "env" => need("a variable name").map(Internal::Env),
+        "date" => date(a),
+        "bin" => need("hexadecimal digits").and_then(|h| unhex(&h).map(Internal::Bin)),
+        "bool" => match first.as_deref() {
+            Some("0") | Some("false") => Ok(Internal::Bool(false)),
+            Some("1") | Some("true") => Ok(Internal::Bool(true)),
+            _ => Err("fetch method 'bool' expects 0, 1, false or true".into()),
+        },
+        "req.cook_cnt" | "cook_cnt" => Ok(Internal::CookCnt(first)),
+        "req.cook_val" | "cook_val" => Ok(Internal::CookVal(first)),
+        "capture.req.method" => Ok(Internal::CapMethod),
+        "capture.req.uri" => Ok(Internal::CapUri),
+        "capture.req.ver" => Ok(Internal::CapVer),
+        _ => return None,
+    })
+}
+
+fn date(a: &[String]) -> Result<Internal, String> {
+    let offset = match a.first().filter(|x| !x.is_empty()) {
+        Some(o) => o
+            .parse()
+            .map_err(|_| format!("date: invalid offset '{o}'"))?,
+        None => 0,
+    };
+    let unit = match a.get(1).map(String::as_str) {
+        None | Some("s") => 1,
+        Some("ms") => 1_000,
+        Some("us") => 1_000_000,
+        Some(u) => return Err(format!("date: unknown unit '{u}' (s, ms or us)")),
+    };
+    Ok(Internal::Date { offset, unit })
+}
+
+fn unhex(h: &str) -> Result<Vec<u8>, String> {
+    let digit = |c: u8| (c as char).to_digit(16);
+    let b = h.as_bytes();
+    if !b.len().is_multiple_of(2) {
+        return Err("fetch method 'bin' expects an even number of hexadecimal digits".into());
+    }
+    b.chunks(2)
+        .map(|p| match (digit(p[0]), digit(p[1])) {
+            (Some(x), Some(y)) => Ok((x * 16 + y) as u8),
+            _ => Err(format!("fetch method 'bin': '{h}' is not hexadecimal")),
+        })
+        .collect()
+}
+
+/// Evaluates an internal fetch.
+pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
+    let text = |s: String| Sample::Str(s.into_bytes());
+    Some(match k {
+        Internal::FeName => text(ctx.frontend()?.0),
+        Internal::FeId => Sample::Int(ctx.frontend()?.1),
+        Internal::BeName => text(ctx.backend().or_else(|| ctx.frontend())?.0),
+        Internal::BeId => Sample::Int(ctx.backend().or_else(|| ctx.frontend())?.1),
+        Internal::SrvId => Sample::Int(ctx.server_id()?),
+        Internal::Env(n) => text(std::env::var(n).ok()?),
+        Internal::Date { offset, unit } => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            let secs = now.as_secs() as i64 + offset;
+            let sub = match unit {
+                1_000 => i64::from(now.subsec_millis()),
+                1_000_000 => i64::from(now.subsec_micros()),
+                _ => 0,
+            };
+            Sample::Int(secs * i64::from(*unit) + sub)
+        }
+        Internal::Bin(b) => Sample::Str(b.clone()),
+        Internal::Bool(b) => Sample::Bool(*b),
+        Internal::CookCnt(name) => {
+            Sample::Int(crate::sample::cookies(&ctx.req_headers(), name.as_deref()).len() as i64)
+        }
+        Internal::CookVal(name) => {
+            let mut v = crate::sample::cookies(&ctx.req_headers(), name.as_deref());
+            Sample::Int(v.pop()?.to_int()?)
+        }
+        Internal::CapMethod => text(ctx.method().to_string()).non_empty()?,
+        Internal::CapUri => text(ctx.uri().to_string()).non_empty()?,
+        Internal::CapVer => {
+            let v = ctx.version();
+            if v.is_empty() {
+                return None;
+            }
+            text(format!("HTTP/{v}"))
+        }
+    })
+}
+
+/// A hash converter: `crc32`, `djb2` or `sdbm`, with `full_avalanche`
+/// applied when its argument is 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HashConv {
+    pub f: HashFn,
+    pub avalanche: bool,
+}
+
+/// The byte hashes the converters name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashFn {
+    Crc32,
+    Djb2,
+    Sdbm,
+}
+
+/// The hash converter `name(args)`, or `None` when `name` is not one.
+pub fn parse_hash(name: &str, a: &[String]) -> Option<Result<HashConv, String>> {
+    let f = match name {
+        "crc32" => HashFn::Crc32,
+        "djb2" => HashFn::Djb2,
+        "sdbm" => HashFn::Sdbm,
+        _ => return None,
+    };
+    Some(match a.first().map(String::as_str) {
+        None | Some("0") => Ok(HashConv {
+            f,
+            avalanche: false,
+        }),
+        Some("1") => Ok(HashConv { f, avalanche: true }),
+        Some(x) => Err(format!(
+            "converter '{name}': avalanche must be 0 or 1, not '{x}'"
+        )),
+    })
+}
+
+impl HashConv {
+    pub fn apply(&self, data: &[u8]) -> Sample {
+        let h = match self.f {
+            HashFn::Crc32 => hash::crc32(data),
+            HashFn::Djb2 => hash::djb2(data),
+            HashFn::Sdbm => hash::sdbm(data),
+        };
+        let h = if self.avalanche {
+            hash::full_avalanche(h)
+        } else {
+            h
+        };
+        Sample::Int(i64::from(h))
+    }
+}
+
+trait NonEmpty: Sized {
+    fn non_empty(self) -> Option<Self>;
+}
+
+impl NonEmpty for Sample {
+    fn non_empty(self) -> Option<Sample> {
+        match &self {
+            Sample::Str(s) if s.is_empty() => None,
+            _ => Some(self),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "internal_tests.rs"]
+mod tests;
