@@ -692,9 +692,14 @@ pub(super) fn exchange<'r, 'a>(
             // A body the HEAD client must not get is read from the server
             // and dropped (its connection stays usable, as haproxy's).
             let skip_body = client_head && !matches!(res.framing, Framing::None | Framing::Tunnel);
+            // Chunks in an HTTP/1.0 response: framing HTTP/1.0 does not
+            // know, so the client's connection closes after it (RFC 9112
+            // §6.1), as haproxy does.
+            let chunked_10 = res.minor == 0 && res.framing == Framing::Chunked;
             let keep_client = req.keep_alive
                 && mode != HttpConnMode::Close
                 && (res.framing != Framing::UntilClose || skip_body)
+                && !chunked_10
                 && !*sh.stopping.borrow();
             let mut keep_server = !server_close && res.keep_alive && !tunnel;
             if !tunnel {
@@ -706,7 +711,9 @@ pub(super) fn exchange<'r, 'a>(
                     if keep_client && has_close {
                         head::set_connection(&mut res.headers, None);
                         rdirty = true;
-                    } else if !keep_client && !has_close {
+                    } else if !keep_client && !has_close && !chunked_10 {
+                        // (An HTTP/1.0 response says close by its version:
+                        // haproxy adds nothing to a chunked one.)
                         head::set_connection(&mut res.headers, Some("close"));
                         rdirty = true;
                     }

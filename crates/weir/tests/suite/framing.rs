@@ -211,6 +211,47 @@ fn responses_are_read_as_strictly_and_written_canonical() {
     }
 }
 
+/// Chunks in an HTTP/1.0 response are framing HTTP/1.0 does not know: the
+/// client's connection closes after it (RFC 9112 §6.1), as haproxy's does,
+/// even while the server keeps its own open (HAProxy's reg-test
+/// http_transfer_encoding.vtc passed only when the server's close won the
+/// race).
+#[test]
+fn a_chunked_http10_response_closes_the_client_connection() {
+    let origin = Server::start(|mut c| {
+        let mut chunk = [0u8; 4096];
+        let mut head = Vec::new();
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(k) => head.extend_from_slice(&chunk[..k]),
+            }
+        }
+        let _ = c.write_all(b"HTTP/1.0 200 Ok\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+        // Holds its side open until weir closes it.
+        while matches!(c.read(&mut chunk), Ok(k) if k > 0) {}
+    });
+    let port = free_port();
+    let _w = Weir::start(&config(&[(port, origin.port())]), port);
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // Well below the configuration's timeouts (5 s), which close anyway.
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    c.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let mut got = Vec::new();
+    let closed = c.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        closed.is_ok(),
+        "weir kept the client open: {closed:?}, got {text:?}"
+    );
+    // What haproxy 2.6 writes for it (measured; it lower-cases names,
+    // weir keeps them as the server wrote them).
+    assert_eq!(
+        text.to_ascii_lowercase(),
+        "http/1.0 200 ok\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n"
+    );
+}
+
 /// A server answering every request on a connection with a body, plain or
 /// chunked by turns.
 fn body_server() -> Server {
