@@ -124,7 +124,13 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::CookVal(name) => {
             let mut v = crate::sample::cookies(&ctx.req_headers(), name.as_deref());
-            Sample::Int(v.pop()?.to_int()?)
+            // The last occurrence of a name; without one, the first cookie.
+            let c = if name.is_some() {
+                v.pop()?
+            } else {
+                v.into_iter().next()?
+            };
+            Sample::Int(c.to_int()?)
         }
         Internal::CapMethod => text(ctx.method().to_string()).non_empty()?,
         Internal::CapUri => text(ctx.uri().to_string()).non_empty()?,

@@ -94,6 +94,25 @@ fn constants_cookies_environment_and_date() {
     assert_eq!(eval("req.cook_val(n)", true).as_deref(), Some("34"));
     assert_eq!(eval("req.cook_val(m)", true), None, "not a number");
     assert_eq!(
+        eval("req.cook_val", true).as_deref(),
+        Some("12"),
+        "the first"
+    );
+    assert_eq!(eval("req.cook", true).as_deref(), Some("12"), "the first");
+    assert_eq!(eval("req.cook(n)", true).as_deref(), Some("34"), "the last");
+    // base64url without padding, as HAProxy's reg-test expects it.
+    assert_eq!(
+        eval("bin(14fb9c03d97f12d97e),ub64enc", true).as_deref(),
+        Some("FPucA9l_Etl-")
+    );
+    assert_eq!(
+        eval("str(FPucA9l_Etl-),ub64dec,hex", true).as_deref(),
+        Some("14FB9C03D97F12D97E")
+    );
+    assert_eq!(eval("str(foob),ub64enc", true).as_deref(), Some("Zm9vYg"));
+    assert_eq!(eval("str(Zm9vYg),ub64dec", true).as_deref(), Some("foob"));
+    assert_eq!(eval("str(Zm9v+g),ub64dec", true), None, "not base64url");
+    assert_eq!(
         eval("env(PATH)", true),
         std::env::var("PATH").ok(),
         "read from the process"

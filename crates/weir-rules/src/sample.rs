@@ -202,6 +202,9 @@ pub enum Conv {
     Length,
     Base64,
     B64Dec,
+    /// base64url without padding, both ways (`ub64enc`, `ub64dec`).
+    Ub64Enc,
+    Ub64Dec,
     Hex,
     UrlDec,
     Field {
@@ -398,6 +401,8 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
         "length" => Conv::Length,
         "base64" => Conv::Base64,
         "b64dec" => Conv::B64Dec,
+        "ub64enc" => Conv::Ub64Enc,
+        "ub64dec" => Conv::Ub64Dec,
         "hex" => Conv::Hex,
         "url_dec" => Conv::UrlDec,
         "field" | "word" => {
@@ -641,6 +646,10 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
             let mut v = cookies(&ctx.req_headers(), name.as_deref());
             if all {
                 v
+            } else if name.is_none() {
+                // Without a name, the first cookie (HAProxy's manual).
+                v.truncate(1);
+                v
             } else {
                 v.pop().into_iter().collect()
             }
@@ -854,6 +863,29 @@ fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
         Conv::Length => Sample::Int(bytes().len() as i64),
         Conv::Base64 => Sample::Str(base64(&bytes())),
         Conv::B64Dec => Sample::Str(b64dec(&bytes())?),
+        Conv::Ub64Enc => Sample::Str(
+            base64(&bytes())
+                .into_iter()
+                .filter(|&c| c != b'=')
+                .map(|c| match c {
+                    b'+' => b'-',
+                    b'/' => b'_',
+                    c => c,
+                })
+                .collect(),
+        ),
+        Conv::Ub64Dec => {
+            let b: Vec<u8> = bytes()
+                .into_iter()
+                .map(|c| match c {
+                    b'-' => b'+',
+                    b'_' => b'/',
+                    b'+' | b'/' => b'!',
+                    c => c,
+                })
+                .collect();
+            Sample::Str(b64dec(&b)?)
+        }
         Conv::Hex => Sample::Str(
             bytes()
                 .iter()
