@@ -315,6 +315,9 @@ fn start_session(
 /// How long a draining listener waits for one more handshake that was
 /// under way when it stopped taking new ones.
 const DRAIN_GRACE: Duration = Duration::from_millis(100);
+/// The longest a listener drains: a unix socket's clients (which no filter
+/// stops) or a kernel that keeps queueing cannot hold the stop open.
+const DRAIN_MAX: Duration = Duration::from_secs(1);
 
 /// Soft stop: the connections the kernel queued on this listener are
 /// served, not reset when it closes. A filter first drops new handshakes'
@@ -347,16 +350,17 @@ async fn drain(
         // Nothing stops a unix client's connect: take what is there.
         AnyListener::Unix(_) => Duration::ZERO,
     };
-    loop {
+    let end = tokio::time::Instant::now() + DRAIN_MAX;
+    while tokio::time::Instant::now() < end {
         match tokio::time::timeout(grace, accept(listener, fixed)).await {
             Ok(Ok((conn, peer, local))) => {
                 crate::profile::accepted();
                 force_reserve(sh, l.fe, &l.bind.conns);
                 start_session(sh, l, conn, peer, local);
             }
-            Ok(Err(e)) if is_resource_error(&e) => return,
-            Ok(Err(_)) => {}
-            Err(_) => return,
+            // A client that left before its turn: the next one.
+            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionAborted => {}
+            Ok(Err(_)) | Err(_) => return,
         }
     }
 }

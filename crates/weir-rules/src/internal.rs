@@ -109,13 +109,14 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()?;
-            let secs = now.as_secs() as i64 + offset;
+            let secs = i64::try_from(now.as_secs()).ok()?.checked_add(*offset)?;
             let sub = match unit {
                 1_000 => i64::from(now.subsec_millis()),
                 1_000_000 => i64::from(now.subsec_micros()),
                 _ => 0,
             };
-            Sample::Int(secs * i64::from(*unit) + sub)
+            // A huge configured offset finds nothing rather than wrapping.
+            Sample::Int(secs.checked_mul(i64::from(*unit))?.checked_add(sub)?)
         }
         Internal::Bin(b) => Sample::Str(b.clone()),
         Internal::Bool(b) => Sample::Bool(*b),

@@ -1,4 +1,4 @@
-use crate::sample::{Ctx, Expr, Sample};
+use crate::sample::{Ctx, Expr};
 use std::net::SocketAddr;
 
 /// A stream of frontend `fe` (#2) sent to backend `be` (#3), server #4,
@@ -25,33 +25,6 @@ impl Ctx for S {
     }
     fn req_headers(&self) -> Vec<(&str, &[u8])> {
         vec![("Cookie", b"n=12; m=x; n=34".as_slice())]
-    }
-    fn res_headers(&self) -> Vec<(&str, &[u8])> {
-        Vec::new()
-    }
-    fn status(&self) -> Option<u16> {
-        None
-    }
-    fn nbsrv(&self, _: &str) -> Option<i64> {
-        None
-    }
-    fn be_conn(&self, _: &str) -> Option<i64> {
-        None
-    }
-    fn fe_conn(&self) -> i64 {
-        0
-    }
-    fn srv_name(&self) -> Option<String> {
-        None
-    }
-    fn var(&self, _: &str) -> Option<Sample> {
-        None
-    }
-    fn first_req(&self) -> bool {
-        true
-    }
-    fn body(&self) -> Option<&[u8]> {
-        None
     }
     fn frontend(&self) -> Option<(String, i64)> {
         Some(("fe".into(), 2))

@@ -56,25 +56,53 @@ impl Sample {
 pub trait Ctx {
     fn src(&self) -> Option<SocketAddr>;
     fn dst(&self) -> Option<SocketAddr>;
-    fn method(&self) -> &str;
+    // What a request offers: nothing, by default (a connection before any
+    // request, as `tcp-request` rules see it).
+    fn method(&self) -> &str {
+        ""
+    }
     /// The request target as received (origin or absolute form).
-    fn uri(&self) -> &str;
+    fn uri(&self) -> &str {
+        ""
+    }
     /// "1.0" or "1.1".
-    fn version(&self) -> &str;
+    fn version(&self) -> &str {
+        ""
+    }
     /// Request headers in order.
-    fn req_headers(&self) -> Vec<(&str, &[u8])>;
+    fn req_headers(&self) -> Vec<(&str, &[u8])> {
+        Vec::new()
+    }
     /// Response headers in order (empty before a response).
-    fn res_headers(&self) -> Vec<(&str, &[u8])>;
-    fn status(&self) -> Option<u16>;
+    fn res_headers(&self) -> Vec<(&str, &[u8])> {
+        Vec::new()
+    }
+    fn status(&self) -> Option<u16> {
+        None
+    }
     /// Usable servers of a backend (`None` = no such backend); the current
     /// one when `name` is empty.
-    fn nbsrv(&self, name: &str) -> Option<i64>;
-    fn be_conn(&self, name: &str) -> Option<i64>;
-    fn fe_conn(&self) -> i64;
-    fn srv_name(&self) -> Option<String>;
-    fn var(&self, name: &str) -> Option<Sample>;
-    fn first_req(&self) -> bool;
-    fn body(&self) -> Option<&[u8]>;
+    fn nbsrv(&self, _name: &str) -> Option<i64> {
+        None
+    }
+    fn be_conn(&self, _name: &str) -> Option<i64> {
+        None
+    }
+    fn fe_conn(&self) -> i64 {
+        0
+    }
+    fn srv_name(&self) -> Option<String> {
+        None
+    }
+    fn var(&self, _name: &str) -> Option<Sample> {
+        None
+    }
+    fn first_req(&self) -> bool {
+        true
+    }
+    fn body(&self) -> Option<&[u8]> {
+        None
+    }
     /// A `userlist` section by name.
     fn userlist(&self, _name: &str) -> Option<&crate::auth::Userlist> {
         None

@@ -196,45 +196,6 @@ impl Ctx for L4Ctx<'_> {
     fn dst(&self) -> Option<SocketAddr> {
         self.dst
     }
-    fn method(&self) -> &str {
-        ""
-    }
-    fn uri(&self) -> &str {
-        ""
-    }
-    fn version(&self) -> &str {
-        ""
-    }
-    fn req_headers(&self) -> Vec<(&str, &[u8])> {
-        Vec::new()
-    }
-    fn res_headers(&self) -> Vec<(&str, &[u8])> {
-        Vec::new()
-    }
-    fn status(&self) -> Option<u16> {
-        None
-    }
-    fn nbsrv(&self, _: &str) -> Option<i64> {
-        None
-    }
-    fn be_conn(&self, _: &str) -> Option<i64> {
-        None
-    }
-    fn fe_conn(&self) -> i64 {
-        0
-    }
-    fn srv_name(&self) -> Option<String> {
-        None
-    }
-    fn var(&self, _: &str) -> Option<Sample> {
-        None
-    }
-    fn first_req(&self) -> bool {
-        true
-    }
-    fn body(&self) -> Option<&[u8]> {
-        None
-    }
 }
 
 /// A response weir makes itself, and how it is logged.
