@@ -5,7 +5,7 @@ and request rate over time."""
 import math
 import os
 
-COLORS = {"weir": "#1f77b4", "haproxy": "#d62728", "nginx": "#2ca02c", "direct": "#7f7f7f"}
+COLORS = {"weir": "#1f77b4", "weir-base": "#9467bd", "haproxy": "#d62728", "nginx": "#2ca02c", "direct": "#7f7f7f"}
 W, H, L, R, T, B = 760, 420, 70, 150, 40, 60
 
 

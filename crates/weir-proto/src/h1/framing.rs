@@ -30,7 +30,7 @@ pub(super) fn is_tchar(b: u8) -> bool {
 }
 
 /// A `token`: one or more `tchar`.
-fn is_token(v: &[u8]) -> bool {
+pub(super) fn is_token(v: &[u8]) -> bool {
     !v.is_empty() && v.iter().all(|&b| is_tchar(b))
 }
 

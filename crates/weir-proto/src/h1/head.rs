@@ -316,22 +316,111 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
     if buf[..used].contains(&0) {
         return Err(H1Error::BadRequest("NUL byte in the request head"));
     }
-    let mut canonical = canonical_request(&buf[..used], &req);
-    let method = req.method.unwrap_or("").to_string();
-    let mut uri = req.path.unwrap_or("").to_string();
-    let minor = req.version.unwrap_or(1);
-    let mut headers = headers_of(req.headers);
-    canonical &= !framing::single_host(&mut headers).map_err(H1Error::BadRequest)?;
-    canonical &= !framing::te_trailers_only(&mut headers);
-    canonical &= !check_authority(&method, &mut uri, &mut headers)?;
-    let cl = framing::content_length(&headers).map_err(H1Error::BadRequest)?;
+    let canonical = canonical_request(&buf[..used], &req);
+    let parts = RequestParts {
+        method: req.method.unwrap_or("").to_string(),
+        uri: req.path.unwrap_or("").to_string(),
+        minor: req.version.unwrap_or(1),
+        headers: headers_of(req.headers),
+    };
+    request_head(&mut { parts }, canonical).map(|head| Some((head, used)))
+}
+
+/// A request as a decoder delivers it (HTTP/1.1's request line and fields,
+/// or an HTTP/2 request's pseudo-headers and fields in HTTP/1.1 terms),
+/// before the message rules apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestParts {
+    pub method: String,
+    /// Origin, absolute or authority form, or `*`.
+    pub uri: String,
+    pub minor: u8,
+    pub headers: Vec<Header>,
+}
+
+impl RequestParts {
+    /// How many bytes the request takes written as HTTP/1.1 (its head
+    /// limit is `tune.bufsize` whatever version brought it).
+    pub fn wire_len(&self) -> usize {
+        let line = self.method.len() + 1 + self.uri.len() + " HTTP/1.1\r\n".len();
+        let fields: usize = self
+            .headers
+            .iter()
+            .map(|h| h.name().len() + 2 + h.value().len() + 2)
+            .sum();
+        line + fields + 2
+    }
+}
+
+/// A request decoded from another syntax than HTTP/1.1 bytes (HTTP/2's
+/// fields): the checks the HTTP/1.1 tokeniser makes on bytes — tokens for
+/// the method and field names, visible characters in values (the optional
+/// whitespace around them removed), the head size and field count limits —
+/// then [`request_head`]. Such a head is never canonical: it is written.
+pub fn decoded_request_head(
+    parts: &mut RequestParts,
+    limits: &Limits,
+) -> Result<RequestHead, H1Error> {
+    if parts.headers.len() > limits.max_headers {
+        return Err(H1Error::HeadersTooLarge);
+    }
+    if !framing::is_token(parts.method.as_bytes()) {
+        return Err(H1Error::BadRequest("invalid token"));
+    }
+    for h in parts.headers.iter_mut() {
+        if !framing::is_token(h.name().as_bytes()) {
+            return Err(H1Error::BadRequest("invalid character in a header name"));
+        }
+        let v = h.value();
+        if v.iter().any(|&b| b != b'\t' && (b < b' ' || b == 0x7f)) {
+            return Err(H1Error::BadRequest("invalid character in a header value"));
+        }
+        let trimmed = v.trim_ascii();
+        if trimmed.len() != v.len() {
+            let t = trimmed.to_vec();
+            h.set_value(&t);
+        }
+    }
+    let wire = parts.wire_len();
+    if wire > limits.max_head {
+        // Where the request line's `\n` would be, as `too_large` reads it.
+        let newline = parts.method.len() + 1 + parts.uri.len() + " HTTP/1.1\r".len();
+        return Err(if newline >= limits.max_head {
+            H1Error::UriTooLong
+        } else {
+            H1Error::HeadersTooLarge
+        });
+    }
+    request_head(parts, false)
+}
+
+/// The request head the exchange works on, from a decoded request: one
+/// `Host`, `TE` reduced to `trailers`, the target's authority checked
+/// against `Host`, the framing of RFC 9112 §6 (or a tunnel for CONNECT),
+/// keep-alive and `Expect: 100-continue`. Both HTTP/1.1 and HTTP/2 requests
+/// pass through it. `canonical`: the received bytes may be forwarded as
+/// they are, unless a rule here changed the head.
+/// On an error, `parts` are left (maybe partly normalised) for the error
+/// capture; on success they are taken.
+pub fn request_head(parts: &mut RequestParts, mut canonical: bool) -> Result<RequestHead, H1Error> {
+    let RequestParts {
+        method,
+        uri,
+        minor,
+        headers,
+    } = parts;
+    let (method, minor) = (&*method, *minor);
+    canonical &= !framing::single_host(headers).map_err(H1Error::BadRequest)?;
+    canonical &= !framing::te_trailers_only(headers);
+    canonical &= !check_authority(method, uri, headers)?;
+    let cl = framing::content_length(headers).map_err(H1Error::BadRequest)?;
     let mut close_after = false;
-    let framing = match framing::request_coding(&headers)? {
+    let framing = match framing::request_coding(headers)? {
         framing::RequestCoding::Chunked {
             canonical: te_canonical,
         } => {
             if !te_canonical {
-                framing::set_single_chunked(&mut headers);
+                framing::set_single_chunked(headers);
                 canonical = false;
             }
             if cl.is_some() {
@@ -348,7 +437,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
         framing::RequestCoding::Absent => match cl {
             Some((n, single)) => {
                 if !single {
-                    framing::set_single_content_length(&mut headers, n);
+                    framing::set_single_content_length(headers, n);
                     canonical = false;
                 }
                 if n == 0 {
@@ -366,28 +455,25 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
         framing
     };
     let keep_alive = if minor == 0 {
-        connection_has(&headers, "keep-alive")
+        connection_has(headers, "keep-alive")
     } else {
-        !connection_has(&headers, "close")
+        !connection_has(headers, "close")
     };
     let expect_continue = minor == 1
         && headers
             .iter()
             .any(|h| h.is("expect") && h.value().eq_ignore_ascii_case(b"100-continue"));
-    Ok(Some((
-        RequestHead {
-            method,
-            uri,
-            minor,
-            headers,
-            framing,
-            keep_alive: keep_alive && !close_after,
-            close_after,
-            expect_continue,
-            canonical,
-        },
-        used,
-    )))
+    Ok(RequestHead {
+        method: std::mem::take(&mut parts.method),
+        uri: std::mem::take(&mut parts.uri),
+        minor,
+        headers: std::mem::take(&mut parts.headers),
+        framing,
+        keep_alive: keep_alive && !close_after,
+        close_after,
+        expect_continue,
+        canonical,
+    })
 }
 
 /// Parses a response head to a request made with `method`.

@@ -25,9 +25,10 @@ pub use authority::normalized_authority;
 pub use body::body_prefix;
 pub use chunked::{ChunkEvent, ChunkedDecoder};
 pub use head::{
-    connection_has, parse_request, parse_response, Header, Limits, RequestHead, ResponseHead,
+    connection_has, decoded_request_head, parse_request, parse_response, request_head, Header,
+    Limits, RequestHead, RequestParts, ResponseHead,
 };
-pub use write::{write_request, write_response};
+pub use write::{write_request, write_request_parts, write_response};
 
 /// How a message body ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

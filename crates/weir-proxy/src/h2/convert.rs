@@ -1,10 +1,10 @@
-//! Pure translations between HTTP/2 messages and the HTTP/1.1 heads the
-//! exchange works on: a request's pseudo-headers and fields to an HTTP/1.1
-//! head in origin form, a response head to HTTP/2 fields, and chunked
+//! Pure translations between HTTP/2 messages and the heads the exchange
+//! works on: a request's pseudo-headers and fields to a request head in
+//! origin form, a response head to HTTP/2 fields, and chunked
 //! trailer lines to a trailer map.
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
-use weir_proto::h1::{RequestHead, ResponseHead};
+use weir_proto::h1::{H1Error, Header, Limits, RequestHead, RequestParts, ResponseHead};
 
 /// Fields that HTTP/2 forbids (RFC 9113 §8.2.2).
 pub(crate) const CONNECTION_FIELDS: [&str; 5] = [
@@ -19,54 +19,57 @@ fn clean(v: &[u8]) -> bool {
     !v.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0)
 }
 
-/// An HTTP/2 request's fields (validated by the codec) gathered into an
-/// HTTP/1.1 head: origin form (the authority for CONNECT), `host` from
-/// `:authority`, cookies joined with `; ` (RFC 9113 §8.2.3), and
-/// `transfer-encoding: chunked` for a body of unknown length.
+/// An HTTP/2 request's fields (validated by the codec) gathered into the
+/// request the exchange works on, in HTTP/1.1 terms and never as text:
+/// origin form (the authority for CONNECT), `host` from `:authority`,
+/// cookies joined with `; ` (RFC 9113 §8.2.3), and `transfer-encoding:
+/// chunked` for a body of unknown length (as it goes to HTTP/1.1 servers).
 #[derive(Default)]
 pub struct RequestBuilder {
-    /// The pseudo-headers' values, one after the other.
-    pseudo: Vec<u8>,
-    method: (usize, usize),
-    scheme: (usize, usize),
-    path: (usize, usize),
-    authority: Option<(usize, usize)>,
-    /// The head once its request line is written (at the first regular
-    /// field: pseudo-headers come first).
-    out: Vec<u8>,
+    method: Vec<u8>,
+    scheme: Vec<u8>,
+    path: Vec<u8>,
+    authority: Option<Vec<u8>>,
+    /// The regular fields, in order.
+    fields: Vec<Header>,
+    /// A regular field came: pseudo-headers come first.
     started: bool,
-    /// The target cannot be carried in HTTP/1.1.
-    bad: bool,
+    /// A field name that is not text (it fails as a token later).
+    bad_name: bool,
     cookies: Vec<u8>,
     has_length: bool,
 }
 
-impl RequestBuilder {
-    fn get(&self, (a, z): (usize, usize)) -> &[u8] {
-        self.pseudo.get(a..z).unwrap_or_default()
-    }
+/// A request the builder completed.
+pub struct Built {
+    /// The head, or why the exchange answers it with an error, with the
+    /// request as HTTP/1.1 text for the error capture.
+    pub head: Result<RequestHead, (H1Error, Vec<u8>)>,
+    /// The body is re-framed as chunks.
+    pub chunked: bool,
+    /// The head's size as HTTP/1.1 (what it counts as received).
+    pub wire: usize,
+}
 
+impl RequestBuilder {
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
         if name.first() == Some(&b':') {
             if self.started {
                 return;
             }
-            if self.pseudo.capacity() == 0 {
-                self.pseudo.reserve(128);
-            }
-            let at = (self.pseudo.len(), self.pseudo.len() + value.len());
-            match name {
-                b":method" => self.method = at,
-                b":scheme" => self.scheme = at,
-                b":path" => self.path = at,
-                b":authority" => self.authority = Some(at),
+            let slot = match name {
+                b":method" => &mut self.method,
+                b":scheme" => &mut self.scheme,
+                b":path" => &mut self.path,
+                b":authority" => self.authority.get_or_insert_with(Vec::new),
                 _ => return,
-            }
-            self.pseudo.extend_from_slice(value);
+            };
+            *slot = value.to_vec();
             return;
         }
         if !self.started {
-            self.start();
+            self.started = true;
+            self.fields.reserve(16);
         }
         match name {
             b"host" if self.authority.is_some() => {}
@@ -78,79 +81,82 @@ impl RequestBuilder {
             }
             _ => {
                 self.has_length |= name == b"content-length";
-                self.out.extend_from_slice(name);
-                self.out.extend_from_slice(b": ");
-                self.out.extend_from_slice(value);
-                self.out.extend_from_slice(b"\r\n");
+                match std::str::from_utf8(name) {
+                    Ok(n) => self.fields.push(Header::new(n, value)),
+                    Err(_) => self.bad_name = true,
+                }
             }
         }
     }
 
     fn connect(&self) -> bool {
-        self.get(self.method) == b"CONNECT"
+        self.method == b"CONNECT"
     }
 
-    /// Writes the request line and `host`.
-    fn start(&mut self) {
-        self.started = true;
+    /// The request target, unless HTTP/1.1 cannot carry it.
+    fn target(&self) -> Option<&[u8]> {
         let target = if self.connect() {
-            self.authority.map(|a| self.get(a)).unwrap_or_default()
+            self.authority.as_deref().unwrap_or_default()
         } else {
-            self.get(self.path)
+            &self.path
         };
-        let scheme = self.get(self.scheme);
+        let scheme = &self.scheme;
         let scheme_ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
             && scheme
                 .iter()
                 .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
-        if target.is_empty()
+        let bad = target.is_empty()
             || target.iter().any(|&b| b <= b' ' || b == 0x7f)
-            || !self.connect() && !scheme_ok
-        {
-            self.bad = true;
-            return;
-        }
-        let mut out = Vec::with_capacity(256 + self.pseudo.len());
-        out.extend_from_slice(self.get(self.method));
-        out.push(b' ');
-        out.extend_from_slice(target);
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        if let Some(a) = self.authority {
-            // `:authority` without the scheme's default port, as haproxy
-            // 2.6 normalises it (`http` and `hostname:80` are `hostname`).
-            let authority = self.get(a);
-            let normal = (!self.connect())
-                .then(|| weir_proto::h1::normalized_authority(scheme, authority))
-                .flatten();
-            out.extend_from_slice(b"host: ");
-            out.extend_from_slice(normal.as_deref().unwrap_or(authority));
-            out.extend_from_slice(b"\r\n");
-        }
-        self.out = out;
+            || !self.connect() && !scheme_ok;
+        (!bad).then_some(target)
     }
 
-    /// The HTTP/1.1 head, and whether the body is re-framed as chunks;
-    /// `None` when the target cannot be carried in HTTP/1.1.
-    pub fn finish(mut self, end_stream: bool) -> Option<(Vec<u8>, bool)> {
-        if !self.started {
-            self.start();
-        }
-        if self.bad {
-            return None;
-        }
+    /// The request, or `None` when its target cannot be carried in
+    /// HTTP/1.1 (the stream is reset).
+    pub fn finish(mut self, end_stream: bool, limits: &Limits) -> Option<Built> {
+        // A target that is not text is refused below (as a bad token).
+        let target = self.target()?;
+        let uri = std::str::from_utf8(target);
+        let bad_target = uri.is_err();
+        let uri = uri.unwrap_or_default().to_string();
         let connect = self.connect();
-        let mut out = self.out;
+        let mut headers = Vec::with_capacity(self.fields.len() + 3);
+        if let Some(authority) = &self.authority {
+            // `:authority` without the scheme's default port, as haproxy
+            // 2.6 normalises it (`http` and `hostname:80` are `hostname`).
+            let normal = (!connect)
+                .then(|| weir_proto::h1::normalized_authority(&self.scheme, authority))
+                .flatten();
+            headers.push(Header::new("host", normal.as_deref().unwrap_or(authority)));
+        }
+        headers.append(&mut self.fields);
         if !self.cookies.is_empty() {
-            out.extend_from_slice(b"cookie: ");
-            out.extend_from_slice(&self.cookies);
-            out.extend_from_slice(b"\r\n");
+            headers.push(Header::new("cookie", &self.cookies));
         }
         let chunked = !end_stream && !self.has_length && !connect;
         if chunked {
-            out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+            headers.push(Header::new("transfer-encoding", b"chunked"));
         }
-        out.extend_from_slice(b"\r\n");
-        Some((out, chunked))
+        let mut parts = RequestParts {
+            method: String::from_utf8_lossy(&self.method).into_owned(),
+            uri,
+            minor: 1,
+            headers,
+        };
+        let wire = parts.wire_len();
+        let head = if self.bad_name {
+            Err(H1Error::BadRequest("invalid character in a header name"))
+        } else if bad_target {
+            Err(H1Error::BadRequest("invalid token"))
+        } else {
+            weir_proto::h1::decoded_request_head(&mut parts, limits)
+        };
+        let head = head.map_err(|e| (e, weir_proto::h1::write_request_parts(&parts)));
+        Some(Built {
+            head,
+            chunked,
+            wire,
+        })
     }
 }
 

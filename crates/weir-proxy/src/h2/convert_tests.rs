@@ -1,15 +1,95 @@
 use super::*;
 use weir_proto::h1::{parse_response, Limits};
 
-/// The head built from `fields` (pseudo-headers first, as the codec
+/// What the builder makes of `fields` (pseudo-headers first, as the codec
 /// delivers them).
-fn head(fields: &[(&str, &str)], end_stream: bool) -> Option<(String, bool)> {
+fn build(fields: &[(&str, &[u8])], end_stream: bool, limits: &Limits) -> Option<Built> {
     let mut b = RequestBuilder::default();
     for (n, v) in fields {
-        b.field(n.as_bytes(), v.as_bytes());
+        b.field(n.as_bytes(), v);
     }
-    b.finish(end_stream)
-        .map(|(h, chunked)| (String::from_utf8(h).unwrap(), chunked))
+    b.finish(end_stream, limits)
+}
+
+/// The head built from `fields`, written as HTTP/1.1, and whether the
+/// body is re-framed as chunks.
+fn head(fields: &[(&str, &str)], end_stream: bool) -> Option<(String, bool)> {
+    let fields: Vec<(&str, &[u8])> = fields.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+    let b = build(&fields, end_stream, &Limits::default())?;
+    let h = b.head.expect("a valid head");
+    let text = String::from_utf8(weir_proto::h1::write_request(&h)).unwrap();
+    if h.method != "CONNECT" {
+        assert_eq!(b.wire, text.len(), "{text}");
+    }
+    Some((text, b.chunked))
+}
+
+/// The error a request gets (its status).
+fn refused(fields: &[(&str, &[u8])], limits: &Limits) -> u16 {
+    match build(fields, true, limits).expect("a target").head {
+        Ok(h) => panic!("accepted: {h:?}"),
+        Err((e, text)) => {
+            assert!(
+                text.windows(9).any(|w| w == b" HTTP/1.1"),
+                "the capture has the request"
+            );
+            e.status()
+        }
+    }
+}
+
+const GET: [(&str, &[u8]); 4] = [
+    (":method", b"GET"),
+    (":scheme", b"http"),
+    (":authority", b"h"),
+    (":path", b"/"),
+];
+
+#[test]
+fn fields_are_held_to_http1_rules_without_text() {
+    let with = |extra: &[(&'static str, &'static [u8])]| {
+        let mut f = GET.to_vec();
+        f.extend_from_slice(extra);
+        f
+    };
+    let lim = Limits::default();
+    // What HTTP/1.1's tokeniser refuses in bytes is refused here too.
+    assert_eq!(refused(&with(&[("x-a", b"a\x01b")]), &lim), 400);
+    assert_eq!(refused(&with(&[("x\"a", b"v")]), &lim), 400);
+    let mut b = RequestBuilder::default();
+    for (n, v) in GET {
+        b.field(n.as_bytes(), v);
+    }
+    b.field(b"x-\xff", b"v");
+    let e = b.finish(true, &lim).unwrap().head.unwrap_err().0;
+    assert_eq!(e.status(), 400);
+    let mut bad_method = GET.to_vec();
+    bad_method[0] = (":method", b"G(T");
+    assert_eq!(refused(&bad_method, &lim), 400);
+    // Limits: field count (431), head size (431), request line (414).
+    let small = Limits {
+        max_head: 64,
+        max_headers: 3,
+    };
+    let many = with(&[("a", b"1"), ("b", b"2"), ("c", b"3")]);
+    assert_eq!(refused(&many, &small), 431);
+    let long = with(&[("a", &[b'x'; 64])]);
+    assert_eq!(refused(&long, &small), 431);
+    let mut long_path = GET.to_vec();
+    long_path[3] = (":path", &[b'/'; 70]);
+    assert_eq!(refused(&long_path, &small), 414);
+    // The message rules: a bad length.
+    assert_eq!(refused(&with(&[("content-length", b"1x")]), &lim), 400);
+    // Values lose the whitespace around them, as in HTTP/1.1.
+    let h = build(&with(&[("x-a", b" v \t")]), true, &lim)
+        .unwrap()
+        .head
+        .unwrap();
+    assert_eq!(
+        weir_proto::h1::write_request(&h),
+        b"GET / HTTP/1.1\r\nhost: h\r\nx-a: v\r\n\r\n"
+    );
+    assert!(!h.canonical && !h.expect_continue && h.keep_alive);
 }
 
 fn text(v: Vec<u8>) -> String {
@@ -87,7 +167,8 @@ fn connect_uses_the_authority_and_bad_targets_are_refused() {
     .unwrap();
     assert_eq!(
         h,
-        "CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n"
+        // Host loses the default port, as an HTTP/1.1 CONNECT's does.
+        "CONNECT example.com:443 HTTP/1.1\r\nhost: example.com\r\n\r\n"
     );
     assert!(!chunked);
     let bad = [(":method", "GET"), (":scheme", "http"), (":path", "/a b")];

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use tokio::sync::Notify;
-use weir_proto::h1::{self, Limits, ResponseHead};
+use weir_proto::h1::{self, H1Error, Limits, RequestHead, ResponseHead};
 use weir_proto::h2::frame::ErrorCode;
 use weir_proto::h2::server::{Server, Sink};
 use weir_rules::TlsInfo;
@@ -20,8 +20,15 @@ fn gone() -> io::Error {
     io::ErrorKind::ConnectionReset.into()
 }
 
-/// A request the codec completed: its stream and HTTP/1.1 head.
-pub type Fresh = (u32, Vec<u8>);
+/// A request the codec completed.
+pub struct Fresh {
+    pub id: u32,
+    /// Its head, or the error the exchange answers (with the request as
+    /// text for the capture).
+    pub head: Result<RequestHead, (H1Error, Vec<u8>)>,
+    /// The head's size as HTTP/1.1.
+    pub wire: usize,
+}
 
 /// Response bytes queued for the client (in the codec's output and the
 /// connection task's) above which streams wait: a client that opens large
@@ -120,6 +127,9 @@ pub struct State {
     /// of tiny DATA frames would otherwise turn a window of 64 KiB into
     /// six times that.
     body_cap: usize,
+    /// The limits a request head is held to (`tune.bufsize`,
+    /// `tune.http.maxhdr`).
+    limits: Limits,
     slots: Vec<Slot>,
     /// The connection failed or ended: every stream is broken.
     pub gone: bool,
@@ -164,11 +174,12 @@ pub struct Front {
 impl Front {
     /// `body_cap`: the most request body bytes (in HTTP/1.1 framing) a
     /// stream may hold unread.
-    pub fn new(srv: Server, body_cap: usize) -> Front {
+    pub fn new(srv: Server, body_cap: usize, limits: Limits) -> Front {
         Front {
             st: Mutex::new(State {
                 srv,
                 body_cap,
+                limits,
                 slots: Vec::new(),
                 gone: false,
                 backlog: 0,
@@ -193,11 +204,13 @@ impl Front {
             srv,
             slots,
             body_cap,
+            limits,
             ..
         } = &mut *st;
         let mut sink = Events {
             slots,
             body_cap: *body_cap,
+            limits: *limits,
             fresh: Vec::new(),
             bad: Vec::new(),
             dropped: Vec::new(),
@@ -260,6 +273,7 @@ fn settle(srv: &mut Server, slots: &mut Vec<Slot>, congested: bool) {
 struct Events<'a> {
     slots: &'a mut Vec<Slot>,
     body_cap: usize,
+    limits: Limits,
     /// Streams whose unread body went over `body_cap` (reset after).
     over: Vec<u32>,
     /// Request heads complete in this feed.
@@ -300,13 +314,18 @@ impl Sink for Events<'_> {
         if self.slot(stream).is_none() {
             self.slots.push(Slot::new(stream));
         }
+        let limits = self.limits;
         let Some(s) = self.slot(stream) else { return };
-        let built = s.req.take().and_then(|r| r.finish(end_stream));
+        let built = s.req.take().and_then(|r| r.finish(end_stream, &limits));
         match built {
-            Some((head, chunked)) => {
-                s.chunked = chunked;
+            Some(b) => {
+                s.chunked = b.chunked;
                 s.ended = end_stream;
-                self.fresh.push((stream, head));
+                self.fresh.push(Fresh {
+                    id: stream,
+                    head: b.head,
+                    wire: b.wire,
+                });
             }
             None => self.bad.push(stream),
         }

@@ -11,7 +11,11 @@ fn front() -> Front {
         header_table_size: 4096,
         max_header_block: 65_536,
     };
-    Front::new(Server::new(cfg), 4 * 65_535 + 64 * 1024)
+    Front::new(
+        Server::new(cfg),
+        4 * 65_535 + 64 * 1024,
+        weir_proto::h1::Limits::default(),
+    )
 }
 
 /// A POST on stream 1 without `content-length` (its body goes chunked).

@@ -1,8 +1,10 @@
 //! HTTP/2 towards clients (`alpn h2` on `bind … ssl`, `proto h2` in clear
 //! text) on weir's own codec: the connection task reads frames into the
 //! codec ([`front::Front`]) and writes what it queued; each stream runs as
-//! a task of its own through the HTTP/1.1 exchange (rules, balancing,
-//! logs) over a [`front::H2Stream`].
+//! a task of its own through the exchange (rules, balancing, logs) over a
+//! [`front::H2Stream`]. Its request head is decoded from the HPACK fields
+//! straight into the request model HTTP/1.1 heads are parsed into (never
+//! written as text and parsed again); its body is read in HTTP/1.1 framing.
 //!
 //! Defences (in [`weir_proto::h2::server`]): `tune.h2.max-concurrent-streams`
 //! is announced and also counts streams the client reset while weir still
@@ -85,11 +87,11 @@ pub async fn serve(
     // framing): what a client's honest frames fill, never a flood of
     // one-byte DATA frames.
     let body_cap = 4 * cfg.initial_window as usize + 64 * 1024;
-    let front = Arc::new(Front::new(Server::new(cfg), body_cap));
     let limits = Limits {
         max_head: sh.bufsize,
         max_headers: sh.maxhdr,
     };
+    let front = Arc::new(Front::new(Server::new(cfg), body_cap, limits));
     let tls = client.tls_info().cloned();
     let mut pending = initial;
     let mut wbuf: Vec<u8> = Vec::new();
@@ -103,17 +105,17 @@ pub async fn serve(
     let mut ended = false;
     let mut failed = false;
     let spawn = |fresh: Vec<front::Fresh>, ordinal: &mut u64| {
-        for (id, head) in fresh {
-            let m = head.split(|&b| b == b' ').next().unwrap_or_default();
-            let method = match m {
-                b"GET" => Cow::Borrowed("GET"),
-                b"HEAD" => Cow::Borrowed("HEAD"),
-                b"POST" => Cow::Borrowed("POST"),
-                _ => Cow::Owned(String::from_utf8_lossy(m).into_owned()),
+        for f in fresh {
+            let method = match f.head.as_ref().map(|h| h.method.as_str()) {
+                Ok("GET") => Cow::Borrowed("GET"),
+                Ok("HEAD") => Cow::Borrowed("HEAD"),
+                Ok("POST") => Cow::Borrowed("POST"),
+                Ok(m) => Cow::Owned(m.to_string()),
+                Err(_) => Cow::Borrowed("GET"),
             };
             let conn = Conn::H2(Box::new(H2Stream::new(
                 front.clone(),
-                id,
+                f.id,
                 method,
                 limits,
                 tls.clone(),
@@ -126,7 +128,7 @@ pub async fn serve(
                 accept_wall,
             };
             *ordinal += 1;
-            crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(conn, head));
+            crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(conn, f));
         }
     };
     if !pending.is_empty() {
@@ -331,13 +333,14 @@ struct StreamTask {
 }
 
 impl StreamTask {
-    async fn run(self, conn: Conn, head: Vec<u8>) {
+    async fn run(self, conn: Conn, f: front::Fresh) {
         crate::http::serve_stream(
             &self.sh,
             self.fe_idx,
             &conn,
             &self.acc,
-            head,
+            f.head,
+            f.wire,
             self.accept_wall,
             self.ordinal,
         )

@@ -39,7 +39,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use weir_config::HttpReuse;
-use weir_proto::h1::Limits;
+use weir_proto::h1::{H1Error, Limits, RequestHead};
 
 pub(super) fn ms(d: Duration) -> i64 {
     d.as_millis() as i64
@@ -130,20 +130,26 @@ pub(crate) fn wake<'a>(
 /// Serves the one exchange of an HTTP/2 stream, whose request head (in
 /// HTTP/1.1 form) is `head`. `ordinal` counts the connection's earlier
 /// streams (for `http-reuse safe` and the log's request counter).
+#[allow(clippy::too_many_arguments)]
 pub async fn serve_stream(
     sh: &Shared,
     fe_idx: FrontendId,
     client: &Conn,
     acc: &Accepted,
-    head: Vec<u8>,
+    head: Result<RequestHead, (H1Error, Vec<u8>)>,
+    wire: usize,
     accept_wall: Duration,
     ordinal: u64,
 ) {
-    run(
-        Session::new(sh, fe_idx, client, acc, accept_wall, &head, ordinal, true),
-        crate::clock::now(),
-    )
-    .await;
+    // A bad request's text stays in the buffer for the error capture.
+    let (decoded, text) = match head {
+        Ok(h) => (Ok(h), Vec::new()),
+        Err((e, text)) => (Err(e), text),
+    };
+    let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &text, ordinal, true);
+    ss.decoded = Some(decoded);
+    ss.wire = wire;
+    run(ss, crate::clock::now()).await;
 }
 
 impl<'a> Session<'a> {
@@ -173,6 +179,8 @@ impl<'a> Session<'a> {
             single,
             may_sleep: true,
             naps: 0,
+            decoded: None,
+            wire: 0,
         }
     }
 }
@@ -194,7 +202,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
             let (head, ka) = timeouts(&ss);
             if first { head } else { ka }.map(|t| idle_since + t)
         };
-        if ss.cbuf.is_empty() {
+        if ss.cbuf.is_empty() && ss.decoded.is_none() {
             // Idle: only readiness, the deadline and a stop are awaited
             // here, with no timer of its own; an exchange's state is
             // allocated once bytes come. A soft stop ends idle keep-alive
@@ -282,6 +290,10 @@ struct Session<'a> {
     may_sleep: bool,
     /// See [`Asleep::naps`].
     naps: u8,
+    /// The request an HTTP/2 stream brought, decoded already.
+    decoded: Option<Result<RequestHead, H1Error>>,
+    /// Its head's size as HTTP/1.1 (it counts as received).
+    wire: usize,
 }
 
 impl Session<'_> {
@@ -319,17 +331,28 @@ impl<'a> Session<'a> {
         let client = self.client;
         let work = async {
             let mut first_byte: Option<Instant> = None;
-            let end = read_head(
-                client,
-                &mut self.cbuf,
-                limits.max_head,
-                limits,
-                t.wait_deadline,
-                t.head_timeout,
-                t.first,
-                &mut first_byte,
-            )
-            .await;
+            let end = match self.decoded.take() {
+                Some(decoded) => {
+                    first_byte = Some(crate::clock::now());
+                    match decoded {
+                        Ok(req) => HeadEnd::Head(req, 0),
+                        Err(e) => HeadEnd::Invalid(e),
+                    }
+                }
+                None => {
+                    read_head(
+                        client,
+                        &mut self.cbuf,
+                        limits.max_head,
+                        limits,
+                        t.wait_deadline,
+                        t.head_timeout,
+                        t.first,
+                        &mut first_byte,
+                    )
+                    .await
+                }
+            };
             if matches!(end, HeadEnd::Idle) {
                 return None;
             }
@@ -491,7 +514,7 @@ impl<'a> Session<'a> {
             rec.term = out.term;
             // The head was read whatever came of it: answered locally,
             // denied or failed, it counts as received (haproxy's `bin`).
-            rec.bytes_in = out.bytes_in.max(used as u64);
+            rec.bytes_in = out.bytes_in.max(used.max(self.wire) as u64);
             rec.bytes_out = out.bytes_out;
             rec.t_res = out.t_res;
             if let Some(be) = out.be {
