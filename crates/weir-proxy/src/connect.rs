@@ -14,7 +14,6 @@ use tokio::time::Instant;
 use weir_balance::Pick;
 use weir_config::addr::PortSpec;
 use weir_config::Proxy;
-use weir_proto::h1::Limits;
 
 /// A server connection, ready to forward.
 pub struct Connected {
@@ -256,7 +255,7 @@ async fn dial(
         // HTTP/2: a stream on this thread's connection to the server.
         let gen = s.conn_gen.load(Ordering::Relaxed);
         if let Some(up) = upstream::reuse(be.proxy, srv, gen).await {
-            return Ok(h2_stream(srv, up, be.limits));
+            return Ok(h2_stream(srv, up));
         }
     }
     let mut c = dial_plain(be, srv, local, keepalive).await?;
@@ -277,18 +276,18 @@ async fn dial(
         let up = upstream::handshake(be.proxy, srv, c.conn, c.server_addr, c.source_addr, gen)
             .await
             .map_err(|e| (ConnectFail::Refused, e))?;
-        return Ok(h2_stream(srv, up, be.limits));
+        return Ok(h2_stream(srv, up));
     }
     Ok(c)
 }
 
 /// A new stream on an HTTP/2 connection to server `srv`.
-fn h2_stream(srv: usize, up: upstream::Shared, limits: Limits) -> Connected {
+fn h2_stream(srv: usize, up: upstream::Shared) -> Connected {
     Connected {
         srv,
         server_addr: up.server_addr,
         source_addr: up.source_addr,
-        conn: Conn::H2Up(Box::new(upstream::H2Up::new(up, limits))),
+        conn: Conn::H2Up(Box::new(upstream::H2Up::new(up))),
     }
 }
 

@@ -496,14 +496,46 @@ pub fn parse_response(
     if buf[..used].contains(&0) {
         return Err(H1Error::BadResponse("NUL byte in the response head"));
     }
-    let mut canonical = canonical_response(&buf[..used], &res);
+    let canonical = canonical_response(&buf[..used], &res);
     let status = res.code.unwrap_or(0);
     if status < 100 {
         // Three digits, but no class of RFC 9110 §15: nothing to relay.
         return Err(H1Error::BadResponse("invalid status"));
     }
-    let minor = res.version.unwrap_or(1);
-    let mut headers = headers_of(res.headers);
+    let parts = ResponseParts {
+        status,
+        reason: res.reason.unwrap_or("").to_string(),
+        minor: res.version.unwrap_or(1),
+        headers: headers_of(res.headers),
+    };
+    response_head(parts, method, canonical).map(|head| Some((head, used)))
+}
+
+/// A response as a decoder delivers it (HTTP/1.1's status line and
+/// fields, or an HTTP/2 response's in HTTP/1.1 terms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseParts {
+    pub status: u16,
+    pub reason: String,
+    pub minor: u8,
+    pub headers: Vec<Header>,
+}
+
+/// The response head the exchange works on, from a decoded response to a
+/// request made with `method`: the framing of RFC 9112 §6.3
+/// (Transfer-Encoding over Content-Length, bodiless statuses and HEAD, a
+/// tunnel after 101 or a CONNECT's 2xx) and keep-alive.
+pub fn response_head(
+    parts: ResponseParts,
+    method: &str,
+    mut canonical: bool,
+) -> Result<ResponseHead, H1Error> {
+    let ResponseParts {
+        status,
+        reason,
+        minor,
+        mut headers,
+    } = parts;
     let cl = framing::content_length(&headers).map_err(H1Error::BadResponse)?;
     let chunked = framing::response_chunked(&headers).map_err(H1Error::BadResponse)?;
     if chunked.is_some() && cl.is_some() {
@@ -535,16 +567,13 @@ pub fn parse_response(
         } else {
             !connection_has(&headers, "close")
         };
-    Ok(Some((
-        ResponseHead {
-            status,
-            reason: res.reason.unwrap_or("").to_string(),
-            minor,
-            headers,
-            framing,
-            keep_alive,
-            canonical,
-        },
-        used,
-    )))
+    Ok(ResponseHead {
+        status,
+        reason,
+        minor,
+        headers,
+        framing,
+        keep_alive,
+        canonical,
+    })
 }

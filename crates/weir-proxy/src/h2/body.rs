@@ -119,15 +119,9 @@ impl DataSink for SendStream<Bytes> {
     }
 }
 
-/// What sending a gathered head produced: the stream for the body, how
-/// the body is framed, and the bytes of the head.
-pub type Started = (SendStream<Bytes>, Out, usize);
-
-/// A message the exchange writes as HTTP/1.1 bytes, sent as HTTP/2 frames:
-/// its head is gathered until whole, then its body goes out within the
-/// stream's window.
+/// A request body the exchange writes in HTTP/1.1 framing, sent as DATA
+/// (and trailers) within the stream's window once its head went.
 pub struct Writer {
-    head: Option<Vec<u8>>,
     pub send: Option<SendStream<Bytes>>,
     pub body: Out,
 }
@@ -135,15 +129,20 @@ pub struct Writer {
 impl Writer {
     pub fn new() -> Writer {
         Writer {
-            head: Some(Vec::new()),
             send: None,
             body: Out::Done,
         }
     }
 
-    /// Ready once body bytes can go (a head is always taken).
+    /// The head went: the body goes to `send`, framed as `body` says.
+    pub fn start(&mut self, send: SendStream<Bytes>, body: Out) {
+        self.send = Some(send);
+        self.body = body;
+    }
+
+    /// Ready once body bytes can go (or there is no body to send).
     pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.head.is_some() || matches!(self.body, Out::Done) {
+        if matches!(self.body, Out::Done) {
             return Poll::Ready(Ok(()));
         }
         let Some(s) = self.send.as_mut() else {
@@ -162,28 +161,9 @@ impl Writer {
         }
     }
 
-    /// Takes bytes: all of a head (`start` sends it once whole, or asks for
-    /// more with `None`), body bytes up to the window. Bytes after the
-    /// message are dropped.
-    pub fn write(
-        &mut self,
-        buf: &[u8],
-        start: impl FnOnce(&mut Vec<u8>) -> io::Result<Option<Started>>,
-    ) -> io::Result<usize> {
-        if let Some(mut acc) = self.head.take() {
-            acc.extend_from_slice(buf);
-            match start(&mut acc)? {
-                None => self.head = Some(acc),
-                Some((mut send, mut body, used)) => {
-                    if acc.len() > used {
-                        body.write(&mut send, &acc[used..])?;
-                    }
-                    self.send = Some(send);
-                    self.body = body;
-                }
-            }
-            return Ok(buf.len());
-        }
+    /// Takes body bytes up to the window. Bytes after the message are
+    /// dropped.
+    pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if matches!(self.body, Out::Done) {
             return Ok(buf.len());
         }

@@ -1,10 +1,12 @@
 //! Pure translations between HTTP/2 messages and the heads the exchange
 //! works on: a request's pseudo-headers and fields to a request head in
-//! origin form, a response head to HTTP/2 fields, and chunked
-//! trailer lines to a trailer map.
+//! origin form; a response head to HTTP/2 fields and a server's HTTP/2
+//! response to the response model; chunked trailer lines to a trailer map.
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
-use weir_proto::h1::{H1Error, Header, Limits, RequestHead, RequestParts, ResponseHead};
+use weir_proto::h1::{
+    H1Error, Header, Limits, RequestHead, RequestParts, ResponseHead, ResponseParts,
+};
 
 /// Fields that HTTP/2 forbids (RFC 9113 §8.2.2).
 pub(crate) const CONNECTION_FIELDS: [&str; 5] = [
@@ -232,42 +234,39 @@ pub fn upstream_request(
     Some(r)
 }
 
-/// A server's HTTP/2 response head as HTTP/1.1 bytes, and whether its body
-/// is re-framed as chunks: it keeps a `content-length`, gets
+/// A server's HTTP/2 response head in HTTP/1.1 terms, and whether its
+/// body is re-framed as chunks: it keeps a `content-length`, gets
 /// `content-length: 0` when the stream already ended, and is chunked
 /// otherwise (bodiless statuses and HEAD answers get no framing).
-pub fn response_head(
+pub fn response_parts(
     parts: &http::response::Parts,
     ended: bool,
     head_req: bool,
-) -> (Vec<u8>, bool) {
+) -> (ResponseParts, bool) {
     let status = parts.status.as_u16();
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(parts.status.as_str().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(weir_proto::h1::status::reason(status).as_bytes());
-    out.extend_from_slice(b"\r\n");
+    let mut headers = Vec::with_capacity(parts.headers.len() + 1);
     let mut has_length = false;
     for (n, v) in &parts.headers {
         if !clean(v.as_bytes()) || CONNECTION_FIELDS.contains(&n.as_str()) {
             continue;
         }
         has_length |= n == http::header::CONTENT_LENGTH;
-        out.extend_from_slice(n.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(v.as_bytes());
-        out.extend_from_slice(b"\r\n");
+        headers.push(Header::new(n.as_str(), v.as_bytes()));
     }
     let bodiless = head_req || status < 200 || status == 204 || status == 304;
     let chunked = !has_length && !bodiless && !ended;
     if chunked {
-        out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+        headers.push(Header::new("transfer-encoding", b"chunked"));
     } else if !has_length && !bodiless {
-        out.extend_from_slice(b"content-length: 0\r\n");
+        headers.push(Header::new("content-length", b"0"));
     }
-    out.extend_from_slice(b"\r\n");
-    (out, chunked)
+    let parts = ResponseParts {
+        status,
+        reason: weir_proto::h1::status::reason(status).to_string(),
+        minor: 1,
+        headers,
+    };
+    (parts, chunked)
 }
 
 /// Chunked trailer lines (`name: value`) as an HTTP/2 trailer map; lines

@@ -247,31 +247,37 @@ fn requests_to_servers_go_in_absolute_form() {
 
 #[test]
 fn responses_from_servers_get_http1_framing() {
+    // The response head as the exchange gets it, written as HTTP/1.1.
+    let head = |parts: &http::response::Parts, ended: bool, head_req: bool| {
+        let (p, chunked) = response_parts(parts, ended, head_req);
+        let method = if head_req { "HEAD" } else { "GET" };
+        let h = weir_proto::h1::response_head(p, method, false).unwrap();
+        (text(weir_proto::h1::write_response(&h)), h.framing, chunked)
+    };
     let r = http::Response::builder()
         .status(200)
         .header("content-type", "text/plain")
         .body(())
         .unwrap();
     let (parts, ()) = r.into_parts();
-    let (h, chunked) = response_head(&parts, false, false);
-    assert!(chunked);
+    let (h, framing, chunked) = head(&parts, false, false);
+    assert!(chunked && framing == weir_proto::h1::Framing::Chunked);
     assert_eq!(
-        text(h),
+        h,
         "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n"
     );
-    let (h, chunked) = response_head(&parts, true, false);
-    assert!(!chunked && text(h).contains("content-length: 0\r\n"));
-    let (h, chunked) = response_head(&parts, false, true);
-    assert!(
-        !chunked && !text(h.clone()).contains("content-length") && !text(h).contains("chunked")
-    );
+    let (h, framing, chunked) = head(&parts, true, false);
+    assert!(!chunked && h.contains("content-length: 0\r\n"));
+    assert_eq!(framing, weir_proto::h1::Framing::None);
+    let (h, _, chunked) = head(&parts, false, true);
+    assert!(!chunked && !h.contains("content-length") && !h.contains("chunked"));
     let r = http::Response::builder()
         .status(204)
         .header("content-length", "0")
         .body(())
         .unwrap();
-    let (h, chunked) = response_head(&r.into_parts().0, false, false);
-    assert!(!chunked && text(h).starts_with("HTTP/1.1 204 No Content\r\n"));
+    let (h, _, chunked) = head(&r.into_parts().0, false, false);
+    assert!(!chunked && h.starts_with("HTTP/1.1 204 No Content\r\n"));
 }
 
 #[test]

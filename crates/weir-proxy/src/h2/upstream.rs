@@ -1,11 +1,12 @@
 //! HTTP/2 towards servers (`server … proto h2`, or `alpn h2` picked in the
 //! TLS handshake): each worker thread keeps one connection per server,
 //! driven by a task of its own, and every exchange sent there gets a stream
-//! on it, seen as an HTTP/1.1 connection ([`H2Up`]): writes take the
-//! request the exchange sends, reads give back the response in HTTP/1.1
-//! framing (chunked, with the trailers, when it has no length).
+//! on it ([`H2Up`]): the exchange gives it the request head as it is
+//! ([`H2Up::send_request`]) and takes the response head the same way
+//! ([`H2Up::poll_response`]), never as text; bodies cross in HTTP/1.1
+//! framing (chunked, with the trailers, when they have no length).
 
-use super::body::{gone, In, Out, Started, Writer};
+use super::body::{gone, In, Out, Writer};
 use super::convert;
 use super::io::ConnIo;
 use crate::conn::Conn;
@@ -21,7 +22,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use weir_proto::h1::{self, Limits};
+use weir_proto::h1::{self, H1Error, RequestHead, ResponseHead};
 
 /// A live connection to a server, shared by this thread's exchanges.
 #[derive(Clone)]
@@ -101,14 +102,13 @@ struct Up {
     scheme: &'static str,
     /// The target's authority when the request has no `host`.
     authority: String,
-    limits: Limits,
     /// The request.
     req: Writer,
-    head_req: bool,
+    /// The request's method (the response's framing depends on it).
+    method: String,
     resp: Option<ResponseFuture>,
-    /// The response head as HTTP/1.1, until read.
-    res_head: Vec<u8>,
-    res_pos: usize,
+    /// The response head, until taken.
+    res_head: Option<Result<ResponseHead, H1Error>>,
     res: Option<In>,
     broken: bool,
     reset_on_close: bool,
@@ -126,18 +126,16 @@ impl std::fmt::Debug for H2Up {
 }
 
 impl H2Up {
-    pub fn new(sh: Shared, limits: Limits) -> H2Up {
+    pub fn new(sh: Shared) -> H2Up {
         H2Up {
             st: Mutex::new(Up {
                 sender: Some(sh.sender),
                 scheme: if sh.tls { "https" } else { "http" },
                 authority: sh.server_addr.map(|a| a.to_string()).unwrap_or_default(),
-                limits,
                 req: Writer::new(),
-                head_req: false,
+                method: String::new(),
                 resp: None,
-                res_head: Vec::new(),
-                res_pos: 0,
+                res_head: None,
                 res: None,
                 broken: false,
                 reset_on_close: false,
@@ -149,51 +147,40 @@ impl H2Up {
         self.st.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Ready when response bytes wait, the response ended, or the stream
-    /// failed.
+    /// The response head, once it came (`Err` when the stream failed or
+    /// the response breaks HTTP/1.1's rules).
+    pub fn poll_response(&self, cx: &mut Context<'_>) -> Poll<Result<ResponseHead, H1Error>> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.poll_head(cx) {
+            return Poll::Pending;
+        }
+        match st.res_head.take() {
+            Some(r) => Poll::Ready(r),
+            None => Poll::Ready(Err(H1Error::BadResponse("stream failed"))),
+        }
+    }
+
+    /// Ready when response body bytes wait, the response ended, or the
+    /// stream failed.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        loop {
-            if st.res_pos < st.res_head.len() || st.broken {
-                return Poll::Ready(Ok(()));
-            }
-            if let Some(f) = st.resp.as_mut() {
-                match Pin::new(f).poll(cx) {
-                    Poll::Ready(Ok(r)) => {
-                        st.resp = None;
-                        let (parts, recv) = r.into_parts();
-                        let (head, chunked) =
-                            convert::response_head(&parts, recv.is_end_stream(), st.head_req);
-                        st.res_head = head;
-                        st.res = Some(In::new(recv, chunked));
-                        continue;
-                    }
-                    Poll::Ready(Err(_)) => {
-                        st.resp = None;
-                        st.broken = true;
-                        continue;
-                    }
-                    Poll::Pending => return Poll::Pending,
-                }
-            }
-            return match st.res.as_mut() {
-                Some(i) => i.poll_fill(cx).map(Ok),
-                // The request is not sent yet.
-                None => Poll::Pending,
-            };
+        if !st.poll_head(cx) {
+            return Poll::Pending;
+        }
+        if st.broken {
+            return Poll::Ready(Ok(()));
+        }
+        match st.res.as_mut() {
+            Some(i) => i.poll_fill(cx).map(Ok),
+            None => Poll::Ready(Ok(())),
         }
     }
 
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        if st.res_pos < st.res_head.len() {
-            let n = buf.len().min(st.res_head.len() - st.res_pos);
-            buf[..n].copy_from_slice(&st.res_head[st.res_pos..st.res_pos + n]);
-            st.res_pos += n;
-            return Ok(n);
-        }
         match st.res.as_mut() {
             Some(i) if i.has_bytes() => Ok(i.take(buf)),
             Some(i) if i.broken => Err(gone()),
@@ -207,14 +194,27 @@ impl H2Up {
         self.lock().req.poll_ready(cx)
     }
 
-    /// Takes request bytes: all of a head, body bytes up to the window.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+    /// Sends the request's head (its body follows through
+    /// [`H2Up::try_write`], in HTTP/1.1 framing). `InvalidData` for what
+    /// HTTP/2 cannot carry (a CONNECT tunnel, `*`).
+    pub fn send_request(&self, req: &RequestHead) -> io::Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        let mut req = std::mem::replace(&mut st.req, Writer::new());
-        let r = req.write(buf, |acc| st.request(acc));
-        st.req = req;
-        r
+        let r = convert::upstream_request(req, st.scheme, &st.authority)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))?;
+        let body = Out::new(req.framing);
+        st.method.clone_from(&req.method);
+        let end = matches!(body, Out::Done);
+        let mut sender = st.sender.take().ok_or_else(gone)?;
+        let (resp, send) = sender.send_request(r, end).map_err(|_| gone())?;
+        st.resp = Some(resp);
+        st.req.start(send, body);
+        Ok(())
+    }
+
+    /// Takes request body bytes up to the window.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.lock().req.write(buf)
     }
 
     pub fn set_reset_on_close(&self) {
@@ -223,23 +223,30 @@ impl H2Up {
 }
 
 impl Up {
-    /// Sends the request once `acc` holds its whole head.
-    fn request(&mut self, acc: &[u8]) -> io::Result<Option<Started>> {
-        let bad = || io::Error::from(io::ErrorKind::InvalidData);
-        let (req, used) = match h1::parse_request(acc, &self.limits) {
-            Ok(Some(r)) => r,
-            Ok(None) if acc.len() > self.limits.max_head => return Err(bad()),
-            Ok(None) => return Ok(None),
-            Err(_) => return Err(bad()),
+    /// Polls for the response head; true once it came or the stream
+    /// failed (false: the request is not sent, or no answer yet).
+    fn poll_head(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(f) = self.resp.as_mut() else {
+            return self.res.is_some() || self.res_head.is_some() || self.broken;
         };
-        let r = convert::upstream_request(&req, self.scheme, &self.authority).ok_or_else(bad)?;
-        let body = Out::new(req.framing);
-        self.head_req = req.method == "HEAD";
-        let end = matches!(body, Out::Done);
-        let mut sender = self.sender.take().ok_or_else(gone)?;
-        let (resp, send) = sender.send_request(r, end).map_err(|_| gone())?;
-        self.resp = Some(resp);
-        Ok(Some((send, body, used)))
+        match Pin::new(f).poll(cx) {
+            Poll::Ready(Ok(r)) => {
+                self.resp = None;
+                let (parts, recv) = r.into_parts();
+                let head_req = self.method == "HEAD";
+                let (parts, chunked) =
+                    convert::response_parts(&parts, recv.is_end_stream(), head_req);
+                self.res_head = Some(h1::response_head(parts, &self.method, false));
+                self.res = Some(In::new(recv, chunked));
+                true
+            }
+            Poll::Ready(Err(_)) => {
+                self.resp = None;
+                self.broken = true;
+                true
+            }
+            Poll::Pending => false,
+        }
     }
 }
 

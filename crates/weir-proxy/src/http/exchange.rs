@@ -397,7 +397,21 @@ pub(super) fn exchange<'r, 'a>(
 
             // Head (with the body bytes already read) in one write.
             let rebuilt = consumed && !dirty;
-            let sent_head = if consumed {
+            let sent_head = if let Conn::H2Up(up) = sconn {
+                // An HTTP/2 server takes the head as it is, never as text;
+                // the body bytes read with it follow.
+                let body = if consumed {
+                    &[][..]
+                } else if dirty {
+                    &taken[..]
+                } else {
+                    taken.get(used..).unwrap_or_default()
+                };
+                match up.send_request(req) {
+                    Ok(()) => send(sconn, body, be_px.timeouts.server).await,
+                    Err(_) => Err(XferError::DstError),
+                }
+            } else if consumed {
                 // A retry of a bodyless request: the head alone.
                 let b = if dirty {
                     head_bytes.clone()

@@ -4,6 +4,7 @@
 
 use super::io::{send, timed, Buf};
 use crate::conn::Conn;
+use crate::h2::upstream::H2Up;
 use std::time::Duration;
 use tokio::time::Instant;
 use weir_config::Proxy;
@@ -128,6 +129,9 @@ pub(super) async fn read_response(
     be_px: &Proxy,
     fe_px: &Proxy,
 ) -> Result<(ResponseHead, usize), RespFail> {
+    if let Conn::H2Up(up) = sconn {
+        return h2_response(client, up, be_px).await;
+    }
     let size = limits.max_head;
     let mut got_any = false;
     loop {
@@ -165,5 +169,31 @@ pub(super) async fn read_response(
             Some(Ok(0)) => return Err(RespFail::Closed),
             Some(Ok(_)) => {}
         }
+    }
+}
+
+/// The response head of an HTTP/2 server's stream, decoded already (its
+/// interim answers are not relayed).
+async fn h2_response(
+    client: &Conn,
+    up: &H2Up,
+    be_px: &Proxy,
+) -> Result<(ResponseHead, usize), RespFail> {
+    let head = timed(
+        be_px.timeouts.server,
+        std::future::poll_fn(|cx| up.poll_response(cx)),
+    );
+    let r = if client.is_h2() {
+        tokio::select! {
+            r = head => r,
+            _ = client.aborted() => return Err(RespFail::ClientGone),
+        }
+    } else {
+        head.await
+    };
+    match r {
+        None => Err(RespFail::Timeout),
+        Some(Ok(res)) => Ok((res, 0)),
+        Some(Err(_)) => Err(RespFail::Reset),
     }
 }
