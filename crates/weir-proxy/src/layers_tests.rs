@@ -25,7 +25,7 @@ const DEBTS: &[(&str, &str, &str)] = &[
     (
         "conn",
         "h2",
-        "Conn::H2/H2Up carry HTTP/2 streams as transports: streams become the HTTP layer's Stream with one message model",
+        "Conn::H2/H2Up carry HTTP/2 streams beside the transports (their heads already pass as the one message model): streams become the HTTP layer's own type",
     ),
     (
         "connect",
