@@ -13,6 +13,11 @@ pub enum Status {
     Refused,
 }
 
+/// What `tcp-request connection|session` do in weir.
+const TCP_ACTIONS: &str = "accept, reject, set-var, set-var-fmt, unset-var, set-src, set-dst, set-src-port, set-dst-port, silent-drop (a reset), expect-proxy layer4 (connection); track-sc*/sc-* (stick tables), set-mark, set-tos, expect-netscaler-cip are refused by name";
+/// What `tcp-request content` does in weir.
+const TCP_CONTENT: &str = "in `mode http`, on each request before the `http-request` rules (frontend, then backend); in `mode tcp`, once before connecting: accept, reject, set-var, set-var-fmt, unset-var, set-src/dst(-port), capture, set-log-level (accepted), silent-drop; switch-mode, use-service, do-resolve, track-sc*/sc-*, set-mark/tos/nice/priority are refused by name";
+
 /// One keyword of a table.
 #[derive(Debug, Clone, Copy)]
 pub struct Keyword {
@@ -370,12 +375,12 @@ pub const PROXY: &[Keyword] = &[
     kw("tcp-check send-lf", "D-LB", Status::Refused),
     kw("tcp-check set-var", "D-LB", Status::Refused),
     kw("tcp-check unset-var", "D-LB", Status::Refused),
-    kw("tcp-request connection", "DFL-", Status::Refused),
-    kw("tcp-request content", "DFLB", Status::Refused),
-    kw("tcp-request inspect-delay", "DFLB", Status::Refused),
-    kw("tcp-request session", "DFL-", Status::Refused),
-    kw("tcp-response content", "D-LB", Status::Refused),
-    kw("tcp-response inspect-delay", "D-LB", Status::Refused),
+    kw("tcp-request connection", "DFL-", Status::Partly(TCP_ACTIONS)),
+    kw("tcp-request content", "DFLB", Status::Partly(TCP_CONTENT)),
+    kw("tcp-request inspect-delay", "DFLB", Status::Partly("accepted; weir has no content fetch that waits for more data yet (`req.len`, `req.payload`, `req_ssl_*` are refused), so rules are decided at once")),
+    kw("tcp-request session", "DFL-", Status::Partly(TCP_ACTIONS)),
+    kw("tcp-response content", "D-LB", Status::Partly("in `mode http` backends, on the response head before the `http-response` rules: accept, reject, close, set-var, set-var-fmt, unset-var, silent-drop; refused in `mode tcp` for now")),
+    kw("tcp-response inspect-delay", "D-LB", Status::Partly("accepted; see `tcp-request inspect-delay`")),
     kw("timeout check", "D-LB", Status::Supported),
     kw("timeout client", "DFL-", Status::Supported),
     kw("timeout client-fin", "DFL-", Status::Supported),

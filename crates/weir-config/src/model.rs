@@ -737,8 +737,44 @@ pub struct Proxy {
     pub log_format: Option<LogFormat>,
     pub description: Option<String>,
     pub http: HttpSettings,
+    /// `tcp-request` and `tcp-response` rules.
+    pub tcp: TcpRules,
     /// The stats page (`stats enable`, `stats uri` …), when enabled.
     pub stats: Option<StatsPage>,
+}
+
+/// A proxy's `tcp-request`/`tcp-response` rules (those of its `defaults`
+/// section first) and inspection delays.
+#[derive(Debug, Clone, Default)]
+pub struct TcpRules {
+    pub connection: Vec<weir_rules::Rule<weir_rules::TcpAction>>,
+    pub session: Vec<weir_rules::Rule<weir_rules::TcpAction>>,
+    pub content: Vec<weir_rules::Rule<weir_rules::TcpAction>>,
+    pub response: Vec<weir_rules::Rule<weir_rules::TcpAction>>,
+    /// `tcp-request inspect-delay`.
+    pub inspect_delay: Option<Duration>,
+    /// `tcp-response inspect-delay`.
+    pub response_inspect_delay: Option<Duration>,
+}
+
+impl TcpRules {
+    /// The rules of one set.
+    pub fn of(&self, set: weir_rules::TcpRuleSet) -> &[weir_rules::Rule<weir_rules::TcpAction>] {
+        use weir_rules::TcpRuleSet::*;
+        match set {
+            Connection => &self.connection,
+            Session => &self.session,
+            Content => &self.content,
+            Response => &self.response,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.connection.is_empty()
+            && self.session.is_empty()
+            && self.content.is_empty()
+            && self.response.is_empty()
+    }
 }
 
 impl Proxy {
@@ -781,8 +817,18 @@ impl Proxy {
             log_format: None,
             description: None,
             http: HttpSettings::default(),
+            tcp: TcpRules::default(),
             stats: None,
         }
+    }
+
+    /// Whether the section holds TCP or HTTP rules (a `defaults` section
+    /// with rules may serve frontends or backends, not both).
+    pub fn has_rules(&self) -> bool {
+        !self.tcp.is_empty()
+            || !self.http_request.is_empty()
+            || !self.http_response.is_empty()
+            || !self.http_after_response.is_empty()
     }
 
     /// Copies what a `defaults` section passes on into a new proxy.

@@ -149,7 +149,7 @@ fn status(s: Option<&String>, what: &str) -> Result<u16, String> {
         .ok_or_else(|| format!("'{what}' expects a valid status code"))
 }
 
-fn var_name(w: &str, action: &str) -> Result<String, String> {
+pub(crate) fn var_name(w: &str, action: &str) -> Result<String, String> {
     let inner = w
         .strip_prefix(action)
         .and_then(|r| r.strip_prefix('('))
@@ -165,7 +165,11 @@ fn var_name(w: &str, action: &str) -> Result<String, String> {
     Ok(inner.to_string())
 }
 
-fn exactly<'a>(args: &'a [String], n: usize, what: &str) -> Result<&'a [String], String> {
+pub(crate) fn exactly<'a>(
+    args: &'a [String],
+    n: usize,
+    what: &str,
+) -> Result<&'a [String], String> {
     if args.len() == n {
         Ok(args)
     } else {
@@ -301,7 +305,11 @@ fn deny_status(args: &[String], default: u16) -> Result<u16, String> {
     }
 }
 
-fn cond_of(c: &[String], lookup: Lookup<'_>, load: Loader<'_>) -> Result<Option<Cond>, String> {
+pub(crate) fn cond_of(
+    c: &[String],
+    lookup: Lookup<'_>,
+    load: Loader<'_>,
+) -> Result<Option<Cond>, String> {
     if c.is_empty() {
         Ok(None)
     } else {

@@ -15,6 +15,7 @@ pub mod matching;
 pub mod normalize;
 pub mod patref;
 pub mod sample;
+pub mod tcp;
 
 pub use acl::{split_cond, Acl, Cond, Loader};
 pub use action::{
@@ -23,3 +24,4 @@ pub use action::{
 };
 pub use fmt::Fmt;
 pub use sample::{Ctx, Expr, Sample, TlsInfo};
+pub use tcp::{parse_tcp_rule, AddrPart, TcpAction, TcpRuleSet};

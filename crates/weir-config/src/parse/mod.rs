@@ -9,6 +9,7 @@ mod ids;
 mod log;
 mod proxy;
 mod server;
+mod tcp;
 #[cfg(test)]
 mod tests;
 
@@ -105,6 +106,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
         section_name: String::new(),
         defaults: Proxy::new("", ProxyKind::Defaults, Loc::default()),
         named_defaults: HashMap::new(),
+        rule_defaults: HashMap::new(),
         current: None,
         nbproc_warned: false,
         http_errors: HashMap::new(),
@@ -161,6 +163,8 @@ pub(crate) struct State<'a> {
     section_name: String,
     defaults: Proxy,
     named_defaults: HashMap<String, Proxy>,
+    /// `defaults` sections with rules: whether frontends, backends used them.
+    rule_defaults: HashMap<String, [bool; 2]>,
     current: Option<Proxy>,
     pub(crate) nbproc_warned: bool,
     /// `userlist` sections by name.
@@ -468,9 +472,39 @@ impl State<'_> {
             None if kind == ProxyKind::Defaults => Proxy::new("", ProxyKind::Defaults, loc.clone()),
             None => self.defaults.clone(),
         };
+        if kind != ProxyKind::Defaults && base.has_rules() {
+            self.check_rule_defaults(&base, kind, loc);
+        }
         let proxy = Proxy::from_defaults(&base, &name, kind, loc.clone());
         self.current = Some(proxy);
         self.section = Section::Proxy;
+    }
+
+    /// A `defaults` section with TCP/HTTP rules serves frontends or
+    /// backends, never both, and no `listen` (HAProxy's rule: whose rules
+    /// would run first would be ambiguous).
+    fn check_rule_defaults(&mut self, base: &Proxy, kind: ProxyKind, loc: &Loc) {
+        if kind == ProxyKind::Listen {
+            self.diags.alert(
+                loc,
+                "a listen section cannot inherit from a defaults section defining TCP/HTTP rules",
+            );
+            return;
+        }
+        let used = self
+            .rule_defaults
+            .entry(format!("{}:{}", base.loc, base.name))
+            .or_default();
+        used[usize::from(kind == ProxyKind::Backend)] = true;
+        if used[0] && used[1] {
+            self.diags.alert(
+                loc,
+                format!(
+                    "frontends and backends cannot inherit from the same defaults section if it defines TCP/HTTP rules (defaults section at {})",
+                    base.loc
+                ),
+            );
+        }
     }
 
     fn close_section(&mut self) {

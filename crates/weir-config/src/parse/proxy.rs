@@ -132,6 +132,15 @@ fn timeout(args: &[String]) -> Result<Option<std::time::Duration>, String> {
     Ok(Some(parse_duration(one(args, "a time value")?)?))
 }
 
+/// Rules are refused in an anonymous `defaults` section (HAProxy: which
+/// proxies they would reach is too easy to get wrong).
+pub(super) fn anonymous_defaults(p: &Proxy) -> Result<(), String> {
+    if p.kind == ProxyKind::Defaults && p.name.is_empty() {
+        return Err("not allowed in anonymous 'defaults' sections".into());
+    }
+    Ok(())
+}
+
 /// Applies one supported proxy keyword; `Err` becomes an alert at `loc`.
 pub(super) fn apply(
     st: &mut State<'_>,
@@ -267,23 +276,28 @@ pub(super) fn apply(
             }
         }
         "http-request" => {
+            anonymous_defaults(p)?;
             let r = {
                 let lookup = super::http::lookup(p);
                 weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
             };
             let mut r = r;
             if let weir_rules::ReqAction::Capture { slot, .. } = &mut r.action {
-                // Slots in declaration order, after the header captures.
-                *slot = p
-                    .http_request
-                    .iter()
-                    .filter(|r| matches!(r.action, weir_rules::ReqAction::Capture { .. }))
-                    .count();
-                p.http.rule_captures = *slot + 1;
+                // Slots in declaration order (with `tcp-request content
+                // capture`), after the header captures.
+                *slot = p.http.rule_captures;
+                p.http.rule_captures += 1;
             }
             p.http_request.push(r);
         }
+        "tcp-request connection"
+        | "tcp-request session"
+        | "tcp-request content"
+        | "tcp-request inspect-delay"
+        | "tcp-response content"
+        | "tcp-response inspect-delay" => super::tcp::apply(p, name, args)?,
         "http-response" | "http-after-response" => {
+            anonymous_defaults(p)?;
             let r = {
                 let lookup = super::http::lookup(p);
                 weir_rules::parse_response_rule(args, &lookup, &super::http::load)?

@@ -685,3 +685,108 @@ fn bad_stats_lines_are_errors_with_their_line() {
         e[2]
     );
 }
+
+#[test]
+fn tcp_rules_in_every_set_with_defaults_first() {
+    let c = ok(
+        "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n \
+         tcp-request connection accept if { src 10.0.0.0/8 }\n \
+         tcp-request inspect-delay 5s\n\
+         frontend f from d\n bind :8080\n \
+         tcp-request connection expect-proxy layer4 if { src 127.0.0.1 }\n \
+         tcp-request connection reject\n \
+         tcp-request session set-var(sess.a) src\n \
+         tcp-request content set-var-fmt(txn.b) \"%[src]:x\"\n \
+         tcp-request content capture src len 8\n \
+         http-request capture path len 4\n \
+         tcp-request content set-dst-port int(81)\n \
+         default_backend b\n\
+         defaults e\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n \
+         tcp-response content set-var(txn.c) str(x)\n\
+         backend b from e\n \
+         tcp-response content close\n \
+         tcp-response inspect-delay 2s\n \
+         server s 127.0.0.1:80\n",
+    );
+    let f = &c.proxies[0];
+    assert_eq!(
+        f.tcp.connection.len(),
+        3,
+        "the defaults' rule, then the frontend's"
+    );
+    assert!(matches!(
+        f.tcp.connection[0].action,
+        weir_rules::TcpAction::Accept
+    ));
+    assert!(matches!(
+        f.tcp.connection[1].action,
+        weir_rules::TcpAction::ExpectProxy
+    ));
+    assert_eq!(f.tcp.session.len(), 1);
+    assert_eq!(f.tcp.content.len(), 3);
+    assert_eq!(f.tcp.inspect_delay, Some(Duration::from_secs(5)));
+    // Capture slots in order across tcp-request and http-request rules.
+    assert!(matches!(
+        f.tcp.content[1].action,
+        weir_rules::TcpAction::Capture { slot: 0, .. }
+    ));
+    assert!(matches!(
+        f.http_request[0].action,
+        weir_rules::ReqAction::Capture { slot: 1, .. }
+    ));
+    let b = &c.proxies[1];
+    assert_eq!(b.tcp.response.len(), 2);
+    assert!(matches!(
+        b.tcp.response[1].action,
+        weir_rules::TcpAction::Close
+    ));
+    assert_eq!(b.tcp.response_inspect_delay, Some(Duration::from_secs(2)));
+}
+
+#[test]
+fn tcp_rules_are_refused_where_haproxy_refuses_them() {
+    let head =
+        "defaults\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";
+    let e = errors(&format!(
+        "{head}frontend f\n bind :8080\n \
+         tcp-request content close\n \
+         tcp-request connection capture src len 4\n \
+         tcp-request content track-sc0 src\n \
+         tcp-request content switch-mode http\n \
+         tcp-request session bogus\n \
+         tcp-request inspect-delay\n \
+         server s 127.0.0.1:80\n"
+    ));
+    assert!(
+        e[0].contains("t.cfg:8") && e[0].contains("'close' is not allowed"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].contains("t.cfg:9") && e[1].contains("'capture' is not allowed"),
+        "{e:?}"
+    );
+    assert!(e[2].contains("'track-sc0': stick tables"), "{e:?}");
+    assert!(e[3].contains("'switch-mode'"), "{e:?}");
+    assert!(e[4].contains("unknown action 'bogus'"), "{e:?}");
+    assert!(e[5].contains("expects a timeout"), "{e:?}");
+    // Rules in an anonymous defaults section, or one serving a listen or
+    // both frontends and backends.
+    let e = errors(&format!(
+        "{head} tcp-request content accept\n http-request deny\n"
+    ));
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e.iter().all(|m| m.contains("anonymous 'defaults'")),
+        "{e:?}"
+    );
+    let named = "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n http-request deny\n";
+    let e = errors(&format!("{named}listen l from d\n bind :8080\n"));
+    assert!(e[0].contains("a listen section cannot inherit"), "{e:?}");
+    let e = errors(&format!(
+        "{named}frontend f from d\n bind :8080\n default_backend b\nbackend b from d\n"
+    ));
+    assert!(
+        e[0].contains("t.cfg:10") && e[0].contains("defaults section at t.cfg:1"),
+        "{e:?}"
+    );
+}

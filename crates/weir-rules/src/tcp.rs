@@ -1,0 +1,170 @@
+//! `tcp-request connection|session|content` and `tcp-response content`
+//! rules (manual §4.2): their actions and how a rule's words parse.
+
+use crate::acl::{split_cond, Loader};
+use crate::action::{cond_of, exactly, var_name, Lookup, Rule};
+use crate::fmt::Fmt;
+use crate::sample::Expr;
+
+/// Where a TCP rule runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpRuleSet {
+    /// Right after accept, before anything is read (layer 4 only).
+    Connection,
+    /// Once the PROXY header and the TLS handshake are done.
+    Session,
+    /// On the request's contents (in HTTP: on each request, before the
+    /// `http-request` rules).
+    Content,
+    /// `tcp-response content`: on the response (in HTTP: its head, before
+    /// the `http-response` rules).
+    Response,
+}
+
+impl TcpRuleSet {
+    /// The rule set's name in the configuration.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            TcpRuleSet::Connection => "tcp-request connection",
+            TcpRuleSet::Session => "tcp-request session",
+            TcpRuleSet::Content => "tcp-request content",
+            TcpRuleSet::Response => "tcp-response content",
+        }
+    }
+}
+
+/// Which address a `set-src`/`set-dst` action rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddrPart {
+    Src,
+    SrcPort,
+    Dst,
+    DstPort,
+}
+
+/// A TCP rule's action.
+#[derive(Debug, Clone)]
+pub enum TcpAction {
+    /// Stops this rule set; the connection goes on.
+    Accept,
+    /// Closes the connection (counted as denied; connection and session
+    /// rejects are not logged, as in HAProxy).
+    Reject,
+    /// `tcp-response content close`: closes the server's side once the
+    /// response is forwarded.
+    Close,
+    SetVar(String, Expr),
+    SetVarFmt(String, Fmt),
+    UnsetVar(String),
+    /// `set-src`, `set-dst`, `set-src-port`, `set-dst-port`.
+    SetAddr(AddrPart, Expr),
+    /// `expect-proxy layer4`: a PROXY header is read first.
+    ExpectProxy,
+    /// Closes without a word to the client (a reset).
+    SilentDrop,
+    /// Accepted for compatibility; weir's logs have one level per line.
+    SetLogLevel,
+    /// `capture <sample> len <n>`, as `http-request capture`.
+    Capture {
+        expr: Expr,
+        len: usize,
+        slot: usize,
+    },
+}
+
+/// Actions of HAProxy that weir refuses by name, with the reason.
+fn refused(name: &str) -> Option<&'static str> {
+    let base = name.split('(').next().unwrap_or(name);
+    Some(match base {
+        "track-sc0" | "track-sc1" | "track-sc2" | "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1"
+        | "sc-set-gpt" | "sc-set-gpt0" => "stick tables are not supported by weir yet",
+        "switch-mode" => "switching a mode tcp frontend to HTTP is not supported by weir yet",
+        "use-service" => "TCP services (Lua) are not supported by weir",
+        "do-resolve" => "resolvers are not supported by weir yet",
+        "send-spoe-group" => "SPOE is not supported by weir",
+        "ot-group" => "OpenTracing is not supported by weir",
+        "expect-netscaler-cip" => "the NetScaler client IP protocol is not supported by weir",
+        "set-mark" | "set-tos" | "set-nice" | "set-priority-class" | "set-priority-offset" => {
+            "it is not supported by weir yet"
+        }
+        _ => return None,
+    })
+}
+
+/// Whether `action` may be used in `set` (as HAProxy accepts it).
+fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
+    use TcpRuleSet::*;
+    match action {
+        TcpAction::ExpectProxy => set == Connection,
+        TcpAction::Close => set == Response,
+        TcpAction::Capture { .. } | TcpAction::SetLogLevel => set == Content,
+        TcpAction::SetAddr(..) => set != Response,
+        _ => true,
+    }
+}
+
+/// Parses `<action> [args] [if|unless cond]` of a rule of `set`.
+pub fn parse_tcp_rule(
+    set: TcpRuleSet,
+    words: &[String],
+    lookup: Lookup<'_>,
+    load: Loader<'_>,
+) -> Result<Rule<TcpAction>, String> {
+    let kw = set.keyword();
+    let (act, c) = split_cond(words);
+    let name = act.first().ok_or("expects an action")?.as_str();
+    let args = &act[1..];
+    let expr =
+        |what: &str| -> Result<Expr, String> { Expr::parse(&exactly(args, 1, what)?[0], load) };
+    let action = match name {
+        "accept" => TcpAction::Accept,
+        "reject" => TcpAction::Reject,
+        "close" => TcpAction::Close,
+        "silent-drop" => TcpAction::SilentDrop,
+        "expect-proxy" => match args {
+            [l] if l == "layer4" => TcpAction::ExpectProxy,
+            _ => return Err("'expect-proxy' expects 'layer4'".into()),
+        },
+        "set-log-level" => {
+            exactly(args, 1, name)?;
+            TcpAction::SetLogLevel
+        }
+        "set-src" => TcpAction::SetAddr(AddrPart::Src, expr(name)?),
+        "set-src-port" => TcpAction::SetAddr(AddrPart::SrcPort, expr(name)?),
+        "set-dst" => TcpAction::SetAddr(AddrPart::Dst, expr(name)?),
+        "set-dst-port" => TcpAction::SetAddr(AddrPart::DstPort, expr(name)?),
+        "capture" => match args {
+            [e, k, n] if k == "len" => TcpAction::Capture {
+                expr: Expr::parse(e, load)?,
+                len: n
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("'capture': invalid length '{n}'"))?,
+                slot: 0,
+            },
+            _ => return Err("'capture' expects '<sample> len <length>'".into()),
+        },
+        n if n.starts_with("set-var-fmt(") => {
+            let e = exactly(args, 1, "set-var-fmt")?;
+            TcpAction::SetVarFmt(var_name(n, "set-var-fmt")?, Fmt::parse(&e[0], load)?)
+        }
+        n if n.starts_with("set-var(") => {
+            TcpAction::SetVar(var_name(n, "set-var")?, expr("set-var")?)
+        }
+        n if n.starts_with("unset-var(") => TcpAction::UnsetVar(var_name(n, "unset-var")?),
+        n => {
+            return Err(match refused(n) {
+                Some(why) => format!("action '{n}': {why}"),
+                None => format!("unknown action '{n}'"),
+            })
+        }
+    };
+    if !allowed(set, &action) {
+        return Err(format!("'{name}' is not allowed in '{kw}' rules"));
+    }
+    Ok(Rule {
+        action,
+        cond: cond_of(c, lookup, load)?,
+    })
+}
