@@ -379,7 +379,7 @@ pub const PROXY: &[Keyword] = &[
     kw("tcp-request content", "DFLB", Status::Partly(TCP_CONTENT)),
     kw("tcp-request inspect-delay", "DFLB", Status::Partly("accepted; weir has no content fetch that waits for more data yet (`req.len`, `req.payload`, `req_ssl_*` are refused), so rules are decided at once")),
     kw("tcp-request session", "DFL-", Status::Partly(TCP_ACTIONS)),
-    kw("tcp-response content", "D-LB", Status::Partly("in `mode http` backends, on the response head before the `http-response` rules: accept, reject, close, set-var, set-var-fmt, unset-var, silent-drop; refused in `mode tcp` for now")),
+    kw("tcp-response content", "D-LB", Status::Partly("in `mode http`, on the response head before the `http-response` rules; in `mode tcp`, once the server is connected, before anything is forwarded (no response content fetch yet): accept, reject, close, set-var, set-var-fmt, unset-var, silent-drop")),
     kw("tcp-response inspect-delay", "D-LB", Status::Partly("accepted; see `tcp-request inspect-delay`")),
     kw("timeout check", "D-LB", Status::Supported),
     kw("timeout client", "DFL-", Status::Supported),

@@ -35,6 +35,10 @@ pub enum Ctr {
     ReqDenied,
     /// Responses denied by a rule.
     RespDenied,
+    /// Connections refused by `tcp-request connection` rules (`dcon`), and
+    /// sessions by `tcp-request session` rules (`dses`).
+    ConnDenied,
+    SessDenied,
     /// Failed connections to servers.
     ConnErr,
     /// Bad, missing or timed-out server responses.
@@ -217,6 +221,11 @@ fn hrsp(status: i32) -> Ctr {
     }
 }
 
+/// `tcp-response content reject`: `PD` with nothing sent to the client.
+fn response_rejected(rec: &LogRecord<'_>) -> bool {
+    rec.term == Term::new(Cause::Proxy, State::Data) && rec.status < 0 && rec.bytes_out == 0
+}
+
 /// Counts a finished exchange or session on its frontend, and on the
 /// backend and server it went to. `http`: an HTTP exchange.
 pub fn count(
@@ -255,6 +264,9 @@ pub fn count(
         if term == Term::new(Cause::Proxy, State::Headers) && rec.t_res >= 0 {
             f.add(Ctr::RespDenied, 1);
         }
+        if response_rejected(rec) {
+            f.add(Ctr::RespDenied, 1);
+        }
     }
     let Some(be) = be else {
         return;
@@ -270,6 +282,9 @@ pub fn count(
         }
     };
     both(Ctr::Sessions, 1);
+    if http && response_rejected(rec) {
+        both(Ctr::RespDenied, 1);
+    }
     both(Ctr::BytesIn, rec.bytes_in);
     both(Ctr::BytesOut, rec.bytes_out);
     if http {

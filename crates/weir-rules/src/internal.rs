@@ -25,6 +25,8 @@ pub enum Internal {
     /// `bin(<hex>)`: a binary constant.
     Bin(Vec<u8>),
     Bool(bool),
+    /// `ipv4(<addr>)`, `ipv6(<addr>)`: an address constant.
+    Ip(std::net::IpAddr),
     /// `req.cook_cnt([<name>])`, `req.cook_val([<name>])`.
     CookCnt(Option<String>),
     CookVal(Option<String>),
@@ -56,6 +58,15 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
             Some("1") | Some("true") => Ok(Internal::Bool(true)),
             _ => Err("fetch method 'bool' expects 0, 1, false or true".into()),
         },
+        "ipv4" | "ipv6" => need("an address").and_then(|v| {
+            let ip: std::net::IpAddr = v
+                .parse()
+                .map_err(|_| format!("fetch method '{name}': invalid address '{v}'"))?;
+            if ip.is_ipv4() != (name == "ipv4") {
+                return Err(format!("fetch method '{name}': invalid address '{v}'"));
+            }
+            Ok(Internal::Ip(ip))
+        }),
         "req.cook_cnt" | "cook_cnt" => Ok(Internal::CookCnt(first)),
         "req.cook_val" | "cook_val" => Ok(Internal::CookVal(first)),
         "capture.req.method" => Ok(Internal::CapMethod),
@@ -120,6 +131,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::Bin(b) => Sample::Str(b.clone()),
         Internal::Bool(b) => Sample::Bool(*b),
+        Internal::Ip(ip) => Sample::Ip(*ip),
         Internal::CookCnt(name) => {
             Sample::Int(crate::sample::cookies(&ctx.req_headers(), name.as_deref()).len() as i64)
         }

@@ -472,7 +472,8 @@ impl State<'_> {
             None if kind == ProxyKind::Defaults => Proxy::new("", ProxyKind::Defaults, loc.clone()),
             None => self.defaults.clone(),
         };
-        if kind != ProxyKind::Defaults && base.has_rules() {
+        // (A new `defaults` without `from` starts afresh: no rules.)
+        if base.has_rules() {
             self.check_rule_defaults(&base, kind, loc);
         }
         let proxy = Proxy::from_defaults(&base, &name, kind, loc.clone());
@@ -484,11 +485,22 @@ impl State<'_> {
     /// backends, never both, and no `listen` (HAProxy's rule: whose rules
     /// would run first would be ambiguous).
     fn check_rule_defaults(&mut self, base: &Proxy, kind: ProxyKind, loc: &Loc) {
-        if kind == ProxyKind::Listen {
-            self.diags.alert(
-                loc,
-                "a listen section cannot inherit from a defaults section defining TCP/HTTP rules",
-            );
+        let at = &base.loc;
+        let refused = match kind {
+            ProxyKind::Defaults | ProxyKind::Listen => Some(format!(
+                "a {} section cannot inherit from a defaults section defining TCP/HTTP rules (defaults section at {at})",
+                kind.keyword()
+            )),
+            ProxyKind::Backend if !base.tcp.connection.is_empty() || !base.tcp.session.is_empty() => {
+                Some(format!("a backend section cannot inherit from a defaults section defining 'tcp-request connection' or 'tcp-request session' rules (defaults section at {at})"))
+            }
+            ProxyKind::Frontend if !base.tcp.response.is_empty() => Some(format!(
+                "a frontend section cannot inherit from a defaults section defining 'tcp-response content' rules (defaults section at {at})"
+            )),
+            _ => None,
+        };
+        if let Some(msg) = refused {
+            self.diags.alert(loc, msg);
             return;
         }
         let used = self

@@ -21,6 +21,7 @@ mod io;
 pub mod upstream;
 
 use crate::conn::Conn;
+use crate::http::rules::Vars;
 use crate::session::Accepted;
 use crate::state::FrontendId;
 use crate::state::Shared;
@@ -58,6 +59,7 @@ pub async fn serve(
     acc: &Accepted,
     initial: Vec<u8>,
     accept_wall: Duration,
+    vars: Vars,
 ) {
     // Frames leave as the codec writes them: with Nagle's algorithm, a
     // response's DATA written after its HEADERS waits for the client's
@@ -126,6 +128,8 @@ pub async fn serve(
                 acc: acc.clone(),
                 ordinal: *ordinal,
                 accept_wall,
+                // Each stream starts from the connection's variables.
+                vars: (!vars.is_empty()).then(|| Box::new(vars.clone())),
             };
             *ordinal += 1;
             crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(conn, f));
@@ -330,6 +334,7 @@ struct StreamTask {
     /// Streams of the connection before this one.
     ordinal: u64,
     accept_wall: Duration,
+    vars: Option<Box<Vars>>,
 }
 
 impl StreamTask {
@@ -343,6 +348,7 @@ impl StreamTask {
             f.wire,
             self.accept_wall,
             self.ordinal,
+            self.vars,
         )
         .await;
     }

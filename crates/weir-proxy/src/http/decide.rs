@@ -196,6 +196,9 @@ pub(super) async fn decide<'s>(
             .flatten();
         return (v, chosen);
     }
+    if let Some(v) = content_rules(fe_px, req, vars, tmpl) {
+        return (v, None);
+    }
     let mut verdict = run(&fe_px.http_request, fe_px, req, vars, tmpl, dirty, bw).await;
     if matches!(verdict, Verdict::Continue) {
         verdict = run(&fe_px.redirects, fe_px, req, vars, tmpl, dirty, bw).await;
@@ -218,10 +221,50 @@ pub(super) async fn decide<'s>(
         if let Err(v) = bw.buffer_for(be_px, req, dirty).await {
             return (v, chosen);
         }
+        if let Some(v) = content_rules(be_px, req, vars, tmpl) {
+            return (v, chosen);
+        }
         verdict = run(&be_px.http_request, be_px, req, vars, tmpl, dirty, bw).await;
         if matches!(verdict, Verdict::Continue) {
             verdict = run(&be_px.redirects, be_px, req, vars, tmpl, dirty, bw).await;
         }
     }
     (verdict, chosen)
+}
+
+/// A proxy's `tcp-request content` rules on a request, before its
+/// `http-request` rules: the addresses they set go to the exchange's view.
+/// `Some`: the request was refused (closed without an answer, `PR`).
+fn content_rules(
+    px: &weir_config::Proxy,
+    req: &RequestHead,
+    vars: &mut Vars,
+    tmpl: &mut ExCtx<'_>,
+) -> Option<Verdict> {
+    use crate::tcp::rules::{run, Decision, Subject};
+    if px.tcp.content.is_empty() {
+        return None;
+    }
+    let mut subj = Subject {
+        peer: tmpl.src,
+        local: tmpl.dst,
+        expect_proxy: false,
+        vars,
+    };
+    let view = ExCtx {
+        req: Some(req),
+        ..*tmpl
+    };
+    let d = run(
+        weir_rules::TcpRuleSet::Content,
+        &px.tcp.content,
+        &view,
+        &mut subj,
+    );
+    (tmpl.src, tmpl.dst) = (subj.peer, subj.local);
+    match d {
+        Decision::Go | Decision::Close => None,
+        Decision::Reject => Some(Verdict::Close { reset: false }),
+        Decision::Drop => Some(Verdict::Close { reset: true }),
+    }
 }

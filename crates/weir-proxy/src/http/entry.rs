@@ -2,10 +2,13 @@
 //! header, TLS), then HTTP/2 or HTTP/1 exchanges, the client sleeping in
 //! the lot ([`super::lot`]) between them.
 
+use super::rules::Vars;
 use crate::conn::Conn;
-use crate::session::{finish, prologue, secure, wall_now, Accepted};
+use crate::session::{finish, secure, wall_now, Accepted};
 use crate::state::{FrontendId, Shared};
+use crate::tcp::rules::{admit, open};
 use std::sync::Arc;
+use weir_rules::TcpRuleSet;
 
 /// Serves one accepted `mode http` client (see [`crate::http::serve`]).
 /// A task of its own, so that an idle keep-alive client carries none of
@@ -21,9 +24,18 @@ pub fn run_http(
     // task (rustc keeps a copy of each); a block captures them once.
     async move {
         let accept_wall = wall_now();
-        // Boxed: the PROXY header reader's buffer is only needed here.
-        if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
-        {
+        let mut vars = Vars::default();
+        let initial = open(&sh, fe_idx, &client, &mut acc, &mut vars, accept_wall).await;
+        if let Some(initial) = initial.filter(|_| {
+            admit(
+                &sh,
+                fe_idx,
+                &client,
+                &mut acc,
+                &mut vars,
+                TcpRuleSet::Session,
+            )
+        }) {
             // A hard stop is watched inside (only while it matters).
             if acc.bind.h2 {
                 Box::pin(crate::h2::serve(
@@ -33,10 +45,11 @@ pub fn run_http(
                     &acc,
                     initial,
                     accept_wall,
+                    vars,
                 ))
                 .await;
             } else if let Some(a) =
-                super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await
+                super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall, vars).await
             {
                 if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
                     return;
@@ -91,11 +104,22 @@ pub fn run_https(
     // task (rustc keeps a copy of each); a block captures them once.
     async move {
         let accept_wall = wall_now();
-        if let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
-        {
-            if let Some((client, initial)) =
-                Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall)).await
-            {
+        let mut vars = Vars::default();
+        let initial = open(&sh, fe_idx, &client, &mut acc, &mut vars, accept_wall).await;
+        if let Some(initial) = initial {
+            let secured = Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall))
+                .await
+                .filter(|(client, _)| {
+                    admit(
+                        &sh,
+                        fe_idx,
+                        client,
+                        &mut acc,
+                        &mut vars,
+                        TcpRuleSet::Session,
+                    )
+                });
+            if let Some((client, initial)) = secured {
                 let alpn_h2 = client.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2");
                 if alpn_h2 || acc.bind.h2 {
                     Box::pin(crate::h2::serve(
@@ -105,10 +129,11 @@ pub fn run_https(
                         &acc,
                         initial,
                         accept_wall,
+                        vars,
                     ))
                     .await;
                 } else if let Some(a) =
-                    super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall).await
+                    super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall, vars).await
                 {
                     if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
                         return;

@@ -146,6 +146,22 @@ pub(super) fn exchange<'r, 'a>(
                     }
                     return Box::pin(fail(client, fe_px, fe_px, status, term)).await;
                 }
+                Verdict::Close { reset } => {
+                    cbuf.consume(used);
+                    if chosen.is_none() {
+                        // The frontend's rules run before HTTP parsing in
+                        // haproxy: its log line has no request yet.
+                        rec.t_req = -1;
+                        rec.request = "<BADREQ>";
+                    }
+                    if reset {
+                        client.set_reset_on_close();
+                    }
+                    let term = Term::new(Cause::Proxy, State::Request);
+                    let mut o = Box::pin(fail(client, fe_px, fe_px, 0, term)).await;
+                    o.keep_client = false;
+                    return o;
+                }
                 Verdict::Respond(local) => {
                     return Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await
                 }
@@ -635,6 +651,40 @@ pub(super) fn exchange<'r, 'a>(
                 }
             };
             let t_res = ms(crate::clock::elapsed(sent_at));
+            // The backend's `tcp-response content` rules, on the head.
+            let mut close_server = false;
+            if !be_px.tcp.response.is_empty() {
+                use crate::tcp::rules::{run, Decision, Subject};
+                let view = ExCtx {
+                    req: Some(&*req),
+                    res: Some(&res),
+                    srv: rec.server,
+                    ..tmpl
+                };
+                let mut subj = Subject {
+                    peer: tmpl.src,
+                    local: tmpl.dst,
+                    expect_proxy: false,
+                    vars: &mut *vars,
+                };
+                let rules = &be_px.tcp.response;
+                match run(weir_rules::TcpRuleSet::Response, rules, &view, &mut subj) {
+                    Decision::Go => {}
+                    Decision::Close => close_server = true,
+                    d @ (Decision::Reject | Decision::Drop) => {
+                        // Nothing goes to the client: `PD`, as haproxy logs it.
+                        sconn.set_reset_on_close();
+                        if d == Decision::Drop {
+                            client.set_reset_on_close();
+                        }
+                        let term = Term::new(Cause::Proxy, State::Data);
+                        let mut o = Box::pin(fail(client, be_px, fe_px, 0, term)).await;
+                        o.bytes_in = bytes_in;
+                        o.keep_client = false;
+                        return o.at(be, Some(conn.srv));
+                    }
+                }
+            }
             let mut rdirty = !res.canonical;
             // A block: the response's rules and samples do not wait, so
             // their context is not kept in the states that do.
@@ -715,7 +765,7 @@ pub(super) fn exchange<'r, 'a>(
                 && (res.framing != Framing::UntilClose || skip_body)
                 && !chunked_10
                 && !*sh.stopping.borrow();
-            let mut keep_server = !server_close && res.keep_alive && !tunnel;
+            let mut keep_server = !server_close && !close_server && res.keep_alive && !tunnel;
             if !tunnel {
                 let (has_close, has_ka) = (
                     head::connection_has(&res.headers, "close"),

@@ -94,11 +94,14 @@ pub fn serve<'a>(
     acc: &'a Accepted,
     initial: Vec<u8>,
     accept_wall: Duration,
+    vars: Vars,
 ) -> impl std::future::Future<Output = Option<Asleep>> + 'a {
     if let Some(s) = client.tcp().filter(|_| !acc.nodelay) {
         let _ = s.set_nodelay(true);
     }
-    let ss = Session::new(sh, fe_idx, client, acc, accept_wall, &initial, 0, false);
+    let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &initial, 0, false);
+    // The session's variables set by `tcp-request connection|session`.
+    ss.vars = (!vars.is_empty()).then(|| Box::new(vars));
     run(ss, crate::clock::now())
 }
 
@@ -140,6 +143,7 @@ pub async fn serve_stream(
     wire: usize,
     accept_wall: Duration,
     ordinal: u64,
+    vars: Option<Box<Vars>>,
 ) {
     // A bad request's text stays in the buffer for the error capture.
     let (decoded, text) = match head {
@@ -149,6 +153,7 @@ pub async fn serve_stream(
     let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &text, ordinal, true);
     ss.decoded = Some(decoded);
     ss.wire = wire;
+    ss.vars = vars;
     run(ss, crate::clock::now()).await;
 }
 

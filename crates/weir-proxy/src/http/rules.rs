@@ -17,7 +17,7 @@ use weir_rules::{
 
 /// Variables set by `set-var` (`sess.*` live as long as the connection,
 /// the others for one exchange).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Vars {
     vals: Vec<(String, Sample)>,
     /// `http-request capture` values of the exchange: (slot, value).
@@ -31,13 +31,13 @@ impl Vars {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
     }
-    fn set(&mut self, name: &str, v: Sample) {
+    pub(crate) fn set(&mut self, name: &str, v: Sample) {
         match self.vals.iter_mut().find(|(n, _)| n == name) {
             Some(e) => e.1 = v,
             None => self.vals.push((name.to_string(), v)),
         }
     }
-    fn unset(&mut self, name: &str) {
+    pub(crate) fn unset(&mut self, name: &str) {
         self.vals.retain(|(n, _)| n != name);
     }
     /// No variable is left.
@@ -223,6 +223,11 @@ pub enum Verdict {
     Fail(u16, Term),
     /// `use-service`: weir answers with one of its services.
     Service(weir_rules::action::Service),
+    /// `tcp-request content reject|silent-drop`: the connection closes
+    /// without an answer (with a reset for `silent-drop`).
+    Close {
+        reset: bool,
+    },
 }
 
 /// A header edit computed with the request borrowed, applied after.

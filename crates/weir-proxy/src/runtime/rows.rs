@@ -214,7 +214,9 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     .set("mode", mode_name(px.mode))
                     .set("conn_rate", v.rate)
                     .set("conn_rate_max", v.rate_max)
-                    .set_all(&["intercepted", "dcon", "dses"], 0)
+                    .set("intercepted", 0)
+                    .set("dcon", c.get(Ctr::ConnDenied))
+                    .set("dses", c.get(Ctr::SessDenied))
                     .set("conn_tot", fe.total.load(Ordering::Relaxed));
                 common(&mut r, c, &v, http);
                 if px.binds.iter().any(|b| b.tls.is_some()) {
@@ -322,7 +324,7 @@ fn server_row(
         .set("scur", s.cur_conns.load(Ordering::Relaxed))
         .set("smax", s.smax.load(Ordering::Relaxed))
         .set("stot", s.total.load(Ordering::Relaxed))
-        .set("dresp", 0)
+        .set("dresp", c.get(Ctr::RespDenied))
         .set("econ", c.get(Ctr::ConnErr))
         .set("eresp", c.get(Ctr::RespErr))
         .set("wretr", c.get(Ctr::Retries))
@@ -433,7 +435,8 @@ fn backend_row(
         .set("scur", be.conns.load(Ordering::Relaxed))
         .set("smax", be.smax.load(Ordering::Relaxed))
         .set("stot", c.get(Ctr::Sessions))
-        .set_all(&["dreq", "dresp"], 0)
+        .set("dreq", 0)
+        .set("dresp", c.get(Ctr::RespDenied))
         .set("econ", c.get(Ctr::ConnErr))
         .set("eresp", c.get(Ctr::RespErr))
         .set("wretr", c.get(Ctr::Retries))

@@ -2,10 +2,12 @@
 //! `tcp-request` phase, the server connection (with the client's first
 //! bytes read meanwhile), forwarding, and the log line.
 
+use super::rules::{self, admit, Decision, Subject};
 use crate::conn::Conn;
 use crate::connect::{self, Attempts};
+use crate::http::rules::Vars;
 use crate::log::LogRecord;
-use crate::session::{finish, log_session, ms, prologue, secure, wall_now, Accepted};
+use crate::session::{finish, log_session, ms, secure, wall_now, Accepted};
 use crate::state::{FrontendId, Shared};
 use crate::term::{Cause, State, Term};
 use std::net::IpAddr;
@@ -15,6 +17,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use weir_config::SendProxy;
 use weir_proto::proxy_protocol;
+use weir_rules::TcpRuleSet;
 
 /// Serves one accepted `mode tcp` client until both sides are closed, then
 /// logs it. Counters (`actconn`, frontend connections) were taken by the
@@ -31,7 +34,9 @@ pub fn run(
     async move {
         let accept_wall = wall_now();
         let started = crate::clock::now();
-        let Some(initial) = Box::pin(prologue(&sh, fe_idx, &client, &mut acc, accept_wall)).await
+        let mut vars = Vars::default();
+        let Some(initial) =
+            rules::open(&sh, fe_idx, &client, &mut acc, &mut vars, accept_wall).await
         else {
             finish(&sh, fe_idx, &acc);
             return;
@@ -42,6 +47,42 @@ pub fn run(
             finish(&sh, fe_idx, &acc);
             return;
         };
+        if !admit(
+            &sh,
+            fe_idx,
+            &client,
+            &mut acc,
+            &mut vars,
+            TcpRuleSet::Session,
+        ) {
+            finish(&sh, fe_idx, &acc);
+            return;
+        }
+        // `tcp-request content` rules: decided at once (weir has no fetch
+        // that waits for the client's data yet).
+        let content = &sh.cfg.proxies[sh.frontends[fe_idx].proxy].tcp.content;
+        if !content.is_empty() {
+            let mut subj = Subject {
+                peer: acc.peer,
+                local: acc.local,
+                expect_proxy: false,
+                vars: &mut vars,
+            };
+            let d = rules::run(
+                TcpRuleSet::Content,
+                content,
+                &rules::l4_view(&sh, fe_idx, &client),
+                &mut subj,
+            );
+            (acc.peer, acc.local) = (subj.peer, subj.local);
+            if matches!(d, Decision::Reject | Decision::Drop) {
+                if d == Decision::Drop {
+                    client.set_reset_on_close();
+                }
+                refuse(&sh, fe_idx, &acc, accept_wall, started);
+                return;
+            }
+        }
         // The session's details stay here, lent (not a second copy).
         run_tcp(
             sh.clone(),
@@ -54,6 +95,35 @@ pub fn run(
         )
         .await;
     }
+}
+
+/// Logs and counts a session refused by a `tcp-request content` rule
+/// (`PR`, a denied request), then lets it go.
+fn refuse(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    acc: &Accepted,
+    accept_wall: Duration,
+    started: Instant,
+) {
+    let fe = &sh.frontends[fe_idx];
+    let rec = LogRecord {
+        client: acc.peer,
+        frontend_addr: acc.local,
+        frontend: &fe.name,
+        backend: &fe.name,
+        accept: accept_wall,
+        tw: -1,
+        tc: -1,
+        tt: ms(crate::clock::elapsed(started)),
+        term: Term::new(Cause::Proxy, State::Request),
+        hostname: &sh.hostname,
+        ..LogRecord::default()
+    };
+    crate::stats::count(sh, fe_idx, None, None, &rec, false);
+    fe.counters.add(crate::stats::Ctr::ReqDenied, 1);
+    log_session(sh, fe_idx, &rec);
+    finish(sh, fe_idx, acc);
 }
 
 /// The `mode tcp` part of a session: server connection, forwarding, log.
@@ -203,6 +273,34 @@ fn run_tcp(
         rec.feconn = fe.conns.load(Ordering::Relaxed);
         rec.beconn = be.conns.load(Ordering::Relaxed);
         rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
+
+        // `tcp-response content` rules: decided once the server is
+        // connected, before anything is forwarded (weir has no response
+        // content fetch to wait for yet).
+        if !be_px.tcp.response.is_empty() {
+            let mut vars = Vars::default();
+            let mut subj = Subject {
+                peer: acc.peer,
+                local: acc.local,
+                expect_proxy: false,
+                vars: &mut vars,
+            };
+            let view = rules::l4_view_in(&sh, fe_idx, &client, Some(&be));
+            let d = rules::run(TcpRuleSet::Response, &be_px.tcp.response, &view, &mut subj);
+            if matches!(d, Decision::Reject | Decision::Drop) {
+                conn.conn.set_reset_on_close();
+                if d == Decision::Drop {
+                    client.set_reset_on_close();
+                }
+                rec.term = Term::new(Cause::Proxy, State::Data);
+                rec.tt = ms(crate::clock::elapsed(started));
+                crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
+                fe.counters.add(crate::stats::Ctr::RespDenied, 1);
+                log_session(&sh, fe_idx, &rec);
+                finish(&sh, fe_idx, acc);
+                return;
+            }
+        }
 
         let mut proxy_ok = true;
         if let Some(v) = srv.send_proxy {

@@ -8,6 +8,7 @@
 //! its byte counts and timeouts as if it had never slept.
 
 pub mod entry;
+pub mod rules;
 
 use crate::conn::Conn;
 use crate::forward::{Duplex, End, FwdOptions, FwdTimeouts, Progress};

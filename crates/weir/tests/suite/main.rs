@@ -32,6 +32,7 @@ mod seeds;
 mod smuggling;
 mod smuggling_h2;
 mod stats_page;
+mod tcp_rules;
 mod tcp_sleep;
 mod tls;
 

@@ -1,0 +1,225 @@
+//! `tcp-request connection|session|content` and `tcp-response content`
+//! rules at run time: one evaluator for the four sets, on whatever the
+//! caller's view holds (addresses only, or an HTTP request and response).
+
+use crate::conn::Conn;
+use crate::http::rules::{ExCtx, Vars};
+use crate::session::{prologue, Accepted};
+use crate::state::{BackendRt, FrontendId, Shared};
+use crate::stats::Ctr;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+use weir_rules::{AddrPart, Rule, Sample, TcpAction, TcpRuleSet};
+
+/// What a rule set decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Accepted, or no rule stopped it: the connection goes on.
+    Go,
+    /// `reject`: closed (counted as denied).
+    Reject,
+    /// `silent-drop`: closed with a reset, nothing said to the client.
+    Drop,
+    /// `tcp-response content close`: the server's side closes after this.
+    Close,
+}
+
+/// The state the rules may change: the connection's addresses (as the
+/// fetches `src`/`dst` and the logs see them), whether a PROXY header is
+/// expected, and the variables.
+pub struct Subject<'v> {
+    pub peer: Option<SocketAddr>,
+    pub local: Option<SocketAddr>,
+    pub expect_proxy: bool,
+    pub vars: &'v mut Vars,
+}
+
+/// Runs `rules` of `set` in order, each condition seeing `tmpl` with the
+/// subject's current addresses and variables.
+pub fn run(
+    set: TcpRuleSet,
+    rules: &[Rule<TcpAction>],
+    tmpl: &ExCtx<'_>,
+    subj: &mut Subject<'_>,
+) -> Decision {
+    for rule in rules {
+        let ctx = ExCtx {
+            src: subj.peer,
+            dst: subj.local,
+            vars: Some(&*subj.vars),
+            ..*tmpl
+        };
+        if !rule.applies(&ctx) {
+            continue;
+        }
+        match &rule.action {
+            TcpAction::Accept => return Decision::Go,
+            TcpAction::Reject => return Decision::Reject,
+            TcpAction::SilentDrop => return Decision::Drop,
+            TcpAction::Close => return Decision::Close,
+            TcpAction::ExpectProxy => subj.expect_proxy = true,
+            TcpAction::SetLogLevel => {}
+            TcpAction::SetVar(name, e) => {
+                if let Some(v) = e.eval(&ctx) {
+                    set_var(set, subj.vars, name, v);
+                }
+            }
+            TcpAction::SetVarFmt(name, f) => {
+                let v = Sample::Str(f.render(&ctx));
+                set_var(set, subj.vars, name, v);
+            }
+            TcpAction::UnsetVar(name) => subj.vars.unset(name),
+            TcpAction::SetAddr(part, e) => {
+                let v = e.eval(&ctx);
+                let addr = match part {
+                    AddrPart::Src | AddrPart::SrcPort => &mut subj.peer,
+                    AddrPart::Dst | AddrPart::DstPort => &mut subj.local,
+                };
+                if let Some(v) = v {
+                    set_addr(addr, *part, &v);
+                }
+            }
+            TcpAction::Capture { expr, len, slot } => {
+                let v = expr.eval(&ctx).map(|s| s.to_bytes()).unwrap_or_default();
+                let v = String::from_utf8_lossy(&v[..v.len().min(*len)]).into_owned();
+                subj.vars.captures.push((*slot, v));
+            }
+        }
+    }
+    Decision::Go
+}
+
+/// Before a request exists, only the session's and the process's
+/// variables can be set (HAProxy: `proc` and `sess` scopes).
+fn set_var(set: TcpRuleSet, vars: &mut Vars, name: &str, v: Sample) {
+    let early = matches!(set, TcpRuleSet::Connection | TcpRuleSet::Session);
+    if early && !(name.starts_with("sess.") || name.starts_with("proc.")) {
+        return;
+    }
+    vars.set(name, v);
+}
+
+/// `set-src`/`set-dst` keep the port when the family allows it (else
+/// 0); `set-*-port` changes the port only.
+fn set_addr(addr: &mut Option<SocketAddr>, part: AddrPart, v: &Sample) {
+    match part {
+        AddrPart::Src | AddrPart::Dst => {
+            let ip = match v {
+                Sample::Ip(ip) => Some(*ip),
+                Sample::Str(s) => std::str::from_utf8(s)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<IpAddr>().ok()),
+                _ => None,
+            };
+            if let Some(ip) = ip {
+                let port = addr
+                    .filter(|a| a.is_ipv4() == ip.is_ipv4())
+                    .map_or(0, |a| a.port());
+                *addr = Some(SocketAddr::new(ip, port));
+            }
+        }
+        AddrPart::SrcPort | AddrPart::DstPort => {
+            let port = match v {
+                Sample::Int(n) => u16::try_from(*n).ok(),
+                Sample::Str(s) => std::str::from_utf8(s)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok()),
+                _ => None,
+            };
+            if let (Some(p), Some(a)) = (port, addr.as_mut()) {
+                a.set_port(p);
+            }
+        }
+    }
+}
+
+/// A view of a connection before any request: its addresses and TLS.
+pub fn l4_view<'a>(sh: &'a Shared, fe_idx: FrontendId, client: &'a Conn) -> ExCtx<'a> {
+    l4_view_in(sh, fe_idx, client, None)
+}
+
+/// The same once a backend is chosen.
+pub fn l4_view_in<'a>(
+    sh: &'a Shared,
+    fe_idx: FrontendId,
+    client: &'a Conn,
+    be: Option<&'a BackendRt>,
+) -> ExCtx<'a> {
+    ExCtx {
+        sh,
+        fe_idx,
+        be,
+        src: None,
+        dst: None,
+        req: None,
+        res: None,
+        srv: None,
+        first: true,
+        vars: None,
+        body: None,
+        tls: client.tls_info(),
+    }
+}
+
+/// Runs the frontend's `tcp-request connection` (or, with `Session`,
+/// `tcp-request session`) rules on an accepted client: the addresses
+/// they set and a PROXY header they expect go to `acc`, variables to
+/// `vars`. `false`: refused — counted (`dcon`/`dses`), not logged, as
+/// HAProxy does, and to be closed (with a reset for `silent-drop`).
+pub fn admit(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    client: &Conn,
+    acc: &mut Accepted,
+    vars: &mut Vars,
+    set: TcpRuleSet,
+) -> bool {
+    let px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
+    let rules = px.tcp.of(set);
+    if rules.is_empty() {
+        return true;
+    }
+    let mut subj = Subject {
+        peer: acc.peer,
+        local: acc.local,
+        expect_proxy: acc.accept_proxy,
+        vars,
+    };
+    let d = run(set, rules, &l4_view(sh, fe_idx, client), &mut subj);
+    acc.peer = subj.peer;
+    acc.local = subj.local;
+    acc.accept_proxy = subj.expect_proxy;
+    match d {
+        Decision::Go | Decision::Close => true,
+        Decision::Reject | Decision::Drop => {
+            let ctr = if set == TcpRuleSet::Connection {
+                Ctr::ConnDenied
+            } else {
+                Ctr::SessDenied
+            };
+            sh.frontends[fe_idx].counters.add(ctr, 1);
+            if d == Decision::Drop {
+                client.set_reset_on_close();
+            }
+            false
+        }
+    }
+}
+
+/// A client's opening: the `tcp-request connection` rules, then the
+/// prologue (a PROXY header, when one is expected). The bytes read past
+/// the header; `None` when the client was refused or its header failed.
+pub async fn open(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    client: &Conn,
+    acc: &mut Accepted,
+    vars: &mut Vars,
+    accept_wall: Duration,
+) -> Option<Vec<u8>> {
+    if !admit(sh, fe_idx, client, acc, vars, TcpRuleSet::Connection) {
+        return None;
+    }
+    // Boxed: the PROXY header reader's buffer is only needed here.
+    Box::pin(prologue(sh, fe_idx, client, acc, accept_wall)).await
+}
