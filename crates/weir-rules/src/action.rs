@@ -362,6 +362,17 @@ fn wait_for_body(args: &[String]) -> Result<ReqAction, String> {
     })
 }
 
+/// The sample and length of `capture <sample> len <length>` (the slot is
+/// given once the proxy's captures are counted).
+pub(crate) fn capture(e: &str, n: &str, load: Loader<'_>) -> Result<(Expr, usize), String> {
+    let len = n
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("'capture': invalid length '{n}'"))?;
+    Ok((Expr::parse(e, load)?, len))
+}
+
 /// Parses `http-request <action> [args] [if|unless cond]`.
 pub fn parse_request_rule(
     words: &[String],
@@ -406,15 +417,10 @@ pub fn parse_request_rule(
             },
             "normalize-uri" => ReqAction::NormalizeUri(crate::normalize::Normalizer::parse(args)?),
             "capture" => match args {
-                [e, k, n] if k == "len" => ReqAction::Capture {
-                    expr: Expr::parse(e, load)?,
-                    len: n
-                        .parse()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| format!("'capture': invalid length '{n}'"))?,
-                    slot: 0,
-                },
+                [e, k, n] if k == "len" => {
+                    let (expr, len) = capture(e, n, load)?;
+                    ReqAction::Capture { expr, len, slot: 0 }
+                }
                 [_, k, _] if k == "id" => return Err(
                     "'capture ... id' (declare capture) is not supported by weir yet; use 'len'"
                         .into(),

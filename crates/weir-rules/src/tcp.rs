@@ -2,7 +2,7 @@
 //! rules (manual §4.2): their actions and how a rule's words parse.
 
 use crate::acl::{split_cond, Loader};
-use crate::action::{cond_of, exactly, var_name, Lookup, Rule};
+use crate::action::{capture, cond_of, exactly, var_name, Lookup, Rule};
 use crate::fmt::Fmt;
 use crate::sample::Expr;
 
@@ -134,15 +134,10 @@ pub fn parse_tcp_rule(
         "set-dst" => TcpAction::SetAddr(AddrPart::Dst, expr(name)?),
         "set-dst-port" => TcpAction::SetAddr(AddrPart::DstPort, expr(name)?),
         "capture" => match args {
-            [e, k, n] if k == "len" => TcpAction::Capture {
-                expr: Expr::parse(e, load)?,
-                len: n
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("'capture': invalid length '{n}'"))?,
-                slot: 0,
-            },
+            [e, k, n] if k == "len" => {
+                let (expr, len) = capture(e, n, load)?;
+                TcpAction::Capture { expr, len, slot: 0 }
+            }
             _ => return Err("'capture' expects '<sample> len <length>'".into()),
         },
         n if n.starts_with("set-var-fmt(") => {

@@ -95,8 +95,8 @@ impl RequestBuilder {
         self.method == b"CONNECT"
     }
 
-    /// The request target, unless HTTP/1.1 cannot carry it.
-    fn target(&self) -> Option<&[u8]> {
+    /// Whether HTTP/1.1 can carry the request's target.
+    fn target_ok(&self) -> bool {
         let target = if self.connect() {
             self.authority.as_deref().unwrap_or_default()
         } else {
@@ -110,18 +110,29 @@ impl RequestBuilder {
         let bad = target.is_empty()
             || target.iter().any(|&b| b <= b' ' || b == 0x7f)
             || !self.connect() && !scheme_ok;
-        (!bad).then_some(target)
+        !bad
     }
 
     /// The request, or `None` when its target cannot be carried in
     /// HTTP/1.1 (the stream is reset).
     pub fn finish(mut self, end_stream: bool, limits: &Limits) -> Option<Built> {
-        // A target that is not text is refused below (as a bad token).
-        let target = self.target()?;
-        let uri = std::str::from_utf8(target);
-        let bad_target = uri.is_err();
-        let uri = uri.unwrap_or_default().to_string();
+        if !self.target_ok() {
+            return None;
+        }
         let connect = self.connect();
+        // The target moves into the head (CONNECT's is the authority, also
+        // kept for `host`); a method or target that is not text is refused
+        // below as a bad token.
+        let target = if connect {
+            self.authority.clone().unwrap_or_default()
+        } else {
+            std::mem::take(&mut self.path)
+        };
+        let (method, uri) = (
+            String::from_utf8(std::mem::take(&mut self.method)),
+            String::from_utf8(target),
+        );
+        let not_text = method.is_err() || uri.is_err();
         let mut headers = Vec::with_capacity(self.fields.len() + 3);
         if let Some(authority) = &self.authority {
             // `:authority` without the scheme's default port, as haproxy
@@ -140,15 +151,15 @@ impl RequestBuilder {
             headers.push(Header::new("transfer-encoding", b"chunked"));
         }
         let mut parts = RequestParts {
-            method: String::from_utf8_lossy(&self.method).into_owned(),
-            uri,
+            method: method.unwrap_or_default(),
+            uri: uri.unwrap_or_default(),
             minor: 1,
             headers,
         };
         let wire = parts.wire_len();
         let head = if self.bad_name {
             Err(H1Error::BadRequest("invalid character in a header name"))
-        } else if bad_target {
+        } else if not_text {
             Err(H1Error::BadRequest("invalid token"))
         } else {
             weir_proto::h1::decoded_request_head(&mut parts, limits)

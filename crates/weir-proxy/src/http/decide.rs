@@ -245,15 +245,15 @@ fn content_rules(
     if px.tcp.content.is_empty() {
         return None;
     }
-    let mut subj = Subject {
-        peer: tmpl.src,
-        local: tmpl.dst,
-        expect_proxy: false,
-        vars,
-    };
     let view = ExCtx {
         req: Some(req),
         ..*tmpl
+    };
+    let mut subj = Subject {
+        peer: &mut tmpl.src,
+        local: &mut tmpl.dst,
+        expect_proxy: None,
+        vars,
     };
     let d = run(
         weir_rules::TcpRuleSet::Content,
@@ -261,7 +261,6 @@ fn content_rules(
         &view,
         &mut subj,
     );
-    (tmpl.src, tmpl.dst) = (subj.peer, subj.local);
     match d {
         Decision::Go | Decision::Close => None,
         Decision::Reject => Some(Verdict::Close { reset: false }),

@@ -8,6 +8,7 @@ use crate::session::{finish, secure, wall_now, Accepted};
 use crate::state::{FrontendId, Shared};
 use crate::tcp::rules::{admit, open};
 use std::sync::Arc;
+use std::time::Duration;
 use weir_rules::TcpRuleSet;
 
 /// Serves one accepted `mode http` client (see [`crate::http::serve`]).
@@ -36,24 +37,9 @@ pub fn run_http(
                 TcpRuleSet::Session,
             )
         }) {
-            // A hard stop is watched inside (only while it matters).
-            if acc.bind.h2 {
-                Box::pin(crate::h2::serve(
-                    &sh,
-                    fe_idx,
-                    &client,
-                    &acc,
-                    initial,
-                    accept_wall,
-                    vars,
-                ))
-                .await;
-            } else if let Some(a) =
-                super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall, vars).await
-            {
-                if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
-                    return;
-                }
+            let h2 = acc.bind.h2;
+            if exchanges(&sh, fe_idx, client, &acc, initial, accept_wall, vars, h2).await {
+                return;
             }
         }
         finish(&sh, fe_idx, &acc);
@@ -121,29 +107,42 @@ pub fn run_https(
                 });
             if let Some((client, initial)) = secured {
                 let alpn_h2 = client.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2");
-                if alpn_h2 || acc.bind.h2 {
-                    Box::pin(crate::h2::serve(
-                        &sh,
-                        fe_idx,
-                        &client,
-                        &acc,
-                        initial,
-                        accept_wall,
-                        vars,
-                    ))
-                    .await;
-                } else if let Some(a) =
-                    super::serve(&sh, fe_idx, &client, &acc, initial, accept_wall, vars).await
-                {
-                    if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
-                        return;
-                    }
-                    finish(&sh, fe_idx, &acc);
+                let h2 = alpn_h2 || acc.bind.h2;
+                if exchanges(&sh, fe_idx, client, &acc, initial, accept_wall, vars, h2).await {
                     return;
                 }
-                client.close_notify();
             }
         }
         finish(&sh, fe_idx, &acc);
+    }
+}
+
+/// The exchanges of an admitted client, over HTTP/2 (`h2`) or HTTP/1.1;
+/// true when the client went to sleep in the lot (its session lives on
+/// there), false once it is closed (with close_notify under TLS).
+#[allow(clippy::too_many_arguments, clippy::manual_async_fn)] // as `run_http`
+fn exchanges<'a>(
+    sh: &'a Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    acc: &'a Accepted,
+    initial: Vec<u8>,
+    accept_wall: Duration,
+    vars: Vars,
+    h2: bool,
+) -> impl std::future::Future<Output = bool> + 'a {
+    async move {
+        // A hard stop is watched inside (only while it matters).
+        if h2 {
+            let serve = crate::h2::serve(sh, fe_idx, &client, acc, initial, accept_wall, vars);
+            Box::pin(serve).await;
+        } else if let Some(a) =
+            super::serve(sh, fe_idx, &client, acc, initial, accept_wall, vars).await
+        {
+            // A client that cannot sleep was closed by the lot.
+            return super::lot::sleep(sh, fe_idx, client, acc.clone(), accept_wall, a);
+        }
+        client.close_notify();
+        false
     }
 }

@@ -661,10 +661,11 @@ pub(super) fn exchange<'r, 'a>(
                     srv: rec.server,
                     ..tmpl
                 };
+                let (mut peer, mut local) = (tmpl.src, tmpl.dst);
                 let mut subj = Subject {
-                    peer: tmpl.src,
-                    local: tmpl.dst,
-                    expect_proxy: false,
+                    peer: &mut peer,
+                    local: &mut local,
+                    expect_proxy: None,
                     vars: &mut *vars,
                 };
                 let rules = &be_px.tcp.response;

@@ -230,6 +230,13 @@ pub enum Verdict {
     },
 }
 
+/// What a `capture <sample> len <n>` rule keeps: the sample as text, cut
+/// to `len` bytes (empty when the fetch finds nothing).
+pub(crate) fn captured(expr: &weir_rules::Expr, len: usize, ctx: &dyn Ctx) -> String {
+    let v = expr.eval(ctx).map(|s| s.to_bytes()).unwrap_or_default();
+    String::from_utf8_lossy(&v[..v.len().min(len)]).into_owned()
+}
+
 /// A header edit computed with the request borrowed, applied after.
 enum Edit {
     /// The operation, its rendered value and its rendered replacement.
@@ -449,9 +456,7 @@ pub fn run_request(
                     None => return Verdict::Fail(400, Term::new(Cause::Proxy, State::Request)),
                 },
                 ReqAction::Capture { expr, len, slot } => {
-                    let v = expr.eval(&ctx).map(|s| s.to_bytes()).unwrap_or_default();
-                    let v = String::from_utf8_lossy(&v[..v.len().min(*len)]).into_owned();
-                    Edit::Capture(*slot, v)
+                    Edit::Capture(*slot, captured(expr, *len, &ctx))
                 }
                 ReqAction::Auth { realm } => {
                     let realm = realm.as_deref().unwrap_or(&px.name);

@@ -9,6 +9,7 @@ use crate::http::rules::Vars;
 use crate::log::LogRecord;
 use crate::session::{finish, log_session, ms, secure, wall_now, Accepted};
 use crate::state::{FrontendId, Shared};
+use crate::stats::Ctr;
 use crate::term::{Cause, State, Term};
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
@@ -63,23 +64,20 @@ pub fn run(
         let content = &sh.cfg.proxies[sh.frontends[fe_idx].proxy].tcp.content;
         if !content.is_empty() {
             let mut subj = Subject {
-                peer: acc.peer,
-                local: acc.local,
-                expect_proxy: false,
+                peer: &mut acc.peer,
+                local: &mut acc.local,
+                expect_proxy: None,
                 vars: &mut vars,
             };
-            let d = rules::run(
-                TcpRuleSet::Content,
-                content,
-                &rules::l4_view(&sh, fe_idx, &client),
-                &mut subj,
-            );
-            (acc.peer, acc.local) = (subj.peer, subj.local);
+            let view = rules::l4_view(&sh, fe_idx, &client);
+            let d = rules::run(TcpRuleSet::Content, content, &view, &mut subj);
             if matches!(d, Decision::Reject | Decision::Drop) {
                 if d == Decision::Drop {
                     client.set_reset_on_close();
                 }
-                refuse(&sh, fe_idx, &acc, accept_wall, started);
+                let mut rec = record(&sh, fe_idx, &acc, accept_wall);
+                sh.frontends[fe_idx].counters.add(Ctr::ReqDenied, 1);
+                refused(&sh, fe_idx, &mut rec, &acc, started);
                 return;
             }
         }
@@ -97,17 +95,15 @@ pub fn run(
     }
 }
 
-/// Logs and counts a session refused by a `tcp-request content` rule
-/// (`PR`, a denied request), then lets it go.
-fn refuse(
-    sh: &Shared,
+/// A `mode tcp` session's log record as it starts.
+fn record<'a>(
+    sh: &'a Shared,
     fe_idx: FrontendId,
     acc: &Accepted,
     accept_wall: Duration,
-    started: Instant,
-) {
+) -> LogRecord<'a> {
     let fe = &sh.frontends[fe_idx];
-    let rec = LogRecord {
+    LogRecord {
         client: acc.peer,
         frontend_addr: acc.local,
         frontend: &fe.name,
@@ -115,14 +111,25 @@ fn refuse(
         accept: accept_wall,
         tw: -1,
         tc: -1,
-        tt: ms(crate::clock::elapsed(started)),
-        term: Term::new(Cause::Proxy, State::Request),
+        term: Term::NORMAL,
         hostname: &sh.hostname,
         ..LogRecord::default()
-    };
-    crate::stats::count(sh, fe_idx, None, None, &rec, false);
-    fe.counters.add(crate::stats::Ctr::ReqDenied, 1);
-    log_session(sh, fe_idx, &rec);
+    }
+}
+
+/// Ends a session refused before any server (`PR`: no backend, or a
+/// `tcp-request content` rule): counted, logged, let go.
+fn refused(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    rec: &mut LogRecord<'_>,
+    acc: &Accepted,
+    started: Instant,
+) {
+    rec.term = Term::new(Cause::Proxy, State::Request);
+    rec.tt = ms(crate::clock::elapsed(started));
+    crate::stats::count(sh, fe_idx, None, None, rec, false);
+    log_session(sh, fe_idx, rec);
     finish(sh, fe_idx, acc);
 }
 
@@ -144,29 +151,14 @@ fn run_tcp(
         let mut initial = initial;
         let fe = &sh.frontends[fe_idx];
         let fe_px = &sh.cfg.proxies[fe.proxy];
-        let mut rec = LogRecord {
-            client: acc.peer,
-            frontend_addr: acc.local,
-            frontend: &fe.name,
-            backend: &fe.name,
-            accept: accept_wall,
-            tw: -1,
-            tc: -1,
-            term: Term::NORMAL,
-            hostname: &sh.hostname,
-            ..LogRecord::default()
-        };
+        let mut rec = record(&sh, fe_idx, acc, accept_wall);
         let l4 = || crate::http::rules::L4Ctx {
             src: acc.peer,
             dst: acc.local,
             tls: client.tls_info(),
         };
         let Some(be) = sh.select_backend(fe_idx, &l4()).cloned() else {
-            rec.term = Term::new(Cause::Proxy, State::Request);
-            rec.tt = ms(crate::clock::elapsed(started));
-            crate::stats::count(&sh, fe_idx, None, None, &rec, false);
-            log_session(&sh, fe_idx, &rec);
-            finish(&sh, fe_idx, acc);
+            refused(&sh, fe_idx, &mut rec, acc, started);
             return;
         };
         let be_px = &sh.cfg.proxies[be.proxy];
@@ -279,10 +271,11 @@ fn run_tcp(
         // content fetch to wait for yet).
         if !be_px.tcp.response.is_empty() {
             let mut vars = Vars::default();
+            let (mut peer, mut local) = (acc.peer, acc.local);
             let mut subj = Subject {
-                peer: acc.peer,
-                local: acc.local,
-                expect_proxy: false,
+                peer: &mut peer,
+                local: &mut local,
+                expect_proxy: None,
                 vars: &mut vars,
             };
             let view = rules::l4_view_in(&sh, fe_idx, &client, Some(&be));
@@ -295,7 +288,7 @@ fn run_tcp(
                 rec.term = Term::new(Cause::Proxy, State::Data);
                 rec.tt = ms(crate::clock::elapsed(started));
                 crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
-                fe.counters.add(crate::stats::Ctr::RespDenied, 1);
+                fe.counters.add(Ctr::RespDenied, 1);
                 log_session(&sh, fe_idx, &rec);
                 finish(&sh, fe_idx, acc);
                 return;

@@ -28,9 +28,10 @@ pub enum Decision {
 /// fetches `src`/`dst` and the logs see them), whether a PROXY header is
 /// expected, and the variables.
 pub struct Subject<'v> {
-    pub peer: Option<SocketAddr>,
-    pub local: Option<SocketAddr>,
-    pub expect_proxy: bool,
+    pub peer: &'v mut Option<SocketAddr>,
+    pub local: &'v mut Option<SocketAddr>,
+    /// Where `expect-proxy` goes (connection rules only).
+    pub expect_proxy: Option<&'v mut bool>,
     pub vars: &'v mut Vars,
 }
 
@@ -44,8 +45,8 @@ pub fn run(
 ) -> Decision {
     for rule in rules {
         let ctx = ExCtx {
-            src: subj.peer,
-            dst: subj.local,
+            src: *subj.peer,
+            dst: *subj.local,
             vars: Some(&*subj.vars),
             ..*tmpl
         };
@@ -57,7 +58,11 @@ pub fn run(
             TcpAction::Reject => return Decision::Reject,
             TcpAction::SilentDrop => return Decision::Drop,
             TcpAction::Close => return Decision::Close,
-            TcpAction::ExpectProxy => subj.expect_proxy = true,
+            TcpAction::ExpectProxy => {
+                if let Some(e) = subj.expect_proxy.as_deref_mut() {
+                    *e = true;
+                }
+            }
             TcpAction::SetLogLevel => {}
             TcpAction::SetVar(name, e) => {
                 if let Some(v) = e.eval(&ctx) {
@@ -72,16 +77,15 @@ pub fn run(
             TcpAction::SetAddr(part, e) => {
                 let v = e.eval(&ctx);
                 let addr = match part {
-                    AddrPart::Src | AddrPart::SrcPort => &mut subj.peer,
-                    AddrPart::Dst | AddrPart::DstPort => &mut subj.local,
+                    AddrPart::Src | AddrPart::SrcPort => &mut *subj.peer,
+                    AddrPart::Dst | AddrPart::DstPort => &mut *subj.local,
                 };
                 if let Some(v) = v {
                     set_addr(addr, *part, &v);
                 }
             }
             TcpAction::Capture { expr, len, slot } => {
-                let v = expr.eval(&ctx).map(|s| s.to_bytes()).unwrap_or_default();
-                let v = String::from_utf8_lossy(&v[..v.len().min(*len)]).into_owned();
+                let v = crate::http::rules::captured(expr, *len, &ctx);
                 subj.vars.captures.push((*slot, v));
             }
         }
@@ -180,15 +184,12 @@ pub fn admit(
         return true;
     }
     let mut subj = Subject {
-        peer: acc.peer,
-        local: acc.local,
-        expect_proxy: acc.accept_proxy,
+        peer: &mut acc.peer,
+        local: &mut acc.local,
+        expect_proxy: Some(&mut acc.accept_proxy),
         vars,
     };
     let d = run(set, rules, &l4_view(sh, fe_idx, client), &mut subj);
-    acc.peer = subj.peer;
-    acc.local = subj.local;
-    acc.accept_proxy = subj.expect_proxy;
     match d {
         Decision::Go | Decision::Close => true,
         Decision::Reject | Decision::Drop => {
