@@ -148,11 +148,12 @@ pub(super) fn exchange<'r, 'a>(
                 }
                 Verdict::Close { reset } => {
                     cbuf.consume(used);
-                    if chosen.is_none() {
-                        // The frontend's rules run before HTTP parsing in
-                        // haproxy: its log line has no request yet.
-                        rec.t_req = -1;
-                        rec.request = "<BADREQ>";
+                    // As haproxy logs it: no `TR`, and from the frontend's
+                    // rules (run before HTTP parsing there) no request.
+                    rec.t_req = -1;
+                    match chosen {
+                        Some(be) => rec.backend = &be.name,
+                        None => rec.request = "<BADREQ>",
                     }
                     if reset {
                         client.set_reset_on_close();
