@@ -1,6 +1,7 @@
 //! Conditions of `.if`/`.elif` blocks and of `weir -cc` (manual §2.4):
 //! integers, `defined()`, `feature()`, `streq()`, `strneq()`,
-//! `version_atleast()`, `version_before()`, with `!`, `&&`, `||`, parentheses.
+//! `version_atleast()`, `version_before()`, `ssllib_name_startswith()`,
+//! `openssl_version_atleast()`, `openssl_version_before()`, with `!`, `&&`, `||`, parentheses.
 
 /// The HAProxy configuration language level weir implements.
 pub const LANGUAGE_VERSION: &str = "2.6";
@@ -29,6 +30,9 @@ pub const FEATURES: &[(&str, bool)] = &[
     ("PROMEX", true),
     ("QUIC", false),
 ];
+
+/// The TLS library's name, as `ssllib_name_startswith()` compares it.
+pub const TLS_LIBRARY: &str = "rustls";
 
 /// Services `http-request use-service` offers, as `-vv` lists them.
 pub const SERVICES: &[&str] = &["prometheus-exporter"];
@@ -175,6 +179,17 @@ impl Parser<'_, '_> {
             "version_before" => {
                 arity(1)?;
                 Ok(compare_versions(LANGUAGE_VERSION, &args[0])? == std::cmp::Ordering::Less)
+            }
+            // weir's TLS library is rustls: it is neither OpenSSL nor one of
+            // its forks, so a block written for a given OpenSSL is skipped.
+            "ssllib_name_startswith" => {
+                arity(1)?;
+                Ok(TLS_LIBRARY.starts_with(args[0].as_str()))
+            }
+            "openssl_version_atleast" | "openssl_version_before" => {
+                arity(1)?;
+                compare_versions("0", &args[0])?;
+                Ok(false)
             }
             _ => Err(format!("unknown term '{word}' in condition")),
         }

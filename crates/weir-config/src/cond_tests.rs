@@ -40,6 +40,13 @@ fn predicates() {
     assert!(!ev("version_before(2.6)").unwrap());
     assert!(ev("version_before(2.6.1)").unwrap());
     assert!(ev("version_atleast(2.6-dev3)").unwrap());
+    // rustls is neither OpenSSL nor BoringSSL.
+    assert!(!ev("ssllib_name_startswith(OpenSSL)").unwrap());
+    assert!(ev("!ssllib_name_startswith(BoringSSL)").unwrap());
+    assert!(ev("ssllib_name_startswith(rustls)").unwrap());
+    assert!(!ev("openssl_version_atleast(1.1.1)").unwrap());
+    assert!(!ev("openssl_version_before(9.0)").unwrap());
+    assert!(ev("openssl_version_atleast(x)").is_err());
 }
 
 #[test]

@@ -244,6 +244,20 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
         }
         "crt-base" => g.tls.crt_base = Some(one(words, "a directory")?.to_string()),
         "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
+        "tune.maxrewrite" | "tune.ssl.capture-buffer-size" | "tune.ssl.capture-cipherlist-size" => {
+            let v = one(words, "a size")?;
+            parse_size(v)?;
+            let why = if kw == "tune.maxrewrite" {
+                "weir rewrites a head into a new one and reserves no room for rewrites"
+            } else {
+                "weir does not capture the ClientHello's cipher list"
+            };
+            st.diags.push(
+                Level::Notice,
+                Some(loc),
+                format!("'{kw}' has no effect: {why}"),
+            );
+        }
         "tune.ssl.default-dh-param" => {
             st.diags.push(
                 Level::Notice,

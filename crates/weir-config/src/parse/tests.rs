@@ -790,3 +790,27 @@ fn tcp_rules_are_refused_where_haproxy_refuses_them() {
         "{e:?}"
     );
 }
+
+#[test]
+fn tunables_without_effect_are_accepted_with_a_note() {
+    let text = "global\n  tune.maxrewrite 1024\n  tune.ssl.capture-buffer-size 1\n  tune.ssl.capture-cipherlist-size 800\n";
+    let p = parse_str(text);
+    assert!(p.config.is_some());
+    let notes: Vec<String> = p
+        .diagnostics
+        .items
+        .iter()
+        .filter(|d| d.level == Level::Notice)
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(
+        notes[0].contains(":2") && notes[0].contains("no effect"),
+        "{notes:?}"
+    );
+    let e = errors("global\n  tune.maxrewrite lots\n");
+    assert!(
+        e[0].contains(":2") && e[0].contains("tune.maxrewrite"),
+        "{e:?}"
+    );
+}
