@@ -70,6 +70,29 @@ fn default_method(f: &Fetch) -> Method {
     }
 }
 
+/// The match method for a criterion ending in converter `c`: its output
+/// type's (haproxy picks it the same way).
+fn conv_method(c: &crate::sample::Conv) -> Method {
+    use crate::conv::More;
+    use crate::sample::Conv;
+    match c {
+        Conv::Length | Conv::Hash(_) => Method::Int,
+        Conv::IpMask(..) => Method::Ip,
+        Conv::More(m) => match m {
+            More::Arith(..)
+            | More::Neg
+            | More::Cpl
+            | More::Xxh32(_)
+            | More::Xxh64(_)
+            | More::Xxh3(_)
+            | More::Strcmp(_) => Method::Int,
+            More::Not | More::Bool | More::Odd | More::Even | More::SecureMemcmp(_) => Method::Bool,
+            _ => Method::Str,
+        },
+        _ => Method::Str,
+    }
+}
+
 impl Acl {
     /// Parses the words after `acl <name>`: criterion, flags, patterns.
     pub fn parse(words: &[String], load: Loader<'_>) -> Result<Acl, String> {
@@ -82,10 +105,9 @@ impl Acl {
             }
             None => {
                 let e = Expr::parse(crit, load)?;
-                let m = if e.convs.is_empty() {
-                    default_method(&e.fetch)
-                } else {
-                    Method::Str
+                let m = match e.convs.last() {
+                    None => default_method(&e.fetch),
+                    Some(c) => conv_method(c),
                 };
                 (e, m)
             }

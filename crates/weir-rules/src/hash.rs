@@ -1,4 +1,4 @@
-//! Byte hashes HAProxy names (sdbm, djb2, CRC-32), shared by the hash
+//! Byte hashes HAProxy names (sdbm, djb2, CRC-32, CRC-32C, wt6), shared by the hash
 //! converters and `hash-type`, and the converters' optional avalanche
 //! (Bob Jenkins' 32-bit integer mix, then a multiplication by the prime
 //! 3221225473, as haproxy 2.6's converters answer).
@@ -22,18 +22,47 @@ pub fn djb2(data: &[u8]) -> u32 {
 
 /// IEEE CRC-32 (bitwise; inputs here are a few bytes).
 pub fn crc32(data: &[u8]) -> u32 {
+    crc_reflected(data, 0xEDB8_8320)
+}
+
+/// CRC-32C (Castagnoli), as iSCSI and SCTP use it.
+pub fn crc32c(data: &[u8]) -> u32 {
+    crc_reflected(data, 0x82F6_3B78)
+}
+
+/// The reflected CRC-32 family with the (reversed) polynomial `poly`.
+fn crc_reflected(data: &[u8], poly: u32) -> u32 {
     let mut crc = !0u32;
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
             crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
+                (crc >> 1) ^ poly
             } else {
                 crc >> 1
             };
         }
     }
     !crc
+}
+
+/// HAProxy's "wt6" hash: two 32-bit lanes, each byte complemented into
+/// one and added into the other, the lanes rotated by amounts the lanes
+/// themselves choose after every byte.
+pub fn wt6(data: &[u8]) -> u32 {
+    let (mut h0, mut h1) = (0xa53c_965a_u32, 0x5ca6_953a_u32);
+    let (mut r0, mut r1) = (6u32, 18u32);
+    for &b in data {
+        let t = u32::from(b);
+        let a = !(h0 ^ t);
+        let c = !h1.wrapping_add(t);
+        h0 = c.rotate_left(r0);
+        h1 = a.rotate_left(r1);
+        let mix = ((h0 >> 16) ^ h1) & 0xffff;
+        r0 = mix & 0x1f;
+        r1 = mix >> 11;
+    }
+    h0 ^ h1
 }
 
 /// The converters' avalanche: Bob Jenkins' full-avalanche integer hash,

@@ -1,0 +1,139 @@
+//! The argument level of sample expressions (manual §2.2): `name(a,b)`
+//! split at the commas outside quotes; double quotes group and let a
+//! backslash escape a quote or a backslash, single quotes group with no
+//! escape at all, and a backslash outside quotes protects the delimiters.
+//! A backslash before any other character stays (`regsub(\.,_)` keeps
+//! the regex `\.`, as haproxy 2.6 does).
+
+/// Splits an expression at the commas that separate converters (commas
+/// inside parentheses or quotes belong to arguments).
+pub fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    let mut quote: Option<char> = None;
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some('"'), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\\') => {
+                chars.next();
+            }
+            (None, '"' | '\'') if depth > 0 => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// Splits `name(args)` into the name and its arguments, quotes and
+/// escapes resolved (spaces are kept: `str( 1)` is " 1", as in haproxy).
+pub fn split_call(s: &str) -> Result<(&str, Vec<String>), String> {
+    let Some(i) = s.find('(') else {
+        return Ok((s, Vec::new()));
+    };
+    let name = &s[..i];
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut quote: Option<char> = None;
+    let mut chars = s[i + 1..].chars();
+    let push = |cur: &mut String, quoted: &mut bool, args: &mut Vec<String>| {
+        let a = std::mem::take(cur);
+        args.push(a);
+        *quoted = false;
+    };
+    loop {
+        let Some(c) = chars.next() else {
+            return Err(format!("missing ')' in '{s}'"));
+        };
+        match (quote, c) {
+            (Some('"'), '\\') => match chars.next() {
+                Some(e @ ('\\' | '"')) => cur.push(e),
+                Some(e) => {
+                    cur.push('\\');
+                    cur.push(e);
+                }
+                None => return Err(format!("missing ')' in '{s}'")),
+            },
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\\') => match chars.next() {
+                Some(e @ ('\\' | '"' | '\'' | ',' | '(' | ')' | ' ')) => cur.push(e),
+                Some(e) => {
+                    cur.push('\\');
+                    cur.push(e);
+                }
+                None => return Err(format!("missing ')' in '{s}'")),
+            },
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                quoted = true;
+            }
+            (None, ',') => push(&mut cur, &mut quoted, &mut args),
+            (None, ')') => {
+                if !chars.as_str().is_empty() {
+                    return Err(format!(
+                        "unexpected '{}' after ')' in '{s}'",
+                        chars.as_str()
+                    ));
+                }
+                if !args.is_empty() || !cur.is_empty() || quoted {
+                    push(&mut cur, &mut quoted, &mut args);
+                }
+                return Ok((name, args));
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(s: &str) -> Vec<String> {
+        split_call(s).unwrap().1
+    }
+
+    #[test]
+    fn quotes_and_escapes_as_haproxy_reads_them() {
+        assert_eq!(call("f(a, b ,c)"), ["a", " b ", "c"]);
+        assert_eq!(call("add_item(',',txn.var,_s_)"), [",", "txn.var", "_s_"]);
+        assert_eq!(call("add_item(',',,_s_)"), [",", "", "_s_"]);
+        assert_eq!(
+            call(r#"regsub("(foo|bar)",blah,g)"#),
+            ["(foo|bar)", "blah", "g"]
+        );
+        assert_eq!(call(r"regsub(\.,_,g)"), [r"\.", "_", "g"]);
+        assert_eq!(call(r#"concat("q\\")"#), [r"q\"]);
+        assert_eq!(call(r#"str("a\"b")"#), [r#"a"b"#]);
+        assert_eq!(call(r"str('a\b')"), [r"a\b"]);
+        assert_eq!(call(r"str(a\,b)"), ["a,b"]);
+        assert_eq!(call("str(\" x \")"), [" x "]);
+        assert_eq!(call("str()"), Vec::<String>::new());
+        assert_eq!(call("str('')"), [""]);
+        assert!(split_call("str(a").is_err());
+        assert!(split_call("str('a)").is_err());
+        assert!(split_call("str(a)b").is_err());
+    }
+
+    #[test]
+    fn converters_split_outside_parentheses_and_quotes() {
+        assert_eq!(
+            split_top("var(x),add_item(',',y),concat(')')"),
+            ["var(x)", "add_item(',',y)", "concat(')')"]
+        );
+        assert_eq!(split_top("src,ipmask(24)"), ["src", "ipmask(24)"]);
+    }
+}
