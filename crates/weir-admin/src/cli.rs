@@ -191,6 +191,17 @@ pub enum Command {
     /// `_getsocks`: the listening sockets, passed to a new process (`-x`);
     /// only on a socket with `expose-fd listeners`.
     GetSocks,
+    /// `experimental-mode on|off`: the session may run experimental
+    /// commands (`set var`).
+    ExperimentalMode(bool),
+    /// `get var <proc.name>`.
+    GetVar(String),
+    /// `set var <proc.name> [expr] <expr>` or `set var <name> fmt <fmt>`.
+    SetVar {
+        name: String,
+        fmt: bool,
+        value: String,
+    },
 }
 
 impl Command {
@@ -208,7 +219,9 @@ impl Command {
             | ShowThreads
             | ShowSess(_) => Level::Operator,
             SetProfiling(_) | ShutdownSessionsServer(_) | ShutdownSession(_) => Level::Admin,
-            GetSocks => Level::User,
+            GetSocks | ExperimentalMode(_) => Level::User,
+            GetVar(_) => Level::Operator,
+            SetVar { .. } => Level::Operator,
             ShowPatterns { .. } | GetPattern { .. } => Level::Operator,
             AddPattern { .. } | DelPattern { .. } | SetPattern { .. } | ClearPatterns { .. } => {
                 Level::Admin
@@ -360,6 +373,29 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["show", "servers", "state"] => ShowServersState(None),
         ["show", "servers", "state", b] => ShowServersState(Some(b.to_string())),
         ["show", "backend"] => ShowBackend,
+        ["experimental-mode", "on"] => ExperimentalMode(true),
+        ["experimental-mode", "off"] => ExperimentalMode(false),
+        ["experimental-mode", ..] => {
+            return Err(CliError::Usage(
+                "'experimental-mode' expects 'on' or 'off'.".into(),
+            ))
+        }
+        ["get", "var", name] => GetVar(name.to_string()),
+        ["get", "var", ..] => return Err(CliError::Usage("Missing variable name.".into())),
+        ["set", "var", name, kind @ ("expr" | "fmt"), rest @ ..] if !rest.is_empty() => SetVar {
+            name: name.to_string(),
+            fmt: *kind == "fmt",
+            value: rest.join(" "),
+        },
+        ["set", "var", name, rest @ ..] if !rest.is_empty() => SetVar {
+            name: name.to_string(),
+            fmt: false,
+            value: rest.join(" "),
+        },
+        ["set", "var", ..] => return Err(CliError::Usage(
+            "'set var' expects a variable name followed by 'expr <expression>' or 'fmt <format>'."
+                .into(),
+        )),
         ["show", "env"] => ShowEnv(None),
         ["show", "env", v] => ShowEnv(Some(v.to_string())),
         ["get", "weight", ..] => GetWeight(server_ref(arg(2))?),
@@ -665,6 +701,21 @@ pub const HELP: &[(&str, &str, Level)] = &[
     ),
     ("show backend", "the backends' names", Level::User),
     ("show cli level", "this session's level", Level::User),
+    (
+        "experimental-mode [on|off]",
+        "turn experimental mode on or off (set var)",
+        Level::User,
+    ),
+    (
+        "get var <name>",
+        "show a process-wide variable's type and value",
+        Level::Operator,
+    ),
+    (
+        "set var <name> [expr|fmt] <value>",
+        "set a process-wide variable (experimental)",
+        Level::Operator,
+    ),
     (
         "show env [var]",
         "the process's environment",

@@ -127,7 +127,8 @@ pub const GLOBAL: &[Keyword] = &[
     kw("server-state-base", "G", Status::Refused),
     kw("server-state-file", "G", Status::Refused),
     kw("set-dumpable", "G", Status::Partly("accepted; no effect")),
-    kw("set-var", "G", Status::Refused),
+    kw("set-var", "G", Status::Supported),
+    kw("set-var-fmt", "G", Status::Supported),
     kw("setenv", "G", Status::Supported),
     kw("spread-checks", "G", Status::Partly("parsed and validated; checks are always spread evenly over `inter`, without the random percentage")),
     kw("ssl-default-bind-ciphers", "G", Status::Supported),
@@ -169,7 +170,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.lua.task-timeout", "G", Status::Refused),
     kw("tune.maxaccept", "G", Status::Supported),
     kw("tune.maxpollevents", "G", Status::Partly("the most readiness events one poll takes; weir's default is 1024, HAProxy's 200")),
-    kw("tune.maxrewrite", "G", Status::Refused),
+    kw("tune.maxrewrite", "G", Status::Partly("accepted with a note: weir rewrites a head into a new one, so a rewrite never runs out of reserved room (`strict-mode` is refused)")),
     kw("tune.pattern.cache-size", "G", Status::Refused),
     kw("tune.peers.max-updates-at-once", "G", Status::Refused),
     kw("tune.pipesize", "G", Status::Supported),
@@ -187,8 +188,8 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.sndbuf.client", "G", Status::Refused),
     kw("tune.sndbuf.server", "G", Status::Refused),
     kw("tune.ssl.cachesize", "G", Status::Supported),
-    kw("tune.ssl.capture-buffer-size", "G", Status::Refused),
-    kw("tune.ssl.capture-cipherlist-size", "G", Status::Refused),
+    kw("tune.ssl.capture-buffer-size", "G", Status::Partly("accepted with a note: weir does not capture the ClientHello's cipher list (the `ssl_fc_cipherlist_*` fetches are refused)")),
+    kw("tune.ssl.capture-cipherlist-size", "G", Status::Partly("accepted with a note: weir does not capture the ClientHello's cipher list (the `ssl_fc_cipherlist_*` fetches are refused)")),
     kw("tune.ssl.default-dh-param", "G", Status::Partly("accepted and ignored with a note (TLS 1.3 key exchange needs no DH parameters)")),
     kw("tune.ssl.force-private-cache", "G", Status::Refused),
     kw("tune.ssl.hard-maxrecord", "G", Status::Refused),
@@ -266,8 +267,8 @@ pub const PROXY: &[Keyword] = &[
     kw("http-check set-var", "D-LB", Status::Refused),
     kw("http-check unset-var", "D-LB", Status::Refused),
     kw("http-error", "DFLB", Status::Partly("status with content-type, string, file, errorfile, default-errorfiles and hdr; lf-string, lf-file and errorfiles refused")),
-    kw("http-request", "DFLB", Status::Partly("allow, deny, tarpit, return, redirect, set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, set-var, unset-var, set-log-level (accepted), wait-for-body, auth, normalize-uri (every 2.6 normalizer), capture with `len` (`id` slots from `declare capture` refused), use-service prometheus-exporter; others are refused by name")),
-    kw("http-response", "DFLB", Status::Partly("allow, deny, return, set-header, add-header, del-header, replace-header, replace-value, set-status, set-var, unset-var")),
+    kw("http-request", "DFLB", Status::Partly("allow, deny, tarpit, return, redirect, set-header, add-header, del-header, replace-header, replace-value, set-path, set-pathq, set-query, set-uri, set-method, set-var and set-var-fmt (with the `ifexists`, `ifnotexists`, `ifempty`, `ifnotempty`, `ifset`, `ifnotset`, `ifgt`, `iflt` conditions), unset-var, set-log-level (accepted), wait-for-body, auth, normalize-uri (every 2.6 normalizer), capture with `len` (`id` slots from `declare capture` refused), use-service prometheus-exporter; others are refused by name")),
+    kw("http-response", "DFLB", Status::Partly("allow, deny, return, set-header, add-header, del-header, replace-header, replace-value, set-status, set-var, set-var-fmt (with conditions), unset-var")),
     kw("http-reuse", "D-LB", Status::Partly("never, safe, aggressive and always; idle connections are per thread and per server")),
     kw("http-send-name-header", "D-LB", Status::Refused),
     kw("id", "-FLB", Status::Supported),
@@ -698,7 +699,7 @@ const HTTP_NOTES: &str = "
 
 - Fetches: `src`, `src_port`, `dst`, `dst_port`, `method`, `path`, `pathq`, `url`, `query`, `base`, `url_param`/`urlp`, `req.ver`, `hdr`/`req.hdr`, `req.fhdr`, `hdr_cnt`, `hdr_val`, `res.hdr`, `res.fhdr`, `req.cook`/`cook`, `status`, `nbsrv`, `be_conn`, `fe_conn`, `srv_name`, `var`, `always_true`, `always_false`, `http_first_req`, `str`, `int`, `http_auth`, `http_auth_group`, `http_auth_user`, `http_auth_pass`, `http_auth_type`; internal state: `fe_name`, `fe_id`, `be_name`, `be_id`, `srv_id` (ids as HAProxy numbers them), `env`, `date([offset[,s|ms|us]])`, `bin`, `bool`, `req.cook_cnt`, `req.cook_val`, `capture.req.method`, `capture.req.uri`, `capture.req.ver` (weir answers them whether the frontend logs or not; haproxy only when it logs the request line). Not yet: fetches are not checked against the rule's context (haproxy refuses `be_name` in a frontend's `http-request`; weir answers the frontend's name there). `req.body`, `req.body_len` and `req.body_param` see the body buffered by `option http-buffer-request` or `http-request wait-for-body` (up to `tune.bufsize`; chunked bodies decoded).
 - ACL keywords with an implied match: any fetch with `_beg`, `_end`, `_sub`, `_reg`, `_dir`, `_dom`, `_len`, `_ip`, `_str`, `_found` (`path_beg`, `hdr_dom(host)` …); flags `-i -m -f -n -u -M --`; methods `str beg end sub reg dir dom len int ip found bool`; integer operators `eq ge gt le lt` and ranges; predefined ACLs `TRUE FALSE HTTP HTTP_1.0 HTTP_1.1 HTTP_URL_ABS HTTP_URL_SLASH HTTP_URL_STAR HTTP_CONTENT LOCALHOST METH_*`.
-- Converters: `lower`, `upper`, `length`, `base64`, `b64dec`, `ub64enc`, `ub64dec`, `hex`, `url_dec`, `field`, `word`, `regsub` (HAProxy's `\\1` back-references), `ipmask`, `concat`, `bytes`, `json`, `map`/`map_str`/`map_beg`/`map_end`/`map_sub`/`map_reg`/`map_dir`/`map_dom`/`map_ip`/`map_int` (files read at load time), `crc32`, `djb2`, `sdbm` (with HAProxy's avalanche when the argument is 1; `wt6` and `crc32c` are refused).
+- Converters: `lower`, `upper`, `length`, `base64`, `b64dec`, `ub64enc`, `ub64dec`, `hex`, `url_dec` (with `in_form`), `url_enc`, `field`, `word`, `regsub` (HAProxy's `\\1` back-references), `ipmask`, `concat`, `add_item`, `bytes`, `json` (`ascii`, `utf8`, `utf8s`, `utf8p`, `utf8ps`), `map`/`map_str`/`map_beg`/`map_end`/`map_sub`/`map_reg`/`map_dir`/`map_dom`/`map_ip`/`map_int` (files read at load time), `crc32`, `crc32c`, `djb2`, `sdbm`, `wt6` (with HAProxy's avalanche when the argument is 1), `xxh32`, `xxh64`, `xxh3`, `sha1`, `sha2`, `digest` and `hmac` (sha1, sha224, sha256, sha384, sha512; other OpenSSL digests are refused by name), `add`, `sub`, `mul`, `div`, `mod`, `and`, `or`, `xor` (a constant or a variable), `neg`, `cpl`, `not`, `bool`, `odd`, `even`, `iif`, `strcmp`, `secure_memcmp`, `be2dec`, `be2hex`; arguments quoted as §2.2 says. An ACL on a converted sample matches as the last converter's output type (an integer, a boolean, an address). Compared with haproxy 2.6 expression by expression (`tests/suite/converters_differential.rs`). Binary samples are not a type of their own: a binary cast to a string is not cut at its first NUL byte as in haproxy.
 - `userlist` sections: `user` with `insecure-password` or a SHA-256/SHA-512 crypt `password` (`$5$`, `$6$`; other crypt(3) schemes such as MD5 `$1$`, bcrypt or yescrypt are refused with the line), `groups`, and `group … users`.
 - Regular expressions use Rust's `regex` syntax (no back-references or look-around inside patterns), a subset of PCRE: a pattern it cannot compile is a configuration error with its line.
 

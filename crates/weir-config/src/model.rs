@@ -29,6 +29,9 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct Global {
     pub daemon: bool,
+    /// `set-var` / `set-var-fmt` lines: `proc.*` variables set at start, in
+    /// order.
+    pub set_vars: Vec<(weir_rules::vars::VarSet, weir_rules::vars::VarValue)>,
     pub maxconn: Option<u32>,
     pub nbthread: Option<usize>,
     /// Set when `nbproc N>1` was given: run N threads instead.
@@ -107,6 +110,7 @@ impl Default for Global {
     fn default() -> Self {
         Global {
             daemon: false,
+            set_vars: Vec::new(),
             maxconn: None,
             nbthread: None,
             nbproc: None,

@@ -53,14 +53,13 @@ enum Next {
     Close,
 }
 
-async fn session(
-    sh: &Shared,
-    c: &Conn,
-    mut level: Level,
-    exposed: Option<&Vec<std::os::fd::OwnedFd>>,
-) {
+async fn session(sh: &Shared, c: &Conn, level: Level, exposed: Option<&Vec<std::os::fd::OwnedFd>>) {
     let mut buf: Vec<u8> = Vec::new();
-    let mut interactive = false;
+    let mut mode = Mode {
+        level,
+        interactive: false,
+        experimental: false,
+    };
     let mut chunk = [0u8; 4096];
     let idle = sh.cfg.global.stats_timeout.unwrap_or(IDLE);
     loop {
@@ -96,12 +95,12 @@ async fn session(
             }
             return;
         }
-        let (out, next) = answer(sh, &text, &mut level, &mut interactive).await;
+        let (out, next) = answer(sh, &text, &mut mode).await;
         let mut out = out.into_bytes();
-        if interactive && next == Next::Continue {
+        if mode.interactive && next == Next::Continue {
             out.extend_from_slice(b"> ");
         }
-        if !send(c, &out, idle).await || next == Next::Close || !interactive {
+        if !send(c, &out, idle).await || next == Next::Close || !mode.interactive {
             return;
         }
     }
@@ -111,16 +110,21 @@ async fn send(c: &Conn, b: &[u8], idle: Duration) -> bool {
     matches!(tokio::time::timeout(idle, c.send_all(b)).await, Ok(Ok(())))
 }
 
+/// What a CLI session has set for itself.
+struct Mode {
+    level: Level,
+    /// `prompt`: the session stays open and prompts.
+    interactive: bool,
+    /// `experimental-mode on`.
+    experimental: bool,
+}
+
 /// Runs one line's commands; every answer ends with a blank line.
-async fn answer(
-    sh: &Shared,
-    line: &str,
-    level: &mut Level,
-    interactive: &mut bool,
-) -> (String, Next) {
+async fn answer(sh: &Shared, line: &str, mode: &mut Mode) -> (String, Next) {
+    let level = &mut mode.level;
     let mut out = String::new();
     let cmds = cli::split(line);
-    if cmds.is_empty() && *interactive {
+    if cmds.is_empty() && mode.interactive {
         return (out, Next::Continue);
     }
     for words in cmds {
@@ -143,7 +147,11 @@ async fn answer(
         }
         match &cmd {
             Command::Quit => return (out, Next::Close),
-            Command::Prompt => *interactive = !*interactive,
+            Command::Prompt => mode.interactive = !mode.interactive,
+            Command::ExperimentalMode(on) => mode.experimental = *on,
+            Command::SetVar { .. } if !mode.experimental => {
+                out.push_str("This command is restricted to experimental mode only.\n")
+            }
             Command::Help => out.push_str(&cli::help(*level)),
             Command::Lower(l) => *level = (*l).min(*level),
             Command::ShowCliLevel => {

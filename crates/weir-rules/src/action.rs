@@ -4,6 +4,7 @@
 use crate::acl::{split_cond, Acl, Cond, Loader};
 use crate::fmt::Fmt;
 use crate::sample::Expr;
+use crate::vars::{VarSet, VarValue};
 use std::sync::Arc;
 
 /// The body of a `return` (or `deny` with a custom answer).
@@ -78,7 +79,8 @@ pub enum ReqAction {
     SetQuery(Fmt),
     SetUri(Fmt),
     SetMethod(Fmt),
-    SetVar(String, Expr),
+    /// `set-var(…)` / `set-var-fmt(…)`.
+    SetVar(VarSet, VarValue),
     UnsetVar(String),
     /// Accepted for compatibility; weir's logs have one level per line.
     SetLogLevel,
@@ -121,7 +123,7 @@ pub enum ResAction {
     Return(Return),
     Header(HeaderOp),
     SetStatus { status: u16, reason: Option<String> },
-    SetVar(String, Expr),
+    SetVar(VarSet, VarValue),
     UnsetVar(String),
     SetLogLevel,
 }
@@ -149,20 +151,13 @@ fn status(s: Option<&String>, what: &str) -> Result<u16, String> {
         .ok_or_else(|| format!("'{what}' expects a valid status code"))
 }
 
+/// The variable of `unset-var(<name>)` (conditions make no sense there).
 pub(crate) fn var_name(w: &str, action: &str) -> Result<String, String> {
-    let inner = w
-        .strip_prefix(action)
-        .and_then(|r| r.strip_prefix('('))
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("'{action}' expects '{action}(<scope>.<name>)'"))?;
-    let inner = inner.split(',').next().unwrap_or(inner);
-    let scope = inner.split('.').next().unwrap_or("");
-    if !["proc", "sess", "txn", "req", "res"].contains(&scope) || !inner.contains('.') {
-        return Err(format!(
-            "invalid variable name '{inner}' (expects proc., sess., txn., req. or res. followed by a name)"
-        ));
+    let v = crate::vars::parse_action(w, action)?;
+    if !v.conds.is_empty() {
+        return Err(format!("'{action}' takes no condition"));
     }
-    Ok(inner.to_string())
+    Ok(v.name)
 }
 
 pub(crate) fn exactly<'a>(
@@ -385,6 +380,9 @@ pub fn parse_request_rule(
     let one = |what: &str| -> Result<Fmt, String> { Fmt::parse(&exactly(args, 1, what)?[0], load) };
     let action = if let Some(h) = header_op(name, args, load)? {
         ReqAction::Header(h)
+    } else if let Some(set) = crate::vars::parse_set(name, args, load) {
+        let (var, value) = set?;
+        ReqAction::SetVar(var, value)
     } else {
         match name {
             "allow" => ReqAction::Allow,
@@ -434,10 +432,6 @@ pub fn parse_request_rule(
                     _ => return Err("'auth' expects '[realm <realm>]'".into()),
                 },
             },
-            n if n.starts_with("set-var(") => {
-                let e = exactly(args, 1, "set-var")?;
-                ReqAction::SetVar(var_name(n, "set-var")?, Expr::parse(&e[0], load)?)
-            }
             n if n.starts_with("unset-var(") => ReqAction::UnsetVar(var_name(n, "unset-var")?),
             o => return Err(format!("action '{o}' is not supported by weir")),
         }
@@ -460,6 +454,9 @@ pub fn parse_response_rule(
     let args = &act[1..];
     let action = if let Some(h) = header_op(name, args, load)? {
         ResAction::Header(h)
+    } else if let Some(set) = crate::vars::parse_set(name, args, load) {
+        let (var, value) = set?;
+        ResAction::SetVar(var, value)
     } else {
         match name {
             "allow" => ResAction::Allow,
@@ -479,10 +476,6 @@ pub fn parse_response_rule(
             "set-log-level" => {
                 exactly(args, 1, name)?;
                 ResAction::SetLogLevel
-            }
-            n if n.starts_with("set-var(") => {
-                let e = exactly(args, 1, "set-var")?;
-                ResAction::SetVar(var_name(n, "set-var")?, Expr::parse(&e[0], load)?)
             }
             n if n.starts_with("unset-var(") => ResAction::UnsetVar(var_name(n, "unset-var")?),
             o => return Err(format!("action '{o}' is not supported by weir")),

@@ -1,7 +1,8 @@
 //! Fetches of the stream's internal state and of the process (manual
 //! §7.3.2: `fe_name`, `be_id`, `srv_id`, `env`, `date`, constants …), the
 //! request line as captured (`capture.req.*`, §7.3.6), cookie counts and
-//! values, and the hash converters (`crc32`, `djb2`, `sdbm`).
+//! values, and the 32-bit hash converters (`crc32`, `crc32c`, `wt6`,
+//! `djb2`, `sdbm`).
 
 use crate::hash;
 use crate::sample::{Ctx, Sample};
@@ -27,6 +28,8 @@ pub enum Internal {
     Bool(bool),
     /// `ipv4(<addr>)`, `ipv6(<addr>)`: an address constant.
     Ip(std::net::IpAddr),
+    /// `uuid([4])`: a random (version 4) UUID.
+    Uuid,
     /// `req.cook_cnt([<name>])`, `req.cook_val([<name>])`.
     CookCnt(Option<String>),
     CookVal(Option<String>),
@@ -67,6 +70,12 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
             }
             Ok(Internal::Ip(ip))
         }),
+        "uuid" => match first.as_deref() {
+            None | Some("4") => Ok(Internal::Uuid),
+            Some(v) => Err(format!(
+                "fetch method 'uuid': unsupported version '{v}' (4)"
+            )),
+        },
         "req.cook_cnt" | "cook_cnt" => Ok(Internal::CookCnt(first)),
         "req.cook_val" | "cook_val" => Ok(Internal::CookVal(first)),
         "capture.req.method" => Ok(Internal::CapMethod),
@@ -130,6 +139,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
             Sample::Int(secs.checked_mul(i64::from(*unit))?.checked_add(sub)?)
         }
         Internal::Bin(b) => Sample::Str(b.clone()),
+        Internal::Uuid => text(uuid4()?),
         Internal::Bool(b) => Sample::Bool(*b),
         Internal::Ip(ip) => Sample::Ip(*ip),
         Internal::CookCnt(name) => {
@@ -157,7 +167,24 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
     })
 }
 
-/// A hash converter: `crc32`, `djb2` or `sdbm`, with `full_avalanche`
+/// A version 4 UUID from the system's random generator.
+fn uuid4() -> Option<String> {
+    let mut b = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut b).ok()?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
+}
+
+/// A hash converter: `crc32`, `crc32c`, `wt6`, `djb2` or `sdbm`, with `full_avalanche`
 /// applied when its argument is 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HashConv {
@@ -169,6 +196,8 @@ pub struct HashConv {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HashFn {
     Crc32,
+    Crc32c,
+    Wt6,
     Djb2,
     Sdbm,
 }
@@ -177,6 +206,8 @@ pub enum HashFn {
 pub fn parse_hash(name: &str, a: &[String]) -> Option<Result<HashConv, String>> {
     let f = match name {
         "crc32" => HashFn::Crc32,
+        "crc32c" => HashFn::Crc32c,
+        "wt6" => HashFn::Wt6,
         "djb2" => HashFn::Djb2,
         "sdbm" => HashFn::Sdbm,
         _ => return None,
@@ -197,6 +228,8 @@ impl HashConv {
     pub fn apply(&self, data: &[u8]) -> Sample {
         let h = match self.f {
             HashFn::Crc32 => hash::crc32(data),
+            HashFn::Crc32c => hash::crc32c(data),
+            HashFn::Wt6 => hash::wt6(data),
             HashFn::Djb2 => hash::djb2(data),
             HashFn::Sdbm => hash::sdbm(data),
         };

@@ -7,7 +7,9 @@
 
 pub mod acl;
 pub mod action;
+pub mod args;
 pub mod auth;
+pub mod conv;
 pub mod fmt;
 pub mod hash;
 pub mod internal;
@@ -16,6 +18,7 @@ pub mod normalize;
 pub mod patref;
 pub mod sample;
 pub mod tcp;
+pub mod vars;
 
 pub use acl::{split_cond, Acl, Cond, Loader};
 pub use action::{

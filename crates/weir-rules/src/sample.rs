@@ -197,7 +197,8 @@ pub enum Fetch {
     BeConn(String),
     FeConn,
     SrvName,
-    Var(String),
+    /// `var(<name>[,<default>])`.
+    Var(String, Option<String>),
     AlwaysTrue,
     AlwaysFalse,
     FirstReq,
@@ -234,7 +235,8 @@ pub enum Conv {
     Ub64Enc,
     Ub64Dec,
     Hex,
-    UrlDec,
+    /// `url_dec([in_form])`: `+` is a space in the query, or everywhere.
+    UrlDec(bool),
     Field {
         index: i64,
         delims: Vec<u8>,
@@ -260,10 +262,11 @@ pub enum Conv {
         offset: usize,
         len: Option<usize>,
     },
-    Json,
     Map(std::sync::Arc<crate::matching::Map>),
     /// `crc32`, `djb2`, `sdbm`.
     Hash(crate::internal::HashConv),
+    /// Arithmetic, digests, dumps … (see [`crate::conv`]).
+    More(crate::conv::More),
 }
 
 impl PartialEq for Conv {
@@ -279,43 +282,7 @@ pub struct Expr {
     pub convs: Vec<Conv>,
 }
 
-/// Splits `name(args)` into the name and its comma-separated arguments.
-pub fn split_call(s: &str) -> Result<(&str, Vec<String>), String> {
-    match s.find('(') {
-        None => Ok((s, Vec::new())),
-        Some(i) => {
-            let inner = s[i + 1..]
-                .strip_suffix(')')
-                .ok_or_else(|| format!("missing ')' in '{s}'"))?;
-            let args = if inner.is_empty() {
-                Vec::new()
-            } else {
-                inner.split(',').map(|a| a.trim().to_string()).collect()
-            };
-            Ok((&s[..i], args))
-        }
-    }
-}
-
-/// Splits an expression at the commas that separate converters (commas
-/// inside parentheses belong to arguments).
-fn split_top(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out
-}
+pub use crate::args::{split_call, split_top};
 
 fn int_arg(a: &[String], i: usize, what: &str) -> Result<i64, String> {
     a.get(i)
@@ -384,7 +351,13 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "be_conn" => Fetch::BeConn(first.unwrap_or_default()),
         "fe_conn" => Fetch::FeConn,
         "srv_name" => Fetch::SrvName,
-        "var" => Fetch::Var(need("a variable name")?),
+        "var" => {
+            let n = need("a variable name")?;
+            if !crate::vars::is_var(&n) {
+                return Err(format!("fetch method 'var': invalid variable name '{n}'"));
+            }
+            Fetch::Var(n, a.get(1).cloned())
+        }
         "always_true" => Fetch::AlwaysTrue,
         "always_false" => Fetch::AlwaysFalse,
         "http_first_req" => Fetch::FirstReq,
@@ -432,9 +405,20 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
         "ub64enc" => Conv::Ub64Enc,
         "ub64dec" => Conv::Ub64Dec,
         "hex" => Conv::Hex,
-        "url_dec" => Conv::UrlDec,
+        "url_dec" => Conv::UrlDec(match a.first().map(String::as_str) {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(x) => {
+                return Err(format!(
+                    "converter 'url_dec': in_form must be 0 or 1, not '{x}'"
+                ))
+            }
+        }),
         "field" | "word" => {
             let index = int_arg(&a, 0, name)?;
+            if index == 0 {
+                return Err(format!("converter '{name}': unexpected value 0 for index"));
+            }
             let d = delims(&a, 1);
             if d.is_empty() {
                 return Err(format!("converter '{name}' expects delimiters"));
@@ -488,7 +472,6 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
                 None
             },
         },
-        "json" => Conv::Json,
         n if n == "map" || n.starts_with("map_") => {
             let file = a
                 .first()
@@ -503,7 +486,10 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
         }
         _ => match crate::internal::parse_hash(name, &a) {
             Some(r) => Conv::Hash(r?),
-            None => return Err(format!("unknown converter '{name}'")),
+            None => match crate::conv::parse(name, &a) {
+                Some(r) => Conv::More(r?),
+                None => return Err(format!("unknown converter '{name}'")),
+            },
         },
     })
 }
@@ -687,7 +673,9 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::BeConn(b) => one(ctx.be_conn(b).map(Sample::Int)),
         Fetch::FeConn => vec![Sample::Int(ctx.fe_conn())],
         Fetch::SrvName => one(ctx.srv_name().map(|n| Sample::Str(n.into_bytes()))),
-        Fetch::Var(n) => one(ctx.var(n)),
+        Fetch::Var(n, default) => one(ctx
+            .var(n)
+            .or_else(|| default.as_ref().map(|d| Sample::Str(d.as_bytes().to_vec())))),
         Fetch::AlwaysTrue => vec![Sample::Bool(true)],
         Fetch::AlwaysFalse => vec![Sample::Bool(false)],
         Fetch::FirstReq => vec![Sample::Bool(ctx.first_req())],
@@ -801,57 +789,61 @@ pub(crate) fn b64dec(b: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn url_dec(b: &[u8]) -> Vec<u8> {
+/// Percent-decoding; `+` becomes a space after the first `?`, or
+/// everywhere when `in_form`.
+fn url_dec(b: &[u8], in_form: bool) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(b.len());
+    let mut in_query = in_form;
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'%' if i + 2 < b.len() => {
-                let h = std::str::from_utf8(&b[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match h {
-                    Some(v) => {
-                        out.push(v);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
+            b'%' => {
+                let h = b.get(i + 1..i + 3)?;
+                if !h.iter().all(u8::is_ascii_hexdigit) {
+                    return None;
                 }
+                out.push(u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()?);
+                i += 3;
+                continue;
             }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
+            b'+' if in_query => out.push(b' '),
             c => {
+                in_query |= c == b'?';
                 out.push(c);
-                i += 1;
             }
         }
+        i += 1;
     }
-    out
+    Some(out)
 }
 
-/// Field `index` (1-based; negative from the end) of `count` fields.
-fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Vec<u8> {
-    let mut parts: Vec<&[u8]> = b.split(|c| delims.contains(c)).collect();
-    if words {
-        parts.retain(|p| !p.is_empty());
+/// Fields `index` (1-based; negative from the end) to `index + count - 1`
+/// of `b`, as they stand in `b` (the delimiters between them kept);
+/// `words` skips empty fields. `None` when `index` is out of range.
+fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Option<Vec<u8>> {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for (i, c) in b.iter().enumerate() {
+        if delims.contains(c) {
+            spans.push((start, i));
+            start = i + 1;
+        }
     }
-    let len = parts.len() as i64;
-    let start = if index > 0 {
+    spans.push((start, b.len()));
+    if words {
+        spans.retain(|(a, z)| a < z);
+    }
+    let len = spans.len() as i64;
+    let first = if index > 0 {
         index - 1
     } else {
         len + index - (count as i64 - 1)
     };
-    if index == 0 || start < 0 || start >= len {
-        return Vec::new();
+    if index == 0 || first < 0 || first >= len {
+        return None;
     }
-    let end = (start + count as i64).min(len);
-    let sep = delims.first().copied().unwrap_or(b' ');
-    parts[start as usize..end as usize].join(&sep)
+    let last = (first + count.max(1) as i64).min(len) - 1;
+    Some(b[spans[first as usize].0..spans[last as usize].1].to_vec())
 }
 
 fn mask(ip: IpAddr, v4: u8, v6: u8) -> IpAddr {
@@ -865,22 +857,6 @@ fn mask(ip: IpAddr, v4: u8, v6: u8) -> IpAddr {
             IpAddr::V6((u128::from(a) & m).into())
         }
     }
-}
-
-fn json_escape(b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(b.len());
-    for &c in b {
-        match c {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            c if c < 0x20 => out.extend_from_slice(format!("\\u{c:04x}").as_bytes()),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
@@ -920,17 +896,17 @@ fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
                 .flat_map(|b| format!("{b:02X}").into_bytes())
                 .collect(),
         ),
-        Conv::UrlDec => Sample::Str(url_dec(&bytes())),
+        Conv::UrlDec(in_form) => Sample::Str(url_dec(&bytes(), *in_form)?),
         Conv::Field {
             index,
             delims,
             count,
-        } => Sample::Str(fields(&bytes(), delims, *index, *count, false)),
+        } => Sample::Str(fields(&bytes(), delims, *index, *count, false)?),
         Conv::Word {
             index,
             delims,
             count,
-        } => Sample::Str(fields(&bytes(), delims, *index, *count, true)),
+        } => Sample::Str(fields(&bytes(), delims, *index, *count, true)?),
         Conv::RegSub { re, with, global } => {
             let b = bytes();
             let out = if *global {
@@ -956,9 +932,9 @@ fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             let end = len.map_or(b.len(), |l| (start + l).min(b.len()));
             Sample::Str(b[start..end].to_vec())
         }
-        Conv::Json => Sample::Str(json_escape(&bytes())),
         Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
         Conv::Hash(h) => h.apply(&bytes()),
+        Conv::More(m) => return m.apply(v, ctx),
     })
 }
 

@@ -98,6 +98,11 @@ fn fetches_and_converters() {
     assert_eq!(eval("path").unwrap(), b"/api/v1/items");
     assert_eq!(eval("query").unwrap(), b"id=42&q=a%20b");
     assert_eq!(eval("url_param(q),url_dec").unwrap(), b"a b");
+    // `+` is a space only after a `?`, or with in_form (haproxy 2.6).
+    assert_eq!(eval("str(/a+b?c+d),url_dec").unwrap(), b"/a+b?c d");
+    assert_eq!(eval("str(a+b),url_dec(1)").unwrap(), b"a b");
+    assert_eq!(eval("str(%zz),url_dec"), None);
+    assert_eq!(eval("str(a%2),url_dec"), None);
     assert_eq!(eval("url_param(id)").unwrap(), b"42");
     assert_eq!(eval("hdr(host),lower").unwrap(), b"example.com:8080");
     assert_eq!(eval("hdr(host),field(1,:)").unwrap(), b"Example.COM");

@@ -3,8 +3,8 @@
 
 use crate::acl::{split_cond, Loader};
 use crate::action::{capture, cond_of, exactly, var_name, Lookup, Rule};
-use crate::fmt::Fmt;
 use crate::sample::Expr;
+use crate::vars::{VarSet, VarValue};
 
 /// Where a TCP rule runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +53,8 @@ pub enum TcpAction {
     /// `tcp-response content close`: closes the server's side once the
     /// response is forwarded.
     Close,
-    SetVar(String, Expr),
-    SetVarFmt(String, Fmt),
+    /// `set-var(…)` / `set-var-fmt(…)`.
+    SetVar(VarSet, VarValue),
     UnsetVar(String),
     /// `set-src`, `set-dst`, `set-src-port`, `set-dst-port`.
     SetAddr(AddrPart, Expr),
@@ -140,13 +140,13 @@ pub fn parse_tcp_rule(
             }
             _ => return Err("'capture' expects '<sample> len <length>'".into()),
         },
-        n if n.starts_with("set-var-fmt(") => {
-            let e = exactly(args, 1, "set-var-fmt")?;
-            TcpAction::SetVarFmt(var_name(n, "set-var-fmt")?, Fmt::parse(&e[0], load)?)
-        }
-        n if n.starts_with("set-var(") => {
-            TcpAction::SetVar(var_name(n, "set-var")?, expr("set-var")?)
-        }
+        n if n.starts_with("set-var") => match crate::vars::parse_set(n, args, load) {
+            Some(set) => {
+                let (var, value) = set?;
+                TcpAction::SetVar(var, value)
+            }
+            None => return Err(format!("unknown action '{n}'")),
+        },
         n if n.starts_with("unset-var(") => TcpAction::UnsetVar(var_name(n, "unset-var")?),
         n => {
             return Err(match refused(n) {

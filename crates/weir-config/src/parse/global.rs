@@ -62,6 +62,28 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
             );
         }
         "expose-experimental-directives" => {}
+        "set-var" | "set-var-fmt" => {
+            let [_, name, value] = words else {
+                return Err(format!(
+                    "expects a variable name and {}",
+                    if kw == "set-var" {
+                        "a sample expression"
+                    } else {
+                        "a format string"
+                    }
+                ));
+            };
+            if !name.starts_with("proc.") {
+                return Err(format!(
+                    "only 'proc.' variables may be set in the 'global' section, not '{name}'"
+                ));
+            }
+            let action = format!("{kw}({name})");
+            let set = weir_rules::vars::parse_set(&action, &words[2..], &super::http::load)
+                .ok_or("internal: not a set-var")??;
+            let _ = value;
+            g.set_vars.push(set);
+        }
         "tune.idle-pool.shared" => {
             let v = one(words, "'on' or 'off'")?;
             if v != "on" && v != "off" {

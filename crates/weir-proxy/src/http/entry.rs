@@ -25,7 +25,7 @@ pub fn run_http(
     // task (rustc keeps a copy of each); a block captures them once.
     async move {
         let accept_wall = wall_now();
-        let mut vars = Vars::default();
+        let mut vars = Vars::new(&sh.proc_vars);
         let initial = open(&sh, fe_idx, &client, &mut acc, &mut vars, accept_wall).await;
         if let Some(initial) = initial.filter(|_| {
             admit(
@@ -90,7 +90,7 @@ pub fn run_https(
     // task (rustc keeps a copy of each); a block captures them once.
     async move {
         let accept_wall = wall_now();
-        let mut vars = Vars::default();
+        let mut vars = Vars::new(&sh.proc_vars);
         let initial = open(&sh, fe_idx, &client, &mut acc, &mut vars, accept_wall).await;
         if let Some(initial) = initial {
             let secured = Box::pin(secure(&sh, fe_idx, client, &acc, initial, accept_wall))

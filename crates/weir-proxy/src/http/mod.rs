@@ -498,7 +498,11 @@ impl<'a> Session<'a> {
             };
             // Boxed as the session keeps it: not carried in the exchange.
             let mut held = self.held.take();
-            let mut vars = self.vars.take().map(|v| *v).unwrap_or_default();
+            let mut vars = self
+                .vars
+                .take()
+                .map(|v| *v)
+                .unwrap_or_else(|| Vars::new(&sh.proc_vars));
             let out = exchange(
                 sh,
                 fe_idx,

@@ -4,6 +4,7 @@
 //! `deny`, `return` and `redirect`.
 
 use super::errors;
+use crate::state::procvars::ProcVars;
 use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
@@ -11,33 +12,62 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use weir_config::Proxy;
 use weir_proto::h1::{Header, RequestHead, ResponseHead};
+use weir_rules::vars::VarSet;
 use weir_rules::{
     Body, Ctx, HeaderOp, Redirect, RedirectKind, ReqAction, ResAction, Return, Rule, Sample,
 };
 
 /// Variables set by `set-var` (`sess.*` live as long as the connection,
-/// the others for one exchange).
-#[derive(Default, Clone)]
+/// `txn.*`, `req.*` and `res.*` for one exchange; `proc.*` are the
+/// process's, in [`ProcVars`]).
+#[derive(Clone)]
 pub struct Vars {
     vals: Vec<(String, Sample)>,
     /// `http-request capture` values of the exchange: (slot, value).
     pub captures: Vec<(usize, String)>,
+    proc: ProcVars,
 }
 
 impl Vars {
+    /// A connection's variables, beside the process's.
+    pub fn new(proc: &ProcVars) -> Vars {
+        Vars {
+            vals: Vec::new(),
+            captures: Vec::new(),
+            proc: proc.clone(),
+        }
+    }
     fn get(&self, name: &str) -> Option<Sample> {
+        if name.starts_with("proc.") {
+            return self.proc.get(name);
+        }
         self.vals
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
     }
     pub(crate) fn set(&mut self, name: &str, v: Sample) {
+        if name.starts_with("proc.") {
+            return self.proc.set(name, v);
+        }
         match self.vals.iter_mut().find(|(n, _)| n == name) {
             Some(e) => e.1 = v,
             None => self.vals.push((name.to_string(), v)),
         }
     }
+    /// `set-var`: stores `v` when the variable's conditions hold (a
+    /// `proc` variable always exists).
+    pub(crate) fn set_if(&mut self, var: &VarSet, v: Sample) {
+        let cur = self.get(&var.name);
+        let exists = var.name.starts_with("proc.") || cur.is_some();
+        if var.allows(cur.as_ref(), exists, &v) {
+            self.set(&var.name, v);
+        }
+    }
     pub(crate) fn unset(&mut self, name: &str) {
+        if name.starts_with("proc.") {
+            return self.proc.unset(name);
+        }
         self.vals.retain(|(n, _)| n != name);
     }
     /// No variable is left.
@@ -244,7 +274,7 @@ enum Edit {
     Status(u16, String),
     Uri(String),
     Method(String),
-    SetVar(String, Option<Sample>),
+    SetVar(VarSet, Option<Sample>),
     UnsetVar(String),
     Capture(usize, String),
 }
@@ -500,7 +530,7 @@ pub fn run_request(
                     *dirty = true;
                 }
             }
-            Edit::SetVar(n, Some(v)) => vars.set(&n, v),
+            Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
             Edit::SetVar(_, None) | Edit::Status(..) => {}
             Edit::UnsetVar(n) => vars.unset(&n),
             Edit::Capture(slot, v) => vars.captures.push((slot, v)),
@@ -569,7 +599,7 @@ pub fn run_response(
                 res.reason = r;
                 *dirty = true;
             }
-            Edit::SetVar(n, Some(v)) => vars.set(&n, v),
+            Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
             Edit::UnsetVar(n) => vars.unset(&n),
             _ => {}
         }

@@ -30,11 +30,50 @@ pub async fn run_async(sh: &Shared, cmd: &Command) -> String {
     }
 }
 
+/// `get var`: a `proc.*` variable's type and value (with no line end of
+/// its own: haproxy 2.6 ends this answer with a single newline).
+fn get_var(sh: &Shared, name: &str) -> String {
+    let found = name
+        .starts_with("proc.")
+        .then(|| sh.proc_vars.get(name))
+        .flatten();
+    match found {
+        Some(v) => {
+            let (ty, val) = weir_rules::vars::describe(&v);
+            format!("{name}: type={ty} value=<{val}>")
+        }
+        None => "Variable not found.\n".into(),
+    }
+}
+
+/// `set var`: evaluates an expression or a format string against the
+/// process's variables and stores it.
+fn set_var(sh: &Shared, name: &str, fmt: bool, value: &str) -> String {
+    if !name.starts_with("proc.") || !weir_rules::vars::is_var(name) {
+        return "'set var' only supports process-wide variables ('proc.' scope).\n".into();
+    }
+    let kw = if fmt { "set-var-fmt" } else { "set-var" };
+    let action = format!("{kw}({name})");
+    let load = |f: &str| Err(format!("cannot read '{f}' from the CLI"));
+    let parsed = weir_rules::vars::parse_set(&action, &[value.to_string()], &load);
+    match parsed {
+        Some(Ok(line)) => {
+            sh.proc_vars.init(std::slice::from_ref(&line));
+            String::new()
+        }
+        Some(Err(e)) => format!("{e}\n"),
+        None => "internal: not a set-var\n".into(),
+    }
+}
+
 /// Runs one command that the calling thread answers alone (its level was
 /// checked); the answer without the blank line that ends it.
 pub fn run(sh: &Shared, cmd: &Command) -> String {
     match cmd {
-        Command::ShowSess(_) | Command::ShutdownSession(_) | Command::GetSocks => {
+        Command::ShowSess(_)
+        | Command::ShutdownSession(_)
+        | Command::GetSocks
+        | Command::ExperimentalMode(_) => {
             "This command is only answered on the stats socket.\n".into()
         }
         Command::ShowInfo(Format::Plain) => info(sh),
@@ -44,6 +83,8 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::ShowStat(f, Format::Typed) => weir_admin::typed::stat_typed(&stat_rows(sh, f)),
         Command::ShowStat(f, Format::Json) => weir_admin::typed::stat_json(&stat_rows(sh, f)),
         Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
+        Command::GetVar(name) => get_var(sh, name),
+        Command::SetVar { name, fmt, value } => set_var(sh, name, *fmt, value),
         Command::ShowBackend => {
             let mut out = String::from("# name\n");
             for b in &sh.backends {

@@ -48,6 +48,8 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     for (i, b) in backends.iter().enumerate() {
         roles[b.proxy.index()].backend = Some(BackendId::new(i));
     }
+    let proc_vars = super::procvars::ProcVars::default();
+    proc_vars.init(&g.set_vars);
     let (stopping, _) = tokio::sync::watch::channel(false);
     let (killing, _) = tokio::sync::watch::channel(false);
     Ok(Shared {
@@ -71,6 +73,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         handed_over: AtomicBool::new(false),
         started: std::time::SystemTime::now(),
         errors: capture::ErrorLog::default(),
+        proc_vars,
         nthreads: limits.nthreads,
         workers: super::workers::Workers::new(limits.nthreads),
         server_kills: AtomicU32::new(0),

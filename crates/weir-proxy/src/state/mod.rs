@@ -13,6 +13,7 @@ use weir_config::{Config, SendProxy};
 
 pub mod build;
 pub mod ids;
+pub mod procvars;
 pub mod workers;
 pub use build::{build, resolve, Carried, Limits};
 pub use ids::{BackendId, FrontendId, ProxyId, Roles};
@@ -277,6 +278,8 @@ pub struct Shared {
     pub started: std::time::SystemTime,
     /// The last invalid message of each proxy (`show errors`).
     pub errors: crate::capture::ErrorLog,
+    /// `proc.*` variables.
+    pub proc_vars: procvars::ProcVars,
     pub nthreads: usize,
     /// The worker threads' loops (`show sess` runs jobs on them).
     pub workers: workers::Workers,

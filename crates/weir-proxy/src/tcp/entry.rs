@@ -35,7 +35,7 @@ pub fn run(
     async move {
         let accept_wall = wall_now();
         let started = crate::clock::now();
-        let mut vars = Vars::default();
+        let mut vars = Vars::new(&sh.proc_vars);
         let Some(initial) =
             rules::open(&sh, fe_idx, &client, &mut acc, &mut vars, accept_wall).await
         else {
@@ -90,6 +90,7 @@ pub fn run(
             initial,
             accept_wall,
             started,
+            vars,
         )
         .await;
     }
@@ -143,6 +144,7 @@ fn run_tcp(
     initial: Vec<u8>,
     accept_wall: Duration,
     started: Instant,
+    mut vars: Vars,
 ) -> impl std::future::Future<Output = ()> + use<'_> {
     // Not an `async fn`: its arguments would be stored twice in every
     // session's task (rustc keeps a copy of each); a block captures them
@@ -270,7 +272,6 @@ fn run_tcp(
         // connected, before anything is forwarded (weir has no response
         // content fetch to wait for yet).
         if !be_px.tcp.response.is_empty() {
-            let mut vars = Vars::default();
             let (mut peer, mut local) = (acc.peer, acc.local);
             let mut subj = Subject {
                 peer: &mut peer,

@@ -64,14 +64,10 @@ pub fn run(
                 }
             }
             TcpAction::SetLogLevel => {}
-            TcpAction::SetVar(name, e) => {
-                if let Some(v) = e.eval(&ctx) {
-                    set_var(set, subj.vars, name, v);
+            TcpAction::SetVar(var, value) => {
+                if let Some(v) = value.eval(&ctx) {
+                    set_var(set, subj.vars, var, v);
                 }
-            }
-            TcpAction::SetVarFmt(name, f) => {
-                let v = Sample::Str(f.render(&ctx));
-                set_var(set, subj.vars, name, v);
             }
             TcpAction::UnsetVar(name) => subj.vars.unset(name),
             TcpAction::SetAddr(part, e) => {
@@ -95,12 +91,13 @@ pub fn run(
 
 /// Before a request exists, only the session's and the process's
 /// variables can be set (HAProxy: `proc` and `sess` scopes).
-fn set_var(set: TcpRuleSet, vars: &mut Vars, name: &str, v: Sample) {
+fn set_var(set: TcpRuleSet, vars: &mut Vars, var: &weir_rules::vars::VarSet, v: Sample) {
     let early = matches!(set, TcpRuleSet::Connection | TcpRuleSet::Session);
+    let name = &var.name;
     if early && !(name.starts_with("sess.") || name.starts_with("proc.")) {
         return;
     }
-    vars.set(name, v);
+    vars.set_if(var, v);
 }
 
 /// `set-src`/`set-dst` keep the port when the family allows it (else

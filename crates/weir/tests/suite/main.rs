@@ -10,6 +10,7 @@ mod common;
 mod audit;
 mod balancing;
 mod cli;
+mod converters_differential;
 mod counters_differential;
 mod forwarding;
 mod framing;
@@ -38,3 +39,4 @@ mod tls;
 
 mod tls_records;
 mod tls_servers;
+mod variables;

@@ -1,0 +1,67 @@
+//! The process's variables (`proc.*`): one store shared by every
+//! connection and thread, filled first by `global`'s `set-var` and
+//! `set-var-fmt` lines, read and written by rules and the CLI.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use weir_rules::vars::VarValue;
+use weir_rules::{Ctx, Sample};
+
+/// A handle on the store (cheap to clone: every handle sees one store).
+#[derive(Debug, Default, Clone)]
+pub struct ProcVars(Arc<Mutex<Vec<(String, Sample)>>>);
+
+impl ProcVars {
+    fn lock(&self) -> MutexGuard<'_, Vec<(String, Sample)>> {
+        // A panic elsewhere cannot leave a half-written entry: writes are
+        // single assignments.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub fn get(&self, name: &str) -> Option<Sample> {
+        self.lock()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+    pub fn set(&self, name: &str, v: Sample) {
+        let mut vals = self.lock();
+        match vals.iter_mut().find(|(n, _)| n == name) {
+            Some(e) => e.1 = v,
+            None => vals.push((name.to_string(), v)),
+        }
+    }
+    pub fn unset(&self, name: &str) {
+        self.lock().retain(|(n, _)| n != name);
+    }
+
+    /// Runs `global`'s `set-var` lines in order (each sees the ones
+    /// before it).
+    pub fn init(&self, lines: &[(weir_rules::vars::VarSet, VarValue)]) {
+        for (var, value) in lines {
+            let ctx = ProcCtx(self);
+            if let Some(v) = value.eval(&ctx) {
+                let cur = self.get(&var.name);
+                if var.allows(cur.as_ref(), true, &v) {
+                    self.set(&var.name, v);
+                }
+            }
+        }
+    }
+}
+
+/// What an expression sees outside any connection: the process's
+/// variables only.
+pub struct ProcCtx<'a>(pub &'a ProcVars);
+
+impl Ctx for ProcCtx<'_> {
+    fn src(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+    fn dst(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+    fn var(&self, name: &str) -> Option<Sample> {
+        name.starts_with("proc.")
+            .then(|| self.0.get(name))
+            .flatten()
+    }
+}
