@@ -10,7 +10,7 @@ pub const LANGUAGE_VERSION: &str = "2.6";
 /// provides through another library counts as present under HAProxy's
 /// name, so that `.if feature(X)` keeps the lines written for it: OPENSSL
 /// (weir terminates and originates TLS with rustls), PROMEX (the
-/// Prometheus exporter service).
+/// Prometheus exporter service), PCRE2 (regexes, see below).
 pub const FEATURES: &[(&str, bool)] = &[
     ("EPOLL", true),
     ("LINUX_SPLICE", true),
@@ -25,7 +25,10 @@ pub const FEATURES: &[(&str, bool)] = &[
     ("OPENSSL", true),
     ("LUA", false),
     ("PCRE", false),
-    ("PCRE2", false),
+    // Regexes are Rust's `regex` (a PCRE subset without back-references
+    // or look-around in patterns: those are configuration errors).
+    ("PCRE2", true),
+    ("PCRE2_JIT", true),
     ("ZLIB", false),
     ("PROMEX", true),
     ("QUIC", false),

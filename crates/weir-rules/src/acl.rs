@@ -48,7 +48,7 @@ fn derived(name: &str) -> Option<(&str, Method)> {
 /// The match method a fetch implies when none is given.
 fn default_method(f: &Fetch) -> Method {
     match f {
-        Fetch::Src | Fetch::Dst => Method::Ip,
+        Fetch::Src | Fetch::Dst | Fetch::HdrIp { .. } => Method::Ip,
         Fetch::SrcPort
         | Fetch::DstPort
         | Fetch::HdrCnt(_)

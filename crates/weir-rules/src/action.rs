@@ -45,12 +45,38 @@ pub struct Redirect {
     pub append_slash: bool,
 }
 
+/// How `del-header` picks the header names it removes.
+#[derive(Debug, Clone)]
+pub enum NameMatch {
+    Str(String),
+    Beg(String),
+    End(String),
+    Sub(String),
+    Reg(regex::Regex),
+}
+
+impl NameMatch {
+    /// Whether header `name` is one to remove: names are compared in lower
+    /// case, as haproxy stores them (a regex sees `x-r1` for `X-R1`).
+    pub fn matches(&self, name: &str) -> bool {
+        let n = name.to_ascii_lowercase();
+        match self {
+            NameMatch::Str(p) => n == *p,
+            NameMatch::Beg(p) => n.starts_with(p.as_str()),
+            NameMatch::End(p) => n.ends_with(p.as_str()),
+            NameMatch::Sub(p) => n.contains(p.as_str()),
+            NameMatch::Reg(re) => re.is_match(&n),
+        }
+    }
+}
+
 /// Header edits shared by request and response rules.
 #[derive(Debug, Clone)]
 pub enum HeaderOp {
     Set(String, Fmt),
     Add(String, Fmt),
-    Del(String),
+    /// `del-header <name> [-m str|beg|end|sub|reg]`.
+    Del(NameMatch),
     /// `replace-header`: the whole value; `replace-value`: each
     /// comma-separated value.
     Replace {
@@ -65,12 +91,27 @@ pub enum HeaderOp {
 #[derive(Debug, Clone)]
 pub enum ReqAction {
     Allow,
+    /// `deny [status N] [<return options>]`: the error page, or the answer
+    /// the options describe.
     Deny {
         status: u16,
+        answer: Option<Return>,
     },
     Tarpit {
         status: u16,
     },
+    /// `reject`: the connection closes without an answer.
+    Reject,
+    /// `replace-path|replace-pathq|replace-uri <regex> <fmt>`: when the
+    /// regex matches the part, the part becomes the format with `\N`
+    /// back-references.
+    Replace {
+        part: UriPart,
+        re: regex::bytes::Regex,
+        with: Fmt,
+    },
+    /// `set-src|set-dst|set-src-port|set-dst-port <expr>`.
+    SetAddr(crate::tcp::AddrPart, Expr),
     Return(Return),
     Redirect(Redirect),
     Header(HeaderOp),
@@ -119,13 +160,57 @@ pub enum Service {
 #[derive(Debug, Clone)]
 pub enum ResAction {
     Allow,
-    Deny { status: u16 },
+    Deny { status: u16, answer: Option<Return> },
     Return(Return),
     Header(HeaderOp),
     SetStatus { status: u16, reason: Option<String> },
     SetVar(VarSet, VarValue),
     UnsetVar(String),
     SetLogLevel,
+}
+
+/// The part of the request target a `replace-*` action rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UriPart {
+    Path,
+    PathQ,
+    Uri,
+}
+
+impl UriPart {
+    /// `uri` split as this part sees it: (kept before, the part, kept
+    /// after). An absolute-form target keeps its scheme and authority;
+    /// `Path` keeps the query.
+    fn split(self, uri: &str) -> (&str, &str, &str) {
+        let start = uri.find("://").map_or(0, |i| {
+            uri[i + 3..].find('/').map_or(uri.len(), |j| i + 3 + j)
+        });
+        let (prefix, rest) = uri.split_at(start);
+        let (path, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
+        match self {
+            UriPart::Path => (prefix, path, query),
+            UriPart::PathQ => (prefix, rest, ""),
+            UriPart::Uri => ("", uri, ""),
+        }
+    }
+
+    /// The request target with this part set to `value` (`set-path`,
+    /// `set-pathq`, `set-uri`).
+    pub fn set(self, uri: &str, value: &str) -> String {
+        let (before, _, after) = self.split(uri);
+        format!("{before}{value}{after}")
+    }
+
+    /// The request target with this part replaced by `with` (`\N`
+    /// back-references expanded) when `re` matches the part; `None` when
+    /// it does not.
+    pub fn replace(self, uri: &str, re: &regex::bytes::Regex, with: &[u8]) -> Option<String> {
+        let (before, target, after) = self.split(uri);
+        let caps = re.captures(target.as_bytes())?;
+        let mut out = Vec::new();
+        caps.expand(&crate::matching::backrefs(with), &mut out);
+        Some(format!("{before}{}{after}", String::from_utf8_lossy(&out)))
+    }
 }
 
 /// An action with its condition.
@@ -186,12 +271,28 @@ fn header_op(name: &str, args: &[String], load: Loader<'_>) -> Result<Option<Hea
                 HeaderOp::Add(a[0].clone(), f)
             }
         }
-        "del-header" => {
-            if args.is_empty() || args.len() > 3 {
-                return Err("'del-header' expects a header name".into());
+        "del-header" => HeaderOp::Del(match args {
+            [n] => NameMatch::Str(n.to_ascii_lowercase()),
+            [n, m, how] if m == "-m" => {
+                let low = n.to_ascii_lowercase();
+                match how.as_str() {
+                    "str" => NameMatch::Str(low),
+                    "beg" => NameMatch::Beg(low),
+                    "end" => NameMatch::End(low),
+                    "sub" => NameMatch::Sub(low),
+                    "reg" => NameMatch::Reg(
+                        regex::Regex::new(n)
+                            .map_err(|e| format!("'del-header': invalid regex '{n}': {e}"))?,
+                    ),
+                    o => {
+                        return Err(format!(
+                        "'del-header': unknown matching method '{o}' (str, beg, end, sub or reg)"
+                    ))
+                    }
+                }
             }
-            HeaderOp::Del(args[0].clone())
-        }
+            _ => return Err("'del-header' expects '<name> [-m <method>]'".into()),
+        }),
         "replace-header" | "replace-value" => {
             let a = exactly(args, 3, name)?;
             let re = regex::bytes::Regex::new(&format!("^(?:{})$", a[1]))
@@ -227,9 +328,13 @@ fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
             "content-type" => r.content_type = Some(val()?),
             "string" => r.body = Body::Static(val()?.into_bytes()),
             "lf-string" => r.body = Body::Fmt(Fmt::parse(&val()?, load)?),
-            "file" | "lf-file" => {
+            "file" => {
                 let f = val()?;
                 r.body = Body::Static(load(&f)?.into_bytes());
+            }
+            "lf-file" => {
+                let f = val()?;
+                r.body = Body::Fmt(Fmt::parse(&load(&f)?, load)?);
             }
             "errorfile" => {
                 let f = val()?;
@@ -295,9 +400,57 @@ pub fn parse_redirect(args: &[String], load: Loader<'_>) -> Result<Redirect, Str
 fn deny_status(args: &[String], default: u16) -> Result<u16, String> {
     match args {
         [] => Ok(default),
-        [k, v] if k == "deny_status" => status(Some(v), "deny_status"),
+        [k, v] if k == "deny_status" || k == "status" => status(Some(v), k),
         _ => Err(format!("unexpected '{}'", args.join(" "))),
     }
+}
+
+/// `deny`'s words: `[deny_status|status N]`, then optionally the options
+/// of `return` for a custom answer.
+fn parse_deny(
+    args: &[String],
+    default: u16,
+    load: Loader<'_>,
+) -> Result<(u16, Option<Return>), String> {
+    let only_status = args.len() <= 2
+        && args
+            .first()
+            .is_none_or(|k| k == "status" || k == "deny_status");
+    if only_status {
+        return Ok((deny_status(args, default)?, None));
+    }
+    let mut words: Vec<String> = args
+        .iter()
+        .map(|w| {
+            if w == "deny_status" {
+                "status".into()
+            } else {
+                w.clone()
+            }
+        })
+        .collect();
+    if !words.iter().any(|w| w == "status") {
+        words.splice(0..0, ["status".to_string(), default.to_string()]);
+    }
+    let r = parse_return(&words, load)?;
+    Ok((r.status, Some(r)))
+}
+
+/// `replace-path|replace-pathq|replace-uri <regex> <fmt>`.
+fn parse_replace(
+    part: UriPart,
+    name: &str,
+    args: &[String],
+    load: Loader<'_>,
+) -> Result<ReqAction, String> {
+    let a = exactly(args, 2, name)?;
+    let re = regex::bytes::Regex::new(&a[0])
+        .map_err(|e| format!("'{name}': invalid regex '{}': {e}", a[0]))?;
+    Ok(ReqAction::Replace {
+        part,
+        re,
+        with: Fmt::parse(&a[1], load)?,
+    })
 }
 
 pub(crate) fn cond_of(
@@ -386,9 +539,27 @@ pub fn parse_request_rule(
     } else {
         match name {
             "allow" => ReqAction::Allow,
-            "deny" => ReqAction::Deny {
-                status: deny_status(args, 403)?,
-            },
+            "deny" => {
+                let (status, answer) = parse_deny(args, 403, load)?;
+                ReqAction::Deny { status, answer }
+            }
+            "reject" => {
+                exactly(args, 0, name)?;
+                ReqAction::Reject
+            }
+            "replace-path" => parse_replace(UriPart::Path, name, args, load)?,
+            "replace-pathq" => parse_replace(UriPart::PathQ, name, args, load)?,
+            "replace-uri" => parse_replace(UriPart::Uri, name, args, load)?,
+            "set-src" | "set-dst" | "set-src-port" | "set-dst-port" => {
+                let part = match name {
+                    "set-src" => crate::tcp::AddrPart::Src,
+                    "set-dst" => crate::tcp::AddrPart::Dst,
+                    "set-src-port" => crate::tcp::AddrPart::SrcPort,
+                    _ => crate::tcp::AddrPart::DstPort,
+                };
+                let e = exactly(args, 1, name)?;
+                ReqAction::SetAddr(part, Expr::parse(&e[0], load)?)
+            }
             "tarpit" => ReqAction::Tarpit {
                 status: deny_status(args, 500)?,
             },
@@ -460,9 +631,10 @@ pub fn parse_response_rule(
     } else {
         match name {
             "allow" => ResAction::Allow,
-            "deny" => ResAction::Deny {
-                status: deny_status(args, 502)?,
-            },
+            "deny" => {
+                let (status, answer) = parse_deny(args, 502, load)?;
+                ResAction::Deny { status, answer }
+            }
             "return" => ResAction::Return(parse_return(args, load)?),
             "set-status" => {
                 let s = status(args.first(), "set-status")?;
@@ -486,3 +658,7 @@ pub fn parse_response_rule(
         cond: cond_of(c, lookup, load)?,
     })
 }
+
+#[cfg(test)]
+#[path = "action_tests.rs"]
+mod tests;

@@ -185,6 +185,11 @@ pub enum Fetch {
         full: bool,
     },
     HdrCnt(Option<String>),
+    /// `req.hdr_ip`/`hdr_ip`: a header's value as an address.
+    HdrIp {
+        name: Option<String>,
+        occ: Option<i64>,
+    },
     HdrVal(String),
     ResHdr {
         name: Option<String>,
@@ -252,7 +257,9 @@ pub enum Conv {
         with: Vec<u8>,
         global: bool,
     },
-    IpMask(u8, u8),
+    /// `ipmask(<v4>[,<v6>])`: each a prefix length or a mask in address
+    /// form.
+    IpMask(u32, u128),
     Concat {
         before: Vec<u8>,
         var: Option<String>,
@@ -334,6 +341,10 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
             full: true,
         },
         "hdr_cnt" | "req.hdr_cnt" => Fetch::HdrCnt(first),
+        "hdr_ip" | "req.hdr_ip" => Fetch::HdrIp {
+            name: first,
+            occ: occ_arg(&a, name)?,
+        },
         "hdr_val" | "req.hdr_val" => Fetch::HdrVal(need("a header name")?),
         "res.hdr" | "shdr" => Fetch::ResHdr {
             name: first,
@@ -448,16 +459,16 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
             Conv::RegSub { re, with, global }
         }
         "ipmask" => {
-            let v4 = int_arg(&a, 0, "ipmask")?;
-            let v6 = if a.len() > 1 {
-                int_arg(&a, 1, "ipmask")?
-            } else {
-                128
+            let v4 = a.first().ok_or("converter 'ipmask' expects a mask")?;
+            let v4 =
+                mask_arg::<32>(v4).ok_or_else(|| format!("ipmask: invalid IPv4 mask '{v4}'"))?;
+            let v6 = match a.get(1) {
+                Some(m) => {
+                    mask_arg::<128>(m).ok_or_else(|| format!("ipmask: invalid IPv6 mask '{m}'"))?
+                }
+                None => u128::MAX,
             };
-            if !(0..=32).contains(&v4) || !(0..=128).contains(&v6) {
-                return Err("ipmask: invalid prefix length".into());
-            }
-            Conv::IpMask(v4 as u8, v6 as u8)
+            Conv::IpMask(v4 as u32, v6)
         }
         "concat" => Conv::Concat {
             before: delims(&a, 0),
@@ -644,6 +655,14 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
             *occ,
             all,
         ),
+        Fetch::HdrIp { name, occ } => pick_occ(
+            header_values(&ctx.req_headers(), name.as_deref(), false),
+            *occ,
+            all,
+        )
+        .into_iter()
+        .filter_map(|v| v.to_ip().map(Sample::Ip))
+        .collect(),
         Fetch::HdrCnt(name) => {
             let n = header_values(&ctx.req_headers(), name.as_deref(), false).len();
             vec![Sample::Int(n as i64)]
@@ -846,16 +865,28 @@ fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Opt
     Some(b[spans[first as usize].0..spans[last as usize].1].to_vec())
 }
 
-fn mask(ip: IpAddr, v4: u8, v6: u8) -> IpAddr {
+fn mask(ip: IpAddr, v4: u32, v6: u128) -> IpAddr {
     match ip {
-        IpAddr::V4(a) => {
-            let m = u32::MAX.checked_shl(32 - u32::from(v4)).unwrap_or(0);
-            IpAddr::V4((u32::from(a) & m).into())
-        }
-        IpAddr::V6(a) => {
-            let m = u128::MAX.checked_shl(128 - u32::from(v6)).unwrap_or(0);
-            IpAddr::V6((u128::from(a) & m).into())
-        }
+        IpAddr::V4(a) => IpAddr::V4((u32::from(a) & v4).into()),
+        IpAddr::V6(a) => IpAddr::V6((u128::from(a) & v6).into()),
+    }
+}
+
+/// A mask of `BITS` bits given as a prefix length (`24`) or in address
+/// form (`255.255.255.0`, `ffff:ffff::`).
+fn mask_arg<const BITS: u32>(s: &str) -> Option<u128> {
+    let all = if BITS == 128 {
+        u128::MAX
+    } else {
+        (1u128 << BITS) - 1
+    };
+    if let Ok(n) = s.parse::<u32>() {
+        return (n <= BITS).then(|| all & all.checked_shl(BITS - n).unwrap_or(0));
+    }
+    match s.parse::<IpAddr>().ok()? {
+        IpAddr::V4(a) if BITS == 32 => Some(u128::from(u32::from(a))),
+        IpAddr::V6(a) if BITS == 128 => Some(u128::from(a)),
+        _ => None,
     }
 }
 

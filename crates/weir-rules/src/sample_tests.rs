@@ -196,3 +196,36 @@ fn strings_become_numbers_without_unicode_whitespace() {
     assert_eq!(s(" 127.0.0.1 ").to_ip(), "127.0.0.1".parse().ok());
     assert_eq!(s("\u{a0}127.0.0.1").to_ip(), None);
 }
+
+#[test]
+fn header_addresses_and_masks() {
+    let t = T {
+        uri: "/".into(),
+        headers: vec![
+            ("X-Forwarded-For".into(), b"10.0.0.1, 2001:db8::1".to_vec()),
+            ("X-Bad".into(), b"nope".to_vec()),
+        ],
+    };
+    let ev = |e: &str| {
+        Expr::parse(e, &no_files)
+            .unwrap()
+            .eval(&t)
+            .map(|s| s.to_bytes())
+    };
+    assert_eq!(ev("req.hdr_ip(x-forwarded-for)").unwrap(), b"2001:db8::1");
+    assert_eq!(
+        ev("hdr_ip(x-forwarded-for,1),ipmask(24)").unwrap(),
+        b"10.0.0.0"
+    );
+    assert_eq!(ev("req.hdr_ip(x-bad)"), None);
+    assert_eq!(
+        ev("req.hdr_ip(x-forwarded-for),ipmask(24,ffff:ffff::)").unwrap(),
+        b"2001:db8::"
+    );
+    assert_eq!(
+        ev("hdr_ip(x-forwarded-for,1),ipmask(255.255.0.0)").unwrap(),
+        b"10.0.0.0"
+    );
+    assert!(Expr::parse("src,ipmask(33)", &no_files).is_err());
+    assert!(Expr::parse("src,ipmask(24,129)", &no_files).is_err());
+}

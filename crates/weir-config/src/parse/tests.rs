@@ -817,12 +817,16 @@ fn tunables_without_effect_are_accepted_with_a_note() {
 
 #[test]
 fn global_set_var_takes_process_variables_only() {
-    let g = ok("global\n  set-var proc.a int(1)\n  set-var-fmt proc.b \"%[var(proc.a)]x\"\n").global;
+    let g =
+        ok("global\n  set-var proc.a int(1)\n  set-var-fmt proc.b \"%[var(proc.a)]x\"\n").global;
     assert_eq!(g.set_vars.len(), 2);
     assert_eq!(g.set_vars[1].0.name, "proc.b");
     let e = errors("global\n  set-var txn.a int(1)\n  set-var proc.b nosuch()\n  set-var proc.c\n");
     assert_eq!(e.len(), 3, "{e:?}");
-    assert!(e[0].contains(":2") && e[0].contains("only 'proc.'"), "{e:?}");
+    assert!(
+        e[0].contains(":2") && e[0].contains("only 'proc.'"),
+        "{e:?}"
+    );
     assert!(e[1].contains(":3") && e[1].contains("nosuch"), "{e:?}");
     assert!(e[2].contains(":4"), "{e:?}");
 }

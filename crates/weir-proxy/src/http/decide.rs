@@ -128,7 +128,7 @@ async fn run(
     px: &Proxy,
     req: &mut RequestHead,
     vars: &mut Vars,
-    tmpl: &ExCtx<'_>,
+    tmpl: &mut ExCtx<'_>,
     dirty: &mut bool,
     bw: &mut BodyWait<'_>,
 ) -> Verdict {
@@ -263,7 +263,13 @@ fn content_rules(
     );
     match d {
         Decision::Go | Decision::Close => None,
-        Decision::Reject => Some(Verdict::Close { reset: false }),
-        Decision::Drop => Some(Verdict::Close { reset: true }),
+        Decision::Reject => Some(Verdict::Close {
+            reset: false,
+            http: false,
+        }),
+        Decision::Drop => Some(Verdict::Close {
+            reset: true,
+            http: false,
+        }),
     }
 }

@@ -125,6 +125,10 @@ pub(super) fn exchange<'r, 'a>(
                 let (v, c) = decide(sh, fe_idx, &mut tmpl, req, vars, &mut dirty, &mut bw).await;
                 (v, c, bw.body.take())
             };
+            // Addresses `set-src`/`set-dst` rules changed are the ones
+            // logged and forwarded.
+            rec.client = tmpl.src;
+            rec.frontend_addr = tmpl.dst;
             if let Some(caps) = &mut rec.req_caps {
                 for (slot, v) in vars.captures.drain(..) {
                     if let Some(c) = caps.get_mut(header_caps + slot) {
@@ -146,14 +150,15 @@ pub(super) fn exchange<'r, 'a>(
                     }
                     return Box::pin(fail(client, fe_px, fe_px, status, term)).await;
                 }
-                Verdict::Close { reset } => {
+                Verdict::Close { reset, http } => {
                     cbuf.consume(used);
                     // As haproxy logs it: no `TR`, and from the frontend's
-                    // rules (run before HTTP parsing there) no request.
+                    // TCP rules (run before HTTP parsing there) no request.
                     rec.t_req = -1;
                     match chosen {
                         Some(be) => rec.backend = &be.name,
-                        None => rec.request = "<BADREQ>",
+                        None if !http => rec.request = "<BADREQ>",
+                        None => {}
                     }
                     if reset {
                         client.set_reset_on_close();
@@ -224,8 +229,8 @@ pub(super) fn exchange<'r, 'a>(
             be: be_px,
         };
         // The head as the server gets it.
-        dirty |= forwardfor(&plan, req, acc.peer.map(|p| p.ip()), false);
-        dirty |= forwardfor(&plan, req, acc.local.map(|p| p.ip()), true);
+        dirty |= forwardfor(&plan, req, tmpl.src.map(|p| p.ip()), false);
+        dirty |= forwardfor(&plan, req, tmpl.dst.map(|p| p.ip()), true);
         if let (Some(h), Some(id)) = (&fe_px.http.unique_id_header, &rec.unique_id) {
             req.headers
                 .push(weir_proto::h1::Header::new(h, id.as_bytes()));

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use weir_config::Proxy;
 use weir_proto::h1::{Header, RequestHead, ResponseHead};
+use weir_rules::action::UriPart;
 use weir_rules::vars::VarSet;
 use weir_rules::{
     Body, Ctx, HeaderOp, Redirect, RedirectKind, ReqAction, ResAction, Return, Rule, Sample,
@@ -253,10 +254,13 @@ pub enum Verdict {
     Fail(u16, Term),
     /// `use-service`: weir answers with one of its services.
     Service(weir_rules::action::Service),
-    /// `tcp-request content reject|silent-drop`: the connection closes
-    /// without an answer (with a reset for `silent-drop`).
+    /// `tcp-request content reject|silent-drop`, `http-request reject`:
+    /// the connection closes without an answer (with a reset for
+    /// `silent-drop`); `http`: an HTTP rule refused it (the log keeps the
+    /// request line).
     Close {
         reset: bool,
+        http: bool,
     },
 }
 
@@ -276,6 +280,8 @@ enum Edit {
     Method(String),
     SetVar(VarSet, Option<Sample>),
     UnsetVar(String),
+    /// `set-src|dst(-port)`: the address part and its new value.
+    Addr(weir_rules::AddrPart, Option<Sample>),
     Capture(usize, String),
 }
 
@@ -286,7 +292,7 @@ fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
             hs.push(Header::new(n, &value));
         }
         HeaderOp::Add(n, _) => hs.push(Header::new(n, &value)),
-        HeaderOp::Del(n) => hs.retain(|h| !h.is(n)),
+        HeaderOp::Del(m) => hs.retain(|h| !m.matches(h.name())),
         HeaderOp::Replace {
             name,
             re,
@@ -340,10 +346,13 @@ pub fn local_headers(
 
 /// The answer of a `return` action.
 pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
+    // A header that renders empty is left out, and so is the content
+    // type of an empty body (as haproxy 2.6 answers).
     let hdrs: Vec<(String, Vec<u8>)> = r
         .headers
         .iter()
         .map(|(n, f)| (n.clone(), f.render(ctx)))
+        .filter(|(_, v)| !v.is_empty())
         .collect();
     let body = match &r.body {
         Body::None => Vec::new(),
@@ -351,7 +360,8 @@ pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
         Body::Fmt(f) => f.render(ctx),
         Body::ErrorPage(s) => return errors::response(px, *s, false),
     };
-    let mut out = local_headers(r.status, r.content_type.as_deref(), body.len(), &hdrs);
+    let ctype = r.content_type.as_deref().filter(|_| !body.is_empty());
+    let mut out = local_headers(r.status, ctype, body.len(), &hdrs);
     out.extend_from_slice(&body);
     out
 }
@@ -415,7 +425,7 @@ pub fn run_request(
     px: &Proxy,
     req: &mut RequestHead,
     vars: &mut Vars,
-    tmpl: &ExCtx<'_>,
+    tmpl: &mut ExCtx<'_>,
     dirty: &mut bool,
     body: Option<&[u8]>,
 ) -> Verdict {
@@ -432,14 +442,31 @@ pub fn run_request(
             }
             match &rule.action {
                 ReqAction::Allow => return Verdict::Continue,
-                ReqAction::Deny { status } => {
+                ReqAction::Deny { status, answer } => {
+                    let bytes = match answer {
+                        Some(r) => return_response(r, px, &ctx),
+                        None => errors::response(px, *status, false),
+                    };
                     return Verdict::Respond(Local {
-                        bytes: errors::response(px, *status, false),
+                        bytes,
                         status: *status,
                         term: Term::new(Cause::Proxy, State::Request),
                         keep: false,
-                    })
+                    });
                 }
+                ReqAction::Reject => {
+                    return Verdict::Close {
+                        reset: false,
+                        http: true,
+                    }
+                }
+                ReqAction::Replace { part, re, with } => {
+                    match part.replace(&req.uri, re, &with.render(&ctx)) {
+                        Some(u) => Edit::Uri(u),
+                        None => continue,
+                    }
+                }
+                ReqAction::SetAddr(part, e) => Edit::Addr(*part, e.eval(&ctx)),
                 ReqAction::Tarpit { status } => return Verdict::Tarpit(*status),
                 ReqAction::Return(r) => {
                     return Verdict::Respond(Local {
@@ -458,13 +485,14 @@ pub fn run_request(
                     })
                 }
                 ReqAction::Header(op) => header_edit(op, &ctx),
-                ReqAction::SetPath(f) => {
-                    let p = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
-                    let q = req.uri.find('?').map_or("", |i| &req.uri[i..]);
-                    Edit::Uri(format!("{p}{q}"))
-                }
-                ReqAction::SetPathQ(f) | ReqAction::SetUri(f) => {
-                    Edit::Uri(String::from_utf8_lossy(&f.render(&ctx)).into_owned())
+                ReqAction::SetPath(f) | ReqAction::SetPathQ(f) | ReqAction::SetUri(f) => {
+                    let part = match &rule.action {
+                        ReqAction::SetPath(_) => UriPart::Path,
+                        ReqAction::SetPathQ(_) => UriPart::PathQ,
+                        _ => UriPart::Uri,
+                    };
+                    let v = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
+                    Edit::Uri(part.set(&req.uri, &v))
                 }
                 ReqAction::SetQuery(f) => {
                     let q = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
@@ -534,6 +562,15 @@ pub fn run_request(
             Edit::SetVar(_, None) | Edit::Status(..) => {}
             Edit::UnsetVar(n) => vars.unset(&n),
             Edit::Capture(slot, v) => vars.captures.push((slot, v)),
+            Edit::Addr(part, Some(v)) => {
+                use weir_rules::AddrPart::{Dst, DstPort, Src, SrcPort};
+                let a = match part {
+                    Src | SrcPort => &mut tmpl.src,
+                    Dst | DstPort => &mut tmpl.dst,
+                };
+                crate::tcp::rules::set_addr(a, part, &v);
+            }
+            Edit::Addr(_, None) => {}
         }
     }
     Verdict::Continue
@@ -561,9 +598,12 @@ pub fn run_response(
             }
             match &rule.action {
                 ResAction::Allow => return None,
-                ResAction::Deny { status } => {
+                ResAction::Deny { status, answer } => {
                     return Some(Local {
-                        bytes: errors::response(px, *status, false),
+                        bytes: match answer {
+                            Some(r) => return_response(r, px, &ctx),
+                            None => errors::response(px, *status, false),
+                        },
                         status: *status,
                         term: Term::new(Cause::Proxy, State::Headers),
                         keep: false,

@@ -102,7 +102,7 @@ fn set_var(set: TcpRuleSet, vars: &mut Vars, var: &weir_rules::vars::VarSet, v: 
 
 /// `set-src`/`set-dst` keep the port when the family allows it (else
 /// 0); `set-*-port` changes the port only.
-fn set_addr(addr: &mut Option<SocketAddr>, part: AddrPart, v: &Sample) {
+pub(crate) fn set_addr(addr: &mut Option<SocketAddr>, part: AddrPart, v: &Sample) {
     match part {
         AddrPart::Src | AddrPart::Dst => {
             let ip = match v {

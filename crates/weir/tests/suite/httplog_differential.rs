@@ -244,16 +244,9 @@ fn field_splitter_keeps_groups() {
 /// A server that reads a request head, then does `then` with the stream.
 fn fault(then: fn(&mut std::net::TcpStream)) -> Server {
     Server::start(move |mut c| {
-        use std::io::Read;
-        let mut buf = Vec::new();
-        let mut b = [0u8; 4096];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-            match c.read(&mut b) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&b[..n]),
-            }
+        if read_head(&mut c).is_some() {
+            then(&mut c);
         }
-        then(&mut c);
     })
 }
 
@@ -306,4 +299,27 @@ fn error_paths_log_as_haproxy() {
         ],
         Some(&silent),
     );
+}
+
+#[test]
+fn rule_outcomes_log_as_haproxy() {
+    // `reject` closes with the request logged (`PR`, no `TR`), `set-src`
+    // changes the client the log names, `deny status N` with a custom
+    // answer logs its status.
+    let extra = (
+        "",
+        "    http-request reject if { path /reject }\n\
+         \x20   http-request set-src hdr(x-src) if { hdr(x-src) -m found }\n\
+         \x20   http-request deny status 401 content-type text/plain string no if { path /no }",
+        "",
+    );
+    let reqs: &[(&str, &str)] = &[
+        ("GET /reject HTTP/1.1\r\nHost: a\r\n\r\n", "/reject"),
+        (
+            "GET /src HTTP/1.1\r\nHost: a\r\nX-Src: 192.0.2.9\r\n\r\n",
+            "192.0.2.9",
+        ),
+        ("GET /no HTTP/1.1\r\nHost: a\r\n\r\n", "/no"),
+    ];
+    compare(false, extra, reqs, None);
 }

@@ -10,35 +10,6 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 
-/// An origin that answers every request with the rule-made headers it
-/// received, in its body.
-fn origin() -> Server {
-    Server::start(|mut c| {
-        let mut buf = Vec::new();
-        let mut b = [0u8; 4096];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-            match c.read(&mut b) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&b[..n]),
-            }
-        }
-        let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-        let seen: Vec<&str> = head
-            .lines()
-            .filter(|l| l.starts_with("x-"))
-            .map(str::trim)
-            .collect();
-        let body = seen.join(";");
-        let _ = c.write_all(
-            format!(
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        );
-    })
-}
-
 /// The listeners: a plain one, then one per rule to trigger.
 const PORTS: usize = 7;
 
@@ -136,7 +107,7 @@ fn denials(sock: &Path) -> Vec<String> {
 
 #[test]
 fn tcp_rules_in_http_mode_as_haproxy() {
-    let org = origin();
+    let org = x_headers_origin(false);
     let dir = tempdir("tcp-rules");
     let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
     let wports: Vec<u16> = (0..PORTS).map(|_| free_port()).collect();

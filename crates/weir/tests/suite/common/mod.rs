@@ -506,3 +506,38 @@ pub fn sess_line(sock: &std::path::Path, src: &str, part: &str) -> String {
         },
     )
 }
+
+/// Reads a request head (through its blank line); `None` when the peer
+/// closes or fails first.
+pub fn read_head(c: &mut TcpStream) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut b = [0u8; 4096];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        match c.read(&mut b) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&b[..n]),
+        }
+    }
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// An origin answering each request with the `x-` header lines it got
+/// (lower-cased, `;`-joined), after its request line when `line` is set.
+pub fn x_headers_origin(line: bool) -> Server {
+    Server::start(move |mut c| {
+        let Some(head) = read_head(&mut c) else {
+            return;
+        };
+        let head = head.to_ascii_lowercase();
+        let first = head.lines().take(usize::from(line));
+        let xs = head.lines().filter(|l| l.starts_with("x-")).map(str::trim);
+        let body = first.chain(xs).collect::<Vec<_>>().join(";");
+        let _ = c.write_all(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    })
+}

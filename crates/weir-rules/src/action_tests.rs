@@ -1,0 +1,83 @@
+//! Unit tests of `action.rs`: the request-target parts `set-path`,
+//! `replace-path` … rewrite (answers checked against haproxy 2.6), header
+//! name matching, `deny`'s forms.
+
+use super::*;
+
+fn w(s: &str) -> Vec<String> {
+    s.split(' ').map(String::from).collect()
+}
+
+fn no_acl(_: &str) -> Option<Arc<[Acl]>> {
+    None
+}
+
+fn rule(s: &str) -> Result<Rule<ReqAction>, String> {
+    parse_request_rule(&w(s), &no_acl, &|_| Err("no files".into()))
+}
+
+#[test]
+fn target_parts_as_haproxy_rewrites_them() {
+    let re = |r: &str| regex::bytes::Regex::new(r).unwrap();
+    let u = "/x/a/c?a/b";
+    assert_eq!(
+        UriPart::Path.replace(u, &re("/a(.*)"), br"/b\1").unwrap(),
+        "/b/c?a/b"
+    );
+    assert_eq!(
+        UriPart::Uri.replace(u, &re("^/(.*)"), br"/z/\1").unwrap(),
+        "/z/x/a/c?a/b"
+    );
+    assert_eq!(
+        UriPart::PathQ.replace(u, &re("/a(.*)"), br"/q\1").unwrap(),
+        "/q/c?a/b"
+    );
+    assert_eq!(UriPart::Path.replace(u, &re("^/nope"), b"/x"), None);
+    let abs = "http://h:8/p?q";
+    assert_eq!(
+        UriPart::Path.replace(abs, &re("(.*)"), br"/f\1").unwrap(),
+        "http://h:8/f/p?q"
+    );
+    assert_eq!(UriPart::Path.set(abs, "/n"), "http://h:8/n?q");
+    assert_eq!(UriPart::PathQ.set(abs, "/n?z"), "http://h:8/n?z");
+    assert_eq!(UriPart::Uri.set(abs, "/o"), "/o");
+}
+
+#[test]
+fn del_header_matching_methods() {
+    let del = |s: &str| match rule(&format!("del-header {s}")).unwrap().action {
+        ReqAction::Header(HeaderOp::Del(m)) => m,
+        _ => panic!("not a del-header"),
+    };
+    assert!(del("X-Str").matches("x-str"));
+    assert!(!del("x-str").matches("x-str2"));
+    assert!(del("x-beg -m beg").matches("X-Beg-1"));
+    assert!(del("end1 -m end").matches("x-end1"));
+    assert!(del("sub -m sub").matches("a-sub-b"));
+    assert!(del("^x.reg.$ -m reg").matches("X-Reg1"));
+    assert!(!del("^x.reg.$ -m reg").matches("x-reg12"));
+    assert!(rule("del-header x -m nope").is_err());
+}
+
+#[test]
+fn deny_status_forms_and_custom_answers() {
+    let deny = |s: &str| match rule(s).unwrap().action {
+        ReqAction::Deny { status, answer } => (status, answer),
+        _ => panic!("not a deny"),
+    };
+    assert_eq!(deny("deny").0, 403);
+    assert_eq!(deny("deny deny_status 429").0, 429);
+    assert_eq!(deny("deny status 401"), (401, None));
+    let (s, a) = deny("deny status 403 content-type text/plain string no");
+    assert_eq!(s, 403);
+    let a = a.unwrap();
+    assert_eq!((a.status, a.body), (403, Body::Static(b"no".to_vec())));
+    assert_eq!(deny("deny hdr x-a b").1.unwrap().status, 403);
+    assert!(rule("deny status 1000").is_err());
+    assert!(matches!(rule("reject").unwrap().action, ReqAction::Reject));
+    assert!(rule("reject now").is_err());
+    assert!(matches!(
+        rule("set-src hdr(x-src)").unwrap().action,
+        ReqAction::SetAddr(crate::tcp::AddrPart::Src, _)
+    ));
+}

@@ -1,0 +1,108 @@
+//! HTTP rule actions, differential against haproxy 2.6: `replace-path`,
+//! `replace-pathq`, `replace-uri`, `set-path` on an absolute-form target,
+//! `set-src`/`set-dst` feeding `option forwardfor`/`originalto`,
+//! `del-header -m`, `deny` with a custom answer, `return` leaving out
+//! empty headers and an empty body's content type, `reject`. The same
+//! configuration through both, the same requests; what the server got and
+//! what the client got are compared.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+fn cfg(port: u16, origin: u16) -> String {
+    format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n\
+         \x20   http-request replace-path /a(.*) /b\\1 if {{ hdr(x-t) path }}\n\
+         \x20   http-request replace-pathq /a(.*) /q\\1 if {{ hdr(x-t) pathq }}\n\
+         \x20   http-request replace-uri ^/(.*) /z/\\1 if {{ hdr(x-t) uri }}\n\
+         \x20   http-request set-path /s%[path] if {{ hdr(x-t) abs }}\n\
+         \x20   http-request set-src hdr(x-src) if {{ hdr(x-src) -m found }}\n\
+         \x20   http-request set-dst hdr(x-dst) if {{ hdr(x-dst) -m found }}\n\
+         \x20   http-request del-header x-d -m beg if {{ hdr(x-t) del }}\n\
+         \x20   http-request del-header ^x-r.$ -m reg if {{ hdr(x-t) del }}\n\
+         \x20   http-request deny status 401 content-type text/plain string no hdr x-why \"%[path]\" if {{ hdr(x-t) deny }}\n\
+         \x20   http-request return status 200 content-type text/plain hdr x-empty \"%[req.hdr(x-none)]\" hdr x-full \"%[path]\" if {{ hdr(x-t) ret }}\n\
+         \x20   http-request reject if {{ hdr(x-t) reject }}\n\
+         \x20   default_backend be\n\
+         backend be\n    option forwardfor\n    option originalto\n    server s 127.0.0.1:{origin}\n"
+    )
+}
+
+/// The requests: the target, then extra header lines.
+const REQUESTS: &[(&str, &str)] = &[
+    ("/x/a/c?a/b", "X-T: path\r\n"),
+    ("/x/a/c?a/b", "X-T: pathq\r\n"),
+    ("/x/a/c?a/b", "X-T: uri\r\n"),
+    ("http://h.example/p?q=1", "X-T: abs\r\n"),
+    ("/f", "X-Src: 192.0.2.7\r\nX-Dst: 198.51.100.2\r\n"),
+    (
+        "/d",
+        "X-T: del\r\nX-D1: a\r\nX-Da: b\r\nX-R1: c\r\nX-R12: d\r\nX-Keep: e\r\n",
+    ),
+    ("/deny", "X-T: deny\r\n"),
+    ("/ret", "X-T: ret\r\n"),
+    ("/rej", "X-T: reject\r\n"),
+];
+
+/// One request; the response's status, its `x-`/content-type headers and
+/// its body, or `closed`.
+fn outcome(port: u16, target: &str, extra: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let host = if target.starts_with("http") {
+        "h.example"
+    } else {
+        "a"
+    };
+    let _ = c.write_all(
+        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n")
+            .as_bytes(),
+    );
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    if got.is_empty() {
+        return "closed".into();
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).unwrap_or("?");
+    let mut hs: Vec<String> = head
+        .lines()
+        .skip(1)
+        .map(str::to_ascii_lowercase)
+        .filter(|l| l.starts_with("x-") || l.starts_with("content-type"))
+        .collect();
+    hs.sort();
+    format!("{status} {} | {body}", hs.join(","))
+}
+
+#[test]
+fn http_actions_as_haproxy() {
+    let org = x_headers_origin(true);
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hp, org.port()), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp, org.port()), wp);
+    let run = |port| -> Vec<String> { REQUESTS.iter().map(|(t, x)| outcome(port, t, x)).collect() };
+    let (ours, theirs) = (run(wp), run(hp));
+    assert_eq!(ours, theirs, "weir's outcomes, then haproxy's");
+    // What the rules did (so that both agreeing on nothing cannot pass).
+    assert!(ours[0].contains("get /b/c?a/b http/1.1"), "{ours:?}");
+    assert!(ours[3].contains("get http://h.example/s/p?q=1"), "{ours:?}");
+    assert!(ours[4].contains("x-forwarded-for: 192.0.2.7"), "{ours:?}");
+    assert!(ours[4].contains("x-original-to: 198.51.100.2"), "{ours:?}");
+    assert!(
+        ours[5].contains("x-r12: d;x-keep: e") && !ours[5].contains("x-d1"),
+        "{ours:?}"
+    );
+    assert!(
+        ours[6].starts_with("401 content-type: text/plain,x-why: /deny | no"),
+        "{ours:?}"
+    );
+    assert_eq!(ours[7], "200 x-full: /ret | ");
+    assert_eq!(ours[8], "closed");
+}
