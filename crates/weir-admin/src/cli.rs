@@ -151,12 +151,12 @@ pub enum Command {
         map: bool,
         which: Option<String>,
     },
-    /// `add map <file> <key> <value>`, `add acl <file> <pattern>`.
+    /// `add map <file> <key> <value>`, `add acl <file> <pattern>`, or
+    /// either with `<<` and one entry per line of the payload.
     AddPattern {
         map: bool,
         which: String,
-        key: String,
-        value: String,
+        entries: Vec<(String, String)>,
     },
     /// `del map|acl <file> <key>|#<ref>`.
     DelPattern {
@@ -356,6 +356,17 @@ fn stat_filter(args: &[String]) -> Result<StatFilter, CliError> {
     Ok(f)
 }
 
+/// The commands of `line`, the lines of a payload (after a line ending
+/// in `<<`, up to an empty line) added as words of the last one, one per
+/// line.
+pub fn split_with_payload(line: &str, payload: &[String]) -> Vec<Vec<String>> {
+    let mut cmds = split(line);
+    if let Some(last) = cmds.last_mut() {
+        last.extend(payload.iter().cloned());
+    }
+    cmds
+}
+
 /// Parses one command's words.
 pub fn parse(words: &[String]) -> Result<Command, CliError> {
     let w: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -513,17 +524,29 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             map: *k == "map",
             which: Some(w.to_string()),
         },
+        ["add", k @ ("map" | "acl"), w, "<<", lines @ ..] => AddPattern {
+            map: *k == "map",
+            which: w.to_string(),
+            entries: lines
+                .iter()
+                .map(|l| {
+                    let l = l.trim();
+                    match l.split_once([' ', '\t']) {
+                        Some((key, v)) if *k == "map" => (key.to_string(), v.trim().to_string()),
+                        _ => (l.to_string(), String::new()),
+                    }
+                })
+                .collect(),
+        },
         ["add", "map", w, key, _, ..] => AddPattern {
             map: true,
             which: w.to_string(),
-            key: key.to_string(),
-            value: words[4..].join(" "),
+            entries: vec![(key.to_string(), words[4..].join(" "))],
         },
         ["add", "acl", w, key] => AddPattern {
             map: false,
             which: w.to_string(),
-            key: key.to_string(),
-            value: String::new(),
+            entries: vec![(key.to_string(), String::new())],
         },
         ["add", "map" | "acl", ..] => {
             return Err(CliError::Usage(

@@ -54,32 +54,35 @@ enum Next {
 }
 
 async fn session(sh: &Shared, c: &Conn, level: Level, exposed: Option<&Vec<std::os::fd::OwnedFd>>) {
-    let mut buf: Vec<u8> = Vec::new();
     let mut mode = Mode {
         level,
         interactive: false,
         experimental: false,
     };
-    let mut chunk = [0u8; 4096];
     let idle = sh.cfg.global.stats_timeout.unwrap_or(IDLE);
+    let mut input = Input { buf: Vec::new() };
     loop {
-        let line = loop {
-            if let Some(nl) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=nl).collect();
-                break line;
-            }
-            if buf.len() > MAX_LINE {
+        let line = match input.line(c, idle).await {
+            Ok(Some(l)) => l,
+            Ok(None) => return,
+            Err(()) => {
                 let _ = send(c, b"Command line too long.\n\n", idle).await;
                 return;
             }
-            match tokio::time::timeout(idle, c.recv(&mut chunk)).await {
-                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                // End of input: a last line without its newline still runs.
-                Ok(Ok(_)) if !buf.is_empty() => break std::mem::take(&mut buf),
-                _ => return,
-            }
         };
-        let text = String::from_utf8_lossy(&line);
+        let text = String::from_utf8_lossy(&line).into_owned();
+        // A line ending in `<<` is followed by a payload, up to an empty
+        // line (or the end of input).
+        let mut payload = Vec::new();
+        if text.trim_end().ends_with("<<") {
+            while let Ok(Some(l)) = input.line(c, idle).await {
+                let l = String::from_utf8_lossy(&l).trim_end().to_string();
+                if l.is_empty() {
+                    break;
+                }
+                payload.push(l);
+            }
+        }
         // `_getsocks`: the listening sockets, then the end of the session.
         if text.trim() == "_getsocks" {
             match exposed {
@@ -95,13 +98,42 @@ async fn session(sh: &Shared, c: &Conn, level: Level, exposed: Option<&Vec<std::
             }
             return;
         }
-        let (out, next) = answer(sh, &text, &mut mode).await;
+        let (out, next) = answer(sh, &text, &payload, &mut mode).await;
         let mut out = out.into_bytes();
         if mode.interactive && next == Next::Continue {
             out.extend_from_slice(b"> ");
         }
         if !send(c, &out, idle).await || next == Next::Close || !mode.interactive {
             return;
+        }
+    }
+}
+
+/// What a session has received and not yet run.
+struct Input {
+    buf: Vec<u8>,
+}
+
+impl Input {
+    /// The next line (with its newline); at the end of input, what is
+    /// left without one (`None` when nothing is). `Err` when a line grows
+    /// past [`MAX_LINE`].
+    async fn line(&mut self, c: &Conn, idle: Duration) -> Result<Option<Vec<u8>>, ()> {
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {
+                return Ok(Some(self.buf.drain(..=nl).collect()));
+            }
+            if self.buf.len() > MAX_LINE {
+                return Err(());
+            }
+            match tokio::time::timeout(idle, c.recv(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(Ok(_)) if !self.buf.is_empty() => {
+                    return Ok(Some(std::mem::take(&mut self.buf)))
+                }
+                _ => return Ok(None),
+            }
         }
     }
 }
@@ -120,10 +152,10 @@ struct Mode {
 }
 
 /// Runs one line's commands; every answer ends with a blank line.
-async fn answer(sh: &Shared, line: &str, mode: &mut Mode) -> (String, Next) {
+async fn answer(sh: &Shared, line: &str, payload: &[String], mode: &mut Mode) -> (String, Next) {
     let level = &mut mode.level;
     let mut out = String::new();
-    let cmds = cli::split(line);
+    let cmds = cli::split_with_payload(line, payload);
     if cmds.is_empty() && mode.interactive {
         return (out, Next::Continue);
     }

@@ -43,6 +43,8 @@ pub struct Redirect {
     pub code: u16,
     pub drop_query: bool,
     pub append_slash: bool,
+    /// `ignore-empty`: a destination that renders empty skips the rule.
+    pub ignore_empty: bool,
 }
 
 /// How `del-header` picks the header names it removes.
@@ -52,7 +54,7 @@ pub enum NameMatch {
     Beg(String),
     End(String),
     Sub(String),
-    Reg(regex::Regex),
+    Reg(regex::bytes::Regex),
 }
 
 impl NameMatch {
@@ -65,7 +67,7 @@ impl NameMatch {
             NameMatch::Beg(p) => n.starts_with(p.as_str()),
             NameMatch::End(p) => n.ends_with(p.as_str()),
             NameMatch::Sub(p) => n.contains(p.as_str()),
-            NameMatch::Reg(re) => re.is_match(&n),
+            NameMatch::Reg(re) => re.is_match(n.as_bytes()),
         }
     }
 }
@@ -281,8 +283,8 @@ fn header_op(name: &str, args: &[String], load: Loader<'_>) -> Result<Option<Hea
                     "end" => NameMatch::End(low),
                     "sub" => NameMatch::Sub(low),
                     "reg" => NameMatch::Reg(
-                        regex::Regex::new(n)
-                            .map_err(|e| format!("'del-header': invalid regex '{n}': {e}"))?,
+                        crate::matching::regex(n, false)
+                            .map_err(|e| format!("'del-header': {e}"))?,
                     ),
                     o => {
                         return Err(format!(
@@ -295,8 +297,8 @@ fn header_op(name: &str, args: &[String], load: Loader<'_>) -> Result<Option<Hea
         }),
         "replace-header" | "replace-value" => {
             let a = exactly(args, 3, name)?;
-            let re = regex::bytes::Regex::new(&format!("^(?:{})$", a[1]))
-                .map_err(|e| format!("'{name}': invalid regex '{}': {e}", a[1]))?;
+            let re = crate::matching::regex(&format!("^(?:{})$", a[1]), false)
+                .map_err(|e| format!("'{name}': {e}"))?;
             HeaderOp::Replace {
                 name: a[0].clone(),
                 re,
@@ -359,25 +361,30 @@ fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
     Ok(r)
 }
 
-/// Parses the words of a redirect (after `redirect`).
+/// Parses the words of a redirect (after `redirect`), its options in any
+/// order.
 pub fn parse_redirect(args: &[String], load: Loader<'_>) -> Result<Redirect, String> {
-    let kind = match args.first().map(String::as_str) {
-        Some("location") => RedirectKind::Location,
-        Some("prefix") => RedirectKind::Prefix,
-        Some("scheme") => RedirectKind::Scheme,
-        _ => return Err("'redirect' expects 'location', 'prefix' or 'scheme'".into()),
-    };
-    let to = Fmt::parse(args.get(1).ok_or("'redirect' expects a destination")?, load)?;
+    let mut target = None;
     let mut r = Redirect {
-        kind,
-        to,
+        kind: RedirectKind::Location,
+        to: Fmt::default(),
         code: 302,
         drop_query: false,
         append_slash: false,
+        ignore_empty: false,
     };
-    let mut it = args[2..].iter();
+    let mut it = args.iter();
     while let Some(w) = it.next() {
         match w.as_str() {
+            "location" | "prefix" | "scheme" => {
+                let to = it.next().ok_or("'redirect' expects a destination")?;
+                r.kind = match w.as_str() {
+                    "location" => RedirectKind::Location,
+                    "prefix" => RedirectKind::Prefix,
+                    _ => RedirectKind::Scheme,
+                };
+                target = Some(Fmt::parse(to, load)?);
+            }
             "code" => {
                 r.code = it
                     .next()
@@ -387,13 +394,14 @@ pub fn parse_redirect(args: &[String], load: Loader<'_>) -> Result<Redirect, Str
             }
             "drop-query" => r.drop_query = true,
             "append-slash" => r.append_slash = true,
-            "ignore-empty" => {}
+            "ignore-empty" => r.ignore_empty = true,
             "set-cookie" | "clear-cookie" => {
                 return Err(format!("'redirect ... {w}' is not supported by weir yet"))
             }
             o => return Err(format!("'redirect': unexpected '{o}'")),
         }
     }
+    r.to = target.ok_or("'redirect' expects 'location', 'prefix' or 'scheme'")?;
     Ok(r)
 }
 
@@ -444,8 +452,7 @@ fn parse_replace(
     load: Loader<'_>,
 ) -> Result<ReqAction, String> {
     let a = exactly(args, 2, name)?;
-    let re = regex::bytes::Regex::new(&a[0])
-        .map_err(|e| format!("'{name}': invalid regex '{}': {e}", a[0]))?;
+    let re = crate::matching::regex(&a[0], false).map_err(|e| format!("'{name}': {e}"))?;
     Ok(ReqAction::Replace {
         part,
         re,

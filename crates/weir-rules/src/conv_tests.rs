@@ -170,3 +170,25 @@ fn variables_with_defaults_and_uuids() {
     assert!(parts[2].starts_with('4'), "{u}");
     assert_ne!(u, text("uuid()"), "random");
 }
+
+#[test]
+fn map_regm_substitutes_the_key_groups() {
+    let m = crate::matching::Map::parse(
+        "regm",
+        "^(.*)\\.(.*)$ \\1_AND_\\2\n",
+        Some("unknown".into()),
+    )
+    .unwrap();
+    let s = |x: &str| Sample::Str(x.as_bytes().to_vec());
+    assert_eq!(
+        m.lookup(&s("www.example.org")).unwrap(),
+        "www.example_AND_org"
+    );
+    assert_eq!(m.lookup(&s("nodot")).unwrap(), "unknown");
+    let r = crate::matching::Map::parse("reg", "^(.*)\\.(.*)$ \\1_AND_\\2\n", None).unwrap();
+    assert_eq!(
+        r.lookup(&s("a.b")).unwrap(),
+        "\\1_AND_\\2",
+        "map_reg keeps the value"
+    );
+}

@@ -14,8 +14,8 @@ pub enum Piece {
     Var(String),
 }
 
-/// A compiled value string.
-#[derive(Debug, Clone, PartialEq)]
+/// A compiled value string (empty by default).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Fmt {
     pub pieces: Vec<Piece>,
 }

@@ -201,6 +201,8 @@ pub fn matches(method: Method, icase: bool, sample: &Sample, pat: &Pattern) -> b
 pub struct Map {
     data: crate::patref::Compiled<Vec<(Pattern, String)>>,
     default: Option<String>,
+    /// `map_regm`: the value's `\N` are the key regex's groups.
+    subst: bool,
 }
 
 /// The method of a `map_<kind>` converter.
@@ -236,6 +238,7 @@ impl Map {
         Ok(Map {
             data: crate::patref::Compiled::new(pref, method, false, crate::patref::build_map),
             default,
+            subst: kind == "regm",
         })
     }
     /// A map of text without a file (tests).
@@ -247,13 +250,30 @@ impl Map {
         let method = self.data.method;
         self.data
             .with(|entries| {
-                entries
-                    .iter()
-                    .find(|(p, _)| matches(method, false, s, p))
-                    .map(|(_, v)| v.clone())
+                let (p, v) = entries.iter().find(|(p, _)| matches(method, false, s, p))?;
+                match p {
+                    Pattern::Regex(re) if self.subst => {
+                        let b = s.to_bytes();
+                        let caps = re.captures(&b)?;
+                        let mut out = Vec::new();
+                        caps.expand(&backrefs(v.as_bytes()), &mut out);
+                        Some(String::from_utf8_lossy(&out).into_owned())
+                    }
+                    _ => Some(v.clone()),
+                }
             })
             .or_else(|| self.default.clone())
     }
+}
+
+/// Compiles a configuration regex as PCRE reads one: over bytes, with
+/// ASCII classes (`\d`, `\w`, `\s`) and `.` matching any byte.
+pub fn regex(p: &str, icase: bool) -> Result<regex::bytes::Regex, String> {
+    regex::bytes::RegexBuilder::new(p)
+        .unicode(false)
+        .case_insensitive(icase)
+        .build()
+        .map_err(|e| format!("invalid regex '{p}': {e}"))
 }
 
 /// Compiles one pattern word for `method`.
@@ -261,13 +281,7 @@ pub fn compile(method: Method, word: &str, icase: bool) -> Result<Pattern, Strin
     Ok(match method {
         Method::Int | Method::Len => int_pattern(word)?,
         Method::Ip => net_pattern(word)?,
-        Method::Reg => {
-            let re = regex::bytes::RegexBuilder::new(word)
-                .case_insensitive(icase)
-                .build()
-                .map_err(|e| format!("invalid regex '{word}': {e}"))?;
-            Pattern::Regex(re)
-        }
+        Method::Reg => Pattern::Regex(regex(word, icase)?),
         Method::Found | Method::Bool => {
             return Err(format!("match method takes no pattern, got '{word}'"))
         }

@@ -453,7 +453,8 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
         }
         "regsub" => {
             let re = a.first().ok_or("converter 'regsub' expects a regex")?;
-            let re = regex::bytes::Regex::new(re).map_err(|e| format!("regsub: {e}"))?;
+            let icase = a.get(2).is_some_and(|f| f.contains('i'));
+            let re = crate::matching::regex(re, icase).map_err(|e| format!("regsub: {e}"))?;
             let with = crate::matching::backrefs(a.get(1).map_or(&b""[..], |w| w.as_bytes()));
             let global = a.get(2).is_some_and(|f| f.contains('g'));
             Conv::RegSub { re, with, global }

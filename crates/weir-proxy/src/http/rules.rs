@@ -366,9 +366,12 @@ pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
     out
 }
 
-/// The answer of a redirect.
-pub fn redirect_response(r: &Redirect, ctx: &dyn Ctx) -> Vec<u8> {
+/// The answer of a redirect; `None` when `ignore-empty` skips it.
+pub fn redirect_response(r: &Redirect, ctx: &dyn Ctx) -> Option<Vec<u8>> {
     let to = String::from_utf8_lossy(&r.to.render(ctx)).into_owned();
+    if r.ignore_empty && to.is_empty() {
+        return None;
+    }
     let uri = ctx.uri();
     let (path, query) = match uri.find('?') {
         Some(i) => (&uri[..i], &uri[i..]),
@@ -394,7 +397,7 @@ pub fn redirect_response(r: &Redirect, ctx: &dyn Ctx) -> Vec<u8> {
     if r.append_slash && !loc.ends_with('/') && query.is_empty() {
         loc.push('/');
     }
-    local_headers(
+    Some(local_headers(
         r.code,
         None,
         0,
@@ -402,7 +405,7 @@ pub fn redirect_response(r: &Redirect, ctx: &dyn Ctx) -> Vec<u8> {
             ("location".into(), loc.into_bytes()),
             ("cache-control".into(), b"no-cache".to_vec()),
         ],
-    )
+    ))
 }
 
 fn header_edit(op: &HeaderOp, ctx: &dyn Ctx) -> Edit {
@@ -477,12 +480,15 @@ pub fn run_request(
                     })
                 }
                 ReqAction::Redirect(r) => {
+                    let Some(bytes) = redirect_response(r, &ctx) else {
+                        continue;
+                    };
                     return Verdict::Respond(Local {
-                        bytes: redirect_response(r, &ctx),
+                        bytes,
                         status: r.code,
                         term: Term::new(Cause::Local, State::Request),
                         keep: true,
-                    })
+                    });
                 }
                 ReqAction::Header(op) => header_edit(op, &ctx),
                 ReqAction::SetPath(f) | ReqAction::SetPathQ(f) | ReqAction::SetUri(f) => {

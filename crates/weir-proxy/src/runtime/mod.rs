@@ -177,11 +177,15 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::AddPattern {
             map,
             which,
-            key,
-            value,
-        } => with_patterns(*map, which, |p| match p.add(key, value) {
-            Ok(_) => String::new(),
-            Err(e) => format!("'{key}' is not a valid pattern here: {e}\n"),
+            entries,
+        } => with_patterns(*map, which, |p| {
+            let mut out = String::new();
+            for (key, value) in entries {
+                if let Err(e) = p.add(key, value) {
+                    out.push_str(&format!("'{key}' is not a valid pattern here: {e}\n"));
+                }
+            }
+            out
         }),
         Command::DelPattern { map, which, sel } => with_patterns(*map, which, |p| {
             if p.del(&ref_sel(sel)) > 0 {

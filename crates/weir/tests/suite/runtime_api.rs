@@ -753,6 +753,19 @@ fn maps_and_acl_files_change_at_run_time() {
     );
     assert_eq!(ask(&sock, &format!("clear map {m}\n")), "\n");
     assert_eq!(color("/b"), "none");
+    // Entries as a payload: the lines after `<<`, up to an empty line.
+    assert_eq!(
+        ask(
+            &sock,
+            &format!("add map {m} <<\n/p1 one\n/p2 two  words\n\n")
+        ),
+        "\n"
+    );
+    assert_eq!(
+        (color("/p1"), color("/p2")),
+        ("one".into(), "two  words".into())
+    );
+    assert_eq!(ask(&sock, &format!("clear map {m}\n")), "\n");
     assert!(ask(&sock, "show map nope.map\n").starts_with("Unknown map"));
 
     // The ACL file: our address added, we are denied; removed, served.
