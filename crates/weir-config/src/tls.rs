@@ -215,13 +215,9 @@ pub fn parse_ciphers(s: &str) -> Result<Vec<Suite>, String> {
                     "'{body}' is a TLSv1.3 suite: set it with 'ciphersuites'"
                 ));
             }
-            if op == b'!' || op == b'-' {
-                continue; // Removing a suite weir lacks is a no-op.
-            }
-            return Err(format!(
-                "cipher '{body}' is not offered by weir (TLSv1.2 suites: {})",
-                offered(false)
-            ));
+            // A suite weir lacks is left out (as OpenSSL leaves out the
+            // ones it does not build); the caller warns (`unoffered`).
+            continue;
         } else {
             // An alias, possibly a '+'-joined intersection.
             let mut set: Option<Vec<Suite>> = None;
@@ -300,6 +296,49 @@ pub enum Group {
     X25519Mlkem768,
 }
 
+const CURVES: &str = "X25519, P-256, P-384, X25519MLKEM768";
+
+/// The entries of a `ciphers` or `curves` value (`word` names which)
+/// that weir leaves out because it does not offer them, each with the
+/// warning to give.
+pub fn unoffered(word: &str, value: &str) -> Vec<String> {
+    match word {
+        "ciphers" | "ssl-default-bind-ciphers" | "ssl-default-server-ciphers" => value
+            .split([':', ',', ' '])
+            .filter(|e| !e.is_empty() && !e.starts_with(['!', '-', '+', '@']))
+            .filter(|e| e.contains('-') && !e.contains('+') && *e != "CHACHA20-POLY1305")
+            .filter(|e| !TLS12_SUITES.iter().any(|s| s.0 == *e))
+            .map(|e| {
+                format!(
+                    "cipher '{e}' is not offered by weir and is left out (TLSv1.2 suites: {})",
+                    offered(false)
+                )
+            })
+            .collect(),
+        "curves" | "ecdhe" | "ssl-default-bind-curves" => value
+            .split(':')
+            .filter(|n| !n.is_empty())
+            .filter(|n| {
+                !matches!(
+                    *n,
+                    "X25519"
+                        | "x25519"
+                        | "P-256"
+                        | "prime256v1"
+                        | "secp256r1"
+                        | "P-384"
+                        | "secp384r1"
+                        | "X25519MLKEM768"
+                )
+            })
+            .map(|n| {
+                format!("curve '{n}' is not offered by weir and is left out (it offers {CURVES})")
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Parses a `curves` list (`:`-separated OpenSSL names).
 pub fn parse_curves(s: &str) -> Result<Vec<Group>, String> {
     let mut out = Vec::new();
@@ -309,18 +348,17 @@ pub fn parse_curves(s: &str) -> Result<Vec<Group>, String> {
             "P-256" | "prime256v1" | "secp256r1" => Group::P256,
             "P-384" | "secp384r1" => Group::P384,
             "X25519MLKEM768" => Group::X25519Mlkem768,
-            _ => {
-                return Err(format!(
-                    "curve '{name}' is not offered by weir (it offers X25519, P-256, P-384, X25519MLKEM768)"
-                ))
-            }
+            // Left out; the caller warns (`unoffered`).
+            _ => continue,
         };
         if !out.contains(&g) {
             out.push(g);
         }
     }
     if out.is_empty() {
-        return Err("empty curve list".into());
+        return Err(format!(
+            "no curve weir offers is left in '{s}' (weir offers {CURVES})"
+        ));
     }
     Ok(out)
 }

@@ -207,6 +207,23 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
         }
         "tune.runqueue-depth" => g.runqueue_depth = int_between(words, 1, 1_000_000)?,
         "tune.maxpollevents" => g.maxpollevents = Some(int_between(words, 1, 1_000_000)?),
+        "ssl-default-bind-ciphers" | "ssl-default-server-ciphers" | "ssl-default-bind-curves"
+            if words.len() == 2 =>
+        {
+            for w in crate::tls::unoffered(kw, &words[1]) {
+                st.diags.warn(loc, format!("'{kw}' : {w}"));
+            }
+            let g = &mut st.config.global;
+            match kw {
+                "ssl-default-bind-ciphers" => {
+                    g.tls.bind_ciphers = Some(crate::tls::parse_ciphers(&words[1])?)
+                }
+                "ssl-default-server-ciphers" => {
+                    g.tls.server_ciphers = Some(crate::tls::parse_ciphers(&words[1])?)
+                }
+                _ => g.tls.bind_curves = Some(crate::tls::parse_curves(&words[1])?),
+            }
+        }
         "ssl-default-bind-ciphers" => {
             g.tls.bind_ciphers = Some(crate::tls::parse_ciphers(one(words, "a cipher list")?)?)
         }

@@ -59,6 +59,43 @@ const TAKES_ARG: &[&str] = &[
     "namespace",
 ];
 
+/// `bind` options followed by a value.
+const BIND_TAKES_ARG: &[&str] = &[
+    "crt",
+    "crt-list",
+    "alpn",
+    "npn",
+    "ciphers",
+    "ciphersuites",
+    "curves",
+    "ecdhe",
+    "ca-file",
+    "crl-file",
+    "verify",
+    "ssl-min-ver",
+    "ssl-max-ver",
+    "name",
+    "process",
+    "thread",
+    "maxconn",
+    "mode",
+    "user",
+    "group",
+    "uid",
+    "gid",
+    "interface",
+    "namespace",
+    "backlog",
+    "id",
+    "nice",
+    "tcp-ut",
+    "mss",
+    "level",
+    "severity-output",
+    "proto",
+    "tls-ticket-keys",
+];
+
 /// Applies `default-server`/`server` options to `d`. Errors are collected.
 fn server_options(
     d: &mut ServerDefaults,
@@ -224,7 +261,12 @@ fn server_options(
                     2
                 }
                 _ => match d.tls.apply(word, arg) {
-                    Some(r) => r?,
+                    // A server line has no warnings: a suite it names that
+                    // weir lacks is refused there.
+                    Some(r) => match crate::tls::unoffered(word, arg.unwrap_or("")).pop() {
+                        Some(w) => return Err(w),
+                        None => r?,
+                    },
                     None => return Err(option_error(keywords::SERVER, what, word)),
                 },
             })
@@ -462,7 +504,13 @@ pub(super) fn bind(
                     2
                 }
                 _ => match tls.apply(word, arg) {
-                    Some(r) => r?,
+                    Some(r) => {
+                        let n = r?;
+                        for w in crate::tls::unoffered(word, arg.unwrap_or("")) {
+                            diags.warn(loc, format!("'bind {addr_text}' : {w}"));
+                        }
+                        n
+                    }
                     None => return Err(option_error(keywords::BIND, "bind", word)),
                 },
             })
@@ -471,7 +519,8 @@ pub(super) fn bind(
             Ok(n) => i += n,
             Err(e) => {
                 errs.push(format!("'bind {addr_text}' : {e}"));
-                i += 1;
+                // A bad value is not read again as a keyword.
+                i += if BIND_TAKES_ARG.contains(&word) { 2 } else { 1 };
             }
         }
     }

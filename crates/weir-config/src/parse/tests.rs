@@ -573,13 +573,18 @@ fn tls_bind_options() {
     let e = errors("frontend f\n  bind :443 ssl crt /a.pem ciphers DHE-RSA-AES128-SHA\n");
     assert!(
         e.iter()
-            .any(|m| m.contains(":2]") && m.contains("not offered by weir")),
+            .any(|m| m.contains(":2]") && m.contains("no TLSv1.2 cipher weir offers is left")),
         "{e:?}"
     );
     let e = errors("frontend f\n  bind :443 ssl crt /a.pem ciphersuites TLS_AES_128_CCM_SHA256\n");
     assert!(e.iter().any(|m| m.contains("not offered by weir")), "{e:?}");
     let e = errors("frontend f\n  bind :443 ssl crt /a.pem curves X448\n");
-    assert!(e.iter().any(|m| m.contains("curve 'X448'")), "{e:?}");
+    assert_eq!(e.len(), 2, "the value is not read as a keyword: {e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("no curve weir offers is left in 'X448'")),
+        "{e:?}"
+    );
     let e = errors("frontend f\n  bind :443 ssl crt /a.pem verify required\n");
     assert!(e.iter().any(|m| m.contains("needs a 'ca-file'")), "{e:?}");
     let e = errors("frontend f\n  bind :443 ssl crt /a.pem ssl-min-ver TLSv9\n");
@@ -632,6 +637,46 @@ fn cipher_strings() {
     assert!(parse_ciphers("NOPE").is_err());
     assert!(parse_ciphers("TLS_AES_128_GCM_SHA256").is_err());
     assert!(parse_ciphers("EDH+AESGCM").is_err(), "nothing left");
+    assert!(
+        parse_ciphers("DHE-RSA-AES128-GCM-SHA256").is_err(),
+        "nothing left"
+    );
+}
+
+#[test]
+fn suites_and_curves_weir_lacks_are_left_out_with_a_warning() {
+    // Debian's stock haproxy.cfg: Mozilla's intermediate list, two DHE
+    // suites weir does not offer.
+    let debian = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384";
+    let text = format!(
+        "global\n  ssl-default-bind-ciphers {debian}\n  ssl-default-bind-curves X25519:brainpoolP256r1:P-256\n\
+         defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+         frontend f\n  bind :443 ssl crt /x.pem ciphers {debian}\n"
+    );
+    let c = ok(&text);
+    assert_eq!(c.global.tls.bind_ciphers.as_ref().map(Vec::len), Some(6));
+    assert_eq!(c.global.tls.bind_curves.as_ref().map(Vec::len), Some(2));
+    let w = warnings(&text);
+    assert_eq!(w.len(), 5, "{w:?}");
+    assert!(
+        w[0].contains(":2")
+            && w[0].contains("'DHE-RSA-AES128-GCM-SHA256' is not offered by weir and is left out"),
+        "{w:?}"
+    );
+    assert!(
+        w[2].contains(":3") && w[2].contains("curve 'brainpoolP256r1'"),
+        "{w:?}"
+    );
+    assert!(
+        w[3].contains(":10") && w[3].contains("'bind :443'"),
+        "{w:?}"
+    );
+    // A server line has no warning to give: it refuses.
+    let e = errors("backend b\n  server s 127.0.0.1:443 ssl ciphers ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES128-GCM-SHA256\n");
+    assert!(
+        e[0].contains("'DHE-RSA-AES128-GCM-SHA256' is not offered"),
+        "{e:?}"
+    );
 }
 
 #[test]
