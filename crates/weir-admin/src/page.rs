@@ -23,6 +23,10 @@ pub struct PageInfo {
     pub admin: bool,
     /// The outcome of the last admin action (`;st=DONE` …), shown on top.
     pub notice: Option<&'static str>,
+    /// `stats show-node`: the node named in the title and the report line.
+    pub node: Option<String>,
+    /// `stats show-desc`: the description after the report line.
+    pub desc: Option<String>,
 }
 
 /// The process box's lines, as HAProxy words them, from `show info`'s
@@ -402,8 +406,13 @@ fn table_row(out: &mut String, r: &Row, class: &str, admin: bool, checkbox: bool
 pub fn html(info: &PageInfo, rows: &[Row], req: &PageRequest) -> String {
     let mut out = String::with_capacity(8192 + rows.len() * 600);
     out.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
+    let on_node = info
+        .node
+        .as_deref()
+        .map(|n| format!(" on {}", esc(n)))
+        .unwrap_or_default();
     out.push_str(&format!(
-        "<title>Statistics Report for weir pid {}</title>",
+        "<title>Statistics Report for weir pid {}{on_node}</title>",
         info.pid
     ));
     if let (Some(s), false) = (info.refresh_secs, req.norefresh) {
@@ -416,8 +425,13 @@ pub fn html(info: &PageInfo, rows: &[Row], req: &PageRequest) -> String {
         format!(" version {}", esc(&info.version))
     };
     out.push_str(&format!("<h1>weir{version}</h1>\n"));
+    let desc = info
+        .desc
+        .as_deref()
+        .map(|d| format!(": {}", esc(d)))
+        .unwrap_or_default();
     out.push_str(&format!(
-        "<h2>Statistics Report for pid {}</h2>\n<table class=\"info\"><tr><td>\
+        "<h2>Statistics Report for pid {}{on_node}{desc}</h2>\n<table class=\"info\"><tr><td>\
          <b>General process information</b>",
         info.pid
     ));

@@ -94,6 +94,21 @@ fn the_page_has_one_table_per_proxy_and_escapes() {
         &PageRequest::parse(";up;norefresh"),
     );
     assert!(!t.contains("<form") && !t.contains("http-equiv"));
+    // `stats show-node` and `stats show-desc`, as haproxy 2.6 writes them.
+    let t = html(
+        &PageInfo {
+            node: Some("n<1>".into()),
+            desc: Some("edge".into()),
+            ..PageInfo::default()
+        },
+        &rows,
+        &PageRequest::default(),
+    );
+    assert!(
+        t.contains("<title>Statistics Report for weir pid 0 on n&lt;1&gt;</title>"),
+        "{t}"
+    );
+    assert!(t.contains("<h2>Statistics Report for pid 0 on n&lt;1&gt;: edge</h2>"));
 }
 
 #[test]

@@ -674,6 +674,11 @@ pub struct StatsPage {
     pub refresh: Option<Duration>,
     pub hide_version: bool,
     pub show_legends: bool,
+    /// `stats show-node [<name>]`: `Some("")` for the global `node`.
+    pub show_node: Option<String>,
+    /// `stats show-desc [<text>]`: `Some("")` for the global
+    /// `description`.
+    pub show_desc: Option<String>,
     /// `stats scope`: only these proxies are shown (all when empty; `.`
     /// names the proxy itself).
     pub scope: Vec<String>,
@@ -691,6 +696,8 @@ impl Default for StatsPage {
             refresh: None,
             hide_version: false,
             show_legends: false,
+            show_node: None,
+            show_desc: None,
             scope: Vec::new(),
             admin: Vec::new(),
         }

@@ -679,6 +679,8 @@ fn stats_page(p: &mut Proxy, kw: &str, args: &[String]) -> Result<(), String> {
             page.hide_version |= kw == "stats hide-version";
             page.show_legends |= kw == "stats show-legends";
         }
+        "stats show-node" => page.show_node = Some(args.first().cloned().unwrap_or_default()),
+        "stats show-desc" => page.show_desc = Some(args.join(" ")),
         "stats uri" => page.uri = one(args, "a URI prefix")?.to_string(),
         "stats realm" => page.realm = one(args, "a realm")?.to_string(),
         "stats auth" => {

@@ -158,6 +158,28 @@ pub(super) async fn answer(
         show_legends: page.show_legends,
         admin,
         notice,
+        node: page.show_node.as_ref().map(|n| {
+            if n.is_empty() {
+                sh.cfg
+                    .global
+                    .node
+                    .clone()
+                    .unwrap_or_else(|| sh.hostname.clone())
+            } else {
+                n.clone()
+            }
+        }),
+        desc: page
+            .show_desc
+            .as_ref()
+            .map(|d| {
+                if d.is_empty() {
+                    sh.cfg.global.description.clone().unwrap_or_default()
+                } else {
+                    d.clone()
+                }
+            })
+            .filter(|d| !d.is_empty()),
     };
     let body = page::html(&info, &rows, &preq);
     let extra = [("cache-control".to_string(), b"no-cache".to_vec())];

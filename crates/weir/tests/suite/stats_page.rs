@@ -11,9 +11,9 @@ use std::path::Path;
 
 fn cfg(stats: u16, open: u16, port: u16, o1: u16) -> String {
     format!(
-        "global\n    nbthread 2\n\
+        "global\n    nbthread 2\n    node edge-1\n    description front door\n\
          defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         listen stats\n    bind 127.0.0.1:{stats}\n    stats enable\n    stats uri /stats\n    stats realm Weir\\ Stats\n    stats auth admin:secret\n    stats refresh 5s\n    stats hide-version\n    stats scope be\n\
+         listen stats\n    bind 127.0.0.1:{stats}\n    stats enable\n    stats uri /stats\n    stats realm Weir\\ Stats\n    stats auth admin:secret\n    stats refresh 5s\n    stats hide-version\n    stats scope be\n    stats show-node\n    stats show-desc\n\
          listen open\n    bind 127.0.0.1:{open}\n    stats uri /admin\n    stats admin if {{ src 127.0.0.1 }}\n\
          frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
          backend be\n    server o1 127.0.0.1:{o1}\n    server dead 127.0.0.1:9 check inter 200ms fall 1\n"
@@ -65,6 +65,10 @@ fn the_page_and_its_csv_behind_auth_and_scope() {
         "{page}"
     );
     assert!(page.contains("<h1>weir</h1>"), "hide-version");
+    assert!(
+        page.contains("on edge-1: front door</h2>"),
+        "show-node, show-desc: {page}"
+    );
     assert!(
         page.contains("id=\"px-be\"") && !page.contains("id=\"px-fe\""),
         "scope"
