@@ -389,8 +389,10 @@ pub struct HttpSettings {
     /// `errorfile <status> <file>` and `http-error`: the whole raw
     /// response to send.
     pub errorfiles: ErrorPages,
-    /// `http-request capture … len N` rules: slots after the header ones.
-    pub rule_captures: usize,
+    /// The lengths of the capture slots after the header ones, in order:
+    /// `http-request capture … len N`, `tcp-request content capture`,
+    /// `declare capture request len N`.
+    pub rule_captures: Vec<usize>,
     /// `errorfiles <name> [<code>…]`: resolved after parsing.
     pub errorfiles_refs: Vec<(String, Vec<u16>, crate::diag::Loc)>,
     /// `option accept-invalid-http-request`.

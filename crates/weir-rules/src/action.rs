@@ -129,12 +129,14 @@ pub enum ReqAction {
     SetLogLevel,
     /// `normalize-uri <normalizer> [option]`.
     NormalizeUri(crate::normalize::Normalizer),
-    /// `capture <sample> len <n>`: the value, cut to `n` bytes, goes in
-    /// capture slot `slot` after the `capture request header` ones.
+    /// `capture <sample> len <n>` or `capture <sample> id <n>`: the value,
+    /// cut to `len` bytes, goes in capture slot `slot` after the `capture
+    /// request header` ones (the configuration resolves `id`).
     Capture {
         expr: Expr,
         len: usize,
         slot: usize,
+        id: Option<usize>,
     },
     /// `auth [realm <realm>]`: a 401 asking for Basic credentials (the
     /// realm defaults to the proxy's name).
@@ -595,13 +597,27 @@ pub fn parse_request_rule(
             "capture" => match args {
                 [e, k, n] if k == "len" => {
                     let (expr, len) = capture(e, n, load)?;
-                    ReqAction::Capture { expr, len, slot: 0 }
+                    ReqAction::Capture {
+                        expr,
+                        len,
+                        slot: 0,
+                        id: None,
+                    }
                 }
-                [_, k, _] if k == "id" => return Err(
-                    "'capture ... id' (declare capture) is not supported by weir yet; use 'len'"
-                        .into(),
-                ),
-                _ => return Err("'capture' expects '<sample> len <length>'".into()),
+                [e, k, n] if k == "id" => ReqAction::Capture {
+                    expr: Expr::parse(e, load)?,
+                    len: 0,
+                    slot: 0,
+                    id: Some(
+                        n.parse()
+                            .map_err(|_| format!("'capture ... id': invalid id '{n}'"))?,
+                    ),
+                },
+                _ => {
+                    return Err(
+                        "'capture' expects '<sample> len <length>' or '<sample> id <id>'".into(),
+                    )
+                }
             },
             "auth" => ReqAction::Auth {
                 realm: match args {

@@ -37,6 +37,11 @@ pub enum Internal {
     CapMethod,
     CapUri,
     CapVer,
+    /// `capture.req.hdr(<idx>)`, `capture.res.hdr(<idx>)`.
+    CapHdr {
+        res: bool,
+        idx: usize,
+    },
 }
 
 /// The internal fetch `name(args)`, or `None` when `name` is not one.
@@ -81,6 +86,14 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
         "capture.req.method" => Ok(Internal::CapMethod),
         "capture.req.uri" => Ok(Internal::CapUri),
         "capture.req.ver" => Ok(Internal::CapVer),
+        "capture.req.hdr" | "capture.res.hdr" => need("a capture slot number").and_then(|i| {
+            Ok(Internal::CapHdr {
+                res: name == "capture.res.hdr",
+                idx: i
+                    .parse()
+                    .map_err(|_| format!("fetch method '{name}': invalid slot '{i}'"))?,
+            })
+        }),
         _ => return None,
     })
 }
@@ -155,6 +168,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
             };
             Sample::Int(c.to_int()?)
         }
+        Internal::CapHdr { res, idx } => text(ctx.captured(*res, *idx)?),
         Internal::CapMethod => text(ctx.method().to_string()).non_empty()?,
         Internal::CapUri => text(ctx.uri().to_string()).non_empty()?,
         Internal::CapVer => {

@@ -123,6 +123,10 @@ pub trait Ctx {
     fn server_id(&self) -> Option<i64> {
         None
     }
+    /// Capture slot `idx` of the request (`res` false) or the response.
+    fn captured(&self, _res: bool, _idx: usize) -> Option<String> {
+        None
+    }
 }
 
 /// What a finished TLS handshake offers to the `ssl_fc_*`/`ssl_c_*` fetches.

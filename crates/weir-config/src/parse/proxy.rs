@@ -238,6 +238,23 @@ pub(super) fn apply(
                 p.http.capture_res.push((header, len));
             }
         }
+        "declare capture" => match args {
+            [dir, l, v] if l == "len" => {
+                let len = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|v| *v > 0)
+                    .ok_or("'len' expects a positive length")?;
+                match dir.as_str() {
+                    "request" => p.http.rule_captures.push(len),
+                    "response" => {
+                        return Err("'declare capture response' is not supported by weir yet (response captures come from 'capture response header')".into())
+                    }
+                    d => return Err(format!("expects 'request' or 'response', got '{d}'")),
+                }
+            }
+            _ => return Err("expects 'request|response len <length>'".into()),
+        },
         "unique-id-format" => {
             p.http.unique_id_format = Some(logformat::compile(&args.join(" "))?);
         }
@@ -282,11 +299,30 @@ pub(super) fn apply(
                 weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
             };
             let mut r = r;
-            if let weir_rules::ReqAction::Capture { slot, .. } = &mut r.action {
+            if let weir_rules::ReqAction::Capture { slot, len, id, .. } = &mut r.action {
                 // Slots in declaration order (with `tcp-request content
-                // capture`), after the header captures.
-                *slot = p.http.rule_captures;
-                p.http.rule_captures += 1;
+                // capture` and `declare capture`), after the header ones.
+                match *id {
+                    None => {
+                        *slot = p.http.rule_captures.len();
+                        p.http.rule_captures.push(*len);
+                    }
+                    Some(n) => {
+                        let heads = p.http.capture_req.len();
+                        let k = n
+                            .checked_sub(heads)
+                            .filter(|k| *k < p.http.rule_captures.len())
+                            .ok_or_else(|| {
+                                if n < heads {
+                                    format!("'capture ... id {n}' names a 'capture request header' slot: not supported by weir yet")
+                                } else {
+                                    format!("'capture ... id {n}': no capture slot {n} is declared before (declare capture request len <n>)")
+                                }
+                            })?;
+                        *slot = k;
+                        *len = p.http.rule_captures[k];
+                    }
+                }
             }
             p.http_request.push(r);
         }

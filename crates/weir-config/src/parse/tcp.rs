@@ -30,10 +30,10 @@ pub(super) fn apply(p: &mut Proxy, name: &str, args: &[String]) -> Result<(), St
         let lookup = super::http::lookup(p);
         weir_rules::parse_tcp_rule(set, args, &lookup, &super::http::load)?
     };
-    if let TcpAction::Capture { slot, .. } = &mut rule.action {
+    if let TcpAction::Capture { slot, len, .. } = &mut rule.action {
         // Capture slots are shared with `http-request capture`, in order.
-        *slot = p.http.rule_captures;
-        p.http.rule_captures += 1;
+        *slot = p.http.rule_captures.len();
+        p.http.rule_captures.push(*len);
     }
     let rules = match set {
         TcpRuleSet::Connection => &mut p.tcp.connection,

@@ -875,3 +875,19 @@ fn global_set_var_takes_process_variables_only() {
     assert!(e[1].contains(":3") && e[1].contains("nosuch"), "{e:?}");
     assert!(e[2].contains(":4"), "{e:?}");
 }
+
+#[test]
+fn declared_capture_slots_and_ids() {
+    let c = ok("defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+                frontend f\n  bind :80\n  capture request header Host len 10\n  declare capture request len 32\n\
+                \x20 http-request capture req.hdr(x) id 1\n");
+    let p = &c.proxies[0];
+    assert_eq!(p.http.rule_captures, vec![32]);
+    match &p.http_request[0].action {
+        weir_rules::ReqAction::Capture { slot, len, .. } => assert_eq!((*slot, *len), (0, 32)),
+        a => panic!("{a:?}"),
+    }
+    let e = errors("frontend f\n  bind :80\n  http-request capture req.hdr(x) id 3\n  declare capture response len 4\n");
+    assert!(e[0].contains(":3") && e[0].contains("no capture slot 3"), "{e:?}");
+    assert!(e[1].contains(":4") && e[1].contains("'declare capture response' is not supported"), "{e:?}");
+}

@@ -28,7 +28,7 @@ const CAPTURED: &[&str] = &[
     "GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n",
     "POST /upload?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello",
     "PUT /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
-    "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
     "GET / HTTP/1.0\r\n\r\n",
 ];
 
@@ -599,4 +599,31 @@ fn default_ports_are_removed_as_haproxy_does() {
             None => assert_eq!(status(&msg), 400, "{msg:?}"),
         }
     }
+}
+
+#[test]
+fn websocket_handshakes_carry_their_key_and_proof() {
+    let up = "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: WebSocket\r\n";
+    assert!(matches!(
+        req(&format!("{up}\r\n")),
+        Err(H1Error::BadRequest(m)) if m.contains("Sec-WebSocket-Key")
+    ));
+    assert!(req(&format!("{up}Sec-WebSocket-Key: a2V5\r\n\r\n"))
+        .unwrap()
+        .is_some());
+    // Another protocol needs no key.
+    assert!(
+        req("GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
+            .unwrap()
+            .is_some()
+    );
+    let res = |extra: &str| {
+        parse_response(
+            format!("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: websocket\r\n{extra}\r\n").as_bytes(),
+            &Limits::default(),
+            "GET",
+        )
+    };
+    assert!(matches!(res(""), Err(H1Error::BadResponse(m)) if m.contains("Sec-WebSocket-Accept")));
+    assert!(res("Sec-WebSocket-Accept: x\r\n").unwrap().is_some());
 }

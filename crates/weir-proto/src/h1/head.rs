@@ -454,6 +454,13 @@ pub fn request_head(parts: &mut RequestParts, mut canonical: bool) -> Result<Req
     } else {
         framing
     };
+    // RFC 6455 §4.1: a WebSocket handshake carries its key (haproxy 2.6
+    // answers 400 to one without).
+    if websocket_upgrade(headers) && !headers.iter().any(|h| h.is("sec-websocket-key")) {
+        return Err(H1Error::BadRequest(
+            "a WebSocket upgrade without Sec-WebSocket-Key",
+        ));
+    }
     let keep_alive = if minor == 0 {
         connection_has(headers, "keep-alive")
     } else {
@@ -474,6 +481,14 @@ pub fn request_head(parts: &mut RequestParts, mut canonical: bool) -> Result<Req
         expect_continue,
         canonical,
     })
+}
+
+/// `Connection: upgrade` with `Upgrade: websocket`.
+fn websocket_upgrade(headers: &[Header]) -> bool {
+    connection_has(headers, "upgrade")
+        && headers
+            .iter()
+            .any(|h| h.is("upgrade") && h.value().eq_ignore_ascii_case(b"websocket"))
 }
 
 /// Parses a response head to a request made with `method`.
@@ -545,6 +560,16 @@ pub fn response_head(
     } else if let Some((n, false)) = cl {
         framing::set_single_content_length(&mut headers, n);
         canonical = false;
+    }
+    // RFC 6455 §4.2.2: a server switching to WebSocket proves it read the
+    // key (haproxy 2.6 answers 502 to a 101 without the proof).
+    if status == 101
+        && websocket_upgrade(&headers)
+        && !headers.iter().any(|h| h.is("sec-websocket-accept"))
+    {
+        return Err(H1Error::BadResponse(
+            "a WebSocket 101 without Sec-WebSocket-Accept",
+        ));
     }
     let framing = if status == 101 || (method == "CONNECT" && (200..300).contains(&status)) {
         Framing::Tunnel

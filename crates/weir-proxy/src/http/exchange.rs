@@ -97,9 +97,9 @@ pub(super) fn exchange<'r, 'a>(
             return o;
         }
         let header_caps = fe_px.http.capture_req.len();
-        if header_caps + fe_px.http.rule_captures > 0 {
+        if header_caps + fe_px.http.rule_captures.len() > 0 {
             let mut caps = capture(&fe_px.http.capture_req, &req.headers);
-            caps.resize(header_caps + fe_px.http.rule_captures, String::new());
+            caps.resize(header_caps + fe_px.http.rule_captures.len(), String::new());
             rec.req_caps = Some(caps);
         }
         if !fe_px.http.capture_res.is_empty() {

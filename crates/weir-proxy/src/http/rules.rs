@@ -165,6 +165,27 @@ impl Ctx for ExCtx<'_> {
     fn srv_name(&self) -> Option<String> {
         self.srv.map(str::to_string)
     }
+    fn captured(&self, res: bool, idx: usize) -> Option<String> {
+        let fe = self.sh.frontends.get(self.fe_idx.index())?;
+        let http = &self.sh.cfg.proxies[fe.proxy].http;
+        if res {
+            let heads = super::samples::capture(&http.capture_res, &self.res?.headers);
+            return heads.into_iter().nth(idx);
+        }
+        let heads = &http.capture_req;
+        if idx < heads.len() {
+            return super::samples::capture(heads, &self.req?.headers)
+                .into_iter()
+                .nth(idx);
+        }
+        let slot = idx - heads.len();
+        if slot >= http.rule_captures.len() {
+            return None;
+        }
+        // The last value a rule wrote in the slot; empty before one.
+        let v = self.vars?.captures.iter().rev().find(|(s, _)| *s == slot);
+        Some(v.map(|(_, v)| v.clone()).unwrap_or_default())
+    }
     fn frontend(&self) -> Option<(String, i64)> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;
         Some((
@@ -519,9 +540,9 @@ pub fn run_request(
                     Some(u) => Edit::Uri(u),
                     None => return Verdict::Fail(400, Term::new(Cause::Proxy, State::Request)),
                 },
-                ReqAction::Capture { expr, len, slot } => {
-                    Edit::Capture(*slot, captured(expr, *len, &ctx))
-                }
+                ReqAction::Capture {
+                    expr, len, slot, ..
+                } => Edit::Capture(*slot, captured(expr, *len, &ctx)),
                 ReqAction::Auth { realm } => {
                     let realm = realm.as_deref().unwrap_or(&px.name);
                     return Verdict::Respond(Local {

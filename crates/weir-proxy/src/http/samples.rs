@@ -6,14 +6,15 @@ use crate::log::LogRecord;
 use weir_config::Proxy;
 use weir_proto::h1::RequestHead;
 
-/// The values of `capture … header` lines: the first occurrence of each
-/// header, cut to its length (empty when absent).
-pub(super) fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<String> {
+/// The values of `capture … header` lines: the last occurrence of each
+/// header (as haproxy 2.6 keeps it), cut to its length (empty when
+/// absent).
+pub(crate) fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<String> {
     caps.iter()
         .map(|(name, len)| {
             headers
                 .iter()
-                .find(|h| h.is(name))
+                .rfind(|h| h.is(name))
                 .map(|h| {
                     let v = &h.value()[..h.value().len().min(*len)];
                     String::from_utf8_lossy(v).into_owned()

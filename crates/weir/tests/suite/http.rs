@@ -177,7 +177,7 @@ fn websocket_upgrade_tunnels() {
     let o = Origin::start("a");
     let (_w, port) = weir_for(&o, "", "");
     let mut c = Client::connect(port);
-    c.send(b"GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+    c.send(b"GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n");
     let r = c.response("GET");
     assert_eq!(r.status, 101);
     for msg in [&b"ping"[..], &random_bytes(70_000, 3)] {
@@ -186,6 +186,11 @@ fn websocket_upgrade_tunnels() {
         c.r.read_exact(&mut back).unwrap();
         assert_eq!(back, msg);
     }
+    // RFC 6455's handshake without its key is refused, as haproxy 2.6
+    // refuses it.
+    let mut c = Client::connect(port);
+    c.send(b"GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+    assert_eq!(c.response("GET").status, 400);
 }
 
 #[test]

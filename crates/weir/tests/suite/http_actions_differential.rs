@@ -1,7 +1,8 @@
 //! HTTP rule actions, differential against haproxy 2.6: `replace-path`,
 //! `replace-pathq`, `replace-uri`, `set-path` on an absolute-form target,
 //! `set-src`/`set-dst` feeding `option forwardfor`/`originalto`,
-//! `del-header -m`, `deny` with a custom answer, `return` leaving out
+//! `del-header -m`, `deny` with a custom answer, `declare capture` with
+//! `capture … id` and `capture.req.hdr`, `return` leaving out
 //! empty headers and an empty body's content type, `reject`. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
@@ -14,7 +15,9 @@ use std::time::Duration;
 fn cfg(port: u16, origin: u16) -> String {
     format!(
         "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         frontend fe\n    bind 127.0.0.1:{port}\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    declare capture request len 8\n\
+         \x20   http-request capture req.hdr(x-c) id 0 if {{ hdr(x-c) -m found }}\n\
+         \x20   http-request return status 200 hdr x-cap %[capture.req.hdr(0)] if {{ hdr(x-t) cap }}\n\
          \x20   http-request replace-path /a(.*) /b\\1 if {{ hdr(x-t) path }}\n\
          \x20   http-request replace-pathq /a(.*) /q\\1 if {{ hdr(x-t) pathq }}\n\
          \x20   http-request replace-uri ^/(.*) /z/\\1 if {{ hdr(x-t) uri }}\n\
@@ -45,6 +48,7 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/deny", "X-T: deny\r\n"),
     ("/ret", "X-T: ret\r\n"),
     ("/rej", "X-T: reject\r\n"),
+    ("/cap", "X-T: cap\r\nX-C: 0123456789abc\r\n"),
 ];
 
 /// One request; the response's status, its `x-`/content-type headers and
@@ -105,4 +109,8 @@ fn http_actions_as_haproxy() {
     );
     assert_eq!(ours[7], "200 x-full: /ret | ");
     assert_eq!(ours[8], "closed");
+    assert_eq!(
+        ours[9], "200 x-cap: 01234567 | ",
+        "declare capture, capture id"
+    );
 }

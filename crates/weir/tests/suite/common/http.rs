@@ -258,7 +258,7 @@ impl Origin {
                     "/garbage" => b"NOT HTTP AT ALL\r\n\r\n".to_vec(),
                     "/empty" => return,
                     "/ws" => {
-                        let _ = w.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n");
+                        let _ = w.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
                         let mut buf = [0u8; 4096];
                         loop {
                             match r.read(&mut buf) {
