@@ -30,6 +30,8 @@ pub enum Internal {
     Ip(std::net::IpAddr),
     /// `uuid([4])`: a random (version 4) UUID.
     Uuid,
+    /// `so_name`: the listener's `name`.
+    SoName,
     /// `req.cook_cnt([<name>])`, `req.cook_val([<name>])`.
     CookCnt(Option<String>),
     CookVal(Option<String>),
@@ -75,6 +77,7 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
             }
             Ok(Internal::Ip(ip))
         }),
+        "so_name" => Ok(Internal::SoName),
         "uuid" => match first.as_deref() {
             None | Some("4") => Ok(Internal::Uuid),
             Some(v) => Err(format!(
@@ -153,6 +156,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::Bin(b) => Sample::Str(b.clone()),
         Internal::Uuid => text(uuid4()?),
+        Internal::SoName => text(ctx.listener_name()?),
         Internal::Bool(b) => Sample::Bool(*b),
         Internal::Ip(ip) => Sample::Ip(*ip),
         Internal::CookCnt(name) => {

@@ -123,6 +123,10 @@ pub trait Ctx {
     fn server_id(&self) -> Option<i64> {
         None
     }
+    /// The `name` of the listener the client came through (`so_name`).
+    fn listener_name(&self) -> Option<String> {
+        None
+    }
     /// Capture slot `idx` of the request (`res` false) or the response.
     fn captured(&self, _res: bool, _idx: usize) -> Option<String> {
         None

@@ -888,6 +888,12 @@ fn declared_capture_slots_and_ids() {
         a => panic!("{a:?}"),
     }
     let e = errors("frontend f\n  bind :80\n  http-request capture req.hdr(x) id 3\n  declare capture response len 4\n");
-    assert!(e[0].contains(":3") && e[0].contains("no capture slot 3"), "{e:?}");
-    assert!(e[1].contains(":4") && e[1].contains("'declare capture response' is not supported"), "{e:?}");
+    assert!(
+        e[0].contains(":3") && e[0].contains("no capture slot 3"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].contains(":4") && e[1].contains("'declare capture response' is not supported"),
+        "{e:?}"
+    );
 }

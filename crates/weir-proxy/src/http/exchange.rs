@@ -84,6 +84,13 @@ pub(super) fn exchange<'r, 'a>(
             vars: None,
             body: None,
             tls: client.tls_info(),
+            // The listener as the shared state holds it (the exchange's
+            // view lives as long as that state).
+            bind: fe
+                .binds
+                .iter()
+                .map(|b| &*b.info)
+                .find(|b| std::ptr::eq(*b, &*acc.bind)),
         };
         if fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
             let local = Local {

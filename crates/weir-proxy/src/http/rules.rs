@@ -100,6 +100,8 @@ pub struct ExCtx<'a> {
     pub body: Option<&'a [u8]>,
     /// The client connection's TLS session.
     pub tls: Option<&'a weir_rules::TlsInfo>,
+    /// The listener the client came through.
+    pub bind: Option<&'a crate::state::BindInfo>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -164,6 +166,9 @@ impl Ctx for ExCtx<'_> {
     }
     fn srv_name(&self) -> Option<String> {
         self.srv.map(str::to_string)
+    }
+    fn listener_name(&self) -> Option<String> {
+        self.bind?.name.clone()
     }
     fn captured(&self, res: bool, idx: usize) -> Option<String> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;

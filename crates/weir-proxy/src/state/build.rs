@@ -436,6 +436,7 @@ fn bind_lines(
                 .name
                 .clone()
                 .unwrap_or_else(|| (listener_no + 1).to_string()),
+            name: b.name.clone(),
             h2: b.h2 && px.mode == Mode::Http,
             transparent: b.transparent,
         });

@@ -200,6 +200,8 @@ pub struct BindInfo {
     pub tls: Option<Arc<crate::tls::BindConfig>>,
     /// How logs name the listener: its `name`, or its number in the proxy.
     pub label: String,
+    /// `bind … name <name>` (`so_name`).
+    pub name: Option<String>,
     /// `proto h2`: clients speak HTTP/2 from the first byte.
     pub h2: bool,
     /// `transparent`: connections may be to addresses other than the

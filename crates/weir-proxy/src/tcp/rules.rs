@@ -159,6 +159,7 @@ pub fn l4_view_in<'a>(
         vars: None,
         body: None,
         tls: client.tls_info(),
+        bind: None,
     }
 }
 
