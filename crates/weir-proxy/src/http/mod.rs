@@ -361,7 +361,10 @@ impl<'a> Session<'a> {
             if matches!(end, HeadEnd::Idle) {
                 return None;
             }
-            let start = first_byte.unwrap_or_else(crate::clock::now);
+            // With no byte of a request, the whole wait is active time (no
+            // idle time), as haproxy 2.6 logs a timed-out or empty
+            // connection.
+            let start = first_byte.unwrap_or(t.idle_since);
             Some(self.handle(end, start, t.idle_since).await)
         };
         tokio::select! {

@@ -323,3 +323,30 @@ fn rule_outcomes_log_as_haproxy() {
     ];
     compare(false, extra, reqs, None);
 }
+
+#[test]
+fn a_connection_that_never_sends_logs_its_wait_as_haproxy() {
+    // No byte of a request before `timeout http-request`: a 408 whose
+    // whole wait is active time (`-1/-1/-1/-1/<Ta>`, no idle time).
+    let extra = ("", "    timeout http-request 300ms", "");
+    compare(false, extra, &[("", "408")], None);
+    // The masked comparison above cannot see the timer: read weir's.
+    let sys = Syslog::start();
+    let port = free_port();
+    let _w = Weir::start(
+        &cfg(port, sys.port(), free_port(), free_port(), false, extra),
+        port,
+    );
+    let mut c = Client::connect(port);
+    assert_eq!(
+        crate::common::http::read_response(&mut c.r, "GET")
+            .unwrap()
+            .status,
+        408
+    );
+    let line = sys.wait_line("408", Duration::from_secs(5));
+    let msg = line.split_once("]: ").map_or(line.as_str(), |(_, m)| m);
+    let timers = fields(msg)[4].clone();
+    let ta: i64 = timers.rsplit('/').next().unwrap().parse().unwrap();
+    assert!(timers.starts_with("-1/-1/-1/-1/") && ta >= 250, "{line}");
+}
