@@ -556,7 +556,8 @@ fn header_values<'a>(hs: &[(&'a str, &'a [u8])], name: Option<&str>, full: bool)
             continue;
         }
         if full {
-            out.push(*v);
+            // Without the spaces around it (a rule may have set them).
+            out.push(v.trim_ascii());
         } else {
             out.extend(v.split(|&b| b == b',').map(<[u8]>::trim_ascii));
         }

@@ -2,7 +2,8 @@
 //! `replace-pathq`, `replace-uri`, `set-path` on an absolute-form target,
 //! `set-src`/`set-dst` feeding `option forwardfor`/`originalto`,
 //! `del-header -m`, `deny` with a custom answer, `declare capture` with
-//! `capture … id` and `capture.req.hdr`, `so_name`, `return` leaving out
+//! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
+//! the spaces it renders (and `req.fhdr` reading without them), `return` leaving out
 //! empty headers and an empty body's content type, `reject`. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
@@ -17,6 +18,8 @@ fn cfg(port: u16, origin: u16) -> String {
         "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
          frontend fe\n    bind 127.0.0.1:{port} name lst\n    declare capture request len 8\n\
          \x20   http-request return status 200 hdr x-so %[so_name] if {{ hdr(x-t) so }}\n\
+         \x20   http-request set-header x-trim \"  %[path] \" if {{ hdr(x-t) trim }}\n\
+         \x20   http-request set-header x-fhdr \"[%[req.fhdr(x-trim)]]\" if {{ hdr(x-t) trim }}\n\
          \x20   http-request capture req.hdr(x-c) id 0 if {{ hdr(x-c) -m found }}\n\
          \x20   http-request return status 200 hdr x-cap %[capture.req.hdr(0)] if {{ hdr(x-t) cap }}\n\
          \x20   http-request replace-path /a(.*) /b\\1 if {{ hdr(x-t) path }}\n\
@@ -51,6 +54,7 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/rej", "X-T: reject\r\n"),
     ("/cap", "X-T: cap\r\nX-C: 0123456789abc\r\n"),
     ("/so", "X-T: so\r\n"),
+    ("/trim", "X-T: trim\r\n"),
 ];
 
 /// One request; the response's status, its `x-`/content-type headers and
