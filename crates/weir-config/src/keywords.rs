@@ -259,7 +259,7 @@ pub const PROXY: &[Keyword] = &[
     kw("fullconn", "D-LB", Status::Partly("parsed and validated; dynamic maxconn (minconn) comes with `minconn`")),
     kw("hash-balance-factor", "D-LB", Status::Refused),
     kw("hash-type", "D-LB", Status::Partly("map-based and consistent with sdbm, djb2, crc32 and avalanche as documented; `wt6` is weir's own mixing function, not bit-identical")),
-    kw("http-after-response", "DFLB", Status::Partly("the header actions and set-status")),
+    kw("http-after-response", "DFLB", Status::Partly("the actions of `http-response` (header actions, set-status, set-var, allow …), on the server's responses and on the answers weir makes from rules (deny, return, redirect, auth, tarpit, an `http-response` deny) and the stats page; not yet on the error pages of a failed exchange (400, 408, 502, 503, 504)")),
     kw("http-check comment", "D-LB", Status::Refused),
     kw("http-check connect", "D-LB", Status::Refused),
     kw("http-check disable-on-404", "D-LB", Status::Refused),

@@ -176,7 +176,12 @@ pub(super) fn exchange<'r, 'a>(
                     return o;
                 }
                 Verdict::Respond(local) => {
-                    return Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await
+                    let view = ExCtx {
+                        req: Some(&*req),
+                        ..tmpl
+                    };
+                    let local = after(local, sh, fe_px, chosen.map(|b| &**b), vars, &view);
+                    return Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await;
                 }
                 Verdict::Service(weir_rules::action::Service::Prometheus) => {
                     let local = crate::runtime::prometheus(sh, &req.uri);
@@ -195,6 +200,11 @@ pub(super) fn exchange<'r, 'a>(
                         term: Term::new(Cause::Proxy, State::Tarpit),
                         keep: false,
                     };
+                    let view = ExCtx {
+                        req: Some(&*req),
+                        ..tmpl
+                    };
+                    let local = after(local, sh, fe_px, chosen.map(|b| &**b), vars, &view);
                     return Box::pin(answer_local(client, fe_px, cbuf, used, &*req, local)).await;
                 }
             }
@@ -214,6 +224,11 @@ pub(super) fn exchange<'r, 'a>(
                 ))
                 .await
             };
+            let view = ExCtx {
+                req: Some(&*req),
+                ..tmpl
+            };
+            let local = after(local, sh, fe_px, chosen.map(|b| &**b), vars, &view);
             return Box::pin(answer_local(client, fe_px, cbuf, took, &*req, local)).await;
         }
         let Some(be) = chosen else {
@@ -750,6 +765,12 @@ pub(super) fn exchange<'r, 'a>(
             if let Some(local) = replaced {
                 // The server's answer is dropped, and its connection with it.
                 sconn.set_reset_on_close();
+                let view = ExCtx {
+                    req: Some(&*req),
+                    srv: rec.server,
+                    ..tmpl
+                };
+                let local = after(local, sh, fe_px, Some(be), vars, &view);
                 let mut o = Box::pin(answer_local(
                     client,
                     fe_px,
@@ -993,6 +1014,23 @@ async fn beside<T>(
 }
 
 /// The name of server `i` of `be`, for the log line.
+/// `http-after-response` on an answer weir made: the backend's rules (when
+/// one was chosen and is another proxy), then the frontend's.
+fn after(
+    local: Local,
+    sh: &Shared,
+    fe_px: &weir_config::Proxy,
+    be: Option<&BackendRt>,
+    vars: &mut Vars,
+    view: &ExCtx<'_>,
+) -> Local {
+    let be_px = be
+        .map(|b| &sh.cfg.proxies[b.proxy])
+        .filter(|p| !std::ptr::eq(*p, fe_px));
+    let pxs: Vec<&weir_config::Proxy> = be_px.into_iter().chain([fe_px]).collect();
+    rules::after_local(local, &pxs, vars, view)
+}
+
 fn srv_name(be: &BackendRt, i: Option<usize>) -> Option<&str> {
     i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str())
 }

@@ -290,6 +290,46 @@ pub enum Verdict {
     },
 }
 
+/// `http-after-response` on an answer weir made (a deny, a return, a
+/// redirect, an error, the stats page): the rules of `pxs` in turn (the
+/// backend's, then the frontend's), as on a server's response. A rule
+/// that answers in its turn replaces it.
+pub fn after_local(mut local: Local, pxs: &[&Proxy], vars: &mut Vars, tmpl: &ExCtx<'_>) -> Local {
+    if pxs.iter().all(|p| p.http_after_response.is_empty()) {
+        return local;
+    }
+    // Room for the whole answer: it is weir's own.
+    let limits = weir_proto::h1::Limits {
+        max_head: local.bytes.len() + 1,
+        max_headers: local.bytes.iter().filter(|&&b| b == b'\n').count() + 1,
+    };
+    let method = tmpl.req.map_or("GET", |r| r.method.as_str());
+    let Ok(Some((mut res, used))) = weir_proto::h1::parse_response(&local.bytes, &limits, method)
+    else {
+        return local;
+    };
+    let mut dirty = false;
+    for px in pxs {
+        if let Some(r) = run_response(
+            &px.http_after_response,
+            px,
+            &mut res,
+            vars,
+            tmpl,
+            &mut dirty,
+        ) {
+            return Local { keep: false, ..r };
+        }
+    }
+    if dirty {
+        let mut bytes = weir_proto::h1::write_response(&res);
+        bytes.extend_from_slice(&local.bytes[used..]);
+        local.bytes = bytes;
+        local.status = res.status;
+    }
+    local
+}
+
 /// What a `capture <sample> len <n>` rule keeps: the sample as text, cut
 /// to `len` bytes (empty when the fetch finds nothing).
 pub(crate) fn captured(expr: &weir_rules::Expr, len: usize, ctx: &dyn Ctx) -> String {

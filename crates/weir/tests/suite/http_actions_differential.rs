@@ -1,7 +1,8 @@
 //! HTTP rule actions, differential against haproxy 2.6: `replace-path`,
 //! `replace-pathq`, `replace-uri`, `set-path` on an absolute-form target,
 //! `set-src`/`set-dst` feeding `option forwardfor`/`originalto`,
-//! `del-header -m`, `deny` with a custom answer, `declare capture` with
+//! `del-header -m`, `deny` with a custom answer, `http-after-response` on
+//! the answers weir makes, `declare capture` with
 //! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
 //! the spaces it renders (and `req.fhdr` reading without them), `return` leaving out
 //! empty headers and an empty body's content type, `reject`. The same
@@ -33,6 +34,8 @@ fn cfg(port: u16, origin: u16) -> String {
          \x20   http-request deny status 401 content-type text/plain string no hdr x-why \"%[path]\" if {{ hdr(x-t) deny }}\n\
          \x20   http-request return status 200 content-type text/plain hdr x-empty \"%[req.hdr(x-none)]\" hdr x-full \"%[path]\" if {{ hdr(x-t) ret }}\n\
          \x20   http-request reject if {{ hdr(x-t) reject }}\n\
+         \x20   http-after-response set-header x-after \"%[status]\"\n\
+         \x20   http-after-response set-status 299 if {{ status 401 }}\n\
          \x20   default_backend be\n\
          backend be\n    option forwardfor\n    option originalto\n    server s 127.0.0.1:{origin}\n"
     )
@@ -110,13 +113,13 @@ fn http_actions_as_haproxy() {
         "{ours:?}"
     );
     assert!(
-        ours[6].starts_with("401 content-type: text/plain,x-why: /deny | no"),
-        "{ours:?}"
+        ours[6].starts_with("299 content-type: text/plain,x-after: 401,x-why: /deny | no"),
+        "http-after-response on a deny: {ours:?}"
     );
-    assert_eq!(ours[7], "200 x-full: /ret | ");
+    assert_eq!(ours[7], "200 x-after: 200,x-full: /ret | ");
     assert_eq!(ours[8], "closed");
     assert_eq!(
-        ours[9], "200 x-cap: 01234567 | ",
+        ours[9], "200 x-after: 200,x-cap: 01234567 | ",
         "declare capture, capture id"
     );
 }
