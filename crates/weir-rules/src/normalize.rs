@@ -83,8 +83,9 @@ impl Normalizer {
             Normalizer::PathStripDot | Normalizer::PathStripDotdot { .. } => {
                 segments(self, path) + query
             }
-            Normalizer::PercentDecodeUnreserved { strict } => percent(path, strict, true)? + query,
-            Normalizer::PercentToUppercase { strict } => percent(path, strict, false)? + query,
+            // The percent normalizers see the query too (haproxy 2.6).
+            Normalizer::PercentDecodeUnreserved { strict } => percent(rest, strict, true)?,
+            Normalizer::PercentToUppercase { strict } => percent(rest, strict, false)?,
             Normalizer::QuerySortByName => {
                 let Some(q) = query.strip_prefix('?') else {
                     return Some(uri.to_string());
@@ -213,6 +214,10 @@ mod tests {
             ("percent-decode-unreserved strict", "/%%36%36", None),
             ("percent-decode-unreserved strict", "/%ZZ", None),
             ("percent-to-uppercase", "/%6f", Some("/%6F")),
+            ("percent-to-uppercase", "/%aa?a=%aa", Some("/%AA?a=%AA")),
+            ("percent-decode-unreserved", "/%61?%61=%61", Some("/a?a=a")),
+            ("percent-decode-unreserved", "/%3F?foo=bar", Some("/%3F?foo=bar")),
+            ("percent-to-uppercase strict", "/a?a=%zz", None),
             ("percent-to-uppercase", "/%zz", Some("/%zz")),
             ("percent-to-uppercase strict", "/%zz", None),
             ("query-sort-by-name", "/?c=3&a=1&b=2", Some("/?a=1&b=2&c=3")),
