@@ -305,7 +305,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option http-keep-alive", "DFLB", Status::Supported),
     kw("option http-no-delay", "DFLB", Status::Refused),
     kw("option http-pretend-keepalive", "D-LB", Status::Refused),
-    kw("option http-restrict-req-hdr-names", "DFLB", Status::Refused),
+    kw("option http-restrict-req-hdr-names", "DFLB", Status::Supported),
     kw("option http-server-close", "DFLB", Status::Supported),
     kw("option http-use-proxy-header", "DFL-", Status::Refused),
     kw("option httpchk", "D-LB", Status::Partly("method, URI and version; the check passes on a 2xx or 3xx status line")),

@@ -380,6 +380,17 @@ pub struct ForwardFor {
 /// Replacement error responses: (status, the whole raw response).
 pub type ErrorPages = Vec<(u16, std::sync::Arc<[u8]>)>;
 
+/// `option http-restrict-req-hdr-names`: what becomes of request headers
+/// whose names hold characters outside `[A-Za-z0-9-]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RestrictNames {
+    #[default]
+    Preserve,
+    Delete,
+    /// A 403.
+    Reject,
+}
+
 /// HTTP settings of a proxy.
 #[derive(Debug, Clone, Default)]
 pub struct HttpSettings {
@@ -397,6 +408,8 @@ pub struct HttpSettings {
     pub errorfiles_refs: Vec<(String, Vec<u16>, crate::diag::Loc)>,
     /// `option accept-invalid-http-request`.
     pub accept_invalid_request: bool,
+    /// `option http-restrict-req-hdr-names`.
+    pub restrict_names: RestrictNames,
     /// `option accept-invalid-http-response`.
     pub accept_invalid_response: bool,
     /// `capture request header <name> len <n>`, in order.

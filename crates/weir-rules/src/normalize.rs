@@ -216,7 +216,11 @@ mod tests {
             ("percent-to-uppercase", "/%6f", Some("/%6F")),
             ("percent-to-uppercase", "/%aa?a=%aa", Some("/%AA?a=%AA")),
             ("percent-decode-unreserved", "/%61?%61=%61", Some("/a?a=a")),
-            ("percent-decode-unreserved", "/%3F?foo=bar", Some("/%3F?foo=bar")),
+            (
+                "percent-decode-unreserved",
+                "/%3F?foo=bar",
+                Some("/%3F?foo=bar"),
+            ),
             ("percent-to-uppercase strict", "/a?a=%zz", None),
             ("percent-to-uppercase", "/%zz", Some("/%zz")),
             ("percent-to-uppercase strict", "/%zz", None),

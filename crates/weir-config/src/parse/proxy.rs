@@ -275,6 +275,19 @@ pub(super) fn apply(
         }
         "option log-separate-errors" => p.options.log_separate_errors = flag(args)?,
         "option http-buffer-request" => p.options.http_buffer_request = flag(args)?,
+        "option http-restrict-req-hdr-names" => {
+            use crate::model::RestrictNames;
+            p.http.restrict_names = match one(args, "'preserve', 'delete' or 'reject'")? {
+                "preserve" => RestrictNames::Preserve,
+                "delete" => RestrictNames::Delete,
+                "reject" => RestrictNames::Reject,
+                o => {
+                    return Err(format!(
+                        "expects 'preserve', 'delete' or 'reject', got '{o}'"
+                    ))
+                }
+            };
+        }
         "retry-on" => p.http.retry_on = Some(super::http::retry_on(args)?),
         "http-check send" => super::http::check_send(&mut p.http_check, args)?,
         "http-check expect" => p.http_check.expect = Some(super::http::check_expect(args)?),

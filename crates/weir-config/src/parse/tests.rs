@@ -897,3 +897,20 @@ fn declared_capture_slots_and_ids() {
         "{e:?}"
     );
 }
+
+#[test]
+fn restricted_header_names_option() {
+    use crate::model::RestrictNames;
+    let c = ok("backend a\n  option http-restrict-req-hdr-names delete\nbackend b\n  option http-restrict-req-hdr-names reject\nbackend c\n");
+    let modes: Vec<RestrictNames> = c.proxies.iter().map(|p| p.http.restrict_names).collect();
+    assert_eq!(
+        modes,
+        [
+            RestrictNames::Delete,
+            RestrictNames::Reject,
+            RestrictNames::Preserve
+        ]
+    );
+    let e = errors("backend a\n  option http-restrict-req-hdr-names drop\n");
+    assert!(e[0].contains(":2") && e[0].contains("got 'drop'"), "{e:?}");
+}

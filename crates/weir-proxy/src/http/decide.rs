@@ -203,6 +203,9 @@ pub(super) async fn decide<'s>(
     if matches!(verdict, Verdict::Continue) {
         verdict = run(&fe_px.redirects, fe_px, req, vars, tmpl, dirty, bw).await;
     }
+    if matches!(verdict, Verdict::Continue) {
+        verdict = restrict_names(fe_px, req, dirty);
+    }
     if !matches!(verdict, Verdict::Continue) {
         return (verdict, None);
     }
@@ -228,8 +231,38 @@ pub(super) async fn decide<'s>(
         if matches!(verdict, Verdict::Continue) {
             verdict = run(&be_px.redirects, be_px, req, vars, tmpl, dirty, bw).await;
         }
+        if matches!(verdict, Verdict::Continue) {
+            verdict = restrict_names(be_px, req, dirty);
+        }
     }
     (verdict, chosen)
+}
+
+/// `option http-restrict-req-hdr-names`, after the proxy's rules: headers
+/// named outside `[A-Za-z0-9-]` are deleted, or the request gets a 403.
+fn restrict_names(px: &weir_config::Proxy, req: &mut RequestHead, dirty: &mut bool) -> Verdict {
+    use weir_config::model::RestrictNames;
+    let odd = |h: &weir_proto::h1::Header| {
+        !h.name()
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-')
+    };
+    match px.http.restrict_names {
+        RestrictNames::Preserve => Verdict::Continue,
+        RestrictNames::Delete => {
+            let before = req.headers.len();
+            req.headers.retain(|h| !odd(h));
+            *dirty |= req.headers.len() != before;
+            Verdict::Continue
+        }
+        RestrictNames::Reject if req.headers.iter().any(odd) => Verdict::Respond(rules::Local {
+            bytes: super::errors::response(px, 403, false),
+            status: 403,
+            term: Term::new(Cause::Proxy, State::Request),
+            keep: false,
+        }),
+        RestrictNames::Reject => Verdict::Continue,
+    }
 }
 
 /// A proxy's `tcp-request content` rules on a request, before its

@@ -4,7 +4,8 @@
 //! `del-header -m`, `deny` with a custom answer, `http-after-response` on
 //! the answers weir makes, `declare capture` with
 //! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
-//! the spaces it renders (and `req.fhdr` reading without them), `return` leaving out
+//! the spaces it renders (and `req.fhdr` reading without them),
+//! `option http-restrict-req-hdr-names delete`, `return` leaving out
 //! empty headers and an empty body's content type, `reject`. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
@@ -37,7 +38,7 @@ fn cfg(port: u16, origin: u16) -> String {
          \x20   http-after-response set-header x-after \"%[status]\"\n\
          \x20   http-after-response set-status 299 if {{ status 401 }}\n\
          \x20   default_backend be\n\
-         backend be\n    option forwardfor\n    option originalto\n    server s 127.0.0.1:{origin}\n"
+         backend be\n    option forwardfor\n    option originalto\n    option http-restrict-req-hdr-names delete\n    server s 127.0.0.1:{origin}\n"
     )
 }
 
@@ -58,6 +59,7 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/cap", "X-T: cap\r\nX-C: 0123456789abc\r\n"),
     ("/so", "X-T: so\r\n"),
     ("/trim", "X-T: trim\r\n"),
+    ("/names", "X-T: names\r\nX-Und_er: 1\r\nX-Fine: 2\r\n"),
 ];
 
 /// One request; the response's status, its `x-`/content-type headers and

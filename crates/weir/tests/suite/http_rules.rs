@@ -619,3 +619,21 @@ fn cookie_maxidle_and_maxlife_dates() {
         "{err}"
     );
 }
+
+#[test]
+fn header_names_outside_the_token_subset_can_be_refused() {
+    // `option http-restrict-req-hdr-names reject` in the backend: after
+    // its rules, a request with `_` in a header name gets a 403.
+    let (_w, port, a, _b) = two_backends("", "    option http-restrict-req-hdr-names reject");
+    let mut c = Client::connect(port);
+    c.send(b"GET /ok HTTP/1.1\r\nHost: a\r\nX-Fine: 1\r\n\r\n");
+    assert_eq!(c.response("GET").status, 200);
+    let mut c = Client::connect(port);
+    c.send(b"GET /no HTTP/1.1\r\nHost: a\r\nX_Odd: 1\r\n\r\n");
+    assert_eq!(c.response("GET").status, 403);
+    assert_eq!(
+        a.seen.lock().unwrap().len(),
+        1,
+        "the refused one never reached the server"
+    );
+}
