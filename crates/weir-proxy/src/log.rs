@@ -278,8 +278,15 @@ pub struct LogRecord<'a> {
     pub unique_id: Option<String>,
 }
 
-/// Renders a compiled format for one record.
+/// Renders a compiled format for one record (a sample that finds nothing
+/// logs as `-`).
 pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {
+    render_as(fmt, r, "-")
+}
+
+/// [`render`], with `absent` for a sample that finds nothing
+/// (`unique-id-format` writes nothing there).
+pub fn render_as(fmt: &LogFormat, r: &LogRecord<'_>, absent: &str) -> String {
     let mut out = String::with_capacity(160);
     // A variable that renders nothing (no captured headers) takes the
     // separator after it along, as HAProxy does.
@@ -301,7 +308,7 @@ pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {
                 }
                 match r.samples.get(*index).filter(|v| !v.is_empty()) {
                     Some(v) => out.push_str(v),
-                    None => out.push('-'),
+                    None => out.push_str(absent),
                 }
                 if *quote {
                     out.push('"');

@@ -32,6 +32,8 @@ pub enum Internal {
     Uuid,
     /// `so_name`: the listener's `name`.
     SoName,
+    /// `unique-id`: the request's `unique-id-format` value.
+    UniqueId,
     /// `req.cook_cnt([<name>])`, `req.cook_val([<name>])`.
     CookCnt(Option<String>),
     CookVal(Option<String>),
@@ -78,6 +80,7 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
             Ok(Internal::Ip(ip))
         }),
         "so_name" => Ok(Internal::SoName),
+        "unique-id" => Ok(Internal::UniqueId),
         "uuid" => match first.as_deref() {
             None | Some("4") => Ok(Internal::Uuid),
             Some(v) => Err(format!(
@@ -157,6 +160,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         Internal::Bin(b) => Sample::Str(b.clone()),
         Internal::Uuid => text(uuid4()?),
         Internal::SoName => text(ctx.listener_name()?),
+        Internal::UniqueId => text(ctx.unique_id()?),
         Internal::Bool(b) => Sample::Bool(*b),
         Internal::Ip(ip) => Sample::Ip(*ip),
         Internal::CookCnt(name) => {

@@ -123,6 +123,10 @@ pub trait Ctx {
     fn server_id(&self) -> Option<i64> {
         None
     }
+    /// The request's `unique-id-format` value (`unique-id`).
+    fn unique_id(&self) -> Option<String> {
+        None
+    }
     /// The `name` of the listener the client came through (`so_name`).
     fn listener_name(&self) -> Option<String> {
         None

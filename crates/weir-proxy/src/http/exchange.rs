@@ -114,7 +114,14 @@ pub(super) fn exchange<'r, 'a>(
             rec.res_caps = Some(vec![String::new(); fe_px.http.capture_res.len()]);
         }
         if let Some(f) = &fe_px.http.unique_id_format {
-            rec.unique_id = Some(crate::log::render(f, rec));
+            let view = ExCtx {
+                req: Some(&*req),
+                vars: Some(vars),
+                ..tmpl
+            };
+            let id = super::samples::unique_id(f, rec, &view);
+            vars.unique_id = Some(id.clone());
+            rec.unique_id = Some(id);
         }
         // The frontend's rules, the backend choice, the backend's rules.
         // Blocks: the body wait and the verdict are not kept in the states
@@ -251,13 +258,15 @@ pub(super) fn exchange<'r, 'a>(
             be: be_px,
         };
         // The head as the server gets it.
-        dirty |= forwardfor(&plan, req, tmpl.src.map(|p| p.ip()), false);
-        dirty |= forwardfor(&plan, req, tmpl.dst.map(|p| p.ip()), true);
+        // The unique id's header comes before the ones `forwardfor` and
+        // `originalto` add, as haproxy 2.6 orders them.
         if let (Some(h), Some(id)) = (&fe_px.http.unique_id_header, &rec.unique_id) {
             req.headers
                 .push(weir_proto::h1::Header::new(h, id.as_bytes()));
             dirty = true;
         }
+        dirty |= forwardfor(&plan, req, tmpl.src.map(|p| p.ip()), false);
+        dirty |= forwardfor(&plan, req, tmpl.dst.map(|p| p.ip()), true);
         request_samples(fe_px, rec, &tmpl, &*req, vars, body.as_deref());
         // The wall clock only for dated cookies (`maxidle`/`maxlife`).
         let dated = be_px

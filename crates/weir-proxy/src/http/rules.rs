@@ -26,6 +26,8 @@ pub struct Vars {
     vals: Vec<(String, Sample)>,
     /// `http-request capture` values of the exchange: (slot, value).
     pub captures: Vec<(usize, String)>,
+    /// The exchange's `unique-id-format` value (the `unique-id` fetch).
+    pub unique_id: Option<String>,
     proc: ProcVars,
 }
 
@@ -35,6 +37,7 @@ impl Vars {
         Vars {
             vals: Vec::new(),
             captures: Vec::new(),
+            unique_id: None,
             proc: proc.clone(),
         }
     }
@@ -73,11 +76,12 @@ impl Vars {
     }
     /// No variable is left.
     pub fn is_empty(&self) -> bool {
-        self.vals.is_empty() && self.captures.is_empty()
+        self.vals.is_empty() && self.captures.is_empty() && self.unique_id.is_none()
     }
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
         self.captures.clear();
+        self.unique_id = None;
         self.vals
             .retain(|(n, _)| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -166,6 +170,9 @@ impl Ctx for ExCtx<'_> {
     }
     fn srv_name(&self) -> Option<String> {
         self.srv.map(str::to_string)
+    }
+    fn unique_id(&self) -> Option<String> {
+        self.vars?.unique_id.clone()
     }
     fn listener_name(&self) -> Option<String> {
         self.bind?.name.clone()

@@ -45,8 +45,16 @@ pub(super) fn request_samples(
 /// Evaluates the `%[sample]` pieces of the frontend's log format.
 pub(super) fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
     let Some(f) = &fe_px.log_format else { return };
-    let samples: Vec<String> = f
-        .pieces
+    let samples = eval_samples(f, ctx);
+    if !samples.is_empty() {
+        rec.samples = samples;
+    }
+}
+
+/// The values of a format's `%[sample]` pieces, in order (empty where a
+/// fetch finds nothing).
+fn eval_samples(f: &weir_config::logformat::LogFormat, ctx: &ExCtx<'_>) -> Vec<String> {
+    f.pieces
         .iter()
         .filter_map(|p| match p {
             weir_config::logformat::Piece::Sample { expr, .. } => Some(
@@ -56,8 +64,19 @@ pub(super) fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_
             ),
             _ => None,
         })
-        .collect();
-    if !samples.is_empty() {
-        rec.samples = samples;
-    }
+        .collect()
+}
+
+/// A request's `unique-id-format` value: its own `%[sample]` pieces
+/// evaluated on the request, its other fields from the log record.
+pub(super) fn unique_id(
+    f: &weir_config::logformat::LogFormat,
+    rec: &mut LogRecord<'_>,
+    ctx: &ExCtx<'_>,
+) -> String {
+    let samples = eval_samples(f, ctx);
+    let saved = std::mem::replace(&mut rec.samples, samples);
+    let id = crate::log::render_as(f, rec, "");
+    rec.samples = saved;
+    id
 }

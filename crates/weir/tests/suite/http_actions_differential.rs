@@ -5,7 +5,8 @@
 //! the answers weir makes, `declare capture` with
 //! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
 //! the spaces it renders (and `req.fhdr` reading without them),
-//! `option http-restrict-req-hdr-names delete`, `return` leaving out
+//! `option http-restrict-req-hdr-names delete`, `unique-id-format` with a
+//! sample, `return` leaving out
 //! empty headers and an empty body's content type, `reject`. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
@@ -19,6 +20,7 @@ fn cfg(port: u16, origin: u16) -> String {
     format!(
         "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
          frontend fe\n    bind 127.0.0.1:{port} name lst\n    declare capture request len 8\n\
+         \x20   unique-id-format U-%[req.hdr(x-t)]\n    unique-id-header X-Uid\n\
          \x20   http-request return status 200 hdr x-so %[so_name] if {{ hdr(x-t) so }}\n\
          \x20   http-request set-header x-trim \"  %[path] \" if {{ hdr(x-t) trim }}\n\
          \x20   http-request set-header x-fhdr \"[%[req.fhdr(x-trim)]]\" if {{ hdr(x-t) trim }}\n\
@@ -107,6 +109,10 @@ fn http_actions_as_haproxy() {
     assert_eq!(ours, theirs, "weir's outcomes, then haproxy's");
     // What the rules did (so that both agreeing on nothing cannot pass).
     assert!(ours[0].contains("get /b/c?a/b http/1.1"), "{ours:?}");
+    assert!(
+        ours[0].contains(";x-uid: u-path;"),
+        "unique-id-format's samples: {ours:?}"
+    );
     assert!(ours[3].contains("get http://h.example/s/p?q=1"), "{ours:?}");
     assert!(ours[4].contains("x-forwarded-for: 192.0.2.7"), "{ours:?}");
     assert!(ours[4].contains("x-original-to: 198.51.100.2"), "{ours:?}");
