@@ -77,6 +77,32 @@ pub(super) fn errorfile(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
     Ok((code, body.into()))
 }
 
+/// `errorloc|errorloc302|errorloc303 <code> <url>`: the error answered
+/// with a redirect to `url` (302, or 303 for `errorloc303`), as haproxy
+/// 2.6 writes it; the log keeps the error's status.
+pub(super) fn errorloc(kw: &str, args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
+    let [code, url] = args else {
+        return Err("expects <status_code> and <url>".into());
+    };
+    let code: u16 = code
+        .parse()
+        .ok()
+        .filter(|c| ERRORFILE_CODES.contains(c))
+        .ok_or_else(|| format!("status code '{code}' cannot be overridden"))?;
+    if url.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err(format!("invalid URL '{url}'"));
+    }
+    let status = if kw == "errorloc303" {
+        "303 See Other"
+    } else {
+        "302 Found"
+    };
+    let page = format!(
+        "HTTP/1.1 {status}\r\ncache-control: no-cache\r\ncontent-length: 0\r\nlocation: {url}\r\n\r\n"
+    );
+    Ok((code, page.into_bytes().into()))
+}
+
 /// Reads a file named by a rule (`-f`, maps, `errorfile`, `return file`).
 pub(super) fn load(path: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("failed to open file '{path}' : {e}"))

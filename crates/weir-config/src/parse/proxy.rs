@@ -631,10 +631,14 @@ pub(super) fn apply(
             p.http.errorfiles.retain(|(c, _)| *c != code);
             p.http.errorfiles.push((code, bytes));
         }
-        "errorfile" => {
-            let (code, file) = super::http::errorfile(args)?;
+        "errorfile" | "errorloc" | "errorloc302" | "errorloc303" => {
+            let (code, page) = if name == "errorfile" {
+                super::http::errorfile(args)?
+            } else {
+                super::http::errorloc(name, args)?
+            };
             p.http.errorfiles.retain(|(c, _)| *c != code);
-            p.http.errorfiles.push((code, file));
+            p.http.errorfiles.push((code, page));
         }
         "option redispatch" => {
             p.options.redispatch = !negate;

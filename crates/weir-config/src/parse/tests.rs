@@ -914,3 +914,29 @@ fn restricted_header_names_option() {
     let e = errors("backend a\n  option http-restrict-req-hdr-names drop\n");
     assert!(e[0].contains(":2") && e[0].contains("got 'drop'"), "{e:?}");
 }
+
+#[test]
+fn errorloc_pages_redirect() {
+    let c = ok(
+        "frontend f\n  bind :80\n  errorloc 503 http://m.example/down\n  errorloc303 403 /denied\n",
+    );
+    let pages = &c.proxies[0].http.errorfiles;
+    let page = |code: u16| {
+        let (_, b) = pages.iter().find(|(s, _)| *s == code).unwrap();
+        String::from_utf8(b.to_vec()).unwrap()
+    };
+    assert!(
+        page(503).starts_with("HTTP/1.1 302 Found\r\n")
+            && page(503).contains("location: http://m.example/down\r\n")
+    );
+    assert!(page(403).starts_with("HTTP/1.1 303 See Other\r\n"));
+    let e = errors("frontend f\n  bind :80\n  errorloc 302 /x\n  errorloc302 503\n");
+    assert!(
+        e[0].contains(":3") && e[0].contains("cannot be overridden"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].contains(":4") && e[1].contains("expects <status_code> and <url>"),
+        "{e:?}"
+    );
+}

@@ -39,10 +39,15 @@ pub fn page(status: u16, parse_error: bool) -> Vec<u8> {
 
 /// The response for `status` in a proxy: its `errorfile`, else the default.
 pub fn response(px: &Proxy, status: u16, parse_error: bool) -> Vec<u8> {
-    px.http
-        .errorfiles
-        .iter()
-        .find(|(s, _)| *s == status)
+    response_of(&[px], status, parse_error)
+}
+
+/// The response for `status`: the first of `pxs` (the backend, then the
+/// frontend, as haproxy 2.6 looks) with an `errorfile` or `errorloc` for
+/// it, else the default page.
+pub fn response_of(pxs: &[&Proxy], status: u16, parse_error: bool) -> Vec<u8> {
+    pxs.iter()
+        .find_map(|px| px.http.errorfiles.iter().find(|(s, _)| *s == status))
         .map_or_else(|| page(status, parse_error), |(_, b)| b.to_vec())
 }
 

@@ -80,7 +80,7 @@ pub(super) async fn fail_as<'r>(
         o.status = -1;
         return o;
     }
-    let mut page = errors::response(px, status, false);
+    let mut page = errors::response_of(&[px, fe_px], status, false);
     if close {
         page = errors::with_header(page, "connection: close");
     }
