@@ -247,7 +247,7 @@ pub const PROXY: &[Keyword] = &[
     kw("email-alert to", "DFLB", Status::Refused),
     kw("enabled", "DFLB", Status::Supported),
     kw("error-log-format", "DFL-", Status::Refused),
-    kw("errorfile", "DFLB", Status::Supported),
+    kw("errorfile", "DFLB", Status::Partly("a complete HTTP/1 response, or an empty file (`/dev/null`): the connection closes without an answer; a backend's error without a page of its own takes the frontend's")),
     kw("errorfiles", "DFLB", Status::Supported),
     kw("errorloc", "DFLB", Status::Supported),
     kw("errorloc302", "DFLB", Status::Supported),

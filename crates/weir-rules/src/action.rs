@@ -13,8 +13,11 @@ pub enum Body {
     None,
     Static(Vec<u8>),
     Fmt(Fmt),
-    /// The proxy's error page for this status (`errorfile` option).
+    /// The proxy's error page for this status (`default-errorfiles`).
     ErrorPage(u16),
+    /// `errorfile <file>`: a whole raw response, sent as it is (an empty
+    /// one closes the connection without an answer).
+    Raw(Vec<u8>),
 }
 
 /// `return status N [content-type T] [string S|lf-string S|file F|
@@ -342,8 +345,15 @@ fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
             }
             "errorfile" => {
                 let f = val()?;
-                r.body = Body::Static(load(&f)?.into_bytes());
-                r.content_type = None;
+                let raw = load(&f)?.into_bytes();
+                let complete =
+                    raw.starts_with(b"HTTP/1.") && raw.windows(4).any(|w| w == b"\r\n\r\n");
+                if !raw.is_empty() && !complete {
+                    return Err(format!(
+                        "file '{f}' is not a complete HTTP/1 response (status line, headers, empty line)"
+                    ));
+                }
+                r.body = Body::Raw(raw);
             }
             "default-errorfiles" => r.body = Body::ErrorPage(0),
             "hdr" => {

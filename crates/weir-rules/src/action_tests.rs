@@ -81,3 +81,34 @@ fn deny_status_forms_and_custom_answers() {
         ReqAction::SetAddr(crate::tcp::AddrPart::Src, _)
     ));
 }
+
+#[test]
+fn return_errorfile_is_a_whole_response() {
+    let dir = std::env::temp_dir().join(format!("weir-ret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (good, bad) = (dir.join("good.http"), dir.join("bad.http"));
+    std::fs::write(&good, "HTTP/1.1 400 Bad\r\ncontent-length: 0\r\n\r\n").unwrap();
+    std::fs::write(&bad, "just text").unwrap();
+    let load = |f: &str| std::fs::read_to_string(f).map_err(|e| e.to_string());
+    let ret = |f: &std::path::Path| {
+        let w: Vec<String> = ["return", "status", "400", "errorfile", f.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        parse_request_rule(&w, &no_acl, &load).map(|r| r.action)
+    };
+    match ret(&good).unwrap() {
+        ReqAction::Return(r) => {
+            assert!(matches!(r.body, Body::Raw(b) if b.starts_with(b"HTTP/1.1 400")))
+        }
+        a => panic!("{a:?}"),
+    }
+    assert!(ret(&bad)
+        .unwrap_err()
+        .contains("not a complete HTTP/1 response"));
+    match ret(std::path::Path::new("/dev/null")).unwrap() {
+        ReqAction::Return(r) => assert_eq!(r.body, Body::Raw(Vec::new())),
+        a => panic!("{a:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -69,7 +69,10 @@ pub(super) fn errorfile(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
             body.len()
         ));
     }
-    if !body.starts_with(b"HTTP/1.") || !body.windows(4).any(|w| w == b"\r\n\r\n") {
+    // An empty file (`/dev/null`): the connection closes without an answer.
+    if !body.is_empty()
+        && (!body.starts_with(b"HTTP/1.") || !body.windows(4).any(|w| w == b"\r\n\r\n"))
+    {
         return Err(format!(
             "file '{file}' is not a complete HTTP/1 response (status line, headers, empty line)"
         ));

@@ -111,10 +111,12 @@ pub(super) async fn answer_local<'r>(
     req: &RequestHead,
     local: Local,
 ) -> Outcome<'r> {
-    let keep = local.keep && req.keep_alive && req.framing == Framing::None;
+    // An empty answer (`errorfile /dev/null`) closes without one.
+    let keep =
+        local.keep && req.keep_alive && req.framing == Framing::None && !local.bytes.is_empty();
     cbuf.consume(used);
     let mut bytes = local.bytes;
-    if !keep {
+    if !keep && !bytes.is_empty() {
         // Tell the client the connection ends here.
         bytes = errors::with_header(bytes, "connection: close");
     }

@@ -432,6 +432,7 @@ pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
         Body::Static(b) => b.clone(),
         Body::Fmt(f) => f.render(ctx),
         Body::ErrorPage(s) => return errors::response(px, *s, false),
+        Body::Raw(b) => return b.clone(),
     };
     let ctype = r.content_type.as_deref().filter(|_| !body.is_empty());
     let mut out = local_headers(r.status, ctype, body.len(), &hdrs);

@@ -6,7 +6,7 @@
 //! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
 //! the spaces it renders (and `req.fhdr` reading without them),
 //! `option http-restrict-req-hdr-names delete`, `unique-id-format` with a
-//! sample, `errorloc303`, `return` leaving out
+//! sample, `errorloc303`, `deny … errorfile /dev/null`, `return` leaving out
 //! empty headers and an empty body's content type, `reject`. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
@@ -22,6 +22,7 @@ fn cfg(port: u16, origin: u16) -> String {
          frontend fe\n    bind 127.0.0.1:{port} name lst\n    declare capture request len 8\n\
          \x20   unique-id-format U-%[req.hdr(x-t)]\n    unique-id-header X-Uid\n\
          \x20   errorloc303 403 /denied\n    http-request deny if {{ hdr(x-t) d403 }}\n\
+         \x20   http-request deny deny_status 500 errorfile /dev/null if {{ hdr(x-t) e500 }}\n\
          \x20   http-request return status 200 hdr x-so %[so_name] if {{ hdr(x-t) so }}\n\
          \x20   http-request set-header x-trim \"  %[path] \" if {{ hdr(x-t) trim }}\n\
          \x20   http-request set-header x-fhdr \"[%[req.fhdr(x-trim)]]\" if {{ hdr(x-t) trim }}\n\
@@ -64,6 +65,7 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/trim", "X-T: trim\r\n"),
     ("/names", "X-T: names\r\nX-Und_er: 1\r\nX-Fine: 2\r\n"),
     ("/d403", "X-T: d403\r\n"),
+    ("/e500", "X-T: e500\r\n"),
 ];
 
 /// One request; the response's status, its `x-`/content-type headers and
