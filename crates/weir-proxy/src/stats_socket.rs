@@ -1,9 +1,10 @@
 //! The `stats socket` listener: the runtime API. Each connection reads a
 //! line, runs its `;`-separated commands (each answer ends with a blank
 //! line) and closes, or with `prompt` stays open and prompts with `> `.
-//! Commands above the socket's `level` are refused. A line longer than
-//! [`MAX_LINE`] or a client silent past `stats timeout` ([`IDLE`] without
-//! it) ends the connection; the socket runs on the main thread, so nothing
+//! Commands above the socket's `level` are refused. A line ending in `<<`
+//! takes the lines after it, up to an empty one, as its payload. A line
+//! longer than [`MAX_LINE`], a payload over [`MAX_PAYLOAD`] or a client
+//! silent past `stats timeout` ([`IDLE`] without it) ends the connection; the socket runs on the main thread, so nothing
 //! a client does blocks workers.
 
 use crate::conn::Conn;
@@ -16,6 +17,8 @@ use weir_admin::cli::{self, CliError, Command, Level};
 
 /// Longest command line taken.
 const MAX_LINE: usize = 64 * 1024;
+/// The most a `<<` payload may hold (a map or ACL file's worth of lines).
+const MAX_PAYLOAD: usize = 16 * 1024 * 1024;
 /// How long a client may stay silent without `stats timeout` (HAProxy's
 /// default).
 const IDLE: Duration = Duration::from_secs(10);
@@ -75,10 +78,16 @@ async fn session(sh: &Shared, c: &Conn, level: Level, exposed: Option<&Vec<std::
         // line (or the end of input).
         let mut payload = Vec::new();
         if text.trim_end().ends_with("<<") {
+            let mut size = 0;
             while let Ok(Some(l)) = input.line(c, idle).await {
                 let l = String::from_utf8_lossy(&l).trim_end().to_string();
                 if l.is_empty() {
                     break;
+                }
+                size += l.len() + 1;
+                if size > MAX_PAYLOAD {
+                    let _ = send(c, b"Payload too large.\n\n", idle).await;
+                    return;
                 }
                 payload.push(l);
             }

@@ -315,6 +315,12 @@ fn header_op(name: &str, args: &[String], load: Loader<'_>) -> Result<Option<Hea
     }))
 }
 
+/// Whether `b` is a whole HTTP/1 response as `errorfile` files hold one:
+/// a status line, then headers up to the empty line.
+pub fn is_raw_response(b: &[u8]) -> bool {
+    b.starts_with(b"HTTP/1.") && b.windows(4).any(|w| w == b"\r\n\r\n")
+}
+
 /// Parses the words of a `return` action (after `return`).
 fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
     let mut r = Return {
@@ -346,9 +352,7 @@ fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
             "errorfile" => {
                 let f = val()?;
                 let raw = load(&f)?.into_bytes();
-                let complete =
-                    raw.starts_with(b"HTTP/1.") && raw.windows(4).any(|w| w == b"\r\n\r\n");
-                if !raw.is_empty() && !complete {
+                if !raw.is_empty() && !is_raw_response(&raw) {
                     return Err(format!(
                         "file '{f}' is not a complete HTTP/1 response (status line, headers, empty line)"
                     ));

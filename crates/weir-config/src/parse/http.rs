@@ -52,16 +52,20 @@ pub const ERRORFILE_CODES: &[u16] = &[
     200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 425, 429, 500, 501, 502, 503, 504,
 ];
 
+/// A status `errorfile` and `errorloc` may replace.
+fn replaceable(code: &str) -> Result<u16, String> {
+    code.parse()
+        .ok()
+        .filter(|c| ERRORFILE_CODES.contains(c))
+        .ok_or_else(|| format!("status code '{code}' cannot be overridden"))
+}
+
 /// `errorfile <code> <file>`: the file holds a whole HTTP response.
 pub(super) fn errorfile(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
     let [code, file] = args else {
         return Err("expects <status_code> and <file>".into());
     };
-    let code: u16 = code
-        .parse()
-        .ok()
-        .filter(|c| ERRORFILE_CODES.contains(c))
-        .ok_or_else(|| format!("status code '{code}' cannot be overridden"))?;
+    let code = replaceable(code)?;
     let body = std::fs::read(file).map_err(|e| format!("error opening file '{file}' : {e}"))?;
     if body.len() > 16384 {
         return Err(format!(
@@ -70,9 +74,7 @@ pub(super) fn errorfile(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
         ));
     }
     // An empty file (`/dev/null`): the connection closes without an answer.
-    if !body.is_empty()
-        && (!body.starts_with(b"HTTP/1.") || !body.windows(4).any(|w| w == b"\r\n\r\n"))
-    {
+    if !body.is_empty() && !weir_rules::action::is_raw_response(&body) {
         return Err(format!(
             "file '{file}' is not a complete HTTP/1 response (status line, headers, empty line)"
         ));
@@ -87,11 +89,7 @@ pub(super) fn errorloc(kw: &str, args: &[String]) -> Result<(u16, Arc<[u8]>), St
     let [code, url] = args else {
         return Err("expects <status_code> and <url>".into());
     };
-    let code: u16 = code
-        .parse()
-        .ok()
-        .filter(|c| ERRORFILE_CODES.contains(c))
-        .ok_or_else(|| format!("status code '{code}' cannot be overridden"))?;
+    let code = replaceable(code)?;
     if url.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err(format!("invalid URL '{url}'"));
     }

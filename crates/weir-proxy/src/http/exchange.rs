@@ -5,7 +5,7 @@
 
 use super::decide::{decide, BodyWait};
 use super::io::{drain, send, transfer, Buf, XferError, XferTimeouts};
-use super::outcome::{answer_local, fail, fail_as, upload_term, Outcome};
+use super::outcome::{after, answer_local, fail, fail_as, upload_term, Outcome};
 use super::read::{read_response, RespFail};
 use super::request::{balance_key, forwardfor, ConnModeExt, Plan};
 use super::rules::{self, ExCtx, Local, Vars, Verdict};
@@ -86,11 +86,7 @@ pub(super) fn exchange<'r, 'a>(
             tls: client.tls_info(),
             // The listener as the shared state holds it (the exchange's
             // view lives as long as that state).
-            bind: fe
-                .binds
-                .iter()
-                .map(|b| &*b.info)
-                .find(|b| std::ptr::eq(*b, &*acc.bind)),
+            bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
         };
         if fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
             let local = Local {
@@ -104,25 +100,7 @@ pub(super) fn exchange<'r, 'a>(
             return o;
         }
         let header_caps = fe_px.http.capture_req.len();
-        if header_caps + fe_px.http.rule_captures.len() > 0 {
-            let mut caps = capture(&fe_px.http.capture_req, &req.headers);
-            caps.resize(header_caps + fe_px.http.rule_captures.len(), String::new());
-            rec.req_caps = Some(caps);
-        }
-        if !fe_px.http.capture_res.is_empty() {
-            // Empty until a response comes.
-            rec.res_caps = Some(vec![String::new(); fe_px.http.capture_res.len()]);
-        }
-        if let Some(f) = &fe_px.http.unique_id_format {
-            let view = ExCtx {
-                req: Some(&*req),
-                vars: Some(vars),
-                ..tmpl
-            };
-            let id = super::samples::unique_id(f, rec, &view);
-            vars.unique_id = Some(id.clone());
-            rec.unique_id = Some(id);
-        }
+        super::samples::start_record(fe_px, rec, req, vars, &tmpl);
         // The frontend's rules, the backend choice, the backend's rules.
         // Blocks: the body wait and the verdict are not kept in the states
         // that wait after them.
@@ -732,23 +710,9 @@ pub(super) fn exchange<'r, 'a>(
                     srv: rec.server,
                     ..tmpl
                 };
-                let mut replaced: Option<Local> = None;
-                // The backend's rules, then the frontend's (once when they are one).
-                let both = [be_px, fe_px];
-                let order = &both[..if be.proxy != fe.proxy { 2 } else { 1 }];
-                for list in [0, 1] {
-                    for px in order {
-                        if replaced.is_none() {
-                            let rules = if list == 0 {
-                                &px.http_response
-                            } else {
-                                &px.http_after_response
-                            };
-                            replaced =
-                                rules::run_response(rules, px, &mut res, vars, &rtmpl, &mut rdirty);
-                        }
-                    }
-                }
+                let order = rules::response_order(Some(be_px), fe_px);
+                let replaced =
+                    rules::run_response_phases(order, false, &mut res, vars, &rtmpl, &mut rdirty);
                 if !fe_px.http.capture_res.is_empty() {
                     rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
                 }
@@ -1023,23 +987,6 @@ async fn beside<T>(
 }
 
 /// The name of server `i` of `be`, for the log line.
-/// `http-after-response` on an answer weir made: the backend's rules (when
-/// one was chosen and is another proxy), then the frontend's.
-fn after(
-    local: Local,
-    sh: &Shared,
-    fe_px: &weir_config::Proxy,
-    be: Option<&BackendRt>,
-    vars: &mut Vars,
-    view: &ExCtx<'_>,
-) -> Local {
-    let be_px = be
-        .map(|b| &sh.cfg.proxies[b.proxy])
-        .filter(|p| !std::ptr::eq(*p, fe_px));
-    let pxs: Vec<&weir_config::Proxy> = be_px.into_iter().chain([fe_px]).collect();
-    rules::after_local(local, &pxs, vars, view)
-}
-
 fn srv_name(be: &BackendRt, i: Option<usize>) -> Option<&str> {
     i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str())
 }

@@ -4,9 +4,9 @@
 
 use super::errors;
 use super::io::{send, Buf, XferError};
-use super::rules::Local;
+use super::rules::{ExCtx, Local, Vars};
 use crate::conn::Conn;
-use crate::state::BackendRt;
+use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use weir_config::Proxy;
 use weir_proto::h1::{Framing, RequestHead};
@@ -137,4 +137,23 @@ pub(super) async fn answer_local<'r>(
         tunnel: false,
         nolog: false,
     }
+}
+
+/// `http-after-response` on an answer weir made: the backend's rules (when
+/// one was chosen and is another proxy), then the frontend's.
+pub(super) fn after(
+    local: Local,
+    sh: &Shared,
+    fe_px: &Proxy,
+    be: Option<&BackendRt>,
+    vars: &mut Vars,
+    view: &ExCtx<'_>,
+) -> Local {
+    let be_px = be.map(|b| &sh.cfg.proxies[b.proxy]);
+    super::rules::after_local(
+        local,
+        super::rules::response_order(be_px, fe_px),
+        vars,
+        view,
+    )
 }

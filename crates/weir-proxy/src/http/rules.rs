@@ -297,12 +297,57 @@ pub enum Verdict {
     },
 }
 
+/// The proxies whose response rules apply, in order: the backend's, then
+/// the frontend's (once when they are one proxy).
+pub fn response_order<'p>(
+    be: Option<&'p Proxy>,
+    fe: &'p Proxy,
+) -> impl Iterator<Item = &'p Proxy> + Clone {
+    be.filter(|b| !std::ptr::eq(*b, fe))
+        .into_iter()
+        .chain(std::iter::once(fe))
+}
+
+/// The `http-response` rules of `pxs` (unless `after_only`), then their
+/// `http-after-response` rules, on `res`; the first rule that answers in
+/// the response's place ends them.
+pub fn run_response_phases<'p>(
+    pxs: impl Iterator<Item = &'p Proxy> + Clone,
+    after_only: bool,
+    res: &mut ResponseHead,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+    dirty: &mut bool,
+) -> Option<Local> {
+    for after in [false, true] {
+        if !after && after_only {
+            continue;
+        }
+        for px in pxs.clone() {
+            let rules = if after {
+                &px.http_after_response
+            } else {
+                &px.http_response
+            };
+            if let Some(r) = run_response(rules, px, res, vars, tmpl, dirty) {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
 /// `http-after-response` on an answer weir made (a deny, a return, a
-/// redirect, an error, the stats page): the rules of `pxs` in turn (the
-/// backend's, then the frontend's), as on a server's response. A rule
-/// that answers in its turn replaces it.
-pub fn after_local(mut local: Local, pxs: &[&Proxy], vars: &mut Vars, tmpl: &ExCtx<'_>) -> Local {
-    if pxs.iter().all(|p| p.http_after_response.is_empty()) {
+/// redirect, an error, the stats page): the rules of `pxs` in turn (see
+/// [`response_order`]), as on a server's response. A rule that answers in
+/// its turn replaces it.
+pub fn after_local<'p>(
+    mut local: Local,
+    pxs: impl Iterator<Item = &'p Proxy> + Clone,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+) -> Local {
+    if pxs.clone().all(|p| p.http_after_response.is_empty()) {
         return local;
     }
     // Room for the whole answer: it is weir's own.
@@ -316,21 +361,12 @@ pub fn after_local(mut local: Local, pxs: &[&Proxy], vars: &mut Vars, tmpl: &ExC
         return local;
     };
     let mut dirty = false;
-    for px in pxs {
-        if let Some(r) = run_response(
-            &px.http_after_response,
-            px,
-            &mut res,
-            vars,
-            tmpl,
-            &mut dirty,
-        ) {
-            return Local { keep: false, ..r };
-        }
+    if let Some(r) = run_response_phases(pxs, true, &mut res, vars, tmpl, &mut dirty) {
+        return Local { keep: false, ..r };
     }
     if dirty {
         let mut bytes = weir_proto::h1::write_response(&res);
-        bytes.extend_from_slice(&local.bytes[used..]);
+        bytes.extend_from_slice(local.bytes.get(used..).unwrap_or_default());
         local.bytes = bytes;
         local.status = res.status;
     }

@@ -24,6 +24,38 @@ pub(crate) fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Heade
         .collect()
 }
 
+/// What the log record takes from a request before its rules: the
+/// capture slots (header ones filled, rule ones empty, response ones
+/// empty until a response comes) and the `unique-id-format` value (also
+/// given to the `unique-id` fetch).
+pub(super) fn start_record(
+    fe_px: &Proxy,
+    rec: &mut LogRecord<'_>,
+    req: &RequestHead,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+) {
+    let slots = fe_px.http.capture_req.len() + fe_px.http.rule_captures.len();
+    if slots > 0 {
+        let mut caps = capture(&fe_px.http.capture_req, &req.headers);
+        caps.resize(slots, String::new());
+        rec.req_caps = Some(caps);
+    }
+    if !fe_px.http.capture_res.is_empty() {
+        rec.res_caps = Some(vec![String::new(); fe_px.http.capture_res.len()]);
+    }
+    if let Some(f) = &fe_px.http.unique_id_format {
+        let view = ExCtx {
+            req: Some(req),
+            vars: Some(vars),
+            ..*tmpl
+        };
+        let id = unique_id(f, rec, &view);
+        vars.unique_id = Some(id.clone());
+        rec.unique_id = Some(id);
+    }
+}
+
 /// The log format's samples on the request as it stands (no response yet).
 pub(super) fn request_samples(
     fe_px: &Proxy,
@@ -69,7 +101,7 @@ fn eval_samples(f: &weir_config::logformat::LogFormat, ctx: &ExCtx<'_>) -> Vec<S
 
 /// A request's `unique-id-format` value: its own `%[sample]` pieces
 /// evaluated on the request, its other fields from the log record.
-pub(super) fn unique_id(
+fn unique_id(
     f: &weir_config::logformat::LogFormat,
     rec: &mut LogRecord<'_>,
     ctx: &ExCtx<'_>,

@@ -437,6 +437,7 @@ fn bind_lines(
                 .clone()
                 .unwrap_or_else(|| (listener_no + 1).to_string()),
             name: b.name.clone(),
+            index: out.len(),
             h2: b.h2 && px.mode == Mode::Http,
             transparent: b.transparent,
         });

@@ -202,6 +202,9 @@ pub struct BindInfo {
     pub label: String,
     /// `bind … name <name>` (`so_name`).
     pub name: Option<String>,
+    /// Its place in the frontend's bind lines
+    /// ([`FrontendRt::binds`](crate::state::FrontendRt)).
+    pub index: usize,
     /// `proto h2`: clients speak HTTP/2 from the first byte.
     pub h2: bool,
     /// `transparent`: connections may be to addresses other than the

@@ -12,19 +12,6 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 
-/// Reads a request head from `c` (None when the client left first).
-fn head(c: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut b = [0u8; 4096];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match c.read(&mut b) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => buf.extend_from_slice(&b[..n]),
-        }
-    }
-    Some(String::from_utf8_lossy(&buf).into_owned())
-}
-
 /// The servers behind the faults, each answering every connection the
 /// same way.
 struct Faults {
@@ -41,26 +28,26 @@ impl Faults {
         Faults {
             // Reads the request, then resets the connection.
             reset: Server::start(|mut c| {
-                let _ = head(&mut c);
+                let _ = read_head(&mut c);
                 let _ = socket2::SockRef::from(&c).set_linger(Some(Duration::ZERO));
             }),
             // Reads the request and never answers.
             silent: Server::start(|mut c| {
-                let _ = head(&mut c);
+                let _ = read_head(&mut c);
                 let mut b = [0u8; 64];
                 let _ = c.read(&mut b);
             }),
             garbage: Server::start(|mut c| {
-                let _ = head(&mut c);
+                let _ = read_head(&mut c);
                 let _ = c.write_all(b"garbage\r\n\r\n");
             }),
             truncated: Server::start(|mut c| {
-                let _ = head(&mut c);
+                let _ = read_head(&mut c);
                 let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc");
             }),
             // Answers the status named by the path (`/404`), then closes.
             status: Server::start(|mut c| {
-                let Some(h) = head(&mut c) else { return };
+                let Some(h) = read_head(&mut c) else { return };
                 let code = h
                     .split(' ')
                     .nth(1)

@@ -12,9 +12,6 @@
 //! what the client got are compared.
 
 use crate::common::*;
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
 
 fn cfg(port: u16, origin: u16) -> String {
     format!(
@@ -71,25 +68,15 @@ const REQUESTS: &[(&str, &str)] = &[
 /// One request; the response's status, its `x-`/content-type headers and
 /// its body, or `closed`.
 fn outcome(port: u16, target: &str, extra: &str) -> String {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let host = if target.starts_with("http") {
         "h.example"
     } else {
         "a"
     };
-    let _ = c.write_all(
-        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n")
-            .as_bytes(),
-    );
-    let mut got = Vec::new();
-    let _ = c.read_to_end(&mut got);
-    if got.is_empty() {
+    let raw = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n");
+    let Some((status, head, body)) = exchange_once(port, &raw) else {
         return "closed".into();
-    }
-    let text = String::from_utf8_lossy(&got).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).unwrap_or("?");
+    };
     let mut hs: Vec<String> = head
         .lines()
         .skip(1)

@@ -54,19 +54,10 @@ fn cfg(sock: &Path, ports: &[u16], origin: u16) -> String {
 /// One request on `port` (after `prefix`, a PROXY header); what came back:
 /// the answer's status, `x-res` and body, or `closed`.
 fn outcome(port: u16, prefix: &str) -> String {
-    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let _ = c.write_all(
-        format!("{prefix}GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").as_bytes(),
-    );
-    let mut got = Vec::new();
-    let _ = c.read_to_end(&mut got);
-    if got.is_empty() {
+    let raw = format!("{prefix}GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    let Some((status, head, body)) = exchange_once(port, &raw) else {
         return "closed".into();
-    }
-    let text = String::from_utf8_lossy(&got).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).unwrap_or("?");
+    };
     let res = head
         .lines()
         .find_map(|l| {

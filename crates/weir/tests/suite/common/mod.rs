@@ -521,6 +521,24 @@ pub fn read_head(c: &mut TcpStream) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// Sends one raw request (it should ask `Connection: close`) and reads
+/// all that comes back: `(status, head, body)`, or `None` when the
+/// connection closed without an answer.
+pub fn exchange_once(port: u16, raw: &str) -> Option<(String, String, String)> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = c.write_all(raw.as_bytes());
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    if got.is_empty() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).unwrap_or("?").to_string();
+    Some((status, head.to_string(), body.to_string()))
+}
+
 /// An origin answering each request with the `x-` header lines it got
 /// (lower-cased, `;`-joined), after its request line when `line` is set.
 pub fn x_headers_origin(line: bool) -> Server {
