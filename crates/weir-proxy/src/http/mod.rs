@@ -4,6 +4,7 @@
 //! connection, and its response streamed back; then the exchange is logged
 //! with HAProxy's `httplog` fields and the connection kept or closed.
 
+mod attempt;
 mod cookie;
 mod decide;
 pub mod entry;
@@ -18,6 +19,7 @@ mod outcome;
 pub mod pool;
 mod read;
 mod request;
+mod respond;
 pub mod rules;
 mod samples;
 mod stats_page;

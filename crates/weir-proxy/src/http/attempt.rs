@@ -1,0 +1,452 @@
+//! One try of an exchange against a server: a connection (held, pooled or
+//! new, through the balancer), the request sent on it, its response head
+//! awaited while the body goes up, and `retry-on`'s decision.
+
+use super::exchange::{Prepared, Route};
+use super::io::{send, transfer, Buf, XferError, XferTimeouts};
+use super::outcome::{fail, fail_as, upload_term, Outcome};
+use super::read::{read_response, RespFail};
+use super::{cookie, head, ms, park, pool, Held};
+use crate::conn::Conn;
+use crate::connect::{self, Attempts, ConnectFail, Connected};
+use crate::log::LogRecord;
+use crate::session::Accepted;
+use crate::state::BackendRt;
+use crate::term::{Cause, State, Term};
+use std::sync::atomic::Ordering;
+use weir_config::{HttpReuse, RetryOn};
+use weir_proto::h1::{Framing, RequestHead, ResponseHead};
+
+/// A server slot taken from the balancer for one try; given back when
+/// dropped, whatever ends it.
+pub(super) struct SrvSlot<'a> {
+    be: &'a BackendRt,
+    srv: usize,
+}
+
+impl<'a> SrvSlot<'a> {
+    pub(super) fn new(be: &'a BackendRt, srv: usize) -> Self {
+        SrvSlot { be, srv }
+    }
+}
+
+impl Drop for SrvSlot<'_> {
+    fn drop(&mut self) {
+        self.be.release(self.srv);
+    }
+}
+
+/// The tries of one exchange.
+#[derive(Default)]
+pub(super) struct Tries {
+    pub count: u32,
+    /// The request's bytes went to a server once (a retry rebuilds them).
+    pub consumed: bool,
+    /// `retry-on` retries done.
+    pub l7_retries: u32,
+    /// The server the next try avoids (a redispatched retry).
+    pub avoid_next: Option<usize>,
+}
+
+/// A request body still on its way to the server.
+pub(super) type Upload<'u> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, XferError>> + Send + 'u>>;
+
+/// A server connection for this try: the one the client session holds,
+/// one from the idle pool, or a new one; `Err` when none could be had
+/// (answered 503, or nothing when the client left). The second value is
+/// how many exchanges a reused connection carried.
+pub(super) async fn connect<'r>(
+    r: Route<'r>,
+    acc: &Accepted,
+    held: &mut Option<Box<Held>>,
+    p: &Prepared<'_>,
+    t: &mut Tries,
+    first: bool,
+    rec: &mut LogRecord<'r>,
+) -> Result<(Connected, Option<u32>), Outcome<'r>> {
+    let (be, be_px) = (r.be, r.be_px);
+    let mut reused: Option<u32> = None;
+    let mut attempts = Attempts {
+        persist_to: p
+            .persist
+            .as_ref()
+            .and_then(|p| p.server)
+            .filter(|_| t.avoid_next.is_none())
+            .map(|i| (i, be_px.options.persist)),
+        avoid: t.avoid_next.take(),
+        ..Attempts::default()
+    };
+    let reuse_policy = be_px.http.reuse;
+    let tries = t.count;
+    let allow_pool = tries == 1
+        && match reuse_policy {
+            HttpReuse::Never => false,
+            HttpReuse::Safe => !first,
+            HttpReuse::Aggressive | HttpReuse::Always => true,
+        };
+    let proven_only = first && reuse_policy == HttpReuse::Aggressive;
+    let connected = {
+        let mut reuse = |srv: usize| -> Option<Connected> {
+            if tries > 1 {
+                return None;
+            }
+            let gen = be.servers[srv].conn_gen.load(Ordering::Relaxed);
+            if let Some(h) = held.take() {
+                if h.be == be.proxy && h.srv == srv && h.gen == gen {
+                    if !pool::alive(&h.conn.conn) {
+                        return None;
+                    }
+                    reused = Some(h.uses);
+                    return Some(h.conn);
+                }
+                *held = Some(h);
+            }
+            if !allow_pool || be.servers[srv].private_sni() {
+                return None;
+            }
+            pool::take(be.proxy, srv, proven_only, gen).map(|c| {
+                reused = Some(if c.proven { 2 } else { 1 });
+                Connected {
+                    srv,
+                    conn: c.conn,
+                    server_addr: c.server_addr,
+                    source_addr: c.source_addr,
+                }
+            })
+        };
+        // Boxed: its state is needed only while connecting, and an
+        // exchange waiting for its response should not carry it.
+        Box::pin(connect::connect(
+            be,
+            be_px,
+            &p.lb_key,
+            acc.local,
+            &mut attempts,
+            &mut reuse,
+            &p.sni,
+        ))
+        .await
+    };
+    if let Some(h) = held.take() {
+        park(r.f.sh, *h);
+    }
+    rec.retries = attempts.retries + t.l7_retries;
+    rec.srv_retries = attempts.same_server_retries + t.l7_retries;
+    rec.failed_srv = attempts.failed_srv;
+    rec.redispatched |= attempts.redispatched;
+    rec.srv_queue = attempts.srv_queue;
+    rec.be_queue = attempts.be_queue;
+    rec.tw = ms(attempts.tw);
+    rec.beconn = be.conns.load(Ordering::Relaxed);
+    match connected {
+        Ok(c) => {
+            rec.tc = attempts.tc.map_or(-1, ms);
+            Ok((c, reused))
+        }
+        Err(e) => {
+            rec.server = srv_name(be, attempts.last_srv);
+            let status = match e {
+                ConnectFail::ClientAbort { .. } => 0,
+                _ => 503,
+            };
+            let o = Box::pin(fail(r.f.client, be_px, r.f.fe_px, status, e.term())).await;
+            Err(o.at(be, attempts.last_srv))
+        }
+    }
+}
+
+/// The server a try got, in the log record (and persistence's flag: a
+/// cookie whose server could not take the request was redispatched).
+pub(super) fn note_server<'r>(
+    r: Route<'r>,
+    conn: &Connected,
+    reused: Option<u32>,
+    persist: &mut Option<cookie::Persist>,
+    rec: &mut LogRecord<'r>,
+) {
+    rec.server = srv_name(r.be, Some(conn.srv));
+    if let Some(p) = persist {
+        if p.server.is_some_and(|i| i != conn.srv) {
+            p.req_flag = b'D';
+            rec.cookie_flags[0] = b'D';
+        }
+    }
+    rec.srvconn = r.be.servers[conn.srv].cur_conns.load(Ordering::Relaxed);
+    rec.server_addr = conn.server_addr;
+    rec.source_addr = conn.source_addr;
+    if reused.is_none() {
+        if let Some(s) = conn.conn.tcp() {
+            let _ = s.set_nodelay(true);
+        }
+    }
+}
+
+/// Sends the request head (with the body bytes read with it) in one write;
+/// `Ok` with the head's size.
+async fn send_head(
+    r: Route<'_>,
+    sconn: &Conn,
+    req: &RequestHead,
+    p: &Prepared<'_>,
+    consumed: bool,
+) -> Result<usize, XferError> {
+    let t = r.be_px.timeouts.server;
+    if let Conn::H2Up(up) = sconn {
+        // An HTTP/2 server takes the head as it is, never as text; the
+        // body bytes read with it follow.
+        let body = if consumed {
+            &[][..]
+        } else if p.dirty {
+            &p.taken[..]
+        } else {
+            p.taken.get(p.used..).unwrap_or_default()
+        };
+        up.send_request(req).map_err(|_| XferError::DstError)?;
+        send(sconn, body, t).await?;
+    } else if consumed {
+        // A retry of a bodyless request: the head alone.
+        let b = if p.dirty {
+            p.head_bytes.clone()
+        } else {
+            head::request(req)
+        };
+        send(sconn, &b, t).await?;
+    } else if p.dirty {
+        let mut b = p.head_bytes.clone();
+        b.extend_from_slice(&p.taken);
+        send(sconn, &b, t).await?;
+    } else {
+        send(sconn, &p.taken, t).await?;
+    }
+    Ok(if p.dirty {
+        p.head_bytes.len()
+    } else if consumed {
+        head::request(req).len()
+    } else {
+        p.used
+    })
+}
+
+/// The request goes up on this try's connection: `Ok` with the bytes
+/// sent; `Err(None)` for another try (an idle connection that died under
+/// us), `Err(Some(outcome))` when the exchange ends (a 502).
+pub(super) async fn send_request<'r>(
+    r: Route<'r>,
+    conn: &Connected,
+    req: &RequestHead,
+    p: &Prepared<'_>,
+    reused: Option<u32>,
+    t: &mut Tries,
+) -> Result<u64, Option<Outcome<'r>>> {
+    match send_head(r, &conn.conn, req, p, t.consumed).await {
+        Ok(n) => {
+            t.consumed = true;
+            Ok((n + p.early_body) as u64)
+        }
+        Err(_) if reused.is_some() && t.count == 1 => Err(None),
+        Err(_) => {
+            let term = Term::new(Cause::Server, State::Headers);
+            let o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 502, term)).await;
+            Err(Some(o.at(r.be, Some(conn.srv))))
+        }
+    }
+}
+
+/// The response head as read, or why none came.
+pub(super) type Resp = Result<(ResponseHead, usize), RespFail>;
+
+/// The rest of the request body, on its way up (none without one).
+pub(super) fn upload<'u>(
+    r: Route<'u>,
+    cbuf: &'u mut Buf,
+    sconn: &'u Conn,
+    p: &Prepared<'_>,
+) -> Option<Upload<'u>> {
+    let rest = match p.body_framing {
+        Framing::ContentLength(n) => Framing::ContentLength(n - p.early_body as u64),
+        f => f,
+    };
+    if matches!(rest, Framing::None | Framing::Tunnel) || rest == Framing::ContentLength(0) {
+        return None;
+    }
+    let t = XferTimeouts {
+        read: r.f.fe_px.timeouts.client,
+        write: r.be_px.timeouts.server,
+    };
+    // Boxed: a request without a body (the common case) does not carry
+    // its state.
+    let size = r.f.sh.bufsize;
+    Some(Box::pin(transfer(
+        r.f.client, cbuf, sconn, rest, size, t, true,
+    )))
+}
+
+/// The response head, read while the body goes up (`up`: a server may
+/// answer `100 Continue` first, or answer early). A body that fails on the
+/// client's side ends the wait for a response that cannot come. With the
+/// upload's result when it ended first.
+pub(super) async fn response(
+    r: Route<'_>,
+    sconn: &Conn,
+    sbuf: &mut Buf,
+    req: &RequestHead,
+    up: Option<&mut Upload<'_>>,
+) -> (Option<Result<u64, XferError>>, Resp) {
+    let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
+    let limits = weir_proto::h1::Limits {
+        max_head: r.f.sh.bufsize,
+        max_headers: r.f.sh.maxhdr,
+    };
+    let Some(up_fut) = up else {
+        let resp = read_response(client, sconn, sbuf, &limits, &req.method, be_px, fe_px).await;
+        return (None, resp);
+    };
+    let mut resp_fut = Box::pin(read_response(
+        client,
+        sconn,
+        sbuf,
+        &limits,
+        &req.method,
+        be_px,
+        fe_px,
+    ));
+    let mut up = None;
+    let resp = loop {
+        tokio::select! {
+            r = &mut *up_fut, if up.is_none() => {
+                let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
+                up = Some(r);
+                if client_failed {
+                    break Err(RespFail::Closed);
+                }
+            }
+            r = &mut resp_fut => break r,
+        }
+    };
+    (up, resp)
+}
+
+/// The answer to a request body that failed on its way up.
+pub(super) async fn upload_failed<'r>(
+    r: Route<'r>,
+    acc: &Accepted,
+    cbuf: &Buf,
+    sconn: &Conn,
+    e: XferError,
+    bytes_in: u64,
+) -> Outcome<'r> {
+    let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
+    let status = match e {
+        XferError::Invalid(e) => e.status(),
+        XferError::SrcTimeout => 408,
+        XferError::SrcClosed | XferError::SrcError => 400,
+        XferError::DstError => 502,
+        XferError::DstTimeout => 504,
+    };
+    let answered = !matches!(e, XferError::SrcClosed | XferError::SrcError);
+    sconn.set_reset_on_close();
+    let mut o = if let XferError::Invalid(why) = e {
+        // A body that cannot be read is the client's error: logged (`PH`:
+        // the server had not answered yet, as haproxy says), kept for
+        // `show errors`, answered with a close.
+        r.f.sh.errors.record(
+            r.f.sh.frontends[r.f.fe_idx].proxy,
+            false,
+            None,
+            acc.peer,
+            why.to_string(),
+            cbuf.bytes(),
+        );
+        let term = Term::new(Cause::Proxy, State::Headers);
+        Box::pin(fail_as(client, be_px, fe_px, status, term, true)).await
+    } else if answered {
+        Box::pin(fail(client, be_px, fe_px, status, upload_term(e))).await
+    } else {
+        Outcome::error(status, upload_term(e))
+    };
+    o.bytes_in = bytes_in;
+    o
+}
+
+/// `retry-on` (and a reused connection the server had closed): whether
+/// this response, or its absence, calls for another try.
+pub(super) fn retry(
+    r: Route<'_>,
+    resp: &Resp,
+    reused: Option<u32>,
+    p: &Prepared<'_>,
+    t: &mut Tries,
+    srv: usize,
+    rec: &mut LogRecord<'_>,
+) -> bool {
+    let be_px = r.be_px;
+    let retry_on = be_px.http.retry_on.as_deref().unwrap_or(&[]);
+    let wants = |c: RetryOn| retry_on.contains(&c);
+    let bodyless = p.body_framing == Framing::None;
+    let retryable = bodyless && t.l7_retries < be_px.retries;
+    let again = match resp {
+        Err(RespFail::Empty | RespFail::Reset) if reused.is_some() && t.count == 1 && bodyless => {
+            Some(false)
+        }
+        Err(RespFail::Empty | RespFail::Closed | RespFail::Reset)
+            if wants(RetryOn::EmptyResponse) =>
+        {
+            Some(true)
+        }
+        Err(RespFail::Timeout) if wants(RetryOn::ResponseTimeout) => Some(true),
+        Err(RespFail::Invalid) if wants(RetryOn::JunkResponse) => Some(true),
+        Ok((res, _)) if wants(RetryOn::Status(res.status)) => Some(true),
+        _ => None,
+    };
+    let Some(counted) = again.filter(|c| !c || retryable) else {
+        return false;
+    };
+    if counted {
+        t.l7_retries += 1;
+        if be_px.options.redispatch {
+            t.avoid_next = Some(srv);
+            rec.redispatched = true;
+        }
+    }
+    true
+}
+
+/// The answer when no response head came: 504 on a timeout, 502 otherwise
+/// (`Tr` is -1, as haproxy logs it); an invalid head is kept for `show
+/// errors`.
+pub(super) fn response_failed<'r>(
+    r: Route<'r>,
+    acc: &Accepted,
+    srv: usize,
+    sbuf: &Buf,
+    f: RespFail,
+    rec: &mut LogRecord<'r>,
+) -> impl std::future::Future<Output = Outcome<'r>> + use<'r> {
+    let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
+    if f == RespFail::Invalid {
+        let s = &be_px.servers[srv];
+        let server = Some((s.name.clone(), s.uid));
+        let reason = "invalid response head".to_string();
+        r.f.sh
+            .errors
+            .record(r.be.proxy, true, server, acc.peer, reason, sbuf.bytes());
+    }
+    let (status, term) = match f {
+        RespFail::Timeout => (504, Term::new(Cause::ServerTimeout, State::Headers)),
+        RespFail::Invalid => (502, Term::new(Cause::Proxy, State::Headers)),
+        RespFail::Empty | RespFail::Closed | RespFail::Reset => {
+            (502, Term::new(Cause::Server, State::Headers))
+        }
+        RespFail::ClientGone => (0, Term::new(Cause::Client, State::Headers)),
+    };
+    // haproxy counts a reset before the head as two response errors (one
+    // for the read, one for the end).
+    rec.srv_reset = f == RespFail::Reset;
+    fail(client, be_px, fe_px, status, term)
+}
+
+/// The name of server `i` of `be`, for the log line.
+pub(super) fn srv_name(be: &BackendRt, i: Option<usize>) -> Option<&str> {
+    i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str())
+}

@@ -1,0 +1,460 @@
+//! A server's response on its way back, phase by phase: the backend's
+//! `tcp-response content` rules, the response rules and persistence, the
+//! connection's fate on both sides, the head to the client, then the body
+//! (beside the rest of the request's) or a tunnel.
+
+use super::attempt::Upload;
+use super::exchange::{Prepared, Route};
+use super::io::{drain, send, transfer, Buf, XferError, XferTimeouts};
+use super::outcome::{after, answer_local, fail, upload_term, Outcome};
+use super::rules::{self, ExCtx, Local, Vars};
+use super::samples::{capture, log_samples};
+use super::{cookie, head};
+use crate::conn::Conn;
+use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
+use crate::log::LogRecord;
+use crate::term::{Cause, State, Term};
+use weir_config::HttpConnMode;
+use weir_proto::h1::{Framing, RequestHead, ResponseHead};
+
+/// The server side of a try that got its response head.
+pub(super) struct Sent<'c> {
+    pub conn: &'c Conn,
+    pub srv: usize,
+    /// Request bytes sent so far.
+    pub bytes_in: u64,
+    /// `Tr`: milliseconds from the request sent to the response head.
+    pub t_res: i64,
+}
+
+/// What becomes of the server connection once the exchange ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kept {
+    /// It may carry another exchange.
+    Server,
+    /// Nothing is left to deliver on it: it closes (with a reset when
+    /// plain TCP).
+    Closed,
+    /// The exchange ended early: it is dropped as it is.
+    AsIs,
+}
+
+/// Where the response goes after its head.
+pub(super) enum Next<'r> {
+    Done(Outcome<'r>),
+    Tunnel(Outcome<'r>),
+    Body(Outcome<'r>, BodyDown),
+}
+
+/// How the response body goes down.
+pub(super) struct BodyDown {
+    rest: Framing,
+    /// Read from the server and dropped (a HEAD request's).
+    skip: bool,
+    keep_server: bool,
+}
+
+/// The response head: rules, persistence, connection fields, and the head
+/// sent to the client.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn head<'r>(
+    r: Route<'r>,
+    tmpl: &ExCtx<'r>,
+    s: &Sent<'_>,
+    mut res: ResponseHead,
+    rused: usize,
+    sbuf: &mut Buf,
+    req: &RequestHead,
+    p: &Prepared<'_>,
+    body: Option<&[u8]>,
+    rec: &mut LogRecord<'r>,
+    vars: &mut Vars,
+) -> Next<'r> {
+    let close_server = match tcp_rules(r, tmpl, s, &res, req, rec, vars) {
+        Ok(c) => c,
+        Err(term) => {
+            let mut o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 0, term)).await;
+            o.bytes_in = s.bytes_in;
+            o.keep_client = false;
+            return Next::Done(o.at(r.be, Some(s.srv)));
+        }
+    };
+    let mut rdirty = !res.canonical;
+    let replaced = http_rules(r, tmpl, &mut res, req, body, rec, vars, &mut rdirty);
+    if let (Some(ps), None) = (&p.persist, &replaced) {
+        let (flag, changed) =
+            cookie::on_response(r.be_px, s.srv, ps, &req.method, &mut res, p.now_secs);
+        rdirty |= changed;
+        rec.cookie_flags = [ps.req_flag, flag];
+    }
+    if let Some(local) = replaced {
+        return Next::Done(replace(r, tmpl, s, local, req, rec, vars).await);
+    }
+    let fate = connection(r, &mut res, req, p, close_server, &mut rdirty);
+    let early = match res.framing {
+        _ if fate.skip_body => 0,
+        Framing::ContentLength(n) => (sbuf.bytes().len() - rused).min(n as usize),
+        _ => 0,
+    };
+    let sent = send_head(r.f, &mut res, sbuf, rused, early, fate.skip_body, rdirty).await;
+    sbuf.consume(rused + early);
+    let mut out = Outcome {
+        be: Some(r.be),
+        srv: Some(s.srv),
+        status: i32::from(res.status),
+        term: Term::NORMAL,
+        bytes_in: s.bytes_in,
+        bytes_out: 0,
+        t_res: s.t_res,
+        keep_client: fate.keep_client,
+        tunnel: fate.tunnel,
+        nolog: false,
+    };
+    match sent {
+        Ok(n) => out.bytes_out = (n + early) as u64,
+        Err(e) => {
+            out.term = if e == XferError::DstTimeout {
+                Term::new(Cause::ClientTimeout, State::Data)
+            } else {
+                Term::new(Cause::Client, State::Data)
+            };
+            out.keep_client = false;
+            s.conn.set_reset_on_close();
+            return Next::Done(out);
+        }
+    }
+    if fate.tunnel {
+        return Next::Tunnel(out);
+    }
+    let rest = match res.framing {
+        Framing::ContentLength(n) => Framing::ContentLength(n - early as u64),
+        f => f,
+    };
+    let down = BodyDown {
+        rest,
+        skip: fate.skip_body,
+        keep_server: fate.keep_server,
+    };
+    Next::Body(out, down)
+}
+
+/// The backend's `tcp-response content` rules on the head: `Ok(true)` when
+/// the server connection closes after the response; `Err` with the
+/// termination when nothing goes to the client (`PD`, as haproxy logs it).
+fn tcp_rules(
+    r: Route<'_>,
+    tmpl: &ExCtx<'_>,
+    s: &Sent<'_>,
+    res: &ResponseHead,
+    req: &RequestHead,
+    rec: &LogRecord<'_>,
+    vars: &mut Vars,
+) -> Result<bool, Term> {
+    use crate::tcp::rules::{run, Decision, Subject};
+    if r.be_px.tcp.response.is_empty() {
+        return Ok(false);
+    }
+    let view = ExCtx {
+        req: Some(req),
+        res: Some(res),
+        srv: rec.server,
+        ..*tmpl
+    };
+    let (mut peer, mut local) = (tmpl.src, tmpl.dst);
+    let mut subj = Subject {
+        peer: &mut peer,
+        local: &mut local,
+        expect_proxy: None,
+        vars,
+    };
+    let rules = &r.be_px.tcp.response;
+    match run(weir_rules::TcpRuleSet::Response, rules, &view, &mut subj) {
+        Decision::Go => Ok(false),
+        Decision::Close => Ok(true),
+        d @ (Decision::Reject | Decision::Drop) => {
+            s.conn.set_reset_on_close();
+            if d == Decision::Drop {
+                r.f.client.set_reset_on_close();
+            }
+            Err(Term::new(Cause::Proxy, State::Data))
+        }
+    }
+}
+
+/// The response rules (backend's, then frontend's), the response captures
+/// and the log samples; an answer that replaces the server's when a rule
+/// made one.
+#[allow(clippy::too_many_arguments)]
+fn http_rules(
+    r: Route<'_>,
+    tmpl: &ExCtx<'_>,
+    res: &mut ResponseHead,
+    req: &RequestHead,
+    body: Option<&[u8]>,
+    rec: &mut LogRecord<'_>,
+    vars: &mut Vars,
+    rdirty: &mut bool,
+) -> Option<Local> {
+    let fe_px = r.f.fe_px;
+    let rtmpl = ExCtx {
+        req: Some(req),
+        srv: rec.server,
+        ..*tmpl
+    };
+    let order = rules::response_order(Some(r.be_px), fe_px);
+    let replaced = rules::run_response_phases(order, false, res, vars, &rtmpl, rdirty);
+    if !fe_px.http.capture_res.is_empty() {
+        rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
+    }
+    let view = ExCtx {
+        res: Some(res),
+        vars: Some(vars),
+        body,
+        ..rtmpl
+    };
+    log_samples(fe_px, rec, &view);
+    replaced
+}
+
+/// A rule's answer in place of the server's: the server's answer is
+/// dropped, and its connection with it.
+async fn replace<'r>(
+    r: Route<'r>,
+    tmpl: &ExCtx<'r>,
+    s: &Sent<'_>,
+    local: Local,
+    req: &RequestHead,
+    rec: &LogRecord<'r>,
+    vars: &mut Vars,
+) -> Outcome<'r> {
+    s.conn.set_reset_on_close();
+    let view = ExCtx {
+        req: Some(req),
+        srv: rec.server,
+        ..*tmpl
+    };
+    let local = after(local, r.f.sh, r.f.fe_px, Some(r.be), vars, &view);
+    let mut empty = Buf::default();
+    let mut o = Box::pin(answer_local(
+        r.f.client, r.f.fe_px, &mut empty, 0, req, local,
+    ))
+    .await;
+    o.bytes_in = s.bytes_in;
+    o.t_res = s.t_res;
+    o.keep_client = false;
+    o
+}
+
+/// Both connections' fate after this response.
+struct Fate {
+    keep_client: bool,
+    keep_server: bool,
+    tunnel: bool,
+    /// A body the HEAD client must not get is read from the server and
+    /// dropped (its connection stays usable, as haproxy's).
+    skip_body: bool,
+}
+
+/// Decides whether each side is kept, and says so in the response's
+/// `connection` field where HTTP/1.x needs it.
+fn connection(
+    r: Route<'_>,
+    res: &mut ResponseHead,
+    req: &RequestHead,
+    p: &Prepared<'_>,
+    close_server: bool,
+    rdirty: &mut bool,
+) -> Fate {
+    let tunnel = res.framing == Framing::Tunnel;
+    let skip_body = p.client_head && !matches!(res.framing, Framing::None | Framing::Tunnel);
+    // Chunks in an HTTP/1.0 response: framing HTTP/1.0 does not know, so
+    // the client's connection closes after it (RFC 9112 §6.1), as haproxy
+    // does.
+    let chunked_10 = res.minor == 0 && res.framing == Framing::Chunked;
+    let keep_client = req.keep_alive
+        && p.mode != HttpConnMode::Close
+        && (res.framing != Framing::UntilClose || skip_body)
+        && !chunked_10
+        && !*r.f.sh.stopping.borrow();
+    let keep_server = !p.server_close && !close_server && res.keep_alive && !tunnel;
+    if !tunnel {
+        let has_close = head::connection_has(&res.headers, "close");
+        let has_ka = head::connection_has(&res.headers, "keep-alive");
+        let set = if req.minor >= 1 {
+            if keep_client && has_close {
+                Some(None)
+            } else if !keep_client && !has_close && !chunked_10 {
+                // (An HTTP/1.0 response says close by its version: haproxy
+                // adds nothing to a chunked one.)
+                Some(Some("close"))
+            } else {
+                None
+            }
+        } else if keep_client && !has_ka {
+            Some(Some("keep-alive"))
+        } else if !keep_client && has_ka {
+            Some(Some("close"))
+        } else {
+            None
+        };
+        if let Some(v) = set {
+            head::set_connection(&mut res.headers, v);
+            *rdirty = true;
+        }
+    }
+    Fate {
+        keep_client,
+        keep_server,
+        tunnel,
+        skip_body,
+    }
+}
+
+/// Sends the response head with the `early` body bytes read with it; `Ok`
+/// with the head's size.
+async fn send_head(
+    f: super::exchange::Front<'_>,
+    res: &mut ResponseHead,
+    sbuf: &Buf,
+    rused: usize,
+    early: usize,
+    skip_body: bool,
+    rdirty: bool,
+) -> Result<usize, XferError> {
+    let t = f.fe_px.timeouts.client;
+    let bytes = sbuf.bytes();
+    if let Conn::H2(h) = f.client {
+        // An HTTP/2 client takes the parsed head as it is (its stream ends
+        // with it when its HEAD gets no body).
+        let early_body = bytes.get(rused..rused + early).unwrap_or_default();
+        let framing = res.framing;
+        if skip_body {
+            res.framing = Framing::None;
+        }
+        let r = h.respond(res, early_body).map(|()| rused);
+        res.framing = framing;
+        r.map_err(|_| XferError::DstError)
+    } else if rdirty {
+        let mut b = head::response(res);
+        let n = b.len();
+        b.extend_from_slice(bytes.get(rused..rused + early).unwrap_or_default());
+        send(f.client, &b, t).await.map(|_| n)
+    } else {
+        let head_and_early = bytes.get(..rused + early).unwrap_or_default();
+        send(f.client, head_and_early, t).await.map(|_| rused)
+    }
+}
+
+/// A tunnel (`101 Switching Protocols`, CONNECT): what the server sent
+/// after its head, then both directions until either side ends.
+pub(super) async fn tunnel<'r>(
+    r: Route<'r>,
+    sconn: &Conn,
+    sbuf: &mut Buf,
+    cbuf: &mut Buf,
+    mut out: Outcome<'r>,
+) -> Outcome<'r> {
+    let (client, fe_px) = (r.f.client, r.f.fe_px);
+    let leftover = sbuf.bytes().to_vec();
+    sbuf.consume(leftover.len());
+    if !leftover.is_empty()
+        && send(client, &leftover, fe_px.timeouts.client)
+            .await
+            .is_err()
+    {
+        out.term = Term::new(Cause::Client, State::Data);
+        return out;
+    }
+    let initial = cbuf.bytes().to_vec();
+    cbuf.consume(initial.len());
+    let t = FwdTimeouts::between(fe_px, r.be_px);
+    let opts = FwdOptions {
+        bufsize: r.f.sh.bufsize,
+        splice_request: false,
+        splice_response: false,
+        pipesize: r.f.sh.pipesize,
+    };
+    let d = Box::pin(Duplex::new(client, sconn, t, opts, &initial, false)).await;
+    out.bytes_in += d.client_to_server;
+    out.bytes_out += d.server_to_client + leftover.len() as u64;
+    out.term = d.end.term();
+    out
+}
+
+/// The response body down to the client, beside the rest of a request
+/// body still going up when the server answered.
+pub(super) async fn body<'r>(
+    r: Route<'r>,
+    sconn: &Conn,
+    sbuf: &mut Buf,
+    pending_up: Option<Upload<'_>>,
+    mut out: Outcome<'r>,
+    b: BodyDown,
+) -> (Outcome<'r>, Kept) {
+    let t_cli = XferTimeouts {
+        read: r.be_px.timeouts.server,
+        write: r.f.fe_px.timeouts.client,
+    };
+    let size = r.f.sh.bufsize;
+    let down = async {
+        if b.skip {
+            // Read to its end and dropped: nothing reaches the client.
+            drain(sconn, sbuf, b.rest, size, t_cli).await.map(|_| 0)
+        } else {
+            transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false).await
+        }
+    };
+    let (down, up) = beside(down, pending_up).await;
+    let mut keep_server = b.keep_server;
+    match up {
+        Some(Ok(n)) => out.bytes_in += n,
+        Some(Err(e)) => {
+            // The request never ended as it should: neither side is kept,
+            // and the log says which side failed.
+            out.term = upload_term(e);
+            out.keep_client = false;
+            keep_server = false;
+            sconn.set_reset_on_close();
+        }
+        None => {}
+    }
+    match down {
+        Ok(n) => out.bytes_out += n,
+        Err(e) => {
+            out.term = match e {
+                XferError::SrcTimeout => Term::new(Cause::ServerTimeout, State::Data),
+                XferError::SrcClosed | XferError::SrcError | XferError::Invalid(_) => {
+                    Term::new(Cause::Server, State::Data)
+                }
+                XferError::DstTimeout => Term::new(Cause::ClientTimeout, State::Data),
+                XferError::DstError => Term::new(Cause::Client, State::Data),
+            };
+            out.keep_client = false;
+            if matches!(e, XferError::DstError | XferError::DstTimeout) {
+                sconn.set_reset_on_close();
+            }
+            return (out, Kept::AsIs);
+        }
+    }
+    let kept = if keep_server {
+        Kept::Server
+    } else {
+        Kept::Closed
+    };
+    (out, kept)
+}
+
+/// Runs `down` (a response body on its way to the client) and, beside it,
+/// the rest of a request body still going up when the server answered.
+async fn beside<T>(
+    down: impl std::future::Future<Output = T>,
+    up: Option<Upload<'_>>,
+) -> (T, Option<Result<u64, XferError>>) {
+    match up {
+        None => (down.await, None),
+        Some(up) => {
+            let (d, u) = tokio::join!(down, up);
+            (d, Some(u))
+        }
+    }
+}
