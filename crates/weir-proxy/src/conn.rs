@@ -1,6 +1,7 @@
 //! A stream socket of either family (TCP or unix), or a TLS session over
 //! one, with the readiness-based operations the forwarder uses so that no
-//! buffer is held while idle.
+//! buffer is held while idle; and [`Io`], those operations as a trait, which
+//! the streams of a multiplexed connection (HTTP/2's, defined above) share.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -8,16 +9,63 @@ use std::task::{Context, Poll};
 use tokio::io::Interest;
 use tokio::net::{TcpStream, UnixStream};
 
-/// A connected stream socket.
+/// A connected stream socket: a transport.
 #[derive(Debug)]
 pub enum Conn {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<crate::tls::TlsStream>),
-    /// One HTTP/2 stream, read and written as HTTP/1.1.
-    H2(Box<crate::h2::front::H2Stream>),
-    /// One HTTP/2 stream to a server, written and read as HTTP/1.1.
-    H2Up(Box<crate::h2::upstream::H2Up>),
+}
+
+/// What forwarding reads and writes without holding a buffer while idle: a
+/// transport, or one stream of a multiplexed connection.
+pub trait Io {
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    /// Reads what is available without waiting (`WouldBlock` when nothing
+    /// is).
+    fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes what is taken of `buf` without waiting.
+    fn try_send(&self, buf: &[u8]) -> io::Result<usize>;
+    /// Ends the sending direction; the read side stays open.
+    fn shutdown_write(&self) -> io::Result<()>;
+    /// Closes with a reset instead of a FIN, for aborts.
+    fn set_reset_on_close(&self);
+    /// The transport itself, when this is one (splice and socket options
+    /// work on it); none for a stream of a multiplexed connection.
+    fn transport(&self) -> Option<&Conn>;
+    /// Bytes taken wait below (in the TLS layer) for room in the socket.
+    fn has_pending(&self) -> bool {
+        self.transport().is_some_and(Conn::has_pending)
+    }
+    /// Sends what waits below; `WouldBlock` when some remains.
+    fn try_flush(&self) -> io::Result<()> {
+        self.transport().map_or(Ok(()), Conn::try_flush)
+    }
+}
+
+impl Io for Conn {
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Conn::poll_read_ready(self, cx)
+    }
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Conn::poll_write_ready(self, cx)
+    }
+    fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        Conn::try_recv(self, buf)
+    }
+    fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        Conn::try_send(self, buf)
+    }
+    fn shutdown_write(&self) -> io::Result<()> {
+        Conn::shutdown_write(self)
+    }
+    fn set_reset_on_close(&self) {
+        Conn::set_reset_on_close(self)
+    }
+    fn transport(&self) -> Option<&Conn> {
+        Some(self)
+    }
 }
 
 impl Conn {
@@ -26,8 +74,6 @@ impl Conn {
             Conn::Tcp(s) => s.poll_read_ready(cx),
             Conn::Unix(s) => s.poll_read_ready(cx),
             Conn::Tls(t) => t.poll_read_ready(cx),
-            Conn::H2(h) => h.poll_read_ready(cx),
-            Conn::H2Up(h) => h.poll_read_ready(cx),
         }
     }
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -35,8 +81,6 @@ impl Conn {
             Conn::Tcp(s) => s.poll_write_ready(cx),
             Conn::Unix(s) => s.poll_write_ready(cx),
             Conn::Tls(t) => t.io().poll_write_ready(cx),
-            Conn::H2(h) => h.poll_write_ready(cx),
-            Conn::H2Up(h) => h.poll_write_ready(cx),
         }
     }
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
@@ -44,8 +88,6 @@ impl Conn {
             Conn::Tcp(s) => s.try_read(buf),
             Conn::Unix(s) => s.try_read(buf),
             Conn::Tls(t) => t.try_read(buf),
-            Conn::H2(h) => h.try_read(buf),
-            Conn::H2Up(h) => h.try_read(buf),
         }
     }
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
@@ -53,14 +95,11 @@ impl Conn {
             Conn::Tcp(s) => s.try_write(buf),
             Conn::Unix(s) => s.try_write(buf),
             Conn::Tls(t) => t.try_write(buf),
-            Conn::H2(h) => h.try_write(buf),
-            Conn::H2Up(h) => h.try_write(buf),
         }
     }
     /// Runs a raw operation on the socket (splice, plain reads and writes)
     /// and clears readiness on `WouldBlock`. Under TLS it is the socket
-    /// below, which carries encrypted bytes. An HTTP/2 stream has no socket
-    /// of its own: the operation is not run.
+    /// below, which carries encrypted bytes.
     pub fn try_io<R>(
         &self,
         interest: Interest,
@@ -70,7 +109,6 @@ impl Conn {
             Conn::Tcp(s) => s.try_io(interest, f),
             Conn::Unix(s) => s.try_io(interest, f),
             Conn::Tls(t) => t.io().try_io(interest, f),
-            Conn::H2(_) | Conn::H2Up(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
     /// Sends a FIN (half-close; after close_notify under TLS); the read
@@ -80,8 +118,6 @@ impl Conn {
             Conn::Tcp(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
             Conn::Unix(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
             Conn::Tls(t) => t.shutdown_write(),
-            Conn::H2(h) => h.shutdown_write(),
-            Conn::H2Up(_) => Ok(()),
         }
     }
     /// Closes with a reset instead of a FIN (SO_LINGER 0), for aborts.
@@ -91,8 +127,6 @@ impl Conn {
                 let _ = socket2::SockRef::from(s).set_linger(Some(std::time::Duration::ZERO));
             }
             Conn::Tls(t) => t.io().set_reset_on_close(),
-            Conn::H2(h) => h.set_reset_on_close(),
-            Conn::H2Up(h) => h.set_reset_on_close(),
             Conn::Unix(_) => {}
         }
     }
@@ -105,15 +139,14 @@ impl Conn {
         match self {
             Conn::Tcp(s) => Some(s),
             Conn::Tls(t) => t.io().tcp(),
-            Conn::Unix(_) | Conn::H2(_) | Conn::H2Up(_) => None,
+            Conn::Unix(_) => None,
         }
     }
     /// The TLS session's details, under TLS.
     pub fn tls_info(&self) -> Option<&weir_rules::TlsInfo> {
         match self {
             Conn::Tls(t) => Some(t.info()),
-            Conn::H2(h) => h.tls(),
-            _ => None,
+            Conn::Tcp(_) | Conn::Unix(_) => None,
         }
     }
     /// Under TLS, sends close_notify before the connection is dropped
@@ -136,25 +169,14 @@ impl Conn {
     }
     /// Waits until the TLS layer has sent everything it holds.
     pub async fn flush(&self) -> io::Result<()> {
-        while self.has_pending() {
-            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
-            match self.try_flush() {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        flush(self).await
     }
     /// Writes what the socket takes of `buf` without waiting; a short write
     /// clears readiness. Under TLS, taken bytes may wait in the TLS layer
     /// ([`Conn::has_pending`]).
     pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tls(t) => return t.try_write(buf),
-            Conn::H2(h) => return h.try_write(buf),
-            Conn::H2Up(h) => return h.try_write(buf),
-            _ => {}
+        if let Conn::Tls(t) = self {
+            return t.try_write(buf);
         }
         let fd = self.as_raw_fd();
         let mut wrote = 0;
@@ -187,11 +209,8 @@ impl Conn {
     /// Reads what is available without waiting (`WouldBlock` when nothing
     /// is); a short read clears readiness like [`Conn::recv`].
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tls(t) => return t.try_read(buf),
-            Conn::H2(h) => return h.try_read(buf),
-            Conn::H2Up(h) => return h.try_read(buf),
-            _ => {}
+        if let Conn::Tls(t) = self {
+            return t.try_read(buf);
         }
         let fd = self.as_raw_fd();
         let mut got = 0;
@@ -212,7 +231,7 @@ impl Conn {
     /// (0 = end of stream). A short read clears readiness, so the next call
     /// waits for the event loop instead of making a read that returns EAGAIN.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Conn::Tls(_) | Conn::H2(_) | Conn::H2Up(_) = self {
+        if let Conn::Tls(_) = self {
             return self.read(buf).await;
         }
         let fd = self.as_raw_fd();
@@ -240,38 +259,39 @@ impl Conn {
     /// Writes all of `buf` (and, under TLS, waits until it left the TLS
     /// layer); a short write clears readiness, so the next attempt waits
     /// for room.
-    pub async fn send_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
-            match self.try_send(buf) {
-                Ok(n) => buf = &buf[n..],
-                Err(e)
-                    if e.kind() == io::ErrorKind::WouldBlock
-                        || e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        self.flush().await
+    pub async fn send_all(&self, buf: &[u8]) -> io::Result<()> {
+        send_all(self, buf).await
     }
 }
 
-impl Conn {
-    /// An HTTP/2 stream (the client side of an exchange).
-    pub fn is_h2(&self) -> bool {
-        matches!(self, Conn::H2(_))
-    }
-    /// An HTTP/2 stream to a server: used once, never pooled.
-    pub fn is_h2_upstream(&self) -> bool {
-        matches!(self, Conn::H2Up(_))
-    }
-    /// Resolves when the client reset its HTTP/2 stream; never for a
-    /// connection.
-    pub async fn aborted(&self) {
-        match self {
-            Conn::H2(h) => std::future::poll_fn(|cx| h.poll_reset(cx)).await,
-            _ => std::future::pending().await,
+/// Waits until what `io` holds below (in the TLS layer) was sent.
+pub async fn flush<I: Io + ?Sized>(io: &I) -> io::Result<()> {
+    while io.has_pending() {
+        std::future::poll_fn(|cx| io.poll_write_ready(cx)).await?;
+        match io.try_flush() {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(())
+}
+
+/// Writes all of `buf` to `io` (and, under TLS, waits until it left the
+/// TLS layer); a short write clears readiness, so the next attempt waits
+/// for room.
+pub async fn send_all<I: Io + ?Sized>(io: &I, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        std::future::poll_fn(|cx| io.poll_write_ready(cx)).await?;
+        match io.try_send(buf) {
+            Ok(n) => buf = buf.get(n..).unwrap_or_default(),
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    flush(io).await
 }
 
 impl AsRawFd for Conn {
@@ -280,7 +300,6 @@ impl AsRawFd for Conn {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
             Conn::Tls(t) => t.io().as_raw_fd(),
-            Conn::H2(_) | Conn::H2Up(_) => -1,
         }
     }
 }

@@ -3,8 +3,7 @@
 //! `timeout connect`, `retries` and `option redispatch`.
 
 use crate::conn::Conn;
-use crate::h2::upstream;
-use crate::state::{BackendRt, H2Use, Lb, ServerTarget};
+use crate::state::{BackendRt, Lb, ServerTarget};
 use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -15,12 +14,53 @@ use weir_balance::Pick;
 use weir_config::addr::PortSpec;
 use weir_config::Proxy;
 
-/// A server connection, ready to forward.
-pub struct Connected {
+/// A server connection, ready to forward: a transport (`Conn`), or what
+/// the layer that asked for it carries on one ([`Carry`]).
+pub struct Connected<C = Conn> {
     pub srv: usize,
-    pub conn: Conn,
+    pub conn: C,
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
+}
+
+impl<C> Connected<C> {
+    /// The same connection, carrying `f(conn)`.
+    pub fn map<D>(self, f: impl FnOnce(C) -> D) -> Connected<D> {
+        Connected {
+            srv: self.srv,
+            conn: f(self.conn),
+            server_addr: self.server_addr,
+            source_addr: self.source_addr,
+        }
+    }
+}
+
+/// What a server connection carries for the layer that asked for it: the
+/// transport itself (mode tcp), or a stream of a protocol that multiplexes
+/// it (HTTP/2, which the HTTP layer opens). Both are asked inside the
+/// connect phase, so that they count in the connect time and a failure is
+/// retried or redispatched like a refused connection.
+pub trait Carry: Sized {
+    /// A stream on an open connection to server `srv`, instead of a new
+    /// connection.
+    fn reuse(
+        be: &BackendRt,
+        srv: usize,
+    ) -> impl std::future::Future<Output = Option<Connected<Self>>> + Send;
+    /// What the new connection `c` carries (after its TLS handshake).
+    fn open(
+        be: &BackendRt,
+        c: Connected,
+    ) -> impl std::future::Future<Output = std::io::Result<Connected<Self>>> + Send;
+}
+
+impl Carry for Conn {
+    async fn reuse(_: &BackendRt, _: usize) -> Option<Connected> {
+        None
+    }
+    async fn open(_: &BackendRt, c: Connected) -> std::io::Result<Connected> {
+        Ok(c)
+    }
 }
 
 /// What the connect phase did, for the log line.
@@ -242,53 +282,26 @@ async fn queue<'a>(
     result
 }
 
-async fn dial(
+async fn dial<C: Carry>(
     be: &BackendRt,
     srv: usize,
     local: Option<SocketAddr>,
     keepalive: bool,
     sni: Option<&str>,
     handshake_timeout: Option<Duration>,
-) -> Result<Connected, (ConnectFail, std::io::Error)> {
-    let s = &be.servers[srv];
-    if s.h2 != H2Use::Never {
-        // HTTP/2: a stream on this thread's connection to the server.
-        let gen = s.conn_gen.load(Ordering::Relaxed);
-        if let Some(up) = upstream::reuse(be.proxy, srv, gen).await {
-            return Ok(h2_stream(srv, up));
-        }
+) -> Result<Connected<C>, (ConnectFail, std::io::Error)> {
+    if let Some(c) = C::reuse(be, srv).await {
+        return Ok(c);
     }
     let mut c = dial_plain(be, srv, local, keepalive).await?;
-    if let Some(t) = &s.tls {
+    if let Some(t) = &be.servers[srv].tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
         c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, handshake_timeout)
             .await
             .map_err(|e| (ConnectFail::Refused, std::io::Error::other(e.message())))?;
     }
-    let h2 = match s.h2 {
-        H2Use::Always => true,
-        H2Use::IfNegotiated => c.conn.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2"),
-        H2Use::Never => false,
-    };
-    if h2 {
-        let gen = s.conn_gen.load(Ordering::Relaxed);
-        let up = upstream::handshake(be.proxy, srv, c.conn, c.server_addr, c.source_addr, gen)
-            .await
-            .map_err(|e| (ConnectFail::Refused, e))?;
-        return Ok(h2_stream(srv, up));
-    }
-    Ok(c)
-}
-
-/// A new stream on an HTTP/2 connection to server `srv`.
-fn h2_stream(srv: usize, up: upstream::Shared) -> Connected {
-    Connected {
-        srv,
-        server_addr: up.server_addr,
-        source_addr: up.source_addr,
-        conn: Conn::H2Up(Box::new(upstream::H2Up::new(up))),
-    }
+    C::open(be, c).await.map_err(|e| (ConnectFail::Refused, e))
 }
 
 async fn dial_plain(
@@ -347,18 +360,19 @@ async fn dial_plain(
 /// Runs the whole connect phase for one session. `key` is hashed by
 /// `balance source`; `local` is the address the client connected to.
 /// `reuse` may hand over an idle connection to the chosen server instead of
-/// a new one (HTTP keep-alive); it is asked once per chosen server. `sni`
+/// a new one (HTTP keep-alive); it is asked once per chosen server, then
+/// `C` ([`Carry`]) for a stream on an open connection. `sni`
 /// holds each server's SNI for this session (empty when none has one).
 #[allow(clippy::too_many_arguments)]
-pub async fn connect(
+pub async fn connect<C: Carry>(
     be: &BackendRt,
     px: &Proxy,
     key: &[u8],
     local: Option<SocketAddr>,
     at: &mut Attempts,
-    reuse: &mut (dyn FnMut(usize) -> Option<Connected> + Send),
+    reuse: &mut (dyn FnMut(usize) -> Option<Connected<C>> + Send),
     sni: &[Option<String>],
-) -> Result<Connected, ConnectFail> {
+) -> Result<Connected<C>, ConnectFail> {
     let tconnect = px.timeouts.connect;
     let queue_deadline = px
         .timeouts

@@ -3,7 +3,7 @@
 //! `server`, `tunnel`, `client-fin`, `server-fin`), userspace buffers taken
 //! from a per-thread pool only while bytes are in flight, or splice(2).
 
-use crate::conn::Conn;
+use crate::conn::{Conn, Io};
 use crate::splice::{self, Pipe};
 use crate::term::{Cause, State, Term};
 use std::cell::RefCell;
@@ -161,6 +161,22 @@ impl Dir {
     }
 }
 
+/// Runs a splice on `io`'s socket: only a transport has one (a stream of a
+/// multiplexed connection never splices).
+fn spliced<I: Io + ?Sized>(
+    io: &I,
+    interest: Interest,
+    f: impl FnOnce(std::os::fd::RawFd) -> io::Result<usize>,
+) -> io::Result<usize> {
+    match io.transport() {
+        Some(c) => {
+            let fd = c.as_raw_fd();
+            c.try_io(interest, || f(fd))
+        }
+        None => Err(io::ErrorKind::Unsupported.into()),
+    }
+}
+
 /// Which side an I/O error came from.
 enum Fail {
     Src,
@@ -168,9 +184,9 @@ enum Fail {
 }
 
 /// The forwarding future. Poll it to completion.
-pub struct Duplex<'a> {
-    client: &'a Conn,
-    server: &'a Conn,
+pub struct Duplex<'a, I: Io = Conn> {
+    client: &'a I,
+    server: &'a I,
     c2s: Dir,
     s2c: Dir,
     last_client: Instant,
@@ -197,19 +213,20 @@ pub struct FwdOptions {
     pub pipesize: Option<usize>,
 }
 
-impl<'a> Duplex<'a> {
+impl<'a, I: Io> Duplex<'a, I> {
     /// Starts forwarding; `initial` holds client bytes already read (after a
     /// PROXY header, or while connecting) that go to the server first, and
     /// `client_eof` says the client already closed its side.
     pub fn new(
-        client: &'a Conn,
-        server: &'a Conn,
+        client: &'a I,
+        server: &'a I,
         t: FwdTimeouts,
         o: FwdOptions,
         initial: &[u8],
         client_eof: bool,
     ) -> Self {
-        let both_tcp = client.is_tcp() && server.is_tcp();
+        let tcp = |c: &I| c.transport().is_some_and(Conn::is_tcp);
+        let both_tcp = tcp(client) && tcp(server);
         let mut c2s = Dir::new(o.splice_request && both_tcp);
         let s2c = Dir::new(o.splice_response && both_tcp);
         if !initial.is_empty() {
@@ -242,8 +259,8 @@ impl<'a> Duplex<'a> {
 
     /// Forwarding that goes on from `p`, after the session slept.
     pub fn resume(
-        client: &'a Conn,
-        server: &'a Conn,
+        client: &'a I,
+        server: &'a I,
         t: FwdTimeouts,
         o: FwdOptions,
         p: Progress,
@@ -287,8 +304,8 @@ impl<'a> Duplex<'a> {
     /// moved (and so the side's activity stamps), or which side failed.
     fn pump(
         cx: &mut Context<'_>,
-        src: &Conn,
-        dst: &Conn,
+        src: &I,
+        dst: &I,
         d: &mut Dir,
         bufsize: usize,
         pipesize: Option<usize>,
@@ -324,8 +341,8 @@ impl<'a> Duplex<'a> {
                 }
                 *budget -= 1;
                 let r = if let Some(p) = d.pipe.as_mut() {
-                    let (rd, fd, len) = (p.rd, dst.as_raw_fd(), p.len);
-                    dst.try_io(Interest::WRITABLE, || splice::splice(rd, fd, len))
+                    let (rd, len) = (p.rd, p.len);
+                    spliced(dst, Interest::WRITABLE, |fd| splice::splice(rd, fd, len))
                         .inspect(|&n| p.len -= n)
                 } else if let Some(b) = d.buf.as_ref() {
                     // A short write means the socket buffer is full (the
@@ -400,9 +417,9 @@ impl<'a> Duplex<'a> {
                         continue;
                     }
                 };
-                let (fd, wr) = (src.as_raw_fd(), p.wr);
+                let wr = p.wr;
                 let max = pipesize.unwrap_or(splice::DEFAULT_PIPE_SIZE).max(4096);
-                match src.try_io(Interest::READABLE, || splice::splice(fd, wr, max)) {
+                match spliced(src, Interest::READABLE, |fd| splice::splice(fd, wr, max)) {
                     Ok(0) => {
                         d.eof = true;
                         splice::put_pipe(p);
@@ -565,7 +582,7 @@ pub fn deadline(t: &FwdTimeouts, p: &Progress, half: bool) -> Option<(Instant, E
     }
 }
 
-impl Future for Duplex<'_> {
+impl<I: Io> Future for Duplex<'_, I> {
     type Output = Outcome;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
@@ -625,7 +642,7 @@ impl Future for Duplex<'_> {
     }
 }
 
-impl Drop for Duplex<'_> {
+impl<I: Io> Drop for Duplex<'_, I> {
     fn drop(&mut self) {
         for d in [&mut self.c2s, &mut self.s2c] {
             if let Some(b) = d.buf.take() {

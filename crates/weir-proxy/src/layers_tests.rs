@@ -21,23 +21,11 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Upward paths still owed, with what pays them.
-const DEBTS: &[(&str, &str, &str)] = &[
-    (
-        "conn",
-        "h2",
-        "Conn::H2/H2Up carry HTTP/2 streams beside the transports (their heads already pass as the one message model): streams become the HTTP layer's own type",
-    ),
-    (
-        "connect",
-        "h2",
-        "a server connection may be an HTTP/2 stream: the same",
-    ),
-    (
-        "http",
-        "runtime",
-        "the stats page is answered inside the HTTP exchange: a service hook registered from above",
-    ),
-];
+const DEBTS: &[(&str, &str, &str)] = &[(
+    "http",
+    "runtime",
+    "the stats page is answered inside the HTTP exchange: a service hook registered from above",
+)];
 
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, ms)| ms.contains(&module))

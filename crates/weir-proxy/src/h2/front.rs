@@ -406,7 +406,8 @@ impl Sink for Events<'_> {
     }
 }
 
-/// One client stream behind the [`crate::conn::Conn`] interface.
+/// One client stream, read and written like a transport (the HTTP
+/// layer's `Peer::H2`).
 pub struct H2Stream {
     front: Arc<Front>,
     id: u32,

@@ -115,13 +115,7 @@ pub async fn serve(
                 Ok(m) => Cow::Owned(m.to_string()),
                 Err(_) => Cow::Borrowed("GET"),
             };
-            let conn = Conn::H2(Box::new(H2Stream::new(
-                front.clone(),
-                f.id,
-                method,
-                limits,
-                tls.clone(),
-            )));
+            let conn = H2Stream::new(front.clone(), f.id, method, limits, tls.clone());
             let task = StreamTask {
                 sh: sh.clone(),
                 fe_idx,
@@ -338,11 +332,11 @@ struct StreamTask {
 }
 
 impl StreamTask {
-    async fn run(self, conn: Conn, f: front::Fresh) {
+    async fn run(self, stream: H2Stream, f: front::Fresh) {
         crate::http::serve_stream(
             &self.sh,
             self.fe_idx,
-            &conn,
+            crate::http::peer::Peer::H2(&stream),
             &self.acc,
             f.head,
             f.wire,

@@ -114,7 +114,8 @@ struct Up {
     reset_on_close: bool,
 }
 
-/// One request's stream to a server behind the [`Conn`] interface.
+/// One request's stream to a server, read and written like a transport
+/// (the HTTP layer's `Peer::H2Up`).
 pub struct H2Up {
     st: Mutex<Up>,
 }

@@ -5,9 +5,11 @@
 use super::exchange::{Prepared, Route};
 use super::io::{send, transfer, Buf, XferError, XferTimeouts};
 use super::outcome::{fail, fail_as, upload_term, Outcome};
+use super::peer::Peer;
+use super::peer::Upstream;
 use super::read::{read_response, RespFail};
 use super::{cookie, head, ms, park, pool, Held};
-use crate::conn::Conn;
+use crate::conn::Io;
 use crate::connect::{self, Attempts, ConnectFail, Connected};
 use crate::log::LogRecord;
 use crate::session::Accepted;
@@ -64,7 +66,7 @@ pub(super) async fn connect<'r>(
     t: &mut Tries,
     first: bool,
     rec: &mut LogRecord<'r>,
-) -> Result<(Connected, Option<u32>), Outcome<'r>> {
+) -> Result<(Connected<Upstream>, Option<u32>), Outcome<'r>> {
     let (be, be_px) = (r.be, r.be_px);
     let mut reused: Option<u32> = None;
     let mut attempts = Attempts {
@@ -87,14 +89,14 @@ pub(super) async fn connect<'r>(
         };
     let proven_only = first && reuse_policy == HttpReuse::Aggressive;
     let connected = {
-        let mut reuse = |srv: usize| -> Option<Connected> {
+        let mut reuse = |srv: usize| -> Option<Connected<Upstream>> {
             if tries > 1 {
                 return None;
             }
             let gen = be.servers[srv].conn_gen.load(Ordering::Relaxed);
             if let Some(h) = held.take() {
                 if h.be == be.proxy && h.srv == srv && h.gen == gen {
-                    if !pool::alive(&h.conn.conn) {
+                    if !pool::alive(&h.conn.conn.peer()) {
                         return None;
                     }
                     reused = Some(h.uses);
@@ -109,7 +111,7 @@ pub(super) async fn connect<'r>(
                 reused = Some(if c.proven { 2 } else { 1 });
                 Connected {
                     srv,
-                    conn: c.conn,
+                    conn: Upstream::Conn(c.conn),
                     server_addr: c.server_addr,
                     source_addr: c.source_addr,
                 }
@@ -160,7 +162,7 @@ pub(super) async fn connect<'r>(
 /// cookie whose server could not take the request was redispatched).
 pub(super) fn note_server<'r>(
     r: Route<'r>,
-    conn: &Connected,
+    conn: &Connected<Upstream>,
     reused: Option<u32>,
     persist: &mut Option<cookie::Persist>,
     rec: &mut LogRecord<'r>,
@@ -176,7 +178,7 @@ pub(super) fn note_server<'r>(
     rec.server_addr = conn.server_addr;
     rec.source_addr = conn.source_addr;
     if reused.is_none() {
-        if let Some(s) = conn.conn.tcp() {
+        if let Some(s) = conn.conn.peer().tcp() {
             let _ = s.set_nodelay(true);
         }
     }
@@ -186,13 +188,13 @@ pub(super) fn note_server<'r>(
 /// `Ok` with the head's size.
 async fn send_head(
     r: Route<'_>,
-    sconn: &Conn,
+    sconn: Peer<'_>,
     req: &RequestHead,
     p: &Prepared<'_>,
     consumed: bool,
 ) -> Result<usize, XferError> {
     let t = r.be_px.timeouts.server;
-    if let Conn::H2Up(up) = sconn {
+    if let Peer::H2Up(up) = sconn {
         // An HTTP/2 server takes the head as it is, never as text; the
         // body bytes read with it follow.
         let body = if consumed {
@@ -233,13 +235,13 @@ async fn send_head(
 /// us), `Err(Some(outcome))` when the exchange ends (a 502).
 pub(super) async fn send_request<'r>(
     r: Route<'r>,
-    conn: &Connected,
+    conn: &Connected<Upstream>,
     req: &RequestHead,
     p: &Prepared<'_>,
     reused: Option<u32>,
     t: &mut Tries,
 ) -> Result<u64, Option<Outcome<'r>>> {
-    match send_head(r, &conn.conn, req, p, t.consumed).await {
+    match send_head(r, conn.conn.peer(), req, p, t.consumed).await {
         Ok(n) => {
             t.consumed = true;
             Ok((n + p.early_body) as u64)
@@ -260,7 +262,7 @@ pub(super) type Resp = Result<(ResponseHead, usize), RespFail>;
 pub(super) fn upload<'u>(
     r: Route<'u>,
     cbuf: &'u mut Buf,
-    sconn: &'u Conn,
+    sconn: Peer<'u>,
     p: &Prepared<'_>,
 ) -> Option<Upload<'u>> {
     let rest = match p.body_framing {
@@ -288,7 +290,7 @@ pub(super) fn upload<'u>(
 /// upload's result when it ended first.
 pub(super) async fn response(
     r: Route<'_>,
-    sconn: &Conn,
+    sconn: Peer<'_>,
     sbuf: &mut Buf,
     req: &RequestHead,
     up: Option<&mut Upload<'_>>,
@@ -332,7 +334,7 @@ pub(super) async fn upload_failed<'r>(
     r: Route<'r>,
     acc: &Accepted,
     cbuf: &Buf,
-    sconn: &Conn,
+    sconn: Peer<'_>,
     e: XferError,
     bytes_in: u64,
 ) -> Outcome<'r> {

@@ -6,8 +6,8 @@
 
 use super::head;
 use super::io::{send, Buf};
+use super::peer::Peer;
 use super::rules::{self, ExCtx, Vars, Verdict};
-use crate::conn::Conn;
 use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
@@ -20,7 +20,7 @@ use weir_rules::{ReqAction, Rule};
 
 /// The client side of body buffering, and the body once buffered.
 pub(super) struct BodyWait<'a> {
-    pub client: &'a Conn,
+    pub client: Peer<'a>,
     pub cbuf: &'a mut Buf,
     /// Bytes of the head at the front of `cbuf`.
     pub used: usize,

@@ -2,6 +2,7 @@
 //! header, TLS), then HTTP/2 or HTTP/1 exchanges, the client sleeping in
 //! the lot ([`super::lot`]) between them.
 
+use super::peer::Peer;
 use super::rules::Vars;
 use crate::conn::Conn;
 use crate::session::{finish, secure, wall_now, Accepted};
@@ -64,7 +65,9 @@ pub(crate) fn wake_http(
         // Registering again only fails when the system is out of memory:
         // the client is closed then.
         if let Ok(client) = sock.into_conn() {
-            if let Some(a) = super::wake(&sh, fe_idx, &client, &acc, accept_wall, asleep).await {
+            if let Some(a) =
+                super::wake(&sh, fe_idx, Peer::Conn(&client), &acc, accept_wall, asleep).await
+            {
                 if super::lot::sleep(&sh, fe_idx, client, acc.clone(), accept_wall, a) {
                     return;
                 }
@@ -136,8 +139,16 @@ fn exchanges<'a>(
         if h2 {
             let serve = crate::h2::serve(sh, fe_idx, &client, acc, initial, accept_wall, vars);
             Box::pin(serve).await;
-        } else if let Some(a) =
-            super::serve(sh, fe_idx, &client, acc, initial, accept_wall, vars).await
+        } else if let Some(a) = super::serve(
+            sh,
+            fe_idx,
+            Peer::Conn(&client),
+            acc,
+            initial,
+            accept_wall,
+            vars,
+        )
+        .await
         {
             // A client that cannot sleep was closed by the lot.
             return super::lot::sleep(sh, fe_idx, client, acc.clone(), accept_wall, a);

@@ -9,12 +9,13 @@ use super::attempt::{self, Tries};
 use super::decide::{decide, BodyWait};
 use super::io::{Buf, XferError};
 use super::outcome::{after, answer_local, fail, Outcome};
+use super::peer::Peer;
 use super::request::{balance_key, forwardfor, ConnModeExt, Plan};
 use super::respond::{self, Kept, Next};
 use super::rules::{ExCtx, Local, Vars, Verdict};
 use super::samples::request_samples;
 use super::{cookie, errors, head, ms, park, Held};
-use crate::conn::Conn;
+use crate::conn::Io;
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::{BackendRt, FrontendId, Shared};
@@ -32,7 +33,7 @@ pub(super) struct Front<'r> {
     pub sh: &'r Shared,
     pub fe_idx: FrontendId,
     pub fe_px: &'r Proxy,
-    pub client: &'r Conn,
+    pub client: Peer<'r>,
 }
 
 /// [`Front`] once a backend was chosen.
@@ -76,7 +77,7 @@ pub(super) struct Prepared<'k> {
 pub(super) fn exchange<'r, 'a>(
     sh: &'r Shared,
     fe_idx: FrontendId,
-    client: &'r Conn,
+    client: Peer<'r>,
     acc: &'a Accepted,
     key: &'a [u8],
     cbuf: &'a mut Buf,
@@ -182,7 +183,7 @@ pub(super) fn exchange<'r, 'a>(
                 }
             };
             let sent_at = crate::clock::now();
-            let sconn = &conn.conn;
+            let sconn = conn.conn.peer();
             let mut sbuf = Buf::default();
             // The body still going up when the response head came goes on
             // beside the response, which is relayed at once (as haproxy).
@@ -497,7 +498,7 @@ fn prepare<'k>(
 /// by the client session (`http-reuse never`), or closed.
 fn finish(
     r: Route<'_>,
-    conn: crate::connect::Connected,
+    conn: crate::connect::Connected<super::peer::Upstream>,
     kept: Kept,
     reused: Option<u32>,
     sbuf: &Buf,
@@ -521,11 +522,11 @@ fn finish(
         } else {
             park(r.f.sh, h);
         }
-    } else if conn.conn.is_tcp() {
+    } else if conn.conn.peer().is_tcp() {
         // Nothing is left to deliver either way: a plain connection closes
         // with a reset, as HAProxy's do, so that no FIN exchange follows
         // and no TIME_WAIT is left on either side (about 4 % of the proxy's
         // CPU per connection).
-        conn.conn.set_reset_on_close();
+        conn.conn.peer().set_reset_on_close();
     }
 }

@@ -7,7 +7,8 @@
 //! and one wheel slot — and, once idle for a while, only a slot in the
 //! thread's lot of sleeping sessions ([`super::lot`]).
 
-use crate::conn::Conn;
+use super::peer::Peer;
+use crate::conn::Io;
 use crate::state::Shared;
 use std::cell::RefCell;
 use std::future::Future;
@@ -270,7 +271,7 @@ pub(super) enum Woke {
 /// Waits until `client` is readable, `deadline` passes or `signal` is
 /// set, or (given `sleep_at`) the session may go to sleep.
 pub(super) struct IdleWait<'a> {
-    client: &'a Conn,
+    client: Peer<'a>,
     signal: &'a watch::Sender<bool>,
     deadline: Option<Instant>,
     sleep_at: Option<Instant>,
@@ -279,7 +280,7 @@ pub(super) struct IdleWait<'a> {
 
 impl<'a> IdleWait<'a> {
     pub(super) fn new(
-        client: &'a Conn,
+        client: Peer<'a>,
         signal: &'a watch::Sender<bool>,
         deadline: Option<Instant>,
         sleep_at: Option<Instant>,

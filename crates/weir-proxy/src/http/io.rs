@@ -3,7 +3,8 @@
 //! kept, until close). Buffers come from the thread's pool and go back as
 //! soon as they are empty, so an idle keep-alive connection holds none.
 
-use crate::conn::Conn;
+use super::peer::Peer;
+use crate::conn::Io;
 use crate::forward::{get_buffer, put_buffer};
 use std::io;
 use std::time::Duration;
@@ -59,7 +60,7 @@ impl Buf {
     /// A full buffer reads nothing and returns an error. An empty buffer
     /// takes memory only once the socket is readable: an idle keep-alive
     /// connection holds none.
-    pub async fn fill(&mut self, conn: &Conn, size: usize) -> io::Result<usize> {
+    pub async fn fill(&mut self, conn: Peer<'_>, size: usize) -> io::Result<usize> {
         loop {
             if self.data.is_none() {
                 std::future::poll_fn(|cx| conn.poll_read_ready(cx)).await?;
@@ -79,7 +80,7 @@ impl Buf {
 
     /// One read attempt, without waiting: `WouldBlock` (which clears the
     /// socket's readiness) when nothing is there.
-    pub fn try_fill(&mut self, conn: &Conn, size: usize) -> io::Result<usize> {
+    pub fn try_fill(&mut self, conn: Peer<'_>, size: usize) -> io::Result<usize> {
         self.try_fill_with(size, |d| conn.try_recv(d))
     }
 
@@ -137,7 +138,7 @@ pub async fn timed<T>(t: Option<Duration>, fut: impl std::future::Future<Output 
 /// Writes `bytes` to `dst` within `t`. Most sends complete at once, and
 /// those take no timer (no clock read, no timer-wheel entry): only what the
 /// socket did not take waits under `t`.
-pub async fn send(dst: &Conn, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
+pub async fn send(dst: Peer<'_>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
     let mut sent = 0;
     while sent < bytes.len() {
         match dst.try_send(&bytes[sent..]) {
@@ -160,7 +161,7 @@ pub async fn send(dst: &Conn, bytes: &[u8], t: Option<Duration>) -> Result<(), X
 
 async fn more(
     buf: &mut Buf,
-    src: &Conn,
+    src: Peer<'_>,
     size: usize,
     t: Option<Duration>,
 ) -> Result<(), XferError> {
@@ -183,9 +184,9 @@ pub struct XferTimeouts {
 /// body stay in `buf` (a pipelined request). Returns the body bytes
 /// written. `request` selects the error flavour of a bad chunk.
 pub async fn transfer(
-    src: &Conn,
+    src: Peer<'_>,
     buf: &mut Buf,
-    dst: &Conn,
+    dst: Peer<'_>,
     framing: Framing,
     size: usize,
     t: XferTimeouts,
@@ -198,7 +199,7 @@ pub async fn transfer(
 /// drops it (the client asked with HEAD; the server connection stays
 /// usable). Returns the bytes read.
 pub async fn drain(
-    src: &Conn,
+    src: Peer<'_>,
     buf: &mut Buf,
     framing: Framing,
     size: usize,
@@ -208,7 +209,7 @@ pub async fn drain(
 }
 
 /// Writes `bytes` to `dst`, or nowhere.
-async fn put(dst: Option<&Conn>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
+async fn put(dst: Option<Peer<'_>>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
     match dst {
         Some(d) => send(d, bytes, t).await,
         None => Ok(()),
@@ -217,9 +218,9 @@ async fn put(dst: Option<&Conn>, bytes: &[u8], t: Option<Duration>) -> Result<()
 
 /// [`transfer`] and [`drain`]: the body to `dst`, or dropped.
 async fn copy_body(
-    src: &Conn,
+    src: Peer<'_>,
     buf: &mut Buf,
-    dst: Option<&Conn>,
+    dst: Option<Peer<'_>>,
     framing: Framing,
     size: usize,
     t: XferTimeouts,

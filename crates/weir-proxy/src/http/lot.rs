@@ -99,7 +99,6 @@ impl Plain {
         match c {
             Conn::Tcp(_) | Conn::Unix(_) => true,
             Conn::Tls(t) => matches!(t.io(), Conn::Tcp(_) | Conn::Unix(_)) && !t.has_pending(),
-            _ => false,
         }
     }
 }

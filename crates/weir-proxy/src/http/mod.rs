@@ -16,6 +16,7 @@ pub(crate) mod io;
 #[allow(unsafe_code)]
 pub(crate) mod lot;
 mod outcome;
+pub mod peer;
 pub mod pool;
 mod read;
 mod request;
@@ -24,7 +25,7 @@ pub mod rules;
 mod samples;
 mod stats_page;
 
-use crate::conn::Conn;
+use crate::conn::{Conn, Io};
 use crate::connect::Connected;
 use crate::log::{level, render, LogRecord};
 use crate::session::Accepted;
@@ -33,6 +34,7 @@ use crate::state::{FrontendId, ProxyId};
 use crate::term::{Cause, State, Term};
 use exchange::exchange;
 use io::{send, Buf};
+use peer::Peer;
 pub(crate) use read::head_timeouts;
 use read::{read_head, HeadEnd};
 use rules::Vars;
@@ -56,7 +58,7 @@ fn now_wall() -> Duration {
 pub(super) struct Held {
     be: ProxyId,
     srv: usize,
-    conn: Connected,
+    conn: Connected<peer::Upstream>,
     /// Exchanges it carried.
     uses: u32,
     /// Its server's connection generation.
@@ -92,7 +94,7 @@ pub struct Asleep {
 pub fn serve<'a>(
     sh: &'a Shared,
     fe_idx: FrontendId,
-    client: &'a Conn,
+    client: Peer<'a>,
     acc: &'a Accepted,
     initial: Vec<u8>,
     accept_wall: Duration,
@@ -111,7 +113,7 @@ pub fn serve<'a>(
 pub(crate) fn wake<'a>(
     sh: &'a Shared,
     fe_idx: FrontendId,
-    client: &'a Conn,
+    client: Peer<'a>,
     acc: &'a Accepted,
     accept_wall: Duration,
     a: Asleep,
@@ -120,11 +122,11 @@ pub(crate) fn wake<'a>(
     ss.vars = a.vars;
     ss.may_sleep = a.may_sleep;
     ss.naps = a.naps;
-    if a.by_bytes && matches!(client, Conn::Tcp(_) | Conn::Unix(_)) {
+    if let (true, Peer::Conn(c @ (Conn::Tcp(_) | Conn::Unix(_)))) = (a.by_bytes, client) {
         // The event loop has not seen the socket yet: its bytes are read
         // now rather than after another turn of it (nothing read: the
         // session waits as usual).
-        let fd = std::os::fd::AsRawFd::as_raw_fd(client);
+        let fd = std::os::fd::AsRawFd::as_raw_fd(c);
         let _ = ss
             .cbuf
             .try_fill_with(sh.bufsize, |d| crate::splice::read_fd(fd, d));
@@ -139,7 +141,7 @@ pub(crate) fn wake<'a>(
 pub async fn serve_stream(
     sh: &Shared,
     fe_idx: FrontendId,
-    client: &Conn,
+    client: Peer<'_>,
     acc: &Accepted,
     head: Result<RequestHead, (H1Error, Vec<u8>)>,
     wire: usize,
@@ -166,7 +168,7 @@ impl<'a> Session<'a> {
     fn new(
         sh: &'a Shared,
         fe_idx: FrontendId,
-        client: &'a Conn,
+        client: Peer<'a>,
         acc: &'a Accepted,
         accept_wall: Duration,
         initial: &[u8],
@@ -225,11 +227,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
                 // again (asleep, maybe) if nothing is there yet. Under TLS
                 // it is read in the exchange, as before (a TLS client
                 // sleeps once it has made a request).
-                idle::Woke::Readable
-                    if first
-                        && sleep_at.is_some()
-                        && matches!(client, Conn::Tcp(_) | Conn::Unix(_)) =>
-                {
+                idle::Woke::Readable if first && sleep_at.is_some() && client.is_plain() => {
                     let e = ss.cbuf.try_fill(client, sh.bufsize).err();
                     if e.is_some_and(|e| e.kind() == std::io::ErrorKind::WouldBlock) {
                         continue;
@@ -280,7 +278,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
 struct Session<'a> {
     sh: &'a Shared,
     fe_idx: FrontendId,
-    client: &'a Conn,
+    client: Peer<'a>,
     acc: &'a Accepted,
     accept_wall: Duration,
     cbuf: Buf,
@@ -311,7 +309,7 @@ impl Session<'_> {
         self.may_sleep
             && !self.single
             && self.held.is_none()
-            && lot::Plain::can_take(self.client)
+            && matches!(self.client, Peer::Conn(c) if lot::Plain::can_take(c))
             && !*self.sh.stopping.borrow()
             && lot::available()
     }
@@ -558,7 +556,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
         return;
     };
     if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never
-        || h.conn.conn.is_h2_upstream()
+        || matches!(h.conn.conn, peer::Upstream::H2(_))
         || be.servers.get(h.srv).is_some_and(|s| s.private_sni())
     {
         return;
@@ -572,9 +570,12 @@ pub(super) fn park(sh: &Shared, h: Held) {
         max_total: (sh.maxconn as usize / 4).max(64),
         gen: h.gen,
     };
+    let peer::Upstream::Conn(conn) = h.conn.conn else {
+        return;
+    };
     pool::put(
         &slot,
-        h.conn.conn,
+        conn,
         h.conn.server_addr,
         h.conn.source_addr,
         h.uses > 1,

@@ -4,8 +4,8 @@
 
 use super::errors;
 use super::io::{send, Buf, XferError};
+use super::peer::Peer;
 use super::rules::{ExCtx, Local, Vars};
-use crate::conn::Conn;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use weir_config::Proxy;
@@ -55,7 +55,7 @@ impl<'r> Outcome<'r> {
 /// Sends `px`'s error page for `status` (none for 0: the client is gone)
 /// and returns the outcome to log, with the bytes sent.
 pub(super) async fn fail<'r>(
-    client: &Conn,
+    client: Peer<'_>,
     px: &Proxy,
     fe_px: &Proxy,
     status: u16,
@@ -68,7 +68,7 @@ pub(super) async fn fail<'r>(
 /// (a request that could not be read to its end: `connection: close`
 /// after the page's fields, as haproxy 2.6 writes it).
 pub(super) async fn fail_as<'r>(
-    client: &Conn,
+    client: Peer<'_>,
     px: &Proxy,
     fe_px: &Proxy,
     status: u16,
@@ -104,7 +104,7 @@ pub(super) fn upload_term(e: XferError) -> Term {
 /// Sends a response weir made (deny, return, redirect, tarpit) in place of
 /// the server's. A request body is not read: the connection closes then.
 pub(super) async fn answer_local<'r>(
-    client: &Conn,
+    client: Peer<'_>,
     fe_px: &Proxy,
     cbuf: &mut Buf,
     used: usize,

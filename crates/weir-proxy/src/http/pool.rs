@@ -4,7 +4,7 @@
 //! the server closed are noticed when taken (and by a purge that runs while
 //! the pool is not empty); each is closed after `pool-purge-delay`.
 
-use crate::conn::Conn;
+use crate::conn::{Conn, Io};
 use crate::state::ProxyId;
 use std::cell::RefCell;
 use std::net::SocketAddr;
@@ -49,14 +49,14 @@ thread_local! {
 /// True when the server has not closed nor sent anything on `c` (a reused
 /// connection must be silent). Costs a system call only when the event
 /// loop saw the socket become readable.
-pub fn alive(c: &Conn) -> bool {
+pub fn alive<I: Io + ?Sized>(c: &I) -> bool {
     let mut cx = Context::from_waker(Waker::noop());
     match c.poll_read_ready(&mut cx) {
         Poll::Pending => true,
         Poll::Ready(Err(_)) => false,
         Poll::Ready(Ok(())) => {
             let mut b = [0u8; 1];
-            matches!(c.try_read(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+            matches!(c.try_recv(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `1xx` answers passed on).
 
 use super::io::{send, timed, Buf};
-use crate::conn::Conn;
+use super::peer::Peer;
 use crate::h2::upstream::H2Up;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -35,7 +35,7 @@ pub(crate) fn head_timeouts(fe: &Proxy) -> (Option<Duration>, Option<Duration>) 
 
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn read_head(
-    client: &Conn,
+    client: Peer<'_>,
     buf: &mut Buf,
     size: usize,
     limits: &Limits,
@@ -121,15 +121,15 @@ pub(super) enum RespFail {
 /// Reads the final response head (interim `1xx` responses are passed to
 /// the client as they come).
 pub(super) async fn read_response(
-    client: &Conn,
-    sconn: &Conn,
+    client: Peer<'_>,
+    sconn: Peer<'_>,
     sbuf: &mut Buf,
     limits: &Limits,
     method: &str,
     be_px: &Proxy,
     fe_px: &Proxy,
 ) -> Result<(ResponseHead, usize), RespFail> {
-    if let Conn::H2Up(up) = sconn {
+    if let Peer::H2Up(up) = sconn {
         return h2_response(client, up, be_px).await;
     }
     let size = limits.max_head;
@@ -175,7 +175,7 @@ pub(super) async fn read_response(
 /// The response head of an HTTP/2 server's stream, decoded already (its
 /// interim answers are not relayed).
 async fn h2_response(
-    client: &Conn,
+    client: Peer<'_>,
     up: &H2Up,
     be_px: &Proxy,
 ) -> Result<(ResponseHead, usize), RespFail> {

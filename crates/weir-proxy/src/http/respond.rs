@@ -7,10 +7,11 @@ use super::attempt::Upload;
 use super::exchange::{Prepared, Route};
 use super::io::{drain, send, transfer, Buf, XferError, XferTimeouts};
 use super::outcome::{after, answer_local, fail, upload_term, Outcome};
+use super::peer::Peer;
 use super::rules::{self, ExCtx, Local, Vars};
 use super::samples::{capture, log_samples};
 use super::{cookie, head};
-use crate::conn::Conn;
+use crate::conn::Io;
 use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::LogRecord;
 use crate::term::{Cause, State, Term};
@@ -19,7 +20,7 @@ use weir_proto::h1::{Framing, RequestHead, ResponseHead};
 
 /// The server side of a try that got its response head.
 pub(super) struct Sent<'c> {
-    pub conn: &'c Conn,
+    pub conn: Peer<'c>,
     pub srv: usize,
     /// Request bytes sent so far.
     pub bytes_in: u64,
@@ -323,7 +324,7 @@ async fn send_head(
 ) -> Result<usize, XferError> {
     let t = f.fe_px.timeouts.client;
     let bytes = sbuf.bytes();
-    if let Conn::H2(h) = f.client {
+    if let Peer::H2(h) = f.client {
         // An HTTP/2 client takes the parsed head as it is (its stream ends
         // with it when its HEAD gets no body).
         let early_body = bytes.get(rused..rused + early).unwrap_or_default();
@@ -349,7 +350,7 @@ async fn send_head(
 /// after its head, then both directions until either side ends.
 pub(super) async fn tunnel<'r>(
     r: Route<'r>,
-    sconn: &Conn,
+    sconn: Peer<'_>,
     sbuf: &mut Buf,
     cbuf: &mut Buf,
     mut out: Outcome<'r>,
@@ -374,7 +375,7 @@ pub(super) async fn tunnel<'r>(
         splice_response: false,
         pipesize: r.f.sh.pipesize,
     };
-    let d = Box::pin(Duplex::new(client, sconn, t, opts, &initial, false)).await;
+    let d = Box::pin(Duplex::new(&client, &sconn, t, opts, &initial, false)).await;
     out.bytes_in += d.client_to_server;
     out.bytes_out += d.server_to_client + leftover.len() as u64;
     out.term = d.end.term();
@@ -385,7 +386,7 @@ pub(super) async fn tunnel<'r>(
 /// body still going up when the server answered.
 pub(super) async fn body<'r>(
     r: Route<'r>,
-    sconn: &Conn,
+    sconn: Peer<'_>,
     sbuf: &mut Buf,
     pending_up: Option<Upload<'_>>,
     mut out: Outcome<'r>,

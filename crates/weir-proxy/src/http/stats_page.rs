@@ -6,8 +6,8 @@
 //! outcome (`;st=DONE` …).
 
 use super::io::Buf;
+use super::peer::Peer;
 use super::rules::{local_headers, ExCtx, Local};
-use crate::conn::Conn;
 use crate::state::Shared;
 use crate::term::{Cause, State, Term};
 use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter};
@@ -57,7 +57,7 @@ fn redirect(uri: &str, code: &str) -> Local {
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn answer(
     sh: &Shared,
-    client: &Conn,
+    client: Peer<'_>,
     cbuf: &mut Buf,
     used: usize,
     req: &RequestHead,

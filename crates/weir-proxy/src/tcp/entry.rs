@@ -189,7 +189,7 @@ fn run_tcp(
                 // (idle) session does not carry room for it.
                 let mut no_reuse = |_| None;
                 let sni = be.snis(&l4());
-                let mut attempt = Box::pin(connect::connect(
+                let mut attempt = Box::pin(connect::connect::<Conn>(
                     &be,
                     be_px,
                     &key,

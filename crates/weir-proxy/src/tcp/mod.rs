@@ -160,7 +160,7 @@ pub(crate) fn forward<'a>(
                 // A block: the duplex borrows both connections, which a
                 // sleep takes.
                 let (ended, progress) = {
-                    let duplex = match start {
+                    let duplex: Duplex<'_> = match start {
                         Start::New {
                             initial,
                             client_eof,
