@@ -3,6 +3,7 @@
 //! `timeout connect`, `retries` and `option redispatch`.
 
 use crate::conn::Conn;
+use crate::state::ServerId;
 use crate::state::{BackendRt, Lb, ServerTarget};
 use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
@@ -17,7 +18,7 @@ use weir_config::Proxy;
 /// A server connection, ready to forward: a transport (`Conn`), or what
 /// the layer that asked for it carries on one ([`Carry`]).
 pub struct Connected<C = Conn> {
-    pub srv: usize,
+    pub srv: ServerId,
     pub conn: C,
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
@@ -45,7 +46,7 @@ pub trait Carry: Sized {
     /// connection.
     fn reuse(
         be: &BackendRt,
-        srv: usize,
+        srv: ServerId,
     ) -> impl std::future::Future<Output = Option<Connected<Self>>> + Send;
     /// What the new connection `c` carries (after its TLS handshake).
     fn open(
@@ -55,7 +56,7 @@ pub trait Carry: Sized {
 }
 
 impl Carry for Conn {
-    async fn reuse(_: &BackendRt, _: usize) -> Option<Connected> {
+    async fn reuse(_: &BackendRt, _: ServerId) -> Option<Connected> {
         None
     }
     async fn open(_: &BackendRt, c: Connected) -> std::io::Result<Connected> {
@@ -73,7 +74,7 @@ pub struct Attempts {
     pub same_server_retries: u32,
     /// The server of the last failed attempt (where haproxy counts the
     /// retry or the redispatch).
-    pub failed_srv: Option<usize>,
+    pub failed_srv: Option<ServerId>,
     /// Time spent queued.
     pub tw: Duration,
     /// Time of the last (successful) connect, if any.
@@ -81,12 +82,12 @@ pub struct Attempts {
     pub srv_queue: u32,
     pub be_queue: u32,
     /// Last server tried, for `%s` on failures.
-    pub last_srv: Option<usize>,
+    pub last_srv: Option<ServerId>,
     /// Input: a server persistence (a cookie) asks for; used when it can
     /// take the connection (`force`: even when down, `option persist`).
-    pub persist_to: Option<(usize, bool)>,
+    pub persist_to: Option<(ServerId, bool)>,
     /// Input: a server the first pick avoids (an HTTP retry redispatched).
-    pub avoid: Option<usize>,
+    pub avoid: Option<ServerId>,
 }
 
 /// Why no server connection could be had: HAProxy's termination state.
@@ -149,13 +150,13 @@ fn redispatch_at_once(be: &BackendRt, px: &Proxy, forced: bool) -> bool {
 /// server); left when dropped, even if the session is cancelled.
 struct QueueSpot<'a> {
     be: &'a BackendRt,
-    srv: Option<usize>,
+    srv: Option<ServerId>,
 }
 
 impl Drop for QueueSpot<'_> {
     fn drop(&mut self) {
         self.be.queued.fetch_sub(1, Ordering::Relaxed);
-        if let Some(s) = self.srv.and_then(|i| self.be.servers.get(i)) {
+        if let Some(s) = self.srv.and_then(|i| self.be.server(i)) {
             s.queued.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -166,13 +167,13 @@ impl Drop for QueueSpot<'_> {
 /// leaks one; `keep` hands it to the session.
 struct Slot<'a> {
     be: &'a BackendRt,
-    srv: usize,
+    srv: ServerId,
 }
 
 impl<'a> Slot<'a> {
     /// Accounts a slot the balancer already took for `srv`.
-    fn taken(be: &'a BackendRt, srv: usize) -> Self {
-        if let Some(s) = be.servers.get(srv) {
+    fn taken(be: &'a BackendRt, srv: ServerId) -> Self {
+        if let Some(s) = be.server(srv) {
             let n = s.cur_conns.fetch_add(1, Ordering::Relaxed) + 1;
             s.total.fetch_add(1, Ordering::Relaxed);
             crate::state::raise_max(&s.smax, n);
@@ -182,7 +183,7 @@ impl<'a> Slot<'a> {
         Slot { be, srv }
     }
     /// The session owns the slot now and releases it itself.
-    fn keep(self) -> usize {
+    fn keep(self) -> ServerId {
         let srv = self.srv;
         std::mem::forget(self);
         srv
@@ -196,10 +197,10 @@ impl Drop for Slot<'_> {
 }
 
 /// Picks a server for `key` and takes a slot on it when it has room.
-fn pick(be: &BackendRt, key: &[u8], avoid: Option<usize>) -> Pick {
+fn pick(be: &BackendRt, key: &[u8], avoid: Option<ServerId>) -> Pick {
     let mut lb = be.set();
     let Lb { set, rng } = &mut *lb;
-    let p = set.pick(key, rng, avoid);
+    let p = set.pick(key, rng, avoid.map(ServerId::index));
     if let Pick::Server(i) = p {
         set.take(i);
     }
@@ -210,14 +211,14 @@ fn pick(be: &BackendRt, key: &[u8], avoid: Option<usize>) -> Pick {
 async fn acquire<'a>(
     be: &'a BackendRt,
     key: &[u8],
-    avoid: Option<usize>,
+    avoid: Option<ServerId>,
     deadline: Option<Instant>,
     at: &mut Attempts,
 ) -> Result<Slot<'a>, ConnectFail> {
     // The common case, a server with room, needs no place among the
     // queue's waiters (registering one locks the wake-up list twice).
     match pick(be, key, avoid) {
-        Pick::Server(i) => Ok(Slot::taken(be, i)),
+        Pick::Server(i) => Ok(Slot::taken(be, ServerId::new(i))),
         Pick::NoServer => Err(ConnectFail::Refused),
         Pick::QueueServer(_) | Pick::QueueBackend => queue(be, key, avoid, deadline, at).await,
     }
@@ -228,7 +229,7 @@ async fn acquire<'a>(
 async fn queue<'a>(
     be: &'a BackendRt,
     key: &[u8],
-    avoid: Option<usize>,
+    avoid: Option<ServerId>,
     deadline: Option<Instant>,
     at: &mut Attempts,
 ) -> Result<Slot<'a>, ConnectFail> {
@@ -242,11 +243,11 @@ async fn queue<'a>(
         notified.as_mut().enable();
         let pick = pick(be, key, avoid);
         match pick {
-            Pick::Server(i) => break Ok(Slot::taken(be, i)),
+            Pick::Server(i) => break Ok(Slot::taken(be, ServerId::new(i))),
             Pick::NoServer => break Err(ConnectFail::Refused),
             Pick::QueueServer(_) | Pick::QueueBackend if spot.is_none() => {
                 let target = if let Pick::QueueServer(i) = pick {
-                    Some(i)
+                    Some(ServerId::new(i))
                 } else {
                     None
                 };
@@ -284,7 +285,7 @@ async fn queue<'a>(
 
 async fn dial<C: Carry>(
     be: &BackendRt,
-    srv: usize,
+    srv: ServerId,
     local: Option<SocketAddr>,
     keepalive: bool,
     sni: Option<&str>,
@@ -306,7 +307,7 @@ async fn dial<C: Carry>(
 
 async fn dial_plain(
     be: &BackendRt,
-    srv: usize,
+    srv: ServerId,
     local: Option<SocketAddr>,
     keepalive: bool,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
@@ -370,7 +371,7 @@ pub async fn connect<C: Carry>(
     key: &[u8],
     local: Option<SocketAddr>,
     at: &mut Attempts,
-    reuse: &mut (dyn FnMut(usize) -> Option<Connected<C>> + Send),
+    reuse: &mut (dyn FnMut(ServerId) -> Option<Connected<C>> + Send),
     sni: &[Option<String>],
 ) -> Result<Connected<C>, ConnectFail> {
     let tconnect = px.timeouts.connect;
@@ -379,13 +380,14 @@ pub async fn connect<C: Carry>(
         .queue
         .or(tconnect)
         .map(|t| crate::clock::now() + t);
-    let mut avoid: Option<usize> = at.avoid.take();
-    let mut same: Option<usize> = None;
+    let mut avoid: Option<ServerId> = at.avoid.take();
+    let mut same: Option<ServerId> = None;
     let mut attempt = 0u32;
     loop {
         let forced = at.persist_to.is_some();
         let persisted = at.persist_to.take().filter(|&(i, force)| {
             let mut set = be.set();
+            let i = i.index();
             let ok = i < set.len() && (set.is_up(i) || force) && set.has_room(i);
             if ok {
                 set.take(i);
@@ -394,7 +396,7 @@ pub async fn connect<C: Carry>(
         });
         let slot = match (same.take(), persisted) {
             (Some(s), _) => {
-                be.set().take(s);
+                be.set().take(s.index());
                 Slot::taken(be, s)
             }
             (None, Some((i, _))) => Slot::taken(be, i),
@@ -408,7 +410,7 @@ pub async fn connect<C: Carry>(
             return Ok(c);
         }
         let started = crate::clock::now();
-        let name = sni.get(srv).and_then(|n| n.as_deref());
+        let name = sni.get(srv.index()).and_then(|n| n.as_deref());
         let r = match tconnect {
             Some(t) => {
                 match tokio::time::timeout_at(

@@ -7,7 +7,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 const LAYERS: &[(&str, &[&str])] = &[
-    ("base", &["alloc", "clock", "sys", "term", "splice", "log"]),
+    (
+        "base",
+        &["alloc", "clock", "ids", "sys", "term", "splice", "log"],
+    ),
     ("net", &["conn", "listen", "takeover", "tls"]),
     (
         "state",
@@ -26,6 +29,129 @@ const DEBTS: &[(&str, &str, &str)] = &[(
     "runtime",
     "the stats page is answered inside the HTTP exchange: a service hook registered from above",
 )];
+
+/// Every `static` of weir-proxy (per-thread state and the few process
+/// globals), with what it holds. State that crosses threads lives in
+/// `Shared`; these are what each worker keeps for itself (pools, caches,
+/// scratch buffers, its clock) or set-once process facts. A new one is
+/// named here, and in docs/design.md's table, or this test fails.
+const STATICS: &[(&str, &str, &str)] = &[
+    (
+        "clock.rs",
+        "CACHE",
+        "the thread's cached clock (one read per loop turn)",
+    ),
+    (
+        "forward.rs",
+        "BUFFERS",
+        "the thread's forwarding buffers, by size class",
+    ),
+    ("splice.rs", "POOL", "the thread's spare splice pipes"),
+    (
+        "stats.rs",
+        "SLOT",
+        "the thread's slot in the per-thread counters",
+    ),
+    (
+        "sessions.rs",
+        "TABLE",
+        "the thread's session registry (show sess)",
+    ),
+    (
+        "sessions.rs",
+        "KILL",
+        "wakes the thread's sessions on shutdown session",
+    ),
+    (
+        "sessions.rs",
+        "E",
+        "the process's start instant, for session ages",
+    ),
+    (
+        "http/idle.rs",
+        "WHEEL",
+        "the thread's timer wheel for idle keep-alive clients",
+    ),
+    (
+        "http/pool.rs",
+        "POOL",
+        "the thread's idle server connections",
+    ),
+    (
+        "http/lot.rs",
+        "LOT",
+        "the thread's sleeping sessions (mio registry)",
+    ),
+    (
+        "http/lot.rs",
+        "LAST",
+        "when the lot last looked at the memory budget",
+    ),
+    (
+        "h2/mod.rs",
+        "SCRATCH",
+        "the thread's HTTP/2 read buffer, shared by its connections",
+    ),
+    (
+        "h2/upstream.rs",
+        "CONNS",
+        "the thread's HTTP/2 connections to servers",
+    ),
+    (
+        "tls/traffic.rs",
+        "SCRATCH_BUF",
+        "the thread's TLS record scratch buffer",
+    ),
+    ("log.rs", "ERR", "stderr for runtime messages, opened once"),
+    ("profile.rs", "MODE", "profiling.tasks (on, off, auto)"),
+    (
+        "profile.rs",
+        "BLOCKS",
+        "task profiling counters, per thread",
+    ),
+    ("profile.rs", "EPOCH", "the profiler's start instant"),
+];
+
+/// The `static` items of one source file: (file, name).
+fn statics_of(rel: &str, text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("").trim_start();
+        let code = code
+            .strip_prefix("pub(crate) ")
+            .or_else(|| code.strip_prefix("pub "))
+            .unwrap_or(code);
+        if let Some(rest) = code.strip_prefix("static ") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.push((rel.to_string(), name));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_static_is_named() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&f).unwrap();
+        found.extend(statics_of(&rel, &text));
+    }
+    let named: BTreeSet<(String, String)> = STATICS
+        .iter()
+        .map(|(f, n, _)| (f.to_string(), n.to_string()))
+        .collect();
+    let new: Vec<_> = found.difference(&named).collect();
+    assert!(new.is_empty(), "statics not named in STATICS: {new:?}");
+    let gone: Vec<_> = named.difference(&found).collect();
+    assert!(gone.is_empty(), "named statics that are gone: {gone:?}");
+}
 
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, ms)| ms.contains(&module))

@@ -15,6 +15,7 @@ pub mod connect;
 pub mod forward;
 pub mod h2;
 pub mod http;
+pub mod ids;
 pub mod limits;
 #[allow(unsafe_code)]
 pub mod listen;

@@ -1,6 +1,7 @@
 //! Log sinks (UDP syslog, unix datagram, stdout/stderr), syslog framing
 //! (rfc3164, rfc5424, short, raw) and rendering of compiled log formats.
 
+use crate::ids::ServerId;
 use crate::sys;
 use crate::term::Term;
 use std::fmt::Write as _;
@@ -243,7 +244,7 @@ pub struct LogRecord<'a> {
     /// Of `retries`, those on the same server (`wretr`), and the server
     /// they (or the redispatch) are counted on.
     pub srv_retries: u32,
-    pub failed_srv: Option<usize>,
+    pub failed_srv: Option<ServerId>,
     /// The server reset its connection before a response head (counted
     /// as two response errors, as haproxy counts it).
     pub srv_reset: bool,

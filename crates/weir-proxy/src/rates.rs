@@ -5,6 +5,7 @@
 //! last [`WINDOW`] seconds with traffic, and stays at its last value while
 //! nothing passes.
 
+use crate::state::ServerId;
 use crate::state::Shared;
 use crate::state::{BackendId, FrontendId};
 use crate::stats::{Counters, Ctr};
@@ -164,8 +165,8 @@ impl Rates {
     pub fn backend(&self, i: BackendId) -> View {
         self.read(|t| t.be.get(i.index()))
     }
-    pub fn server(&self, be: BackendId, srv: usize) -> View {
-        self.read(|t| t.srv.get(be.index())?.get(srv))
+    pub fn server(&self, be: BackendId, srv: ServerId) -> View {
+        self.read(|t| t.srv.get(be.index())?.get(srv.index()))
     }
     pub fn process(&self) -> View {
         self.read(|t| Some(&t.process))

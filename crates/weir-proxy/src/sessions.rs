@@ -4,6 +4,7 @@
 //! connection), read and changed by the runtime API through jobs run on
 //! that thread.
 
+use crate::state::ServerId;
 use crate::state::Shared;
 use crate::state::{FrontendId, ProxyId};
 use std::cell::RefCell;
@@ -128,10 +129,10 @@ pub fn unregister(r: Reg) {
 }
 
 /// Records the backend and server a connection's stream goes to.
-pub fn set_target(r: Reg, be: ProxyId, srv: Option<usize>) {
+pub fn set_target(r: Reg, be: ProxyId, srv: Option<ServerId>) {
     with_entry(r, |e| {
         e.be = u16::try_from(be.index()).unwrap_or(NO_BE);
-        e.srv = srv.map_or(NONE, |s| s as u32);
+        e.srv = srv.map_or(NONE, |s| s.index() as u32);
     });
 }
 
@@ -198,7 +199,7 @@ pub struct Raw {
     pub fd: RawFd,
     pub fe: FrontendId,
     pub be: Option<ProxyId>,
-    pub srv: Option<usize>,
+    pub srv: Option<ServerId>,
     pub peer: Option<SocketAddr>,
     pub local: Option<SocketAddr>,
     pub unix: bool,
@@ -243,7 +244,7 @@ fn snapshot(thread: usize) -> Vec<Raw> {
                     fd: e.fd,
                     fe: FrontendId::new(usize::from(e.fe)),
                     be: (e.be != NO_BE).then_some(ProxyId::new(usize::from(e.be))),
-                    srv: (e.srv != NONE).then_some(e.srv as usize),
+                    srv: (e.srv != NONE).then_some(ServerId::new(e.srv as usize)),
                     peer: t
                         .proxied
                         .get(&(i as u32))

@@ -6,6 +6,7 @@
 
 use crate::log::LogRecord;
 use crate::state::FrontendId;
+use crate::state::ServerId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::cell::Cell;
@@ -232,7 +233,7 @@ pub fn count(
     sh: &Shared,
     fe_idx: FrontendId,
     be: Option<&BackendRt>,
-    srv: Option<usize>,
+    srv: Option<ServerId>,
     rec: &LogRecord<'_>,
     http: bool,
 ) {
@@ -273,7 +274,7 @@ pub fn count(
     };
     let b = be.counters.at(slot);
     let s = srv
-        .and_then(|i| be.servers.get(i))
+        .and_then(|i| be.servers.get(i.index()))
         .map(|s| s.counters.at(slot));
     let both = |c: Ctr, v: u64| {
         b.add(c, v);
@@ -311,7 +312,7 @@ pub fn count(
     let failed = rec
         .failed_srv
         .or(srv)
-        .and_then(|i| be.servers.get(i))
+        .and_then(|i| be.servers.get(i.index()))
         .map(|s| s.counters.at(slot));
     for (c, n) in [
         (Ctr::Retries, u64::from(rec.srv_retries)),

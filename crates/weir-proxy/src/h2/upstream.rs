@@ -11,6 +11,7 @@ use super::convert;
 use super::io::ConnIo;
 use crate::conn::Conn;
 use crate::state::ProxyId;
+use crate::state::ServerId;
 use bytes::Bytes;
 use h2::client::{ResponseFuture, SendRequest};
 use h2::Reason;
@@ -37,13 +38,13 @@ pub struct Shared {
 
 thread_local! {
     /// This thread's connections, by (backend proxy, server).
-    static CONNS: RefCell<HashMap<(ProxyId, usize), Shared>> = RefCell::new(HashMap::new());
+    static CONNS: RefCell<HashMap<(ProxyId, ServerId), Shared>> = RefCell::new(HashMap::new());
 }
 
 /// This thread's connection to the server, once it can open a stream
 /// (waiting while the server's stream limit is reached). `None` when there
 /// is none, or it failed (it is forgotten).
-pub async fn reuse(be: ProxyId, srv: usize, gen: u32) -> Option<Shared> {
+pub async fn reuse(be: ProxyId, srv: ServerId, gen: u32) -> Option<Shared> {
     let mut sh = CONNS.with(|m| m.borrow().get(&(be, srv)).cloned())?;
     if sh.gen != gen {
         CONNS.with(|m| m.borrow_mut().remove(&(be, srv)));
@@ -65,7 +66,7 @@ pub async fn reuse(be: ProxyId, srv: usize, gen: u32) -> Option<Shared> {
 /// by a task of its own and kept for this thread's next exchanges.
 pub async fn handshake(
     be: ProxyId,
-    srv: usize,
+    srv: ServerId,
     conn: Conn,
     server_addr: Option<SocketAddr>,
     source_addr: Option<SocketAddr>,

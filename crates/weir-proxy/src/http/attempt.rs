@@ -14,6 +14,7 @@ use crate::connect::{self, Attempts, ConnectFail, Connected};
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::BackendRt;
+use crate::state::ServerId;
 use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
 use weir_config::{HttpReuse, RetryOn};
@@ -23,11 +24,11 @@ use weir_proto::h1::{Framing, RequestHead, ResponseHead};
 /// dropped, whatever ends it.
 pub(super) struct SrvSlot<'a> {
     be: &'a BackendRt,
-    srv: usize,
+    srv: ServerId,
 }
 
 impl<'a> SrvSlot<'a> {
-    pub(super) fn new(be: &'a BackendRt, srv: usize) -> Self {
+    pub(super) fn new(be: &'a BackendRt, srv: ServerId) -> Self {
         SrvSlot { be, srv }
     }
 }
@@ -47,7 +48,7 @@ pub(super) struct Tries {
     /// `retry-on` retries done.
     pub l7_retries: u32,
     /// The server the next try avoids (a redispatched retry).
-    pub avoid_next: Option<usize>,
+    pub avoid_next: Option<ServerId>,
 }
 
 /// A request body still on its way to the server.
@@ -89,7 +90,7 @@ pub(super) async fn connect<'r>(
         };
     let proven_only = first && reuse_policy == HttpReuse::Aggressive;
     let connected = {
-        let mut reuse = |srv: usize| -> Option<Connected<Upstream>> {
+        let mut reuse = |srv: ServerId| -> Option<Connected<Upstream>> {
             if tries > 1 {
                 return None;
             }
@@ -147,7 +148,7 @@ pub(super) async fn connect<'r>(
             Ok((c, reused))
         }
         Err(e) => {
-            rec.server = srv_name(be, attempts.last_srv);
+            rec.server = be.server_name(attempts.last_srv);
             let status = match e {
                 ConnectFail::ClientAbort { .. } => 0,
                 _ => 503,
@@ -167,7 +168,7 @@ pub(super) fn note_server<'r>(
     persist: &mut Option<cookie::Persist>,
     rec: &mut LogRecord<'r>,
 ) {
-    rec.server = srv_name(r.be, Some(conn.srv));
+    rec.server = r.be.server_name(Some(conn.srv));
     if let Some(p) = persist {
         if p.server.is_some_and(|i| i != conn.srv) {
             p.req_flag = b'D';
@@ -379,7 +380,7 @@ pub(super) fn retry(
     reused: Option<u32>,
     p: &Prepared<'_>,
     t: &mut Tries,
-    srv: usize,
+    srv: ServerId,
     rec: &mut LogRecord<'_>,
 ) -> bool {
     let be_px = r.be_px;
@@ -420,7 +421,7 @@ pub(super) fn retry(
 pub(super) fn response_failed<'r>(
     r: Route<'r>,
     acc: &Accepted,
-    srv: usize,
+    srv: ServerId,
     sbuf: &Buf,
     f: RespFail,
     rec: &mut LogRecord<'r>,
@@ -446,9 +447,4 @@ pub(super) fn response_failed<'r>(
     // for the read, one for the end).
     rec.srv_reset = f == RespFail::Reset;
     fail(client, be_px, fe_px, status, term)
-}
-
-/// The name of server `i` of `be`, for the log line.
-pub(super) fn srv_name(be: &BackendRt, i: Option<usize>) -> Option<&str> {
-    i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str())
 }

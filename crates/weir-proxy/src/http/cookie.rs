@@ -7,13 +7,14 @@
 //! Unix time divided by 4 in five base64 digits), so cookies set by one
 //! proxy are understood by the other.
 
+use crate::state::ServerId;
 use weir_config::{CookieCfg, CookieMode, Proxy};
 use weir_proto::h1::{Header, RequestHead, ResponseHead};
 
 /// What the request's cookie asked for.
 pub struct Persist {
     /// The server index its value names.
-    pub server: Option<usize>,
+    pub server: Option<ServerId>,
     /// Third `%tsc` character: `N` none, `V` valid, `I` invalid, `E`
     /// idle too long, `O` too old, `D` its server was down (set later).
     pub req_flag: u8,
@@ -111,14 +112,15 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
         };
         return (Some(none), false);
     };
-    let persist = |server: Option<usize>, req_flag: u8, first_seen: Option<u64>, sent: Vec<u8>| {
-        Some(Persist {
-            server,
-            req_flag,
-            first_seen,
-            sent,
-        })
-    };
+    let persist =
+        |server: Option<ServerId>, req_flag: u8, first_seen: Option<u64>, sent: Vec<u8>| {
+            Some(Persist {
+                server,
+                req_flag,
+                first_seen,
+                sent,
+            })
+        };
     // The server part of the value, and what is left for the application
     // (`prefix`); a dated `insert` cookie is `server|last|first`.
     let mut first_seen = None;
@@ -141,7 +143,8 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
     let server = px
         .servers
         .iter()
-        .position(|s| s.cookie.as_deref().map(str::as_bytes) == Some(srv_part.as_slice()));
+        .position(|s| s.cookie.as_deref().map(str::as_bytes) == Some(srv_part.as_slice()))
+        .map(ServerId::new);
     let strip = match c.mode {
         CookieMode::Prefix => true,
         CookieMode::Insert => c.indirect,
@@ -196,7 +199,7 @@ fn set_cookie_line(c: &CookieCfg, value: &str) -> Vec<u8> {
 /// updated, `R` rewritten, `P` preserved) and whether the head changed.
 pub fn on_response(
     px: &Proxy,
-    srv: usize,
+    srv: ServerId,
     p: &Persist,
     method: &str,
     res: &mut ResponseHead,
@@ -204,7 +207,9 @@ pub fn on_response(
 ) -> (u8, bool) {
     let (Some(c), Some(value)) = (
         &px.cookie,
-        px.servers.get(srv).and_then(|s| s.cookie.as_deref()),
+        px.servers
+            .get(srv.index())
+            .and_then(|s| s.cookie.as_deref()),
     ) else {
         return (b'N', false);
     };

@@ -29,6 +29,7 @@ use crate::conn::{Conn, Io};
 use crate::connect::Connected;
 use crate::log::{level, render, LogRecord};
 use crate::session::Accepted;
+use crate::state::ServerId;
 use crate::state::Shared;
 use crate::state::{FrontendId, ProxyId};
 use crate::term::{Cause, State, Term};
@@ -57,7 +58,7 @@ fn now_wall() -> Duration {
 /// (`http-reuse never`), or on its way to the idle pool.
 pub(super) struct Held {
     be: ProxyId,
-    srv: usize,
+    srv: ServerId,
     conn: Connected<peer::Upstream>,
     /// Exchanges it carried.
     uses: u32,
@@ -531,7 +532,7 @@ impl<'a> Session<'a> {
             rec.t_res = out.t_res;
             if let Some(be) = out.be {
                 rec.beconn = be.conns.load(Ordering::Relaxed);
-                if let Some(s) = out.srv.and_then(|i| be.servers.get(i)) {
+                if let Some(s) = out.srv.and_then(|i| be.servers.get(i.index())) {
                     rec.srvconn = s.cur_conns.load(Ordering::Relaxed);
                 }
             }
@@ -557,11 +558,14 @@ pub(super) fn park(sh: &Shared, h: Held) {
     };
     if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never
         || matches!(h.conn.conn, peer::Upstream::H2(_))
-        || be.servers.get(h.srv).is_some_and(|s| s.private_sni())
+        || be
+            .servers
+            .get(h.srv.index())
+            .is_some_and(|s| s.private_sni())
     {
         return;
     }
-    let srv = sh.cfg.proxies[be.proxy].servers.get(h.srv);
+    let srv = sh.cfg.proxies[be.proxy].servers.get(h.srv.index());
     let slot = pool::Slot {
         be: h.be,
         srv: h.srv,

@@ -6,6 +6,7 @@ use super::errors;
 use super::io::{send, Buf, XferError};
 use super::peer::Peer;
 use super::rules::{ExCtx, Local, Vars};
+use crate::state::ServerId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use weir_config::Proxy;
@@ -15,7 +16,7 @@ use weir_proto::h1::{Framing, RequestHead};
 pub(super) struct Outcome<'r> {
     /// The backend and server used, to log their connection counts.
     pub(super) be: Option<&'r BackendRt>,
-    pub(super) srv: Option<usize>,
+    pub(super) srv: Option<ServerId>,
     pub(super) status: i32,
     pub(super) term: Term,
     pub(super) bytes_in: u64,
@@ -30,7 +31,7 @@ pub(super) struct Outcome<'r> {
 impl<'r> Outcome<'r> {
     /// The same outcome, counted on backend `be` and server `srv` (the
     /// failures after a backend was chosen: haproxy counts them there).
-    pub(super) fn at(mut self, be: &'r BackendRt, srv: Option<usize>) -> Self {
+    pub(super) fn at(mut self, be: &'r BackendRt, srv: Option<ServerId>) -> Self {
         self.be = Some(be);
         self.srv = srv;
         self

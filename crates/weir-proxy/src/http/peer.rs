@@ -8,6 +8,7 @@ use crate::conn::{Conn, Io};
 use crate::connect::{Carry, Connected};
 use crate::h2::front::H2Stream;
 use crate::h2::upstream::{self, H2Up};
+use crate::state::ServerId;
 use crate::state::{BackendRt, H2Use};
 use std::io;
 use std::sync::atomic::Ordering;
@@ -135,7 +136,7 @@ impl Upstream {
 }
 
 /// A new stream on an HTTP/2 connection to server `srv`.
-fn h2_stream(srv: usize, up: upstream::Shared) -> Connected<Upstream> {
+fn h2_stream(srv: ServerId, up: upstream::Shared) -> Connected<Upstream> {
     Connected {
         srv,
         server_addr: up.server_addr,
@@ -145,8 +146,8 @@ fn h2_stream(srv: usize, up: upstream::Shared) -> Connected<Upstream> {
 }
 
 impl Carry for Upstream {
-    async fn reuse(be: &BackendRt, srv: usize) -> Option<Connected<Upstream>> {
-        let s = be.servers.get(srv)?;
+    async fn reuse(be: &BackendRt, srv: ServerId) -> Option<Connected<Upstream>> {
+        let s = be.servers.get(srv.index())?;
         if s.h2 == H2Use::Never {
             return None;
         }
@@ -156,7 +157,7 @@ impl Carry for Upstream {
     }
 
     async fn open(be: &BackendRt, c: Connected) -> io::Result<Connected<Upstream>> {
-        let Some(s) = be.servers.get(c.srv) else {
+        let Some(s) = be.servers.get(c.srv.index()) else {
             return Ok(c.map(Upstream::Conn));
         };
         let h2 = match s.h2 {

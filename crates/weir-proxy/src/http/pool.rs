@@ -6,6 +6,7 @@
 
 use crate::conn::{Conn, Io};
 use crate::state::ProxyId;
+use crate::state::ServerId;
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, Waker};
@@ -33,7 +34,7 @@ impl IdleConn {
 }
 
 /// (backend proxy index, server index).
-type Key = (ProxyId, usize);
+type Key = (ProxyId, ServerId);
 
 #[derive(Default)]
 struct Pool {
@@ -64,7 +65,7 @@ pub fn alive<I: Io + ?Sized>(c: &I) -> bool {
 /// Takes a live idle connection to server `srv` of backend `be` of
 /// connection generation `gen` (older ones are closed); with
 /// `proven_only`, only one that already carried several exchanges.
-pub fn take(be: ProxyId, srv: usize, proven_only: bool, gen: u32) -> Option<IdleConn> {
+pub fn take(be: ProxyId, srv: ServerId, proven_only: bool, gen: u32) -> Option<IdleConn> {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         let p = &mut *p;
@@ -84,7 +85,7 @@ pub fn take(be: ProxyId, srv: usize, proven_only: bool, gen: u32) -> Option<Idle
 /// Where a connection may be left: its server, and the limits.
 pub struct Slot {
     pub be: ProxyId,
-    pub srv: usize,
+    pub srv: ServerId,
     /// `pool-max-conn` of the server (`None` = no limit).
     pub max_per_server: Option<usize>,
     /// `pool-purge-delay` of the server (`None` = kept until it dies).

@@ -14,6 +14,7 @@ use super::{cookie, head};
 use crate::conn::Io;
 use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
 use crate::log::LogRecord;
+use crate::state::ServerId;
 use crate::term::{Cause, State, Term};
 use weir_config::HttpConnMode;
 use weir_proto::h1::{Framing, RequestHead, ResponseHead};
@@ -21,7 +22,7 @@ use weir_proto::h1::{Framing, RequestHead, ResponseHead};
 /// The server side of a try that got its response head.
 pub(super) struct Sent<'c> {
     pub conn: Peer<'c>,
-    pub srv: usize,
+    pub srv: ServerId,
     /// Request bytes sent so far.
     pub bytes_in: u64,
     /// `Tr`: milliseconds from the request sent to the response head.

@@ -254,7 +254,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                 }
                 let (_, maint, weight, backup) = set_states[i].unwrap_or((true, false, 0, false));
                 let mut r = server_row(sh, px, be, i, s, iid, sid, maint, weight, backup);
-                let v = sh.rates.server(bi, i);
+                let v = sh.rates.server(bi, crate::state::ServerId::new(i));
                 common(&mut r, &s.counters, &v, http);
                 if http {
                     r.set("req_tot", s.counters.get(Ctr::Requests));

@@ -1,35 +1,27 @@
-//! Typed indexes into the live state: a frontend, a backend and a proxy (a
-//! configuration section) each have their own kind, so that one is never
-//! taken for another; `Shared` maps a proxy to its frontend and backend in
-//! O(1).
+//! Typed indexes into the live state: a frontend, a backend, a proxy (a
+//! configuration section) and a server of a backend each have their own
+//! kind, so that one is never taken for another; `Shared` maps a proxy to
+//! its frontend and backend in O(1).
 
-use super::{BackendRt, FrontendRt};
+use super::{BackendRt, FrontendRt, ServerRt};
 use std::ops::Index;
 use std::sync::Arc;
 
-macro_rules! id {
-    ($name:ident, $doc:literal) => {
-        #[doc = $doc]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(u32);
+pub use crate::ids::{BackendId, FrontendId, ProxyId, ServerId};
 
-        impl $name {
-            pub fn new(i: usize) -> Self {
-                $name(i as u32)
-            }
-            pub fn index(self) -> usize {
-                self.0 as usize
-            }
-        }
-    };
+impl Index<ServerId> for Vec<Arc<ServerRt>> {
+    type Output = Arc<ServerRt>;
+    fn index(&self, id: ServerId) -> &Arc<ServerRt> {
+        &self[id.index()]
+    }
 }
 
-id!(FrontendId, "A frontend: its place in `Shared::frontends`.");
-id!(BackendId, "A backend: its place in `Shared::backends`.");
-id!(
-    ProxyId,
-    "A configuration section: its place in `Config::proxies`."
-);
+impl Index<ServerId> for Vec<weir_config::Server> {
+    type Output = weir_config::Server;
+    fn index(&self, id: ServerId) -> &weir_config::Server {
+        &self[id.index()]
+    }
+}
 
 impl Index<FrontendId> for Vec<FrontendRt> {
     type Output = FrontendRt;

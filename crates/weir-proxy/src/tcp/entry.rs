@@ -237,8 +237,6 @@ fn run_tcp(
             rec.srv_queue = attempts.srv_queue;
             rec.be_queue = attempts.be_queue;
             rec.tw = ms(attempts.tw);
-            let srv_name =
-                |i: Option<usize>| i.and_then(|i| be.servers.get(i)).map(|s| s.name.as_str());
             match connected {
                 Ok(c) => {
                     rec.tc = attempts.tc.map_or(-1, ms);
@@ -246,7 +244,7 @@ fn run_tcp(
                 }
                 Err(fail) => {
                     rec.term = fail.term();
-                    rec.server = srv_name(attempts.last_srv);
+                    rec.server = be.server_name(attempts.last_srv);
                     rec.tt = ms(crate::clock::elapsed(started));
                     rec.actconn = sh.actconn.load(Ordering::Relaxed);
                     rec.feconn = fe.conns.load(Ordering::Relaxed);

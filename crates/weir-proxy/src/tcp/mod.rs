@@ -16,6 +16,7 @@ use crate::http::lot;
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::FrontendId;
+use crate::state::ServerId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
@@ -29,7 +30,7 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub(crate) struct Link {
     pub be: Arc<BackendRt>,
-    pub srv: usize,
+    pub srv: ServerId,
     pub started: Instant,
     pub accept_wall: Duration,
     pub tw: i64,
@@ -37,7 +38,7 @@ pub(crate) struct Link {
     pub retries: u32,
     pub redispatched: bool,
     pub srv_retries: u32,
-    pub failed_srv: Option<usize>,
+    pub failed_srv: Option<ServerId>,
     pub srv_queue: u32,
     pub be_queue: u32,
     pub server_addr: Option<SocketAddr>,
