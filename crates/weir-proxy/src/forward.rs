@@ -161,6 +161,152 @@ impl Dir {
     }
 }
 
+impl Dir {
+    /// Writes what waits (in the pipe, or the buffer) to `dst`. A short
+    /// write from the buffer means the receiver is slower than the sender:
+    /// back to small reads, and the rest parked in a small buffer so that a
+    /// stalled direction does not pin a bulk chunk.
+    fn write_to<I: Io + ?Sized>(&mut self, dst: &I, bufsize: usize) -> io::Result<usize> {
+        if let Some(p) = self.pipe.as_mut() {
+            let (rd, len) = (p.rd, p.len);
+            return spliced(dst, Interest::WRITABLE, |fd| splice::splice(rd, fd, len))
+                .inspect(|&n| p.len -= n);
+        }
+        let Some(b) = self.buf.as_ref() else {
+            return Ok(0);
+        };
+        // A short write means the socket buffer is full (the write cleared
+        // readiness without another call).
+        let chunk = b.get(self.pos..self.len).unwrap_or_default();
+        let r = dst.try_send(chunk);
+        let wrote = *r.as_ref().unwrap_or(&0);
+        let short = r.is_err() || wrote < chunk.len();
+        self.pos += wrote;
+        if short {
+            self.bulk = false;
+            self.shrink(bufsize);
+        }
+        r
+    }
+
+    /// Moves what is left of a bulk buffer into a small one.
+    fn shrink(&mut self, bufsize: usize) {
+        let rest = self.len - self.pos;
+        let Some(big) = self
+            .buf
+            .as_ref()
+            .filter(|b| b.len() > bufsize && rest <= bufsize)
+        else {
+            return;
+        };
+        let mut small = get_buffer(bufsize);
+        if let (Some(to), Some(from)) = (small.get_mut(..rest), big.get(self.pos..self.len)) {
+            to.copy_from_slice(from);
+        }
+        if let Some(big) = self.buf.replace(small) {
+            put_buffer(big);
+        }
+        self.pos = 0;
+        self.len = rest;
+    }
+
+    /// Gives the buffer and the pipe back once all was sent.
+    fn release_if_sent(&mut self) {
+        if self.pending() {
+            return;
+        }
+        self.pos = 0;
+        self.len = 0;
+        if let Some(b) = self.buf.take() {
+            put_buffer(b);
+        }
+        if let Some(p) = self.pipe.take() {
+            splice::put_pipe(p);
+        }
+    }
+
+    /// Splices what `src` has into a pipe; whether anything was read.
+    fn splice_from<I: Io + ?Sized>(
+        &mut self,
+        src: &I,
+        pipesize: Option<usize>,
+    ) -> Result<bool, Fail> {
+        let Ok(mut p) = splice::get_pipe(pipesize) else {
+            self.splice = false;
+            return Ok(false);
+        };
+        let wr = p.wr;
+        let max = pipesize.unwrap_or(splice::DEFAULT_PIPE_SIZE).max(4096);
+        match spliced(src, Interest::READABLE, |fd| splice::splice(fd, wr, max)) {
+            Ok(0) => {
+                self.eof = true;
+                splice::put_pipe(p);
+                Ok(false)
+            }
+            Ok(n) => {
+                p.len = n;
+                self.bytes += n as u64;
+                self.pipe = Some(p);
+                Ok(true)
+            }
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted =>
+            {
+                splice::put_pipe(p);
+                Ok(false)
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                // Not spliceable after all: fall back to buffers.
+                splice::put_pipe(p);
+                self.splice = false;
+                Ok(false)
+            }
+            Err(_) => Err(Fail::Src),
+        }
+    }
+
+    /// Reads what `src` has into a buffer (a bulk one once reads fill
+    /// buffers); whether anything was read. A short read clears readiness:
+    /// the socket is drained.
+    fn read_from<I: Io + ?Sized>(&mut self, src: &I, bufsize: usize) -> Result<bool, Fail> {
+        let size = if self.bulk {
+            bufsize.max(BULK_CHUNK)
+        } else {
+            bufsize
+        };
+        let mut b = get_buffer(size);
+        match src.try_recv(&mut b) {
+            Ok(0) => {
+                self.eof = true;
+                put_buffer(b);
+                Ok(false)
+            }
+            Ok(n) => {
+                if n == b.len() {
+                    self.bulk = true;
+                }
+                self.pos = 0;
+                self.len = n;
+                self.bytes += n as u64;
+                self.buf = Some(b);
+                Ok(true)
+            }
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted =>
+            {
+                put_buffer(b);
+                Ok(false)
+            }
+            Err(_) => {
+                put_buffer(b);
+                Err(Fail::Src)
+            }
+        }
+    }
+}
+
 /// Runs a splice on `io`'s socket: only a transport has one (a stream of a
 /// multiplexed connection never splices).
 fn spliced<I: Io + ?Sized>(
@@ -340,54 +486,10 @@ impl<'a, I: Io> Duplex<'a, I> {
                     Poll::Ready(Ok(())) => {}
                 }
                 *budget -= 1;
-                let r = if let Some(p) = d.pipe.as_mut() {
-                    let (rd, len) = (p.rd, p.len);
-                    spliced(dst, Interest::WRITABLE, |fd| splice::splice(rd, fd, len))
-                        .inspect(|&n| p.len -= n)
-                } else if let Some(b) = d.buf.as_ref() {
-                    // A short write means the socket buffer is full (the
-                    // write cleared readiness without another call).
-                    let chunk = &b[d.pos..d.len];
-                    let r = dst.try_send(chunk);
-                    let wrote = *r.as_ref().unwrap_or(&0);
-                    d.pos += wrote;
-                    if r.is_err() || wrote < chunk.len() {
-                        // The receiver is slower than the sender: go back to
-                        // small reads, and park the rest in a small buffer so a
-                        // stalled direction does not pin a bulk chunk.
-                        d.bulk = false;
-                        let rest = d.len - d.pos;
-                        if let Some(big) = d
-                            .buf
-                            .as_ref()
-                            .filter(|b| b.len() > bufsize && rest <= bufsize)
-                        {
-                            let mut small = get_buffer(bufsize);
-                            small[..rest].copy_from_slice(&big[d.pos..d.len]);
-                            if let Some(big) = d.buf.replace(small) {
-                                put_buffer(big);
-                            }
-                            d.pos = 0;
-                            d.len = rest;
-                        }
-                    }
-                    r
-                } else {
-                    Ok(0)
-                };
-                match r {
+                match d.write_to(dst, bufsize) {
                     Ok(_) => {
                         wrote_any = true;
-                        if !d.pending() {
-                            d.pos = 0;
-                            d.len = 0;
-                            if let Some(b) = d.buf.take() {
-                                put_buffer(b);
-                            }
-                            if let Some(p) = d.pipe.take() {
-                                splice::put_pipe(p);
-                            }
-                        }
+                        d.release_if_sent();
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -409,76 +511,11 @@ impl<'a, I: Io> Duplex<'a, I> {
                 Poll::Ready(Ok(())) => {}
             }
             *budget -= 1;
-            if d.splice {
-                let mut p = match splice::get_pipe(pipesize) {
-                    Ok(p) => p,
-                    Err(_) => {
-                        d.splice = false;
-                        continue;
-                    }
-                };
-                let wr = p.wr;
-                let max = pipesize.unwrap_or(splice::DEFAULT_PIPE_SIZE).max(4096);
-                match spliced(src, Interest::READABLE, |fd| splice::splice(fd, wr, max)) {
-                    Ok(0) => {
-                        d.eof = true;
-                        splice::put_pipe(p);
-                    }
-                    Ok(n) => {
-                        p.len = n;
-                        d.bytes += n as u64;
-                        d.pipe = Some(p);
-                        read_any = true;
-                    }
-                    Err(e)
-                        if e.kind() == io::ErrorKind::WouldBlock
-                            || e.kind() == io::ErrorKind::Interrupted =>
-                    {
-                        splice::put_pipe(p)
-                    }
-                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                        // Not spliceable after all: fall back to buffers.
-                        splice::put_pipe(p);
-                        d.splice = false;
-                    }
-                    Err(_) => return Err(Fail::Src),
-                }
+            read_any |= if d.splice {
+                d.splice_from(src, pipesize)?
             } else {
-                let size = if d.bulk {
-                    bufsize.max(BULK_CHUNK)
-                } else {
-                    bufsize
-                };
-                let mut b = get_buffer(size);
-                // A short read clears readiness: the socket is drained.
-                let r = src.try_recv(&mut b);
-                match r {
-                    Ok(0) => {
-                        d.eof = true;
-                        put_buffer(b);
-                    }
-                    Ok(n) => {
-                        if n == b.len() {
-                            d.bulk = true;
-                        }
-                        d.pos = 0;
-                        d.len = n;
-                        d.bytes += n as u64;
-                        d.buf = Some(b);
-                        read_any = true;
-                    }
-                    Err(e)
-                        if e.kind() == io::ErrorKind::WouldBlock
-                            || e.kind() == io::ErrorKind::Interrupted =>
-                    {
-                        put_buffer(b)
-                    }
-                    Err(_) => {
-                        put_buffer(b);
-                        return Err(Fail::Src);
-                    }
-                }
-            }
+                d.read_from(src, bufsize)?
+            };
         }
     }
 

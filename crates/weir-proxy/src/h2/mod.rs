@@ -67,9 +67,91 @@ pub async fn serve(
     if let Some(s) = client.tcp().filter(|_| !acc.nodelay) {
         let _ = s.set_nodelay(true);
     }
-    let g = &sh.cfg.global.h2;
     let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
     let (head_t, idle_t) = crate::http::head_timeouts(fe_px);
+    let limits = Limits {
+        max_head: sh.bufsize,
+        max_headers: sh.maxhdr,
+    };
+    let (cfg, body_cap) = codec_config(sh);
+    let streams = Streams {
+        sh,
+        fe_idx,
+        acc,
+        accept_wall,
+        vars: &vars,
+        limits,
+        tls: client.tls_info().cloned(),
+        ordinal: 0,
+    };
+    let mut l = Link {
+        front: Arc::new(Front::new(Server::new(cfg), body_cap, limits)),
+        streams,
+        pending: initial,
+        wbuf: Vec::new(),
+        wat: 0,
+        since: crate::clock::now(),
+        closing: false,
+        ended: false,
+        failed: false,
+    };
+    l.feed_pending();
+    let mut stopping = sh.stopping.subscribe();
+    let mut killing = sh.killing.subscribe();
+    loop {
+        l.write(client);
+        let unsent = !l.wbuf.is_empty() || client.has_pending();
+        if l.failed || (l.ended && !unsent) {
+            break;
+        }
+        let active = {
+            let mut st = l.front.lock();
+            st.drained(l.wbuf.len() - l.wat);
+            st.srv.active()
+        };
+        if active > 0 {
+            l.since = crate::clock::now();
+        }
+        if l.closing && active == 0 && !unsent {
+            break;
+        }
+        let deadline = l.deadline(active, head_t, idle_t);
+        let reading = !l.ended && l.wbuf.len() - l.wat < MAX_UNSENT;
+        let ev = tokio::select! {
+            r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if reading => Ev::Read(r.is_ok()),
+            r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
+            _ = l.front.kick.notified() => Ev::Kick,
+            _ = sleep_until(deadline) => Ev::Close,
+            _ = stopping.wait_for(|s| *s), if !l.closing => Ev::Stop,
+            _ = killing.wait_for(|k| *k) => Ev::Kill,
+        };
+        match ev {
+            Ev::Read(false) | Ev::Write(false) => break,
+            Ev::Read(true) => l.read(client),
+            Ev::Write(true) | Ev::Kick => {}
+            Ev::Close if l.closing || l.ended => break,
+            Ev::Close | Ev::Stop => {
+                l.front.lock().srv.goaway(ErrorCode::NoError);
+                l.closing = true;
+                l.since = crate::clock::now();
+            }
+            Ev::Kill => {
+                l.front.fail_all();
+                client.set_reset_on_close();
+                return;
+            }
+        }
+    }
+    l.front.fail_all();
+    if l.ended || l.failed {
+        linger(client).await;
+    }
+}
+
+/// The codec's settings from `global`'s `tune.h2.*`, and how much unread
+/// body a stream may hold.
+fn codec_config(sh: &Shared) -> (Config, usize) {
+    let g = &sh.cfg.global.h2;
     let limit = match g.max_concurrent_streams {
         0 => u32::MAX,
         n => n,
@@ -89,24 +171,25 @@ pub async fn serve(
     // framing): what a client's honest frames fill, never a flood of
     // one-byte DATA frames.
     let body_cap = 4 * cfg.initial_window as usize + 64 * 1024;
-    let limits = Limits {
-        max_head: sh.bufsize,
-        max_headers: sh.maxhdr,
-    };
-    let front = Arc::new(Front::new(Server::new(cfg), body_cap, limits));
-    let tls = client.tls_info().cloned();
-    let mut pending = initial;
-    let mut wbuf: Vec<u8> = Vec::new();
-    let mut wat = 0usize;
-    let mut ordinal = 0u64;
-    let mut stopping = sh.stopping.subscribe();
-    let mut killing = sh.killing.subscribe();
-    let mut since = crate::clock::now();
-    let mut closing = false;
-    // The codec ended the connection (GOAWAY queued), or the client left.
-    let mut ended = false;
-    let mut failed = false;
-    let spawn = |fresh: Vec<front::Fresh>, ordinal: &mut u64| {
+    (cfg, body_cap)
+}
+
+/// What starts a task for each new stream of a connection.
+struct Streams<'a> {
+    sh: &'a Arc<Shared>,
+    fe_idx: FrontendId,
+    acc: &'a Accepted,
+    accept_wall: Duration,
+    /// The connection's variables (from `tcp-request` rules).
+    vars: &'a Vars,
+    limits: Limits,
+    tls: Option<weir_rules::TlsInfo>,
+    /// Streams started so far.
+    ordinal: u64,
+}
+
+impl Streams<'_> {
+    fn spawn(&mut self, front: &Arc<Front>, fresh: Vec<front::Fresh>) {
         for f in fresh {
             let method = match f.head.as_ref().map(|h| h.method.as_str()) {
                 Ok("GET") => Cow::Borrowed("GET"),
@@ -115,167 +198,166 @@ pub async fn serve(
                 Ok(m) => Cow::Owned(m.to_string()),
                 Err(_) => Cow::Borrowed("GET"),
             };
-            let conn = H2Stream::new(front.clone(), f.id, method, limits, tls.clone());
+            let conn = H2Stream::new(front.clone(), f.id, method, self.limits, self.tls.clone());
             let task = StreamTask {
-                sh: sh.clone(),
-                fe_idx,
-                acc: acc.clone(),
-                ordinal: *ordinal,
-                accept_wall,
+                sh: self.sh.clone(),
+                fe_idx: self.fe_idx,
+                acc: self.acc.clone(),
+                ordinal: self.ordinal,
+                accept_wall: self.accept_wall,
                 // Each stream starts from the connection's variables.
-                vars: (!vars.is_empty()).then(|| Box::new(vars.clone())),
+                vars: (!self.vars.is_empty()).then(|| Box::new(self.vars.clone())),
             };
-            *ordinal += 1;
+            self.ordinal += 1;
             crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(conn, f));
         }
-    };
-    if !pending.is_empty() {
-        match front.feed(&pending) {
+    }
+}
+
+/// The connection task's state between two wake-ups.
+struct Link<'a> {
+    front: Arc<Front>,
+    streams: Streams<'a>,
+    /// Bytes read that the codec has not taken yet.
+    pending: Vec<u8>,
+    /// Frames to write, from `wat` on.
+    wbuf: Vec<u8>,
+    wat: usize,
+    /// The last activity (for the idle and linger deadlines).
+    since: Instant,
+    /// GOAWAY sent for a soft stop or an idle close.
+    closing: bool,
+    /// The codec ended the connection (GOAWAY queued), or the client left.
+    ended: bool,
+    /// The socket failed.
+    failed: bool,
+}
+
+impl Link<'_> {
+    /// Feeds what waits in `pending` to the codec.
+    fn feed_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        match self.front.feed(&self.pending) {
             Ok((n, fresh)) => {
-                pending.drain(..n);
-                spawn(fresh, &mut ordinal);
+                self.pending.drain(..n);
+                self.streams.spawn(&self.front, fresh);
             }
-            Err(_) => ended = true,
+            Err(_) => self.ended = true,
         }
     }
-    loop {
-        // Write what the codec queued.
+
+    /// Writes what the codec queued, as far as the socket takes it.
+    fn write(&mut self, client: &Conn) {
         {
-            let mut st = front.lock();
+            let mut st = self.front.lock();
             let out = st.srv.output();
             if !out.is_empty() {
-                if wbuf.is_empty() {
-                    std::mem::swap(out, &mut wbuf);
-                    wat = 0;
+                if self.wbuf.is_empty() {
+                    std::mem::swap(out, &mut self.wbuf);
+                    self.wat = 0;
                 } else {
-                    wbuf.extend_from_slice(out);
+                    self.wbuf.extend_from_slice(out);
                     out.clear();
                 }
             }
         }
-        while wat < wbuf.len() {
-            match client.try_send(&wbuf[wat..]) {
+        while self.wat < self.wbuf.len() {
+            match client.try_send(self.wbuf.get(self.wat..).unwrap_or_default()) {
                 // A socket that takes nothing while it says it is writable
                 // is broken: never spin on it.
                 Ok(0) => {
-                    failed = true;
+                    self.failed = true;
                     break;
                 }
-                Ok(n) => wat += n,
+                Ok(n) => self.wat += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(_) => {
-                    failed = true;
+                    self.failed = true;
                     break;
                 }
             }
         }
-        if wat == wbuf.len() {
-            wbuf = Vec::new();
-            wat = 0;
+        if self.wat == self.wbuf.len() {
+            self.wbuf = Vec::new();
+            self.wat = 0;
             if client.has_pending() {
                 match client.try_flush() {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(_) => failed = true,
+                    Err(_) => self.failed = true,
                 }
-            }
-        }
-        let unsent = !wbuf.is_empty() || client.has_pending();
-        if failed || (ended && !unsent) {
-            break;
-        }
-        let active = {
-            let mut st = front.lock();
-            st.drained(wbuf.len() - wat);
-            st.srv.active()
-        };
-        if active > 0 {
-            since = crate::clock::now();
-        }
-        if closing && active == 0 && !unsent {
-            break;
-        }
-        // Idle: the head timeout before the first request, then `timeout
-        // http-keep-alive`; ended: a moment for the last answers to leave;
-        // closing (soft stop): the same once no stream runs (running
-        // streams finish first, however long they take).
-        let deadline = if ended {
-            Some(since + LINGER)
-        } else if active > 0 {
-            None
-        } else if closing {
-            Some(since + LINGER)
-        } else if ordinal == 0 {
-            head_t.map(|t| since + t)
-        } else {
-            idle_t.map(|t| since + t)
-        };
-        let reading = !ended && wbuf.len() - wat < MAX_UNSENT;
-        let ev = tokio::select! {
-            r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if reading => Ev::Read(r.is_ok()),
-            r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
-            _ = front.kick.notified() => Ev::Kick,
-            _ = sleep_until(deadline) => Ev::Close,
-            _ = stopping.wait_for(|s| *s), if !closing => Ev::Stop,
-            _ = killing.wait_for(|k| *k) => Ev::Kill,
-        };
-        match ev {
-            Ev::Read(false) | Ev::Write(false) => break,
-            Ev::Read(true) => {
-                let mut turn = 0;
-                while turn < READ_TURN && !ended {
-                    let r = SCRATCH.with_borrow_mut(|buf| match client.try_recv(buf) {
-                        Ok(0) => Err(true),
-                        Ok(n) => {
-                            let r = if pending.is_empty() {
-                                front.feed(&buf[..n]).map(|(used, fresh)| {
-                                    pending.extend_from_slice(&buf[used..n]);
-                                    fresh
-                                })
-                            } else {
-                                pending.extend_from_slice(&buf[..n]);
-                                front.feed(&pending).map(|(used, fresh)| {
-                                    pending.drain(..used);
-                                    fresh
-                                })
-                            };
-                            r.map(|f| (n, f)).map_err(|_| true)
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(false),
-                        Err(_) => Err(true),
-                    });
-                    match r {
-                        Ok((n, fresh)) => {
-                            turn += n;
-                            spawn(fresh, &mut ordinal);
-                        }
-                        Err(end) => {
-                            ended |= end;
-                            break;
-                        }
-                    }
-                }
-                if ended {
-                    since = crate::clock::now();
-                }
-            }
-            Ev::Write(true) | Ev::Kick => {}
-            Ev::Close if closing || ended => break,
-            Ev::Close | Ev::Stop => {
-                front.lock().srv.goaway(ErrorCode::NoError);
-                closing = true;
-                since = crate::clock::now();
-            }
-            Ev::Kill => {
-                front.fail_all();
-                client.set_reset_on_close();
-                return;
             }
         }
     }
-    front.fail_all();
-    if ended || failed {
-        linger(client).await;
+
+    /// When the connection closes if nothing happens. Idle: the head
+    /// timeout before the first request, then `timeout http-keep-alive`;
+    /// ended: a moment for the last answers to leave; closing (soft stop):
+    /// the same once no stream runs (running streams finish first, however
+    /// long they take).
+    fn deadline(
+        &self,
+        active: usize,
+        head_t: Option<Duration>,
+        idle_t: Option<Duration>,
+    ) -> Option<Instant> {
+        if self.ended {
+            Some(self.since + LINGER)
+        } else if active > 0 {
+            None
+        } else if self.closing {
+            Some(self.since + LINGER)
+        } else if self.streams.ordinal == 0 {
+            head_t.map(|t| self.since + t)
+        } else {
+            idle_t.map(|t| self.since + t)
+        }
+    }
+
+    /// Reads what the client sent (up to a turn's worth) into the codec,
+    /// starting a task for each new stream.
+    fn read(&mut self, client: &Conn) {
+        let mut turn = 0;
+        while turn < READ_TURN && !self.ended {
+            let front = &self.front;
+            let pending = &mut self.pending;
+            let r = SCRATCH.with_borrow_mut(|buf| match client.try_recv(buf) {
+                Ok(0) => Err(true),
+                Ok(n) => {
+                    let got = buf.get(..n).unwrap_or_default();
+                    let r = if pending.is_empty() {
+                        front.feed(got).map(|(used, fresh)| {
+                            pending.extend_from_slice(got.get(used..).unwrap_or_default());
+                            fresh
+                        })
+                    } else {
+                        pending.extend_from_slice(got);
+                        front.feed(pending).map(|(used, fresh)| {
+                            pending.drain(..used);
+                            fresh
+                        })
+                    };
+                    r.map(|f| (n, f)).map_err(|_| true)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Err(false),
+                Err(_) => Err(true),
+            });
+            match r {
+                Ok((n, fresh)) => {
+                    turn += n;
+                    self.streams.spawn(&self.front, fresh);
+                }
+                Err(end) => {
+                    self.ended |= end;
+                    break;
+                }
+            }
+        }
+        if self.ended {
+            self.since = crate::clock::now();
+        }
     }
 }
 

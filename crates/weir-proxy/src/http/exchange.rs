@@ -102,33 +102,9 @@ pub(super) fn exchange<'r, 'a>(
         // A head whose bytes are not canonical is written anew.
         let mut dirty = !req.canonical;
         let client_head = req.method == "HEAD";
-        let mut tmpl = ExCtx {
-            sh,
-            fe_idx,
-            be: None,
-            src: acc.peer,
-            dst: acc.local,
-            req: None,
-            res: None,
-            srv: None,
-            first,
-            vars: None,
-            body: None,
-            tls: client.tls_info(),
-            // The listener as the shared state holds it (the exchange's
-            // view lives as long as that state).
-            bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
-        };
+        let mut tmpl = template(f, acc, first);
         if f.fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
-            let local = Local {
-                bytes: errors::page(200, false),
-                status: 200,
-                term: Term::NORMAL,
-                keep: true,
-            };
-            let mut o = Box::pin(answer_local(client, f.fe_px, cbuf, used, &*req, local)).await;
-            o.nolog = true;
-            return o;
+            return Box::pin(monitor(f, cbuf, used, req)).await;
         }
         super::samples::start_record(f.fe_px, rec, req, vars, &tmpl);
         let (chosen, body) =
@@ -246,6 +222,42 @@ pub(super) fn exchange<'r, 'a>(
             return out;
         }
     }
+}
+
+/// What the rules of every phase see of the exchange before its request,
+/// response and variables are added.
+fn template<'r>(f: Front<'r>, acc: &Accepted, first: bool) -> ExCtx<'r> {
+    let fe = &f.sh.frontends[f.fe_idx];
+    ExCtx {
+        sh: f.sh,
+        fe_idx: f.fe_idx,
+        be: None,
+        src: acc.peer,
+        dst: acc.local,
+        req: None,
+        res: None,
+        srv: None,
+        first,
+        vars: None,
+        body: None,
+        tls: f.client.tls_info(),
+        // The listener as the shared state holds it (the exchange's view
+        // lives as long as that state).
+        bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
+    }
+}
+
+/// `monitor-uri`: a 200, not logged.
+async fn monitor<'r>(f: Front<'r>, cbuf: &mut Buf, used: usize, req: &RequestHead) -> Outcome<'r> {
+    let local = Local {
+        bytes: errors::page(200, false),
+        status: 200,
+        term: Term::NORMAL,
+        keep: true,
+    };
+    let mut o = answer_local(f.client, f.fe_px, cbuf, used, req, local).await;
+    o.nolog = true;
+    o
 }
 
 /// The frontend's rules, the backend choice and the backend's rules. An

@@ -391,7 +391,6 @@ impl<'a> Session<'a> {
         async move {
             let (sh, fe_idx, client, acc) = (self.sh, self.fe_idx, self.client, self.acc);
             let fe = &sh.frontends[fe_idx];
-            let fe_px = &sh.cfg.proxies[fe.proxy];
             let req_wall = now_wall().saturating_sub(crate::clock::elapsed(start));
             let ti = ms(start.saturating_duration_since(idle_since));
             let mut rec = LogRecord {
@@ -416,44 +415,7 @@ impl<'a> Session<'a> {
                 ..LogRecord::default()
             };
             if !matches!(end, HeadEnd::Head(..)) {
-                {
-                    let fail = end;
-                    let (status, term) = match fail {
-                        HeadEnd::Timeout => (408, Term::new(Cause::ClientTimeout, State::Request)),
-                        HeadEnd::Closed => (400, Term::new(Cause::Client, State::Request)),
-                        HeadEnd::Invalid(e) => {
-                            (e.status(), Term::new(Cause::Proxy, State::Request))
-                        }
-                        _ => (0, Term::new(Cause::Client, State::Request)),
-                    };
-                    if let HeadEnd::Invalid(e) = &fail {
-                        sh.errors.record(
-                            fe.proxy,
-                            false,
-                            None,
-                            acc.peer,
-                            e.to_string(),
-                            self.cbuf.bytes(),
-                        );
-                    }
-                    if status != 0 {
-                        let page = errors::response(fe_px, status, true);
-                        let _ = send(client, &page, fe_px.timeouts.client).await;
-                        rec.status = i32::from(status);
-                    }
-                    rec.term = term;
-                    rec.ta = ms(crate::clock::elapsed(start));
-                    rec.tt = rec.ta + ti;
-                    let nothing =
-                        matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
-                    if !nothing {
-                        crate::stats::count(sh, fe_idx, None, None, &rec, true);
-                    }
-                    if !(nothing && fe_px.options.dontlognull) {
-                        log_exchange(sh, fe_idx, &mut rec);
-                    }
-                    return false;
-                }
+                return self.head_failed(end, start, ti, rec).await;
             }
             // The request stays where the head reader put it: the exchange
             // works on it there (a copy would be kept in every state).
@@ -469,37 +431,13 @@ impl<'a> Session<'a> {
             }
             let line = if fe.logger.is_empty() {
                 String::new()
-            } else if req.minor == 2 {
-                // As HAProxy logs HTTP/2 requests: in absolute form.
-                let scheme = if acc.bind.tls.is_some() {
-                    "https"
-                } else {
-                    "http"
-                };
-                let host = req
-                    .headers
-                    .iter()
-                    .find(|h| h.is("host"))
-                    .map(|h| String::from_utf8_lossy(h.value()))
-                    .unwrap_or_default();
-                format!("{} {scheme}://{host}{} HTTP/2.0", req.method, req.uri)
             } else {
-                format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor)
+                request_line(acc, req)
             };
             rec.request = &line;
             // The client address as `balance source` hashes it.
             let mut kb = [0u8; 16];
-            let key: &[u8] = match acc.peer.map(|p| p.ip()) {
-                Some(IpAddr::V4(a)) => {
-                    kb[..4].copy_from_slice(&a.octets());
-                    &kb[..4]
-                }
-                Some(IpAddr::V6(a)) => {
-                    kb = a.octets();
-                    &kb
-                }
-                None => &[],
-            };
+            let key = source_key(acc.peer.map(|p| p.ip()), &mut kb);
             // Boxed as the session keeps it: not carried in the exchange.
             let mut held = self.held.take();
             let mut vars = self
@@ -548,6 +486,84 @@ impl<'a> Session<'a> {
             }
             out.keep_client && !out.tunnel
         }
+    }
+
+    /// No request head came, or a bad one: the error page haproxy sends
+    /// (none when the client left), kept for `show errors` when invalid,
+    /// counted and logged. The connection closes.
+    async fn head_failed(
+        &mut self,
+        fail: HeadEnd,
+        start: Instant,
+        ti: i64,
+        mut rec: LogRecord<'_>,
+    ) -> bool {
+        let (sh, fe_idx) = (self.sh, self.fe_idx);
+        let fe = &sh.frontends[fe_idx];
+        let fe_px = &sh.cfg.proxies[fe.proxy];
+        let (status, term) = match &fail {
+            HeadEnd::Timeout => (408, Term::new(Cause::ClientTimeout, State::Request)),
+            HeadEnd::Closed => (400, Term::new(Cause::Client, State::Request)),
+            HeadEnd::Invalid(e) => (e.status(), Term::new(Cause::Proxy, State::Request)),
+            _ => (0, Term::new(Cause::Client, State::Request)),
+        };
+        if let HeadEnd::Invalid(e) = &fail {
+            let why = e.to_string();
+            let bytes = self.cbuf.bytes();
+            sh.errors
+                .record(fe.proxy, false, None, self.acc.peer, why, bytes);
+        }
+        if status != 0 {
+            let page = errors::response(fe_px, status, true);
+            let _ = send(self.client, &page, fe_px.timeouts.client).await;
+            rec.status = i32::from(status);
+        }
+        rec.term = term;
+        rec.ta = ms(crate::clock::elapsed(start));
+        rec.tt = rec.ta + ti;
+        let nothing = matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
+        if !nothing {
+            crate::stats::count(sh, fe_idx, None, None, &rec, true);
+        }
+        if !(nothing && fe_px.options.dontlognull) {
+            log_exchange(sh, fe_idx, &mut rec);
+        }
+        false
+    }
+}
+
+/// The request line as the log shows it; an HTTP/2 request in absolute
+/// form, as HAProxy logs them.
+fn request_line(acc: &Accepted, req: &RequestHead) -> String {
+    if req.minor != 2 {
+        return format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor);
+    }
+    let scheme = if acc.bind.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let host = req
+        .headers
+        .iter()
+        .find(|h| h.is("host"))
+        .map(|h| String::from_utf8_lossy(h.value()))
+        .unwrap_or_default();
+    format!("{} {scheme}://{host}{} HTTP/2.0", req.method, req.uri)
+}
+
+/// The client address as `balance source` hashes it (in `kb`).
+fn source_key(ip: Option<IpAddr>, kb: &mut [u8; 16]) -> &[u8] {
+    match ip {
+        Some(IpAddr::V4(a)) => {
+            kb[..4].copy_from_slice(&a.octets());
+            &kb[..4]
+        }
+        Some(IpAddr::V6(a)) => {
+            *kb = a.octets();
+            &kb[..]
+        }
+        None => &[],
     }
 }
 

@@ -543,7 +543,7 @@ pub fn run_request(
     body: Option<&[u8]>,
 ) -> Verdict {
     for (i, rule) in rules.iter().enumerate() {
-        let edit = {
+        let step = {
             let ctx = ExCtx {
                 req: Some(req),
                 vars: Some(vars),
@@ -553,143 +553,178 @@ pub fn run_request(
             if !rule.applies(&ctx) {
                 continue;
             }
-            match &rule.action {
-                ReqAction::Allow => return Verdict::Continue,
-                ReqAction::Deny { status, answer } => {
-                    let bytes = match answer {
-                        Some(r) => return_response(r, px, &ctx),
-                        None => errors::response(px, *status, false),
-                    };
-                    return Verdict::Respond(Local {
-                        bytes,
-                        status: *status,
-                        term: Term::new(Cause::Proxy, State::Request),
-                        keep: false,
-                    });
-                }
-                ReqAction::Reject => {
-                    return Verdict::Close {
-                        reset: false,
-                        http: true,
-                    }
-                }
-                ReqAction::Replace { part, re, with } => {
-                    match part.replace(&req.uri, re, &with.render(&ctx)) {
-                        Some(u) => Edit::Uri(u),
-                        None => continue,
-                    }
-                }
-                ReqAction::SetAddr(part, e) => Edit::Addr(*part, e.eval(&ctx)),
-                ReqAction::Tarpit { status } => return Verdict::Tarpit(*status),
-                ReqAction::Return(r) => {
-                    return Verdict::Respond(Local {
-                        bytes: return_response(r, px, &ctx),
-                        status: r.status,
-                        term: Term::new(Cause::Local, State::Request),
-                        keep: true,
-                    })
-                }
-                ReqAction::Redirect(r) => {
-                    let Some(bytes) = redirect_response(r, &ctx) else {
-                        continue;
-                    };
-                    return Verdict::Respond(Local {
-                        bytes,
-                        status: r.code,
-                        term: Term::new(Cause::Local, State::Request),
-                        keep: true,
-                    });
-                }
-                ReqAction::Header(op) => header_edit(op, &ctx),
-                ReqAction::SetPath(f) | ReqAction::SetPathQ(f) | ReqAction::SetUri(f) => {
-                    let part = match &rule.action {
-                        ReqAction::SetPath(_) => UriPart::Path,
-                        ReqAction::SetPathQ(_) => UriPart::PathQ,
-                        _ => UriPart::Uri,
-                    };
-                    let v = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
-                    Edit::Uri(part.set(&req.uri, &v))
-                }
-                ReqAction::SetQuery(f) => {
-                    let q = String::from_utf8_lossy(&f.render(&ctx)).into_owned();
-                    let p = req.uri.split('?').next().unwrap_or("");
-                    Edit::Uri(if q.is_empty() {
-                        p.to_string()
-                    } else {
-                        format!("{p}?{q}")
-                    })
-                }
-                ReqAction::SetMethod(f) => {
-                    Edit::Method(String::from_utf8_lossy(&f.render(&ctx)).into_owned())
-                }
-                ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
-                ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
-                ReqAction::SetLogLevel => continue,
-                ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
-                    Some(u) => Edit::Uri(u),
-                    None => return Verdict::Fail(400, Term::new(Cause::Proxy, State::Request)),
-                },
-                ReqAction::Capture {
-                    expr, len, slot, ..
-                } => Edit::Capture(*slot, captured(expr, *len, &ctx)),
-                ReqAction::Auth { realm } => {
-                    let realm = realm.as_deref().unwrap_or(&px.name);
-                    return Verdict::Respond(Local {
-                        bytes: errors::with_header(
-                            errors::response(px, 401, false),
-                            &format!("www-authenticate: Basic realm=\"{realm}\""),
-                        ),
-                        status: 401,
-                        term: Term::new(Cause::Local, State::Request),
-                        keep: true,
-                    });
-                }
-                ReqAction::UseService(s) => return Verdict::Service(*s),
-                ReqAction::WaitForBody { time, at_least } => {
-                    return Verdict::WaitBody {
-                        next: i + 1,
-                        time: *time,
-                        at_least: *at_least,
-                    }
-                }
-            }
+            request_step(rule, i, px, req, &ctx)
         };
-        match edit {
-            Edit::Header(op, v, w) => {
-                apply_header(&mut req.headers, &op, v, &w);
-                *dirty = true;
-            }
-            Edit::Uri(u) => {
-                if !u.is_empty() && !u.bytes().any(|b| b <= b' ' || b == 0x7f) {
-                    req.uri = u;
-                    *dirty = true;
-                }
-            }
-            Edit::Method(m) => {
-                if !m.is_empty()
-                    && m.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-                {
-                    req.method = m;
-                    *dirty = true;
-                }
-            }
-            Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
-            Edit::SetVar(_, None) | Edit::Status(..) => {}
-            Edit::UnsetVar(n) => vars.unset(&n),
-            Edit::Capture(slot, v) => vars.captures.push((slot, v)),
-            Edit::Addr(part, Some(v)) => {
-                use weir_rules::AddrPart::{Dst, DstPort, Src, SrcPort};
-                let a = match part {
-                    Src | SrcPort => &mut tmpl.src,
-                    Dst | DstPort => &mut tmpl.dst,
-                };
-                crate::tcp::rules::set_addr(a, part, &v);
-            }
-            Edit::Addr(_, None) => {}
+        match step {
+            Step::Edit(edit) => apply_request_edit(edit, req, vars, tmpl, dirty),
+            Step::Stop(v) => return v,
+            Step::Skip => {}
         }
     }
     Verdict::Continue
+}
+
+/// What one request rule does: an edit of the request, a verdict that ends
+/// the rules, or nothing.
+enum Step {
+    Edit(Edit),
+    Stop(Verdict),
+    Skip,
+}
+
+/// The step of request rule `i` (whose condition holds) on `ctx`.
+fn request_step(
+    rule: &Rule<ReqAction>,
+    i: usize,
+    px: &Proxy,
+    req: &RequestHead,
+    ctx: &ExCtx<'_>,
+) -> Step {
+    let edit = match &rule.action {
+        ReqAction::Allow => return Step::Stop(Verdict::Continue),
+        ReqAction::Deny { status, answer } => {
+            let bytes = match answer {
+                Some(r) => return_response(r, px, ctx),
+                None => errors::response(px, *status, false),
+            };
+            return Step::Stop(Verdict::Respond(Local {
+                bytes,
+                status: *status,
+                term: Term::new(Cause::Proxy, State::Request),
+                keep: false,
+            }));
+        }
+        ReqAction::Reject => {
+            return Step::Stop(Verdict::Close {
+                reset: false,
+                http: true,
+            })
+        }
+        ReqAction::Replace { part, re, with } => {
+            match part.replace(&req.uri, re, &with.render(ctx)) {
+                Some(u) => Edit::Uri(u),
+                None => return Step::Skip,
+            }
+        }
+        ReqAction::SetAddr(part, e) => Edit::Addr(*part, e.eval(ctx)),
+        ReqAction::Tarpit { status } => return Step::Stop(Verdict::Tarpit(*status)),
+        ReqAction::Return(r) => {
+            return Step::Stop(Verdict::Respond(Local {
+                bytes: return_response(r, px, ctx),
+                status: r.status,
+                term: Term::new(Cause::Local, State::Request),
+                keep: true,
+            }))
+        }
+        ReqAction::Redirect(r) => {
+            let Some(bytes) = redirect_response(r, ctx) else {
+                return Step::Skip;
+            };
+            return Step::Stop(Verdict::Respond(Local {
+                bytes,
+                status: r.code,
+                term: Term::new(Cause::Local, State::Request),
+                keep: true,
+            }));
+        }
+        ReqAction::Header(op) => header_edit(op, ctx),
+        ReqAction::SetPath(f) | ReqAction::SetPathQ(f) | ReqAction::SetUri(f) => {
+            let part = match &rule.action {
+                ReqAction::SetPath(_) => UriPart::Path,
+                ReqAction::SetPathQ(_) => UriPart::PathQ,
+                _ => UriPart::Uri,
+            };
+            let v = String::from_utf8_lossy(&f.render(ctx)).into_owned();
+            Edit::Uri(part.set(&req.uri, &v))
+        }
+        ReqAction::SetQuery(f) => {
+            let q = String::from_utf8_lossy(&f.render(ctx)).into_owned();
+            let p = req.uri.split('?').next().unwrap_or("");
+            Edit::Uri(if q.is_empty() {
+                p.to_string()
+            } else {
+                format!("{p}?{q}")
+            })
+        }
+        ReqAction::SetMethod(f) => {
+            Edit::Method(String::from_utf8_lossy(&f.render(ctx)).into_owned())
+        }
+        ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(ctx)),
+        ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
+        ReqAction::SetLogLevel => return Step::Skip,
+        ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
+            Some(u) => Edit::Uri(u),
+            None => return Step::Stop(Verdict::Fail(400, Term::new(Cause::Proxy, State::Request))),
+        },
+        ReqAction::Capture {
+            expr, len, slot, ..
+        } => Edit::Capture(*slot, captured(expr, *len, ctx)),
+        ReqAction::Auth { realm } => {
+            let realm = realm.as_deref().unwrap_or(&px.name);
+            return Step::Stop(Verdict::Respond(Local {
+                bytes: errors::with_header(
+                    errors::response(px, 401, false),
+                    &format!("www-authenticate: Basic realm=\"{realm}\""),
+                ),
+                status: 401,
+                term: Term::new(Cause::Local, State::Request),
+                keep: true,
+            }));
+        }
+        ReqAction::UseService(s) => return Step::Stop(Verdict::Service(*s)),
+        ReqAction::WaitForBody { time, at_least } => {
+            return Step::Stop(Verdict::WaitBody {
+                next: i + 1,
+                time: *time,
+                at_least: *at_least,
+            })
+        }
+    };
+    Step::Edit(edit)
+}
+
+/// Applies a request rule's edit.
+fn apply_request_edit(
+    edit: Edit,
+    req: &mut RequestHead,
+    vars: &mut Vars,
+    tmpl: &mut ExCtx<'_>,
+    dirty: &mut bool,
+) {
+    match edit {
+        Edit::Header(op, v, w) => {
+            apply_header(&mut req.headers, &op, v, &w);
+            *dirty = true;
+        }
+        Edit::Uri(u) => {
+            if !u.is_empty() && !u.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                req.uri = u;
+                *dirty = true;
+            }
+        }
+        Edit::Method(m) => {
+            if !m.is_empty()
+                && m.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            {
+                req.method = m;
+                *dirty = true;
+            }
+        }
+        Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
+        Edit::SetVar(_, None) | Edit::Status(..) => {}
+        Edit::UnsetVar(n) => vars.unset(&n),
+        Edit::Capture(slot, v) => vars.captures.push((slot, v)),
+        Edit::Addr(part, Some(v)) => {
+            use weir_rules::AddrPart::{Dst, DstPort, Src, SrcPort};
+            let a = match part {
+                Src | SrcPort => &mut tmpl.src,
+                Dst | DstPort => &mut tmpl.dst,
+            };
+            crate::tcp::rules::set_addr(a, part, &v);
+        }
+        Edit::Addr(_, None) => {}
+    }
 }
 
 /// Runs response `rules` on `res`; returns a replacement answer when a rule

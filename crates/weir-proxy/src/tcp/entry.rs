@@ -8,7 +8,7 @@ use crate::connect::{self, Attempts};
 use crate::http::rules::Vars;
 use crate::log::LogRecord;
 use crate::session::{finish, log_session, ms, secure, wall_now, Accepted};
-use crate::state::{FrontendId, Shared};
+use crate::state::{BackendRt, FrontendId, ServerId, Shared};
 use crate::stats::Ctr;
 use crate::term::{Cause, State, Term};
 use std::net::IpAddr;
@@ -152,108 +152,51 @@ fn run_tcp(
     async move {
         let mut initial = initial;
         let fe = &sh.frontends[fe_idx];
-        let fe_px = &sh.cfg.proxies[fe.proxy];
         let mut rec = record(&sh, fe_idx, acc, accept_wall);
-        let l4 = || crate::http::rules::L4Ctx {
+        let l4 = crate::http::rules::L4Ctx {
             src: acc.peer,
             dst: acc.local,
             tls: client.tls_info(),
         };
-        let Some(be) = sh.select_backend(fe_idx, &l4()).cloned() else {
+        let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
             refused(&sh, fe_idx, &mut rec, acc, started);
             return;
         };
         let be_px = &sh.cfg.proxies[be.proxy];
         rec.backend = &be.name;
         crate::sessions::set_target(acc.reg, be.proxy, None);
-
-        // While the server connection is being made, client bytes are read into
-        // `initial` (up to a buffer) so that a client that leaves is noticed:
-        // with `option abortonclose` it aborts the attempt (`CQ`/`CC`),
-        // otherwise its FIN is passed on once connected, as HAProxy does.
-        let abortonclose = fe_px.options.abortonclose || be_px.options.abortonclose;
-        let mut client_eof = false;
-        // A block: what connecting needs (the balancing key, the attempts,
-        // their result) is not kept in the state that forwards for the
-        // session's whole life.
-        let conn = {
-            let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
-                Some(IpAddr::V4(a)) => a.octets().to_vec(),
-                Some(IpAddr::V6(a)) => a.octets().to_vec(),
-                None => Vec::new(),
+        let mut attempts = Attempts::default();
+        // A block: what connecting needs is not kept in the state that
+        // forwards for the session's whole life.
+        let (connected, client_eof) = {
+            let sni = be.snis(&l4);
+            let watch = Watch {
+                client: &client,
+                initial: &mut initial,
+                abortonclose: sh.cfg.proxies[fe.proxy].options.abortonclose
+                    || be_px.options.abortonclose,
             };
-            let mut attempts = Attempts::default();
-            let mut left_early = false;
-            let connected = {
-                // Boxed: its state is only needed while connecting, so an established
-                // (idle) session does not carry room for it.
-                let mut no_reuse = |_| None;
-                let sni = be.snis(&l4());
-                let mut attempt = Box::pin(connect::connect::<Conn>(
-                    &be,
-                    be_px,
-                    &key,
-                    acc.local,
-                    &mut attempts,
-                    &mut no_reuse,
-                    &sni,
-                ));
-                let mut watching = true;
-                loop {
-                    tokio::select! {
-                        r = &mut attempt => break r,
-                        _ = crate::sessions::killed(&sh, acc.reg) => break Err(connect::ConnectFail::Killed),
-                        ev = read_early(&client, &mut initial, sh.bufsize), if watching => match ev {
-                            Early::More => {}
-                            Early::Full => watching = false,
-                            Early::Eof if abortonclose => {
-                                left_early = true;
-                                break Err(connect::ConnectFail::ClientAbort { queued: false });
-                            }
-                            Early::Eof => {
-                                client_eof = true;
-                                watching = false;
-                            }
-                            Early::Error => {
-                                left_early = true;
-                                break Err(connect::ConnectFail::ClientAbort { queued: false });
-                            }
-                        },
-                    }
-                }
-            };
-            let connected = match connected {
-                Err(connect::ConnectFail::ClientAbort { .. }) if left_early => {
-                    Err(connect::ConnectFail::ClientAbort {
-                        queued: attempts.last_srv.is_none(),
-                    })
-                }
-                r => r,
-            };
-            rec.retries = attempts.retries;
-            rec.redispatched = attempts.redispatched;
-            rec.srv_retries = attempts.same_server_retries;
-            rec.failed_srv = attempts.failed_srv;
-            rec.srv_queue = attempts.srv_queue;
-            rec.be_queue = attempts.be_queue;
-            rec.tw = ms(attempts.tw);
-            match connected {
-                Ok(c) => {
-                    rec.tc = attempts.tc.map_or(-1, ms);
-                    c
-                }
-                Err(fail) => {
-                    rec.term = fail.term();
-                    rec.server = be.server_name(attempts.last_srv);
-                    rec.tt = ms(crate::clock::elapsed(started));
-                    rec.actconn = sh.actconn.load(Ordering::Relaxed);
-                    rec.feconn = fe.conns.load(Ordering::Relaxed);
-                    rec.beconn = be.conns.load(Ordering::Relaxed);
-                    crate::stats::count(&sh, fe_idx, Some(&be), attempts.last_srv, &rec, false);
-                    log_session(&sh, fe_idx, &rec);
-                    finish(&sh, fe_idx, acc);
-                    return;
-                }
+            Box::pin(connect_watching(&sh, &be, acc, &sni, watch, &mut attempts)).await
+        };
+        note_attempts(&mut rec, &attempts);
+        let end = Ended {
+            sh: &sh,
+            fe_idx,
+            be: &be,
+            acc,
+            started,
+        };
+        let conn = match connected {
+            Ok(c) => {
+                rec.tc = attempts.tc.map_or(-1, ms);
+                c
+            }
+            Err(fail) => {
+                rec.term = fail.term();
+                rec.server = be.server_name(attempts.last_srv);
+                note_counts(&sh, fe_idx, &be, &mut rec);
+                end.log(&mut rec, attempts.last_srv);
+                return;
             }
         };
         let srv = &be.servers[conn.srv];
@@ -261,95 +204,220 @@ fn run_tcp(
         rec.server = Some(&srv.name);
         rec.server_addr = conn.server_addr;
         rec.source_addr = conn.source_addr;
-        rec.actconn = sh.actconn.load(Ordering::Relaxed);
-        rec.feconn = fe.conns.load(Ordering::Relaxed);
-        rec.beconn = be.conns.load(Ordering::Relaxed);
+        note_counts(&sh, fe_idx, &be, &mut rec);
         rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
-
         // `tcp-response content` rules: decided once the server is
         // connected, before anything is forwarded (weir has no response
         // content fetch to wait for yet).
-        if !be_px.tcp.response.is_empty() {
-            let (mut peer, mut local) = (acc.peer, acc.local);
-            let mut subj = Subject {
-                peer: &mut peer,
-                local: &mut local,
-                expect_proxy: None,
-                vars: &mut vars,
-            };
-            let view = rules::l4_view_in(&sh, fe_idx, &client, Some(&be));
-            let d = rules::run(TcpRuleSet::Response, &be_px.tcp.response, &view, &mut subj);
-            if matches!(d, Decision::Reject | Decision::Drop) {
-                conn.conn.set_reset_on_close();
-                if d == Decision::Drop {
-                    client.set_reset_on_close();
-                }
-                rec.term = Term::new(Cause::Proxy, State::Data);
-                rec.tt = ms(crate::clock::elapsed(started));
-                crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
-                fe.counters.add(Ctr::RespDenied, 1);
-                log_session(&sh, fe_idx, &rec);
-                finish(&sh, fe_idx, acc);
-                return;
+        let d = response_rules(&sh, fe_idx, &be, acc, &client, &mut vars);
+        if matches!(d, Decision::Reject | Decision::Drop) {
+            conn.conn.set_reset_on_close();
+            if d == Decision::Drop {
+                client.set_reset_on_close();
             }
+            rec.term = Term::new(Cause::Proxy, State::Data);
+            fe.counters.add(Ctr::RespDenied, 1);
+            end.log(&mut rec, Some(conn.srv));
+            return;
         }
-
-        let mut proxy_ok = true;
-        if let Some(v) = srv.send_proxy {
-            let hdr = match (acc.peer, acc.local) {
-                (Some(s), Some(d)) => match v {
-                    SendProxy::V1 => proxy_protocol::encode_v1(s, d),
-                    SendProxy::V2 => proxy_protocol::encode_v2(s, d),
-                },
-                _ => match v {
-                    SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
-                    SendProxy::V2 => {
-                        let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
-                        h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
-                        h
-                    }
-                },
-            };
-            proxy_ok = conn.conn.send_all(&hdr).await.is_ok();
-        }
-
-        let link = super::Link {
-            be: be.clone(),
-            srv: conn.srv,
-            started,
-            accept_wall,
-            tw: rec.tw,
-            tc: rec.tc,
-            retries: rec.retries,
-            redispatched: rec.redispatched,
-            srv_retries: rec.srv_retries,
-            failed_srv: rec.failed_srv,
-            srv_queue: rec.srv_queue,
-            be_queue: rec.be_queue,
-            server_addr: rec.server_addr,
-            source_addr: rec.source_addr,
-            actconn: rec.actconn,
-            feconn: rec.feconn,
-            beconn: rec.beconn,
-            srvconn: rec.srvconn,
+        let proxy_ok = match srv.send_proxy {
+            Some(v) => conn.conn.send_all(&proxy_header(v, acc)).await.is_ok(),
+            None => true,
         };
         if !proxy_ok {
             rec.term = Term::new(Cause::Server, State::Connect);
             drop(conn.conn);
             be.release(conn.srv);
-            rec.tt = ms(crate::clock::elapsed(started));
-            crate::stats::count(&sh, fe_idx, Some(&be), Some(conn.srv), &rec, false);
-            log_session(&sh, fe_idx, &rec);
+            end.log(&mut rec, Some(conn.srv));
             drop(client);
-            finish(&sh, fe_idx, acc);
             return;
         }
+        let link = link_of(&be, conn.srv, started, accept_wall, &rec);
         drop(rec);
         let start = super::Start::New {
             initial,
             client_eof,
         };
         super::forward(&sh, fe_idx, client, conn.conn, acc, link, start).await;
+    }
+}
+
+/// How a session that ends before forwarding is accounted.
+struct Ended<'a> {
+    sh: &'a Shared,
+    fe_idx: FrontendId,
+    be: &'a BackendRt,
+    acc: &'a Accepted,
+    started: Instant,
+}
+
+impl Ended<'_> {
+    /// Counts, logs and ends the session (on server `srv`, if any).
+    fn log(&self, rec: &mut LogRecord<'_>, srv: Option<ServerId>) {
+        rec.tt = ms(crate::clock::elapsed(self.started));
+        crate::stats::count(self.sh, self.fe_idx, Some(self.be), srv, rec, false);
+        log_session(self.sh, self.fe_idx, rec);
+        finish(self.sh, self.fe_idx, self.acc);
+    }
+}
+
+/// The connection counts of the log line, as they are now.
+fn note_counts(sh: &Shared, fe_idx: FrontendId, be: &BackendRt, rec: &mut LogRecord<'_>) {
+    rec.actconn = sh.actconn.load(Ordering::Relaxed);
+    rec.feconn = sh.frontends[fe_idx].conns.load(Ordering::Relaxed);
+    rec.beconn = be.conns.load(Ordering::Relaxed);
+}
+
+/// What the connect phase did, in the log record.
+fn note_attempts(rec: &mut LogRecord<'_>, attempts: &Attempts) {
+    rec.retries = attempts.retries;
+    rec.redispatched = attempts.redispatched;
+    rec.srv_retries = attempts.same_server_retries;
+    rec.failed_srv = attempts.failed_srv;
+    rec.srv_queue = attempts.srv_queue;
+    rec.be_queue = attempts.be_queue;
+    rec.tw = ms(attempts.tw);
+}
+
+/// The client, watched while its server connection is made.
+struct Watch<'a> {
+    client: &'a Conn,
+    /// Client bytes read meanwhile (up to a buffer).
+    initial: &'a mut Vec<u8>,
+    /// `option abortonclose`: a client that leaves aborts the attempt.
+    abortonclose: bool,
+}
+
+/// Connects to a server of `be` while reading the client's first bytes,
+/// so that a client that leaves is noticed: with `option abortonclose` it
+/// aborts the attempt (`CQ`/`CC`), otherwise its FIN is passed on once
+/// connected, as HAProxy does (the second value: the client already
+/// closed its side).
+async fn connect_watching(
+    sh: &Shared,
+    be: &BackendRt,
+    acc: &Accepted,
+    sni: &[Option<String>],
+    w: Watch<'_>,
+    attempts: &mut Attempts,
+) -> (Result<connect::Connected, connect::ConnectFail>, bool) {
+    use connect::ConnectFail;
+    let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
+        Some(IpAddr::V4(a)) => a.octets().to_vec(),
+        Some(IpAddr::V6(a)) => a.octets().to_vec(),
+        None => Vec::new(),
+    };
+    let be_px = &sh.cfg.proxies[be.proxy];
+    let (mut left_early, mut client_eof) = (false, false);
+    // A block: the attempt borrows `attempts` until it ends.
+    let r = {
+        let mut no_reuse = |_| None;
+        let attempt =
+            connect::connect::<Conn>(be, be_px, &key, acc.local, attempts, &mut no_reuse, sni);
+        tokio::pin!(attempt);
+        let mut watching = true;
+        let abort = ConnectFail::ClientAbort { queued: false };
+        loop {
+            tokio::select! {
+                r = &mut attempt => break r,
+                _ = crate::sessions::killed(sh, acc.reg) => break Err(ConnectFail::Killed),
+                ev = read_early(w.client, w.initial, sh.bufsize), if watching => match ev {
+                    Early::More => {}
+                    Early::Full => watching = false,
+                    Early::Eof if w.abortonclose => {
+                        left_early = true;
+                        break Err(abort);
+                    }
+                    Early::Eof => {
+                        client_eof = true;
+                        watching = false;
+                    }
+                    Early::Error => {
+                        left_early = true;
+                        break Err(abort);
+                    }
+                },
+            }
+        }
+    };
+    let r = match r {
+        Err(ConnectFail::ClientAbort { .. }) if left_early => Err(ConnectFail::ClientAbort {
+            queued: attempts.last_srv.is_none(),
+        }),
+        r => r,
+    };
+    (r, client_eof)
+}
+
+/// The backend's `tcp-response content` rules, once connected.
+fn response_rules(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    be: &BackendRt,
+    acc: &Accepted,
+    client: &Conn,
+    vars: &mut Vars,
+) -> Decision {
+    let be_px = &sh.cfg.proxies[be.proxy];
+    if be_px.tcp.response.is_empty() {
+        return Decision::Go;
+    }
+    let (mut peer, mut local) = (acc.peer, acc.local);
+    let mut subj = Subject {
+        peer: &mut peer,
+        local: &mut local,
+        expect_proxy: None,
+        vars,
+    };
+    let view = rules::l4_view_in(sh, fe_idx, client, Some(be));
+    rules::run(TcpRuleSet::Response, &be_px.tcp.response, &view, &mut subj)
+}
+
+/// The PROXY header a server with `send-proxy(-v2)` gets first.
+fn proxy_header(v: SendProxy, acc: &Accepted) -> Vec<u8> {
+    match (acc.peer, acc.local) {
+        (Some(s), Some(d)) => match v {
+            SendProxy::V1 => proxy_protocol::encode_v1(s, d),
+            SendProxy::V2 => proxy_protocol::encode_v2(s, d),
+        },
+        _ => match v {
+            SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
+            SendProxy::V2 => {
+                let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
+                h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
+                h
+            }
+        },
+    }
+}
+
+/// What the forwarding keeps of the connect phase, for the log line.
+fn link_of(
+    be: &Arc<BackendRt>,
+    srv: ServerId,
+    started: Instant,
+    accept_wall: Duration,
+    rec: &LogRecord<'_>,
+) -> super::Link {
+    super::Link {
+        be: be.clone(),
+        srv,
+        started,
+        accept_wall,
+        tw: rec.tw,
+        tc: rec.tc,
+        retries: rec.retries,
+        redispatched: rec.redispatched,
+        srv_retries: rec.srv_retries,
+        failed_srv: rec.failed_srv,
+        srv_queue: rec.srv_queue,
+        be_queue: rec.be_queue,
+        server_addr: rec.server_addr,
+        source_addr: rec.source_addr,
+        actconn: rec.actconn,
+        feconn: rec.feconn,
+        beconn: rec.beconn,
+        srvconn: rec.srvconn,
     }
 }
 
