@@ -24,11 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Upward paths still owed, with what pays them.
-const DEBTS: &[(&str, &str, &str)] = &[(
-    "http",
-    "runtime",
-    "the stats page is answered inside the HTTP exchange: a service hook registered from above",
-)];
+const DEBTS: &[(&str, &str, &str)] = &[];
 
 /// Every `static` of weir-proxy (per-thread state and the few process
 /// globals), with what it holds. State that crosses threads lives in
@@ -103,6 +99,11 @@ const STATICS: &[(&str, &str, &str)] = &[
         "the thread's TLS record scratch buffer",
     ),
     ("log.rs", "ERR", "stderr for runtime messages, opened once"),
+    (
+        "http/service.rs",
+        "SERVICES",
+        "the answers the runtime layer registers (stats page, Prometheus)",
+    ),
     ("profile.rs", "MODE", "profiling.tasks (on, off, auto)"),
     (
         "profile.rs",

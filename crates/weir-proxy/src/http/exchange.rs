@@ -313,7 +313,7 @@ async fn rules_phase<'r>(
         }
     }
     let be_stats = chosen.map(|b| &f.sh.cfg.proxies[b.proxy]);
-    if let Some((px, page)) = super::stats_page::target(fe_px, be_stats, &req.uri) {
+    if let Some((px, page)) = super::service::target(fe_px, be_stats, &req.uri) {
         let (local, took) = {
             let ctx = ExCtx {
                 req: Some(&*req),
@@ -321,10 +321,17 @@ async fn rules_phase<'r>(
                 body: None,
                 ..*tmpl
             };
-            Box::pin(super::stats_page::answer(
-                f.sh, f.client, cbuf, used, &*req, px, page, &ctx,
-            ))
-            .await
+            let r = super::service::StatsRequest {
+                sh: f.sh,
+                client: f.client,
+                cbuf,
+                used,
+                req: &*req,
+                px,
+                page,
+                ctx: &ctx,
+            };
+            super::service::stats_page(r).await
         };
         let view = ExCtx {
             req: Some(&*req),
@@ -384,7 +391,7 @@ async fn answer<'r>(
         }
         Verdict::Respond(local) => after(local, sh, fe_px, chosen.map(|b| &**b), vars, &view),
         Verdict::Service(weir_rules::action::Service::Prometheus) => {
-            crate::runtime::prometheus(sh, &req.uri)
+            super::service::prometheus(sh, &req.uri)
         }
         Verdict::Tarpit(status) => {
             let t = fe_px

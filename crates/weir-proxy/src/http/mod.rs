@@ -23,7 +23,7 @@ mod request;
 mod respond;
 pub mod rules;
 mod samples;
-mod stats_page;
+pub mod service;
 
 use crate::conn::{Conn, Io};
 use crate::connect::Connected;

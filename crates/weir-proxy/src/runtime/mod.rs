@@ -8,8 +8,17 @@ mod diag;
 mod patterns;
 mod rows;
 mod sess;
+mod stats_page;
 
 pub use rows::{info_field, prometheus, stat_rows};
+
+/// What the HTTP layer answers through this layer (`http::service`).
+pub fn services() -> crate::http::service::Services {
+    crate::http::service::Services {
+        prometheus,
+        stats_page: stats_page::serve,
+    }
+}
 
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
 use diag::{show_errors, threads};

@@ -5,9 +5,10 @@
 //! through the runtime API's commands and redirects to the page with the
 //! outcome (`;st=DONE` …).
 
-use super::io::Buf;
-use super::peer::Peer;
-use super::rules::{local_headers, ExCtx, Local};
+use crate::http::io::Buf;
+use crate::http::peer::Peer;
+use crate::http::rules::{local_headers, ExCtx, Local};
+use crate::http::service::{Answer, StatsRequest};
 use crate::state::Shared;
 use crate::term::{Cause, State, Term};
 use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter};
@@ -17,20 +18,6 @@ use weir_proto::h1::{Framing, RequestHead};
 
 /// Largest admin form body taken.
 const MAX_FORM: u64 = 16 * 1024;
-
-/// The proxy whose stats page `uri` asks for: the frontend's, else the
-/// backend's.
-pub(super) fn target<'a>(
-    fe: &'a Proxy,
-    be: Option<&'a Proxy>,
-    uri: &str,
-) -> Option<(&'a Proxy, &'a StatsPage)> {
-    [Some(fe), be]
-        .into_iter()
-        .flatten()
-        .find_map(|p| p.stats.as_ref().map(|s| (p, s)))
-        .filter(|(_, s)| uri.starts_with(s.uri.as_str()))
-}
 
 fn respond(status: u16, ctype: Option<&str>, extra: &[(String, Vec<u8>)], body: &[u8]) -> Local {
     let mut bytes = local_headers(status, ctype, body.len(), extra);
@@ -52,10 +39,17 @@ fn redirect(uri: &str, code: &str) -> Local {
     )
 }
 
+/// The stats page as the HTTP layer's service (see `http::service`).
+pub(super) fn serve(r: StatsRequest<'_>) -> Answer<'_> {
+    Box::pin(answer(
+        r.sh, r.client, r.cbuf, r.used, r.req, r.px, r.page, r.ctx,
+    ))
+}
+
 /// Answers a request for the page; returns the answer and how many bytes
 /// of `cbuf` the request took (head and form body).
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn answer(
+async fn answer(
     sh: &Shared,
     client: Peer<'_>,
     cbuf: &mut Buf,
@@ -98,7 +92,7 @@ pub(super) async fn answer(
             .or(fe_t.client)
             .or(Some(std::time::Duration::from_secs(10)));
         while cbuf.bytes().len() < used + n {
-            match super::io::timed(t, cbuf.fill(client, sh.bufsize)).await {
+            match crate::http::io::timed(t, cbuf.fill(client, sh.bufsize)).await {
                 Some(Ok(k)) if k > 0 => {}
                 _ => return (redirect(&page.uri, "ERRP"), cbuf.bytes().len()),
             }
@@ -111,7 +105,7 @@ pub(super) async fn answer(
     }
     let rest = &req.uri[page.uri.len()..];
     let preq = PageRequest::parse(rest);
-    let rows: Vec<_> = crate::runtime::stat_rows(
+    let rows: Vec<_> = super::stat_rows(
         sh,
         &StatFilter {
             up: preq.up,
@@ -153,7 +147,7 @@ pub(super) async fn answer(
         } else {
             env!("CARGO_PKG_VERSION").into()
         },
-        process: page::process_lines(|f| crate::runtime::info_field(sh, f)),
+        process: page::process_lines(|f| super::info_field(sh, f)),
         refresh_secs: page.refresh.map(|d| d.as_secs().max(1)),
         show_legends: page.show_legends,
         admin,
@@ -219,7 +213,7 @@ fn apply(sh: &Shared, f: &PageForm) -> &'static str {
             PageAction::DisableHealth => Command::DisableHealth(r),
             PageAction::EnableHealth => Command::EnableHealth(r),
         };
-        if !crate::runtime::run(sh, &cmd).is_empty() {
+        if !super::run(sh, &cmd).is_empty() {
             failed += 1;
         }
     }
