@@ -45,6 +45,19 @@ fn one<'a>(words: &'a [String], what: &str) -> Result<&'a str, String> {
 
 /// Applies one supported global keyword; `Err` is the message of an alert.
 pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> {
+    type Family = fn(&mut State<'_>, &[String], &Loc) -> Result<bool, String>;
+    const FAMILIES: [Family; 4] = [process, tuning, tls, stopping_and_env];
+    for family in FAMILIES {
+        if family(st, words, loc)? {
+            return Ok(());
+        }
+    }
+    Err("internal: keyword has no parser".into())
+}
+
+/// The global keywords of one family: the process: daemon, threads, limits,
+/// privileges, logging; `Ok(false)` for another family's keyword.
+fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> {
     let g = &mut st.config.global;
     let kw = words[0].as_str();
     match kw {
@@ -171,6 +184,17 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
             let t = super::log::parse_log_target(&words[1..], loc)?;
             st.config.global.logs.push(t);
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The global keywords of one family: `tune.*` sizes and scheduling;
+/// `Ok(false)` for another family's keyword.
+fn tuning(st: &mut State<'_>, words: &[String], _loc: &Loc) -> Result<bool, String> {
+    let g = &mut st.config.global;
+    let kw = words[0].as_str();
+    match kw {
         "tune.bufsize" => {
             let n = parse_size(one(words, "a size")?)?;
             if !(1024..=1 << 30).contains(&n) {
@@ -207,6 +231,17 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
         }
         "tune.runqueue-depth" => g.runqueue_depth = int_between(words, 1, 1_000_000)?,
         "tune.maxpollevents" => g.maxpollevents = Some(int_between(words, 1, 1_000_000)?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The global keywords of one family: TLS defaults and `tune.ssl.*`;
+/// `Ok(false)` for another family's keyword.
+fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> {
+    let g = &mut st.config.global;
+    let kw = words[0].as_str();
+    match kw {
         "ssl-default-bind-ciphers" | "ssl-default-server-ciphers" | "ssl-default-bind-curves"
             if words.len() == 2 =>
         {
@@ -304,6 +339,17 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
                 "'tune.ssl.default-dh-param' is ignored: weir's TLS needs no DH parameters",
             );
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The global keywords of one family: stopping, checks spread, the stats
+/// socket, the environment; `Ok(false)` for another family's keyword.
+fn stopping_and_env(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> {
+    let g = &mut st.config.global;
+    let kw = words[0].as_str();
+    match kw {
         "hard-stop-after" => g.hard_stop_after = Some(parse_duration(one(words, "a time")?)?),
         "grace" => g.grace = Some(parse_duration(one(words, "a time")?)?),
         "spread-checks" => {
@@ -328,9 +374,9 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
             }
         }
         "resetenv" => st.env.reset_except(words[1..].to_vec()),
-        _ => return Err("internal: keyword has no parser".into()),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 fn stats(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> {

@@ -141,6 +141,9 @@ pub(super) fn anonymous_defaults(p: &Proxy) -> Result<(), String> {
     Ok(())
 }
 
+/// A family of proxy keywords: `Ok(false)` when `name` is not one of its.
+type Family = fn(&mut State<'_>, &mut Proxy, &str, &[String], bool, &Loc) -> Result<bool, String>;
+
 /// Applies one supported proxy keyword; `Err` becomes an alert at `loc`.
 pub(super) fn apply(
     st: &mut State<'_>,
@@ -150,7 +153,6 @@ pub(super) fn apply(
     negate: bool,
     loc: &Loc,
 ) -> Result<(), String> {
-    let flag = |args: &[String]| no_args(args).map(|_| !negate);
     // Userlists named by `http_auth(...)` fetches, checked after parsing.
     for a in args {
         for f in ["http_auth(", "http_auth_group("] {
@@ -160,6 +162,38 @@ pub(super) fn apply(
             }
         }
     }
+    const FAMILIES: [Family; 8] = [
+        wiring,
+        http_fields,
+        rules,
+        balancing,
+        servers_and_limits,
+        timeouts_and_modes,
+        errors_and_forwarding,
+        options,
+    ];
+    for family in FAMILIES {
+        if family(st, p, name, args, negate, loc)? {
+            return Ok(());
+        }
+    }
+    if name.starts_with("stats ") {
+        return stats_page(p, name, args);
+    }
+    Err("internal: keyword has no parser".into())
+}
+
+/// The proxy keywords of one family: `mode`, `bind`, backends, cookies and
+/// header captures; `Ok(false)` for another family's keyword.
+fn wiring(
+    st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    loc: &Loc,
+) -> Result<bool, String> {
+    let flag = |args: &[String]| no_args(args).map(|_| !negate);
     match name {
         "mode" => {
             p.mode = match one(args, "'tcp' or 'http'")? {
@@ -216,7 +250,7 @@ pub(super) fn apply(
         "cookie" => {
             if negate {
                 p.cookie = None;
-                return Ok(());
+                return Ok(true);
             }
             p.cookie = Some(super::http::cookie(args)?);
         }
@@ -238,6 +272,24 @@ pub(super) fn apply(
                 p.http.capture_res.push((header, len));
             }
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: captures, unique ids, `monitor-uri`,
+/// header options, `retry-on`, `http-check`; `Ok(false)` for another
+/// family's keyword.
+fn http_fields(
+    _st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    _loc: &Loc,
+) -> Result<bool, String> {
+    let flag = |args: &[String]| no_args(args).map(|_| !negate);
+    match name {
         "declare capture" => match args {
             [dir, l, v] if l == "len" => {
                 let len = v
@@ -265,7 +317,7 @@ pub(super) fn apply(
         "option originalto" => {
             if negate {
                 p.http.originalto = None;
-                return no_args(args);
+                return no_args(args).map(|()| true);
             }
             let mut o = super::http::forwardfor(args)?;
             if !args.iter().any(|a| a == "header") {
@@ -291,6 +343,22 @@ pub(super) fn apply(
         "retry-on" => p.http.retry_on = Some(super::http::retry_on(args)?),
         "http-check send" => super::http::check_send(&mut p.http_check, args)?,
         "http-check expect" => p.http_check.expect = Some(super::http::check_expect(args)?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: ACLs and the TCP and HTTP rule sets,
+/// `redirect`; `Ok(false)` for another family's keyword.
+fn rules(
+    _st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    _negate: bool,
+    _loc: &Loc,
+) -> Result<bool, String> {
+    match name {
         "acl" => {
             let name = args.first().ok_or("expects an ACL name")?;
             if !name
@@ -366,6 +434,22 @@ pub(super) fn apply(
                 cond,
             });
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: `balance` and `hash-type`; `Ok(false)`
+/// for another family's keyword.
+fn balancing(
+    _st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    _negate: bool,
+    _loc: &Loc,
+) -> Result<bool, String> {
+    match name {
         "balance" => {
             let algo = args.first().ok_or("expects an algorithm")?;
             p.balance = match algo.as_str() {
@@ -413,7 +497,7 @@ pub(super) fn apply(
                         whole: key.2,
                         path_only: key.3,
                     });
-                    return Ok(());
+                    return Ok(true);
                 }
                 "url_param" => {
                     let name = args
@@ -426,7 +510,7 @@ pub(super) fn apply(
                     }
                     p.balance = Balance::Key;
                     p.balance_key = Some(BalanceKey::UrlParam(name.clone()));
-                    return Ok(());
+                    return Ok(true);
                 }
                 a if a.starts_with("hdr(") && a.ends_with(')') => {
                     let name = &a[4..a.len() - 1];
@@ -443,7 +527,7 @@ pub(super) fn apply(
                         name: name.to_string(),
                         domain_only,
                     });
-                    return Ok(());
+                    return Ok(true);
                 }
                 a @ ("hdr" | "rdp-cookie" | "hash") => {
                     return Err(format!("algorithm '{a}' is not supported by weir yet"))
@@ -491,6 +575,22 @@ pub(super) fn apply(
                 }
             }
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: servers, connection limits, ids, `log`
+/// lines; `Ok(false)` for another family's keyword.
+fn servers_and_limits(
+    st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    loc: &Loc,
+) -> Result<bool, String> {
+    match name {
         "server" => {
             let mut full = vec!["server".to_string()];
             full.extend_from_slice(args);
@@ -522,7 +622,7 @@ pub(super) fn apply(
             if negate {
                 p.logs.clear();
                 p.log_global = false;
-                return no_args(args);
+                return no_args(args).map(|()| true);
             }
             if args.first().map(String::as_str) == Some("global") {
                 no_args(&args[1..])?;
@@ -536,6 +636,23 @@ pub(super) fn apply(
             p.log_format = Some(logformat::compile(&f)?);
         }
         "log-tag" => p.log_tag = Some(one(args, "a tag")?.to_string()),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: timeouts, HTTP connection modes, `http-
+/// reuse`; `Ok(false)` for another family's keyword.
+fn timeouts_and_modes(
+    st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    loc: &Loc,
+) -> Result<bool, String> {
+    let flag = |args: &[String]| no_args(args).map(|_| !negate);
+    match name {
         "timeout connect" | "contimeout" => {
             if name == "contimeout" {
                 st.diags.warn(
@@ -604,10 +721,26 @@ pub(super) fn apply(
                 }
             }
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: `forwardfor`, error pages, `option
+/// redispatch`; `Ok(false)` for another family's keyword.
+fn errors_and_forwarding(
+    _st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    loc: &Loc,
+) -> Result<bool, String> {
+    match name {
         "option forwardfor" => {
             if negate {
                 p.http.forwardfor = None;
-                return no_args(args);
+                return no_args(args).map(|()| true);
             }
             p.http.forwardfor = Some(super::http::forwardfor(args)?);
         }
@@ -654,6 +787,23 @@ pub(super) fn apply(
                 _ => return Err("expects at most one interval".into()),
             }
         }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The proxy keywords of one family: the remaining `option` flags and
+/// `option httpchk`; `Ok(false)` for another family's keyword.
+fn options(
+    _st: &mut State<'_>,
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    negate: bool,
+    _loc: &Loc,
+) -> Result<bool, String> {
+    let flag = |args: &[String]| no_args(args).map(|_| !negate);
+    match name {
         "option abortonclose" => p.options.abortonclose = flag(args)?,
         "option splice-auto" => p.options.splice_auto = flag(args)?,
         "option splice-request" => p.options.splice_request = flag(args)?,
@@ -691,7 +841,7 @@ pub(super) fn apply(
         "option httpchk" => {
             if negate {
                 p.options.httpchk = None;
-                return Ok(());
+                return Ok(true);
             }
             let (method, uri, version) = match args {
                 [] => ("OPTIONS", "/", "HTTP/1.0"),
@@ -705,10 +855,9 @@ pub(super) fn apply(
                 version: version.into(),
             });
         }
-        n if n.starts_with("stats ") => stats_page(p, n, args)?,
-        _ => return Err("internal: keyword has no parser".into()),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `stats enable|uri|realm|auth|refresh|hide-version|show-legends|scope|

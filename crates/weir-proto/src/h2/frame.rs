@@ -250,47 +250,11 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
         }
         kind::HEADERS => {
             on_stream("HEADERS on stream 0")?;
-            let mut block = unpad(p, flags)?;
-            let mut pr = None;
-            if flags & flag::PRIORITY != 0 {
-                if block.len() < 5 {
-                    return Err(conn_err(
-                        ErrorCode::FrameSize,
-                        "HEADERS too short for its priority",
-                    ));
-                }
-                // A HEADERS that depends on its own stream is a stream
-                // error, found by the caller once the block is decoded
-                // (the HPACK table must stay in step).
-                pr = Some(priority(block));
-                block = &block[5..];
-            }
-            Frame::Headers {
-                stream,
-                end_stream: flags & flag::END_STREAM != 0,
-                end_headers: flags & flag::END_HEADERS != 0,
-                priority: pr,
-                block,
-            }
+            headers(stream, flags, p)?
         }
         kind::PRIORITY => {
             on_stream("PRIORITY on stream 0")?;
-            if len != 5 {
-                return Err(FrameError {
-                    code: ErrorCode::FrameSize,
-                    stream,
-                    what: "PRIORITY of a length other than 5",
-                });
-            }
-            let priority = priority(p);
-            if priority.dependency == stream {
-                return Err(FrameError {
-                    code: ErrorCode::Protocol,
-                    stream,
-                    what: "a stream depends on itself",
-                });
-            }
-            Frame::Priority { stream, priority }
+            priority_frame(stream, len, p)?
         }
         kind::RST_STREAM => {
             on_stream("RST_STREAM on stream 0")?;
@@ -307,46 +271,7 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
         }
         kind::SETTINGS => {
             on_conn("SETTINGS on a stream")?;
-            let ack = flags & flag::ACK != 0;
-            if ack && len != 0 {
-                return Err(conn_err(
-                    ErrorCode::FrameSize,
-                    "SETTINGS ACK with a payload",
-                ));
-            }
-            if !len.is_multiple_of(6) {
-                return Err(conn_err(
-                    ErrorCode::FrameSize,
-                    "SETTINGS length not a multiple of 6",
-                ));
-            }
-            for (id, v) in Settings(p) {
-                match id {
-                    setting::ENABLE_PUSH if v > 1 => {
-                        return Err(conn_err(
-                            ErrorCode::Protocol,
-                            "SETTINGS_ENABLE_PUSH above 1",
-                        ));
-                    }
-                    setting::INITIAL_WINDOW_SIZE if v > MAX_WINDOW => {
-                        return Err(conn_err(
-                            ErrorCode::FlowControl,
-                            "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1",
-                        ));
-                    }
-                    setting::MAX_FRAME_SIZE if !(MIN_MAX_FRAME..=MAX_MAX_FRAME).contains(&v) => {
-                        return Err(conn_err(
-                            ErrorCode::Protocol,
-                            "SETTINGS_MAX_FRAME_SIZE out of range",
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            Frame::Settings {
-                ack,
-                params: Settings(p),
-            }
+            settings(flags, len, p)?
         }
         kind::PUSH_PROMISE => {
             on_stream("PUSH_PROMISE on stream 0")?;
@@ -376,23 +301,7 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
                 debug: &p[8..],
             }
         }
-        kind::WINDOW_UPDATE => {
-            if len != 4 {
-                return Err(conn_err(
-                    ErrorCode::FrameSize,
-                    "WINDOW_UPDATE of a length other than 4",
-                ));
-            }
-            let increment = be32(p) & MAX_WINDOW;
-            if increment == 0 {
-                return Err(FrameError {
-                    code: ErrorCode::Protocol,
-                    stream,
-                    what: "WINDOW_UPDATE of 0",
-                });
-            }
-            Frame::WindowUpdate { stream, increment }
-        }
+        kind::WINDOW_UPDATE => window_update(stream, len, p)?,
         kind::CONTINUATION => {
             on_stream("CONTINUATION on stream 0")?;
             Frame::Continuation {
@@ -404,6 +313,115 @@ pub fn parse(buf: &[u8], max_frame: u32) -> Result<Option<(Frame<'_>, usize)>, F
         kind => Frame::Unknown { kind, stream },
     };
     Ok(Some((frame, end)))
+}
+
+/// A HEADERS frame's payload: padding and priority taken off.
+fn headers(stream: u32, flags: u8, p: &[u8]) -> Result<Frame<'_>, FrameError> {
+    let mut block = unpad(p, flags)?;
+    let mut pr = None;
+    if flags & flag::PRIORITY != 0 {
+        if block.len() < 5 {
+            return Err(conn_err(
+                ErrorCode::FrameSize,
+                "HEADERS too short for its priority",
+            ));
+        }
+        // A HEADERS that depends on its own stream is a stream
+        // error, found by the caller once the block is decoded
+        // (the HPACK table must stay in step).
+        pr = Some(priority(block));
+        block = &block[5..];
+    }
+    Ok(Frame::Headers {
+        stream,
+        end_stream: flags & flag::END_STREAM != 0,
+        end_headers: flags & flag::END_HEADERS != 0,
+        priority: pr,
+        block,
+    })
+}
+
+/// A PRIORITY frame: five bytes, never on the stream it depends on.
+fn priority_frame(stream: u32, len: u32, p: &[u8]) -> Result<Frame<'_>, FrameError> {
+    if len != 5 {
+        return Err(FrameError {
+            code: ErrorCode::FrameSize,
+            stream,
+            what: "PRIORITY of a length other than 5",
+        });
+    }
+    let priority = priority(p);
+    if priority.dependency == stream {
+        return Err(FrameError {
+            code: ErrorCode::Protocol,
+            stream,
+            what: "a stream depends on itself",
+        });
+    }
+    Ok(Frame::Priority { stream, priority })
+}
+
+/// A SETTINGS frame: an ACK is empty; each parameter within its range.
+fn settings(flags: u8, len: u32, p: &[u8]) -> Result<Frame<'_>, FrameError> {
+    let ack = flags & flag::ACK != 0;
+    if ack && len != 0 {
+        return Err(conn_err(
+            ErrorCode::FrameSize,
+            "SETTINGS ACK with a payload",
+        ));
+    }
+    if !len.is_multiple_of(6) {
+        return Err(conn_err(
+            ErrorCode::FrameSize,
+            "SETTINGS length not a multiple of 6",
+        ));
+    }
+    for (id, v) in Settings(p) {
+        match id {
+            setting::ENABLE_PUSH if v > 1 => {
+                return Err(conn_err(
+                    ErrorCode::Protocol,
+                    "SETTINGS_ENABLE_PUSH above 1",
+                ));
+            }
+            setting::INITIAL_WINDOW_SIZE if v > MAX_WINDOW => {
+                return Err(conn_err(
+                    ErrorCode::FlowControl,
+                    "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1",
+                ));
+            }
+            setting::MAX_FRAME_SIZE if !(MIN_MAX_FRAME..=MAX_MAX_FRAME).contains(&v) => {
+                return Err(conn_err(
+                    ErrorCode::Protocol,
+                    "SETTINGS_MAX_FRAME_SIZE out of range",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(Frame::Settings {
+        ack,
+        params: Settings(p),
+    })
+}
+
+/// A WINDOW_UPDATE frame: four bytes, an increment above 0.
+fn window_update(stream: u32, len: u32, p: &[u8]) -> Result<Frame<'_>, FrameError> {
+    if len != 4 {
+        return Err(conn_err(
+            ErrorCode::FrameSize,
+            "WINDOW_UPDATE of a length other than 4",
+        ));
+    }
+    let increment = be32(p) & MAX_WINDOW;
+    if increment == 0 {
+        return Err(FrameError {
+            code: ErrorCode::Protocol,
+            stream,
+            what: "WINDOW_UPDATE of 0",
+        });
+    }
+    Ok(Frame::WindowUpdate { stream, increment })
 }
 
 /// Appends a frame header.
