@@ -398,15 +398,25 @@ pub(super) async fn body<'r>(
         write: r.f.fe_px.timeouts.client,
     };
     let size = r.f.sh.bufsize;
-    let down = async {
-        if b.skip {
-            // Read to its end and dropped: nothing reaches the client.
-            drain(sconn, sbuf, b.rest, size, t_cli).await.map(|_| 0)
-        } else {
-            transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false).await
+    let up = async move {
+        match pending_up {
+            Some(u) => Some(u.await),
+            None => None,
         }
     };
-    let (down, up) = beside(down, pending_up).await;
+    // Both made in place in the join: a future passed along would be kept
+    // twice (once as the argument, once joined).
+    let (down, up) = tokio::join!(
+        async {
+            if b.skip {
+                // Read to its end and dropped: nothing reaches the client.
+                drain(sconn, sbuf, b.rest, size, t_cli).await.map(|_| 0)
+            } else {
+                transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false).await
+            }
+        },
+        up
+    );
     let mut keep_server = b.keep_server;
     match up {
         Some(Ok(n)) => out.bytes_in += n,
@@ -444,19 +454,4 @@ pub(super) async fn body<'r>(
         Kept::Closed
     };
     (out, kept)
-}
-
-/// Runs `down` (a response body on its way to the client) and, beside it,
-/// the rest of a request body still going up when the server answered.
-async fn beside<T>(
-    down: impl std::future::Future<Output = T>,
-    up: Option<Upload<'_>>,
-) -> (T, Option<Result<u64, XferError>>) {
-    match up {
-        None => (down.await, None),
-        Some(up) => {
-            let (d, u) = tokio::join!(down, up);
-            (d, Some(u))
-        }
-    }
 }
