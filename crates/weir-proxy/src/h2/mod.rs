@@ -414,18 +414,27 @@ struct StreamTask {
 }
 
 impl StreamTask {
-    async fn run(self, stream: H2Stream, f: front::Fresh) {
-        crate::http::serve_stream(
-            &self.sh,
-            self.fe_idx,
-            crate::http::peer::Peer::H2(&stream),
-            &self.acc,
-            f.head,
-            f.wire,
-            self.accept_wall,
-            self.ordinal,
-            self.vars,
-        )
-        .await;
+    /// Not an `async fn`: its arguments would be kept twice (moved from
+    /// the future's arguments into its locals); a block keeps them once.
+    #[allow(clippy::manual_async_fn)]
+    fn run(
+        self,
+        stream: H2Stream,
+        f: front::Fresh,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        async move {
+            crate::http::serve_stream(
+                &self.sh,
+                self.fe_idx,
+                crate::http::peer::Peer::H2(&stream),
+                &self.acc,
+                f.head,
+                f.wire,
+                self.accept_wall,
+                self.ordinal,
+                self.vars,
+            )
+            .await;
+        }
     }
 }

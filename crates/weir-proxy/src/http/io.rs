@@ -125,13 +125,38 @@ pub enum XferError {
     Invalid(H1Error),
 }
 
-/// Runs `fut` with an optional timeout.
-pub async fn timed<T>(t: Option<Duration>, fut: impl std::future::Future<Output = T>) -> Option<T> {
+/// Runs `fut` with an optional timeout: `None` when it passed. Not an
+/// `async fn`: one would keep `fut` twice (as its argument and as the
+/// value awaited), in every state of an exchange that waits on I/O.
+pub fn timed<F: std::future::Future>(t: Option<Duration>, fut: F) -> Timed<F> {
     match t {
-        Some(t) => tokio::time::timeout_at(crate::clock::deadline(t), fut)
-            .await
-            .ok(),
-        None => Some(fut.await),
+        Some(t) => Timed::Bounded {
+            inner: tokio::time::timeout_at(crate::clock::deadline(t), fut),
+        },
+        None => Timed::Unbounded { inner: fut },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future under an optional timeout (see [`timed`]).
+    #[project = TimedProj]
+    pub enum Timed<F> {
+        Bounded { #[pin] inner: tokio::time::Timeout<F> },
+        Unbounded { #[pin] inner: F },
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Timed<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match self.project() {
+            TimedProj::Bounded { inner } => inner.poll(cx).map(Result::ok),
+            TimedProj::Unbounded { inner } => inner.poll(cx).map(Some),
+        }
     }
 }
 
