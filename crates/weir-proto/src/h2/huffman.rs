@@ -5,6 +5,8 @@
 //! code length, then by value, and counting up gives every code. So only the
 //! lengths are written here; the codes and the decoding tables are derived
 //! at compile time.
+// Indexing still to be made checked (`get`) here: table lookups by masked indexes, within the tables by construction.
+#![allow(clippy::indexing_slicing)]
 
 /// Code length in bits of each symbol, bytes 0..=255 then EOS (256).
 const LENS: [u8; 257] = [

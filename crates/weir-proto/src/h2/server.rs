@@ -12,6 +12,8 @@
 //! `max_concurrent_streams` until its user calls [`Server::done`], even
 //! after the client reset it, so rapid resets (CVE-2023-44487) cannot pile
 //! up work.
+// Indexing still to be made checked (`get`) here: indexes are stream slots and lengths it checked.
+#![allow(clippy::indexing_slicing)]
 
 use super::frame::{self, setting, ErrorCode, Frame, FrameError, MAX_WINDOW};
 use super::hpack::{Decoder, Encoder, HpackError};
