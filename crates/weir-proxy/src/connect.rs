@@ -90,6 +90,20 @@ pub struct Attempts {
     pub avoid: Option<ServerId>,
 }
 
+impl Attempts {
+    /// What the connect phase did, in the log record; `l7_retries` are the
+    /// exchange's own (`retry-on`), counted as retries on the same server.
+    pub fn note(&self, rec: &mut crate::log::LogRecord<'_>, l7_retries: u32) {
+        rec.retries = self.retries + l7_retries;
+        rec.srv_retries = self.same_server_retries + l7_retries;
+        rec.failed_srv = self.failed_srv;
+        rec.redispatched |= self.redispatched;
+        rec.srv_queue = self.srv_queue;
+        rec.be_queue = self.be_queue;
+        rec.tw = self.tw.as_millis() as i64;
+    }
+}
+
 /// Why no server connection could be had: HAProxy's termination state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnectFail {

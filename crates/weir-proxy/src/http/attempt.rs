@@ -134,13 +134,7 @@ pub(super) async fn connect<'r>(
     if let Some(h) = held.take() {
         park(r.f.sh, *h);
     }
-    rec.retries = attempts.retries + t.l7_retries;
-    rec.srv_retries = attempts.same_server_retries + t.l7_retries;
-    rec.failed_srv = attempts.failed_srv;
-    rec.redispatched |= attempts.redispatched;
-    rec.srv_queue = attempts.srv_queue;
-    rec.be_queue = attempts.be_queue;
-    rec.tw = ms(attempts.tw);
+    attempts.note(rec, t.l7_retries);
     rec.beconn = be.conns.load(Ordering::Relaxed);
     match connected {
         Ok(c) => {
@@ -195,40 +189,30 @@ async fn send_head(
     consumed: bool,
 ) -> Result<usize, XferError> {
     let t = r.be_px.timeouts.server;
+    let (head, body) = p.wire.split_at(p.head_len.min(p.wire.len()));
     if let Peer::H2Up(up) = sconn {
         // An HTTP/2 server takes the head as it is, never as text; the
         // body bytes read with it follow.
-        let body = if consumed {
-            &[][..]
-        } else if p.dirty {
-            &p.taken[..]
-        } else {
-            p.taken.get(p.used..).unwrap_or_default()
-        };
         up.send_request(req).map_err(|_| XferError::DstError)?;
-        send(sconn, body, t).await?;
-    } else if consumed {
-        // A retry of a bodyless request: the head alone.
-        let b = if p.dirty {
-            p.head_bytes.clone()
+        send(sconn, if consumed { &[] } else { body }, t).await?;
+        return Ok(if consumed && !p.dirty {
+            head::request(req).len()
         } else {
-            head::request(req)
-        };
-        send(sconn, &b, t).await?;
-    } else if p.dirty {
-        let mut b = p.head_bytes.clone();
-        b.extend_from_slice(&p.taken);
-        send(sconn, &b, t).await?;
-    } else {
-        send(sconn, &p.taken, t).await?;
+            p.head_len
+        });
     }
-    Ok(if p.dirty {
-        p.head_bytes.len()
-    } else if consumed {
-        head::request(req).len()
-    } else {
-        p.used
-    })
+    if !consumed {
+        send(sconn, &p.wire, t).await?;
+        return Ok(p.head_len);
+    }
+    // A retry of a bodyless request: the head alone.
+    if p.dirty {
+        send(sconn, head, t).await?;
+        return Ok(p.head_len);
+    }
+    let head = head::request(req);
+    send(sconn, &head, t).await?;
+    Ok(head.len())
 }
 
 /// The request goes up on this try's connection: `Ok` with the bytes

@@ -46,15 +46,15 @@ pub(super) struct Route<'r> {
 
 /// The request as the server gets it, made once for every try.
 pub(super) struct Prepared<'k> {
-    /// The head was rewritten: `head_bytes` is sent instead of its bytes.
+    /// The head was rewritten: `wire` starts with it, not its bytes.
     pub dirty: bool,
-    pub head_bytes: Vec<u8>,
-    /// The request as received (head unless rewritten, and the body bytes
-    /// read with it), out of the client buffer.
-    pub taken: Vec<u8>,
-    /// The head's size as received.
-    pub used: usize,
-    /// Body bytes in `taken`.
+    /// What the first try sends in one write: the head (as received, or
+    /// rewritten) and the body bytes read with it, out of the client
+    /// buffer.
+    pub wire: Vec<u8>,
+    /// The head's size in `wire`.
+    pub head_len: usize,
+    /// Body bytes in `wire`, after the head.
     pub early_body: usize,
     pub body_framing: Framing,
     pub persist: Option<cookie::Persist>,
@@ -467,24 +467,24 @@ fn prepare<'k>(
         head::set_connection(&mut req.headers, Some("close"));
         dirty = true;
     }
-    let head_bytes: Vec<u8> = if dirty {
-        head::request(&*req)
-    } else {
-        Vec::new()
-    };
     let body_framing = req.framing;
     // Bytes of the body already read, sent with the head.
     let early_body = match body_framing {
         Framing::ContentLength(n) => (cbuf.bytes().len() - used).min(n as usize),
         _ => 0,
     };
-    // (A rewritten head is sent from `head_bytes`: only its body bytes.)
-    let from = if dirty { used } else { 0 };
-    let taken: Vec<u8> = cbuf
-        .bytes()
-        .get(from..used + early_body)
-        .map(<[u8]>::to_vec)
-        .unwrap_or_default();
+    // A rewritten head is written anew, followed by the body bytes only.
+    let (mut wire, from) = if dirty {
+        (head::request(&*req), used)
+    } else {
+        (Vec::new(), 0)
+    };
+    let head_len = if dirty { wire.len() } else { used };
+    wire.extend_from_slice(
+        cbuf.bytes()
+            .get(from..used + early_body)
+            .unwrap_or_default(),
+    );
     cbuf.consume(used + early_body);
     let lb_key: Cow<'k, [u8]> = match &be_px.balance_key {
         Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &*req).into(),
@@ -497,9 +497,8 @@ fn prepare<'k>(
     });
     Prepared {
         dirty,
-        head_bytes,
-        taken,
-        used,
+        wire,
+        head_len,
         early_body,
         body_framing,
         persist,

@@ -46,9 +46,7 @@ use tokio::time::Instant;
 use weir_config::HttpReuse;
 use weir_proto::h1::{H1Error, Limits, RequestHead};
 
-pub(super) fn ms(d: Duration) -> i64 {
-    d.as_millis() as i64
-}
+pub(super) use crate::session::ms;
 
 fn now_wall() -> Duration {
     crate::clock::wall()

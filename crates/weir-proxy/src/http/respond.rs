@@ -152,8 +152,9 @@ fn tcp_rules(
     rec: &LogRecord<'_>,
     vars: &mut Vars,
 ) -> Result<bool, Term> {
-    use crate::tcp::rules::{run, Decision, Subject};
-    if r.be_px.tcp.response.is_empty() {
+    use crate::tcp::rules::Decision;
+    let rules = &r.be_px.tcp.response;
+    if rules.is_empty() {
         return Ok(false);
     }
     let view = ExCtx {
@@ -162,15 +163,7 @@ fn tcp_rules(
         srv: rec.server,
         ..*tmpl
     };
-    let (mut peer, mut local) = (tmpl.src, tmpl.dst);
-    let mut subj = Subject {
-        peer: &mut peer,
-        local: &mut local,
-        expect_proxy: None,
-        vars,
-    };
-    let rules = &r.be_px.tcp.response;
-    match run(weir_rules::TcpRuleSet::Response, rules, &view, &mut subj) {
+    match crate::tcp::rules::response(rules, &view, tmpl.src, tmpl.dst, vars) {
         Decision::Go => Ok(false),
         Decision::Close => Ok(true),
         d @ (Decision::Reject | Decision::Drop) => {

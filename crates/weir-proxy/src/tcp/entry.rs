@@ -178,7 +178,7 @@ fn run_tcp(
             };
             Box::pin(connect_watching(&sh, &be, acc, &sni, watch, &mut attempts)).await
         };
-        note_attempts(&mut rec, &attempts);
+        attempts.note(&mut rec, 0);
         let end = Ended {
             sh: &sh,
             fe_idx,
@@ -268,17 +268,6 @@ fn note_counts(sh: &Shared, fe_idx: FrontendId, be: &BackendRt, rec: &mut LogRec
     rec.beconn = be.conns.load(Ordering::Relaxed);
 }
 
-/// What the connect phase did, in the log record.
-fn note_attempts(rec: &mut LogRecord<'_>, attempts: &Attempts) {
-    rec.retries = attempts.retries;
-    rec.redispatched = attempts.redispatched;
-    rec.srv_retries = attempts.same_server_retries;
-    rec.failed_srv = attempts.failed_srv;
-    rec.srv_queue = attempts.srv_queue;
-    rec.be_queue = attempts.be_queue;
-    rec.tw = ms(attempts.tw);
-}
-
 /// The client, watched while its server connection is made.
 struct Watch<'a> {
     client: &'a Conn,
@@ -358,19 +347,12 @@ fn response_rules(
     client: &Conn,
     vars: &mut Vars,
 ) -> Decision {
-    let be_px = &sh.cfg.proxies[be.proxy];
-    if be_px.tcp.response.is_empty() {
+    let rules = &sh.cfg.proxies[be.proxy].tcp.response;
+    if rules.is_empty() {
         return Decision::Go;
     }
-    let (mut peer, mut local) = (acc.peer, acc.local);
-    let mut subj = Subject {
-        peer: &mut peer,
-        local: &mut local,
-        expect_proxy: None,
-        vars,
-    };
     let view = rules::l4_view_in(sh, fe_idx, client, Some(be));
-    rules::run(TcpRuleSet::Response, &be_px.tcp.response, &view, &mut subj)
+    rules::response(rules, &view, acc.peer, acc.local, vars)
 }
 
 /// The PROXY header a server with `send-proxy(-v2)` gets first.

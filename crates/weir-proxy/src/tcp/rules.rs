@@ -140,6 +140,29 @@ pub fn l4_view<'a>(sh: &'a Shared, fe_idx: FrontendId, client: &'a Conn) -> ExCt
 }
 
 /// The same once a backend is chosen.
+/// A backend's `tcp-response content` rules on a session to `peer` via
+/// `local` (they may set variables; the addresses are not theirs to
+/// change).
+pub fn response(
+    rules: &[Rule<TcpAction>],
+    view: &ExCtx<'_>,
+    peer: Option<SocketAddr>,
+    local: Option<SocketAddr>,
+    vars: &mut Vars,
+) -> Decision {
+    if rules.is_empty() {
+        return Decision::Go;
+    }
+    let (mut peer, mut local) = (peer, local);
+    let mut subj = Subject {
+        peer: &mut peer,
+        local: &mut local,
+        expect_proxy: None,
+        vars,
+    };
+    run(TcpRuleSet::Response, rules, view, &mut subj)
+}
+
 pub fn l4_view_in<'a>(
     sh: &'a Shared,
     fe_idx: FrontendId,
