@@ -61,6 +61,9 @@ pub struct ServerSet {
     rr_next: usize,
     ring: Ring,
     ring_dirty: bool,
+    /// Scratch lists reused by every pick (none is allocated per request).
+    pool_buf: Vec<usize>,
+    avail_buf: Vec<usize>,
 }
 
 impl ServerSet {
@@ -89,6 +92,8 @@ impl ServerSet {
             rr_next: 0,
             ring: Ring::default(),
             ring_dirty: true,
+            pool_buf: Vec::new(),
+            avail_buf: Vec::new(),
         }
     }
 
@@ -102,39 +107,52 @@ impl ServerSet {
     /// Indices of the servers that may take traffic now: the usable actives,
     /// or else the usable backups (all of them with `allbackups`, otherwise
     /// the first by id).
-    fn pool(&self) -> Vec<usize> {
-        let actives: Vec<usize> = (0..self.slots.len())
-            .filter(|&i| !self.slots[i].info.backup && self.slots[i].usable())
-            .collect();
-        if !actives.is_empty() {
-            return actives;
+    fn pool(&self, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend(
+            (0..self.slots.len()).filter(|&i| !self.slots[i].info.backup && self.slots[i].usable()),
+        );
+        if !out.is_empty() {
+            return;
         }
-        let mut backups: Vec<usize> = (0..self.slots.len())
-            .filter(|&i| self.slots[i].info.backup && self.slots[i].usable())
-            .collect();
+        out.extend(
+            (0..self.slots.len()).filter(|&i| self.slots[i].info.backup && self.slots[i].usable()),
+        );
         if !self.allbackups {
-            backups.sort_by_key(|&i| self.slots[i].info.id);
-            backups.truncate(1);
+            out.sort_by_key(|&i| self.slots[i].info.id);
+            out.truncate(1);
         }
-        backups
     }
 
     /// Chooses a server for a new connection. `key` is what `balance source`
     /// hashes (the client address bytes); `avoid` is a server that just
     /// failed (redispatch), skipped when another one can serve.
     pub fn pick(&mut self, key: &[u8], rng: &mut Rng, avoid: Option<usize>) -> Pick {
-        let pool = self.pool();
+        let mut pool = std::mem::take(&mut self.pool_buf);
+        let mut avail = std::mem::take(&mut self.avail_buf);
+        self.pool(&mut pool);
+        let pick = self.pick_in(&pool, &mut avail, key, rng, avoid);
+        self.pool_buf = pool;
+        self.avail_buf = avail;
+        pick
+    }
+
+    fn pick_in(
+        &mut self,
+        pool: &[usize],
+        avail: &mut Vec<usize>,
+        key: &[u8],
+        rng: &mut Rng,
+        avoid: Option<usize>,
+    ) -> Pick {
         if pool.is_empty() {
             return Pick::NoServer;
         }
         if self.algo == Balance::Source || (self.algo == Balance::Key && !key.is_empty()) {
-            return self.pick_hash(&pool, key, avoid);
+            return self.pick_hash(pool, key, avoid);
         }
-        let mut avail: Vec<usize> = pool
-            .iter()
-            .copied()
-            .filter(|&i| self.slots[i].has_room())
-            .collect();
+        avail.clear();
+        avail.extend(pool.iter().copied().filter(|&i| self.slots[i].has_room()));
         if avail.len() > 1 {
             if let Some(a) = avoid {
                 avail.retain(|&i| i != a);
@@ -145,13 +163,13 @@ impl ServerSet {
         }
         let chosen = match self.algo {
             // `Key` without its request part falls back to round robin.
-            Balance::RoundRobin | Balance::StaticRr | Balance::Key => self.pick_swrr(&avail),
-            Balance::LeastConn => self.pick_leastconn(&avail),
+            Balance::RoundRobin | Balance::StaticRr | Balance::Key => self.pick_swrr(avail),
+            Balance::LeastConn => self.pick_leastconn(avail),
             Balance::First => {
                 avail.sort_by_key(|&i| self.slots[i].info.id);
                 avail[0]
             }
-            Balance::Random { draws } => self.pick_random(&avail, rng, draws),
+            Balance::Random { draws } => self.pick_random(avail, rng, draws),
             Balance::Source => avail[0],
         };
         Pick::Server(chosen)
@@ -235,14 +253,24 @@ impl ServerSet {
                 None => self.ring.lookup(h),
             }
         } else {
-            let mut table: Vec<usize> = Vec::new();
-            for &i in pool {
-                if Some(i) == avoid && pool.len() > 1 {
-                    continue;
+            // The server at `h % total weight` in the list where each server
+            // takes as many places as its weight.
+            let skip = |i: usize| Some(i) == avoid && pool.len() > 1;
+            let weights = pool
+                .iter()
+                .filter(|&&i| !skip(i))
+                .map(|&i| (i, u64::from(self.slots[i].weight)));
+            let total: u64 = weights.clone().map(|(_, w)| w).sum();
+            let mut at = u64::from(h) % total.max(1);
+            let mut found = None;
+            for (i, w) in weights {
+                if at < w {
+                    found = Some(i);
+                    break;
                 }
-                table.extend(std::iter::repeat_n(i, self.slots[i].weight as usize));
+                at -= w;
             }
-            table.get(h as usize % table.len().max(1)).copied()
+            found
         };
         match target {
             None => Pick::NoServer,

@@ -627,3 +627,26 @@ fn websocket_handshakes_carry_their_key_and_proof() {
     assert!(matches!(res(""), Err(H1Error::BadResponse(m)) if m.contains("Sec-WebSocket-Accept")));
     assert!(res("Sec-WebSocket-Accept: x\r\n").unwrap().is_some());
 }
+
+#[test]
+fn short_fields_are_kept_inline_long_ones_whole() {
+    // A field costs 48 bytes, no more than a boxed field and its heap block.
+    assert_eq!(std::mem::size_of::<Header>(), 48);
+    for (name, value) in [
+        ("host", &b"example.com"[..]),
+        ("x", &[b'v'; 44][..]),
+        ("x", &[b'v'; 45][..]),
+        ("user-agent", &[b'a'; 300][..]),
+        ("e", &b""[..]),
+    ] {
+        let mut h = Header::new(name, value);
+        assert_eq!((h.name(), h.value()), (name, value));
+        assert!(h.is(&name.to_ascii_uppercase()));
+        assert_eq!(h, Header::new(name, value));
+        assert_ne!(h, Header::new(name, b"other"));
+        h.set_value(&[b'w'; 60]);
+        assert_eq!((h.name(), h.value()), (name, &[b'w'; 60][..]));
+        h.set_value(b"short");
+        assert_eq!(h.value(), b"short");
+    }
+}

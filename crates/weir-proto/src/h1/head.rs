@@ -22,46 +22,94 @@ impl Default for Limits {
     }
 }
 
-/// One header field as received: its name and its value in one
-/// allocation (fields are a head's most numerous allocations).
-#[derive(Clone, PartialEq, Eq)]
+/// One header field as received: its name and its value, kept inside the
+/// field when they are short (most are: no allocation) and in one
+/// allocation otherwise.
+#[derive(Clone)]
 pub struct Header {
-    /// The name's bytes, then the value's.
-    raw: Box<[u8]>,
-    /// Where the name ends in `raw`.
-    split: usize,
+    raw: Raw,
+}
+
+/// The bytes of a name and a value that fit in a [`Header`] itself.
+const INLINE: usize = 45;
+
+/// A field's bytes: the name's, then the value's; `split` is where the
+/// name ends.
+#[derive(Clone)]
+enum Raw {
+    Inline {
+        len: u8,
+        split: u8,
+        bytes: [u8; INLINE],
+    },
+    Heap {
+        split: usize,
+        bytes: Box<[u8]>,
+    },
 }
 
 impl Header {
     pub fn new(name: &str, value: &[u8]) -> Header {
-        let mut raw = Vec::with_capacity(name.len() + value.len());
-        raw.extend_from_slice(name.as_bytes());
-        raw.extend_from_slice(value);
-        Header {
-            raw: raw.into_boxed_slice(),
-            split: name.len(),
+        let len = name.len() + value.len();
+        if len <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..name.len()].copy_from_slice(name.as_bytes());
+            bytes[name.len()..len].copy_from_slice(value);
+            // Both fit in a u8: len <= INLINE.
+            let raw = Raw::Inline {
+                len: len as u8,
+                split: name.len() as u8,
+                bytes,
+            };
+            return Header { raw };
         }
+        let mut bytes = Vec::with_capacity(len);
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.extend_from_slice(value);
+        Header {
+            raw: Raw::Heap {
+                split: name.len(),
+                bytes: bytes.into_boxed_slice(),
+            },
+        }
+    }
+
+    /// The name's bytes and the value's.
+    fn parts(&self) -> (&[u8], &[u8]) {
+        let (all, split) = match &self.raw {
+            Raw::Inline { len, split, bytes } => (&bytes[..usize::from(*len)], usize::from(*split)),
+            Raw::Heap { split, bytes } => (&bytes[..], *split),
+        };
+        all.split_at(split)
     }
 
     /// The name as it came (HTTP/1.1) or lower-cased (HTTP/2).
     pub fn name(&self) -> &str {
         // Always UTF-8: `new` takes the name as a `str`.
-        std::str::from_utf8(&self.raw[..self.split]).unwrap_or_default()
+        std::str::from_utf8(self.parts().0).unwrap_or_default()
     }
 
     /// Whether the name is `name`, without case.
     pub fn is(&self, name: &str) -> bool {
-        self.raw[..self.split].eq_ignore_ascii_case(name.as_bytes())
+        self.parts().0.eq_ignore_ascii_case(name.as_bytes())
     }
 
     pub fn value(&self) -> &[u8] {
-        &self.raw[self.split..]
+        self.parts().1
     }
 
     pub fn set_value(&mut self, value: &[u8]) {
         *self = Header::new(self.name(), value);
     }
 }
+
+impl PartialEq for Header {
+    fn eq(&self, other: &Header) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for Header {}
 
 impl std::fmt::Debug for Header {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

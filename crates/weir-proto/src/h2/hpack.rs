@@ -205,7 +205,12 @@ pub struct Decoder {
     table: Table,
     /// The largest table the peer may ask for (our SETTINGS_HEADER_TABLE_SIZE).
     limit: usize,
+    /// Where Huffman-coded strings are decoded, kept between blocks.
+    scratch: Vec<u8>,
 }
+
+/// The most scratch capacity a decoder keeps between blocks.
+const SCRATCH_KEPT: usize = 512;
 
 impl Decoder {
     /// A decoder whose table may grow to `limit` bytes (the value weir
@@ -217,6 +222,7 @@ impl Decoder {
                 ..Table::default()
             },
             limit,
+            scratch: Vec::new(),
         }
     }
 
@@ -232,10 +238,23 @@ impl Decoder {
     pub fn decode<E: From<HpackError>>(
         &mut self,
         block: &[u8],
+        field: impl FnMut(&[u8], &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let done = self.decode_with(block, &mut scratch, field);
+        if scratch.capacity() <= SCRATCH_KEPT {
+            self.scratch = scratch;
+        }
+        done
+    }
+
+    fn decode_with<E: From<HpackError>>(
+        &mut self,
+        block: &[u8],
+        scratch: &mut Vec<u8>,
         mut field: impl FnMut(&[u8], &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut pos = 0;
-        let mut scratch = Vec::new();
         let mut fields = 0usize;
         while let Some(&first) = block.get(pos) {
             scratch.clear();
@@ -259,16 +278,16 @@ impl Decoder {
                 let index = first & 0x40 != 0;
                 let i = integer(block, &mut pos, if index { 6 } else { 4 })?;
                 let name = if i == 0 {
-                    Some(string(block, &mut pos, &mut scratch)?)
+                    Some(string(block, &mut pos, scratch)?)
                 } else {
                     self.table.get(i)?;
                     None
                 };
-                let value = string(block, &mut pos, &mut scratch)?;
-                let value = value.get(&scratch);
+                let value = string(block, &mut pos, scratch)?;
+                let value = value.get(scratch);
                 if index {
                     let name: Cow<'_, [u8]> = match &name {
-                        Some(n) => Cow::Borrowed(n.get(&scratch)),
+                        Some(n) => Cow::Borrowed(n.get(scratch)),
                         None => match STATIC.get(i - 1) {
                             Some((n, _)) => Cow::Borrowed(n.as_bytes()),
                             // A dynamic entry's name is copied: the
@@ -280,7 +299,7 @@ impl Decoder {
                     field(&name, value)?;
                 } else {
                     let name = match &name {
-                        Some(n) => n.get(&scratch),
+                        Some(n) => n.get(scratch),
                         None => self.table.get(i)?.0,
                     };
                     field(name, value)?;
@@ -367,12 +386,19 @@ impl Encoder {
 
     /// Appends one field; `name` is lower-cased as it is written.
     pub fn field(&self, out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-        let lower;
-        let name = if name.iter().any(u8::is_ascii_uppercase) {
-            lower = name.to_ascii_lowercase();
-            &lower[..]
-        } else {
+        // Lower-cased on the stack for the usual names (an HTTP/1.1
+        // server's `Content-Length`), allocated only for long ones.
+        let mut short = [0u8; 64];
+        let long;
+        let name = if !name.iter().any(u8::is_ascii_uppercase) {
             name
+        } else if let Some(buf) = short.get_mut(..name.len()) {
+            buf.copy_from_slice(name);
+            buf.make_ascii_lowercase();
+            buf
+        } else {
+            long = name.to_ascii_lowercase();
+            &long[..]
         };
         match static_name(name) {
             Some(i) => {

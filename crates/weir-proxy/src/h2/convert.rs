@@ -29,9 +29,10 @@ fn clean(v: &[u8]) -> bool {
 #[derive(Default)]
 pub struct RequestBuilder {
     method: Vec<u8>,
-    scheme: Vec<u8>,
+    scheme: Scheme,
     path: Vec<u8>,
-    authority: Option<Vec<u8>>,
+    /// `:authority`, already as the `host` field it becomes.
+    authority: Option<Header>,
     /// The regular fields, in order.
     fields: Vec<Header>,
     /// A regular field came: pseudo-headers come first.
@@ -53,20 +54,62 @@ pub struct Built {
     pub wire: usize,
 }
 
+/// `:scheme` as far as the request needs it: whether it is a scheme at
+/// all, and `http`/`https` by name (their default ports are dropped from
+/// `:authority`).
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    #[default]
+    Missing,
+    Bad,
+    Http,
+    Https,
+    Other,
+}
+
+impl Scheme {
+    fn of(s: &[u8]) -> Scheme {
+        let ok = s.first().is_some_and(u8::is_ascii_alphabetic)
+            && s.iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
+        if !ok {
+            Scheme::Bad
+        } else if s.eq_ignore_ascii_case(b"http") {
+            Scheme::Http
+        } else if s.eq_ignore_ascii_case(b"https") {
+            Scheme::Https
+        } else {
+            Scheme::Other
+        }
+    }
+
+    fn valid(self) -> bool {
+        matches!(self, Scheme::Http | Scheme::Https | Scheme::Other)
+    }
+
+    /// The name that decides the default port (any other scheme has none).
+    fn name(self) -> &'static [u8] {
+        match self {
+            Scheme::Http => b"http",
+            Scheme::Https => b"https",
+            _ => b"",
+        }
+    }
+}
+
 impl RequestBuilder {
     pub fn field(&mut self, name: &[u8], value: &[u8]) {
         if name.first() == Some(&b':') {
             if self.started {
                 return;
             }
-            let slot = match name {
-                b":method" => &mut self.method,
-                b":scheme" => &mut self.scheme,
-                b":path" => &mut self.path,
-                b":authority" => self.authority.get_or_insert_with(Vec::new),
-                _ => return,
-            };
-            *slot = value.to_vec();
+            match name {
+                b":method" => self.method = value.to_vec(),
+                b":scheme" => self.scheme = Scheme::of(value),
+                b":path" => self.path = value.to_vec(),
+                b":authority" => self.authority = Some(Header::new("host", value)),
+                _ => {}
+            }
             return;
         }
         if !self.started {
@@ -98,18 +141,16 @@ impl RequestBuilder {
     /// Whether HTTP/1.1 can carry the request's target.
     fn target_ok(&self) -> bool {
         let target = if self.connect() {
-            self.authority.as_deref().unwrap_or_default()
+            self.authority
+                .as_ref()
+                .map(Header::value)
+                .unwrap_or_default()
         } else {
             &self.path
         };
-        let scheme = &self.scheme;
-        let scheme_ok = scheme.first().is_some_and(u8::is_ascii_alphabetic)
-            && scheme
-                .iter()
-                .all(|&b| b.is_ascii_alphanumeric() || b"+-.".contains(&b));
         let bad = target.is_empty()
             || target.iter().any(|&b| b <= b' ' || b == 0x7f)
-            || !self.connect() && !scheme_ok;
+            || !self.connect() && !self.scheme.valid();
         !bad
     }
 
@@ -124,7 +165,10 @@ impl RequestBuilder {
         // kept for `host`); a method or target that is not text is refused
         // below as a bad token.
         let target = if connect {
-            self.authority.clone().unwrap_or_default()
+            self.authority
+                .as_ref()
+                .map(|a| a.value().to_vec())
+                .unwrap_or_default()
         } else {
             std::mem::take(&mut self.path)
         };
@@ -133,16 +177,18 @@ impl RequestBuilder {
             String::from_utf8(target),
         );
         let not_text = method.is_err() || uri.is_err();
-        let mut headers = Vec::with_capacity(self.fields.len() + 3);
-        if let Some(authority) = &self.authority {
+        let mut headers = std::mem::take(&mut self.fields);
+        if let Some(mut host) = self.authority.take() {
             // `:authority` without the scheme's default port, as haproxy
             // 2.6 normalises it (`http` and `hostname:80` are `hostname`).
             let normal = (!connect)
-                .then(|| weir_proto::h1::normalized_authority(&self.scheme, authority))
+                .then(|| weir_proto::h1::normalized_authority(self.scheme.name(), host.value()))
                 .flatten();
-            headers.push(Header::new("host", normal.as_deref().unwrap_or(authority)));
+            if let Some(normal) = normal {
+                host.set_value(&normal);
+            }
+            headers.insert(0, host);
         }
-        headers.append(&mut self.fields);
         if !self.cookies.is_empty() {
             headers.push(Header::new("cookie", &self.cookies));
         }
