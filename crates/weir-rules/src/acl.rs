@@ -117,8 +117,7 @@ impl Acl {
         let mut files: Vec<String> = Vec::new();
         let mut i = 1;
         let mut flags_done = false;
-        while i < words.len() {
-            let w = &words[i];
+        while let Some(w) = words.get(i) {
             if !flags_done && w.starts_with('-') && w.len() > 1 {
                 match w.as_str() {
                     "-i" => icase = true,
@@ -262,10 +261,10 @@ impl Cond {
         let mut groups: Vec<Vec<Term>> = vec![Vec::new()];
         let mut i = 1;
         if words.len() < 2 {
-            return Err(format!("missing condition after '{}'", words[0]));
+            let keyword = if unless { "unless" } else { "if" };
+            return Err(format!("missing condition after '{keyword}'"));
         }
-        while i < words.len() {
-            let w = words[i].as_str();
+        while let Some(w) = words.get(i).map(String::as_str) {
             if w == "||" || w == "or" {
                 if groups.last().is_some_and(Vec::is_empty) {
                     return Err("'||' without a condition before it".into());
@@ -289,11 +288,12 @@ impl Cond {
                 None => (false, w),
             };
             let term = if w == "{" {
-                let end = words[i..]
+                let rest = words.get(i..).unwrap_or_default();
+                let end = rest
                     .iter()
                     .position(|x| x == "}")
                     .ok_or("missing '}' closing an anonymous ACL")?;
-                let inner = &words[i + 1..i + end];
+                let inner = rest.get(1..end).unwrap_or_default();
                 i += end;
                 let acl = Acl::parse(inner, load)?;
                 Term {
@@ -341,7 +341,7 @@ impl Cond {
 /// condition words (empty without one).
 pub fn split_cond(words: &[String]) -> (&[String], &[String]) {
     match words.iter().position(|w| w == "if" || w == "unless") {
-        Some(i) => (&words[..i], &words[i..]),
+        Some(i) => words.split_at_checked(i).unwrap_or((words, &[])),
         None => (words, &[]),
     }
 }

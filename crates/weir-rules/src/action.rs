@@ -252,30 +252,24 @@ pub(crate) fn var_name(w: &str, action: &str) -> Result<String, String> {
     Ok(v.name)
 }
 
-pub(crate) fn exactly<'a>(
+/// The `N` arguments of `what`, or why there are not `N`.
+pub(crate) fn exactly<'a, const N: usize>(
     args: &'a [String],
-    n: usize,
     what: &str,
-) -> Result<&'a [String], String> {
-    if args.len() == n {
-        Ok(args)
-    } else {
-        Err(format!(
-            "'{what}' expects {n} argument(s), got {}",
-            args.len()
-        ))
-    }
+) -> Result<&'a [String; N], String> {
+    args.try_into()
+        .map_err(|_| format!("'{what}' expects {N} argument(s), got {}", args.len()))
 }
 
 fn header_op(name: &str, args: &[String], load: Loader<'_>) -> Result<Option<HeaderOp>, String> {
     Ok(Some(match name {
         "set-header" | "add-header" => {
-            let a = exactly(args, 2, name)?;
-            let f = Fmt::parse(&a[1], load)?;
+            let [field, value] = exactly(args, name)?;
+            let f = Fmt::parse(value, load)?;
             if name == "set-header" {
-                HeaderOp::Set(a[0].clone(), f)
+                HeaderOp::Set(field.clone(), f)
             } else {
-                HeaderOp::Add(a[0].clone(), f)
+                HeaderOp::Add(field.clone(), f)
             }
         }
         "del-header" => HeaderOp::Del(match args {
@@ -301,13 +295,13 @@ fn header_op(name: &str, args: &[String], load: Loader<'_>) -> Result<Option<Hea
             _ => return Err("'del-header' expects '<name> [-m <method>]'".into()),
         }),
         "replace-header" | "replace-value" => {
-            let a = exactly(args, 3, name)?;
-            let re = crate::matching::regex(&format!("^(?:{})$", a[1]), false)
+            let [field, pattern, with] = exactly(args, name)?;
+            let re = crate::matching::regex(&format!("^(?:{pattern})$"), false)
                 .map_err(|e| format!("'{name}': {e}"))?;
             HeaderOp::Replace {
-                name: a[0].clone(),
+                name: field.clone(),
                 re,
-                with: Fmt::parse(&a[2], load)?,
+                with: Fmt::parse(with, load)?,
                 each_value: name == "replace-value",
             }
         }
@@ -467,12 +461,12 @@ fn parse_replace(
     args: &[String],
     load: Loader<'_>,
 ) -> Result<ReqAction, String> {
-    let a = exactly(args, 2, name)?;
-    let re = crate::matching::regex(&a[0], false).map_err(|e| format!("'{name}': {e}"))?;
+    let [pattern, with] = exactly(args, name)?;
+    let re = crate::matching::regex(pattern, false).map_err(|e| format!("'{name}': {e}"))?;
     Ok(ReqAction::Replace {
         part,
         re,
-        with: Fmt::parse(&a[1], load)?,
+        with: Fmt::parse(with, load)?,
     })
 }
 
@@ -551,9 +545,12 @@ pub fn parse_request_rule(
     load: Loader<'_>,
 ) -> Result<Rule<ReqAction>, String> {
     let (act, c) = split_cond(words);
-    let name = act.first().ok_or("expects an action")?.as_str();
-    let args = &act[1..];
-    let one = |what: &str| -> Result<Fmt, String> { Fmt::parse(&exactly(args, 1, what)?[0], load) };
+    let (name, args) = act.split_first().ok_or("expects an action")?;
+    let name = name.as_str();
+    let one = |what: &str| -> Result<Fmt, String> {
+        let [arg] = exactly(args, what)?;
+        Fmt::parse(arg, load)
+    };
     let action = if let Some(h) = header_op(name, args, load)? {
         ReqAction::Header(h)
     } else if let Some(set) = crate::vars::parse_set(name, args, load) {
@@ -567,7 +564,7 @@ pub fn parse_request_rule(
                 ReqAction::Deny { status, answer }
             }
             "reject" => {
-                exactly(args, 0, name)?;
+                exactly::<0>(args, name)?;
                 ReqAction::Reject
             }
             "replace-path" => parse_replace(UriPart::Path, name, args, load)?,
@@ -580,8 +577,8 @@ pub fn parse_request_rule(
                     "set-src-port" => crate::tcp::AddrPart::SrcPort,
                     _ => crate::tcp::AddrPart::DstPort,
                 };
-                let e = exactly(args, 1, name)?;
-                ReqAction::SetAddr(part, Expr::parse(&e[0], load)?)
+                let [e] = exactly(args, name)?;
+                ReqAction::SetAddr(part, Expr::parse(e, load)?)
             }
             "tarpit" => ReqAction::Tarpit {
                 status: deny_status(args, 500)?,
@@ -594,7 +591,7 @@ pub fn parse_request_rule(
             "set-uri" => ReqAction::SetUri(one(name)?),
             "set-method" => ReqAction::SetMethod(one(name)?),
             "set-log-level" => {
-                exactly(args, 1, name)?;
+                exactly::<1>(args, name)?;
                 ReqAction::SetLogLevel
             }
             "wait-for-body" => wait_for_body(args)?,
@@ -658,8 +655,8 @@ pub fn parse_response_rule(
     load: Loader<'_>,
 ) -> Result<Rule<ResAction>, String> {
     let (act, c) = split_cond(words);
-    let name = act.first().ok_or("expects an action")?.as_str();
-    let args = &act[1..];
+    let (name, args) = act.split_first().ok_or("expects an action")?;
+    let name = name.as_str();
     let action = if let Some(h) = header_op(name, args, load)? {
         ResAction::Header(h)
     } else if let Some(set) = crate::vars::parse_set(name, args, load) {
@@ -675,7 +672,7 @@ pub fn parse_response_rule(
             "return" => ResAction::Return(parse_return(args, load)?),
             "set-status" => {
                 let s = status(args.first(), "set-status")?;
-                let reason = match &args[1..] {
+                let reason = match args.get(1..).unwrap_or_default() {
                     [] => None,
                     [k, v] if k == "reason" => Some(v.clone()),
                     o => return Err(format!("'set-status': unexpected '{}'", o.join(" "))),
@@ -683,7 +680,7 @@ pub fn parse_response_rule(
                 ResAction::SetStatus { status: s, reason }
             }
             "set-log-level" => {
-                exactly(args, 1, name)?;
+                exactly::<1>(args, name)?;
                 ResAction::SetLogLevel
             }
             n if n.starts_with("unset-var(") => ResAction::UnsetVar(var_name(n, "unset-var")?),

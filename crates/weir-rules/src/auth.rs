@@ -85,7 +85,7 @@ impl Userlist {
             .clone();
         let mut secret = None;
         let mut list = Vec::new();
-        let mut it = words[1..].iter();
+        let mut it = words.iter().skip(1);
         while let Some(w) = it.next() {
             let v = it
                 .next()

@@ -487,11 +487,10 @@ pub fn int_cast(v: &Sample) -> Option<i64> {
         Sample::Bool(b) => Some(i64::from(*b)),
         Sample::Ip(std::net::IpAddr::V4(a)) => Some(i64::from(u32::from(*a))),
         Sample::Ip(_) => None,
-        Sample::Str(s) if s.is_empty() => None,
         Sample::Str(s) => {
-            let (neg, digits) = match s[0] {
-                b'-' => (true, &s[1..]),
-                b'+' => (false, &s[1..]),
+            let (neg, digits) = match s.split_first()? {
+                (b'-', rest) => (true, rest),
+                (b'+', rest) => (false, rest),
                 _ => (false, &s[..]),
             };
             let n = digits
@@ -510,27 +509,27 @@ pub fn int_cast(v: &Sample) -> Option<i64> {
 /// `\uXXXX`. `None` when the decoder fails.
 fn json(b: &[u8], input: JsonInput) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
+    let mut rest = b;
+    while let Some((&c, after)) = rest.split_first() {
         if c < 0x80 || input == JsonInput::Ascii {
             json_char(&mut out, u32::from(c));
-            i += 1;
+            rest = after;
             continue;
         }
         let JsonInput::Utf8 { permissive, silent } = input else {
             return None;
         };
-        match utf8_at(&b[i..], permissive) {
+        let skip = |n: usize| rest.get(n..).unwrap_or_default();
+        rest = match utf8_at(rest, permissive) {
             Ok((cp, n)) if cp <= 0xffff => {
                 json_char(&mut out, cp);
-                i += n;
+                skip(n)
             }
             Ok(_) if !silent => return None,
-            Ok((_, n)) => i += n,
-            Err(n) if silent => i += n,
+            Ok((_, n)) => skip(n),
+            Err(n) if silent => skip(n),
             Err(_) => return None,
-        }
+        };
     }
     Some(out)
 }
@@ -554,7 +553,7 @@ fn json_char(out: &mut Vec<u8>, c: u32) {
 /// length, or the number of bytes to skip when it is bad (an overlong
 /// form is accepted when `permissive`).
 fn utf8_at(b: &[u8], permissive: bool) -> Result<(u32, usize), usize> {
-    let c = b[0];
+    let &c = b.first().ok_or(1usize)?;
     let (len, init) = match c {
         0xc0..=0xdf => (2, u32::from(c & 0x1f)),
         0xe0..=0xef => (3, u32::from(c & 0x0f)),
@@ -568,7 +567,11 @@ fn utf8_at(b: &[u8], permissive: bool) -> Result<(u32, usize), usize> {
             _ => return Err(k),
         }
     }
-    let min = [0, 0, 0x80, 0x800, 0x10000][len];
+    let min = match len {
+        2 => 0x80,
+        3 => 0x800,
+        _ => 0x10000,
+    };
     if cp < min && !permissive {
         return Err(len);
     }

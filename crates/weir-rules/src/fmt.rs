@@ -29,9 +29,9 @@ impl Fmt {
         let mut lit = Vec::new();
         let b = text.as_bytes();
         let mut i = 0;
-        while i < b.len() {
-            if b[i] != b'%' {
-                lit.push(b[i]);
+        while let Some(&c) = b.get(i) {
+            if c != b'%' {
+                lit.push(c);
                 i += 1;
                 continue;
             }
@@ -60,7 +60,7 @@ impl Fmt {
                 continue;
             }
             let start = j;
-            while j < b.len() && b[j].is_ascii_alphanumeric() {
+            while b.get(j).is_some_and(u8::is_ascii_alphanumeric) {
                 j += 1;
             }
             let name = &text[start..j];

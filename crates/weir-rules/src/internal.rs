@@ -127,8 +127,11 @@ fn unhex(h: &str) -> Result<Vec<u8>, String> {
         return Err("fetch method 'bin' expects an even number of hexadecimal digits".into());
     }
     b.chunks(2)
-        .map(|p| match (digit(p[0]), digit(p[1])) {
-            (Some(x), Some(y)) => Ok((x * 16 + y) as u8),
+        .map(|p| match p {
+            &[x, y] => match (digit(x), digit(y)) {
+                (Some(x), Some(y)) => Ok((x * 16 + y) as u8),
+                _ => Err(format!("fetch method 'bin': '{h}' is not hexadecimal")),
+            },
             _ => Err(format!("fetch method 'bin': '{h}' is not hexadecimal")),
         })
         .collect()

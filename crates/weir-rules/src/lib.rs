@@ -2,7 +2,10 @@
 //! language: parsed once from configuration words, evaluated per request
 //! against a context the runtime provides. Pure: no I/O, no clock.
 // Network input never panics: no unwrap or expect outside tests.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 #![forbid(unsafe_code)]
 
 pub mod acl;

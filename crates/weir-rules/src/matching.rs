@@ -158,11 +158,14 @@ fn delimited(sample: &[u8], pat: &[u8], delims: &[u8], icase: bool) -> bool {
         return false;
     }
     let n = pat.len();
+    let bounded =
+        |at: Option<usize>| at.is_none_or(|k| sample.get(k).is_none_or(|c| delims.contains(c)));
     (0..sample.len()).any(|i| {
-        i + n <= sample.len()
-            && (i == 0 || delims.contains(&sample[i - 1]))
-            && (i + n == sample.len() || delims.contains(&sample[i + n]))
-            && eq(&sample[i..i + n], pat, icase)
+        sample
+            .get(i..i + n)
+            .is_some_and(|part| eq(part, pat, icase))
+            && bounded(i.checked_sub(1))
+            && bounded(Some(i + n))
     })
 }
 
@@ -182,8 +185,12 @@ pub fn matches(method: Method, icase: bool, sample: &Sample, pat: &Pattern) -> b
             let s = sample.to_bytes();
             match m {
                 Method::Str => eq(&s, p, icase),
-                Method::Beg => s.len() >= p.len() && eq(&s[..p.len()], p, icase),
-                Method::End => s.len() >= p.len() && eq(&s[s.len() - p.len()..], p, icase),
+                Method::Beg => s.get(..p.len()).is_some_and(|b| eq(b, p, icase)),
+                Method::End => s
+                    .len()
+                    .checked_sub(p.len())
+                    .and_then(|at| s.get(at..))
+                    .is_some_and(|e| eq(e, p, icase)),
                 Method::Sub => p.is_empty() || s.windows(p.len()).any(|w| eq(w, p, icase)),
                 Method::Dir => delimited(&s, p, b"/?", icase),
                 Method::Dom => delimited(&s, p, b"/?.:", icase),
@@ -294,8 +301,8 @@ pub fn compile(method: Method, word: &str, icase: bool) -> Result<Pattern, Strin
 pub fn backrefs(w: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(w.len() + 4);
     let mut i = 0;
-    while i < w.len() {
-        match (w[i], w.get(i + 1)) {
+    while let Some(&c) = w.get(i) {
+        match (c, w.get(i + 1)) {
             (b'\\', Some(d)) if d.is_ascii_digit() => {
                 out.extend_from_slice(b"${");
                 out.push(*d);

@@ -25,17 +25,18 @@ pub enum Normalizer {
 impl Normalizer {
     /// Parses `<normalizer> [option]`.
     pub fn parse(args: &[String]) -> Result<Normalizer, String> {
+        let which = args.first().map(String::as_str).unwrap_or_default();
         let opt = |o: &str| -> Result<bool, String> {
             match args.get(1).map(String::as_str) {
                 None => Ok(false),
                 Some(x) if x == o && args.len() == 2 => Ok(true),
-                Some(x) => Err(format!("'normalize-uri {}': unexpected '{x}'", args[0])),
+                Some(x) => Err(format!("'normalize-uri {which}': unexpected '{x}'")),
             }
         };
         let none = |n: Normalizer| -> Result<Normalizer, String> {
             match args.get(1) {
                 None => Ok(n),
-                Some(x) => Err(format!("'normalize-uri {}': unexpected '{x}'", args[0])),
+                Some(x) => Err(format!("'normalize-uri {which}': unexpected '{x}'")),
             }
         };
         match args.first().map(String::as_str) {
@@ -139,34 +140,32 @@ fn hex(b: u8) -> Option<u8> {
 fn percent(path: &str, strict: bool, decode: bool) -> Option<String> {
     let b = path.as_bytes();
     let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'%' {
-            out.push(b[i]);
-            i += 1;
+    let mut rest = b;
+    while let Some((&c, after)) = rest.split_first() {
+        if c != b'%' {
+            out.push(c);
+            rest = after;
             continue;
         }
-        match (
-            b.get(i + 1).copied().and_then(hex),
-            b.get(i + 2).copied().and_then(hex),
-        ) {
-            (Some(h), Some(l)) => {
-                let c = h * 16 + l;
+        let digits = match after {
+            &[x, y, ..] => hex(x).zip(hex(y)).map(|(h, l)| (h * 16 + l, x, y)),
+            _ => None,
+        };
+        match digits {
+            Some((c, x, y)) => {
                 if decode && (c.is_ascii_alphanumeric() || b"-._~".contains(&c)) {
                     out.push(c);
                 } else if decode {
-                    out.extend_from_slice(&b[i..i + 3]);
+                    out.extend_from_slice(&[b'%', x, y]);
                 } else {
-                    out.push(b'%');
-                    out.push(b[i + 1].to_ascii_uppercase());
-                    out.push(b[i + 2].to_ascii_uppercase());
+                    out.extend_from_slice(&[b'%', x.to_ascii_uppercase(), y.to_ascii_uppercase()]);
                 }
-                i += 3;
+                rest = after.get(2..).unwrap_or_default();
             }
-            _ if strict => return None,
-            _ => {
+            None if strict => return None,
+            None => {
                 out.push(b'%');
-                i += 1;
+                rest = after;
             }
         }
     }

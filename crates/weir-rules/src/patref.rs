@@ -271,14 +271,13 @@ impl<T: Send + Sync + 'static> Compiled<T> {
             if c.len() <= self.slot {
                 c.resize_with(self.slot + 1, || None);
             }
-            let fresh = matches!(&c[self.slot], Some((g, _)) if *g == gen);
-            if !fresh {
-                c[self.slot] = Some((gen, self.latest(gen)));
+            let Some(entry) = c.get_mut(self.slot) else {
+                return f(&self.latest_typed(gen));
+            };
+            if !matches!(entry, Some((g, _)) if *g == gen) {
+                *entry = Some((gen, self.latest(gen)));
             }
-            match c[self.slot]
-                .as_ref()
-                .and_then(|(_, t)| t.downcast_ref::<T>())
-            {
+            match entry.as_ref().and_then(|(_, t)| t.downcast_ref::<T>()) {
                 Some(t) => f(t),
                 None => f(&self.latest_typed(gen)),
             }

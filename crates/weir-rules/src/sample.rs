@@ -522,8 +522,9 @@ impl Expr {
     /// Parses `fetch[,conv…]`.
     pub fn parse(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Result<Expr, String> {
         let parts = split_top(s);
-        let fetch = parse_fetch(parts[0].trim())?;
-        let convs = parts[1..]
+        let (fetch, convs) = parts.split_first().ok_or("missing sample fetch")?;
+        let fetch = parse_fetch(fetch.trim())?;
+        let convs = convs
             .iter()
             .map(|c| parse_conv(c.trim(), load))
             .collect::<Result<_, _>>()?;
@@ -580,11 +581,11 @@ fn pick_occ(mut vals: Vec<&[u8]>, occ: Option<i64>, all: bool) -> Vec<Sample> {
         Some(n) => {
             let len = vals.len() as i64;
             let i = if n > 0 { n - 1 } else { len + n };
-            if (0..len).contains(&i) {
-                vec![Sample::Str(vals[i as usize].to_vec())]
-            } else {
-                Vec::new()
-            }
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| vals.get(i))
+                .map(|v| vec![Sample::Str(v.to_vec())])
+                .unwrap_or_default()
         }
     }
 }
@@ -609,7 +610,10 @@ pub(crate) fn cookies(hs: &[(&str, &[u8])], name: Option<&str>) -> Vec<Sample> {
         for part in v.split(|&b| b == b';') {
             let part = part.trim_ascii();
             let (k, val) = match part.iter().position(|&b| b == b'=') {
-                Some(i) => (&part[..i], &part[i + 1..]),
+                Some(i) => (
+                    part.get(..i).unwrap_or_default(),
+                    part.get(i + 1..).unwrap_or_default(),
+                ),
                 None => (part, &b""[..]),
             };
             if name.is_none_or(|w| k == w.as_bytes()) {
@@ -793,12 +797,12 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len().div_ceil(3) * 4);
     for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
+        let byte = |k: usize| u32::from(c.get(k).copied().unwrap_or(0));
+        let n = (byte(0) << 16) | (byte(1) << 8) | byte(2);
         for i in 0..4 {
             if i <= c.len() {
-                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize]);
+                // Six bits: always an index of the table.
+                out.extend(B64.get(((n >> (18 - 6 * i)) & 63) as usize));
             } else {
                 out.push(b'=');
             }
@@ -828,8 +832,8 @@ fn url_dec(b: &[u8], in_form: bool) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(b.len());
     let mut in_query = in_form;
     let mut i = 0;
-    while i < b.len() {
-        match b[i] {
+    while let Some(&c) = b.get(i) {
+        match c {
             b'%' => {
                 let h = b.get(i + 1..i + 3)?;
                 if !h.iter().all(u8::is_ascii_hexdigit) {
@@ -876,7 +880,9 @@ fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Opt
         return None;
     }
     let last = (first + count.max(1) as i64).min(len) - 1;
-    Some(b[spans[first as usize].0..spans[last as usize].1].to_vec())
+    let (start, _) = spans.get(usize::try_from(first).ok()?)?;
+    let (_, end) = spans.get(usize::try_from(last).ok()?)?;
+    b.get(*start..*end).map(<[u8]>::to_vec)
 }
 
 fn mask(ip: IpAddr, v4: u32, v6: u128) -> IpAddr {
@@ -975,7 +981,7 @@ fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             let b = bytes();
             let start = (*offset).min(b.len());
             let end = len.map_or(b.len(), |l| (start + l).min(b.len()));
-            Sample::Str(b[start..end].to_vec())
+            Sample::Str(b.get(start..end).unwrap_or_default().to_vec())
         }
         Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
         Conv::Hash(h) => h.apply(&bytes()),
@@ -992,7 +998,7 @@ fn trim_ows(v: &[u8]) -> &[u8] {
     let start = v.iter().position(|&b| b != b' ' && b != b'\t');
     let end = v.iter().rposition(|&b| b != b' ' && b != b'\t');
     match (start, end) {
-        (Some(a), Some(z)) => &v[a..=z],
+        (Some(a), Some(z)) => v.get(a..=z).unwrap_or_default(),
         _ => &[],
     }
 }

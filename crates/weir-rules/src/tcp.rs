@@ -112,10 +112,12 @@ pub fn parse_tcp_rule(
 ) -> Result<Rule<TcpAction>, String> {
     let kw = set.keyword();
     let (act, c) = split_cond(words);
-    let name = act.first().ok_or("expects an action")?.as_str();
-    let args = &act[1..];
-    let expr =
-        |what: &str| -> Result<Expr, String> { Expr::parse(&exactly(args, 1, what)?[0], load) };
+    let (name, args) = act.split_first().ok_or("expects an action")?;
+    let name = name.as_str();
+    let expr = |what: &str| -> Result<Expr, String> {
+        let [arg] = exactly(args, what)?;
+        Expr::parse(arg, load)
+    };
     let action = match name {
         "accept" => TcpAction::Accept,
         "reject" => TcpAction::Reject,
@@ -126,7 +128,7 @@ pub fn parse_tcp_rule(
             _ => return Err("'expect-proxy' expects 'layer4'".into()),
         },
         "set-log-level" => {
-            exactly(args, 1, name)?;
+            exactly::<1>(args, name)?;
             TcpAction::SetLogLevel
         }
         "set-src" => TcpAction::SetAddr(AddrPart::Src, expr(name)?),
