@@ -55,8 +55,8 @@ const STATICS: &[(&str, &str, &str)] = &[
     ),
     (
         "sessions.rs",
-        "KILL",
-        "wakes the thread's sessions on shutdown session",
+        "WATCHERS",
+        "the thread's sessions watching for a kill (shutdown session, hard stop)",
     ),
     (
         "sessions.rs",

@@ -140,6 +140,11 @@ pub struct State {
 }
 
 impl State {
+    /// Whether any stream is open (its task may still answer).
+    pub fn busy(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
     fn slot(&mut self, id: u32) -> Option<&mut Slot> {
         self.slots.iter_mut().find(|s| s.id == id)
     }

@@ -157,7 +157,20 @@ pub async fn serve_stream(
     ss.decoded = Some(decoded);
     ss.wire = wire;
     ss.vars = vars;
-    run(ss, crate::clock::now()).await;
+    // One turn, awaited in place: the stream's task boxes this future once
+    // (the keep-alive loop of `run` would box each turn again).
+    let idle_since = crate::clock::now();
+    let head_timeout = timeouts(&ss).0;
+    let turn = Turn {
+        wait_deadline: head_timeout.map(|t| idle_since + t),
+        head_timeout,
+        first: true,
+        idle_since,
+    };
+    ss.turn(turn).await;
+    if let Some(h) = ss.held.take() {
+        park(sh, *h);
+    }
 }
 
 impl<'a> Session<'a> {
