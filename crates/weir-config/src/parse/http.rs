@@ -317,8 +317,25 @@ pub(super) fn retry_on(args: &[String]) -> Result<Vec<RetryOn>, String> {
     Ok(out)
 }
 
-/// Applies `errorfiles <name> [codes]` once every `http-errors` section is
-/// known; an unknown name is an error at the proxy's line.
+/// The pages of an `http-errors` section (those of `codes`, or all)
+/// replacing a proxy's.
+pub(super) fn apply_errorfiles(
+    errorfiles: &mut crate::model::ErrorPages,
+    pages: &crate::model::ErrorPages,
+    codes: &[u16],
+) {
+    for (code, body) in pages {
+        if codes.is_empty() || codes.contains(code) {
+            errorfiles.retain(|(c, _)| c != code);
+            errorfiles.push((*code, body.clone()));
+        }
+    }
+}
+
+/// Applies `errorfiles <name> [codes]` naming a section defined further
+/// down, once every `http-errors` section is known (where the order of a
+/// proxy's error pages is no longer known, its own `errorfile` wins); an
+/// unknown name is an error at the proxy's line.
 pub(super) fn resolve_errorfiles(
     cfg: &mut crate::model::Config,
     sections: &std::collections::HashMap<String, crate::model::ErrorPages>,

@@ -729,7 +729,7 @@ fn timeouts_and_modes(
 /// The proxy keywords of one family: `forwardfor`, error pages, `option
 /// redispatch`; `Ok(false)` for another family's keyword.
 fn errors_and_forwarding(
-    _st: &mut State<'_>,
+    st: &mut State<'_>,
     p: &mut Proxy,
     name: &str,
     args: &[String],
@@ -755,9 +755,17 @@ fn errors_and_forwarding(
                         .ok_or_else(|| format!("status code '{c}' cannot be overridden"))
                 })
                 .collect::<Result<Vec<u16>, String>>()?;
-            p.http
-                .errorfiles_refs
-                .push((name.clone(), codes, loc.clone()));
+            match st.http_errors.get(name) {
+                // A section defined above applies here, in order: a later
+                // `errorfile` or `errorfiles` replaces its pages, and it
+                // replaces earlier ones, inherited or not (as haproxy 2.6).
+                Some(pages) => super::http::apply_errorfiles(&mut p.http.errorfiles, pages, &codes),
+                // One defined below is applied once every section is read.
+                None => p
+                    .http
+                    .errorfiles_refs
+                    .push((name.clone(), codes, loc.clone())),
+            }
         }
         "http-error" => {
             let (code, bytes) = super::http::http_error(args)?;

@@ -940,3 +940,59 @@ fn errorloc_pages_redirect() {
         "{e:?}"
     );
 }
+
+#[test]
+fn error_pages_apply_in_order_inherited_first() {
+    let dir = std::env::temp_dir().join(format!("weir-errorfiles-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = |name: &str, code: u16| {
+        let f = dir.join(format!("{name}-{code}.http"));
+        std::fs::write(&f, format!("HTTP/1.1 {code} X\r\nx-from: {name}\r\n\r\n")).unwrap();
+        f.display().to_string()
+    };
+    let mut cfg = String::new();
+    for (section, codes) in [("one", &[400, 403, 500][..]), ("two", &[400, 403][..])] {
+        cfg += &format!("http-errors {section}\n");
+        for &c in codes {
+            cfg += &format!("  errorfile {c} {}\n", page(section, c));
+        }
+    }
+    cfg += &format!(
+        "defaults\n  mode http\n  errorfiles two\n  errorfile 400 {}\n",
+        page("own", 400)
+    );
+    cfg += "frontend a\n  bind :80\n  errorfiles one\n";
+    cfg += &format!(
+        "frontend b\n  bind :81\n  errorfile 500 {}\n  errorfiles one 500\n",
+        page("own", 500)
+    );
+    let c = ok(&cfg);
+    let from = |p: usize, code: u16| {
+        let (_, b) = c.proxies[p]
+            .http
+            .errorfiles
+            .iter()
+            .find(|(s, _)| *s == code)
+            .unwrap();
+        let text = String::from_utf8(b.to_vec()).unwrap();
+        text.split("x-from: ")
+            .nth(1)
+            .unwrap()
+            .split('\r')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    // a: its section replaces every inherited page it has.
+    assert_eq!(
+        [from(0, 400), from(0, 403), from(0, 500)],
+        ["one", "one", "one"]
+    );
+    // b: the later `errorfiles one 500` replaces its own earlier page; the
+    // inherited ones stay (`errorfile 400` after `errorfiles two`).
+    assert_eq!(
+        [from(1, 400), from(1, 403), from(1, 500)],
+        ["own", "two", "one"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
