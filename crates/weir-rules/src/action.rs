@@ -18,6 +18,27 @@ pub enum Body {
     /// `errorfile <file>`: a whole raw response, sent as it is (an empty
     /// one closes the connection without an answer).
     Raw(Vec<u8>),
+    /// `errorfiles <name>`: the page of that `http-errors` section for the
+    /// status, until the configuration resolves it ([`Return::resolve`]).
+    Section(String),
+}
+
+impl Return {
+    /// Replaces `errorfiles <name>` with the section's page for the status
+    /// (`page(name, status)`: `Err` for an unknown section, `None` when it
+    /// has none for this status: the proxy's pages answer then).
+    pub fn resolve(
+        &mut self,
+        page: impl Fn(&str, u16) -> Result<Option<Vec<u8>>, String>,
+    ) -> Result<(), String> {
+        if let Body::Section(name) = &self.body {
+            self.body = match page(name, self.status)? {
+                Some(raw) => Body::Raw(raw),
+                None => Body::ErrorPage(self.status),
+            };
+        }
+        Ok(())
+    }
 }
 
 /// `return status N [content-type T] [string S|lf-string S|file F|
@@ -174,6 +195,28 @@ pub enum ResAction {
     SetVar(VarSet, VarValue),
     UnsetVar(String),
     SetLogLevel,
+}
+
+impl ReqAction {
+    /// The answer it describes (`deny` with options, `return`).
+    pub fn answer_mut(&mut self) -> Option<&mut Return> {
+        match self {
+            ReqAction::Deny { answer, .. } => answer.as_mut(),
+            ReqAction::Return(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl ResAction {
+    /// As [`ReqAction::answer_mut`].
+    pub fn answer_mut(&mut self) -> Option<&mut Return> {
+        match self {
+            ResAction::Deny { answer, .. } => answer.as_mut(),
+            ResAction::Return(r) => Some(r),
+            _ => None,
+        }
+    }
 }
 
 /// The part of the request target a `replace-*` action rewrites.
@@ -354,6 +397,7 @@ fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
                 r.body = Body::Raw(raw);
             }
             "default-errorfiles" => r.body = Body::ErrorPage(0),
+            "errorfiles" => r.body = Body::Section(val()?),
             "hdr" => {
                 let n = val()?;
                 let v = val()?;

@@ -332,6 +332,21 @@ pub(super) fn apply_errorfiles(
     }
 }
 
+/// A rule's `errorfiles <name>`: the page of that section for the rule's
+/// status, or the proxy's when it has none. The section must be defined
+/// above the rule.
+pub(super) fn resolve_section(
+    st: &super::State<'_>,
+    answer: &mut weir_rules::Return,
+) -> Result<(), String> {
+    answer.resolve(|name, status| {
+        let pages = st.http_errors.get(name).ok_or_else(|| {
+            format!("'errorfiles {name}': no http-errors section '{name}' above this rule (weir needs it defined before its use)")
+        })?;
+        Ok(pages.iter().find(|(c, _)| *c == status).map(|(_, b)| b.to_vec()))
+    })
+}
+
 /// Applies `errorfiles <name> [codes]` naming a section defined further
 /// down, once every `http-errors` section is known (where the order of a
 /// proxy's error pages is no longer known, its own `errorfile` wins); an

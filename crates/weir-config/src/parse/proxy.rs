@@ -351,7 +351,7 @@ fn http_fields(
 /// The proxy keywords of one family: ACLs and the TCP and HTTP rule sets,
 /// `redirect`; `Ok(false)` for another family's keyword.
 fn rules(
-    _st: &mut State<'_>,
+    st: &mut State<'_>,
     p: &mut Proxy,
     name: &str,
     args: &[String],
@@ -380,6 +380,9 @@ fn rules(
                 weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
             };
             let mut r = r;
+            if let Some(answer) = r.action.answer_mut() {
+                super::http::resolve_section(st, answer)?;
+            }
             if let weir_rules::ReqAction::Capture { slot, len, id, .. } = &mut r.action {
                 // Slots in declaration order (with `tcp-request content
                 // capture` and `declare capture`), after the header ones.
@@ -415,10 +418,13 @@ fn rules(
         | "tcp-response inspect-delay" => super::tcp::apply(p, name, args)?,
         "http-response" | "http-after-response" => {
             anonymous_defaults(p)?;
-            let r = {
+            let mut r = {
                 let lookup = super::http::lookup(p);
                 weir_rules::parse_response_rule(args, &lookup, &super::http::load)?
             };
+            if let Some(answer) = r.action.answer_mut() {
+                super::http::resolve_section(st, answer)?;
+            }
             if name == "http-response" {
                 p.http_response.push(r);
             } else {

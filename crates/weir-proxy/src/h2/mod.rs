@@ -98,16 +98,6 @@ pub async fn serve(
     l.feed_pending();
     let mut stopping = sh.stopping.subscribe();
     let mut killing = sh.killing.subscribe();
-    // What the connection waits on, made once (a timer, two watches and
-    // a notification per event cost a timer-wheel entry and three locks):
-    // the timer is moved, the notification renewed once it fired.
-    let front = l.front.clone();
-    let mut armed = l.deadline(0, head_t, idle_t);
-    let timer = tokio::time::sleep_until(armed.unwrap_or_else(Instant::now));
-    let stop = stopping.wait_for(|s| *s);
-    let kill = killing.wait_for(|k| *k);
-    let kick = front.kick.notified();
-    tokio::pin!(timer, stop, kill, kick);
     loop {
         l.write(client);
         let unsent = !l.wbuf.is_empty() || client.has_pending();
@@ -117,7 +107,13 @@ pub async fn serve(
         let active = {
             let mut st = l.front.lock();
             st.drained(l.wbuf.len() - l.wat);
-            st.srv.active()
+            let active = st.srv.active();
+            if active == 0 && !unsent && st.srv.output().is_empty() {
+                // Idle: the buffers kept while streams ran go.
+                *st.srv.output() = Vec::new();
+                l.wbuf = Vec::new();
+            }
+            active
         };
         if active > 0 {
             l.since = crate::clock::now();
@@ -126,25 +122,15 @@ pub async fn serve(
             break;
         }
         let deadline = l.deadline(active, head_t, idle_t);
-        if deadline != armed {
-            armed = deadline;
-            if let Some(t) = armed {
-                timer.as_mut().reset(t);
-            }
-        }
         let reading = !l.ended && l.wbuf.len() - l.wat < MAX_UNSENT;
         let ev = tokio::select! {
             r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if reading => Ev::Read(r.is_ok()),
             r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
-            _ = &mut kick => Ev::Kick,
-            _ = &mut timer, if armed.is_some() => Ev::Close,
-            // Polled until it fires: `closing` is set then.
-            _ = &mut stop, if !l.closing => Ev::Stop,
-            _ = &mut kill => Ev::Kill,
+            _ = l.front.kick.notified() => Ev::Kick,
+            _ = sleep_until(deadline) => Ev::Close,
+            _ = stopping.wait_for(|s| *s), if !l.closing => Ev::Stop,
+            _ = killing.wait_for(|k| *k) => Ev::Kill,
         };
-        if matches!(ev, Ev::Kick) {
-            kick.set(front.kick.notified());
-        }
         match ev {
             Ev::Read(false) | Ev::Write(false) => break,
             Ev::Read(true) => l.read(client),
@@ -429,6 +415,13 @@ async fn linger(client: &Conn) {
         }
     })
     .await;
+}
+
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What one stream's task needs.

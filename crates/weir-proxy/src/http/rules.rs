@@ -467,7 +467,8 @@ pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
         Body::None => Vec::new(),
         Body::Static(b) => b.clone(),
         Body::Fmt(f) => f.render(ctx),
-        Body::ErrorPage(s) => return errors::response(px, *s, false),
+        // A section the configuration did not resolve: the proxy's page.
+        Body::ErrorPage(_) | Body::Section(_) => return errors::response(px, r.status, false),
         Body::Raw(b) => return b.clone(),
     };
     let ctype = r.content_type.as_deref().filter(|_| !body.is_empty());

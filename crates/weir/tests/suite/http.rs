@@ -433,7 +433,7 @@ fn http_errors_sections_and_http_error() {
     let cfg = format!(
         "http-errors site\n    errorfile 503 {}\n\
          defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         frontend fe\n    bind 127.0.0.1:{port}\n    http-error status 403 content-type text/plain string nope hdr X-Why rules\n    http-request deny if {{ path /deny }}\n    default_backend be\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    http-error status 403 content-type text/plain string nope hdr X-Why rules\n    http-request deny if {{ path /deny }}\n    http-request deny deny_status 503 errorfiles site if {{ path /section }}\n    http-request return status 404 errorfiles site if {{ path /fallback }}\n    default_backend be\n\
          backend be\n    retries 0\n    errorfiles site 503\n    server s 127.0.0.1:{dead}\n",
         f.display()
     );
@@ -444,6 +444,18 @@ fn http_errors_sections_and_http_error() {
     assert_eq!(
         (r.status, r.text().as_str(), r.header("x-why")),
         (403, "nope", Some("rules"))
+    );
+    // A rule's `errorfiles`: the section's page for its status, or the
+    // proxy's when the section has none.
+    let r = Client::connect(port).get("/section");
+    assert_eq!((r.status, r.text().as_str()), (503, "busy"));
+    assert_eq!(Client::connect(port).get("/fallback").status, 404);
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\nfrontend fe\n    bind :80\n    http-request deny errorfiles later\n",
+    );
+    assert!(
+        code != 0 && err.contains(":5]") && err.contains("no http-errors section 'later'"),
+        "{err}"
     );
     let bad = format!(
         "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
