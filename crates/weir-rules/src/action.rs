@@ -188,10 +188,18 @@ pub enum Service {
 #[derive(Debug, Clone)]
 pub enum ResAction {
     Allow,
-    Deny { status: u16, answer: Option<Return> },
+    Deny {
+        status: u16,
+        answer: Option<Return>,
+    },
     Return(Return),
+    /// `redirect …`: the server's response is replaced by the redirect.
+    Redirect(Redirect),
     Header(HeaderOp),
-    SetStatus { status: u16, reason: Option<String> },
+    SetStatus {
+        status: u16,
+        reason: Option<String>,
+    },
     SetVar(VarSet, VarValue),
     UnsetVar(String),
     SetLogLevel,
@@ -714,6 +722,7 @@ pub fn parse_response_rule(
                 ResAction::Deny { status, answer }
             }
             "return" => ResAction::Return(parse_return(args, load)?),
+            "redirect" => ResAction::Redirect(parse_redirect(args, load)?),
             "set-status" => {
                 let s = status(args.first(), "set-status")?;
                 let reason = match args.get(1..).unwrap_or_default() {

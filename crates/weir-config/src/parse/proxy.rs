@@ -425,6 +425,11 @@ fn rules(
             if let Some(answer) = r.action.answer_mut() {
                 super::http::resolve_section(st, answer)?;
             }
+            if name == "http-after-response"
+                && matches!(r.action, weir_rules::ResAction::Redirect(_))
+            {
+                return Err("action 'redirect' is not supported by 'http-after-response' (haproxy 2.6 has none)".into());
+            }
             if name == "http-response" {
                 p.http_response.push(r);
             } else {

@@ -769,6 +769,18 @@ pub fn run_response(
                         keep: false,
                     })
                 }
+                ResAction::Redirect(r) => {
+                    // `ignore-empty` with an empty location: the next rule.
+                    let Some(bytes) = redirect_response(r, &ctx) else {
+                        continue;
+                    };
+                    return Some(Local {
+                        bytes,
+                        status: r.code,
+                        term: Term::NORMAL,
+                        keep: false,
+                    });
+                }
                 ResAction::Header(op) => header_edit(op, &ctx),
                 ResAction::SetStatus { status, reason } => Edit::Status(
                     *status,

@@ -248,7 +248,7 @@ fn request_rewrites_and_variables() {
 fn response_rules() {
     let (_w, port, _a, _b) = two_backends(
         "    http-response set-header X-Front 1\n    http-after-response add-header X-After done",
-        "    http-response del-header X-Server\n    http-response set-status 201 if { status 200 } { path /created }\n    http-response deny if { path /hide }",
+        "    http-response del-header X-Server\n    http-response set-status 201 if { status 200 } { path /created }\n    http-response deny if { path /hide }\n    http-response redirect location /moved/%[status] code 307 if { path /old }\n    http-response redirect location %[res.hdr(x-none)] ignore-empty if { path /plain }",
     );
     let mut c = Client::connect(port);
     let r = c.get("/created");
@@ -258,6 +258,11 @@ fn response_rules() {
     assert_eq!(r.header("x-server"), None);
     let r = c.get("/plain");
     assert_eq!(r.status, 200);
+    // A response redirect replaces the server's answer (its formats see
+    // the response); an empty location with ignore-empty redirects nothing.
+    let r = Client::connect(port).get("/old");
+    assert_eq!((r.status, r.header("location")), (307, Some("/moved/200")));
+    assert_eq!(r.header("x-after"), Some("done"));
     let r = c.get("/hide");
     assert_eq!(r.status, 502);
     assert!(c.closed());
