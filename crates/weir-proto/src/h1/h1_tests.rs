@@ -641,6 +641,7 @@ fn short_fields_are_kept_inline_long_ones_whole() {
     ] {
         let mut h = Header::new(name, value);
         assert_eq!((h.name(), h.value()), (name, value));
+        assert_eq!(h.name_bytes(), name.as_bytes());
         assert!(h.is(&name.to_ascii_uppercase()));
         assert_eq!(h, Header::new(name, value));
         assert_ne!(h, Header::new(name, b"other"));

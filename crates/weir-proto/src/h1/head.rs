@@ -89,6 +89,11 @@ impl Header {
         std::str::from_utf8(self.parts().0).unwrap_or_default()
     }
 
+    /// The name's bytes (no UTF-8 check: for writing it out).
+    pub fn name_bytes(&self) -> &[u8] {
+        self.parts().0
+    }
+
     /// Whether the name is `name`, without case.
     pub fn is(&self, name: &str) -> bool {
         self.parts().0.eq_ignore_ascii_case(name.as_bytes())
@@ -396,7 +401,7 @@ impl RequestParts {
         let fields: usize = self
             .headers
             .iter()
-            .map(|h| h.name().len() + 2 + h.value().len() + 2)
+            .map(|h| h.name_bytes().len() + 2 + h.value().len() + 2)
             .sum();
         line + fields + 2
     }
@@ -418,7 +423,7 @@ pub fn decoded_request_head(
         return Err(H1Error::BadRequest("invalid token"));
     }
     for h in parts.headers.iter_mut() {
-        if !framing::is_token(h.name().as_bytes()) {
+        if !framing::is_token(h.name_bytes()) {
             return Err(H1Error::BadRequest("invalid character in a header name"));
         }
         let v = h.value();

@@ -6,7 +6,7 @@ use super::{Header, RequestHead, RequestParts, ResponseHead};
 
 fn fields(out: &mut Vec<u8>, hs: &[Header]) {
     for h in hs {
-        out.extend_from_slice(h.name().as_bytes());
+        out.extend_from_slice(h.name_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(h.value());
         out.extend_from_slice(b"\r\n");

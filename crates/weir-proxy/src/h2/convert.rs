@@ -225,7 +225,7 @@ pub fn response_fields(head: &ResponseHead) -> impl Iterator<Item = (&[u8], &[u8
     head.headers
         .iter()
         .filter(|h| !CONNECTION_FIELDS.iter().any(|f| h.is(f)))
-        .map(|h| (h.name().as_bytes(), h.value()))
+        .map(|h| (h.name_bytes(), h.value()))
 }
 
 /// Chunked trailer lines (`name: value`) as HTTP/2 trailer fields, names
