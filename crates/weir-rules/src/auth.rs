@@ -131,7 +131,7 @@ pub fn basic_credentials(value: &[u8]) -> Option<(String, String)> {
     if !scheme.eq_ignore_ascii_case(b"basic") {
         return None;
     }
-    let decoded = crate::sample::b64dec(rest.trim_ascii())?;
+    let decoded = crate::strconv::b64dec(rest.trim_ascii())?;
     let text = String::from_utf8(decoded).ok()?;
     let (u, p) = text.split_once(':')?;
     Some((u.to_string(), p.to_string()))

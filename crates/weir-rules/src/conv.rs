@@ -216,7 +216,7 @@ fn hmac_conv(a: &[String]) -> Result<More, String> {
         Key::Var(key.clone())
     } else {
         Key::Const(
-            crate::sample::b64dec(key.as_bytes())
+            crate::strconv::b64dec(key.as_bytes())
                 .ok_or_else(|| format!("converter 'hmac': the key '{key}' is not base64"))?,
         )
     };
@@ -326,7 +326,7 @@ impl More {
             More::Hmac(a, key) => {
                 let key = match key {
                     Key::Const(k) => k.clone(),
-                    Key::Var(n) => crate::sample::b64dec(&ctx.var(n)?.to_bytes())?,
+                    Key::Var(n) => crate::strconv::b64dec(&ctx.var(n)?.to_bytes())?,
                 };
                 let k = hmac::Key::new(a.hmac(), &key);
                 Sample::Str(hmac::sign(&k, &v.to_bytes()).as_ref().to_vec())

@@ -20,6 +20,7 @@ pub mod matching;
 pub mod normalize;
 pub mod patref;
 pub mod sample;
+mod strconv;
 pub mod tcp;
 pub mod vars;
 
