@@ -230,12 +230,13 @@ impl Future for Killed<'_> {
         if let Some((_, i, r)) = me.slot {
             if r == round {
                 // No kill since it looked: only keep the waker current.
-                WATCHERS.with_borrow_mut(|w| {
-                    if let Some(Some(k)) = w.slots.get_mut(i) {
-                        if !k.will_wake(cx.waker()) {
-                            *k = cx.waker().clone();
-                        }
+                // (A replaced waker is dropped once the list is released:
+                // dropping one may end a task, and with it a watch.)
+                let _old = WATCHERS.with_borrow_mut(|w| match w.slots.get_mut(i) {
+                    Some(Some(k)) if !k.will_wake(cx.waker()) => {
+                        Some(std::mem::replace(k, cx.waker().clone()))
                     }
+                    _ => None,
                 });
                 return Poll::Pending;
             }
@@ -258,17 +259,19 @@ impl Drop for Killed<'_> {
         let Some((list, i, r)) = self.slot else {
             return;
         };
-        let _ = WATCHERS.try_with(|w| {
+        // The waker taken out is dropped after the list is released.
+        let _old = WATCHERS.try_with(|w| {
             if std::ptr::from_ref(w) as usize != list {
-                return;
+                return None;
             }
             let mut w = w.borrow_mut();
-            if w.round == r {
-                if let Some(s) = w.slots.get_mut(i) {
-                    *s = None;
-                    w.free.push(i);
-                }
+            if w.round != r {
+                return None;
             }
+            let slot = w.slots.get_mut(i)?;
+            let old = slot.take();
+            w.free.push(i);
+            old
         });
     }
 }
