@@ -379,8 +379,11 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["user"] => Lower(Level::User),
         ["operator"] => Lower(Level::Operator),
         ["show", "cli", "level"] => ShowCliLevel,
-        ["show", "info", ..] => ShowInfo(format_of(&words[2..])),
-        ["show", "stat", ..] => ShowStat(stat_filter(&words[2..])?, format_of(&words[2..])),
+        ["show", "info", ..] => ShowInfo(format_of(words.get(2..).unwrap_or_default())),
+        ["show", "stat", ..] => {
+            let rest = words.get(2..).unwrap_or_default();
+            ShowStat(stat_filter(rest)?, format_of(rest))
+        }
         ["show", "servers", "state"] => ShowServersState(None),
         ["show", "servers", "state", b] => ShowServersState(Some(b.to_string())),
         ["show", "backend"] => ShowBackend,
@@ -508,10 +511,10 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             crate::sess::parse_id(id).map_or(crate::sess::SessSel::List, crate::sess::SessSel::One),
         ),
         ["_getsocks"] => GetSocks,
-        ["get", k @ ("map" | "acl"), w, _, ..] => GetPattern {
+        ["get", k @ ("map" | "acl"), w, value @ ..] if !value.is_empty() => GetPattern {
             map: *k == "map",
             which: w.to_string(),
-            value: words[3..].join(" "),
+            value: value.join(" "),
         },
         ["get", "map" | "acl", ..] => {
             return Err(CliError::Usage("Missing map identifier and/or key.".into()))
@@ -538,10 +541,10 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
                 })
                 .collect(),
         },
-        ["add", "map", w, key, _, ..] => AddPattern {
+        ["add", "map", w, key, value @ ..] if !value.is_empty() => AddPattern {
             map: true,
             which: w.to_string(),
-            entries: vec![(key.to_string(), words[4..].join(" "))],
+            entries: vec![(key.to_string(), value.join(" "))],
         },
         ["add", "acl", w, key] => AddPattern {
             map: false,
@@ -561,10 +564,10 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["del", "map" | "acl", ..] => {
             return Err(CliError::Usage("'del' expects <file> <key>|#<ref>.".into()))
         }
-        ["set", "map", w, sel, _, ..] => SetPattern {
+        ["set", "map", w, sel, value @ ..] if !value.is_empty() => SetPattern {
             which: w.to_string(),
             sel: sel.to_string(),
-            value: words[4..].join(" "),
+            value: value.join(" "),
         },
         ["set", "map", ..] => {
             return Err(CliError::Usage(

@@ -42,18 +42,21 @@ fn push_escaped(out: &mut String, b: u8) {
 pub fn dump(bytes: &[u8]) -> String {
     let mut out = String::new();
     let mut start = 0;
-    while start < bytes.len() {
-        let end = bytes[start..]
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let len = rest
             .iter()
             .take(64)
             .position(|&b| b == b'\n')
-            .map_or((start + 64).min(bytes.len()), |p| start + p + 1);
+            .map_or(rest.len().min(64), |p| p + 1);
+        let (line, after) = rest.split_at(len);
         out.push_str(&format!("  {start:05}  "));
-        for &b in &bytes[start..end] {
+        for &b in line {
             push_escaped(&mut out, b);
         }
         out.push('\n');
-        start = end;
+        start += len;
+        rest = after;
     }
     out
 }

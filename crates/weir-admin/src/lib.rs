@@ -5,6 +5,7 @@
 //! no clock: weir-proxy feeds it live state and sends what it renders.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cli;
 pub mod errors;

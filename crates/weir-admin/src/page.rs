@@ -148,12 +148,12 @@ fn url_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
+    while let Some(&c) = b.get(i) {
         let hex = b
             .get(i + 1..i + 3)
             .and_then(|h| std::str::from_utf8(h).ok())
             .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
+        match (c, hex) {
             (b'+', _) => out.push(b' '),
             (b'%', Some(v)) => {
                 out.push(v);

@@ -161,8 +161,9 @@ impl Row {
 
     /// Sets column `col` (a name from [`COLUMNS`]; other names are ignored).
     pub fn set(&mut self, col: &str, v: impl ToString) -> &mut Row {
-        if let Some(i) = COLUMNS.iter().position(|c| *c == col) {
-            self.vals[i] = csv_field(&v.to_string());
+        let i = COLUMNS.iter().position(|c| *c == col);
+        if let Some(slot) = i.and_then(|i| self.vals.get_mut(i)) {
+            *slot = csv_field(&v.to_string());
         }
         self
     }
@@ -179,7 +180,7 @@ impl Row {
     /// The value of column `col`.
     pub fn get(&self, col: &str) -> Option<&str> {
         let i = COLUMNS.iter().position(|c| *c == col)?;
-        Some(&self.vals[i])
+        self.vals.get(i).map(String::as_str)
     }
 
     /// The CSV line, with the trailing comma HAProxy writes.

@@ -18,9 +18,13 @@ fn object(r: &Row) -> (char, &'static str, usize) {
 /// Tags and type of column `i` for object column `k` (1 F, 2 B, 3 S); a
 /// generic pair when HAProxy gives none.
 fn stat_meta(i: usize, k: usize, v: &str) -> (&'static str, &'static str) {
-    let m = STAT[i];
-    let tags = [m.1, m.2, m.3][k - 1];
-    match (tags, m.4) {
+    let (tags, ty) = match (STAT.get(i), k) {
+        (Some(m), 1) => (m.1, m.4),
+        (Some(m), 2) => (m.2, m.4),
+        (Some(m), _) => (m.3, m.4),
+        (None, _) => ("", ""),
+    };
+    match (tags, ty) {
         ("", _) | (_, "") if v.parse::<u64>().is_ok() => ("MGP", "u64"),
         ("", _) | (_, "") => ("SOS", "str"),
         (t, ty) => (t, ty),

@@ -77,13 +77,16 @@ fn frontends(
     let mut per_thread: Vec<Vec<ThreadListener>> = (0..sh.nthreads).map(|_| Vec::new()).collect();
     let reuseport = !sh.cfg.global.noreuseport;
     for (fe_idx, fe) in sh.frontends.iter().enumerate() {
-        let px = &sh.cfg.proxies[fe.proxy];
+        let px = sh.proxy(fe.proxy);
         for (b, fb) in px.binds.iter().zip(&fe.binds) {
             for a in &b.addrs {
                 match listen::for_threads(a, b, &fb.threads, reuseport, fb.backlog, inherited) {
                     Ok(ls) => {
                         for (t, l) in ls {
-                            per_thread[t].push(ThreadListener {
+                            let Some(mine) = per_thread.get_mut(t) else {
+                                continue;
+                            };
+                            mine.push(ThreadListener {
                                 frontend: FrontendId::new(fe_idx),
                                 listener: l,
                                 accept_proxy: b.accept_proxy,

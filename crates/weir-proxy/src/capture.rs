@@ -57,7 +57,7 @@ impl ErrorLog {
             event: self.seq.fetch_add(1, Ordering::Relaxed),
             src,
             reason,
-            bytes: bytes[..bytes.len().min(MAX_BYTES)].to_vec(),
+            bytes: bytes.get(..MAX_BYTES).unwrap_or(bytes).to_vec(),
         };
         if let Ok(mut m) = self.last.lock() {
             m.insert((proxy, response), c);

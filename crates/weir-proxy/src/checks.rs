@@ -5,7 +5,7 @@
 
 use crate::conn::Conn;
 use crate::log::level;
-use crate::state::{BackendRt, ServerTarget, Shared};
+use crate::state::{BackendRt, ServerConf, ServerId, ServerTarget, Shared};
 pub use crate::stats::CheckResult;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -18,13 +18,17 @@ use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Ser
 /// Starts one check task per server with `check` on the current runtime.
 pub fn spawn_all(sh: &Arc<Shared>) {
     for be in &sh.backends {
-        let px = &sh.cfg.proxies[be.proxy];
-        let checked: Vec<usize> = (0..px.servers.len())
-            .filter(|&i| px.servers[i].check)
+        let px = sh.proxy(be.proxy);
+        let checked: Vec<(ServerId, &Server)> = px
+            .servers
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.check)
+            .map(|(i, s)| (ServerId::new(i), s))
             .collect();
         let n = checked.len().max(1) as u32;
-        for (k, i) in checked.into_iter().enumerate() {
-            let offset = px.servers[i].inter * k as u32 / n;
+        for (k, (i, s)) in checked.into_iter().enumerate() {
+            let offset = s.inter * k as u32 / n;
             crate::profile::spawn::<crate::profile::Check, _>(check_loop(
                 sh.clone(),
                 be.clone(),
@@ -124,11 +128,12 @@ async fn check_once(
         let mut have = 0;
         stream.send_all(req.as_bytes()).await?;
         loop {
-            let n = stream.read(&mut buf[have..]).await?;
-            have += n;
-            let line_done = buf[..have].windows(2).any(|w| w == b"\r\n");
+            let n = stream.read(buf.get_mut(have..).unwrap_or_default()).await?;
+            have = (have + n).min(buf.len());
+            let got = buf.get(..have).unwrap_or_default();
+            let line_done = got.windows(2).any(|w| w == b"\r\n");
             if n == 0 || have == buf.len() || (line_done && !want_body) {
-                return Ok::<Vec<u8>, std::io::Error>(buf[..have].to_vec());
+                return Ok::<Vec<u8>, std::io::Error>(got.to_vec());
             }
         }
     };
@@ -173,13 +178,14 @@ pub fn evaluate_expect(resp: &[u8], e: &CheckExpect, duration: Duration) -> Chec
         .windows(2)
         .position(|w| w == b"\r\n")
         .unwrap_or(resp.len());
-    let line = String::from_utf8_lossy(&resp[..line_end]).into_owned();
+    let line = String::from_utf8_lossy(resp.get(..line_end).unwrap_or(resp)).into_owned();
     let code_text = line.split(' ').nth(1).unwrap_or("").to_string();
     let code: u16 = code_text.parse().unwrap_or(0);
     let body = resp
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .map_or(&[][..], |i| &resp[i + 4..]);
+        .and_then(|i| resp.get(i + 4..))
+        .unwrap_or_default();
     let sample = |b: &[u8]| weir_rules::Sample::Str(b.to_vec());
     let matched = match &e.kind {
         ExpectKind::Status(ranges) => ranges.iter().any(|(a, b)| (*a..=*b).contains(&code)),
@@ -228,7 +234,7 @@ pub fn evaluate_status_line(resp: &[u8], duration: Duration) -> CheckResult {
         .windows(2)
         .position(|w| w == b"\r\n")
         .unwrap_or(resp.len());
-    let line = String::from_utf8_lossy(&resp[..line_end]);
+    let line = String::from_utf8_lossy(resp.get(..line_end).unwrap_or(resp));
     let mut parts = line.splitn(3, ' ');
     let (ver, code, msg) = (
         parts.next().unwrap_or(""),
@@ -258,18 +264,20 @@ pub fn evaluate_status_line(resp: &[u8], duration: Duration) -> CheckResult {
     }
 }
 
-async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Duration) {
-    let px = &sh.cfg.proxies[be.proxy];
-    let s = &px.servers[idx];
+async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: Duration) {
+    let px = sh.proxy(be.proxy);
+    let s = px.server(id);
+    let rt = be.server(id);
+    let idx = id.index();
     let mut health = Health::new(s.rise, s.fall);
     tokio::time::sleep(offset).await;
     let mut stop = sh.stopping.subscribe();
     loop {
-        if be.servers[idx].check_restart.swap(false, Ordering::Relaxed) {
+        if rt.check_restart.swap(false, Ordering::Relaxed) {
             health = Health::new(s.rise, s.fall);
         }
         let maint = be.set().state(idx).is_some_and(|(_, m, _, _)| m);
-        if maint || be.servers[idx].checks_paused.load(Ordering::Relaxed) {
+        if maint || rt.checks_paused.load(Ordering::Relaxed) {
             // `disable health`: the server keeps its state until resumed;
             // a server in maintenance is not checked.
             tokio::select! {
@@ -277,15 +285,15 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Dur
                 _ = stop.wait_for(|v| *v) => return,
             }
         }
-        let target = be.servers[idx].target();
-        let r = check_once(px, s, &target, be.servers[idx].check_tls.as_deref()).await;
+        let target = rt.target();
+        let r = check_once(px, s, &target, rt.check_tls.as_deref()).await;
         let was_up = health.is_up();
         let changed = health.on_result(r.ok);
-        if let Ok(mut v) = be.servers[idx].check.lock() {
+        if let Ok(mut v) = rt.check.lock() {
             v.record(&r, health.is_up(), health.value());
         }
         if let Some(up) = changed {
-            on_change(&sh, &be, idx, up, &r);
+            on_change(&sh, &be, id, up, &r);
         } else if px.options.log_health_checks && !r.ok && was_up {
             let msg = format!(
                 "Health check for server {}/{} failed, reason: {}{}, check duration: {}ms, status: {} UP.",
@@ -307,15 +315,14 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, idx: usize, offset: Dur
     }
 }
 
-fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckResult) {
-    let px = &sh.cfg.proxies[be.proxy];
-    let s = &px.servers[idx];
+fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &CheckResult) {
+    let s = sh.proxy(be.proxy).server(id);
     let (act, bck) = {
         let mut set = be.set();
-        set.set_up(idx, up);
+        set.set_up(id.index(), up);
         set.usable_counts()
     };
-    let srv = &be.servers[idx];
+    let srv = be.server(id);
     let cur = srv.cur_conns.load(Ordering::Relaxed);
     let queued = be.queued.load(Ordering::Relaxed);
     let msg = if up {
@@ -339,7 +346,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, idx: usize, up: bool, r: &CheckRe
         if let Some(period) = s.slowstart.filter(|p| !p.is_zero()) {
             crate::profile::spawn::<crate::profile::Check, _>(slowstart(
                 be.clone(),
-                idx,
+                id.index(),
                 s.weight,
                 period,
             ));

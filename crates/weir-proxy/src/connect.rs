@@ -170,7 +170,7 @@ struct QueueSpot<'a> {
 impl Drop for QueueSpot<'_> {
     fn drop(&mut self) {
         self.be.queued.fetch_sub(1, Ordering::Relaxed);
-        if let Some(s) = self.srv.and_then(|i| self.be.server(i)) {
+        if let Some(s) = self.srv.map(|i| self.be.server(i)) {
             s.queued.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -187,11 +187,10 @@ struct Slot<'a> {
 impl<'a> Slot<'a> {
     /// Accounts a slot the balancer already took for `srv`.
     fn taken(be: &'a BackendRt, srv: ServerId) -> Self {
-        if let Some(s) = be.server(srv) {
-            let n = s.cur_conns.fetch_add(1, Ordering::Relaxed) + 1;
-            s.total.fetch_add(1, Ordering::Relaxed);
-            crate::state::raise_max(&s.smax, n);
-        }
+        let s = be.server(srv);
+        let n = s.cur_conns.fetch_add(1, Ordering::Relaxed) + 1;
+        s.total.fetch_add(1, Ordering::Relaxed);
+        crate::state::raise_max(&s.smax, n);
         let n = be.conns.fetch_add(1, Ordering::Relaxed) + 1;
         crate::state::raise_max(&be.smax, n);
         Slot { be, srv }
@@ -266,7 +265,7 @@ async fn queue<'a>(
                     None
                 };
                 if let Some(i) = target {
-                    let s = &be.servers[i];
+                    let s = &be.server(i);
                     let q = s.queued.fetch_add(1, Ordering::Relaxed) + 1;
                     at.srv_queue = q - 1;
                     if s.maxqueue.is_some_and(|m| q > m) {
@@ -309,7 +308,7 @@ async fn dial<C: Carry>(
         return Ok(c);
     }
     let mut c = dial_plain(be, srv, local, keepalive).await?;
-    if let Some(t) = &be.servers[srv].tls {
+    if let Some(t) = &be.server(srv).tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
         c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, handshake_timeout)
@@ -325,7 +324,7 @@ async fn dial_plain(
     local: Option<SocketAddr>,
     keepalive: bool,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
-    let s = &be.servers[srv];
+    let s = &be.server(srv);
     match s.target() {
         ServerTarget::Unix(path) => match UnixStream::connect(&path).await {
             Ok(c) => Ok(Connected {

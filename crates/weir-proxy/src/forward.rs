@@ -377,7 +377,7 @@ impl<'a, I: Io> Duplex<'a, I> {
         let s2c = Dir::new(o.splice_response && both_tcp);
         if !initial.is_empty() {
             let mut b = vec![0u8; initial.len().max(o.bufsize)].into_boxed_slice();
-            b[..initial.len()].copy_from_slice(initial);
+            crate::cut::copy_prefix(&mut b, initial);
             c2s.len = initial.len();
             c2s.bytes = initial.len() as u64;
             c2s.buf = Some(b);

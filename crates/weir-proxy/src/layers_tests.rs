@@ -9,7 +9,9 @@ use std::path::Path;
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "base",
-        &["alloc", "clock", "ids", "sys", "term", "splice", "log"],
+        &[
+            "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log",
+        ],
     ),
     ("net", &["conn", "listen", "takeover", "tls"]),
     (

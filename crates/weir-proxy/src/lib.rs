@@ -2,7 +2,10 @@
 //! per-thread event loops, `mode tcp` sessions, health checks, logging and
 //! signals. See `docs/design.md` for the threading model.
 // Network input never panics: no unwrap or expect outside tests.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 #[allow(unsafe_code)]
 pub mod alloc;
@@ -12,6 +15,7 @@ pub mod checks;
 pub mod clock;
 pub mod conn;
 pub mod connect;
+pub mod cut;
 pub mod forward;
 pub mod h2;
 pub mod http;

@@ -156,8 +156,9 @@ pub fn bind_unix(
                 (*sun).sun_family = libc::AF_UNIX as libc::sa_family_t;
                 let cap = (*sun).sun_path.len();
                 let n = name.len().min(cap);
-                for (i, b) in name.iter().take(n).enumerate() {
-                    (*sun).sun_path[i] = *b as libc::c_char;
+                let path = &mut (*sun).sun_path;
+                for (slot, b) in path.iter_mut().zip(name.iter().take(n)) {
+                    *slot = *b as libc::c_char;
                 }
                 *len = (std::mem::size_of::<libc::sa_family_t>() + n) as libc::socklen_t;
                 Ok(())

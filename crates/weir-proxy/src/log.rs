@@ -116,7 +116,7 @@ impl Logger {
                     let _ = write!(
                         line,
                         "<{pri}>{} {day:>2} {h:02}:{m:02}:{sec:02} ",
-                        MONTHS[(mon as usize - 1) % 12]
+                        month(mon)
                     );
                     if !self.host.is_empty() {
                         let _ = write!(line, "{} ", self.host);
@@ -206,6 +206,14 @@ fn nonblocking_std(fd: i32) -> Result<std::fs::File, String> {
 pub const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
+
+/// The name of month `mon` (1 to 12).
+fn month(mon: u32) -> &'static str {
+    MONTHS
+        .get((mon as usize + 11) % 12)
+        .copied()
+        .unwrap_or("Jan")
+}
 
 fn tz(off: i64, colon: bool) -> String {
     let sign = if off < 0 { '-' } else { '+' };
@@ -392,7 +400,7 @@ fn date(out: &mut String, accept: std::time::Duration, gmt: bool, local_zone: bo
     } else {
         sys::local_time(secs)
     };
-    let mname = MONTHS[(mon as usize + 11) % 12];
+    let mname = month(mon);
     if gmt || local_zone {
         let _ = write!(
             out,

@@ -185,7 +185,7 @@ impl<F: Future, T: Kind> Future for Profiled<F, T> {
             }
             return me.fut.poll(cx);
         }
-        let k = blk.map(|(b, shared)| (&b.kinds[T::I], shared));
+        let k = blk.and_then(|(b, shared)| Some((b.kinds.get(T::I)?, shared)));
         if let Some((k, shared)) = k {
             add(&k[0], 1, shared);
         }
@@ -295,7 +295,13 @@ pub fn show() -> String {
         "lat_tot",
         "lat_avg"
     );
-    let get = |k: usize, i: usize| sum(|b| b.kinds[k][i].load(Ordering::Relaxed)).0;
+    let get = |k: usize, i: usize| {
+        sum(|b| {
+            let a = b.kinds.get(k).and_then(|r| r.get(i));
+            a.map_or(0, |a| a.load(Ordering::Relaxed))
+        })
+        .0
+    };
     // Averages from the samples; totals scaled to every call.
     let avg = |total: u64, n: u64| total.checked_div(n).unwrap_or(0);
     let mut rows: Vec<(usize, u64, u64, u64)> = (0..K)
@@ -311,7 +317,7 @@ pub fn show() -> String {
     for (k, calls, cpu_avg, lat_avg) in rows {
         out.push_str(&format!(
             "  {:<28}{:>7}{:>10}{:>10}{:>10}{:>10}\n",
-            KINDS[k],
+            KINDS.get(k).copied().unwrap_or("?"),
             calls,
             short_duration(cpu_avg.saturating_mul(calls)),
             short_duration(cpu_avg),

@@ -72,11 +72,9 @@ impl Track {
             self.hist.pop_front();
         }
         if let Some(old) = self.hist.front() {
-            for (i, avg) in self.view.times.iter_mut().enumerate() {
-                let (sum, n) = (
-                    now.times[i].0.wrapping_sub(old.times[i].0),
-                    now.times[i].1.wrapping_sub(old.times[i].1),
-                );
+            let pairs = now.times.iter().zip(old.times.iter());
+            for (avg, (new, old)) in self.view.times.iter_mut().zip(pairs) {
+                let (sum, n) = (new.0.wrapping_sub(old.0), new.1.wrapping_sub(old.1));
                 if n > 0 && n < u64::MAX / 2 {
                     *avg = sum / n;
                 }
@@ -132,12 +130,12 @@ impl Rates {
         let t = &mut *t;
         grow(&mut t.fe, sh.frontends.len());
         let mut all = Snap::default();
-        for (i, fe) in sh.frontends.iter().enumerate() {
+        for (fe, hist) in sh.frontends.iter().zip(t.fe.iter_mut()) {
             let s = snap(&fe.counters, fe.total.load(Ordering::Relaxed));
             all.sess = all.sess.wrapping_add(s.sess);
             all.req = all.req.wrapping_add(s.req);
             all.bout = all.bout.wrapping_add(s.bout);
-            t.fe[i].push(s);
+            hist.push(s);
         }
         t.process.push(all);
         let now = (std::time::Instant::now(), sh.workers.load().busy);
@@ -146,11 +144,11 @@ impl Rates {
         }
         grow(&mut t.be, sh.backends.len());
         t.srv.resize_with(sh.backends.len(), Vec::new);
-        for (i, be) in sh.backends.iter().enumerate() {
-            t.be[i].push(snap(&be.counters, be.counters.get(Ctr::Sessions)));
-            grow(&mut t.srv[i], be.servers.len());
-            for (j, s) in be.servers.iter().enumerate() {
-                t.srv[i][j].push(snap(&s.counters, s.total.load(Ordering::Relaxed)));
+        for ((be, hist), srv) in sh.backends.iter().zip(&mut t.be).zip(&mut t.srv) {
+            hist.push(snap(&be.counters, be.counters.get(Ctr::Sessions)));
+            grow(srv, be.servers.len());
+            for (s, hist) in be.servers.iter().zip(srv.iter_mut()) {
+                hist.push(snap(&s.counters, s.total.load(Ordering::Relaxed)));
             }
         }
     }

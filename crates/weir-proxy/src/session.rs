@@ -48,7 +48,9 @@ async fn read_proxy_header(
     let fut = async {
         loop {
             match proxy_protocol::parse(&buf) {
-                Ok(Some((h, used))) => return Ok((h, buf[used..].to_vec())),
+                Ok(Some((h, used))) => {
+                    return Ok((h, buf.get(used..).unwrap_or_default().to_vec()))
+                }
                 Ok(None) => {}
                 Err(e) => return Err(e.to_string()),
             }
@@ -56,11 +58,11 @@ async fn read_proxy_header(
                 return Err("PROXY header too long".to_string());
             }
             let want = chunk.len().min(cap - buf.len());
-            match client.read(&mut chunk[..want]).await {
+            match client.read(chunk.get_mut(..want).unwrap_or_default()).await {
                 Ok(0) => {
                     return Err("connection closed while waiting for PROXY protocol header".into())
                 }
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
                 Err(e) => {
                     return Err(format!(
                         "error while waiting for PROXY protocol header: {e}"
@@ -90,8 +92,8 @@ pub(crate) async fn prologue(
     if !acc.accept_proxy {
         return Some(Vec::new());
     }
-    let fe = &sh.frontends[fe_idx];
-    let fe_px = &sh.cfg.proxies[fe.proxy];
+    let fe = sh.frontend(fe_idx);
+    let fe_px = sh.proxy(fe.proxy);
     match read_proxy_header(client, fe_px.timeouts.client, sh.bufsize).await {
         Ok((h, rest)) => {
             if let ProxyHeader::Inet { src, dst } = h {
@@ -117,7 +119,7 @@ fn log_embryonic(
     accept_wall: Duration,
     msg: &str,
 ) {
-    let fe = &sh.frontends[fe_idx];
+    let fe = sh.frontend(fe_idx);
     let date = render_date(accept_wall);
     let who = acc.peer.map_or_else(
         || "unix:1".to_string(),
@@ -143,10 +145,10 @@ pub(crate) async fn secure(
     let Some(cfg) = acc.bind.tls.clone() else {
         return Some((client, initial));
     };
-    let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
+    let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
     // Bounded by `timeout client` (or, in mode http, `timeout http-request`).
     let t = fe_px.timeouts.client.or(fe_px.timeouts.http_request);
-    let counters = &sh.frontends[fe_idx].counters;
+    let counters = &sh.frontend(fe_idx).counters;
     match crate::tls::accept(client, &cfg, &initial, t).await {
         Ok(c) => {
             counters.add(Ctr::SslSess, 1);
@@ -185,11 +187,11 @@ fn render_date(accept: Duration) -> String {
 }
 
 pub(crate) fn log_session(sh: &Shared, fe_idx: FrontendId, rec: &LogRecord<'_>) {
-    let fe = &sh.frontends[fe_idx];
+    let fe = sh.frontend(fe_idx);
     if fe.logger.is_empty() {
         return;
     }
-    let px = &sh.cfg.proxies[fe.proxy];
+    let px = sh.proxy(fe.proxy);
     if px.options.dontlognull && rec.bytes_in == 0 {
         return;
     }
@@ -204,7 +206,7 @@ pub(crate) fn log_session(sh: &Shared, fe_idx: FrontendId, rec: &LogRecord<'_>) 
 pub(crate) fn finish(sh: &Shared, fe_idx: FrontendId, acc: &Accepted) {
     crate::sessions::unregister(acc.reg);
     acc.bind.conns.fetch_sub(1, Ordering::SeqCst);
-    sh.frontends[fe_idx].conns.fetch_sub(1, Ordering::SeqCst);
+    sh.frontend(fe_idx).conns.fetch_sub(1, Ordering::SeqCst);
     sh.actconn.fetch_sub(1, Ordering::SeqCst);
     if sh.accept_paused.load(Ordering::SeqCst) > 0 {
         sh.conn_freed.notify_waiters();

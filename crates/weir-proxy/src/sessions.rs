@@ -127,9 +127,10 @@ pub fn register(fd: RawFd, fe: FrontendId) -> Reg {
             asleep: false,
             since,
         };
-        let idx = match t.free.pop() {
-            Some(i) => {
-                t.entries[i as usize] = e;
+        let free = t.free.pop();
+        let idx = match free.and_then(|i| Some((i, t.entries.get_mut(i as usize)?))) {
+            Some((i, slot)) => {
+                *slot = e;
                 i
             }
             None => {

@@ -75,6 +75,14 @@ const N: usize = Ctr::TMax as usize + 1;
 #[repr(align(64))]
 struct Block([AtomicU64; N]);
 
+impl Block {
+    /// The slot of counter `i` (`Ctr as usize`; every counter has one).
+    #[inline]
+    fn slot(&self, i: usize) -> Option<&AtomicU64> {
+        self.0.get(i)
+    }
+}
+
 impl Default for Block {
     fn default() -> Block {
         Block(std::array::from_fn(|_| AtomicU64::new(0)))
@@ -106,10 +114,9 @@ struct Local<'a> {
 impl Local<'_> {
     #[inline]
     fn add(&self, c: Ctr, v: u64) {
-        let Some(b) = self.b else {
+        let Some(a) = self.b.and_then(|b| b.slot(c as usize)) else {
             return;
         };
-        let a = &b.0[c as usize];
         if self.shared {
             a.fetch_add(v, Ordering::Relaxed);
         } else {
@@ -120,10 +127,9 @@ impl Local<'_> {
     /// Raises a maximum slot to `v`.
     #[inline]
     fn raise(&self, c: Ctr, v: u64) {
-        let Some(b) = self.b else {
+        let Some(a) = self.b.and_then(|b| b.slot(c as usize)) else {
             return;
         };
-        let a = &b.0[c as usize];
         if self.shared {
             a.fetch_max(v, Ordering::Relaxed);
         } else if v > a.load(Ordering::Relaxed) {
@@ -173,7 +179,8 @@ impl Counters {
     fn sum(&self, i: usize) -> u64 {
         self.blocks
             .iter()
-            .map(|b| b.0[i].load(Ordering::Relaxed))
+            .filter_map(|b| b.slot(i))
+            .map(|a| a.load(Ordering::Relaxed))
             .fold(0u64, u64::wrapping_add)
     }
 
@@ -181,14 +188,15 @@ impl Counters {
     pub fn get(&self, c: Ctr) -> u64 {
         let i = c as usize;
         self.sum(i)
-            .wrapping_sub(self.base.0[i].load(Ordering::Relaxed))
+            .wrapping_sub(self.base.slot(i).map_or(0, |a| a.load(Ordering::Relaxed)))
     }
 
     /// The largest value of a maximum slot over threads.
     pub fn max(&self, c: Ctr) -> u64 {
         self.blocks
             .iter()
-            .map(|b| b.0[c as usize].load(Ordering::Relaxed))
+            .filter_map(|b| b.slot(c as usize))
+            .map(|a| a.load(Ordering::Relaxed))
             .max()
             .unwrap_or(0)
     }
@@ -198,7 +206,9 @@ impl Counters {
     pub fn clear_max(&self) {
         for b in self.blocks.iter() {
             for c in [Ctr::QMax, Ctr::CMax, Ctr::RMax, Ctr::TMax] {
-                b.0[c as usize].store(0, Ordering::Relaxed);
+                if let Some(a) = b.slot(c as usize) {
+                    a.store(0, Ordering::Relaxed);
+                }
             }
         }
     }

@@ -137,7 +137,9 @@ impl Input {
                 return Err(());
             }
             match tokio::time::timeout(idle, c.recv(&mut chunk)).await {
-                Ok(Ok(n)) if n > 0 => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(Ok(n)) if n > 0 => self
+                    .buf
+                    .extend_from_slice(chunk.get(..n).unwrap_or_default()),
                 Ok(Ok(_)) if !self.buf.is_empty() => {
                     return Ok(Some(std::mem::take(&mut self.buf)))
                 }

@@ -179,8 +179,8 @@ pub fn hostname() -> String {
     if rc != 0 {
         return "localhost".into();
     }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    let name = buf.split(|&b| b == 0).next().unwrap_or_default();
+    String::from_utf8_lossy(name).into_owned()
 }
 
 /// Broken-down local time of `secs` since the epoch:

@@ -149,8 +149,8 @@ pub async fn send(c: &Conn, fds: &[OwnedFd]) -> io::Result<()> {
             }
         }
         // The rest of the batch's marker bytes carry no descriptors.
-        if sent < data.len() {
-            c.send_all(&data[sent..]).await?;
+        if let Some(rest) = data.get(sent..).filter(|r| !r.is_empty()) {
+            c.send_all(rest).await?;
         }
     }
     Ok(())
@@ -213,7 +213,7 @@ pub fn fetch(path: &str) -> io::Result<Inherited> {
         if n == 0 {
             break;
         }
-        data.extend_from_slice(&buf[..n]);
+        data.extend_from_slice(buf.get(..n).unwrap_or_default());
         // A peer that is not a weir sending sockets is not read forever.
         if data.len() > MAX_ANSWER || fds.len() > MAX_ANSWER {
             return Err(io::Error::other("the answer to _getsocks is too long"));

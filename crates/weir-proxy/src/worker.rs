@@ -129,17 +129,17 @@ fn try_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32, bind_max: u3
     if !take(&sh.actconn, sh.maxconn_now.load(Ordering::Relaxed)) {
         return false;
     }
-    let f = &sh.frontends[fe];
+    let f = sh.frontend(fe);
     if f.paused.load(Ordering::Relaxed) || !take(&f.conns, f.maxconn.load(Ordering::Relaxed)) {
         sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
     if !take(bind_conns, bind_max) {
-        sh.frontends[fe].conns.fetch_sub(1, Ordering::SeqCst);
+        sh.frontend(fe).conns.fetch_sub(1, Ordering::SeqCst);
         sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
-    let f = &sh.frontends[fe];
+    let f = sh.frontend(fe);
     crate::state::raise_max(&f.smax, f.conns.load(Ordering::Relaxed));
     true
 }
@@ -148,7 +148,7 @@ fn try_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32, bind_max: u3
 /// stopping).
 fn force_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32) {
     sh.actconn.fetch_add(1, Ordering::SeqCst);
-    let f = &sh.frontends[fe];
+    let f = sh.frontend(fe);
     let n = f.conns.fetch_add(1, Ordering::SeqCst) + 1;
     bind_conns.fetch_add(1, Ordering::SeqCst);
     crate::state::raise_max(&f.smax, n);
@@ -187,8 +187,8 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
     // `mode http` answers leave as they are written: TCP_NODELAY set once
     // on the listener is inherited by every connection it accepts (one
     // setsockopt per connection fewer).
-    let nodelay = sh.cfg.proxies[sh.frontends[fe].proxy].mode == weir_config::Mode::Http
-        && listener.set_nodelay();
+    let nodelay =
+        sh.proxy(sh.frontend(fe).proxy).mode == weir_config::Mode::Http && listener.set_nodelay();
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
@@ -206,7 +206,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         }
         // Limits: wait below them rather than accept and drop.
         let below = || {
-            let f = &sh.frontends[fe];
+            let f = sh.frontend(fe);
             sh.actconn.load(Ordering::SeqCst) < sh.maxconn_now.load(Ordering::Relaxed)
                 && !f.paused.load(Ordering::Relaxed)
                 && f.conns.load(Ordering::SeqCst) < f.maxconn.load(Ordering::Relaxed)
@@ -250,7 +250,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 if !sh.accept_paused_warned.swap(true, Ordering::Relaxed) {
                     let msg = format!(
                         "Proxy {} reached system resource limits ({e}) at {} connections; pausing accept for 100ms",
-                        sh.frontends[fe].name,
+                        sh.frontend(fe).name,
                         sh.actconn.load(Ordering::Relaxed)
                     );
                     crate::log::console("WARNING", &msg);
@@ -284,7 +284,7 @@ fn start_session(
     local: Option<std::net::SocketAddr>,
 ) {
     let fe = l.fe;
-    sh.frontends[fe].total.fetch_add(1, Ordering::Relaxed);
+    sh.frontend(fe).total.fetch_add(1, Ordering::Relaxed);
     if l.clitcpka {
         if let Conn::Tcp(s) = &conn {
             let _ = socket2::SockRef::from(s).set_keepalive(true);
@@ -299,7 +299,7 @@ fn start_session(
         nodelay: l.nodelay,
     };
     let sh = sh.clone();
-    if sh.cfg.proxies[sh.frontends[fe].proxy].mode != weir_config::Mode::Http {
+    if sh.proxy(sh.frontend(fe).proxy).mode != weir_config::Mode::Http {
         crate::profile::spawn::<crate::profile::Tcp, _>(crate::tcp::entry::run(sh, fe, conn, acc));
     } else if acc.bind.tls.is_some() {
         crate::profile::spawn::<crate::profile::Https, _>(crate::http::entry::run_https(

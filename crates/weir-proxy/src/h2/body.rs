@@ -58,7 +58,7 @@ impl Out {
                 let k = (input.len() as u64).min(*left) as usize;
                 *left -= k as u64;
                 let end = *left == 0;
-                s.data(&input[..k], end)?;
+                s.data(input.get(..k).unwrap_or(input), end)?;
                 if end {
                     *self = Out::Done;
                 }
@@ -76,7 +76,10 @@ impl Out {
                 let mut ended = false;
                 for ev in events {
                     match ev {
-                        ChunkEvent::Data(r) => s.data(&carry[r], false)?,
+                        ChunkEvent::Data(r) => {
+                            let data = carry.get(r).ok_or(io::ErrorKind::InvalidData)?;
+                            s.data(data, false)?
+                        }
                         ChunkEvent::Trailer(t) => trailers.push(t),
                         ChunkEvent::End => ended = true,
                     }
@@ -177,7 +180,7 @@ impl Writer {
         if k == 0 {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        self.body.write(s, &buf[..k])?;
+        self.body.write(s, buf.get(..k).unwrap_or(buf))?;
         Ok(k)
     }
 }
@@ -262,8 +265,7 @@ impl In {
 
     /// Copies waiting bytes into `buf`.
     pub fn take(&mut self, buf: &mut [u8]) -> usize {
-        let n = buf.len().min(self.out.len() - self.opos);
-        buf[..n].copy_from_slice(&self.out[self.opos..self.opos + n]);
+        let n = crate::cut::copy_prefix(buf, self.out.get(self.opos..).unwrap_or_default());
         self.opos += n;
         if self.opos == self.out.len() {
             self.out.clear();

@@ -228,6 +228,12 @@ pub fn response_fields(head: &ResponseHead) -> impl Iterator<Item = (&[u8], &[u8
         .map(|h| (h.name_bytes(), h.value()))
 }
 
+/// A `name: value` line's name and its value without surrounding blanks.
+fn split_field(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (name, value) = crate::cut::split_at_byte(line, b':')?;
+    Some((name, value.trim_ascii()))
+}
+
 /// Chunked trailer lines (`name: value`) as HTTP/2 trailer fields, names
 /// in lower case; lines that are not fields, and connection-specific
 /// fields, are dropped.
@@ -235,9 +241,8 @@ pub fn trailer_fields(lines: &[Vec<u8>]) -> Vec<(Vec<u8>, Vec<u8>)> {
     lines
         .iter()
         .filter_map(|line| {
-            let colon = line.iter().position(|&b| b == b':')?;
-            let name = line[..colon].to_ascii_lowercase();
-            let value = line[colon + 1..].trim_ascii().to_vec();
+            let (name, value) = split_field(line)?;
+            let (name, value) = (name.to_ascii_lowercase(), value.to_vec());
             let bad = CONNECTION_FIELDS
                 .iter()
                 .any(|f| f.as_bytes() == name.as_slice());
@@ -331,11 +336,10 @@ pub fn response_parts(
 pub fn trailers(lines: &[Vec<u8>]) -> HeaderMap {
     let mut map = HeaderMap::new();
     for line in lines {
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
+        let Some((name, value)) = split_field(line) else {
             continue;
         };
-        let name = line[..colon].to_ascii_lowercase();
-        let value = line[colon + 1..].trim_ascii();
+        let name = name.to_ascii_lowercase();
         if let (Ok(n), Ok(v)) = (
             HeaderName::from_bytes(&name),
             HeaderValue::from_bytes(value),

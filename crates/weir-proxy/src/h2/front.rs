@@ -109,7 +109,8 @@ impl Slot {
             if k == 0 {
                 break;
             }
-            let r = body(srv, self.id, &mut self.res, &self.res_pending[..k]);
+            let chunk = self.res_pending.get(..k).unwrap_or_default();
+            let r = body(srv, self.id, &mut self.res, chunk);
             self.res_pending.drain(..k);
             r?;
             if matches!(self.res, Out::Done) {
@@ -255,8 +256,7 @@ impl Front {
 /// whose response is out (or that broke) is let go.
 fn settle(srv: &mut Server, slots: &mut Vec<Slot>, congested: bool) {
     let mut i = 0;
-    while i < slots.len() {
-        let s = &mut slots[i];
+    while let Some(s) = slots.get_mut(i) {
         if !congested && !s.res_pending.is_empty() && !s.broken && s.flush(srv).is_err() {
             s.broken = true;
             srv.reset(s.id, ErrorCode::Internal);
@@ -389,13 +389,15 @@ impl Sink for Events<'_> {
         let Some(i) = self.slots.iter().position(|s| s.id == stream) else {
             return;
         };
-        if self.slots[i].req.is_some() {
+        let Some(s) = self.slots.get_mut(i) else {
+            return;
+        };
+        if s.req.is_some() {
             // No task took it: nobody else will let it go.
             self.slots.swap_remove(i);
             self.dropped.push(stream);
             return;
         }
-        let s = &mut self.slots[i];
         s.broken = true;
         s.wake();
     }
@@ -471,8 +473,7 @@ impl H2Stream {
             return Err(gone());
         };
         if s.at < s.body.len() {
-            let n = buf.len().min(s.body.len() - s.at);
-            buf[..n].copy_from_slice(&s.body[s.at..s.at + n]);
+            let n = crate::cut::copy_prefix(buf, s.body.get(s.at..).unwrap_or_default());
             s.at += n;
             if s.at == s.body.len() {
                 s.body.clear();
@@ -569,7 +570,8 @@ impl H2Stream {
                 s.res = Out::new(res.framing);
                 send_head(srv, self.id, &res, matches!(s.res, Out::Done));
                 if acc.len() > used && !matches!(s.res, Out::Done) {
-                    s.res_pending.extend_from_slice(&acc[used..]);
+                    s.res_pending
+                        .extend_from_slice(acc.get(used..).unwrap_or_default());
                     s.flush(srv)?;
                 }
                 return Ok(buf.len());
@@ -587,7 +589,7 @@ impl H2Stream {
         if k == 0 {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        body(srv, self.id, &mut s.res, &buf[..k])?;
+        body(srv, self.id, &mut s.res, buf.get(..k).unwrap_or(buf))?;
         Ok(k)
     }
 
@@ -664,10 +666,12 @@ impl Drop for H2Stream {
             let mut st = self.front.lock();
             let State { srv, slots, .. } = &mut *st;
             if let Some(i) = slots.iter().position(|s| s.id == self.id) {
-                let pending = !slots[i].res_pending.is_empty();
-                if pending && !slots[i].reset_on_close && !slots[i].broken {
+                let Some(s) = slots.get_mut(i) else {
+                    return;
+                };
+                if !s.res_pending.is_empty() && !s.reset_on_close && !s.broken {
                     // The rest leaves as the client opens its window.
-                    slots[i].detached = true;
+                    s.detached = true;
                     drop(st);
                     self.front.kick.notify_one();
                     return;

@@ -42,8 +42,9 @@ impl<C: Deref<Target = Conn> + Unpin> AsyncRead for ConnIo<C> {
     ) -> Poll<io::Result<()>> {
         let me = self.get_mut();
         if me.pos < me.initial.len() {
-            let n = buf.remaining().min(me.initial.len() - me.pos);
-            buf.put_slice(&me.initial[me.pos..me.pos + n]);
+            let rest = me.initial.get(me.pos..).unwrap_or_default();
+            let n = buf.remaining().min(rest.len());
+            buf.put_slice(rest.get(..n).unwrap_or_default());
             me.pos += n;
             if me.pos == me.initial.len() {
                 me.initial = Vec::new();

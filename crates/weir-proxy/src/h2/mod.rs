@@ -67,7 +67,7 @@ pub async fn serve(
     if let Some(s) = client.tcp().filter(|_| !acc.nodelay) {
         let _ = s.set_nodelay(true);
     }
-    let fe_px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
+    let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
     let (head_t, idle_t) = crate::http::head_timeouts(fe_px);
     let limits = Limits {
         max_head: sh.bufsize,

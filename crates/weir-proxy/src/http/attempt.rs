@@ -14,7 +14,7 @@ use crate::connect::{self, Attempts, ConnectFail, Connected};
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::BackendRt;
-use crate::state::ServerId;
+use crate::state::{ServerConf, ServerId};
 use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
 use weir_config::{HttpReuse, RetryOn};
@@ -94,7 +94,7 @@ pub(super) async fn connect<'r>(
             if tries > 1 {
                 return None;
             }
-            let gen = be.servers[srv].conn_gen.load(Ordering::Relaxed);
+            let gen = be.server(srv).conn_gen.load(Ordering::Relaxed);
             if let Some(h) = held.take() {
                 if h.be == be.proxy && h.srv == srv && h.gen == gen {
                     if !pool::alive(&h.conn.conn.peer()) {
@@ -105,7 +105,7 @@ pub(super) async fn connect<'r>(
                 }
                 *held = Some(h);
             }
-            if !allow_pool || be.servers[srv].private_sni() {
+            if !allow_pool || be.server(srv).private_sni() {
                 return None;
             }
             pool::take(be.proxy, srv, proven_only, gen).map(|c| {
@@ -169,7 +169,7 @@ pub(super) fn note_server<'r>(
             rec.cookie_flags[0] = b'D';
         }
     }
-    rec.srvconn = r.be.servers[conn.srv].cur_conns.load(Ordering::Relaxed);
+    rec.srvconn = r.be.server(conn.srv).cur_conns.load(Ordering::Relaxed);
     rec.server_addr = conn.server_addr;
     rec.source_addr = conn.source_addr;
     if reused.is_none() {
@@ -338,7 +338,7 @@ pub(super) async fn upload_failed<'r>(
         // the server had not answered yet, as haproxy says), kept for
         // `show errors`, answered with a close.
         r.f.sh.errors.record(
-            r.f.sh.frontends[r.f.fe_idx].proxy,
+            r.f.sh.frontend(r.f.fe_idx).proxy,
             false,
             None,
             acc.peer,
@@ -412,7 +412,7 @@ pub(super) fn response_failed<'r>(
 ) -> impl std::future::Future<Output = Outcome<'r>> + use<'r> {
     let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
     if f == RespFail::Invalid {
-        let s = &be_px.servers[srv];
+        let s = be_px.server(srv);
         let server = Some((s.name.clone(), s.uid));
         let reason = "invalid response head".to_string();
         r.f.sh

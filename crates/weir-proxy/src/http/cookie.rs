@@ -30,7 +30,12 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn enc_date(secs: u64) -> String {
     let v = (secs / 4) & 0x3fff_ffff;
     (0..5)
-        .map(|i| B64[((v >> (6 * (4 - i))) & 63) as usize] as char)
+        .map(|i| {
+            char::from(
+                B64.get(((v >> (6 * (4 - i))) & 63) as usize)
+                    .map_or(b'A', |&c| c),
+            )
+        })
         .collect()
 }
 
@@ -82,10 +87,7 @@ fn judge(
 fn pairs(v: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
     v.split(|&b| b == b';').map(|p| {
         let p = p.trim_ascii();
-        match p.iter().position(|&b| b == b'=') {
-            Some(i) => (&p[..i], &p[i + 1..]),
-            None => (p, &b""[..]),
-        }
+        crate::cut::split_at_byte(p, b'=').unwrap_or((p, &b""[..]))
     })
 }
 
@@ -135,8 +137,8 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
         }
         (srv, None)
     } else {
-        match (c.mode, val.iter().position(|&b| b == b'~')) {
-            (CookieMode::Prefix, Some(i)) => (val[..i].to_vec(), Some(val[i + 1..].to_vec())),
+        match (c.mode, crate::cut::split_at_byte(&val, b'~')) {
+            (CookieMode::Prefix, Some((srv, rest))) => (srv.to_vec(), Some(rest.to_vec())),
             _ => (val.clone(), None),
         }
     };
@@ -261,7 +263,10 @@ pub fn on_response(
                     _ => continue,
                 };
                 let attrs_at = h.value().iter().position(|&b| b == b';');
-                let attrs = attrs_at.map_or(&b""[..], |i| &h.value()[i..]).to_vec();
+                let attrs = attrs_at
+                    .and_then(|i| h.value().get(i..))
+                    .unwrap_or_default()
+                    .to_vec();
                 let newv = if c.mode == CookieMode::Prefix {
                     [value.as_bytes(), b"~", v.as_slice()].concat()
                 } else {

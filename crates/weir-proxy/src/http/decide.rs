@@ -179,8 +179,8 @@ pub(super) async fn decide<'s>(
     dirty: &mut bool,
     bw: &mut BodyWait<'_>,
 ) -> (Verdict, Option<&'s Arc<BackendRt>>) {
-    let fe = &sh.frontends[fe_idx];
-    let fe_px = &sh.cfg.proxies[fe.proxy];
+    let fe = sh.frontend(fe_idx);
+    let fe_px = sh.proxy(fe.proxy);
     if let Err(v) = bw.buffer_for(fe_px, req, dirty).await {
         // A client that left while its body was awaited still gets its
         // backend named in the log, as haproxy 2.6 names it.
@@ -219,7 +219,7 @@ pub(super) async fn decide<'s>(
         sh.select_backend(fe_idx, &ctx)
     };
     if let Some(be) = chosen.filter(|b| b.proxy != fe.proxy) {
-        let be_px = &sh.cfg.proxies[be.proxy];
+        let be_px = sh.proxy(be.proxy);
         tmpl.be = Some(be);
         if let Err(v) = bw.buffer_for(be_px, req, dirty).await {
             return (v, chosen);

@@ -56,7 +56,8 @@ pub fn response_of(pxs: &[&Proxy], status: u16, parse_error: bool) -> Vec<u8> {
 pub fn with_header(mut resp: Vec<u8>, line: &str) -> Vec<u8> {
     let name = line.split(':').next().unwrap_or(line).to_ascii_lowercase();
     if let Some(end) = resp.windows(4).position(|w| w == b"\r\n\r\n") {
-        let head = String::from_utf8_lossy(&resp[..end]).to_ascii_lowercase();
+        let head = String::from_utf8_lossy(resp.get(..end).unwrap_or_default());
+        let head = head.to_ascii_lowercase();
         if !head.contains(&format!("\r\n{name}:")) {
             let ins = format!("{line}\r\n");
             resp.splice(end + 2..end + 2, ins.bytes());

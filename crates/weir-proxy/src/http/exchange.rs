@@ -92,11 +92,11 @@ pub(super) fn exchange<'r, 'a>(
     // future (as received and as moved in), in every state of a request
     // that may wait minutes for its server; a block captures them once.
     async move {
-        let fe = &sh.frontends[fe_idx];
+        let fe = sh.frontend(fe_idx);
         let f = Front {
             sh,
             fe_idx,
-            fe_px: &sh.cfg.proxies[fe.proxy],
+            fe_px: sh.proxy(fe.proxy),
             client,
         };
         // A head whose bytes are not canonical is written anew.
@@ -120,7 +120,7 @@ pub(super) fn exchange<'r, 'a>(
         let r = Route {
             f,
             be,
-            be_px: &sh.cfg.proxies[be.proxy],
+            be_px: sh.proxy(be.proxy),
         };
         tmpl.be = Some(be);
         rec.backend = &be.name;
@@ -227,7 +227,7 @@ pub(super) fn exchange<'r, 'a>(
 /// What the rules of every phase see of the exchange before its request,
 /// response and variables are added.
 fn template<'r>(f: Front<'r>, acc: &Accepted, first: bool) -> ExCtx<'r> {
-    let fe = &f.sh.frontends[f.fe_idx];
+    let fe = f.sh.frontend(f.fe_idx);
     ExCtx {
         sh: f.sh,
         fe_idx: f.fe_idx,
@@ -312,7 +312,7 @@ async fn rules_phase<'r>(
             return Err(o);
         }
     }
-    let be_stats = chosen.map(|b| &f.sh.cfg.proxies[b.proxy]);
+    let be_stats = chosen.map(|b| f.sh.proxy(b.proxy));
     if let Some((px, page)) = super::service::target(fe_px, be_stats, &req.uri) {
         let (local, took) = {
             let ctx = ExCtx {
@@ -524,9 +524,10 @@ fn finish(
     held: &mut Option<Box<Held>>,
 ) {
     if kept == Kept::Server && sbuf.is_empty() {
-        let gen = r.be.servers[conn.srv]
-            .conn_gen
-            .load(std::sync::atomic::Ordering::Relaxed);
+        let gen =
+            r.be.server(conn.srv)
+                .conn_gen
+                .load(std::sync::atomic::Ordering::Relaxed);
         let h = Held {
             be: r.be.proxy,
             srv: conn.srv,

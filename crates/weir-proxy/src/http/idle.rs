@@ -69,9 +69,10 @@ impl<T> Wheel<T> {
             item,
             at: None,
         });
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.entries[i] = entry;
+        let free = self.free.pop();
+        let i = match free.and_then(|i| self.entries.get_mut(i).map(|e| (i, e))) {
+            Some((i, e)) => {
+                *e = entry;
                 i
             }
             None => {
@@ -123,8 +124,11 @@ impl<T> Wheel<T> {
         let Some(d) = e.deadline else { return };
         // A deadline within a tick already turned goes in the next one.
         let b = self.tick_of(d).max(self.next) % BUCKETS;
-        self.buckets[b].push(slot);
-        let at = Some((b, self.buckets[b].len() - 1));
+        let Some(bucket) = self.buckets.get_mut(b) else {
+            return;
+        };
+        bucket.push(slot);
+        let at = Some((b, bucket.len() - 1));
         if let Some(Some(e)) = self.entries.get_mut(slot) {
             e.at = at;
         }
@@ -136,7 +140,9 @@ impl<T> Wheel<T> {
             return;
         };
         let Some((b, i)) = e.at.take() else { return };
-        let bucket = &mut self.buckets[b];
+        let Some(bucket) = self.buckets.get_mut(b) else {
+            return;
+        };
         if i >= bucket.len() {
             return;
         }
@@ -162,7 +168,10 @@ impl<T> Wheel<T> {
     /// Takes the items due at `now` from the bucket of `tick`.
     fn turn(&mut self, tick: usize, now: Instant, due: &mut Vec<(usize, T)>) {
         let b = tick % BUCKETS;
-        let slots = std::mem::take(&mut self.buckets[b]);
+        let Some(bucket) = self.buckets.get_mut(b) else {
+            return;
+        };
+        let slots = std::mem::take(bucket);
         for slot in slots {
             let expired = match self.entries.get_mut(slot) {
                 Some(Some(e)) => {
@@ -172,7 +181,7 @@ impl<T> Wheel<T> {
                 _ => continue,
             };
             if expired {
-                if let Some(e) = self.entries[slot].take() {
+                if let Some(e) = self.entries.get_mut(slot).and_then(Option::take) {
                     due.push((slot, e.item));
                 }
             } else {
@@ -197,9 +206,9 @@ impl<T> Wheel<T> {
     /// Takes out the items `pick` chooses, with their slots.
     pub(crate) fn take_where(&mut self, pick: impl Fn(&T) -> bool, due: &mut Vec<(usize, T)>) {
         for slot in 0..self.entries.len() {
-            if matches!(&self.entries[slot], Some(e) if pick(&e.item)) {
+            if matches!(self.entries.get(slot), Some(Some(e)) if pick(&e.item)) {
                 self.unplace(slot);
-                if let Some(e) = self.entries[slot].take() {
+                if let Some(e) = self.entries.get_mut(slot).and_then(Option::take) {
                     due.push((slot, e.item));
                 }
             }

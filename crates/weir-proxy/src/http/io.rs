@@ -24,7 +24,7 @@ impl Buf {
         let mut b = Buf::default();
         if !initial.is_empty() {
             let mut d = get_buffer(size.max(initial.len()));
-            d[..initial.len()].copy_from_slice(initial);
+            crate::cut::copy_prefix(&mut d, initial);
             b.data = Some(d);
             b.len = initial.len();
         }
@@ -32,7 +32,7 @@ impl Buf {
     }
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
-            Some(d) => &d[self.pos..self.len],
+            Some(d) => d.get(self.pos..self.len).unwrap_or_default(),
             None => &[],
         }
     }
@@ -99,7 +99,7 @@ impl Buf {
         if self.len == d.len() {
             return Err(io::Error::other("buffer full"));
         }
-        let r = read(&mut d[self.len..]);
+        let r = read(d.get_mut(self.len..).unwrap_or_default());
         if let Ok(n) = r {
             self.len += n;
         }
@@ -164,20 +164,20 @@ impl<F: std::future::Future> std::future::Future for Timed<F> {
 /// those take no timer (no clock read, no timer-wheel entry): only what the
 /// socket did not take waits under `t`.
 pub async fn send(dst: Peer<'_>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
-    let mut sent = 0;
-    while sent < bytes.len() {
-        match dst.try_send(&bytes[sent..]) {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match dst.try_send(rest) {
             Ok(0) => break,
-            Ok(n) => sent += n,
+            Ok(n) => rest = rest.get(n..).unwrap_or_default(),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
             Err(_) => return Err(XferError::DstError),
         }
     }
-    if sent == bytes.len() && !dst.has_pending() {
+    if rest.is_empty() && !dst.has_pending() {
         return Ok(());
     }
-    match timed(t, dst.send_all(&bytes[sent..])).await {
+    match timed(t, dst.send_all(rest)).await {
         Some(Ok(())) => Ok(()),
         Some(Err(_)) => Err(XferError::DstError),
         None => Err(XferError::DstTimeout),
@@ -262,7 +262,7 @@ async fn copy_body(
                 }
                 let avail = buf.bytes();
                 let k = (avail.len() as u64).min(left) as usize;
-                put(dst, &avail[..k], t.write).await?;
+                put(dst, avail.get(..k).unwrap_or(avail), t.write).await?;
                 buf.consume(k);
                 left -= k as u64;
                 sent += k as u64;
@@ -305,7 +305,7 @@ async fn copy_body(
                 for ev in events {
                     match ev {
                         ChunkEvent::Data(r) => {
-                            let data = &buf.bytes()[r];
+                            let data = buf.bytes().get(r).unwrap_or_default();
                             out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
                             out.extend_from_slice(data);
                             out.extend_from_slice(b"\r\n");

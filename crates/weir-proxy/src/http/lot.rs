@@ -161,7 +161,7 @@ impl Lot {
                 .register(&mut SourceFd(&fd), token, Interest::READABLE)
                 .is_err()
             {
-                for fd in fds[..side].iter().flatten() {
+                for fd in fds.iter().take(side).flatten() {
                     let _ = self.registry.deregister(&mut SourceFd(fd));
                 }
                 return false;

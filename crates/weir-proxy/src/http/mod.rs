@@ -208,7 +208,7 @@ impl<'a> Session<'a> {
 
 /// The head timeouts of a session's frontend: (first request, keep-alive).
 fn timeouts(ss: &Session<'_>) -> (Option<Duration>, Option<Duration>) {
-    head_timeouts(&ss.sh.cfg.proxies[ss.sh.frontends[ss.fe_idx].proxy])
+    head_timeouts(ss.sh.proxy(ss.sh.frontend(ss.fe_idx).proxy))
 }
 
 /// The exchanges of one client connection, one turn at a time; returns
@@ -401,7 +401,7 @@ impl<'a> Session<'a> {
         // `exchange`).
         async move {
             let (sh, fe_idx, client, acc) = (self.sh, self.fe_idx, self.client, self.acc);
-            let fe = &sh.frontends[fe_idx];
+            let fe = sh.frontend(fe_idx);
             let req_wall = now_wall().saturating_sub(crate::clock::elapsed(start));
             let ti = ms(start.saturating_duration_since(idle_since));
             let mut rec = LogRecord {
@@ -510,8 +510,8 @@ impl<'a> Session<'a> {
         mut rec: LogRecord<'_>,
     ) -> bool {
         let (sh, fe_idx) = (self.sh, self.fe_idx);
-        let fe = &sh.frontends[fe_idx];
-        let fe_px = &sh.cfg.proxies[fe.proxy];
+        let fe = sh.frontend(fe_idx);
+        let fe_px = sh.proxy(fe.proxy);
         let (status, term) = match &fail {
             HeadEnd::Timeout => (408, Term::new(Cause::ClientTimeout, State::Request)),
             HeadEnd::Closed => (400, Term::new(Cause::Client, State::Request)),
@@ -583,7 +583,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
     let Some(be) = sh.backend_of(h.be) else {
         return;
     };
-    if sh.cfg.proxies[be.proxy].http.reuse == HttpReuse::Never
+    if sh.proxy(be.proxy).http.reuse == HttpReuse::Never
         || matches!(h.conn.conn, peer::Upstream::H2(_))
         || be
             .servers
@@ -592,7 +592,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
     {
         return;
     }
-    let srv = sh.cfg.proxies[be.proxy].servers.get(h.srv.index());
+    let srv = sh.proxy(be.proxy).servers.get(h.srv.index());
     let slot = pool::Slot {
         be: h.be,
         srv: h.srv,
@@ -614,11 +614,11 @@ pub(super) fn park(sh: &Shared, h: Held) {
 }
 
 fn log_exchange(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>) {
-    let fe = &sh.frontends[fe_idx];
+    let fe = sh.frontend(fe_idx);
     if fe.logger.is_empty() {
         return;
     }
-    let px = &sh.cfg.proxies[fe.proxy];
+    let px = sh.proxy(fe.proxy);
     rec.actconn = sh.actconn.load(Ordering::Relaxed);
     rec.feconn = fe.conns.load(Ordering::Relaxed);
     let normal = rec.term.is_normal() && rec.status < 500;

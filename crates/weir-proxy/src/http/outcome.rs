@@ -150,7 +150,7 @@ pub(super) fn after(
     vars: &mut Vars,
     view: &ExCtx<'_>,
 ) -> Local {
-    let be_px = be.map(|b| &sh.cfg.proxies[b.proxy]);
+    let be_px = be.map(|b| sh.proxy(b.proxy));
     super::rules::after_local(
         local,
         super::rules::response_order(be_px, fe_px),

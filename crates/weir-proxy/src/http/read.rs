@@ -49,7 +49,10 @@ pub(super) async fn read_head(
             let at = *first_byte.get_or_insert_with(crate::clock::now);
             match h1::parse_request(buf.bytes(), limits) {
                 Ok(Some((req, used))) => {
-                    return match buffered_chunks_ok(&req, &buf.bytes()[used..]) {
+                    return match buffered_chunks_ok(
+                        &req,
+                        buf.bytes().get(used..).unwrap_or_default(),
+                    ) {
                         Ok(()) => HeadEnd::Head(req, used),
                         Err(e) => HeadEnd::Invalid(e),
                     };
@@ -139,7 +142,7 @@ pub(super) async fn read_response(
             got_any = true;
             match h1::parse_response(sbuf.bytes(), limits, method) {
                 Ok(Some((res, used))) if (100..200).contains(&res.status) && res.status != 101 => {
-                    let interim = sbuf.bytes()[..used].to_vec();
+                    let interim = sbuf.bytes().get(..used).unwrap_or_default().to_vec();
                     sbuf.consume(used);
                     if send(client, &interim, fe_px.timeouts.client).await.is_err() {
                         return Err(RespFail::ClientGone);

@@ -81,7 +81,7 @@ pub(super) fn balance_key(k: &weir_config::BalanceKey, req: &RequestHead) -> Vec
                 }
             }
             let b = u.as_bytes();
-            b[..len.map_or(b.len(), |l| l.min(b.len()))].to_vec()
+            len.and_then(|l| b.get(..l)).unwrap_or(b).to_vec()
         }
         BalanceKey::UrlParam(name) => req
             .uri
@@ -104,11 +104,9 @@ pub(super) fn balance_key(k: &weir_config::BalanceKey, req: &RequestHead) -> Vec
                 return v;
             }
             let host = v.split(|&b| b == b':').next().unwrap_or(&[]);
-            let labels: Vec<&[u8]> = host.split(|&b| b == b'.').collect();
-            match labels.len() {
-                0 | 1 => host.to_vec(),
-                n => labels[n - 2].to_vec(),
-            }
+            // The label before the last one (the whole host when single).
+            let mut labels = host.rsplit(|&b| b == b'.');
+            labels.nth(1).unwrap_or(host).to_vec()
         }
     }
 }

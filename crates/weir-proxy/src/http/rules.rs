@@ -166,7 +166,7 @@ impl Ctx for ExCtx<'_> {
             .map(|b| i64::from(b.conns.load(Ordering::Relaxed)))
     }
     fn fe_conn(&self) -> i64 {
-        i64::from(self.sh.frontends[self.fe_idx].conns.load(Ordering::Relaxed))
+        i64::from(self.sh.frontend(self.fe_idx).conns.load(Ordering::Relaxed))
     }
     fn srv_name(&self) -> Option<String> {
         self.srv.map(str::to_string)
@@ -179,7 +179,7 @@ impl Ctx for ExCtx<'_> {
     }
     fn captured(&self, res: bool, idx: usize) -> Option<String> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;
-        let http = &self.sh.cfg.proxies[fe.proxy].http;
+        let http = &self.sh.proxy(fe.proxy).http;
         if res {
             let heads = super::samples::capture(&http.capture_res, &self.res?.headers);
             return heads.into_iter().nth(idx);
@@ -200,21 +200,15 @@ impl Ctx for ExCtx<'_> {
     }
     fn frontend(&self) -> Option<(String, i64)> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;
-        Some((
-            fe.name.clone(),
-            i64::from(self.sh.cfg.proxies[fe.proxy].uid),
-        ))
+        Some((fe.name.clone(), i64::from(self.sh.proxy(fe.proxy).uid)))
     }
     fn backend(&self) -> Option<(String, i64)> {
         let be = self.be?;
-        Some((
-            be.name.clone(),
-            i64::from(self.sh.cfg.proxies[be.proxy].uid),
-        ))
+        Some((be.name.clone(), i64::from(self.sh.proxy(be.proxy).uid)))
     }
     fn server_id(&self) -> Option<i64> {
         let (be, name) = (self.be?, self.srv?);
-        let px = &self.sh.cfg.proxies[be.proxy];
+        let px = self.sh.proxy(be.proxy);
         px.servers
             .iter()
             .find(|s| s.name == name)
@@ -377,7 +371,7 @@ pub fn after_local<'p>(
 /// to `len` bytes (empty when the fetch finds nothing).
 pub(crate) fn captured(expr: &weir_rules::Expr, len: usize, ctx: &dyn Ctx) -> String {
     let v = expr.eval(ctx).map(|s| s.to_bytes()).unwrap_or_default();
-    String::from_utf8_lossy(&v[..v.len().min(len)]).into_owned()
+    String::from_utf8_lossy(v.get(..len).unwrap_or(&v)).into_owned()
 }
 
 /// A header edit computed with the request borrowed, applied after.

@@ -16,7 +16,7 @@ pub(crate) fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Heade
                 .iter()
                 .rfind(|h| h.is(name))
                 .map(|h| {
-                    let v = &h.value()[..h.value().len().min(*len)];
+                    let v = h.value().get(..*len).unwrap_or(h.value());
                     String::from_utf8_lossy(v).into_owned()
                 })
                 .unwrap_or_default()

@@ -8,7 +8,7 @@ pub(super) fn show_errors(sh: &Shared, px: Option<&str>, which: Option<bool>) ->
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let proxy_id = |i: ProxyId| sh.cfg.proxies[i].uid;
+    let proxy_id = |i: ProxyId| sh.proxy(i).uid;
     let events: Vec<_> = sh
         .errors
         .events()
@@ -16,13 +16,13 @@ pub(super) fn show_errors(sh: &Shared, px: Option<&str>, which: Option<bool>) ->
         .filter(|c| which.is_none_or(|w| w == c.response))
         .filter(|c| {
             px.is_none_or(|p| {
-                sh.cfg.proxies[c.proxy].name == p || p.parse().ok() == Some(proxy_id(c.proxy))
+                sh.proxy(c.proxy).name == p || p.parse().ok() == Some(proxy_id(c.proxy))
             })
         })
         .map(|c| weir_admin::errors::ErrorEvent {
             date: crate::log::local_date_ms(c.at),
             side: if c.response { "backend" } else { "frontend" },
-            proxy: sh.cfg.proxies[c.proxy].name.clone(),
+            proxy: sh.proxy(c.proxy).name.clone(),
             proxy_id: proxy_id(c.proxy),
             response: c.response,
             backend: None,

@@ -20,7 +20,7 @@ pub fn services() -> crate::http::service::Services {
     }
 }
 
-use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
+use crate::state::{BackendRt, ServerConf, ServerId, ServerRt, ServerTarget, Shared};
 use diag::{show_errors, threads};
 use patterns::{get_pattern, ref_sel, show_patterns, with_patterns};
 use rows::{info, servers_state};
@@ -117,7 +117,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::GetWeight(r) => match find(sh, r) {
             Ok((be, i, _)) => {
                 let cur = be.set().state(i).map_or(0, |s| s.2);
-                let init = sh.cfg.proxies[be.proxy].servers[i].weight;
+                let init = sh.proxy(be.proxy).server(ServerId::new(i)).weight;
                 format!("{cur} (initial {init})\n")
             }
             Err(e) => e,
@@ -236,12 +236,13 @@ fn find<'a>(sh: &'a Shared, r: &ServerRef) -> Result<(&'a BackendRt, usize, &'a 
         .iter()
         .find(|b| b.name == r.backend)
         .ok_or_else(|| "No such backend.\n".to_string())?;
-    let i = be
+    let (i, s) = be
         .servers
         .iter()
-        .position(|s| s.name == r.server)
+        .enumerate()
+        .find(|(_, s)| s.name == r.server)
         .ok_or_else(|| "No such server.\n".to_string())?;
-    Ok((be, i, &be.servers[i]))
+    Ok((be, i, s))
 }
 
 fn with_frontend(
@@ -296,7 +297,7 @@ fn with_server(
 }
 
 fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) -> String {
-    let init = sh.cfg.proxies[be.proxy].servers[i].weight;
+    let init = sh.proxy(be.proxy).server(ServerId::new(i)).weight;
     let w = match w {
         Weight::Absolute(n) => n,
         Weight::Percent(p) => (u64::from(init) * u64::from(p) / 100).min(256) as u32,

@@ -3,8 +3,8 @@
 //! Prometheus exporter's answer built from them.
 
 use crate::rates::View;
-use crate::state::ProxyId;
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
+use crate::state::{ProxyId, ServerConf, ServerId};
 use crate::stats::Ctr;
 use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
@@ -235,7 +235,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                 rows.push(r);
             }
         }
-        let Some(bi) = sh.roles[pi].backend else {
+        let Some(bi) = sh.roles(ProxyId::new(pi)).backend else {
             continue;
         };
         let Some(be) = sh.backends.get(bi.index()) else {
@@ -247,14 +247,15 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
         };
         if want(4) {
             for (i, s) in be.servers.iter().enumerate() {
-                let conf = &px.servers[i];
+                let conf = px.server(ServerId::new(i));
                 let sid = conf.uid;
                 if f.sid.is_some_and(|want| want != sid) {
                     continue;
                 }
-                let (_, maint, weight, backup) = set_states[i].unwrap_or((true, false, 0, false));
+                let state = set_states.get(i).copied().flatten();
+                let (_, maint, weight, backup) = state.unwrap_or((true, false, 0, false));
                 let mut r = server_row(sh, px, be, i, s, iid, sid, maint, weight, backup);
-                let v = sh.rates.server(bi, crate::state::ServerId::new(i));
+                let v = sh.rates.server(bi, ServerId::new(i));
                 common(&mut r, &s.counters, &v, http);
                 if http {
                     r.set("req_tot", s.counters.get(Ctr::Requests));
@@ -293,7 +294,7 @@ fn server_row(
     weight: u32,
     backup: bool,
 ) -> Row {
-    let conf = &px.servers[i];
+    let conf = px.server(ServerId::new(i));
     let ck = s.check.lock().map(|c| c.clone()).ok();
     let c = &s.counters;
     let mut r = Row::new();
@@ -470,10 +471,10 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
         if only.is_some_and(|n| n != be.name) {
             continue;
         }
-        let px = &sh.cfg.proxies[be.proxy];
+        let px = sh.proxy(be.proxy);
         let set = be.set();
         for (i, s) in be.servers.iter().enumerate() {
-            let conf = &px.servers[i];
+            let conf = px.server(ServerId::new(i));
             let (up, maint, _, _) = set.state(i).unwrap_or((true, false, 0, false));
             let ck = s.check.lock().map(|c| c.clone()).ok();
             let (addr, port) = match s.target() {

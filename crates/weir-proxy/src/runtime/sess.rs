@@ -31,15 +31,15 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let proxy_id = |i: ProxyId| sh.cfg.proxies[i].uid;
+    let proxy_id = |i: ProxyId| sh.proxy(i).uid;
     raw.into_iter()
         .filter_map(|r| {
             let fe = sh.frontends.get(r.fe.index())?;
-            let px = &sh.cfg.proxies[fe.proxy];
+            let px = sh.proxy(fe.proxy);
             let be_rt = r.be.and_then(|b| sh.backend_of(b));
             let server = be_rt.zip(r.srv).and_then(|(b, i)| {
                 let s = b.servers.get(i.index())?;
-                let id = sh.cfg.proxies[b.proxy].servers.get(i.index())?.uid;
+                let id = sh.proxy(b.proxy).servers.get(i.index())?.uid;
                 let addr = match s.target() {
                     ServerTarget::Inet { addr, .. } => addr.to_string(),
                     ServerTarget::Unix(p) => format!("unix@{p}"),

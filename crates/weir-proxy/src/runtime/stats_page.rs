@@ -86,7 +86,7 @@ async fn answer(
         }
         let n = n as usize;
         // Bounded even when no timeout is configured.
-        let fe_t = &sh.cfg.proxies[sh.frontends[ctx.fe_idx].proxy].timeouts;
+        let fe_t = &sh.proxy(sh.frontend(ctx.fe_idx).proxy).timeouts;
         let t = fe_t
             .http_request
             .or(fe_t.client)
@@ -97,7 +97,7 @@ async fn answer(
                 _ => return (redirect(&page.uri, "ERRP"), cbuf.bytes().len()),
             }
         }
-        let code = match PageForm::parse(&cbuf.bytes()[used..used + n]) {
+        let code = match PageForm::parse(cbuf.bytes().get(used..used + n).unwrap_or_default()) {
             Ok(f) => apply(sh, &f),
             Err(code) => code,
         };
@@ -191,7 +191,7 @@ fn apply(sh: &Shared, f: &PageForm) -> &'static str {
             .backends
             .iter()
             .find(|b| {
-                let px = &sh.cfg.proxies[b.proxy];
+                let px = sh.proxy(b.proxy);
                 Some(px.uid) == id.parse().ok()
             })
             .map(|b| b.name.clone()),

@@ -43,10 +43,14 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     let g = &cfg.global;
     let mut roles = vec![Roles::default(); cfg.proxies.len()];
     for (i, f) in frontends.iter().enumerate() {
-        roles[f.proxy.index()].frontend = Some(FrontendId::new(i));
+        if let Some(r) = roles.get_mut(f.proxy.index()) {
+            r.frontend = Some(FrontendId::new(i));
+        }
     }
     for (i, b) in backends.iter().enumerate() {
-        roles[b.proxy.index()].backend = Some(BackendId::new(i));
+        if let Some(r) = roles.get_mut(b.proxy.index()) {
+            r.backend = Some(BackendId::new(i));
+        }
     }
     let proc_vars = super::procvars::ProcVars::default();
     proc_vars.init(&g.set_vars);
@@ -182,7 +186,7 @@ fn backends(
     });
     let mut backends = Vec::new();
     let mut by_name = HashMap::new();
-    for (pi, px) in cfg.proxies.iter().enumerate() {
+    for ((pi, px), logger) in cfg.proxies.iter().enumerate().zip(loggers) {
         if !px.kind.is_backend() {
             continue;
         }
@@ -229,7 +233,7 @@ fn backends(
             smax: AtomicU32::new(0),
             counters: stats::Counters::new(limits.nthreads),
             slot_freed: tokio::sync::Notify::new(),
-            logger: loggers[pi].clone(),
+            logger: logger.clone(),
         }));
     }
     (backends, by_name)
@@ -341,13 +345,18 @@ fn frontends(
     errors: &mut Vec<String>,
 ) -> Vec<FrontendRt> {
     let mut out = Vec::new();
-    for (pi, px) in cfg.proxies.iter().enumerate() {
+    for ((pi, px), logger) in cfg.proxies.iter().enumerate().zip(loggers) {
         if !px.kind.is_frontend() || px.disabled || px.binds.is_empty() {
             continue;
         }
         let same_mode: HashMap<String, BackendId> = by_name
             .iter()
-            .filter(|(_, &i)| cfg.proxies[backends[i.index()].proxy].mode == px.mode)
+            .filter(|(_, &i)| {
+                backends
+                    .get(i.index())
+                    .and_then(|b| cfg.proxies.get(b.proxy.index()))
+                    .is_some_and(|p| p.mode == px.mode)
+            })
             .map(|(n, &i)| (n.clone(), i))
             .collect();
         let switching: Vec<(Target, Option<weir_rules::Cond>)> = px
@@ -381,7 +390,7 @@ fn frontends(
             backend,
             switching,
             binds: bind_lines(cfg, px, limits.nthreads, fe_max, errors),
-            logger: loggers[pi].clone(),
+            logger: logger.clone(),
             total: AtomicU64::new(0),
             smax: AtomicU32::new(0),
             counters: stats::Counters::new(limits.nthreads),

@@ -32,9 +32,9 @@ fn frontends_point_at_backends_by_index_and_keep_their_bind_lines() {
     let names: Vec<&str> = sh.frontends.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["fe", "both"]);
     let fe = &sh.frontends[0];
-    assert_eq!(fe.backend.map(|b| sh.backends[b].name.as_str()), Some("b1"));
+    assert_eq!(fe.backend.map(|b| sh.backend(b).name.as_str()), Some("b1"));
     match &fe.switching[..] {
-        [(Target::Static(b), Some(_))] => assert_eq!(sh.backends[*b].name, "b2"),
+        [(Target::Static(b), Some(_))] => assert_eq!(sh.backend(*b).name, "b2"),
         _ => panic!("one static use_backend with a condition"),
     }
     assert_eq!(fe.binds[0].threads, [1]);
@@ -46,7 +46,7 @@ fn frontends_point_at_backends_by_index_and_keep_their_bind_lines() {
     // A listen section is its own default backend.
     let both = &sh.frontends[1];
     assert_eq!(
-        both.backend.map(|b| sh.backends[b].name.as_str()),
+        both.backend.map(|b| sh.backend(b).name.as_str()),
         Some("both")
     );
     // `disabled` starts in maintenance; a unix server keeps its path.

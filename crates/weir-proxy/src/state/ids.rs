@@ -2,45 +2,53 @@
 //! configuration section) and a server of a backend each have their own
 //! kind, so that one is never taken for another; `Shared` maps a proxy to
 //! its frontend and backend in O(1).
+//!
+//! The lookups below are the crate's only indexing by id. An id is minted by
+//! `state::build` from a place in the very list it indexes, and the lists
+//! never shrink, so a lookup cannot miss (a miss would be a bug in `build`,
+//! not an input weir receives).
+#![allow(clippy::indexing_slicing)]
 
-use super::{BackendRt, FrontendRt, ServerRt};
-use std::ops::Index;
+use super::{BackendRt, FrontendRt, ServerRt, Shared};
 use std::sync::Arc;
 
 pub use crate::ids::{BackendId, FrontendId, ProxyId, ServerId};
 
-impl Index<ServerId> for Vec<Arc<ServerRt>> {
-    type Output = Arc<ServerRt>;
-    fn index(&self, id: ServerId) -> &Arc<ServerRt> {
-        &self[id.index()]
+impl Shared {
+    /// The frontend `id` names.
+    pub fn frontend(&self, id: FrontendId) -> &FrontendRt {
+        &self.frontends[id.index()]
+    }
+    /// The backend `id` names.
+    pub fn backend(&self, id: BackendId) -> &Arc<BackendRt> {
+        &self.backends[id.index()]
+    }
+    /// The configuration section `id` names.
+    pub fn proxy(&self, id: ProxyId) -> &weir_config::Proxy {
+        &self.cfg.proxies[id.index()]
+    }
+    /// What the section `id` became.
+    pub fn roles(&self, id: ProxyId) -> Roles {
+        self.roles[id.index()]
     }
 }
 
-impl Index<ServerId> for Vec<weir_config::Server> {
-    type Output = weir_config::Server;
-    fn index(&self, id: ServerId) -> &weir_config::Server {
-        &self[id.index()]
+impl BackendRt {
+    /// The live state of the server `id` names.
+    pub fn server(&self, id: ServerId) -> &Arc<ServerRt> {
+        &self.servers[id.index()]
     }
 }
 
-impl Index<FrontendId> for Vec<FrontendRt> {
-    type Output = FrontendRt;
-    fn index(&self, id: FrontendId) -> &FrontendRt {
-        &self[id.index()]
-    }
+/// A section's configured servers, by id.
+pub trait ServerConf {
+    /// The configuration of the server `id` names.
+    fn server(&self, id: ServerId) -> &weir_config::Server;
 }
 
-impl Index<BackendId> for Vec<Arc<BackendRt>> {
-    type Output = Arc<BackendRt>;
-    fn index(&self, id: BackendId) -> &Arc<BackendRt> {
-        &self[id.index()]
-    }
-}
-
-impl Index<ProxyId> for Vec<weir_config::Proxy> {
-    type Output = weir_config::Proxy;
-    fn index(&self, id: ProxyId) -> &weir_config::Proxy {
-        &self[id.index()]
+impl ServerConf for weir_config::Proxy {
+    fn server(&self, id: ServerId) -> &weir_config::Server {
+        &self.servers[id.index()]
     }
 }
 

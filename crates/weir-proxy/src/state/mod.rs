@@ -16,7 +16,7 @@ pub mod ids;
 pub mod procvars;
 pub mod workers;
 pub use build::{build, resolve, Carried, Limits};
-pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerId};
+pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerConf, ServerId};
 
 /// Where a server is reached.
 #[derive(Debug, Clone)]
@@ -162,13 +162,9 @@ impl BackendRt {
 }
 
 impl BackendRt {
-    /// Server `id`, when the backend has it.
-    pub fn server(&self, id: ServerId) -> Option<&Arc<ServerRt>> {
-        self.servers.get(id.index())
-    }
     /// The name of server `id`, for the log line.
     pub fn server_name(&self, id: Option<ServerId>) -> Option<&str> {
-        id.and_then(|i| self.server(i)).map(|s| s.name.as_str())
+        id.map(|i| self.server(i).name.as_str())
     }
     /// Locks the server set; a poisoned lock (a panic elsewhere) is still usable.
     pub fn set(&self) -> MutexGuard<'_, Lb> {
@@ -177,9 +173,7 @@ impl BackendRt {
     /// A server slot was released: account it and wake queued sessions.
     pub fn release(&self, srv: ServerId) {
         self.set().release(srv.index());
-        if let Some(s) = self.server(srv) {
-            s.cur_conns.fetch_sub(1, Ordering::Relaxed);
-        }
+        self.server(srv).cur_conns.fetch_sub(1, Ordering::Relaxed);
         self.conns.fetch_sub(1, Ordering::Relaxed);
         if self.queued.load(Ordering::Relaxed) > 0 {
             self.slot_freed.notify_waiters();

@@ -61,7 +61,7 @@ pub fn run(
         }
         // `tcp-request content` rules: decided at once (weir has no fetch
         // that waits for the client's data yet).
-        let content = &sh.cfg.proxies[sh.frontends[fe_idx].proxy].tcp.content;
+        let content = &sh.proxy(sh.frontend(fe_idx).proxy).tcp.content;
         if !content.is_empty() {
             let mut subj = Subject {
                 peer: &mut acc.peer,
@@ -76,7 +76,7 @@ pub fn run(
                     client.set_reset_on_close();
                 }
                 let mut rec = record(&sh, fe_idx, &acc, accept_wall);
-                sh.frontends[fe_idx].counters.add(Ctr::ReqDenied, 1);
+                sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
                 refused(&sh, fe_idx, &mut rec, &acc, started);
                 return;
             }
@@ -103,7 +103,7 @@ fn record<'a>(
     acc: &Accepted,
     accept_wall: Duration,
 ) -> LogRecord<'a> {
-    let fe = &sh.frontends[fe_idx];
+    let fe = sh.frontend(fe_idx);
     LogRecord {
         client: acc.peer,
         frontend_addr: acc.local,
@@ -151,7 +151,7 @@ fn run_tcp(
     // once.
     async move {
         let mut initial = initial;
-        let fe = &sh.frontends[fe_idx];
+        let fe = sh.frontend(fe_idx);
         let mut rec = record(&sh, fe_idx, acc, accept_wall);
         let l4 = crate::http::rules::L4Ctx {
             src: acc.peer,
@@ -162,7 +162,7 @@ fn run_tcp(
             refused(&sh, fe_idx, &mut rec, acc, started);
             return;
         };
-        let be_px = &sh.cfg.proxies[be.proxy];
+        let be_px = sh.proxy(be.proxy);
         rec.backend = &be.name;
         crate::sessions::set_target(acc.reg, be.proxy, None);
         let mut attempts = Attempts::default();
@@ -173,8 +173,7 @@ fn run_tcp(
             let watch = Watch {
                 client: &client,
                 initial: &mut initial,
-                abortonclose: sh.cfg.proxies[fe.proxy].options.abortonclose
-                    || be_px.options.abortonclose,
+                abortonclose: sh.proxy(fe.proxy).options.abortonclose || be_px.options.abortonclose,
             };
             Box::pin(connect_watching(&sh, &be, acc, &sni, watch, &mut attempts)).await
         };
@@ -199,7 +198,7 @@ fn run_tcp(
                 return;
             }
         };
-        let srv = &be.servers[conn.srv];
+        let srv = &be.server(conn.srv);
         crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
         rec.server = Some(&srv.name);
         rec.server_addr = conn.server_addr;
@@ -264,7 +263,7 @@ impl Ended<'_> {
 /// The connection counts of the log line, as they are now.
 fn note_counts(sh: &Shared, fe_idx: FrontendId, be: &BackendRt, rec: &mut LogRecord<'_>) {
     rec.actconn = sh.actconn.load(Ordering::Relaxed);
-    rec.feconn = sh.frontends[fe_idx].conns.load(Ordering::Relaxed);
+    rec.feconn = sh.frontend(fe_idx).conns.load(Ordering::Relaxed);
     rec.beconn = be.conns.load(Ordering::Relaxed);
 }
 
@@ -296,7 +295,7 @@ async fn connect_watching(
         Some(IpAddr::V6(a)) => a.octets().to_vec(),
         None => Vec::new(),
     };
-    let be_px = &sh.cfg.proxies[be.proxy];
+    let be_px = sh.proxy(be.proxy);
     let (mut left_early, mut client_eof) = (false, false);
     // A block: the attempt borrows `attempts` until it ends.
     let r = {
@@ -347,7 +346,7 @@ fn response_rules(
     client: &Conn,
     vars: &mut Vars,
 ) -> Decision {
-    let rules = &sh.cfg.proxies[be.proxy].tcp.response;
+    let rules = &sh.proxy(be.proxy).tcp.response;
     if rules.is_empty() {
         return Decision::Go;
     }
@@ -425,7 +424,7 @@ async fn read_early(client: &Conn, buf: &mut Vec<u8>, cap: usize) -> Early {
     }
     let have = buf.len();
     buf.resize(cap, 0);
-    let r = client.try_read(&mut buf[have..]);
+    let r = client.try_read(buf.get_mut(have..).unwrap_or_default());
     let got = *r.as_ref().unwrap_or(&0);
     buf.truncate(have + got);
     if buf.is_empty() {

@@ -83,15 +83,17 @@ pub(crate) struct Sleeper {
 impl Sleeper {
     /// When its inactivity timeout ends it.
     pub fn deadline(&self, sh: &Shared) -> Option<Instant> {
-        let fe_px = &sh.cfg.proxies[sh.frontends[self.fe_idx].proxy];
-        let be_px = &sh.cfg.proxies[self.link.be.proxy];
+        let fe_px = sh.proxy(sh.frontend(self.fe_idx).proxy);
+        let be_px = sh.proxy(self.link.be.proxy);
         let t = FwdTimeouts::between(fe_px, be_px);
         crate::forward::deadline(&t, &self.woken.progress, false).map(|(d, _)| d)
     }
 
     /// Whether its server's sessions were killed since it fell asleep.
     pub fn server_killed(&self) -> bool {
-        self.link.be.servers[self.link.srv]
+        self.link
+            .be
+            .server(self.link.srv)
             .kills
             .load(Ordering::Relaxed)
             != self.woken.kills
@@ -124,11 +126,11 @@ pub(crate) fn forward<'a>(
 ) -> impl std::future::Future<Output = ()> + 'a {
     // Not an `async fn`: its arguments would be stored twice in the task.
     async move {
-        let fe = &sh.frontends[fe_idx];
-        let fe_px = &sh.cfg.proxies[fe.proxy];
+        let fe = sh.frontend(fe_idx);
+        let fe_px = sh.proxy(fe.proxy);
         let be = link.be.clone();
-        let be_px = &sh.cfg.proxies[be.proxy];
-        let srv = &be.servers[link.srv];
+        let be_px = sh.proxy(be.proxy);
+        let srv = be.server(link.srv);
         let t = FwdTimeouts::between(fe_px, be_px);
         let opts = options(sh, fe_px, be_px);
         let (naps, may_sleep) = match &start {

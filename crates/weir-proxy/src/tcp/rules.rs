@@ -199,7 +199,7 @@ pub fn admit(
     vars: &mut Vars,
     set: TcpRuleSet,
 ) -> bool {
-    let px = &sh.cfg.proxies[sh.frontends[fe_idx].proxy];
+    let px = sh.proxy(sh.frontend(fe_idx).proxy);
     let rules = px.tcp.of(set);
     if rules.is_empty() {
         return true;
@@ -219,7 +219,7 @@ pub fn admit(
             } else {
                 Ctr::SessDenied
             };
-            sh.frontends[fe_idx].counters.add(ctr, 1);
+            sh.frontend(fe_idx).counters.add(ctr, 1);
             if d == Decision::Drop {
                 client.set_reset_on_close();
             }

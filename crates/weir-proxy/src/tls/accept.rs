@@ -62,7 +62,7 @@ async fn hello(
     let mut fed = 0;
     loop {
         while fed < raw.len() {
-            let mut rest = &raw[fed..];
+            let mut rest = raw.get(fed..).unwrap_or_default();
             let n = acc.read_tls(&mut rest).map_err(HandshakeError::Io)?;
             if n == 0 {
                 break;
@@ -96,7 +96,7 @@ async fn hello(
 fn read_more(io: &Conn, buf: &mut Vec<u8>) -> Result<(), HandshakeError> {
     let at = buf.len();
     buf.resize(at + 4096, 0);
-    let r = Raw(io).read(&mut buf[at..]);
+    let r = Raw(io).read(buf.get_mut(at..).unwrap_or_default());
     let got = handshake_read(r);
     buf.truncate(at + got.as_ref().ok().copied().flatten().unwrap_or(0));
     got.map(|_| ())
@@ -116,11 +116,11 @@ enum Step {
 /// Sends `out` whole, waiting for room.
 async fn send(io: &Conn, out: &mut Vec<u8>) -> Result<(), HandshakeError> {
     let mut at = 0;
-    while at < out.len() {
+    while let Some(rest) = out.get(at..).filter(|r| !r.is_empty()) {
         std::future::poll_fn(|cx| io.poll_write_ready(cx))
             .await
             .map_err(HandshakeError::Io)?;
-        match io.try_send(&out[at..]) {
+        match io.try_send(rest) {
             Ok(n) => at += n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(HandshakeError::Io(e)),
@@ -138,7 +138,7 @@ fn encode(
     let at = out.len();
     out.resize(at + 4096, 0);
     loop {
-        match enc.encode(&mut out[at..]) {
+        match enc.encode(out.get_mut(at..).unwrap_or_default()) {
             Ok(n) => {
                 out.truncate(at + n);
                 return Ok(());

@@ -9,20 +9,17 @@ fn tlv(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
         usize::from(l0)
     } else {
         let n = usize::from(l0 & 0x7f);
-        if n == 0 || n > 3 || b.len() < n {
+        if n == 0 || n > 3 {
             return None;
         }
-        let mut len = 0usize;
-        for &x in &b[..n] {
-            len = (len << 8) | usize::from(x);
-        }
-        b = &b[n..];
-        len
+        let (digits, rest) = b.split_at_checked(n)?;
+        b = rest;
+        digits
+            .iter()
+            .fold(0usize, |len, &x| (len << 8) | usize::from(x))
     };
-    if b.len() < len {
-        return None;
-    }
-    Some((tag, &b[..len], &b[len..]))
+    let (contents, rest) = b.split_at_checked(len)?;
+    Some((tag, contents, rest))
 }
 
 fn oid_name(oid: &[u8]) -> String {

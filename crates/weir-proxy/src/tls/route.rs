@@ -89,8 +89,7 @@ fn route(t: &BindTls, g: &TlsGlobal, l: &certs::CrtListLine) -> Result<Route, Ve
     lt.crts = vec![l.crt.clone()];
     lt.crt_lists = Vec::new();
     let mut i = 0;
-    while i < l.opts.len() {
-        let w = l.opts[i].as_str();
+    while let Some(w) = l.opts.get(i).map(String::as_str) {
         if matches!(w, "crt" | "crt-list" | "strict-sni") {
             return Err(vec![format!("'{w}' is not a crt-list option")]);
         }

@@ -241,7 +241,7 @@ impl Traffic {
     /// The length of the whole record at the start of `buf`, if it is all
     /// there.
     fn whole(&self, buf: &[u8]) -> Result<Option<usize>, Fatal> {
-        let Some(h) = buf.get(..HEADER) else {
+        let Some(h) = buf.first_chunk::<HEADER>() else {
             return Ok(None);
         };
         let len = usize::from(u16::from_be_bytes([h[3], h[4]]));
@@ -394,12 +394,10 @@ impl Traffic {
     /// Moves opened bytes into `buf` (and the rest into `plain`); `n` says
     /// how much of `buf` is filled.
     fn deliver(&mut self, data: &[u8], buf: &mut [u8], n: &mut usize) {
-        let room = buf.len() - *n;
-        let now = data.len().min(room);
-        buf[*n..*n + now].copy_from_slice(&data[..now]);
+        let now = crate::cut::copy_prefix(buf.get_mut(*n..).unwrap_or_default(), data);
         *n += now;
-        if now < data.len() {
-            self.plain.extend_from_slice(&data[now..]);
+        if let Some(rest) = data.get(now..).filter(|r| !r.is_empty()) {
+            self.plain.extend_from_slice(rest);
         }
     }
 
@@ -413,17 +411,19 @@ impl Traffic {
     ) -> io::Result<usize> {
         let mut at = 0;
         while !self.eof {
-            let len = match self.whole(&data[at..]) {
+            let len = match self.whole(data.get(at..).unwrap_or_default()) {
                 Ok(Some(len)) => len,
                 Ok(None) => break,
                 Err(e) => return Err(self.fail(io, e)),
             };
-            let rec = &mut data[at..at + len];
+            let Some(rec) = data.get_mut(at..at + len) else {
+                break;
+            };
             match self.open(rec) {
                 Ok(Opened::Data(r)) if !r.is_empty() => {
                     self.idle_records = 0;
-                    let rec = &data[at..at + len];
-                    self.deliver(&rec[r], buf, n);
+                    let rec = data.get(at..at + len).and_then(|rec| rec.get(r));
+                    self.deliver(rec.unwrap_or_default(), buf, n);
                 }
                 Ok(Opened::Data(_) | Opened::Nothing) => {
                     self.idle_records += 1;
@@ -447,8 +447,8 @@ impl Traffic {
         }
         loop {
             if self.plain_at < self.plain.len() {
-                let now = (self.plain.len() - self.plain_at).min(buf.len());
-                buf[..now].copy_from_slice(&self.plain[self.plain_at..self.plain_at + now]);
+                let plain = self.plain.get(self.plain_at..).unwrap_or_default();
+                let now = crate::cut::copy_prefix(buf, plain);
                 self.plain_at += now;
                 if self.plain_at == self.plain.len() {
                     self.plain = Vec::new();
@@ -472,8 +472,9 @@ impl Traffic {
                         s.resize(SCRATCH, 0);
                     }
                     let got = self.recv(io, &mut s[..])?;
-                    let used = self.open_all(io, &mut s[..got], buf, &mut n)?;
-                    self.rx = s[used..got].to_vec();
+                    let filled = s.get_mut(..got).unwrap_or_default();
+                    let used = self.open_all(io, filled, buf, &mut n)?;
+                    self.rx = s.get(used..got).unwrap_or_default().to_vec();
                     Ok(())
                 })?;
             } else {
@@ -487,7 +488,7 @@ impl Traffic {
                     0
                 } else {
                     rx.resize(kept + HEADER + MAX_CIPHER_12, 0);
-                    match self.recv(io, &mut rx[kept..]) {
+                    match self.recv(io, rx.get_mut(kept..).unwrap_or_default()) {
                         Ok(g) => g,
                         Err(e) => {
                             rx.truncate(kept);
@@ -532,8 +533,8 @@ impl Traffic {
 
     /// Sends sealed bytes waiting for room; `WouldBlock` while some remain.
     pub(crate) fn flush(&mut self, io: &Conn) -> io::Result<()> {
-        while self.tx_at < self.tx.len() {
-            let n = io.try_send(&self.tx[self.tx_at..])?;
+        while let Some(rest) = self.tx.get(self.tx_at..).filter(|r| !r.is_empty()) {
+            let n = io.try_send(rest)?;
             self.tx_at += n;
         }
         self.tx = Vec::new();
@@ -561,7 +562,7 @@ impl Traffic {
         let mut out = std::mem::take(&mut self.tx);
         out.drain(..self.tx_at);
         self.tx_at = 0;
-        if let Err(e) = self.seal(&buf[..take], &mut out) {
+        if let Err(e) = self.seal(buf.get(..take).unwrap_or(buf), &mut out) {
             return Err(self.fail(io, e));
         }
         self.tx = out;
