@@ -102,6 +102,30 @@ impl Slot {
         self.res_head.is_none() && matches!(self.res, Out::Done) && self.res_pending.is_empty()
     }
 
+    /// Sends `bytes` of the response after what already waits, as far as
+    /// the windows allow; the rest waits (nothing is copied when it all
+    /// fits, as a short response's body does).
+    fn send_or_keep(&mut self, srv: &mut Server, mut bytes: &[u8]) -> io::Result<()> {
+        if self.res_pending.is_empty() {
+            while !bytes.is_empty() && !matches!(self.res, Out::Done) {
+                let k = bytes.len().min(srv.send_capacity(self.id));
+                let Some((now, rest)) = bytes.split_at_checked(k).filter(|_| k > 0) else {
+                    break;
+                };
+                body(srv, self.id, &mut self.res, now)?;
+                bytes = rest;
+            }
+            if matches!(self.res, Out::Done) {
+                return Ok(());
+            }
+        }
+        if !bytes.is_empty() {
+            self.res_pending.extend_from_slice(bytes);
+            self.flush(srv)?;
+        }
+        Ok(())
+    }
+
     /// Sends what waits of the response as far as the windows allow.
     fn flush(&mut self, srv: &mut Server) -> io::Result<()> {
         while !self.res_pending.is_empty() {
@@ -569,10 +593,8 @@ impl H2Stream {
                 }
                 s.res = Out::new(res.framing);
                 send_head(srv, self.id, &res, matches!(s.res, Out::Done));
-                if acc.len() > used && !matches!(s.res, Out::Done) {
-                    s.res_pending
-                        .extend_from_slice(acc.get(used..).unwrap_or_default());
-                    s.flush(srv)?;
+                if !matches!(s.res, Out::Done) {
+                    s.send_or_keep(srv, acc.get(used..).unwrap_or_default())?;
                 }
                 return Ok(buf.len());
             }
@@ -611,9 +633,8 @@ impl H2Stream {
             }
             s.res = Out::new(res.framing);
             send_head(srv, self.id, res, matches!(s.res, Out::Done));
-            if !first.is_empty() && !matches!(s.res, Out::Done) {
-                s.res_pending.extend_from_slice(first);
-                s.flush(srv)?;
+            if !matches!(s.res, Out::Done) {
+                s.send_or_keep(srv, first)?;
             }
             Ok(())
         })();
