@@ -145,6 +145,9 @@ pub struct RequestHead {
     /// The head's bytes as received are exactly what weir would write for
     /// it, and may be forwarded as they are; otherwise weir writes it.
     pub canonical: bool,
+    /// The `:scheme` of an HTTP/2 request when it is `http` or `https`
+    /// (the log shows the request in absolute form with it).
+    pub scheme: Option<&'static str>,
 }
 
 /// A parsed response head.
@@ -535,6 +538,7 @@ pub fn request_head(parts: &mut RequestParts, mut canonical: bool) -> Result<Req
         close_after,
         expect_continue,
         canonical,
+        scheme: None,
     })
 }
 

@@ -773,14 +773,17 @@ impl Server {
     }
 
     /// Gives `n` bytes of `stream`'s receive window back (the user
-    /// consumed them); a WINDOW_UPDATE leaves once half the window is due.
+    /// consumed them); a WINDOW_UPDATE leaves once half the window is due,
+    /// and for the rest once the body ended (as haproxy acknowledges a
+    /// whole body: VTest scripts wait for that frame before the response).
     pub fn release(&mut self, stream: u32, n: usize) {
         let half = self.cfg.initial_window / 2;
         let Some(s) = self.streams.iter_mut().find(|s| s.id == stream) else {
             return;
         };
         s.recv_unacked = s.recv_unacked.saturating_add(n as u32);
-        if s.recv_unacked >= half.max(1) && !s.recv_closed && !s.reset {
+        let due = s.recv_unacked >= half.max(1) || (s.recv_closed && s.recv_unacked > 0);
+        if due && !s.reset {
             frame::put_window_update(&mut self.out, stream, s.recv_unacked);
             s.recv_window += i64::from(s.recv_unacked);
             s.recv_unacked = 0;

@@ -87,6 +87,15 @@ impl Scheme {
         matches!(self, Scheme::Http | Scheme::Https | Scheme::Other)
     }
 
+    /// `http` or `https`, as the request names it.
+    fn known(self) -> Option<&'static str> {
+        match self {
+            Scheme::Http => Some("http"),
+            Scheme::Https => Some("https"),
+            _ => None,
+        }
+    }
+
     /// The name that decides the default port (any other scheme has none).
     fn name(self) -> &'static [u8] {
         match self {
@@ -150,7 +159,7 @@ impl RequestBuilder {
         };
         let bad = target.is_empty()
             || target.iter().any(|&b| b <= b' ' || b == 0x7f)
-            || !self.connect() && !self.scheme.valid();
+            || !self.connect() && matches!(self.scheme, Scheme::Missing);
         !bad
     }
 
@@ -207,8 +216,15 @@ impl RequestBuilder {
             Err(H1Error::BadRequest("invalid character in a header name"))
         } else if not_text {
             Err(H1Error::BadRequest("invalid token"))
+        } else if !connect && !self.scheme.valid() {
+            // Present but not a scheme: answered 400, as haproxy does (a
+            // missing one resets the stream, above).
+            Err(H1Error::BadRequest("invalid scheme"))
         } else {
-            weir_proto::h1::decoded_request_head(&mut parts, limits)
+            weir_proto::h1::decoded_request_head(&mut parts, limits).map(|mut head| {
+                head.scheme = self.scheme.known();
+                head
+            })
         };
         let head = head.map_err(|e| (e, weir_proto::h1::write_request_parts(&parts)));
         Some(Built {

@@ -549,11 +549,11 @@ fn request_line(acc: &Accepted, req: &RequestHead) -> String {
     if req.minor != 2 {
         return format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor);
     }
-    let scheme = if acc.bind.tls.is_some() {
+    let scheme = req.scheme.unwrap_or(if acc.bind.tls.is_some() {
         "https"
     } else {
         "http"
-    };
+    });
     let host = req
         .headers
         .iter()

@@ -506,3 +506,48 @@ fn soft_stop_sends_goaway_and_finishes_running_streams() {
     let r = w.wait_exit(Duration::from_secs(15));
     assert_eq!(r, Some(0), "after {:?}: {}", t0.elapsed(), w.stderr());
 }
+
+#[test]
+fn pseudo_headers_and_windows_as_haproxy() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
+    let mut c = Raw::connect(port);
+    let req = |id: u32, scheme: Option<&str>, end: bool| {
+        let mut f = vec![(":method", if end { "GET" } else { "POST" })];
+        f.extend(scheme.map(|s| (":scheme", s)));
+        f.extend([(":path", "/p"), (":authority", "localhost")]);
+        let flags = END_HEADERS | if end { END_STREAM } else { 0 };
+        frame(HEADERS, flags, id, &block(&f))
+    };
+    // A `:scheme` that is no scheme is a bad request (400, as haproxy
+    // answers); a missing one resets the stream.
+    let mut out = req(1, Some("http://localhost/?"), true);
+    out.extend(req(3, None, true));
+    // A body that ended is acknowledged on its stream before the response.
+    out.extend(req(5, Some("http"), false));
+    out.extend(frame(DATA, END_STREAM, 5, b"hello"));
+    // The log shows the request with its own scheme.
+    out.extend(req(7, Some("https"), true));
+    assert!(c.send(&out));
+    let mut ended = 0;
+    let f = c.until(Duration::from_secs(5), |f| {
+        ended += usize::from(f.flags & END_STREAM != 0 || f.kind == RST_STREAM);
+        ended == 4
+    });
+    let on = |id: u32, kind: u8| f.iter().position(|f| f.stream == id && f.kind == kind);
+    assert!(
+        on(1, HEADERS).is_some() && on(1, RST_STREAM).is_none(),
+        "{f:?}"
+    );
+    log.wait_line(" 400 ", Duration::from_secs(5));
+    let rst = f.iter().find(|f| f.kind == RST_STREAM && f.stream == 3);
+    assert_eq!(rst.map(Frame::code), Some(1), "PROTOCOL_ERROR: {f:?}");
+    let winup = on(5, 8).expect("a WINDOW_UPDATE on stream 5");
+    let frame5 = &f[winup];
+    assert_eq!(frame5.payload, 5u32.to_be_bytes(), "{frame5:?}");
+    assert!(on(5, HEADERS).is_some_and(|h| h > winup), "{f:?}");
+    log.wait_line("GET https://localhost/p HTTP/2.0", Duration::from_secs(5));
+    drop(w);
+}
