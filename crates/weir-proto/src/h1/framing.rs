@@ -230,11 +230,15 @@ pub(super) enum Target<'a> {
 
 /// Reads the target of a request with `method`: visible ASCII only, no
 /// fragment, and one of the four forms (authority form for CONNECT only).
-pub(super) fn target<'a>(method: &str, uri: &'a str) -> Result<Target<'a>, &'static str> {
+pub(super) fn target<'a>(
+    method: &str,
+    uri: &'a str,
+    fragments: bool,
+) -> Result<Target<'a>, &'static str> {
     if uri.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
         return Err("invalid character in the request target");
     }
-    if uri.contains('#') {
+    if !fragments && uri.contains('#') {
         return Err("fragment in the request target");
     }
     if method == "CONNECT" {

@@ -264,6 +264,7 @@ fn size_limits() {
     let limits = Limits {
         max_head: 64,
         max_headers: 4,
+        fragments: false,
     };
     let long_uri = format!("GET /{} HTTP/1.1\r\n", "a".repeat(100));
     assert_eq!(
@@ -283,7 +284,8 @@ fn size_limits() {
             many.as_bytes(),
             &Limits {
                 max_head: 16384,
-                max_headers: 4
+                max_headers: 4,
+                fragments: false,
             }
         )
         .unwrap_err()

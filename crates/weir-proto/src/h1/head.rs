@@ -11,6 +11,9 @@ use std::mem::MaybeUninit;
 pub struct Limits {
     pub max_head: usize,
     pub max_headers: usize,
+    /// A request target may carry a fragment (`#…`), as `option
+    /// accept-invalid-http-request` lets haproxy take one.
+    pub fragments: bool,
 }
 
 impl Default for Limits {
@@ -18,6 +21,7 @@ impl Default for Limits {
         Limits {
             max_head: 16384,
             max_headers: 101,
+            fragments: false,
         }
     }
 }
@@ -307,9 +311,10 @@ fn check_authority(
     method: &str,
     uri: &mut String,
     headers: &mut [Header],
+    fragments: bool,
 ) -> Result<bool, H1Error> {
     let bad = H1Error::BadRequest;
-    let (range, default) = match framing::target(method, uri).map_err(bad)? {
+    let (range, default) = match framing::target(method, uri, fragments).map_err(bad)? {
         framing::Target::Absolute { scheme, authority } => {
             (authority, authority::scheme_port(scheme))
         }
@@ -381,7 +386,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(RequestHead,
         minor: req.version.unwrap_or(1),
         headers: headers_of(req.headers),
     };
-    request_head(&mut { parts }, canonical).map(|head| Some((head, used)))
+    request_head(&mut { parts }, canonical, limits).map(|head| Some((head, used)))
 }
 
 /// A request as a decoder delivers it (HTTP/1.1's request line and fields,
@@ -449,7 +454,7 @@ pub fn decoded_request_head(
             H1Error::HeadersTooLarge
         });
     }
-    request_head(parts, false)
+    request_head(parts, false, limits)
 }
 
 /// The request head the exchange works on, from a decoded request: one
@@ -460,7 +465,11 @@ pub fn decoded_request_head(
 /// they are, unless a rule here changed the head.
 /// On an error, `parts` are left (maybe partly normalised) for the error
 /// capture; on success they are taken.
-pub fn request_head(parts: &mut RequestParts, mut canonical: bool) -> Result<RequestHead, H1Error> {
+pub fn request_head(
+    parts: &mut RequestParts,
+    mut canonical: bool,
+    limits: &Limits,
+) -> Result<RequestHead, H1Error> {
     let RequestParts {
         method,
         uri,
@@ -470,7 +479,7 @@ pub fn request_head(parts: &mut RequestParts, mut canonical: bool) -> Result<Req
     let (method, minor) = (&*method, *minor);
     canonical &= !framing::single_host(headers).map_err(H1Error::BadRequest)?;
     canonical &= !framing::te_trailers_only(headers);
-    canonical &= !check_authority(method, uri, headers)?;
+    canonical &= !check_authority(method, uri, headers, limits.fragments)?;
     let cl = framing::content_length(headers).map_err(H1Error::BadRequest)?;
     let mut close_after = false;
     let framing = match framing::request_coding(headers)? {

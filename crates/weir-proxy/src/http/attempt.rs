@@ -284,6 +284,7 @@ pub(super) async fn response(
     let limits = weir_proto::h1::Limits {
         max_head: r.f.sh.bufsize,
         max_headers: r.f.sh.maxhdr,
+        fragments: false,
     };
     let Some(up_fut) = up else {
         let resp = read_response(client, sconn, sbuf, &limits, &req.method, be_px, fe_px).await;

@@ -343,6 +343,11 @@ impl<'a> Session<'a> {
         let limits = &Limits {
             max_head: self.sh.bufsize,
             max_headers: self.sh.maxhdr,
+            fragments: self
+                .sh
+                .proxy(self.sh.frontend(self.fe_idx).proxy)
+                .http
+                .accept_invalid_request,
         };
         let (sh, reg) = (self.sh, self.acc.reg);
         let client = self.client;

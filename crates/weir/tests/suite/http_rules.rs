@@ -549,6 +549,34 @@ fn normalize_uri_rewrites_and_strict_refuses() {
     assert_eq!(a.seen.lock().unwrap().len(), 1);
 }
 
+#[test]
+fn fragments_only_with_accept_invalid_http_request() {
+    // A fragment is refused (400) unless the frontend accepts invalid
+    // requests; then a rule may strip it or it goes to the server as it is.
+    let (_w, port, a, _b) = two_backends("", "");
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/x#frag").status, 400);
+    assert!(a.seen.lock().unwrap().is_empty());
+    let (_w, port, a, _b) = two_backends(
+        "    option accept-invalid-http-request\n    http-request normalize-uri fragment-strip if { path_beg /strip }",
+        "",
+    );
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/strip#frag").status, 200);
+    assert_eq!(c.get("/keep#frag").status, 200);
+    let seen = a.seen.lock().unwrap();
+    assert!(
+        seen[0].head.starts_with("GET /strip HTTP/1.1"),
+        "{}",
+        seen[0].head
+    );
+    assert!(
+        seen[1].head.starts_with("GET /keep#frag HTTP/1.1"),
+        "{}",
+        seen[1].head
+    );
+}
+
 /// A cookie date as HAProxy writes it: Unix seconds / 4 in five base64
 /// digits.
 fn cookie_date(secs: u64) -> String {
