@@ -236,9 +236,18 @@ impl Up {
                 self.resp = None;
                 let (parts, recv) = r.into_parts();
                 let head_req = self.method == "HEAD";
-                let (parts, chunked) =
-                    convert::response_parts(&parts, recv.is_end_stream(), head_req);
-                self.res_head = Some(h1::response_head(parts, &self.method, false));
+                let ended = recv.is_end_stream();
+                let (parts, chunked) = convert::response_parts(&parts, ended, head_req);
+                let mut head = h1::response_head(parts, &self.method, false);
+                if head_req && !ended {
+                    // Bodiless, but the exchange ends with the stream: the
+                    // server may still be reading the body it dropped, and
+                    // the next request must not race it.
+                    if let Ok(h) = head.as_mut() {
+                        h.framing = h1::Framing::UntilClose;
+                    }
+                }
+                self.res_head = Some(head);
                 self.res = Some(In::new(recv, chunked));
                 true
             }

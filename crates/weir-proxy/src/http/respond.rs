@@ -319,12 +319,14 @@ async fn send_head(
     let t = f.fe_px.timeouts.client;
     let bytes = sbuf.bytes();
     if let Peer::H2(h) = f.client {
-        // An HTTP/2 client takes the parsed head as it is (its stream ends
-        // with it when its HEAD gets no body).
+        // An HTTP/2 client takes the parsed head as it is. When its HEAD
+        // gets no body, its stream ends once the server's body was read
+        // (`body`): a request that follows on another stream may need this
+        // server connection, as it would after an HTTP/1.1 exchange.
         let early_body = bytes.get(rused..rused + early).unwrap_or_default();
         let framing = res.framing;
         if skip_body {
-            res.framing = Framing::None;
+            res.framing = Framing::UntilClose;
         }
         let r = h.respond(res, early_body).map(|()| rused);
         res.framing = framing;
@@ -402,8 +404,13 @@ pub(super) async fn body<'r>(
     let (down, up) = tokio::join!(
         async {
             if b.skip {
-                // Read to its end and dropped: nothing reaches the client.
-                drain(sconn, sbuf, b.rest, size, t_cli).await.map(|_| 0)
+                // Read to its end and dropped: nothing reaches the client,
+                // whose HTTP/2 stream ends now.
+                let drained = drain(sconn, sbuf, b.rest, size, t_cli).await.map(|_| 0);
+                if let Peer::H2(h) = r.f.client {
+                    let _ = h.shutdown_write();
+                }
+                drained
             } else {
                 transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false).await
             }

@@ -181,3 +181,64 @@ fn alpn_h2_to_tls_servers_when_they_pick_it() {
         drop(w);
     }
 }
+
+/// An origin that serves one connection at a time (as VTest's servers do):
+/// each request gets a 20000-byte body in two halves 50 ms apart. Returns
+/// its port and how many connections it accepted.
+fn serial_origin() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let a = accepted.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            a.fetch_add(1, Ordering::Relaxed);
+            let mut w = c.try_clone().unwrap();
+            let mut r = BufReader::new(c);
+            'requests: loop {
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    match r.read_line(&mut line) {
+                        Ok(0) | Err(_) => break 'requests,
+                        Ok(_) if line == "\r\n" => break,
+                        Ok(_) => {}
+                    }
+                }
+                let half = vec![b'x'; 10000];
+                let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n");
+                let _ = w.write_all(&half);
+                std::thread::sleep(Duration::from_millis(50));
+                let _ = w.write_all(&half);
+            }
+        }
+    });
+    (port, accepted)
+}
+
+#[test]
+fn head_rewritten_to_get_ends_its_stream_after_the_body_it_drops() {
+    // HTTP/1.1 client -> weir (server proto h2) -> weir (h2 frontend that
+    // turns HEAD into GET) -> a serial origin. Each HEAD's response ends
+    // once the origin's body was read, so the next request finds the same
+    // server connection free instead of opening one the origin never takes.
+    let (origin, accepted) = serial_origin();
+    let (front, inner) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n    nbthread 1\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 2s\n\
+         listen inner\n    bind 127.0.0.1:{inner} proto h2\n    http-request set-method GET\n    server s1 127.0.0.1:{origin}\n\
+         listen front\n    bind 127.0.0.1:{front}\n    server s1 127.0.0.1:{inner} proto h2\n"
+    );
+    let _w = Weir::start(&cfg, front);
+    let mut c = Client::connect(front);
+    for i in 0..3 {
+        c.send(format!("HEAD /r{i} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes());
+        let r = c.response("HEAD");
+        assert_eq!(r.status, 200, "request {i}");
+        assert_eq!(r.header("content-length"), Some("20000"));
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::Relaxed), 1);
+}
