@@ -475,6 +475,20 @@ pub struct HttpCheckRules {
     pub expect: Option<CheckExpect>,
 }
 
+/// `proxy-v2-options`: what a `send-proxy-v2` header adds after the
+/// addresses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProxyV2Options {
+    /// `authority`: the name the client asked for (its PROXY header's own
+    /// authority, else its TLS SNI).
+    pub authority: bool,
+    /// `unique-id`: the request's unique id (the server connection is then
+    /// the request's alone).
+    pub unique_id: bool,
+    /// `crc32c`: a checksum of the whole header.
+    pub crc32c: bool,
+}
+
 /// PROXY protocol version sent to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendProxy {
@@ -507,6 +521,8 @@ pub struct Server {
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
     pub send_proxy: Option<SendProxy>,
+    /// `proxy-v2-options`: the TLVs a v2 header carries.
+    pub proxy_v2: ProxyV2Options,
     /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
     pub h2: bool,
     pub source: Option<ServerAddr>,
@@ -567,6 +583,8 @@ pub struct ServerDefaults {
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
     pub send_proxy: Option<SendProxy>,
+    /// `proxy-v2-options`: the TLVs a v2 header carries.
+    pub proxy_v2: ProxyV2Options,
     pub h2: bool,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
@@ -593,6 +611,7 @@ impl Default for ServerDefaults {
             maxconn: None,
             maxqueue: None,
             send_proxy: None,
+            proxy_v2: ProxyV2Options::default(),
             h2: false,
             source: None,
             shutdown_on_down: false,

@@ -20,6 +20,23 @@ pub enum ProxyHeader {
     Inet { src: SocketAddr, dst: SocketAddr },
 }
 
+/// The TLVs of a v2 header that weir reads (others are skipped, once
+/// their framing checked).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tlvs {
+    /// `PP2_TYPE_AUTHORITY` (0x02): the host name the client asked for.
+    pub authority: Option<Vec<u8>>,
+    /// `PP2_TYPE_UNIQUE_ID` (0x05): the sender's unique id of the request.
+    pub unique_id: Option<Vec<u8>>,
+}
+
+/// `PP2_TYPE_AUTHORITY`.
+pub const TLV_AUTHORITY: u8 = 0x02;
+/// `PP2_TYPE_UNIQUE_ID`.
+pub const TLV_UNIQUE_ID: u8 = 0x05;
+/// `PP2_TYPE_CRC32C`: a CRC-32C of the whole header, this field zeroed.
+pub const TLV_CRC32C: u8 = 0x03;
+
 /// Why a header was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProxyError {
@@ -35,6 +52,11 @@ pub enum ProxyError {
 
 /// Parses a header at the start of `buf`.
 pub fn parse(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
+    Ok(parse_with_tlvs(buf)?.map(|(h, _, n)| (h, n)))
+}
+
+/// Parses a header at the start of `buf`, with the TLVs weir reads.
+pub fn parse_with_tlvs(buf: &[u8]) -> Result<Option<(ProxyHeader, Tlvs, usize)>, ProxyError> {
     let Some(&first) = buf.first() else {
         return Ok(None);
     };
@@ -45,7 +67,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
         if !V1_PREFIX.starts_with(head) {
             return Err(ProxyError::NotProxy);
         }
-        return parse_v1(buf);
+        return Ok(parse_v1(buf)?.map(|(h, n)| (h, Tlvs::default(), n)));
     }
     if first == b'\r' {
         let n = buf.len().min(V2_SIGNATURE.len());
@@ -135,7 +157,7 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
     )))
 }
 
-fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
+fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, Tlvs, usize)>, ProxyError> {
     let Some(head) = buf.first_chunk::<16>() else {
         return Ok(None);
     };
@@ -150,11 +172,11 @@ fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
         return Ok(None);
     };
     match ver_cmd & 0x0f {
-        0 => return Ok(Some((ProxyHeader::Local, total))),
+        0 => return Ok(Some((ProxyHeader::Local, Tlvs::default(), total))),
         1 => {}
         _ => return Err(ProxyError::BadV2("unsupported command")),
     }
-    let header = match fam >> 4 {
+    let (header, addr_len) = match fam >> 4 {
         1 => {
             let Some(&[s0, s1, s2, s3, d0, d1, d2, d3, sp0, sp1, dp0, dp1]) =
                 body.first_chunk::<12>()
@@ -163,17 +185,18 @@ fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
             };
             let src = IpAddr::V4(Ipv4Addr::new(s0, s1, s2, s3));
             let dst = IpAddr::V4(Ipv4Addr::new(d0, d1, d2, d3));
-            ProxyHeader::Inet {
+            let header = ProxyHeader::Inet {
                 src: SocketAddr::new(src, u16::from_be_bytes([sp0, sp1])),
                 dst: SocketAddr::new(dst, u16::from_be_bytes([dp0, dp1])),
-            }
+            };
+            (header, 12)
         }
         2 => {
             let short = ProxyError::BadV2("address block too short for IPv6");
             let (src, rest) = body.split_first_chunk::<16>().ok_or(short.clone())?;
             let (dst, rest) = rest.split_first_chunk::<16>().ok_or(short.clone())?;
             let &[sp0, sp1, dp0, dp1] = rest.first_chunk::<4>().ok_or(short)?;
-            ProxyHeader::Inet {
+            let header = ProxyHeader::Inet {
                 src: SocketAddr::new(
                     IpAddr::V6(Ipv6Addr::from(*src)),
                     u16::from_be_bytes([sp0, sp1]),
@@ -182,15 +205,46 @@ fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
                     IpAddr::V6(Ipv6Addr::from(*dst)),
                     u16::from_be_bytes([dp0, dp1]),
                 ),
-            }
+            };
+            (header, 36)
         }
-        0 | 3 => ProxyHeader::Unknown,
+        // A family weir does not carry: the whole block is skipped.
+        0 | 3 => (ProxyHeader::Unknown, body.len()),
         _ => return Err(ProxyError::BadV2("unsupported address family")),
     };
-    match fam & 0x0f {
-        0..=2 => Ok(Some((header, total))),
-        _ => Err(ProxyError::BadV2("unsupported transport protocol")),
+    if fam & 0x0f > 2 {
+        return Err(ProxyError::BadV2("unsupported transport protocol"));
     }
+    let tlvs = tlvs(body.get(addr_len..).unwrap_or_default())?;
+    Ok(Some((header, tlvs, total)))
+}
+
+/// The TLVs after the address block: they must fill it exactly.
+fn tlvs(mut rest: &[u8]) -> Result<Tlvs, ProxyError> {
+    let mut out = Tlvs::default();
+    while !rest.is_empty() {
+        let bad = ProxyError::BadV2("a TLV overruns the header");
+        let (&[kind, l0, l1], after) = rest.split_first_chunk::<3>().ok_or(bad.clone())?;
+        let (value, after) = after
+            .split_at_checked(usize::from(u16::from_be_bytes([l0, l1])))
+            .ok_or(bad)?;
+        match kind {
+            TLV_AUTHORITY => out.authority = Some(value.to_vec()),
+            TLV_UNIQUE_ID => out.unique_id = Some(value.to_vec()),
+            _ => {}
+        }
+        rest = after;
+    }
+    Ok(out)
+}
+
+/// One TLV, as `encode_v2_with` appends them.
+pub fn tlv(kind: u8, value: &[u8]) -> Vec<u8> {
+    let len = u16::try_from(value.len()).unwrap_or(u16::MAX);
+    let mut out = vec![kind];
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(value.get(..usize::from(len)).unwrap_or(value));
+    out
 }
 
 /// A v1 line for a connection from `src` to `dst` (`UNKNOWN` when the
@@ -219,31 +273,48 @@ pub fn encode_v1(src: SocketAddr, dst: SocketAddr) -> Vec<u8> {
 
 /// A v2 header (PROXY command, TCP over the addresses' family; LOCAL-less).
 pub fn encode_v2(src: SocketAddr, dst: SocketAddr) -> Vec<u8> {
-    let mut out = Vec::with_capacity(52);
+    encode_v2_with(src, dst, &[])
+}
+
+/// A v2 LOCAL header (no addresses: the client's are unknown) with
+/// `tlvs`.
+pub fn encode_v2_local(tlvs: &[u8]) -> Vec<u8> {
+    let mut out = V2_SIGNATURE.to_vec();
+    out.extend_from_slice(&[0x20, 0x00]);
+    let len = u16::try_from(tlvs.len()).unwrap_or(u16::MAX);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(tlvs);
+    out
+}
+
+/// A v2 header followed by `tlvs` (whole TLVs, as [`tlv`] makes them).
+pub fn encode_v2_with(src: SocketAddr, dst: SocketAddr, tlvs: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(52 + tlvs.len());
     out.extend_from_slice(&V2_SIGNATURE);
     out.push(0x21);
-    match (src, dst) {
+    let mut addrs = Vec::with_capacity(36);
+    let fam = match (src, dst) {
         (SocketAddr::V4(s), SocketAddr::V4(d)) => {
-            out.push(0x11);
-            out.extend_from_slice(&12u16.to_be_bytes());
-            out.extend_from_slice(&s.ip().octets());
-            out.extend_from_slice(&d.ip().octets());
-            out.extend_from_slice(&s.port().to_be_bytes());
-            out.extend_from_slice(&d.port().to_be_bytes());
+            addrs.extend_from_slice(&s.ip().octets());
+            addrs.extend_from_slice(&d.ip().octets());
+            0x11
         }
         (SocketAddr::V6(s), SocketAddr::V6(d)) => {
-            out.push(0x21);
-            out.extend_from_slice(&36u16.to_be_bytes());
-            out.extend_from_slice(&s.ip().octets());
-            out.extend_from_slice(&d.ip().octets());
-            out.extend_from_slice(&s.port().to_be_bytes());
-            out.extend_from_slice(&d.port().to_be_bytes());
+            addrs.extend_from_slice(&s.ip().octets());
+            addrs.extend_from_slice(&d.ip().octets());
+            0x21
         }
-        _ => {
-            out.push(0x00);
-            out.extend_from_slice(&0u16.to_be_bytes());
-        }
+        _ => 0x00,
+    };
+    if fam != 0 {
+        addrs.extend_from_slice(&src.port().to_be_bytes());
+        addrs.extend_from_slice(&dst.port().to_be_bytes());
     }
+    out.push(fam);
+    let len = u16::try_from(addrs.len() + tlvs.len()).unwrap_or(u16::MAX);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&addrs);
+    out.extend_from_slice(tlvs);
     out
 }
 

@@ -154,3 +154,43 @@ fn mutations_never_panic_and_round_trip() {
         }
     }
 }
+
+#[test]
+fn v2_tlvs_are_read_and_must_fill_the_header() {
+    let (src, dst) = (v4("127.0.0.1:42"), v4("127.0.0.1:1337"));
+    let mut t = tlv(TLV_AUTHORITY, b"example.com");
+    t.extend(tlv(0xEE, b"skipped"));
+    t.extend(tlv(TLV_UNIQUE_ID, b"12345"));
+    let h = encode_v2_with(src, dst, &t);
+    let (head, tlvs, used) = parse_with_tlvs(&h).unwrap().unwrap();
+    assert_eq!(used, h.len());
+    assert_eq!(head, ProxyHeader::Inet { src, dst });
+    assert_eq!(tlvs.authority.as_deref(), Some(&b"example.com"[..]));
+    assert_eq!(tlvs.unique_id.as_deref(), Some(&b"12345"[..]));
+    // A TLV whose value runs past the header, or bytes too few for a TLV
+    // after the last one, make the header invalid.
+    let base = encode_v2(src, dst);
+    let with_area = |area: &[u8]| {
+        let mut b = base.clone();
+        let len = u16::try_from(12 + area.len()).unwrap();
+        b[14..16].copy_from_slice(&len.to_be_bytes());
+        b.extend_from_slice(area);
+        b
+    };
+    let overrun = with_area(b"\x02\x00\x0a12345");
+    assert!(matches!(
+        parse_with_tlvs(&overrun),
+        Err(ProxyError::BadV2(_))
+    ));
+    let trailing = with_area(b"\x02\x00\x041234\x00");
+    assert!(matches!(
+        parse_with_tlvs(&trailing),
+        Err(ProxyError::BadV2(_))
+    ));
+    // Bytes after the header's length are not the header's.
+    let mut after = with_area(b"\x02\x00\x0512345");
+    let n = after.len();
+    after.extend_from_slice(b"\x02\x00\x0554321");
+    let (_, tlvs, used) = parse_with_tlvs(&after).unwrap().unwrap();
+    assert_eq!((used, tlvs.authority.as_deref()), (n, Some(&b"12345"[..])));
+}

@@ -13,7 +13,7 @@ use tokio::net::{TcpSocket, UnixStream};
 use tokio::time::Instant;
 use weir_balance::Pick;
 use weir_config::addr::PortSpec;
-use weir_config::Proxy;
+use weir_config::{Proxy, ProxyV2Options, SendProxy};
 
 /// A server connection, ready to forward: a transport (`Conn`), or what
 /// the layer that asked for it carries on one ([`Carry`]).
@@ -296,6 +296,52 @@ async fn queue<'a>(
     result
 }
 
+/// What a `send-proxy(-v2)` header says of the client: its addresses, and
+/// what `proxy-v2-options` may add.
+#[derive(Clone, Copy, Default)]
+pub struct ProxySource<'a> {
+    pub src: Option<SocketAddr>,
+    pub dst: Option<SocketAddr>,
+    /// The name the client asked for (its own PROXY authority or SNI).
+    pub authority: Option<&'a [u8]>,
+    /// The request's unique id.
+    pub unique_id: Option<&'a [u8]>,
+}
+
+/// The PROXY header a server with `send-proxy(-v2)` gets first.
+pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) -> Vec<u8> {
+    use weir_proto::proxy_protocol as pp;
+    let mut tlvs = Vec::new();
+    if v == SendProxy::V2 {
+        if let Some(a) = ps.authority.filter(|_| opts.authority) {
+            tlvs.extend(pp::tlv(pp::TLV_AUTHORITY, a));
+        }
+        if let Some(id) = ps.unique_id.filter(|_| opts.unique_id) {
+            tlvs.extend(pp::tlv(pp::TLV_UNIQUE_ID, id));
+        }
+        if opts.crc32c {
+            tlvs.extend(pp::tlv(pp::TLV_CRC32C, &[0; 4]));
+        }
+    }
+    let mut h = match (v, ps.src, ps.dst) {
+        (SendProxy::V1, Some(s), Some(d)) => pp::encode_v1(s, d),
+        (SendProxy::V1, _, _) => b"PROXY UNKNOWN\r\n".to_vec(),
+        (SendProxy::V2, Some(s), Some(d)) => pp::encode_v2_with(s, d, &tlvs),
+        (SendProxy::V2, _, _) => pp::encode_v2_local(&tlvs),
+    };
+    if v == SendProxy::V2 && opts.crc32c {
+        // The checksum covers the header with its own field zeroed: the
+        // field is the last four bytes.
+        let crc = weir_rules::hash::crc32c(&h).to_be_bytes();
+        let at = h.len().saturating_sub(4);
+        if let Some(field) = h.get_mut(at..) {
+            field.copy_from_slice(&crc);
+        }
+    }
+    h
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn dial<C: Carry>(
     be: &BackendRt,
     srv: ServerId,
@@ -303,11 +349,21 @@ async fn dial<C: Carry>(
     keepalive: bool,
     sni: Option<&str>,
     handshake_timeout: Option<Duration>,
+    pp: &ProxySource<'_>,
 ) -> Result<Connected<C>, (ConnectFail, std::io::Error)> {
     if let Some(c) = C::reuse(be, srv).await {
         return Ok(c);
     }
     let mut c = dial_plain(be, srv, local, keepalive).await?;
+    let s = be.server(srv);
+    if let Some(v) = s.send_proxy {
+        // In clear, before any TLS handshake, as the server reads it.
+        let header = proxy_header(v, s.proxy_v2, pp);
+        c.conn
+            .send_all(&header)
+            .await
+            .map_err(|e| (ConnectFail::Refused, e))?;
+    }
     if let Some(t) = &be.server(srv).tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
@@ -386,6 +442,7 @@ pub async fn connect<C: Carry>(
     at: &mut Attempts,
     reuse: &mut (dyn FnMut(ServerId) -> Option<Connected<C>> + Send),
     sni: &[Option<String>],
+    pp: &ProxySource<'_>,
 ) -> Result<Connected<C>, ConnectFail> {
     let tconnect = px.timeouts.connect;
     let queue_deadline = px
@@ -428,7 +485,7 @@ pub async fn connect<C: Carry>(
             Some(t) => {
                 match tokio::time::timeout_at(
                     crate::clock::deadline(t),
-                    dial(be, srv, local, px.options.srvtcpka, name, None),
+                    dial(be, srv, local, px.options.srvtcpka, name, None, pp),
                 )
                 .await
                 {
@@ -443,7 +500,7 @@ pub async fn connect<C: Carry>(
             // by `timeout server`.
             None => {
                 let hs = px.timeouts.server;
-                dial(be, srv, local, px.options.srvtcpka, name, hs).await
+                dial(be, srv, local, px.options.srvtcpka, name, hs, pp).await
             }
         };
         match r {

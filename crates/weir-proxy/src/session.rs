@@ -27,6 +27,9 @@ pub struct Accepted {
     pub reg: crate::sessions::Reg,
     /// TCP_NODELAY is on already (inherited from its listener).
     pub nodelay: bool,
+    /// The TLVs of its PROXY v2 header that weir reads, when it had some
+    /// (`fc_pp_authority`, `fc_pp_unique_id`).
+    pub pp: Option<Arc<proxy_protocol::Tlvs>>,
 }
 
 pub use crate::state::BindInfo;
@@ -42,14 +45,14 @@ async fn read_proxy_header(
     client: &Conn,
     timeout: Option<Duration>,
     cap: usize,
-) -> Result<(ProxyHeader, Vec<u8>), String> {
+) -> Result<(ProxyHeader, proxy_protocol::Tlvs, Vec<u8>), String> {
     let mut buf: Vec<u8> = Vec::with_capacity(536);
     let mut chunk = [0u8; 536];
     let fut = async {
         loop {
-            match proxy_protocol::parse(&buf) {
-                Ok(Some((h, used))) => {
-                    return Ok((h, buf.get(used..).unwrap_or_default().to_vec()))
+            match proxy_protocol::parse_with_tlvs(&buf) {
+                Ok(Some((h, tlvs, used))) => {
+                    return Ok((h, tlvs, buf.get(used..).unwrap_or_default().to_vec()))
                 }
                 Ok(None) => {}
                 Err(e) => return Err(e.to_string()),
@@ -95,11 +98,14 @@ pub(crate) async fn prologue(
     let fe = sh.frontend(fe_idx);
     let fe_px = sh.proxy(fe.proxy);
     match read_proxy_header(client, fe_px.timeouts.client, sh.bufsize).await {
-        Ok((h, rest)) => {
+        Ok((h, tlvs, rest)) => {
             if let ProxyHeader::Inet { src, dst } = h {
                 acc.peer = Some(src);
                 acc.local = Some(dst);
                 crate::sessions::set_peer(acc.reg, src);
+            }
+            if tlvs != proxy_protocol::Tlvs::default() {
+                acc.pp = Some(Arc::new(tlvs));
             }
             Some(rest)
         }

@@ -151,6 +151,9 @@ pub enum ReqAction {
     UnsetVar(String),
     /// Accepted for compatibility; weir's logs have one level per line.
     SetLogLevel,
+    /// `set-timeout server|tunnel <time>|<expr>`: the exchange's timeout
+    /// (an expression gives milliseconds).
+    SetTimeout(TimeoutKind, TimeoutValue),
     /// `normalize-uri <normalizer> [option]`.
     NormalizeUri(crate::normalize::Normalizer),
     /// `capture <sample> len <n>` or `capture <sample> id <n>`: the value,
@@ -554,6 +557,55 @@ fn time_arg(v: &str) -> Result<std::time::Duration, String> {
 }
 
 /// `wait-for-body time <t> [at-least <bytes>]`.
+/// Which timeout `set-timeout` changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutKind {
+    Server,
+    Tunnel,
+}
+
+/// A `set-timeout` value: a time, or an expression in milliseconds.
+#[derive(Debug, Clone)]
+pub enum TimeoutValue {
+    Fixed(std::time::Duration),
+    Expr(Expr),
+}
+
+impl TimeoutValue {
+    /// The timeout for this exchange; `None` when the expression gives no
+    /// positive integer (the timeout is then left as it is).
+    pub fn eval(&self, ctx: &dyn crate::sample::Ctx) -> Option<std::time::Duration> {
+        match self {
+            TimeoutValue::Fixed(d) => Some(*d),
+            TimeoutValue::Expr(e) => match e.eval(ctx)? {
+                crate::sample::Sample::Int(ms) if ms > 0 => {
+                    Some(std::time::Duration::from_millis(ms as u64))
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+fn set_timeout(args: &[String], load: Loader<'_>) -> Result<ReqAction, String> {
+    let [kind, v] = exactly(args, "set-timeout")?;
+    let kind = match kind.as_str() {
+        "server" => TimeoutKind::Server,
+        "tunnel" => TimeoutKind::Tunnel,
+        k => {
+            return Err(format!(
+                "'set-timeout': unsupported timeout '{k}' (server or tunnel)"
+            ))
+        }
+    };
+    let value = if v.starts_with(|c: char| c.is_ascii_digit()) {
+        TimeoutValue::Fixed(time_arg(v)?)
+    } else {
+        TimeoutValue::Expr(Expr::parse(v, load)?)
+    };
+    Ok(ReqAction::SetTimeout(kind, value))
+}
+
 fn wait_for_body(args: &[String]) -> Result<ReqAction, String> {
     let mut time = None;
     let mut at_least = None;
@@ -647,6 +699,7 @@ pub fn parse_request_rule(
                 ReqAction::SetLogLevel
             }
             "wait-for-body" => wait_for_body(args)?,
+            "set-timeout" => set_timeout(args, load)?,
             "use-service" => match args {
                 [s] if s == "prometheus-exporter" => ReqAction::UseService(Service::Prometheus),
                 [s] => {

@@ -32,6 +32,12 @@ pub enum Internal {
     Uuid,
     /// `so_name`: the listener's `name`.
     SoName,
+    /// `be_server_timeout`, `be_tunnel_timeout`, `cur_server_timeout`,
+    /// `cur_tunnel_timeout`, `fe_client_timeout`: milliseconds.
+    Timeout(Timeout),
+    /// `fc_pp_authority` (TLV 0x02), `fc_pp_unique_id` (0x05): a TLV of
+    /// the client connection's PROXY v2 header.
+    PpTlv(u8),
     /// `unique-id`: the request's `unique-id-format` value.
     UniqueId,
     /// `req.cook_cnt([<name>])`, `req.cook_val([<name>])`.
@@ -46,6 +52,21 @@ pub enum Internal {
         res: bool,
         idx: usize,
     },
+}
+
+/// A timeout the `*_timeout` fetches read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeout {
+    /// The backend's `timeout server`.
+    BeServer,
+    /// The backend's `timeout tunnel`.
+    BeTunnel,
+    /// The server timeout in force for the exchange (`set-timeout`).
+    CurServer,
+    /// The tunnel timeout in force for the exchange.
+    CurTunnel,
+    /// The frontend's `timeout client`.
+    FeClient,
 }
 
 /// The internal fetch `name(args)`, or `None` when `name` is not one.
@@ -80,6 +101,13 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
             Ok(Internal::Ip(ip))
         }),
         "so_name" => Ok(Internal::SoName),
+        "be_server_timeout" => Ok(Internal::Timeout(Timeout::BeServer)),
+        "be_tunnel_timeout" => Ok(Internal::Timeout(Timeout::BeTunnel)),
+        "cur_server_timeout" => Ok(Internal::Timeout(Timeout::CurServer)),
+        "cur_tunnel_timeout" => Ok(Internal::Timeout(Timeout::CurTunnel)),
+        "fe_client_timeout" => Ok(Internal::Timeout(Timeout::FeClient)),
+        "fc_pp_authority" => Ok(Internal::PpTlv(0x02)),
+        "fc_pp_unique_id" => Ok(Internal::PpTlv(0x05)),
         "unique-id" => Ok(Internal::UniqueId),
         "uuid" => match first.as_deref() {
             None | Some("4") => Ok(Internal::Uuid),
@@ -163,6 +191,8 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         Internal::Bin(b) => Sample::Str(b.clone()),
         Internal::Uuid => text(uuid4()?),
         Internal::SoName => text(ctx.listener_name()?),
+        Internal::PpTlv(kind) => Sample::Str(ctx.proxy_tlv(*kind)?),
+        Internal::Timeout(t) => Sample::Int(ctx.timeout_ms(*t)?),
         Internal::UniqueId => text(ctx.unique_id()?),
         Internal::Bool(b) => Sample::Bool(*b),
         Internal::Ip(ip) => Sample::Ip(*ip),

@@ -128,6 +128,14 @@ pub trait Ctx {
     fn unique_id(&self) -> Option<String> {
         None
     }
+    /// Timeout `t` in milliseconds, when it is set.
+    fn timeout_ms(&self, _t: crate::internal::Timeout) -> Option<i64> {
+        None
+    }
+    /// The value of TLV `kind` in the client connection's PROXY v2 header.
+    fn proxy_tlv(&self, _kind: u8) -> Option<Vec<u8>> {
+        None
+    }
     /// The `name` of the listener the client came through (`so_name`).
     fn listener_name(&self) -> Option<String> {
         None

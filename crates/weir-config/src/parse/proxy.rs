@@ -380,6 +380,13 @@ fn rules(
                 weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
             };
             let mut r = r;
+            if matches!(r.action, weir_rules::ReqAction::SetTimeout(..))
+                && p.kind == crate::model::ProxyKind::Frontend
+            {
+                return Err(
+                    "'set-timeout' is only available in sections with backend capabilities".into(),
+                );
+            }
             if let Some(answer) = r.action.answer_mut() {
                 super::http::resolve_section(st, answer)?;
             }

@@ -143,6 +143,26 @@ fn server_options(
                     d.send_proxy = Some(SendProxy::V2);
                     1
                 }
+                "proxy-v2-options" => {
+                    for o in need(word)?.split(',') {
+                        match o {
+                            "authority" => d.proxy_v2.authority = true,
+                            "unique-id" => d.proxy_v2.unique_id = true,
+                            "crc32c" => d.proxy_v2.crc32c = true,
+                            "ssl" | "cert-cn" | "ssl-cipher" | "cert-sig" | "cert-key" => {
+                                return Err(format!(
+                                    "'proxy-v2-options {o}' is not supported by weir yet (authority, unique-id, crc32c)"
+                                ))
+                            }
+                            _ => {
+                                return Err(format!(
+                                    "'proxy-v2-options': unknown option '{o}'"
+                                ))
+                            }
+                        }
+                    }
+                    2
+                }
                 "no-send-proxy" | "no-send-proxy-v2" => {
                     d.send_proxy = None;
                     1
@@ -360,6 +380,7 @@ pub(super) fn server(
         maxconn: d.maxconn,
         maxqueue: d.maxqueue,
         send_proxy: d.send_proxy,
+        proxy_v2: d.proxy_v2,
         h2: d.h2,
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,

@@ -311,7 +311,17 @@ fn the_scheme_is_checked_and_its_default_port_leaves_host() {
         get("http", "h:8080").unwrap(),
         "GET / HTTP/1.1\r\nhost: h:8080\r\n\r\n"
     );
+    // A scheme that is no scheme is a bad request (400, as haproxy answers
+    // it); a missing one has no target (the stream is reset).
     for bad in ["http://localhost/?", "", "1http", "ht tp"] {
-        assert_eq!(get(bad, "h"), None, "{bad:?}");
+        let f: [(&str, &[u8]); 4] = [
+            (":method", b"GET"),
+            (":scheme", bad.as_bytes()),
+            (":authority", b"h"),
+            (":path", b"/"),
+        ];
+        assert_eq!(refused(&f, &Limits::default()), 400, "{bad:?}");
     }
+    let missing: [(&str, &[u8]); 3] = [(":method", b"GET"), (":authority", b"h"), (":path", b"/")];
+    assert!(build(&missing, true, &Limits::default()).is_none());
 }

@@ -95,6 +95,10 @@ pub(super) async fn connect<'r>(
                 return None;
             }
             let gen = be.server(srv).conn_gen.load(Ordering::Relaxed);
+            if be.server(srv).proxy_v2.unique_id {
+                // Its PROXY header names one request.
+                return None;
+            }
             if let Some(h) = held.take() {
                 if h.be == be.proxy && h.srv == srv && h.gen == gen {
                     if !pool::alive(&h.conn.conn.peer()) {
@@ -105,7 +109,8 @@ pub(super) async fn connect<'r>(
                 }
                 *held = Some(h);
             }
-            if !allow_pool || be.server(srv).private_sni() {
+            let s = be.server(srv);
+            if !allow_pool || s.private_sni() || s.private_proxy() {
                 return None;
             }
             pool::take(be.proxy, srv, proven_only, gen).map(|c| {
@@ -118,6 +123,20 @@ pub(super) async fn connect<'r>(
                 }
             })
         };
+        let authority = acc
+            .pp
+            .as_ref()
+            .and_then(|t| t.authority.clone())
+            .or_else(|| {
+                let tls = r.f.client.tls_info()?;
+                tls.sni.clone().map(String::into_bytes)
+            });
+        let pp = connect::ProxySource {
+            src: rec.client,
+            dst: rec.frontend_addr,
+            authority: authority.as_deref(),
+            unique_id: rec.unique_id.as_deref().map(str::as_bytes),
+        };
         // Boxed: its state is needed only while connecting, and an
         // exchange waiting for its response should not carry it.
         Box::pin(connect::connect(
@@ -128,6 +147,7 @@ pub(super) async fn connect<'r>(
             &mut attempts,
             &mut reuse,
             &p.sni,
+            &pp,
         ))
         .await
     };
@@ -188,7 +208,7 @@ async fn send_head(
     p: &Prepared<'_>,
     consumed: bool,
 ) -> Result<usize, XferError> {
-    let t = r.be_px.timeouts.server;
+    let t = r.server_timeout;
     let (head, body) = p.wire.split_at(p.head_len.min(p.wire.len()));
     if let Peer::H2Up(up) = sconn {
         // An HTTP/2 server takes the head as it is, never as text; the
@@ -259,7 +279,7 @@ pub(super) fn upload<'u>(
     }
     let t = XferTimeouts {
         read: r.f.fe_px.timeouts.client,
-        write: r.be_px.timeouts.server,
+        write: r.server_timeout,
     };
     // Boxed: a request without a body (the common case) does not carry
     // its state.
@@ -280,14 +300,14 @@ pub(super) async fn response(
     req: &RequestHead,
     up: Option<&mut Upload<'_>>,
 ) -> (Option<Result<u64, XferError>>, Resp) {
-    let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
+    let (client, t_server, fe_px) = (r.f.client, r.server_timeout, r.f.fe_px);
     let limits = weir_proto::h1::Limits {
         max_head: r.f.sh.bufsize,
         max_headers: r.f.sh.maxhdr,
         fragments: false,
     };
     let Some(up_fut) = up else {
-        let resp = read_response(client, sconn, sbuf, &limits, &req.method, be_px, fe_px).await;
+        let resp = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px).await;
         return (None, resp);
     };
     let mut resp_fut = Box::pin(read_response(
@@ -296,7 +316,7 @@ pub(super) async fn response(
         sbuf,
         &limits,
         &req.method,
-        be_px,
+        t_server,
         fe_px,
     ));
     let mut up = None;

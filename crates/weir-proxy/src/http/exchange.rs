@@ -42,6 +42,10 @@ pub(super) struct Route<'r> {
     pub f: Front<'r>,
     pub be: &'r BackendRt,
     pub be_px: &'r Proxy,
+    /// The exchange's server and tunnel timeouts: the backend's, unless
+    /// `set-timeout` changed them.
+    pub server_timeout: Option<std::time::Duration>,
+    pub tunnel_timeout: Option<std::time::Duration>,
 }
 
 /// The request as the server gets it, made once for every try.
@@ -78,7 +82,7 @@ pub(super) fn exchange<'r, 'a>(
     sh: &'r Shared,
     fe_idx: FrontendId,
     client: Peer<'r>,
-    acc: &'a Accepted,
+    acc: &'r Accepted,
     key: &'a [u8],
     cbuf: &'a mut Buf,
     req: &'a mut RequestHead,
@@ -117,10 +121,13 @@ pub(super) fn exchange<'r, 'a>(
             let term = Term::new(Cause::Server, State::Connect);
             return Box::pin(fail(client, f.fe_px, f.fe_px, 503, term)).await;
         };
+        let be_px = sh.proxy(be.proxy);
         let r = Route {
             f,
             be,
-            be_px: sh.proxy(be.proxy),
+            be_px,
+            server_timeout: vars.timeouts.server.or(be_px.timeouts.server),
+            tunnel_timeout: vars.timeouts.tunnel.or(be_px.timeouts.tunnel),
         };
         tmpl.be = Some(be);
         rec.backend = &be.name;
@@ -226,7 +233,7 @@ pub(super) fn exchange<'r, 'a>(
 
 /// What the rules of every phase see of the exchange before its request,
 /// response and variables are added.
-fn template<'r>(f: Front<'r>, acc: &Accepted, first: bool) -> ExCtx<'r> {
+fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
     let fe = f.sh.frontend(f.fe_idx);
     ExCtx {
         sh: f.sh,
@@ -244,6 +251,7 @@ fn template<'r>(f: Front<'r>, acc: &Accepted, first: bool) -> ExCtx<'r> {
         // The listener as the shared state holds it (the exchange's view
         // lives as long as that state).
         bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
+        pp: acc.pp.as_deref(),
     }
 }
 
@@ -535,8 +543,12 @@ fn finish(
             gen,
             conn,
         };
-        // An idle client holds none; `http-reuse never` keeps it private.
-        if r.be_px.http.reuse == weir_config::HttpReuse::Never && keep_client {
+        // An idle client holds none; `http-reuse never` keeps it private,
+        // and so does a PROXY header that names this client.
+        let s = r.be.server(h.srv);
+        let private = r.be_px.http.reuse == weir_config::HttpReuse::Never
+            || (s.private_proxy() && !s.proxy_v2.unique_id);
+        if private && keep_client {
             *held = Some(Box::new(h));
         } else {
             park(r.f.sh, h);

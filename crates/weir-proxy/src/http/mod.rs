@@ -593,7 +593,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
         || be
             .servers
             .get(h.srv.index())
-            .is_some_and(|s| s.private_sni())
+            .is_some_and(|s| s.private_sni() || s.private_proxy())
     {
         return;
     }

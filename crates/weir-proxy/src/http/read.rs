@@ -129,11 +129,11 @@ pub(super) async fn read_response(
     sbuf: &mut Buf,
     limits: &Limits,
     method: &str,
-    be_px: &Proxy,
+    server_timeout: Option<Duration>,
     fe_px: &Proxy,
 ) -> Result<(ResponseHead, usize), RespFail> {
     if let Peer::H2Up(up) = sconn {
-        return h2_response(client, up, be_px).await;
+        return h2_response(client, up, server_timeout).await;
     }
     let size = limits.max_head;
     let mut got_any = false;
@@ -155,7 +155,7 @@ pub(super) async fn read_response(
                 Err(_) => return Err(RespFail::Invalid),
             }
         }
-        let more = timed(be_px.timeouts.server, sbuf.fill(sconn, size));
+        let more = timed(server_timeout, sbuf.fill(sconn, size));
         let r = if client.is_h2() {
             // A reset stream wants no answer: the server's is dropped.
             tokio::select! {
@@ -180,10 +180,10 @@ pub(super) async fn read_response(
 async fn h2_response(
     client: Peer<'_>,
     up: &H2Up,
-    be_px: &Proxy,
+    server_timeout: Option<Duration>,
 ) -> Result<(ResponseHead, usize), RespFail> {
     let head = timed(
-        be_px.timeouts.server,
+        server_timeout,
         std::future::poll_fn(|cx| up.poll_response(cx)),
     );
     let r = if client.is_h2() {

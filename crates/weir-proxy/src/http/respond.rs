@@ -364,7 +364,9 @@ pub(super) async fn tunnel<'r>(
     }
     let initial = cbuf.bytes().to_vec();
     cbuf.consume(initial.len());
-    let t = FwdTimeouts::between(fe_px, r.be_px);
+    let mut t = FwdTimeouts::between(fe_px, r.be_px);
+    t.server = r.server_timeout;
+    t.tunnel = r.tunnel_timeout;
     let opts = FwdOptions {
         bufsize: r.f.sh.bufsize,
         splice_request: false,
@@ -389,7 +391,7 @@ pub(super) async fn body<'r>(
     b: BodyDown,
 ) -> (Outcome<'r>, Kept) {
     let t_cli = XferTimeouts {
-        read: r.be_px.timeouts.server,
+        read: r.server_timeout,
         write: r.f.fe_px.timeouts.client,
     };
     let size = r.f.sh.bufsize;

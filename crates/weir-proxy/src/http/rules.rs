@@ -10,6 +10,7 @@ use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 use weir_config::Proxy;
 use weir_proto::h1::{Header, RequestHead, ResponseHead};
 use weir_rules::action::UriPart;
@@ -28,7 +29,16 @@ pub struct Vars {
     pub captures: Vec<(usize, String)>,
     /// The exchange's `unique-id-format` value (the `unique-id` fetch).
     pub unique_id: Option<String>,
+    /// `set-timeout server|tunnel`: the exchange's own timeouts.
+    pub timeouts: SetTimeouts,
     proc: ProcVars,
+}
+
+/// The timeouts `set-timeout` gave one exchange (none: the backend's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetTimeouts {
+    pub server: Option<Duration>,
+    pub tunnel: Option<Duration>,
 }
 
 impl Vars {
@@ -38,6 +48,7 @@ impl Vars {
             vals: Vec::new(),
             captures: Vec::new(),
             unique_id: None,
+            timeouts: SetTimeouts::default(),
             proc: proc.clone(),
         }
     }
@@ -82,6 +93,7 @@ impl Vars {
     pub fn end_exchange(&mut self) {
         self.captures.clear();
         self.unique_id = None;
+        self.timeouts = SetTimeouts::default();
         self.vals
             .retain(|(n, _)| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -106,6 +118,8 @@ pub struct ExCtx<'a> {
     pub tls: Option<&'a weir_rules::TlsInfo>,
     /// The listener the client came through.
     pub bind: Option<&'a crate::state::BindInfo>,
+    /// The TLVs of the client connection's PROXY v2 header.
+    pub pp: Option<&'a weir_proto::proxy_protocol::Tlvs>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -176,6 +190,30 @@ impl Ctx for ExCtx<'_> {
     }
     fn listener_name(&self) -> Option<String> {
         self.bind?.name.clone()
+    }
+    fn timeout_ms(&self, t: weir_rules::internal::Timeout) -> Option<i64> {
+        use weir_rules::internal::Timeout;
+        let be = self.be.map(|b| &self.sh.proxy(b.proxy).timeouts);
+        let set = self.vars.map(|v| v.timeouts).unwrap_or_default();
+        let d = match t {
+            Timeout::BeServer => be?.server,
+            Timeout::BeTunnel => be?.tunnel,
+            Timeout::CurServer => set.server.or(be?.server),
+            Timeout::CurTunnel => set.tunnel.or(be?.tunnel),
+            Timeout::FeClient => {
+                let fe = self.sh.frontend(self.fe_idx);
+                self.sh.proxy(fe.proxy).timeouts.client
+            }
+        };
+        Some(d?.as_millis() as i64)
+    }
+    fn proxy_tlv(&self, kind: u8) -> Option<Vec<u8>> {
+        let pp = self.pp?;
+        match kind {
+            weir_proto::proxy_protocol::TLV_AUTHORITY => pp.authority.clone(),
+            weir_proto::proxy_protocol::TLV_UNIQUE_ID => pp.unique_id.clone(),
+            _ => None,
+        }
     }
     fn captured(&self, res: bool, idx: usize) -> Option<String> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;
@@ -387,6 +425,7 @@ enum Edit {
     /// `set-src|dst(-port)`: the address part and its new value.
     Addr(weir_rules::AddrPart, Option<Sample>),
     Capture(usize, String),
+    Timeout(weir_rules::action::TimeoutKind, Option<Duration>),
 }
 
 fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
@@ -655,6 +694,7 @@ fn request_step(
         ReqAction::Capture {
             expr, len, slot, ..
         } => Edit::Capture(*slot, captured(expr, *len, ctx)),
+        ReqAction::SetTimeout(kind, v) => Edit::Timeout(*kind, v.eval(ctx)),
         ReqAction::Auth { realm } => {
             let realm = realm.as_deref().unwrap_or(&px.name);
             return Step::Stop(Verdict::Respond(Local {
@@ -711,6 +751,11 @@ fn apply_request_edit(
         Edit::SetVar(_, None) | Edit::Status(..) => {}
         Edit::UnsetVar(n) => vars.unset(&n),
         Edit::Capture(slot, v) => vars.captures.push((slot, v)),
+        Edit::Timeout(kind, Some(d)) => match kind {
+            weir_rules::action::TimeoutKind::Server => vars.timeouts.server = Some(d),
+            weir_rules::action::TimeoutKind::Tunnel => vars.timeouts.tunnel = Some(d),
+        },
+        Edit::Timeout(_, None) => {}
         Edit::Addr(part, Some(v)) => {
             use weir_rules::AddrPart::{Dst, DstPort, Src, SrcPort};
             let a = match part {

@@ -306,6 +306,7 @@ fn server(
         target: Mutex::new(target),
         source,
         send_proxy: s.send_proxy,
+        proxy_v2: s.proxy_v2,
         cur_conns: AtomicU32::new(0),
         queued: AtomicU32::new(0),
         total: AtomicU64::new(0),

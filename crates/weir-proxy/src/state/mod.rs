@@ -31,6 +31,7 @@ pub struct ServerRt {
     pub target: Mutex<ServerTarget>,
     pub source: Option<SocketAddr>,
     pub send_proxy: Option<SendProxy>,
+    pub proxy_v2: weir_config::ProxyV2Options,
     pub cur_conns: AtomicU32,
     pub queued: AtomicU32,
     pub total: AtomicU64,
@@ -81,6 +82,11 @@ pub enum H2Use {
 impl ServerRt {
     /// Its connections differ by an SNI computed per request: they are not
     /// shared through the idle pool.
+    /// Its connections carry a PROXY header that names one client (and,
+    /// with `proxy-v2-options unique-id`, one request): never shared.
+    pub fn private_proxy(&self) -> bool {
+        self.send_proxy.is_some()
+    }
     pub fn private_sni(&self) -> bool {
         self.tls
             .as_ref()

@@ -16,8 +16,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-use weir_config::SendProxy;
-use weir_proto::proxy_protocol;
 use weir_rules::TcpRuleSet;
 
 /// Serves one accepted `mode tcp` client until both sides are closed, then
@@ -219,18 +217,6 @@ fn run_tcp(
             end.log(&mut rec, Some(conn.srv));
             return;
         }
-        let proxy_ok = match srv.send_proxy {
-            Some(v) => conn.conn.send_all(&proxy_header(v, acc)).await.is_ok(),
-            None => true,
-        };
-        if !proxy_ok {
-            rec.term = Term::new(Cause::Server, State::Connect);
-            drop(conn.conn);
-            be.release(conn.srv);
-            end.log(&mut rec, Some(conn.srv));
-            drop(client);
-            return;
-        }
         let link = link_of(&be, conn.srv, started, accept_wall, &rec);
         drop(rec);
         let start = super::Start::New {
@@ -300,8 +286,30 @@ async fn connect_watching(
     // A block: the attempt borrows `attempts` until it ends.
     let r = {
         let mut no_reuse = |_| None;
-        let attempt =
-            connect::connect::<Conn>(be, be_px, &key, acc.local, attempts, &mut no_reuse, sni);
+        let authority = acc
+            .pp
+            .as_ref()
+            .and_then(|t| t.authority.clone())
+            .or_else(|| {
+                let tls = w.client.tls_info()?;
+                tls.sni.clone().map(String::into_bytes)
+            });
+        let pp = connect::ProxySource {
+            src: acc.peer,
+            dst: acc.local,
+            authority: authority.as_deref(),
+            unique_id: None,
+        };
+        let attempt = connect::connect::<Conn>(
+            be,
+            be_px,
+            &key,
+            acc.local,
+            attempts,
+            &mut no_reuse,
+            sni,
+            &pp,
+        );
         tokio::pin!(attempt);
         let mut watching = true;
         let abort = ConnectFail::ClientAbort { queued: false };
@@ -352,24 +360,6 @@ fn response_rules(
     }
     let view = rules::l4_view_in(sh, fe_idx, client, Some(be));
     rules::response(rules, &view, acc.peer, acc.local, vars)
-}
-
-/// The PROXY header a server with `send-proxy(-v2)` gets first.
-fn proxy_header(v: SendProxy, acc: &Accepted) -> Vec<u8> {
-    match (acc.peer, acc.local) {
-        (Some(s), Some(d)) => match v {
-            SendProxy::V1 => proxy_protocol::encode_v1(s, d),
-            SendProxy::V2 => proxy_protocol::encode_v2(s, d),
-        },
-        _ => match v {
-            SendProxy::V1 => b"PROXY UNKNOWN\r\n".to_vec(),
-            SendProxy::V2 => {
-                let mut h = proxy_protocol::V2_SIGNATURE.to_vec();
-                h.extend_from_slice(&[0x20, 0x00, 0x00, 0x00]);
-                h
-            }
-        },
-    }
 }
 
 /// What the forwarding keeps of the connect phase, for the log line.

@@ -183,6 +183,7 @@ pub fn l4_view_in<'a>(
         body: None,
         tls: client.tls_info(),
         bind: None,
+        pp: None,
     }
 }
 

@@ -550,6 +550,35 @@ fn normalize_uri_rewrites_and_strict_refuses() {
 }
 
 #[test]
+fn set_timeout_changes_one_exchange() {
+    // `set-timeout server` bounds this exchange's wait for the server (a
+    // 504 after 300 ms, not the backend's 10 s), and the fetches show the
+    // timeout in force and the backend's own.
+    let (_w, port, _a, _b) = two_backends(
+        "",
+        "    http-request set-timeout server 300ms if { req.hdr(x-short) -m found }\n    http-response set-header t %[cur_server_timeout]/%[be_server_timeout]",
+    );
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/x").header("t"), Some("10000/10000"));
+    let started = std::time::Instant::now();
+    c.send(b"GET /slow?ms=3000 HTTP/1.1\r\nHost: t\r\nx-short: 1\r\n\r\n");
+    assert_eq!(c.response("GET").status, 504);
+    assert!(started.elapsed() < std::time::Duration::from_millis(2500));
+    let mut c = Client::connect(port);
+    c.send(b"GET /fast HTTP/1.1\r\nHost: t\r\nx-short: 1\r\n\r\n");
+    assert_eq!(c.response("GET").header("t"), Some("300/10000"));
+    // Only a section with a backend has a server to time out.
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\nfrontend fe\n    bind 127.0.0.1:1\n    http-request set-timeout server 1s\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":5") && err.contains("backend capabilities"),
+        "{err}"
+    );
+}
+
+#[test]
 fn fragments_only_with_accept_invalid_http_request() {
     // A fragment is refused (400) unless the frontend accepts invalid
     // requests; then a rule may strip it or it goes to the server as it is.

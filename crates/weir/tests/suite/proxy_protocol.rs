@@ -169,3 +169,164 @@ fn accept_proxy_v2_with_large_tlvs() {
     c.read_exact(&mut b).unwrap();
     assert_eq!(&b, b"after");
 }
+
+/// An HTTP origin behind `send-proxy(-v2)`: it records the PROXY header of
+/// each connection, then answers every request on it with `ok`.
+fn proxied_origin() -> (u16, std::sync::Arc<Mutex<Vec<Vec<u8>>>>) {
+    use std::io::{BufRead, BufReader};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let heads = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let h2 = heads.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            let heads = h2.clone();
+            std::thread::spawn(move || {
+                let mut w = c.try_clone().unwrap();
+                let mut r = BufReader::new(c);
+                let mut head = vec![0u8; 16];
+                if r.read_exact(&mut head).is_err() {
+                    return;
+                }
+                if head.starts_with(b"PROXY ") {
+                    let mut rest = Vec::new();
+                    let _ = r.read_until(b'\n', &mut rest);
+                    head.extend(rest);
+                } else {
+                    let mut tail = vec![0u8; usize::from(u16::from_be_bytes([head[14], head[15]]))];
+                    let _ = r.read_exact(&mut tail);
+                    head.extend(tail);
+                }
+                heads.lock().unwrap().push(head);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    match r.read_line(&mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if line == "\r\n" => {
+                            let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+                        }
+                        Ok(_) => {}
+                    }
+                }
+            });
+        }
+    });
+    (port, heads)
+}
+
+fn http_proxy_to(origin: u16, global: &str, fe: &str, server_opts: &str) -> (Weir, u16) {
+    let port = free_port();
+    let cfg = format!(
+        "global\n    nbthread 1\n{global}\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen px\n    bind 127.0.0.1:{port}\n{fe}\n    server s 127.0.0.1:{origin} {server_opts}\n"
+    );
+    (Weir::start(&cfg, port), port)
+}
+
+#[test]
+fn send_proxy_in_http_mode_names_each_client_on_its_own_connection() {
+    // The header goes first on each server connection, and a connection
+    // that named one client carries only that client's requests.
+    let (origin, heads) = proxied_origin();
+    let (_w, port) = http_proxy_to(origin, "", "", "send-proxy");
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let mut c = crate::common::http::Client::connect(port);
+        ports.push(c.w.local_addr().unwrap().port());
+        assert_eq!(c.get("/a").status, 200);
+        assert_eq!(c.get("/b").status, 200);
+    }
+    let heads = heads.lock().unwrap().clone();
+    let want: Vec<String> = ports
+        .iter()
+        .map(|p| format!("PROXY TCP4 127.0.0.1 127.0.0.1 {p} {port}\r\n"))
+        .collect();
+    let got: Vec<String> = heads
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).into())
+        .collect();
+    assert_eq!(got, want);
+}
+
+/// CRC-32C (Castagnoli), bit by bit.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// The TLVs of a v2 header as (type, value).
+fn tlvs_of(h: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut rest = &h[16 + 12..];
+    let mut out = Vec::new();
+    while rest.len() >= 3 {
+        let n = usize::from(u16::from_be_bytes([rest[1], rest[2]]));
+        out.push((rest[0], rest[3..3 + n].to_vec()));
+        rest = &rest[3 + n..];
+    }
+    out
+}
+
+#[test]
+fn proxy_v2_options_send_the_unique_id_and_a_checksum_and_tlvs_are_read() {
+    // Each request's unique id goes in its own connection's header, with a
+    // CRC-32C over the whole header.
+    let (origin, heads) = proxied_origin();
+    let (_w, port) = http_proxy_to(
+        origin,
+        "",
+        "    unique-id-format TEST-%[req.hdr(in)]",
+        "send-proxy-v2 proxy-v2-options unique-id,crc32c",
+    );
+    let mut c = crate::common::http::Client::connect(port);
+    for v in ["foo", "bar"] {
+        c.send(format!("GET / HTTP/1.1\r\nHost: t\r\nin: {v}\r\n\r\n").as_bytes());
+        assert_eq!(c.response("GET").status, 200);
+    }
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "one connection per request");
+    for (h, v) in heads.iter().zip(["foo", "bar"]) {
+        let tlvs = tlvs_of(h);
+        assert_eq!(tlvs[0], (0x05, format!("TEST-{v}").into_bytes()));
+        let (kind, crc) = &tlvs[1];
+        assert_eq!(*kind, 0x03);
+        let mut zeroed = h.clone();
+        let at = zeroed.len() - 4;
+        zeroed[at..].fill(0);
+        assert_eq!(crc.as_slice(), crc32c(&zeroed).to_be_bytes());
+    }
+    // A receiving frontend reads the TLVs (`fc_pp_authority`,
+    // `fc_pp_unique_id`); a TLV that overruns the header closes the
+    // connection.
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port} accept-proxy\n\
+         \x20   http-request return status 200 hdr pp \"%[fc_pp_authority]/%[fc_pp_unique_id]\"\n"
+    );
+    let _w = Weir::start(&cfg, port);
+    let v2 = |tlvs: &[u8]| {
+        let mut h = b"\r\n\r\n\0\r\nQUIT\n\x21\x11".to_vec();
+        h.extend(u16::try_from(12 + tlvs.len()).unwrap().to_be_bytes());
+        h.extend([127, 0, 0, 1, 127, 0, 0, 1, 0, 42, 5, 57]);
+        h.extend_from_slice(tlvs);
+        h
+    };
+    let mut c = crate::common::http::Client::connect(port);
+    c.send(&v2(b"\x02\x00\x07example\x05\x00\x0212"));
+    assert_eq!(c.get("/").header("pp"), Some("example/12"));
+    let mut c = crate::common::http::Client::connect(port);
+    c.send(&v2(b"\x02\x00\x0aexample"));
+    c.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert!(c.closed());
+}
