@@ -152,7 +152,11 @@ pub fn on_request(px: &Proxy, req: &mut RequestHead, now: u64) -> (Option<Persis
         CookieMode::Insert => c.indirect,
         CookieMode::Rewrite => false,
     };
-    let changed = strip && server.is_some() && strip_cookie(c, req, rest.as_deref());
+    // `insert indirect` keeps the cookie from the server whatever server
+    // it names (an unknown one too, as haproxy removes it); `prefix` takes
+    // off only a server part it knows.
+    let indirect = c.mode == CookieMode::Insert && c.indirect;
+    let changed = strip && (server.is_some() || indirect) && strip_cookie(c, req, rest.as_deref());
     let flag = if server.is_some() { b'V' } else { b'I' };
     (persist(server, flag, first_seen, val), changed)
 }

@@ -407,12 +407,19 @@ fn cookie_insert_persistence() {
             .all(|h| h.contains("Cookie: lang=fr\r\n") && !h.contains("SRV=")),
         "{heads:?}"
     );
-    // An unknown value is balanced again and gets a new cookie.
+    // An unknown value is balanced again and gets a new cookie; the server
+    // does not see it either.
     c.send(b"GET /bad HTTP/1.1\r\nHost: t\r\nCookie: SRV=zz\r\n\r\n");
     let r = c.response("GET");
     assert!(r
         .header("set-cookie")
         .is_some_and(|v| v.starts_with("SRV=c")));
+    let seen = [&a, &b].map(|o| o.seen.lock().unwrap().clone());
+    let bad = seen
+        .iter()
+        .flatten()
+        .find(|s| s.head.starts_with("GET /bad "));
+    assert!(bad.is_some_and(|s| !s.head.contains("SRV=")), "{bad:?}");
 }
 
 #[test]
