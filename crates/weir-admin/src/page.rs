@@ -93,24 +93,42 @@ pub struct PageRequest {
     pub up: bool,
     /// `st=<code>`: an admin action's outcome.
     pub status: Option<String>,
+    /// `scope=<text>`: only the proxies whose name holds it (any case).
+    pub scope: Option<String>,
 }
 
 impl PageRequest {
-    /// Reads `;csv`, `;norefresh`, `;up`, `;st=…` (in any order).
+    /// Reads `;csv`, `;norefresh`, `;up`, `;st=…` (in any order, in the
+    /// path or the query, as haproxy finds them) and `scope=…`.
     pub fn parse(rest: &str) -> PageRequest {
         let mut r = PageRequest::default();
-        let rest = rest.split('?').next().unwrap_or("");
-        for part in rest.split(';') {
-            match part {
+        for (i, part) in rest.split(';').enumerate() {
+            // A token ends where the query or one of its parameters starts.
+            let token = part.split(['?', '&']).next().unwrap_or("");
+            match token {
+                _ if i == 0 => {}
                 "csv" => r.csv = true,
                 "json" => r.json = true,
                 "norefresh" => r.norefresh = true,
                 "up" => r.up = true,
-                p if p.starts_with("st=") => r.status = Some(p[3..].to_string()),
+                p if p.starts_with("st=") => r.status = p.get(3..).map(str::to_string),
                 _ => {}
             }
         }
+        let query = rest.split_once('?').map_or("", |(_, q)| q);
+        r.scope = query
+            .split(['&', ';'])
+            .find_map(|p| p.strip_prefix("scope="))
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
         r
+    }
+
+    /// Whether proxy `name` is in the request's `scope` (all without one).
+    pub fn in_scope(&self, name: &str) -> bool {
+        self.scope
+            .as_ref()
+            .is_none_or(|s| name.to_ascii_lowercase().contains(&s.to_ascii_lowercase()))
     }
 }
 

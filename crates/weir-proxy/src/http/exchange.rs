@@ -346,6 +346,11 @@ async fn rules_phase<'r>(
             ..*tmpl
         };
         let local = after(local, f.sh, fe_px, chosen.map(|b| &**b), vars, &view);
+        // A service that read the whole body (an admin form) leaves nothing
+        // of the request behind: the connection may stay open.
+        if matches!(req.framing, Framing::ContentLength(n) if took as u64 == used as u64 + n) {
+            req.framing = Framing::None;
+        }
         return Err(Box::pin(answer_local(f.client, fe_px, cbuf, took, &*req, local)).await);
     }
     Ok((chosen, body))

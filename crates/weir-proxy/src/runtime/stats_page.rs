@@ -115,11 +115,12 @@ async fn answer(
     .into_iter()
     .filter(|r| {
         let name = r.get("pxname").unwrap_or("");
-        page.scope.is_empty()
+        let configured = page.scope.is_empty()
             || page
                 .scope
                 .iter()
-                .any(|s| s == name || (s == "." && name == px.name))
+                .any(|s| s == name || (s == "." && name == px.name));
+        configured && preq.in_scope(name)
     })
     .collect();
     if preq.json {

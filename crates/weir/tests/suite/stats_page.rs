@@ -80,6 +80,46 @@ fn the_page_and_its_csv_behind_auth_and_scope() {
     assert!(csv.lines().skip(1).all(|l| l.starts_with("be,")), "{csv}");
 }
 
+#[test]
+fn the_query_asks_for_csv_and_a_scope_and_a_posted_form_keeps_the_connection() {
+    // `;csv` and `scope=` may come in the query (haproxy's own links do
+    // so); the scope keeps the proxies whose name holds it, in any case.
+    let _one_at_a_time = serial();
+    let o1 = Origin::start("o1");
+    let (stats, open, port) = (free_port(), free_port(), free_port());
+    let mut w = Weir::spawn(&cfg(stats, open, port, o1.port()), &[]);
+    w.wait_listening(open);
+    let mut c = Client::connect(open);
+    c.send(b"GET /admin?;csv;scope=STAT HTTP/1.1\r\nHost: t\r\n\r\n");
+    let r = c.response("GET");
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+    let csv = r.text();
+    assert!(
+        csv.lines().skip(1).all(|l| l.starts_with("stats,")),
+        "{csv}"
+    );
+    assert!(csv.contains("\nstats,FRONTEND"), "{csv}");
+    // An admin form read whole: the 303 leaves the connection open.
+    let form = "s=dead&action=maint&b=be";
+    c.send(
+        format!(
+            "POST /admin HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n{form}",
+            form.len()
+        )
+        .as_bytes(),
+    );
+    let r = c.response("POST");
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("connection"), None);
+    c.send(b"GET /admin;csv HTTP/1.1\r\nHost: t\r\n\r\n");
+    let csv = c.response("GET").text();
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("be,dead,") && l.contains("MAINT")),
+        "{csv}"
+    );
+}
+
 /// Headless Chromium, when installed.
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
