@@ -198,12 +198,31 @@ pub enum LogDest {
 #[derive(Debug, Clone)]
 pub struct LogTarget {
     pub dest: LogDest,
+    /// `sample <ranges>:<size>`: of every `size` lines, those whose place
+    /// (from 1) falls in one of the ranges.
+    pub sample: Option<LogSample>,
     pub max_len: usize,
     pub format: LogFormatKind,
     pub facility: u8,
     pub max_level: u8,
     pub min_level: u8,
     pub loc: Loc,
+}
+
+/// `log … sample <ranges>:<size>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSample {
+    /// Inclusive ranges, numbered from 1.
+    pub ranges: Vec<(u32, u32)>,
+    pub size: u32,
+}
+
+impl LogSample {
+    /// Whether line number `n` (from 0, counted at this target) is sent.
+    pub fn keeps(&self, n: u32) -> bool {
+        let place = n % self.size.max(1) + 1;
+        self.ranges.iter().any(|&(a, b)| (a..=b).contains(&place))
+    }
 }
 
 /// `mode tcp` or `mode http`.

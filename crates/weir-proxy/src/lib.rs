@@ -59,6 +59,9 @@ use weir_config::Config;
 pub struct StartOptions {
     /// `-d`/`-db`: stay in the foreground even if `daemon` is set.
     pub foreground: bool,
+    /// `-d`: debug mode; the proxies' "started" notices stay out of their
+    /// logs, as haproxy's do.
+    pub debug: bool,
     /// `-D`: daemonize.
     pub daemon: bool,
     pub pidfile: Option<String>,
@@ -95,7 +98,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
             }
         }
     }
-    for fe in &sh.frontends {
+    for fe in sh.frontends.iter().filter(|_| !opts.debug) {
         fe.logger
             .send(level::NOTICE, &format!("Proxy {} started.", fe.name));
     }

@@ -33,6 +33,8 @@ enum Out {
 pub struct Sink {
     target: LogTarget,
     out: Out,
+    /// Lines that reached this target (`sample` picks from them).
+    count: std::sync::atomic::AtomicU32,
 }
 
 /// The targets of one proxy (or of `global`), with the identity stamped on
@@ -76,6 +78,7 @@ pub fn open_sink(
     Ok(Arc::new(Sink {
         target: t.clone(),
         out,
+        count: std::sync::atomic::AtomicU32::new(0),
     }))
 }
 
@@ -102,6 +105,12 @@ impl Logger {
             let t = &s.target;
             if severity > t.max_level {
                 continue;
+            }
+            if let Some(sample) = &t.sample {
+                let n = s.count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if !sample.keeps(n) {
+                    continue;
+                }
             }
             let sev = severity.max(t.min_level);
             let pri = u32::from(t.facility) * 8 + u32::from(sev);

@@ -6,6 +6,8 @@ pub struct Args {
     pub files: Vec<String>,
     pub check: bool,
     pub foreground: bool,
+    /// `-d`: debug mode (as haproxy's, without its traces).
+    pub debug: bool,
     pub daemon: bool,
     pub pidfile: Option<String>,
     pub quiet: bool,
@@ -83,6 +85,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                 if d == "-d" || d == "-db" {
                     a.foreground = true;
                 }
+                a.debug |= d == "-d";
                 // -dM, -dV, -dr, -dW, -dS, -dG, -dk … are accepted debug knobs.
             }
             other if other.starts_with('-') => {

@@ -169,6 +169,7 @@ fn main() -> ExitCode {
     }
     let opts = weir_proxy::StartOptions {
         foreground: args.foreground,
+        debug: args.debug,
         daemon: args.daemon,
         pidfile: args.pidfile.clone(),
         quiet: args.quiet,

@@ -2,7 +2,7 @@
 
 use crate::addr::{parse_server_addr, ServerAddr};
 use crate::diag::Loc;
-use crate::model::{LogDest, LogFormatKind, LogTarget};
+use crate::model::{LogDest, LogFormatKind, LogSample, LogTarget};
 
 /// Syslog facilities in code order.
 pub const FACILITIES: &[&str] = &[
@@ -47,6 +47,7 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
         }
     };
     let mut max_len = 1024usize;
+    let mut sample = None;
     let mut format = LogFormatKind::Rfc3164;
     let mut i = 1;
     loop {
@@ -73,7 +74,9 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
                 i += 2;
             }
             Some("sample") => {
-                return Err("'sample' log sampling is not supported by weir yet".into())
+                let v = args.get(i + 1).ok_or("'sample' expects <ranges>:<size>")?;
+                sample = Some(parse_sample(v)?);
+                i += 2;
             }
             _ => break,
         }
@@ -93,6 +96,7 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
     }
     Ok(LogTarget {
         dest,
+        sample,
         max_len,
         format,
         facility,
@@ -100,6 +104,28 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
         min_level,
         loc: loc.clone(),
     })
+}
+
+/// `<ranges>:<size>`: comma-separated `n` or `a-b` (from 1), and a size
+/// at least the highest limit.
+fn parse_sample(v: &str) -> Result<LogSample, String> {
+    let bad = || format!("invalid 'sample' value '{v}' (expects <ranges>:<size>)");
+    let (ranges, size) = v.split_once(':').ok_or_else(bad)?;
+    let num = |t: &str| t.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(bad);
+    let size = num(size)?;
+    let ranges = ranges
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => Ok((num(a)?, num(b)?)),
+            None => num(r).map(|n| (n, n)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if ranges.iter().any(|&(a, b)| a > b || b > size) {
+        return Err(format!(
+            "invalid 'sample' value '{v}': ranges must be ordered and within the size"
+        ));
+    }
+    Ok(LogSample { ranges, size })
 }
 
 #[cfg(test)]

@@ -203,3 +203,38 @@ fn backend_source_address_in_log_format() {
         );
     }
 }
+
+#[test]
+fn log_sampling_and_debug_mode() {
+    // `sample 1,3:5`: of every five lines, the first and the third. Under
+    // `-d` the "Proxy … started." notice stays out of the logs (it would
+    // be the first line otherwise), as haproxy's does.
+    let syslog = Syslog::start();
+    let origin = crate::common::http::Origin::start("o");
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen px\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} sample 1,3:5 local0\n    log-format \"line %HU\"\n    server s 127.0.0.1:{}\n",
+        syslog.port(),
+        origin.port()
+    );
+    let mut w = Weir::spawn(&cfg, &["-d"]);
+    w.wait_listening(port);
+    // One connection: its exchanges are logged in order.
+    let mut c = crate::common::http::Client::connect(port);
+    for i in 0..10 {
+        assert_eq!(c.get(&format!("/r{i}")).status, 200);
+    }
+    syslog.wait_line("line /r7", Duration::from_secs(5));
+    let lines = syslog.lines.lock().unwrap().clone();
+    let got: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.split("line ").nth(1))
+        .collect();
+    assert_eq!(got, ["/r0", "/r2", "/r5", "/r7"], "{lines:?}");
+    assert!(!lines.iter().any(|l| l.contains("started")), "{lines:?}");
+    let (code, _, err) =
+        check_cfg("global\n    log 127.0.0.1:514 sample 2-1:5 local0\ndefaults\n    mode tcp\n");
+    assert_ne!(code, 0);
+    assert!(err.contains(":2") && err.contains("sample"), "{err}");
+}
