@@ -238,7 +238,7 @@ pub const PROXY: &[Keyword] = &[
     kw("default_backend", "DFL-", Status::Supported),
     kw("description", "-FLB", Status::Supported),
     kw("disabled", "DFLB", Status::Supported),
-    kw("dispatch", "--LB", Status::Refused),
+    kw("dispatch", "--LB", Status::Partly("in a section without `server` lines (beside them it is refused): every connection goes to that address, logged as `<NOSRV>`, and a connection serves only the client that opened it")),
     kw("dynamic-cookie-key", "D-LB", Status::Refused),
     kw("email-alert from", "DFLB", Status::Refused),
     kw("email-alert level", "DFLB", Status::Refused),

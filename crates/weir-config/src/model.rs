@@ -521,6 +521,10 @@ pub struct Server {
     pub name: String,
     pub addr: ServerAddr,
     pub loc: Loc,
+    /// The address of `dispatch`: a server of its own, logged as
+    /// `<NOSRV>`, that the statistics and the CLI do not show, and whose
+    /// connections serve only the client that opened them.
+    pub dispatch: bool,
     /// The `id` written in the configuration.
     pub id: Option<u32>,
     /// The id weir and HAProxy report (`sid`): `id`, or the one assigned

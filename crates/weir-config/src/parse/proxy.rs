@@ -609,6 +609,30 @@ fn servers_and_limits(
     loc: &Loc,
 ) -> Result<bool, String> {
     match name {
+        "dispatch" => {
+            let [addr] = args else {
+                return Err("'dispatch' expects <address>:<port>".into());
+            };
+            if !p.kind.is_backend() {
+                return Err(
+                    "'dispatch' is only available in sections with backend capabilities".into(),
+                );
+            }
+            if !p.servers.is_empty() {
+                return Err("'dispatch' beside 'server' lines is not supported by weir yet".into());
+            }
+            let full = ["server".to_string(), "<NOSRV>".to_string(), addr.clone()];
+            match super::server::server(&p.default_server, &full, loc) {
+                Ok(mut s) => {
+                    s.dispatch = true;
+                    p.servers.push(s);
+                }
+                Err(errs) => return Err(errs.join("; ").replace("'server <NOSRV>' : ", "")),
+            }
+        }
+        "server" if p.servers.iter().any(|s| s.dispatch) => {
+            return Err("'server' lines beside 'dispatch' are not supported by weir yet".into());
+        }
         "server" => {
             let mut full = vec!["server".to_string()];
             full.extend_from_slice(args);

@@ -361,6 +361,7 @@ pub(super) fn server(
         return Err(errs);
     }
     Ok(Server {
+        dispatch: false,
         name: name.clone(),
         addr,
         loc: loc.clone(),

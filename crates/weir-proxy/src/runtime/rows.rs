@@ -249,7 +249,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
             for (i, s) in be.servers.iter().enumerate() {
                 let conf = px.server(ServerId::new(i));
                 let sid = conf.uid;
-                if f.sid.is_some_and(|want| want != sid) {
+                if f.sid.is_some_and(|want| want != sid) || conf.dispatch {
                     continue;
                 }
                 let state = set_states.get(i).copied().flatten();
@@ -475,6 +475,9 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
         let set = be.set();
         for (i, s) in be.servers.iter().enumerate() {
             let conf = px.server(ServerId::new(i));
+            if conf.dispatch {
+                continue;
+            }
             let (up, maint, _, _) = set.state(i).unwrap_or((true, false, 0, false));
             let ck = s.check.lock().map(|c| c.clone()).ok();
             let (addr, port) = match s.target() {

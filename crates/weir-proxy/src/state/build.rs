@@ -307,6 +307,7 @@ fn server(
         source,
         send_proxy: s.send_proxy,
         proxy_v2: s.proxy_v2,
+        dispatch: s.dispatch,
         cur_conns: AtomicU32::new(0),
         queued: AtomicU32::new(0),
         total: AtomicU64::new(0),

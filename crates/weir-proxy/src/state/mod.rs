@@ -32,6 +32,8 @@ pub struct ServerRt {
     pub source: Option<SocketAddr>,
     pub send_proxy: Option<SendProxy>,
     pub proxy_v2: weir_config::ProxyV2Options,
+    /// The address of `dispatch` (see `weir_config::Server::dispatch`).
+    pub dispatch: bool,
     pub cur_conns: AtomicU32,
     pub queued: AtomicU32,
     pub total: AtomicU64,
@@ -82,10 +84,11 @@ pub enum H2Use {
 impl ServerRt {
     /// Its connections differ by an SNI computed per request: they are not
     /// shared through the idle pool.
-    /// Its connections carry a PROXY header that names one client (and,
-    /// with `proxy-v2-options unique-id`, one request): never shared.
+    /// Its connections serve only the client that opened them: they carry
+    /// a PROXY header that names it (with `proxy-v2-options unique-id`,
+    /// one request), or go to a `dispatch` address, as haproxy keeps them.
     pub fn private_proxy(&self) -> bool {
-        self.send_proxy.is_some()
+        self.send_proxy.is_some() || self.dispatch
     }
     pub fn private_sni(&self) -> bool {
         self.tls

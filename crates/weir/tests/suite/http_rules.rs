@@ -706,3 +706,38 @@ fn header_names_outside_the_token_subset_can_be_refused() {
         "the refused one never reached the server"
     );
 }
+
+#[test]
+fn dispatch_sends_everything_to_one_address() {
+    // `dispatch`: no server to choose; the log names none (`<NOSRV>`), the
+    // statistics show none, and a connection serves only its client.
+    let a = Origin::start("a");
+    let log = Syslog::start();
+    let port = free_port();
+    let sock = tempdir("dispatch").join("s.sock");
+    let cfg = format!(
+        "global\n    stats socket {}\n\
+         defaults\n    mode http\n    option httplog\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen px\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n    dispatch 127.0.0.1:{}\n",
+        sock.display(),
+        log.port(),
+        a.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    for _ in 0..2 {
+        let mut c = Client::connect(port);
+        assert_eq!(c.get("/one").field("server").as_deref(), Some("a"));
+        assert_eq!(c.get("/two").status, 200);
+    }
+    log.wait_line("px px/<NOSRV> ", std::time::Duration::from_secs(5));
+    assert_eq!(a.connections(), 2, "one server connection per client");
+    let stat = ask(&sock, "show stat\n");
+    assert!(!stat.contains("NOSRV"), "{stat}");
+    assert!(stat.contains("\npx,BACKEND,"), "{stat}");
+    // Beside `server` lines it is refused, with its line.
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\nbackend b\n    server s 127.0.0.1:1\n    dispatch 127.0.0.1:2\n",
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains(":5") && err.contains("dispatch"), "{err}");
+}
