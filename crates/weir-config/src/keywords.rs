@@ -287,7 +287,7 @@ pub const PROXY: &[Keyword] = &[
     kw("monitor fail", "-FL-", Status::Refused),
     kw("monitor-uri", "DFL-", Status::Supported),
     kw("option abortonclose", "D-LB", Status::Supported),
-    kw("option accept-invalid-http-request", "DFL-", Status::Partly("a request target may carry a fragment (`#…`, refused with 400 otherwise), as in haproxy; weir stays strict on header names, versions and framing (it never relaxes what could smuggle a request)")),
+    kw("option accept-invalid-http-request", "DFL-", Status::Partly("a request target may carry a fragment (`#…`) and the characters RFC 3986 leaves out (double quote, angle brackets, backslash, caret, backquote, braces, vertical bar), refused with 400 otherwise, as in haproxy (bytes above 127 stay refused); weir stays strict on header names, versions and framing (it never relaxes what could smuggle a request)")),
     kw("option accept-invalid-http-response", "D-LB", Status::Partly("accepted; weir stays strict on framing")),
     kw("option allbackups", "D-LB", Status::Supported),
     kw("option checkcache", "D-LB", Status::Refused),

@@ -228,17 +228,22 @@ pub(super) enum Target<'a> {
     Asterisk,
 }
 
-/// Reads the target of a request with `method`: visible ASCII only, no
-/// fragment, and one of the four forms (authority form for CONNECT only).
+/// Reads the target of a request with `method`: visible ASCII only, none
+/// of the characters RFC 3986 leaves out and no fragment (unless
+/// `relaxed_target`), and one of the four forms (authority form for
+/// CONNECT only).
 pub(super) fn target<'a>(
     method: &str,
     uri: &'a str,
-    fragments: bool,
+    relaxed_target: bool,
 ) -> Result<Target<'a>, &'static str> {
     if uri.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
         return Err("invalid character in the request target");
     }
-    if !fragments && uri.contains('#') {
+    if !relaxed_target && uri.bytes().any(|b| b"\"<>\\^`{|}".contains(&b)) {
+        return Err("invalid character in the request target");
+    }
+    if !relaxed_target && uri.contains('#') {
         return Err("fragment in the request target");
     }
     if method == "CONNECT" {

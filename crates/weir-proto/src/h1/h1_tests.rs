@@ -264,7 +264,7 @@ fn size_limits() {
     let limits = Limits {
         max_head: 64,
         max_headers: 4,
-        fragments: false,
+        relaxed_target: false,
     };
     let long_uri = format!("GET /{} HTTP/1.1\r\n", "a".repeat(100));
     assert_eq!(
@@ -285,7 +285,7 @@ fn size_limits() {
             &Limits {
                 max_head: 16384,
                 max_headers: 4,
-                fragments: false,
+                relaxed_target: false,
             }
         )
         .unwrap_err()

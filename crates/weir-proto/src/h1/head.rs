@@ -11,9 +11,10 @@ use std::mem::MaybeUninit;
 pub struct Limits {
     pub max_head: usize,
     pub max_headers: usize,
-    /// A request target may carry a fragment (`#…`), as `option
-    /// accept-invalid-http-request` lets haproxy take one.
-    pub fragments: bool,
+    /// `option accept-invalid-http-request`: a request target may carry a
+    /// fragment (`#…`) and the characters RFC 3986 leaves out
+    /// (`"<>\^`{|}`), as haproxy then lets them through.
+    pub relaxed_target: bool,
 }
 
 impl Default for Limits {
@@ -21,7 +22,7 @@ impl Default for Limits {
         Limits {
             max_head: 16384,
             max_headers: 101,
-            fragments: false,
+            relaxed_target: false,
         }
     }
 }
@@ -311,10 +312,10 @@ fn check_authority(
     method: &str,
     uri: &mut String,
     headers: &mut [Header],
-    fragments: bool,
+    relaxed_target: bool,
 ) -> Result<bool, H1Error> {
     let bad = H1Error::BadRequest;
-    let (range, default) = match framing::target(method, uri, fragments).map_err(bad)? {
+    let (range, default) = match framing::target(method, uri, relaxed_target).map_err(bad)? {
         framing::Target::Absolute { scheme, authority } => {
             (authority, authority::scheme_port(scheme))
         }
@@ -479,7 +480,7 @@ pub fn request_head(
     let (method, minor) = (&*method, *minor);
     canonical &= !framing::single_host(headers).map_err(H1Error::BadRequest)?;
     canonical &= !framing::te_trailers_only(headers);
-    canonical &= !check_authority(method, uri, headers, limits.fragments)?;
+    canonical &= !check_authority(method, uri, headers, limits.relaxed_target)?;
     let cl = framing::content_length(headers).map_err(H1Error::BadRequest)?;
     let mut close_after = false;
     let framing = match framing::request_coding(headers)? {

@@ -72,7 +72,7 @@ pub async fn serve(
     let limits = Limits {
         max_head: sh.bufsize,
         max_headers: sh.maxhdr,
-        fragments: fe_px.http.accept_invalid_request,
+        relaxed_target: fe_px.http.accept_invalid_request,
     };
     let (cfg, body_cap) = codec_config(sh);
     let streams = Streams {

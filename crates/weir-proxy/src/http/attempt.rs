@@ -304,7 +304,7 @@ pub(super) async fn response(
     let limits = weir_proto::h1::Limits {
         max_head: r.f.sh.bufsize,
         max_headers: r.f.sh.maxhdr,
-        fragments: false,
+        relaxed_target: false,
     };
     let Some(up_fut) = up else {
         let resp = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px).await;

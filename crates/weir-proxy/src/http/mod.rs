@@ -343,7 +343,7 @@ impl<'a> Session<'a> {
         let limits = &Limits {
             max_head: self.sh.bufsize,
             max_headers: self.sh.maxhdr,
-            fragments: self
+            relaxed_target: self
                 .sh
                 .proxy(self.sh.frontend(self.fe_idx).proxy)
                 .http

@@ -386,7 +386,7 @@ pub fn after_local<'p>(
     let limits = weir_proto::h1::Limits {
         max_head: local.bytes.len() + 1,
         max_headers: local.bytes.iter().filter(|&&b| b == b'\n').count() + 1,
-        fragments: false,
+        relaxed_target: false,
     };
     let method = tmpl.req.map_or("GET", |r| r.method.as_str());
     let Ok(Some((mut res, used))) = weir_proto::h1::parse_response(&local.bytes, &limits, method)

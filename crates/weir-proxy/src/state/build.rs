@@ -220,7 +220,7 @@ fn backends(
             limits: weir_proto::h1::Limits {
                 max_head: cfg.global.bufsize,
                 max_headers: cfg.global.maxhdr,
-                fragments: false,
+                relaxed_target: false,
             },
             name: px.name.clone(),
             proxy: ProxyId::new(pi),
