@@ -139,7 +139,7 @@ pub(super) async fn connect<'r>(
         };
         // Boxed: its state is needed only while connecting, and an
         // exchange waiting for its response should not carry it.
-        Box::pin(connect::connect(
+        let attempt = Box::pin(connect::connect(
             be,
             be_px,
             &p.lb_key,
@@ -148,8 +148,30 @@ pub(super) async fn connect<'r>(
             &mut reuse,
             &p.sni,
             &pp,
-        ))
-        .await
+        ));
+        // `option abortonclose`: a client that closed after its whole
+        // request gives up its place in the queue or its connect retries.
+        let watched = be_px.options.abortonclose && p.body_framing == Framing::None;
+        match r
+            .f
+            .client
+            .transport()
+            .and_then(|c| c.tcp())
+            .filter(|_| watched)
+        {
+            Some(tcp) => tokio::select! {
+                c = attempt => c,
+                () = client_closed(tcp) => Err(ConnectFail::ClientAbort { queued: false }),
+            },
+            None => attempt.await,
+        }
+    };
+    let connected = match connected {
+        // Queued when no server was taken yet.
+        Err(ConnectFail::ClientAbort { .. }) => Err(ConnectFail::ClientAbort {
+            queued: attempts.last_srv.is_none(),
+        }),
+        c => c,
     };
     if let Some(h) = held.take() {
         park(r.f.sh, *h);
@@ -170,6 +192,17 @@ pub(super) async fn connect<'r>(
             let o = Box::pin(fail(r.f.client, be_px, r.f.fe_px, status, e.term())).await;
             Err(o.at(be, attempts.last_srv))
         }
+    }
+}
+
+/// Resolves once the client's side of `tcp` is closed (its end of stream
+/// read without taking a byte); never while it only sends more (a next
+/// request waits in the socket).
+async fn client_closed(tcp: &tokio::net::TcpStream) {
+    let mut b = [0u8; 1];
+    match tcp.peek(&mut b).await {
+        Ok(0) | Err(_) => {}
+        Ok(_) => std::future::pending().await,
     }
 }
 
@@ -307,7 +340,16 @@ pub(super) async fn response(
         relaxed_target: false,
     };
     let Some(up_fut) = up else {
-        let resp = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px).await;
+        let read = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px);
+        // `option abortonclose`: a client that closed gets no response.
+        let watched = r.be_px.options.abortonclose && req.framing == Framing::None;
+        let resp = match client.transport().and_then(|c| c.tcp()).filter(|_| watched) {
+            Some(tcp) => tokio::select! {
+                res = read => res,
+                () = client_closed(tcp) => Err(RespFail::ClientClosed),
+            },
+            None => read.await,
+        };
         return (None, resp);
     };
     let mut resp_fut = Box::pin(read_response(
@@ -447,6 +489,8 @@ pub(super) fn response_failed<'r>(
             (502, Term::new(Cause::Server, State::Headers))
         }
         RespFail::ClientGone => (0, Term::new(Cause::Client, State::Headers)),
+        // As haproxy logs a request its client abandoned.
+        RespFail::ClientClosed => (400, Term::new(Cause::Client, State::Headers)),
     };
     // haproxy counts a reset before the head as two response errors (one
     // for the read, one for the end).

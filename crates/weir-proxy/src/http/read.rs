@@ -119,6 +119,8 @@ pub(super) enum RespFail {
     Invalid,
     /// Writing an interim response to the client failed.
     ClientGone,
+    /// The client closed while it waited (`option abortonclose`).
+    ClientClosed,
 }
 
 /// Reads the final response head (interim `1xx` responses are passed to

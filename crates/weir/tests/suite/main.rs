@@ -18,6 +18,7 @@ mod h2;
 mod h2_servers;
 mod health;
 mod http;
+mod http_abort;
 mod http_actions_differential;
 mod http_differential;
 mod http_rules;
