@@ -30,6 +30,25 @@ pub struct Accepted {
     /// The TLVs of its PROXY v2 header that weir reads, when it had some
     /// (`fc_pp_authority`, `fc_pp_unique_id`).
     pub pp: Option<Arc<proxy_protocol::Tlvs>>,
+    /// The connection's own addresses (`fc_src`, `fc_dst`), kept only when
+    /// `tcp-request session` rules gave the session others.
+    pub fc: Option<Box<(Option<SocketAddr>, Option<SocketAddr>)>>,
+}
+
+impl Accepted {
+    /// The client connection's own source or destination address.
+    pub fn conn_addr(&self, dst: bool) -> Option<SocketAddr> {
+        let (peer, local) = self
+            .fc
+            .as_deref()
+            .copied()
+            .unwrap_or((self.peer, self.local));
+        if dst {
+            local
+        } else {
+            peer
+        }
+    }
 }
 
 pub use crate::state::BindInfo;
@@ -100,6 +119,11 @@ pub(crate) async fn prologue(
     match read_proxy_header(client, fe_px.timeouts.client, sh.bufsize).await {
         Ok((h, tlvs, rest)) => {
             if let ProxyHeader::Inet { src, dst } = h {
+                // The header names the session's ends; the connection's own
+                // (`fc_src`, `fc_dst`) stay what it and its rules had.
+                if acc.fc.is_none() {
+                    acc.fc = Some(Box::new((acc.peer, acc.local)));
+                }
                 acc.peer = Some(src);
                 acc.local = Some(dst);
                 crate::sessions::set_peer(acc.reg, src);

@@ -298,6 +298,7 @@ fn start_session(
         reg: crate::sessions::register(std::os::fd::AsRawFd::as_raw_fd(&conn), fe),
         nodelay: l.nodelay,
         pp: None,
+        fc: None,
     };
     let sh = sh.clone();
     if sh.proxy(sh.frontend(fe).proxy).mode != weir_config::Mode::Http {

@@ -35,6 +35,13 @@ pub enum Internal {
     /// `be_server_timeout`, `be_tunnel_timeout`, `cur_server_timeout`,
     /// `cur_tunnel_timeout`, `fe_client_timeout`: milliseconds.
     Timeout(Timeout),
+    /// `fc_src`, `fc_dst` (`port`: `fc_src_port`, `fc_dst_port`): the
+    /// client connection's own addresses, whatever `tcp-request session`
+    /// and the request's rules set.
+    ConnAddr {
+        dst: bool,
+        port: bool,
+    },
     /// `fc_pp_authority` (TLV 0x02), `fc_pp_unique_id` (0x05): a TLV of
     /// the client connection's PROXY v2 header.
     PpTlv(u8),
@@ -106,6 +113,22 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
         "cur_server_timeout" => Ok(Internal::Timeout(Timeout::CurServer)),
         "cur_tunnel_timeout" => Ok(Internal::Timeout(Timeout::CurTunnel)),
         "fe_client_timeout" => Ok(Internal::Timeout(Timeout::FeClient)),
+        "fc_src" => Ok(Internal::ConnAddr {
+            dst: false,
+            port: false,
+        }),
+        "fc_dst" => Ok(Internal::ConnAddr {
+            dst: true,
+            port: false,
+        }),
+        "fc_src_port" => Ok(Internal::ConnAddr {
+            dst: false,
+            port: true,
+        }),
+        "fc_dst_port" => Ok(Internal::ConnAddr {
+            dst: true,
+            port: true,
+        }),
         "fc_pp_authority" => Ok(Internal::PpTlv(0x02)),
         "fc_pp_unique_id" => Ok(Internal::PpTlv(0x05)),
         "unique-id" => Ok(Internal::UniqueId),
@@ -192,6 +215,14 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         Internal::Uuid => text(uuid4()?),
         Internal::SoName => text(ctx.listener_name()?),
         Internal::PpTlv(kind) => Sample::Str(ctx.proxy_tlv(*kind)?),
+        Internal::ConnAddr { dst, port } => {
+            let a = ctx.conn_addr(*dst)?;
+            if *port {
+                Sample::Int(i64::from(a.port()))
+            } else {
+                Sample::Ip(a.ip())
+            }
+        }
         Internal::Timeout(t) => Sample::Int(ctx.timeout_ms(*t)?),
         Internal::UniqueId => text(ctx.unique_id()?),
         Internal::Bool(b) => Sample::Bool(*b),

@@ -128,6 +128,15 @@ pub trait Ctx {
     fn unique_id(&self) -> Option<String> {
         None
     }
+    /// The client connection's own source (or, with `dst`, destination)
+    /// address; by default the one the rules see.
+    fn conn_addr(&self, dst: bool) -> Option<SocketAddr> {
+        if dst {
+            self.dst()
+        } else {
+            self.src()
+        }
+    }
     /// Timeout `t` in milliseconds, when it is set.
     fn timeout_ms(&self, _t: crate::internal::Timeout) -> Option<i64> {
         None

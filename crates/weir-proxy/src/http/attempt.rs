@@ -364,6 +364,10 @@ pub(super) async fn response(
     let mut up = None;
     let resp = loop {
         tokio::select! {
+            // The upload first: a request body that turns out invalid in
+            // bytes already read is the client's fault, whatever the server
+            // did meanwhile (haproxy logs it `PH`, 400).
+            biased;
             r = &mut *up_fut, if up.is_none() => {
                 let client_failed = matches!(&r, Err(e) if *e != XferError::DstError);
                 up = Some(r);

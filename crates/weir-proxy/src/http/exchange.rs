@@ -117,9 +117,7 @@ pub(super) fn exchange<'r, 'a>(
                 Err(o) => return o,
             };
         let Some(be) = chosen else {
-            cbuf.consume(used);
-            let term = Term::new(Cause::Server, State::Connect);
-            return Box::pin(fail(client, f.fe_px, f.fe_px, 503, term)).await;
+            return Box::pin(no_backend(f, &tmpl, cbuf, used, req, vars)).await;
         };
         let be_px = sh.proxy(be.proxy);
         let r = Route {
@@ -251,8 +249,33 @@ fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
         // The listener as the shared state holds it (the exchange's view
         // lives as long as that state).
         bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
-        pp: acc.pp.as_deref(),
+        acc: Some(acc),
+        fc: None,
     }
+}
+
+/// No backend for the request: a 503, which the frontend's
+/// `http-after-response` rules see as haproxy's do.
+async fn no_backend<'r>(
+    f: Front<'r>,
+    tmpl: &ExCtx<'_>,
+    cbuf: &mut Buf,
+    used: usize,
+    req: &RequestHead,
+    vars: &mut Vars,
+) -> Outcome<'r> {
+    let local = Local {
+        bytes: errors::response_of(&[f.fe_px], 503, false),
+        status: 503,
+        term: Term::new(Cause::Server, State::Connect),
+        keep: false,
+    };
+    let view = ExCtx {
+        req: Some(req),
+        ..*tmpl
+    };
+    let local = after(local, f.sh, f.fe_px, None, vars, &view);
+    answer_local(f.client, f.fe_px, cbuf, used, req, local).await
 }
 
 /// `monitor-uri`: a 200, not logged.

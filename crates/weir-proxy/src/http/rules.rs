@@ -118,8 +118,12 @@ pub struct ExCtx<'a> {
     pub tls: Option<&'a weir_rules::TlsInfo>,
     /// The listener the client came through.
     pub bind: Option<&'a crate::state::BindInfo>,
-    /// The TLVs of the client connection's PROXY v2 header.
-    pub pp: Option<&'a weir_proto::proxy_protocol::Tlvs>,
+    /// The client connection as accepted (its PROXY v2 TLVs, its own
+    /// addresses).
+    pub acc: Option<&'a crate::session::Accepted>,
+    /// The connection's own addresses while `tcp-request` rules change the
+    /// session's.
+    pub fc: Option<&'a (Option<SocketAddr>, Option<SocketAddr>)>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -207,8 +211,16 @@ impl Ctx for ExCtx<'_> {
         };
         Some(d?.as_millis() as i64)
     }
+    fn conn_addr(&self, dst: bool) -> Option<SocketAddr> {
+        match (self.fc, self.acc) {
+            (Some(&(peer, local)), _) => Some(if dst { local } else { peer }).flatten(),
+            (None, Some(acc)) => acc.conn_addr(dst),
+            (None, None) if dst => self.dst,
+            (None, None) => self.src,
+        }
+    }
     fn proxy_tlv(&self, kind: u8) -> Option<Vec<u8>> {
-        let pp = self.pp?;
+        let pp = self.acc?.pp.as_deref()?;
         match kind {
             weir_proto::proxy_protocol::TLV_AUTHORITY => pp.authority.clone(),
             weir_proto::proxy_protocol::TLV_UNIQUE_ID => pp.unique_id.clone(),

@@ -183,7 +183,8 @@ pub fn l4_view_in<'a>(
         body: None,
         tls: client.tls_info(),
         bind: None,
-        pp: None,
+        acc: None,
+        fc: None,
     }
 }
 
@@ -205,13 +206,21 @@ pub fn admit(
     if rules.is_empty() {
         return true;
     }
+    let conn = (acc.peer, acc.local);
     let mut subj = Subject {
         peer: &mut acc.peer,
         local: &mut acc.local,
         expect_proxy: Some(&mut acc.accept_proxy),
         vars,
     };
-    let d = run(set, rules, &l4_view(sh, fe_idx, client), &mut subj);
+    let view = ExCtx {
+        fc: Some(&conn),
+        ..l4_view(sh, fe_idx, client)
+    };
+    let d = run(set, rules, &view, &mut subj);
+    if set == TcpRuleSet::Session && (acc.peer, acc.local) != conn {
+        acc.fc = Some(Box::new(conn));
+    }
     match d {
         Decision::Go | Decision::Close => true,
         Decision::Reject | Decision::Drop => {

@@ -194,3 +194,52 @@ fn tcp_rules_in_tcp_mode() {
     let e = talk(dropped, b"").expect_err("silent-drop resets");
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}");
 }
+
+#[test]
+fn connection_session_and_request_addresses_stay_apart() {
+    // `fc_src`/`fc_dst` are the connection's: only `tcp-request
+    // connection` rules change them; `src`/`dst` follow the session's
+    // rules and then each request's, which start again from the session's
+    // on the next request. A PROXY header names the session's ends. The
+    // 503 of a frontend without a backend runs `http-after-response` too.
+    let port = free_port();
+    let show = |p: &str| {
+        format!(
+            "    http-after-response set-header {p}-fc %[fc_src]/%[fc_dst]\n    http-after-response set-header {p}-s %[src]/%[dst]\n"
+        )
+    };
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n\
+         \x20   tcp-request connection set-src ipv4(10.0.0.1)\n    tcp-request connection set-dst ipv4(10.0.0.2)\n\
+         \x20   tcp-request session set-src ipv4(10.1.0.1)\n    tcp-request session set-var(sess.fc) fc_src\n\
+         \x20   http-request set-src hdr(x-src) if {{ req.hdr(x-src) -m found }}\n\
+         \x20   http-after-response set-header sess-fc %[var(sess.fc)]\n{}",
+        show("r")
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = crate::common::http::Client::connect(port);
+    c.send(b"GET / HTTP/1.1\r\nHost: t\r\nx-src: 192.168.0.1\r\n\r\n");
+    let r = c.response("GET");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("sess-fc"), Some("10.0.0.1"));
+    assert_eq!(r.header("r-fc"), Some("10.0.0.1/10.0.0.2"));
+    assert_eq!(r.header("r-s"), Some("192.168.0.1/10.0.0.2"));
+    let mut c = crate::common::http::Client::connect(port);
+    let r = c.get("/");
+    assert_eq!(r.header("r-s"), Some("10.1.0.1/10.0.0.2"));
+
+    // With `accept-proxy`, the header's addresses are the session's.
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port} accept-proxy\n    tcp-request connection set-src ipv4(10.1.0.1)\n{}",
+        show("p")
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = crate::common::http::Client::connect(port);
+    c.send(b"PROXY TCP4 192.168.0.1 192.168.0.2 1000 80\r\n");
+    let r = c.get("/");
+    assert_eq!(r.header("p-fc"), Some("10.1.0.1/127.0.0.1"));
+    assert_eq!(r.header("p-s"), Some("192.168.0.1/192.168.0.2"));
+}
