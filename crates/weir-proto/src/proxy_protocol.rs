@@ -238,12 +238,15 @@ fn tlvs(mut rest: &[u8]) -> Result<Tlvs, ProxyError> {
     Ok(out)
 }
 
-/// One TLV, as `encode_v2_with` appends them.
+/// One TLV, as `encode_v2_with` appends them; nothing for a value too
+/// long for one.
 pub fn tlv(kind: u8, value: &[u8]) -> Vec<u8> {
-    let len = u16::try_from(value.len()).unwrap_or(u16::MAX);
+    let Ok(len) = u16::try_from(value.len()) else {
+        return Vec::new();
+    };
     let mut out = vec![kind];
     out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(value.get(..usize::from(len)).unwrap_or(value));
+    out.extend_from_slice(value);
     out
 }
 
@@ -281,7 +284,12 @@ pub fn encode_v2(src: SocketAddr, dst: SocketAddr) -> Vec<u8> {
 pub fn encode_v2_local(tlvs: &[u8]) -> Vec<u8> {
     let mut out = V2_SIGNATURE.to_vec();
     out.extend_from_slice(&[0x20, 0x00]);
-    let len = u16::try_from(tlvs.len()).unwrap_or(u16::MAX);
+    let tlvs = if tlvs.len() > usize::from(u16::MAX) {
+        &[][..]
+    } else {
+        tlvs
+    };
+    let len = tlvs.len() as u16;
     out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(tlvs);
     out
@@ -311,7 +319,13 @@ pub fn encode_v2_with(src: SocketAddr, dst: SocketAddr, tlvs: &[u8]) -> Vec<u8> 
         addrs.extend_from_slice(&dst.port().to_be_bytes());
     }
     out.push(fam);
-    let len = u16::try_from(addrs.len() + tlvs.len()).unwrap_or(u16::MAX);
+    // TLVs that would not fit the 16-bit length are left out whole rather
+    // than cut (a cut one would not parse).
+    let len = u16::try_from(addrs.len() + tlvs.len());
+    let (len, tlvs) = match len {
+        Ok(n) => (n, tlvs),
+        Err(_) => (addrs.len() as u16, &[][..]),
+    };
     out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(&addrs);
     out.extend_from_slice(tlvs);

@@ -194,3 +194,15 @@ fn v2_tlvs_are_read_and_must_fill_the_header() {
     let (_, tlvs, used) = parse_with_tlvs(&after).unwrap().unwrap();
     assert_eq!((used, tlvs.authority.as_deref()), (n, Some(&b"12345"[..])));
 }
+
+#[test]
+fn v2_tlvs_too_long_for_the_header_are_left_out_whole() {
+    let (src, dst) = (v4("127.0.0.1:42"), v4("127.0.0.1:1337"));
+    assert!(tlv(TLV_UNIQUE_ID, &vec![b'x'; 70_000]).is_empty());
+    let mut t = tlv(TLV_AUTHORITY, &vec![b'a'; 40_000]);
+    t.extend(tlv(TLV_UNIQUE_ID, &vec![b'u'; 40_000]));
+    let h = encode_v2_with(src, dst, &t);
+    let (head, tlvs, used) = parse_with_tlvs(&h).unwrap().unwrap();
+    assert_eq!((head, used), (ProxyHeader::Inet { src, dst }, h.len()));
+    assert_eq!(tlvs, Tlvs::default());
+}

@@ -265,7 +265,7 @@ async fn queue<'a>(
                     None
                 };
                 if let Some(i) = target {
-                    let s = &be.server(i);
+                    let s = be.server(i);
                     let q = s.queued.fetch_add(1, Ordering::Relaxed) + 1;
                     at.srv_queue = q - 1;
                     if s.maxqueue.is_some_and(|m| q > m) {
@@ -329,11 +329,14 @@ pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) ->
         (SendProxy::V2, Some(s), Some(d)) => pp::encode_v2_with(s, d, &tlvs),
         (SendProxy::V2, _, _) => pp::encode_v2_local(&tlvs),
     };
-    if v == SendProxy::V2 && opts.crc32c {
-        // The checksum covers the header with its own field zeroed: the
-        // field is the last four bytes.
+    // The checksum covers the header with its own field zeroed: the field
+    // is the last four bytes, when its TLV made it in (last).
+    let at = h.len().saturating_sub(4);
+    if v == SendProxy::V2
+        && opts.crc32c
+        && h.get(at.saturating_sub(3)..at) == Some(&[pp::TLV_CRC32C, 0, 4][..])
+    {
         let crc = weir_rules::hash::crc32c(&h).to_be_bytes();
-        let at = h.len().saturating_sub(4);
         if let Some(field) = h.get_mut(at..) {
             field.copy_from_slice(&crc);
         }
@@ -380,7 +383,7 @@ async fn dial_plain(
     local: Option<SocketAddr>,
     keepalive: bool,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
-    let s = &be.server(srv);
+    let s = be.server(srv);
     match s.target() {
         ServerTarget::Unix(path) => match UnixStream::connect(&path).await {
             Ok(c) => Ok(Connected {

@@ -36,6 +36,13 @@ pub struct Accepted {
 }
 
 impl Accepted {
+    /// The name the client asked for, as `proxy-v2-options authority`
+    /// sends it on: its own PROXY header's authority, else the SNI of its
+    /// TLS session (`tls`). Borrowed: asked on every connect.
+    pub fn authority<'a>(&'a self, tls: Option<&'a weir_rules::TlsInfo>) -> Option<&'a [u8]> {
+        let own = self.pp.as_deref().and_then(|t| t.authority.as_deref());
+        own.or_else(|| tls?.sni.as_deref().map(str::as_bytes))
+    }
     /// The client connection's own source or destination address.
     pub fn conn_addr(&self, dst: bool) -> Option<SocketAddr> {
         let (peer, local) = self

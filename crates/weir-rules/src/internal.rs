@@ -113,21 +113,9 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
         "cur_server_timeout" => Ok(Internal::Timeout(Timeout::CurServer)),
         "cur_tunnel_timeout" => Ok(Internal::Timeout(Timeout::CurTunnel)),
         "fe_client_timeout" => Ok(Internal::Timeout(Timeout::FeClient)),
-        "fc_src" => Ok(Internal::ConnAddr {
-            dst: false,
-            port: false,
-        }),
-        "fc_dst" => Ok(Internal::ConnAddr {
-            dst: true,
-            port: false,
-        }),
-        "fc_src_port" => Ok(Internal::ConnAddr {
-            dst: false,
-            port: true,
-        }),
-        "fc_dst_port" => Ok(Internal::ConnAddr {
-            dst: true,
-            port: true,
+        n @ ("fc_src" | "fc_dst" | "fc_src_port" | "fc_dst_port") => Ok(Internal::ConnAddr {
+            dst: n.starts_with("fc_dst"),
+            port: n.ends_with("_port"),
         }),
         "fc_pp_authority" => Ok(Internal::PpTlv(0x02)),
         "fc_pp_unique_id" => Ok(Internal::PpTlv(0x05)),

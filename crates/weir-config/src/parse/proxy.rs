@@ -624,7 +624,10 @@ fn servers_and_limits(
             let full = ["server".to_string(), "<NOSRV>".to_string(), addr.clone()];
             match super::server::server(&p.default_server, &full, loc) {
                 Ok(mut s) => {
+                    // An address, not a server: `default-server` checks
+                    // and the like do not apply to it.
                     s.dispatch = true;
+                    s.check = false;
                     p.servers.push(s);
                 }
                 Err(errs) => return Err(errs.join("; ").replace("'server <NOSRV>' : ", "")),

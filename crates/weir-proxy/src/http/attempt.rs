@@ -123,18 +123,10 @@ pub(super) async fn connect<'r>(
                 }
             })
         };
-        let authority = acc
-            .pp
-            .as_ref()
-            .and_then(|t| t.authority.clone())
-            .or_else(|| {
-                let tls = r.f.client.tls_info()?;
-                tls.sni.clone().map(String::into_bytes)
-            });
         let pp = connect::ProxySource {
             src: rec.client,
             dst: rec.frontend_addr,
-            authority: authority.as_deref(),
+            authority: acc.authority(r.f.client.tls_info()),
             unique_id: rec.unique_id.as_deref().map(str::as_bytes),
         };
         // Boxed: its state is needed only while connecting, and an
@@ -149,16 +141,9 @@ pub(super) async fn connect<'r>(
             &p.sni,
             &pp,
         ));
-        // `option abortonclose`: a client that closed after its whole
-        // request gives up its place in the queue or its connect retries.
-        let watched = be_px.options.abortonclose && p.body_framing == Framing::None;
-        match r
-            .f
-            .client
-            .transport()
-            .and_then(|c| c.tcp())
-            .filter(|_| watched)
-        {
+        // A client that closed gives up its place in the queue or its
+        // connect retries.
+        match abort_watch(r, p.body_framing) {
             Some(tcp) => tokio::select! {
                 c = attempt => c,
                 () = client_closed(tcp) => Err(ConnectFail::ClientAbort { queued: false }),
@@ -192,6 +177,17 @@ pub(super) async fn connect<'r>(
             let o = Box::pin(fail(r.f.client, be_px, r.f.fe_px, status, e.term())).await;
             Err(o.at(be, attempts.last_srv))
         }
+    }
+}
+
+/// The client connection `option abortonclose` watches: a clear-text
+/// HTTP/1.1 client's, once a bodyless request (`framing`) is read whole
+/// (its next bytes can only be a next request or its close).
+fn abort_watch(r: Route<'_>, framing: Framing) -> Option<&tokio::net::TcpStream> {
+    let on = r.be_px.options.abortonclose && framing == Framing::None;
+    match r.f.client {
+        Peer::Conn(c) if on => c.tcp(),
+        _ => None,
     }
 }
 
@@ -341,9 +337,8 @@ pub(super) async fn response(
     };
     let Some(up_fut) = up else {
         let read = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px);
-        // `option abortonclose`: a client that closed gets no response.
-        let watched = r.be_px.options.abortonclose && req.framing == Framing::None;
-        let resp = match client.transport().and_then(|c| c.tcp()).filter(|_| watched) {
+        // A client that closed gets no response.
+        let resp = match abort_watch(r, req.framing) {
             Some(tcp) => tokio::select! {
                 res = read => res,
                 () = client_closed(tcp) => Err(RespFail::ClientClosed),

@@ -196,7 +196,7 @@ fn run_tcp(
                 return;
             }
         };
-        let srv = &be.server(conn.srv);
+        let srv = be.server(conn.srv);
         crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
         rec.server = Some(&srv.name);
         rec.server_addr = conn.server_addr;
@@ -286,18 +286,10 @@ async fn connect_watching(
     // A block: the attempt borrows `attempts` until it ends.
     let r = {
         let mut no_reuse = |_| None;
-        let authority = acc
-            .pp
-            .as_ref()
-            .and_then(|t| t.authority.clone())
-            .or_else(|| {
-                let tls = w.client.tls_info()?;
-                tls.sni.clone().map(String::into_bytes)
-            });
         let pp = connect::ProxySource {
             src: acc.peer,
             dst: acc.local,
-            authority: authority.as_deref(),
+            authority: acc.authority(w.client.tls_info()),
             unique_id: None,
         };
         let attempt = connect::connect::<Conn>(
