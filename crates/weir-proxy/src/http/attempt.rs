@@ -145,6 +145,9 @@ pub(super) async fn connect<'r>(
         // connect retries.
         match abort_watch(r, p.body_framing) {
             Some(tcp) => tokio::select! {
+                // The attempt first: a close already seen still finds it
+                // queued or connecting (CQ, CC), never before it began.
+                biased;
                 c = attempt => c,
                 () = client_closed(tcp) => Err(ConnectFail::ClientAbort { queued: false }),
             },
@@ -340,6 +343,7 @@ pub(super) async fn response(
         // A client that closed gets no response.
         let resp = match abort_watch(r, req.framing) {
             Some(tcp) => tokio::select! {
+                biased;
                 res = read => res,
                 () = client_closed(tcp) => Err(RespFail::ClientClosed),
             },
