@@ -299,7 +299,7 @@ impl Server {
             }
         }
         self.remember(id, Ended::Reset);
-        self.reap();
+        self.reap(id);
     }
 
     fn remember(&mut self, id: u32, how: Ended) {
@@ -313,26 +313,24 @@ impl Server {
         self.recent.push_back((id, how));
     }
 
-    /// Forgets streams that are over for both the protocol and the user.
-    fn reap(&mut self) {
-        let mut i = 0;
-        while i < self.streams.len() {
-            let s = &self.streams[i];
-            let over = s.reset || (s.recv_closed && s.send_closed);
-            if over && s.user_done {
-                let how = if s.peer_reset {
-                    Ended::PeerReset
-                } else if s.reset {
-                    Ended::Reset
-                } else {
-                    Ended::Normally
-                };
-                let id = s.id;
-                self.streams.swap_remove(i);
-                self.remember(id, how);
+    /// Forgets `id` once it is over for both the protocol and the user
+    /// (only the stream that just changed can have become over).
+    fn reap(&mut self, id: u32) {
+        let Some(i) = self.streams.iter().position(|s| s.id == id) else {
+            return;
+        };
+        let s = &self.streams[i];
+        let over = s.reset || (s.recv_closed && s.send_closed);
+        if over && s.user_done {
+            let how = if s.peer_reset {
+                Ended::PeerReset
+            } else if s.reset {
+                Ended::Reset
             } else {
-                i += 1;
-            }
+                Ended::Normally
+            };
+            self.streams.swap_remove(i);
+            self.remember(id, how);
         }
     }
 
@@ -455,7 +453,7 @@ impl Server {
                         sink.reset(stream, code);
                     }
                     self.remember(stream, Ended::PeerReset);
-                    self.reap();
+                    self.reap(stream);
                 }
                 Ok(())
             }
@@ -596,7 +594,7 @@ impl Server {
         }
         sink.data(id, data, end_stream);
         if end_stream {
-            self.reap();
+            self.reap(id);
         }
         Ok(())
     }
@@ -768,7 +766,7 @@ impl Server {
             s.recv_closed = end_stream;
             sink.head(id, end_stream);
         }
-        self.reap();
+        self.reap(id);
         Ok(())
     }
 
@@ -854,7 +852,7 @@ impl Server {
                 enc.field(out, n, v);
             }
         });
-        self.reap();
+        self.reap(stream);
     }
 
     /// Queues body bytes, as many as the windows allow (returned); the
@@ -884,7 +882,7 @@ impl Server {
             frame::put_data(&mut self.out, stream, c, end && chunks.peek().is_none());
         }
         if end {
-            self.reap();
+            self.reap(stream);
         }
         n
     }
@@ -908,7 +906,7 @@ impl Server {
                 enc.field(out, n, v);
             }
         });
-        self.reap();
+        self.reap(stream);
     }
 
     /// Resets `stream` (weir gives up on it: CANCEL, INTERNAL_ERROR …).
@@ -922,7 +920,7 @@ impl Server {
         s.reset = true;
         frame::put_rst(&mut self.out, stream, code);
         self.remember(stream, Ended::Reset);
-        self.reap();
+        self.reap(stream);
     }
 
     /// The user is done with `stream`; it stops counting once closed.
@@ -942,7 +940,7 @@ impl Server {
                 frame::put_rst(&mut self.out, stream, code);
             }
         }
-        self.reap();
+        self.reap(stream);
     }
 
     /// Queues GOAWAY (`NoError` for a graceful stop): streams already

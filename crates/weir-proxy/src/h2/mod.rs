@@ -1,8 +1,8 @@
 //! HTTP/2 towards clients (`alpn h2` on `bind … ssl`, `proto h2` in clear
 //! text) on weir's own codec: the connection task reads frames into the
-//! codec ([`front::Front`]) and writes what it queued; each stream runs as
-//! a task of its own through the exchange (rules, balancing, logs) over a
-//! [`front::H2Stream`]. Its request head is decoded from the HPACK fields
+//! codec ([`front::Front`]) and writes what it queued; each stream runs
+//! the exchange (rules, balancing, logs) over a [`front::H2Stream`], as a
+//! future the connection task polls itself (its [`StreamSet`]). Its request head is decoded from the HPACK fields
 //! straight into the request model HTTP/1.1 heads are parsed into (never
 //! written as text and parsed again); its body is read in HTTP/1.1 framing.
 //!
@@ -26,8 +26,11 @@ use crate::session::Accepted;
 use crate::state::FrontendId;
 use crate::state::Shared;
 use front::{Front, H2Stream};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -88,6 +91,7 @@ pub async fn serve(
     let mut l = Link {
         front: Arc::new(Front::new(Server::new(cfg), body_cap, limits)),
         streams,
+        set: FuturesUnordered::new(),
         pending: initial,
         wbuf: Vec::new(),
         wat: 0,
@@ -125,6 +129,10 @@ pub async fn serve(
         let deadline = l.deadline(active, head_t, idle_t);
         let reading = !l.ended && l.wbuf.len() - l.wat < MAX_UNSENT;
         let ev = tokio::select! {
+            // Streams first: what they queue is seen by `kick` below in
+            // the same turn.
+            biased;
+            _ = std::future::poll_fn(|cx| poll_streams(&mut l.set, cx)), if !l.set.is_empty() => Ev::Kick,
             r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if reading => Ev::Read(r.is_ok()),
             r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
             _ = l.front.kick.notified() => Ev::Kick,
@@ -145,13 +153,40 @@ pub async fn serve(
             Ev::Kill => {
                 l.front.fail_all();
                 client.set_reset_on_close();
+                finish(l.set);
                 return;
             }
         }
     }
     l.front.fail_all();
+    finish(l.set);
     if l.ended || l.failed {
         linger(client).await;
+    }
+}
+
+/// Polls every stream that was woken; ready once one or more ended and
+/// the others wait, so that what they all queued leaves in one write.
+fn poll_streams(set: &mut StreamSet, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+    let mut ended = false;
+    loop {
+        match set.poll_next_unpin(cx) {
+            std::task::Poll::Ready(Some(())) => ended = true,
+            std::task::Poll::Ready(None) => return std::task::Poll::Ready(()),
+            std::task::Poll::Pending if ended => return std::task::Poll::Ready(()),
+            std::task::Poll::Pending => return std::task::Poll::Pending,
+        }
+    }
+}
+
+/// Streams still running when their connection ends (they see it
+/// failed) finish in a task of their own, so that the client's socket
+/// closes now, as it would with no stream left.
+fn finish(mut set: StreamSet) {
+    if !set.is_empty() {
+        crate::profile::spawn::<crate::profile::H2Stream, _>(async move {
+            while set.next().await.is_some() {}
+        });
     }
 }
 
@@ -196,7 +231,9 @@ struct Streams<'a> {
 }
 
 impl Streams<'_> {
-    fn spawn(&mut self, front: &Arc<Front>, fresh: Vec<front::Fresh>) {
+    /// Starts a stream for each new request: pushed into the connection's
+    /// own set of streams, polled by its task (no task per stream).
+    fn start(&mut self, front: &Arc<Front>, fresh: Vec<front::Fresh>, set: &mut StreamSet) {
         for f in fresh {
             let method = match f.head.as_ref().map(|h| h.method.as_str()) {
                 Ok("GET") => Cow::Borrowed("GET"),
@@ -216,10 +253,15 @@ impl Streams<'_> {
                 vars: (!self.vars.is_empty()).then(|| Box::new(self.vars.clone())),
             };
             self.ordinal += 1;
-            crate::profile::spawn::<crate::profile::H2Stream, _>(task.run(conn, f));
+            set.push(Box::pin(task.run(conn, f)));
         }
     }
 }
+
+/// The streams of one connection, polled by the connection's task: a
+/// response a stream queues is written in the same turn, and starting or
+/// ending a stream costs no task of the runtime's.
+type StreamSet = FuturesUnordered<Pin<Box<dyn Future<Output = ()> + Send>>>;
 
 /// The connection task's state between two wake-ups.
 /// The most write buffer a busy connection keeps between writes.
@@ -228,6 +270,7 @@ const KEPT_WBUF: usize = 64 * 1024;
 struct Link<'a> {
     front: Arc<Front>,
     streams: Streams<'a>,
+    set: StreamSet,
     /// Bytes read that the codec has not taken yet.
     pending: Vec<u8>,
     /// Frames to write, from `wat` on.
@@ -252,7 +295,7 @@ impl Link<'_> {
         match self.front.feed(&self.pending) {
             Ok((n, fresh)) => {
                 self.pending.drain(..n);
-                self.streams.spawn(&self.front, fresh);
+                self.streams.start(&self.front, fresh, &mut self.set);
             }
             Err(_) => self.ended = true,
         }
@@ -370,7 +413,7 @@ impl Link<'_> {
             match r {
                 Ok((n, fresh)) => {
                     turn += n;
-                    self.streams.spawn(&self.front, fresh);
+                    self.streams.start(&self.front, fresh, &mut self.set);
                 }
                 Err(end) => {
                     self.ended |= end;
@@ -425,7 +468,7 @@ async fn sleep_until(t: Option<Instant>) {
     }
 }
 
-/// What one stream's task needs.
+/// What one stream needs.
 struct StreamTask {
     sh: Arc<Shared>,
     fe_idx: FrontendId,
@@ -440,13 +483,9 @@ impl StreamTask {
     /// Not an `async fn`: its arguments would be kept twice (moved from
     /// the future's arguments into its locals); a block keeps them once.
     #[allow(clippy::manual_async_fn)]
-    fn run(
-        self,
-        stream: H2Stream,
-        f: front::Fresh,
-    ) -> impl std::future::Future<Output = ()> + Send {
-        // The exchange's state is boxed once, when the stream starts: the
-        // task itself stays small, so spawning it and ending it move a few
+    fn run(self, stream: H2Stream, f: front::Fresh) -> impl Future<Output = ()> + Send {
+        // The exchange's state is boxed when the stream first runs: the
+        // future pushed stays small, so starting a stream moves a few
         // hundred bytes instead of the whole exchange (memcpy was 4 % of
         // an HTTP/2 request's CPU).
         async move {

@@ -553,3 +553,35 @@ fn pseudo_headers_and_windows_as_haproxy() {
     log.wait_line("GET https://localhost/p HTTP/2.0", Duration::from_secs(5));
     drop(w);
 }
+
+#[test]
+fn a_stream_whose_connection_ends_is_still_logged() {
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let port = free_port();
+    let w = Weir::start(&h2_cfg(port, o.port(), log.port(), "", ""), port);
+    let mut c = Raw::connect(port);
+    c.send(&get(1, "/slow?ms=600"));
+    wait_for("the request at the origin", Duration::from_secs(5), || {
+        (!o.seen.lock().unwrap().is_empty()).then_some(())
+    });
+    // The client leaves while its stream waits for the server: the
+    // stream still ends (its server's answer is dropped) and is logged.
+    drop(c);
+    let line = log.wait_line("/slow?ms=600", Duration::from_secs(5));
+    assert!(
+        line.contains(" fe be/o ") && line.contains(" CH-- "),
+        "{line}"
+    );
+    // The connection's end spares the others.
+    let mut c = Raw::connect(port);
+    c.send(&get(1, "/after"));
+    let f = c.until(Duration::from_secs(5), |f| {
+        f.stream == 1 && f.flags & END_STREAM != 0
+    });
+    assert!(
+        f.iter().any(|f| f.stream == 1 && f.kind == HEADERS),
+        "{f:?}"
+    );
+    drop(w);
+}
