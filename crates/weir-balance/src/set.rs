@@ -297,6 +297,11 @@ impl ServerSet {
             .get(i)
             .is_some_and(|s| s.usable() && s.has_room())
     }
+    /// Whether server `i` is under its `maxconn`, whatever its state and
+    /// weight: a persistence (cookie, `use-server`) decides on those.
+    pub fn below_maxconn(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| s.has_room())
+    }
     pub fn conns(&self, i: usize) -> u32 {
         self.slots.get(i).map_or(0, |s| s.conns)
     }

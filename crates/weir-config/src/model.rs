@@ -74,6 +74,9 @@ pub struct Global {
     pub noreuseport: bool,
     pub nosplice: bool,
     pub pipesize: Option<usize>,
+    /// `tune.rcvbuf.client|server`, `tune.sndbuf.client|server`: socket
+    /// buffer sizes set on client and server sockets.
+    pub sockbufs: SockBufs,
     pub master_worker: bool,
     pub node: Option<String>,
     pub description: Option<String>,
@@ -144,6 +147,7 @@ impl Default for Global {
             noreuseport: false,
             nosplice: false,
             pipesize: None,
+            sockbufs: SockBufs::default(),
             master_worker: false,
             node: None,
             description: None,
@@ -348,6 +352,9 @@ pub struct ProxyOptions {
     pub tcplog: bool,
     pub httplog: bool,
     pub dontlognull: bool,
+    /// `option http-ignore-probes`: a connection closed or timed out
+    /// before its first byte gets no 400/408, no log and no count.
+    pub http_ignore_probes: bool,
     pub dontlog_normal: bool,
     pub log_health_checks: bool,
     pub clitcpka: bool,
@@ -410,6 +417,15 @@ pub enum RestrictNames {
     Reject,
 }
 
+/// `tune.rcvbuf.*` and `tune.sndbuf.*` (bytes; `None`: the kernel's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SockBufs {
+    pub rcv_client: Option<u32>,
+    pub rcv_server: Option<u32>,
+    pub snd_client: Option<u32>,
+    pub snd_server: Option<u32>,
+}
+
 /// HTTP settings of a proxy.
 #[derive(Debug, Clone, Default)]
 pub struct HttpSettings {
@@ -443,6 +459,9 @@ pub struct HttpSettings {
     /// `retry-on`: when a request is tried again (`None`: connection
     /// failures only, HAProxy's default).
     pub retry_on: Option<Vec<RetryOn>>,
+    /// `http-send-name-header <name>`: the request a server gets carries
+    /// its name in this header.
+    pub send_name_header: Option<String>,
 }
 
 /// A `retry-on` condition.
@@ -809,6 +828,26 @@ pub struct Proxy {
     pub tcp: TcpRules,
     /// The stats page (`stats enable`, `stats uri` …), when enabled.
     pub stats: Option<StatsPage>,
+    /// `use-server <name> if|unless <cond>`, in order.
+    pub use_servers: Vec<UseServer>,
+    /// `force-persist if|unless <cond>`: a persistence (cookie,
+    /// `use-server`) keeps its server even when it is down.
+    pub force_persist: Vec<weir_rules::Cond>,
+    /// `ignore-persist if|unless <cond>`: the persistence cookie is not
+    /// followed.
+    pub ignore_persist: Vec<weir_rules::Cond>,
+}
+
+/// `use-server <server> if|unless <condition>`.
+#[derive(Debug, Clone)]
+pub struct UseServer {
+    /// The server's name, checked when the configuration is read.
+    pub name: String,
+    /// A `%[...]` name, resolved per request (a name that is no server
+    /// falls back to load balancing, and no later rule applies).
+    pub dynamic: Option<weir_rules::Fmt>,
+    pub cond: weir_rules::Cond,
+    pub loc: Loc,
 }
 
 /// A proxy's `tcp-request`/`tcp-response` rules (those of its `defaults`
@@ -887,6 +926,9 @@ impl Proxy {
             http: HttpSettings::default(),
             tcp: TcpRules::default(),
             stats: None,
+            use_servers: Vec::new(),
+            force_persist: Vec::new(),
+            ignore_persist: Vec::new(),
         }
     }
 

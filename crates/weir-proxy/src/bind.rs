@@ -76,11 +76,14 @@ fn frontends(
 ) -> Vec<Vec<ThreadListener>> {
     let mut per_thread: Vec<Vec<ThreadListener>> = (0..sh.nthreads).map(|_| Vec::new()).collect();
     let reuseport = !sh.cfg.global.noreuseport;
+    let g = &sh.cfg.global.sockbufs;
+    let bufs = (g.rcv_client, g.snd_client);
     for (fe_idx, fe) in sh.frontends.iter().enumerate() {
         let px = sh.proxy(fe.proxy);
         for (b, fb) in px.binds.iter().zip(&fe.binds) {
             for a in &b.addrs {
-                match listen::for_threads(a, b, &fb.threads, reuseport, fb.backlog, inherited) {
+                match listen::for_threads(a, b, &fb.threads, reuseport, fb.backlog, bufs, inherited)
+                {
                     Ok(ls) => {
                         for (t, l) in ls {
                             let Some(mine) = per_thread.get_mut(t) else {
@@ -123,7 +126,7 @@ fn stats_socket(s: &weir_config::StatsSocket) -> std::io::Result<Option<Listener
         Expanded::Tcp(a) => match a.first() {
             Some(addr) => {
                 let b = weir_config::Bind::new(Vec::new(), s.loc.clone());
-                listen::bind_tcp(*addr, &b, false, 16).map(Some)
+                listen::bind_tcp(*addr, &b, false, 16, (None, None)).map(Some)
             }
             None => Ok(None),
         },

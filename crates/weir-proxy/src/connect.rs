@@ -209,6 +209,41 @@ impl Drop for Slot<'_> {
     }
 }
 
+/// Whether a persistence keeps its server even when it is down: `option
+/// persist`, or a `force-persist` condition that matches.
+pub fn force_persist(px: &Proxy, ctx: &dyn weir_rules::Ctx) -> bool {
+    px.options.persist || px.force_persist.iter().any(|c| c.eval(ctx))
+}
+
+/// The server the first `use-server` rule that matches names, when it is
+/// up (or `force`d); a rule whose server is down is passed over. A name
+/// from a format that names no server ends the rules: the balancer
+/// chooses.
+pub fn use_server(
+    be: &BackendRt,
+    px: &Proxy,
+    ctx: &dyn weir_rules::Ctx,
+    force: bool,
+) -> Option<ServerId> {
+    for u in px.use_servers.iter().filter(|u| u.cond.eval(ctx)) {
+        let id = match &u.dynamic {
+            None => be.server_named(&u.name),
+            Some(f) => {
+                let name = f.render(ctx);
+                Some(
+                    std::str::from_utf8(&name)
+                        .ok()
+                        .and_then(|n| be.server_named(n))?,
+                )
+            }
+        };
+        if let Some(id) = id.filter(|i| force || be.set().is_up(i.index())) {
+            return Some(id);
+        }
+    }
+    None
+}
+
 /// Picks a server for `key` and takes a slot on it when it has room.
 fn pick(be: &BackendRt, key: &[u8], avoid: Option<ServerId>) -> Pick {
     let mut lb = be.set();
@@ -411,6 +446,13 @@ async fn dial_plain(
             if keepalive {
                 let _ = sock.set_keepalive(true);
             }
+            // `tune.rcvbuf.server`, `tune.sndbuf.server`.
+            if let Some(n) = be.sockbufs.0 {
+                let _ = sock.set_recv_buffer_size(n);
+            }
+            if let Some(n) = be.sockbufs.1 {
+                let _ = sock.set_send_buffer_size(n);
+            }
             if let Some(src) = s.source {
                 sock.bind(src).map_err(|e| (ConnectFail::Refused, e))?;
             }
@@ -461,7 +503,9 @@ pub async fn connect<C: Carry>(
         let persisted = at.persist_to.take().filter(|&(i, force)| {
             let mut set = be.set();
             let i = i.index();
-            let ok = i < set.len() && (set.is_up(i) || force) && set.has_room(i);
+            // A server draining (weight 0) still serves its persistent
+            // clients, as in haproxy.
+            let ok = i < set.len() && (set.is_up(i) || force) && set.below_maxconn(i);
             if ok {
                 set.take(i);
             }

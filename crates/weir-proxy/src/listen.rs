@@ -75,8 +75,17 @@ pub fn bind_tcp(
     b: &Bind,
     reuseport: bool,
     default_backlog: u32,
+    bufs: (Option<u32>, Option<u32>),
 ) -> io::Result<Listener> {
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    // `tune.rcvbuf.client`, `tune.sndbuf.client`: accepted sockets inherit
+    // the listener's sizes.
+    if let Some(n) = bufs.0 {
+        sock.set_recv_buffer_size(n as usize)?;
+    }
+    if let Some(n) = bufs.1 {
+        sock.set_send_buffer_size(n as usize)?;
+    }
     sock.set_reuse_address(true)?;
     if reuseport {
         sock.set_reuse_port(true)?;
@@ -275,6 +284,7 @@ pub fn for_threads(
     threads: &[usize],
     reuseport: bool,
     backlog: u32,
+    bufs: (Option<u32>, Option<u32>),
     inherited: &mut crate::takeover::Inherited,
 ) -> Result<Vec<(usize, Listener)>, String> {
     use crate::takeover::Key;
@@ -291,7 +301,7 @@ pub fn for_threads(
                 let fail = |e: io::Error| format!("cannot bind socket [{addr}]: {e}");
                 let mut get = |reuse: bool| match inherited.take(&Key::Tcp(addr)) {
                     Some(fd) => adopt(fd, false).map_err(fail),
-                    None => bind_tcp(addr, b, reuse, backlog).map_err(fail),
+                    None => bind_tcp(addr, b, reuse, backlog, bufs).map_err(fail),
                 };
                 if reuseport {
                     for &t in threads {

@@ -122,6 +122,18 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                     seen.insert(&s.name, si);
                 }
             }
+            for u in p.use_servers.iter().filter(|u| u.dynamic.is_none()) {
+                if !seen.contains_key(u.name.as_str()) {
+                    diags.alert(
+                        &u.loc,
+                        format!(
+                            "{} '{name}' : unable to find server '{}' referenced in a 'use-server' rule",
+                            kind.keyword(),
+                            u.name
+                        ),
+                    );
+                }
+            }
         }
         let t = &p.timeouts;
         let missing: Vec<&str> = [

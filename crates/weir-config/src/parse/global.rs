@@ -222,6 +222,18 @@ fn tuning(st: &mut State<'_>, words: &[String], _loc: &Loc) -> Result<bool, Stri
         "tune.h2.max-frame-size" => {
             g.h2.max_frame_size = int_between(words, 16384, (1 << 24) - 1)?;
         }
+        "tune.rcvbuf.client" | "tune.rcvbuf.server" | "tune.sndbuf.client"
+        | "tune.sndbuf.server" => {
+            let n = int_between(words, 0, i32::MAX as u32)?;
+            let b = &mut g.sockbufs;
+            let slot = match kw {
+                "tune.rcvbuf.client" => &mut b.rcv_client,
+                "tune.rcvbuf.server" => &mut b.rcv_server,
+                "tune.sndbuf.client" => &mut b.snd_client,
+                _ => &mut b.snd_server,
+            };
+            *slot = (n > 0).then_some(n);
+        }
         "tune.pipesize" => g.pipesize = Some(parse_size(one(words, "a size")?)? as usize),
         "tune.maxaccept" => {
             let v = one(words, "an integer")?;

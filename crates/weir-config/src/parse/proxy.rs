@@ -247,6 +247,39 @@ fn wiring(
                 cond,
             });
         }
+        "use-server" => {
+            let (name, cond) = weir_rules::split_cond(args);
+            let [n] = name else {
+                return Err(
+                    "expects a server name followed by 'if' or 'unless' and a condition".into(),
+                );
+            };
+            let cond = super::http::cond(p, cond)?
+                .ok_or("requires either 'if' or 'unless' followed by a condition")?;
+            let dynamic = if n.contains('%') {
+                Some(weir_rules::Fmt::parse(n, &super::http::load)?)
+            } else {
+                None
+            };
+            p.use_servers.push(crate::model::UseServer {
+                name: n.clone(),
+                dynamic,
+                cond,
+                loc: loc.clone(),
+            });
+        }
+        "force-persist" | "ignore-persist" => {
+            let cond = super::http::cond(p, args)?
+                .ok_or("requires either 'if' or 'unless' followed by a condition")?;
+            if name == "force-persist" {
+                p.force_persist.push(cond);
+            } else {
+                p.ignore_persist.push(cond);
+            }
+        }
+        "http-send-name-header" => {
+            p.http.send_name_header = Some(one(args, "a header name")?.to_string());
+        }
         "cookie" => {
             if negate {
                 p.cookie = None;
@@ -878,6 +911,7 @@ fn options(
             }
         }
         "option dontlognull" => p.options.dontlognull = flag(args)?,
+        "option http-ignore-probes" => p.options.http_ignore_probes = flag(args)?,
         "option dontlog-normal" => p.options.dontlog_normal = flag(args)?,
         "option log-health-checks" => p.options.log_health_checks = flag(args)?,
         "option tcpka" => {

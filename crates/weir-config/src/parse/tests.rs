@@ -996,3 +996,32 @@ fn error_pages_apply_in_order_inherited_first() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn use_server_and_persist_rules_need_conditions_and_known_servers() {
+    let e = errors("backend b\n  use-server s1\n  server s1 127.0.0.1:80\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("requires either 'if' or 'unless'"),
+        "{e:?}"
+    );
+    let e = errors("backend b\n  use-server s9 if TRUE\n  server s1 127.0.0.1:80\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("unable to find server 's9'"),
+        "{e:?}"
+    );
+    let e = errors("backend b\n  force-persist\n  ignore-persist\n  http-send-name-header\n");
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert!(
+        e[0].contains("t.cfg:2") && e[2].contains("t.cfg:4"),
+        "{e:?}"
+    );
+    // A name from a format is resolved per request.
+    let p = parse_str(
+        "backend b\n  use-server %[req.hdr(x)] if TRUE\n  force-persist if FALSE\n  http-send-name-header X-S\n  server s1 127.0.0.1:80\n",
+    );
+    let c = p.config.expect("accepted");
+    let b = &c.proxies[0];
+    assert!(b.use_servers[0].dynamic.is_some());
+    assert_eq!(b.force_persist.len(), 1);
+    assert_eq!(b.http.send_name_header.as_deref(), Some("X-S"));
+}

@@ -91,7 +91,7 @@ pub async fn serve(
     let mut l = Link {
         front: Arc::new(Front::new(Server::new(cfg), body_cap, limits)),
         streams,
-        set: FuturesUnordered::new(),
+        set: None,
         pending: initial,
         wbuf: Vec::new(),
         wat: 0,
@@ -132,7 +132,7 @@ pub async fn serve(
             // Streams first: what they queue is seen by `kick` below in
             // the same turn.
             biased;
-            _ = std::future::poll_fn(|cx| poll_streams(&mut l.set, cx)), if !l.set.is_empty() => Ev::Kick,
+            _ = std::future::poll_fn(|cx| poll_streams(&mut l.set, cx)), if l.set.is_some() => Ev::Kick,
             r = std::future::poll_fn(|cx| client.poll_read_ready(cx)), if reading => Ev::Read(r.is_ok()),
             r = std::future::poll_fn(|cx| client.poll_write_ready(cx)), if unsent => Ev::Write(r.is_ok()),
             _ = l.front.kick.notified() => Ev::Kick,
@@ -166,13 +166,23 @@ pub async fn serve(
 }
 
 /// Polls every stream that was woken; ready once one or more ended and
-/// the others wait, so that what they all queued leaves in one write.
-fn poll_streams(set: &mut StreamSet, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+/// the others wait, so that what they all queued leaves in one write. The
+/// set goes once empty: an idle connection holds none.
+fn poll_streams(
+    set: &mut Option<StreamSet>,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<()> {
+    let Some(s) = set else {
+        return std::task::Poll::Pending;
+    };
     let mut ended = false;
     loop {
-        match set.poll_next_unpin(cx) {
+        match s.poll_next_unpin(cx) {
             std::task::Poll::Ready(Some(())) => ended = true,
-            std::task::Poll::Ready(None) => return std::task::Poll::Ready(()),
+            std::task::Poll::Ready(None) => {
+                *set = None;
+                return std::task::Poll::Ready(());
+            }
             std::task::Poll::Pending if ended => return std::task::Poll::Ready(()),
             std::task::Poll::Pending => return std::task::Poll::Pending,
         }
@@ -182,8 +192,8 @@ fn poll_streams(set: &mut StreamSet, cx: &mut std::task::Context<'_>) -> std::ta
 /// Streams still running when their connection ends (they see it
 /// failed) finish in a task of their own, so that the client's socket
 /// closes now, as it would with no stream left.
-fn finish(mut set: StreamSet) {
-    if !set.is_empty() {
+fn finish(set: Option<StreamSet>) {
+    if let Some(mut set) = set.filter(|s| !s.is_empty()) {
         crate::profile::spawn::<crate::profile::H2Stream, _>(async move {
             while set.next().await.is_some() {}
         });
@@ -233,7 +243,7 @@ struct Streams<'a> {
 impl Streams<'_> {
     /// Starts a stream for each new request: pushed into the connection's
     /// own set of streams, polled by its task (no task per stream).
-    fn start(&mut self, front: &Arc<Front>, fresh: Vec<front::Fresh>, set: &mut StreamSet) {
+    fn start(&mut self, front: &Arc<Front>, fresh: Vec<front::Fresh>, set: &mut Option<StreamSet>) {
         for f in fresh {
             let method = match f.head.as_ref().map(|h| h.method.as_str()) {
                 Ok("GET") => Cow::Borrowed("GET"),
@@ -253,7 +263,8 @@ impl Streams<'_> {
                 vars: (!self.vars.is_empty()).then(|| Box::new(self.vars.clone())),
             };
             self.ordinal += 1;
-            set.push(Box::pin(task.run(conn, f)));
+            set.get_or_insert_with(FuturesUnordered::new)
+                .push(Box::pin(task.run(conn, f)));
         }
     }
 }
@@ -270,7 +281,8 @@ const KEPT_WBUF: usize = 64 * 1024;
 struct Link<'a> {
     front: Arc<Front>,
     streams: Streams<'a>,
-    set: StreamSet,
+    /// The running streams (none while idle).
+    set: Option<StreamSet>,
     /// Bytes read that the codec has not taken yet.
     pending: Vec<u8>,
     /// Frames to write, from `wat` on.

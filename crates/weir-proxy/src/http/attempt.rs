@@ -72,11 +72,10 @@ pub(super) async fn connect<'r>(
     let mut reused: Option<u32> = None;
     let mut attempts = Attempts {
         persist_to: p
-            .persist
-            .as_ref()
-            .and_then(|p| p.server)
+            .use_server
+            .or_else(|| p.persist.as_ref().and_then(|p| p.server))
             .filter(|_| t.avoid_next.is_none())
-            .map(|i| (i, be_px.options.persist)),
+            .map(|i| (i, p.force_persist)),
         avoid: t.avoid_next.take(),
         ..Attempts::default()
     };
@@ -239,9 +238,24 @@ async fn send_head(
     req: &RequestHead,
     p: &Prepared<'_>,
     consumed: bool,
+    named: Option<&RequestHead>,
 ) -> Result<usize, XferError> {
     let t = r.server_timeout;
     let (head, body) = p.wire.split_at(p.head_len.min(p.wire.len()));
+    if let Some(req) = named {
+        // Rewritten for this server: the head anew, then the body bytes.
+        let body = if consumed { &[][..] } else { body };
+        if let Peer::H2Up(up) = sconn {
+            up.send_request(req).map_err(|_| XferError::DstError)?;
+            send(sconn, body, t).await?;
+            return Ok(head::request(req).len());
+        }
+        let mut out = head::request(req);
+        let n = out.len();
+        out.extend_from_slice(body);
+        send(sconn, &out, t).await?;
+        return Ok(n);
+    }
     if let Peer::H2Up(up) = sconn {
         // An HTTP/2 server takes the head as it is, never as text; the
         // body bytes read with it follow.
@@ -278,7 +292,16 @@ pub(super) async fn send_request<'r>(
     reused: Option<u32>,
     t: &mut Tries,
 ) -> Result<u64, Option<Outcome<'r>>> {
-    match send_head(r, conn.conn.peer(), req, p, t.consumed).await {
+    // `http-send-name-header`: the server's name replaces the header's
+    // values (a retry on another server sends that one's).
+    let named = r.be_px.http.send_name_header.as_deref().map(|h| {
+        let mut named = req.clone();
+        named.headers.retain(|f| !f.name().eq_ignore_ascii_case(h));
+        let srv = r.be.server(conn.srv).name.as_bytes();
+        named.headers.push(weir_proto::h1::Header::new(h, srv));
+        named
+    });
+    match send_head(r, conn.conn.peer(), req, p, t.consumed, named.as_ref()).await {
         Ok(n) => {
             t.consumed = true;
             Ok((n + p.early_body) as u64)

@@ -73,6 +73,10 @@ pub(super) struct Prepared<'k> {
     /// The client asked with HEAD: whatever method rules send to the
     /// server, the client's response has no body.
     pub client_head: bool,
+    /// The server a `use-server` rule chose.
+    pub use_server: Option<crate::state::ServerId>,
+    /// A persistence keeps its server even when it is down.
+    pub force_persist: bool,
 }
 
 /// One request/response exchange after the request head was read.
@@ -493,11 +497,12 @@ fn prepare<'k>(
     } else {
         0
     };
-    let (persist, cookie_changed) = cookie::on_request(be_px, req, now_secs);
+    let (mut persist, cookie_changed) = cookie::on_request(be_px, req, now_secs);
     dirty |= cookie_changed;
     if let Some(p) = &persist {
         rec.cookie_flags = [p.req_flag, b'N'];
     }
+    let (use_server, force) = persistence(r, tmpl, req, vars, persist.as_mut());
     let server_close = mode != HttpConnMode::KeepAlive || !req.keep_alive;
     if mode != HttpConnMode::KeepAlive && !head::connection_has(&req.headers, "close") {
         head::set_connection(&mut req.headers, Some("close"));
@@ -544,7 +549,36 @@ fn prepare<'k>(
         lb_key,
         sni,
         client_head: false,
+        use_server,
+        force_persist: force,
     }
+}
+
+/// `use-server`, `force-persist` and `ignore-persist`: the server a rule
+/// names, and whether a persistence keeps a server that is down; a cookie
+/// that `ignore-persist` matches names no server.
+fn persistence(
+    r: Route<'_>,
+    tmpl: &ExCtx<'_>,
+    req: &RequestHead,
+    vars: &Vars,
+    persist: Option<&mut cookie::Persist>,
+) -> (Option<crate::state::ServerId>, bool) {
+    let px = r.be_px;
+    if px.use_servers.is_empty() && px.force_persist.is_empty() && px.ignore_persist.is_empty() {
+        return (None, px.options.persist);
+    }
+    let ctx = ExCtx {
+        req: Some(req),
+        be: Some(r.be),
+        vars: Some(vars),
+        ..*tmpl
+    };
+    let force = crate::connect::force_persist(px, &ctx);
+    if let Some(p) = persist.filter(|_| px.ignore_persist.iter().any(|c| c.eval(&ctx))) {
+        p.server = None;
+    }
+    (crate::connect::use_server(r.be, px, &ctx, force), force)
 }
 
 /// The server connection after the exchange: back to the thread's idle

@@ -517,6 +517,11 @@ impl<'a> Session<'a> {
         let (sh, fe_idx) = (self.sh, self.fe_idx);
         let fe = sh.frontend(fe_idx);
         let fe_px = sh.proxy(fe.proxy);
+        let nothing = matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
+        if nothing && fe_px.options.http_ignore_probes {
+            // A browser's speculative connection: silently closed.
+            return false;
+        }
         let (status, term) = match &fail {
             HeadEnd::Timeout => (408, Term::new(Cause::ClientTimeout, State::Request)),
             HeadEnd::Closed => (400, Term::new(Cause::Client, State::Request)),
@@ -537,7 +542,6 @@ impl<'a> Session<'a> {
         rec.term = term;
         rec.ta = ms(crate::clock::elapsed(start));
         rec.tt = rec.ta + ti;
-        let nothing = matches!(fail, HeadEnd::Closed | HeadEnd::Timeout) && self.cbuf.is_empty();
         if !nothing {
             crate::stats::count(sh, fe_idx, None, None, &rec, true);
         }

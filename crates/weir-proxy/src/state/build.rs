@@ -217,6 +217,10 @@ fn backends(
         backends.push(Arc::new(BackendRt {
             has_sni,
             log_source,
+            sockbufs: (
+                cfg.global.sockbufs.rcv_server,
+                cfg.global.sockbufs.snd_server,
+            ),
             limits: weir_proto::h1::Limits {
                 max_head: cfg.global.bufsize,
                 max_headers: cfg.global.maxhdr,

@@ -157,6 +157,9 @@ pub struct BackendRt {
     /// Some log format names `%bi` or `%bp`: the local address of each
     /// server connection is read (a `getsockname` each, otherwise saved).
     pub log_source: bool,
+    /// `tune.rcvbuf.server` and `tune.sndbuf.server`, set on each server
+    /// socket.
+    pub sockbufs: (Option<u32>, Option<u32>),
 }
 
 impl BackendRt {
@@ -174,6 +177,13 @@ impl BackendRt {
     /// The name of server `id`, for the log line.
     pub fn server_name(&self, id: Option<ServerId>) -> Option<&str> {
         id.map(|i| self.server(i).name.as_str())
+    }
+    /// The server of this name (`use-server`).
+    pub fn server_named(&self, name: &str) -> Option<ServerId> {
+        self.servers
+            .iter()
+            .position(|s| s.name == name)
+            .map(ServerId::new)
     }
     /// Locks the server set; a poisoned lock (a panic elsewhere) is still usable.
     pub fn set(&self) -> MutexGuard<'_, Lb> {

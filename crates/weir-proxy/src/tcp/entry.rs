@@ -163,7 +163,11 @@ fn run_tcp(
         let be_px = sh.proxy(be.proxy);
         rec.backend = &be.name;
         crate::sessions::set_target(acc.reg, be.proxy, None);
-        let mut attempts = Attempts::default();
+        let force = crate::connect::force_persist(be_px, &l4);
+        let mut attempts = Attempts {
+            persist_to: crate::connect::use_server(&be, be_px, &l4, force).map(|i| (i, force)),
+            ..Attempts::default()
+        };
         // A block: what connecting needs is not kept in the state that
         // forwards for the session's whole life.
         let (connected, client_eof) = {

@@ -610,3 +610,97 @@ fn server_connections_weir_is_done_with_close_with_a_reset() {
         .expect("the server saw its connection end");
     assert_eq!(end, "reset");
 }
+
+#[test]
+fn http_ignore_probes_silences_empty_connections_only() {
+    let o = Origin::start("o");
+    let log = Syslog::start();
+    let (quiet, loud) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n    nbthread 1\ndefaults\n    mode http\n    option httplog\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n    timeout http-request 300ms\n\
+         frontend quiet\n    bind 127.0.0.1:{quiet}\n    option http-ignore-probes\n    log 127.0.0.1:{} local0\n    default_backend be\n\
+         frontend loud\n    bind 127.0.0.1:{loud}\n    log 127.0.0.1:{} local0\n    default_backend be\n\
+         backend be\n    server s1 127.0.0.1:{}\n",
+        log.port(),
+        log.port(),
+        o.port()
+    );
+    let _w = Weir::start(&cfg, quiet);
+    for port in [quiet, loud] {
+        // A connection closed before its first byte, then one that waits
+        // past `timeout http-request`.
+        drop(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        let got = String::from_utf8_lossy(&got);
+        if port == quiet {
+            assert!(got.is_empty(), "no 408 to a probe: {got}");
+        } else {
+            assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+        }
+        // A request that was started is still answered and logged.
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.write_all(b"GET /mark HTTP/1.1\r\nHost: t\r\n").unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        assert!(
+            got.starts_with(b"HTTP/1.1 408"),
+            "{}",
+            String::from_utf8_lossy(&got)
+        );
+    }
+    log.wait_line(" loud loud/<NOSRV> ", Duration::from_secs(5));
+    wait_for(
+        "both partial requests logged",
+        Duration::from_secs(5),
+        || {
+            let lines = log.lines.lock().unwrap();
+            (lines.iter().filter(|l| l.contains(" 408 ")).count() == 3).then_some(())
+        },
+    );
+    let lines = log.lines.lock().unwrap().clone();
+    let quiet_lines: Vec<_> = lines
+        .iter()
+        .filter(|l| l.contains(" quiet quiet/"))
+        .collect();
+    assert_eq!(quiet_lines.len(), 1, "only the started request: {lines:?}");
+    let loud_lines = lines.iter().filter(|l| l.contains(" loud loud/")).count();
+    assert_eq!(loud_lines, 3, "{lines:?}");
+}
+
+/// `rb` and `tb` of the established socket `ss` finds with `filter`.
+fn skmem(filter: &str) -> (u64, u64) {
+    let out = std::process::Command::new("ss")
+        .args(["-tmnH", "state", "established"])
+        .args(filter.split(' '))
+        .output()
+        .expect("ss (iproute2) is needed by this test");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let field = |k: &str| -> u64 {
+        let i = text
+            .find(&format!(",{k}"))
+            .unwrap_or_else(|| panic!("no {k} in {text}"));
+        let digits: String = text[i + k.len() + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    (field("rb"), field("tb"))
+}
+
+#[test]
+fn socket_buffer_sizes_from_tune_keywords() {
+    let o = Origin::start("o");
+    let port = free_port();
+    let global = "    tune.rcvbuf.client 32768\n    tune.sndbuf.client 40960\n    tune.rcvbuf.server 49152\n    tune.sndbuf.server 57344";
+    let be = format!("    server s1 127.0.0.1:{}", o.port());
+    let _w = Weir::start(&http_cfg(port, global, "", &be), port);
+    let mut c = Client::connect(port);
+    assert_eq!(c.get("/").status, 200);
+    // Linux keeps twice the size asked for (its bookkeeping).
+    assert_eq!(skmem(&format!("sport = :{port}")), (65536, 81920));
+    assert_eq!(skmem(&format!("dport = :{}", o.port())), (98304, 114688));
+}

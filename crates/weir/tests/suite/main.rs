@@ -41,4 +41,5 @@ mod tls;
 
 mod tls_records;
 mod tls_servers;
+mod use_server;
 mod variables;

@@ -1,0 +1,88 @@
+//! `use-server`, `force-persist`, `ignore-persist` and
+//! `http-send-name-header`: a rule picks the server (by name, or by a
+//! format per request) over the balancer and the persistence cookie; a rule
+//! whose server is down is passed over unless `force-persist` matched; the
+//! server a request reaches gets its own name in a header.
+
+use crate::common::http::{http_cfg, Client, Origin, Response};
+use crate::common::*;
+use std::time::Duration;
+
+/// One request on a connection of its own, with extra header lines.
+fn ask(port: u16, path: &str, extra: &str) -> Response {
+    let mut c = Client::connect(port);
+    c.send(
+        format!("GET {path} HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n").as_bytes(),
+    );
+    c.response("GET")
+}
+
+fn server_of(r: &Response) -> String {
+    r.header("x-server").unwrap_or("-").to_string()
+}
+
+#[test]
+fn use_server_rules_pick_a_server_unless_it_is_down() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let port = free_port();
+    let dead = free_port();
+    let be = format!(
+        "    cookie SRV insert indirect nocache\n\
+         \x20   use-server s2 if {{ path_beg /two }}\n\
+         \x20   use-server s3 if {{ path_beg /dead }}\n\
+         \x20   use-server %[req.hdr(x-srv)] if {{ req.hdr(x-srv) -m found }}\n\
+         \x20   force-persist if {{ req.hdr(x-force) -m found }}\n\
+         \x20   ignore-persist if {{ path_beg /ignore }}\n\
+         \x20   http-send-name-header X-Srv-Name\n\
+         \x20   server s1 127.0.0.1:{} cookie c1\n\
+         \x20   server s2 127.0.0.1:{} cookie c2 weight 0\n\
+         \x20   server s3 127.0.0.1:{dead} check inter 100ms fall 1 weight 0",
+        o1.port(),
+        o2.port()
+    );
+    let _w = Weir::start(&http_cfg(port, "", "", &be), port);
+    // The balancer alone never picks s2 (weight 0); a rule does.
+    let r = ask(port, "/one", "");
+    assert_eq!(server_of(&r), "o1", "{} {}", r.head, r.text());
+    assert_eq!(server_of(&ask(port, "/two", "")), "o2");
+    // A name from a format; an unknown one leaves the choice to the
+    // balancer.
+    assert_eq!(server_of(&ask(port, "/x", "X-Srv: s2\r\n")), "o2");
+    assert_eq!(server_of(&ask(port, "/x", "X-Srv: nope\r\n")), "o1");
+    // The server got its own name, the client's value replaced.
+    let r = ask(port, "/two", "X-Srv-Name: forged\r\n");
+    let seen = r.text();
+    assert!(
+        seen.contains("X-Srv-Name: s2\r\n") && !seen.contains("forged"),
+        "{seen}"
+    );
+    // The cookie names s2; ignore-persist leaves it unfollowed.
+    assert_eq!(server_of(&ask(port, "/c", "Cookie: SRV=c2\r\n")), "o2");
+    assert_eq!(server_of(&ask(port, "/ignore", "Cookie: SRV=c2\r\n")), "o1");
+    // s3 is down once its check failed: its rule is passed over...
+    wait_for("s3 seen down", Duration::from_secs(5), || {
+        (server_of(&ask(port, "/dead", "")) == "o1").then_some(())
+    });
+    // ...unless force-persist keeps it: the request goes to the dead
+    // server and fails there.
+    let r = ask(port, "/dead", "X-Force: 1\r\n");
+    assert_eq!(r.status, 503, "{}", r.text());
+}
+
+#[test]
+fn use_server_in_tcp_mode() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let (port, port2) = (free_port(), free_port());
+    let cfg = format!(
+        "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n\
+         listen l\n    bind 127.0.0.1:{port}\n    bind 127.0.0.1:{port2}\n\
+         \x20   use-server s2 if {{ dst_port {port2} }}\n\
+         \x20   server s1 127.0.0.1:{}\n    server s2 127.0.0.1:{} weight 0\n",
+        o1.port(),
+        o2.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    assert_eq!(server_of(&ask(port, "/", "")), "o1");
+    assert_eq!(server_of(&ask(port2, "/", "")), "o2");
+    assert_eq!(server_of(&ask(port, "/", "")), "o1");
+}
