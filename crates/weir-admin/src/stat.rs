@@ -412,6 +412,79 @@ pub fn servers_state(servers: &[ServerState]) -> String {
     out
 }
 
+/// One server of a server state file (`server-state-file`, as `show
+/// servers state` writes it): what a new process takes over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedServer {
+    pub be_id: u32,
+    pub be_name: String,
+    pub srv_id: u32,
+    pub srv_name: String,
+    pub addr: String,
+    /// 0 stopped, 1 starting, 2 running, 3 stopping.
+    pub op_state: u8,
+    /// Bits as in [`ServerState::admin_state`].
+    pub admin_state: u8,
+    pub uweight: u32,
+    /// The weight the configuration gave when the file was written.
+    pub iweight: u32,
+    /// 0 when the line has no port (files of older versions).
+    pub port: u16,
+}
+
+/// Reads a server state file: the version line (1), then a server per
+/// line; `#` comments and blank lines are skipped. Lines that cannot be
+/// read are left out with a warning naming their line number.
+pub fn parse_servers_state(text: &str) -> Result<(Vec<SavedServer>, Vec<String>), String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    match lines.next() {
+        Some((_, v)) if v.trim() == "1" => {}
+        Some((n, v)) => {
+            return Err(format!(
+                "line {}: unsupported format version '{}'",
+                n + 1,
+                v.trim()
+            ))
+        }
+        None => return Ok((Vec::new(), Vec::new())),
+    }
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for (n, line) in lines {
+        match saved_server(line) {
+            Some(s) => out.push(s),
+            None => warnings.push(format!(
+                "line {}: invalid server state line, ignored",
+                n + 1
+            )),
+        }
+    }
+    Ok((out, warnings))
+}
+
+fn saved_server(line: &str) -> Option<SavedServer> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let num = |i: usize| f.get(i)?.parse::<u32>().ok();
+    Some(SavedServer {
+        be_id: num(0)?,
+        be_name: f.get(1)?.to_string(),
+        srv_id: num(2)?,
+        srv_name: f.get(3)?.to_string(),
+        addr: f.get(4)?.to_string(),
+        op_state: u8::try_from(num(5)?).ok().filter(|s| *s <= 3)?,
+        admin_state: u8::try_from(num(6)?).ok()?,
+        uweight: num(7)?,
+        iweight: num(8)?,
+        port: match f.get(18) {
+            Some(p) => p.parse().ok()?,
+            None => 0,
+        },
+    })
+}
+
 #[cfg(test)]
 #[path = "stat_tests.rs"]
 mod tests;

@@ -70,3 +70,48 @@ fn check_status_and_result_numbers_are_haproxys() {
     assert_eq!(n("L7OK"), (15, 3));
     assert_eq!(n("L7OKC"), (16, 4));
 }
+
+#[test]
+fn a_state_file_reads_back_what_show_servers_state_wrote() {
+    let s = ServerState {
+        be_id: 3,
+        be_name: "be".into(),
+        srv_id: 2,
+        srv_name: "s2".into(),
+        addr: "10.0.0.7".into(),
+        op_state: 0,
+        admin_state: 0x08,
+        uweight: 5,
+        iweight: 10,
+        port: 8081,
+        ..ServerState::default()
+    };
+    let text = format!(
+        "{}# a comment\n\n1 be 1 s1 10.0.0.1 2\n",
+        servers_state(&[s])
+    );
+    let (saved, warnings) = parse_servers_state(&text).unwrap();
+    assert_eq!(
+        saved,
+        vec![SavedServer {
+            be_id: 3,
+            be_name: "be".into(),
+            srv_id: 2,
+            srv_name: "s2".into(),
+            addr: "10.0.0.7".into(),
+            op_state: 0,
+            admin_state: 0x08,
+            uweight: 5,
+            iweight: 10,
+            port: 8081,
+        }]
+    );
+    assert_eq!(
+        warnings,
+        vec!["line 6: invalid server state line, ignored".to_string()]
+    );
+    assert!(parse_servers_state("2\n")
+        .unwrap_err()
+        .contains("version '2'"));
+    assert_eq!(parse_servers_state("").unwrap().0, vec![]);
+}

@@ -21,6 +21,15 @@ impl Health {
             up: true,
         }
     }
+    /// A server that starts down (its saved state said so): `rise`
+    /// successes bring it up.
+    pub fn down(rise: u32, fall: u32) -> Self {
+        Health {
+            health: 0,
+            up: false,
+            ..Health::new(rise, fall)
+        }
+    }
     pub fn is_up(&self) -> bool {
         self.up
     }

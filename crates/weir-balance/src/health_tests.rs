@@ -49,3 +49,12 @@ fn slowstart_ramps_linearly() {
     assert_eq!(slowstart_weight(3, Duration::from_millis(100), p), 1);
     assert_eq!(slowstart_weight(0, Duration::from_secs(1), p), 0);
 }
+
+#[test]
+fn a_server_saved_down_needs_rise_successes() {
+    let mut h = Health::down(2, 3);
+    assert!(!h.is_up());
+    assert_eq!(h.on_result(true), None);
+    assert_eq!(h.on_result(true), Some(true));
+    assert_eq!(h.value(), 4);
+}

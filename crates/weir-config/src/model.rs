@@ -44,6 +44,11 @@ pub struct Global {
     pub gid: Option<u32>,
     pub chroot: Option<String>,
     pub pidfile: Option<String>,
+    /// `server-state-file`: where `load-server-state-from-file global`
+    /// reads the servers' saved state.
+    pub server_state_file: Option<String>,
+    /// `server-state-base`: the directory of relative state file names.
+    pub server_state_base: Option<String>,
     pub logs: Vec<LogTarget>,
     pub log_tag: Option<String>,
     pub log_send_hostname: Option<String>,
@@ -147,6 +152,8 @@ impl Default for Global {
             noreuseport: false,
             nosplice: false,
             pipesize: None,
+            server_state_file: None,
+            server_state_base: None,
             sockbufs: SockBufs::default(),
             master_worker: false,
             node: None,
@@ -828,6 +835,10 @@ pub struct Proxy {
     pub tcp: TcpRules,
     /// The stats page (`stats enable`, `stats uri` …), when enabled.
     pub stats: Option<StatsPage>,
+    /// `load-server-state-from-file`.
+    pub load_state: LoadState,
+    /// `server-state-file-name` (`None`: the backend's name).
+    pub state_file_name: Option<String>,
     /// `use-server <name> if|unless <cond>`, in order.
     pub use_servers: Vec<UseServer>,
     /// `force-persist if|unless <cond>`: a persistence (cookie,
@@ -836,6 +847,17 @@ pub struct Proxy {
     /// `ignore-persist if|unless <cond>`: the persistence cookie is not
     /// followed.
     pub ignore_persist: Vec<weir_rules::Cond>,
+}
+
+/// Where a backend's servers take their saved state from at start
+/// (`load-server-state-from-file`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadState {
+    None,
+    /// The global `server-state-file`.
+    Global,
+    /// `server-state-file-name`, or the backend's name.
+    Local,
 }
 
 /// `use-server <server> if|unless <condition>`.
@@ -926,6 +948,8 @@ impl Proxy {
             http: HttpSettings::default(),
             tcp: TcpRules::default(),
             stats: None,
+            load_state: LoadState::None,
+            state_file_name: None,
             use_servers: Vec::new(),
             force_persist: Vec::new(),
             ignore_persist: Vec::new(),

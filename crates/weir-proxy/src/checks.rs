@@ -269,7 +269,11 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
     let s = px.server(id);
     let rt = be.server(id);
     let idx = id.index();
-    let mut health = Health::new(s.rise, s.fall);
+    // Down from the start only when a server state file said so.
+    let mut health = match be.set().state(idx) {
+        Some((false, ..)) => Health::down(s.rise, s.fall),
+        _ => Health::new(s.rise, s.fall),
+    };
     tokio::time::sleep(offset).await;
     let mut stop = sh.stopping.subscribe();
     loop {

@@ -85,6 +85,9 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let limits = limits::plan(&cfg.global, quiet).map_err(|e| vec![e])?;
     profile::init(limits.nthreads);
     let sh = Arc::new(state::build(cfg, limits, state::Carried::default())?);
+    for w in state::saved::load(&sh) {
+        limits::warn(quiet, &w);
+    }
     http::service::register(runtime::services());
     let bound = bind::bind_all(&sh, opts.takeover.as_deref(), quiet)?;
     detach(&sh.cfg.global, &opts)?;

@@ -171,6 +171,8 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
         "gid" => g.gid = Some(parse_u32(one(words, "a numeric gid")?, kw)?),
         "chroot" => g.chroot = Some(one(words, "a directory")?.to_string()),
         "pidfile" => g.pidfile = Some(one(words, "a file name")?.to_string()),
+        "server-state-file" => g.server_state_file = Some(one(words, "a file name")?.to_string()),
+        "server-state-base" => g.server_state_base = Some(one(words, "a directory")?.to_string()),
         "node" => g.node = Some(one(words, "a node name")?.to_string()),
         "description" => g.description = Some(words[1..].join(" ")),
         "log-tag" => g.log_tag = Some(one(words, "a tag")?.to_string()),

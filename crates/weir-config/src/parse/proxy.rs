@@ -5,8 +5,8 @@ use crate::diag::{did_you_mean, Loc};
 use crate::keywords::{self, Status};
 use crate::logformat;
 use crate::model::{
-    Balance, BalanceKey, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, Mode, Proxy,
-    ProxyKind,
+    Balance, BalanceKey, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, LoadState,
+    Mode, Proxy, ProxyKind,
 };
 use crate::units::{parse_duration, parse_u32};
 
@@ -276,6 +276,23 @@ fn wiring(
             } else {
                 p.ignore_persist.push(cond);
             }
+        }
+        "load-server-state-from-file" => {
+            p.load_state = match one(args, "'global', 'local' or 'none'")? {
+                "global" => LoadState::Global,
+                "local" => LoadState::Local,
+                "none" => LoadState::None,
+                o => return Err(format!("expects 'global', 'local' or 'none', got '{o}'")),
+            };
+        }
+        "server-state-file-name" => {
+            // No argument (or `use-backend-name`): the backend's name.
+            p.state_file_name = match args {
+                [] => None,
+                [n] if n == "use-backend-name" => None,
+                [n] => Some(n.clone()),
+                _ => return Err("expects at most one file name".into()),
+            };
         }
         "http-send-name-header" => {
             p.http.send_name_header = Some(one(args, "a header name")?.to_string());

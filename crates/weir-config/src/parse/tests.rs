@@ -1025,3 +1025,25 @@ fn use_server_and_persist_rules_need_conditions_and_known_servers() {
     assert_eq!(b.force_persist.len(), 1);
     assert_eq!(b.http.send_name_header.as_deref(), Some("X-S"));
 }
+
+#[test]
+fn server_state_file_keywords() {
+    let p = parse_str(
+        "global\n  server-state-file st\n  server-state-base /var/lib/weir\ndefaults\n  load-server-state-from-file global\n\
+         backend a\n  server s1 127.0.0.1:80\nbackend b\n  load-server-state-from-file local\n  server-state-file-name b.state\n  server s1 127.0.0.1:80\n\
+         backend c\n  load-server-state-from-file none\n",
+    );
+    let c = p.config.expect("accepted");
+    assert_eq!(c.global.server_state_file.as_deref(), Some("st"));
+    assert_eq!(c.global.server_state_base.as_deref(), Some("/var/lib/weir"));
+    let by = |n: &str| c.proxies.iter().find(|p| p.name == n).unwrap();
+    assert_eq!(by("a").load_state, LoadState::Global);
+    assert_eq!(by("b").load_state, LoadState::Local);
+    assert_eq!(by("b").state_file_name.as_deref(), Some("b.state"));
+    assert_eq!(by("c").load_state, LoadState::None);
+    let e = errors("backend b\n  load-server-state-from-file always\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("'global', 'local' or 'none'"),
+        "{e:?}"
+    );
+}

@@ -20,7 +20,7 @@ pub fn services() -> crate::http::service::Services {
     }
 }
 
-use crate::state::{BackendRt, ServerConf, ServerId, ServerRt, ServerTarget, Shared};
+use crate::state::{admin, BackendRt, ServerConf, ServerId, ServerRt, Shared};
 use diag::{show_errors, threads};
 use patterns::{get_pattern, ref_sel, show_patterns, with_patterns};
 use rows::{info, servers_state};
@@ -302,77 +302,28 @@ fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) ->
         Weight::Absolute(n) => n,
         Weight::Percent(p) => (u64::from(init) * u64::from(p) / 100).min(256) as u32,
     };
-    s.uweight.store(w, Ordering::Relaxed);
-    if !s.drain.load(Ordering::Relaxed) {
-        be.set().set_weight(i, w);
-    }
-    if w > 0 {
-        be.slot_freed.notify_waiters();
-    }
+    admin::set_weight(be, i, s, w);
     String::new()
 }
 
 fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
-    {
-        let mut set = be.set();
-        if st != AdminState::Maint && set.state(i).is_some_and(|(_, maint, _, _)| maint) {
-            leave_maint(&mut set, i, s);
-        }
-        match st {
-            AdminState::Maint => set.set_maint(i, true),
-            AdminState::Drain => {
-                s.drain.store(true, Ordering::Relaxed);
-                set.set_maint(i, false);
-                set.set_weight(i, 0);
-            }
-            AdminState::Ready => {
-                s.drain.store(false, Ordering::Relaxed);
-                set.set_maint(i, false);
-                set.set_weight(i, s.uweight.load(Ordering::Relaxed));
-            }
-        }
-    }
-    if st == AdminState::Ready {
-        be.slot_freed.notify_waiters();
-    }
+    admin::set_state(be, i, s, st);
     String::new()
-}
-
-/// A server leaving maintenance is up at once, its check restarting from
-/// "just up" (`rise`), as in HAProxy.
-fn leave_maint(set: &mut weir_balance::ServerSet, i: usize, s: &ServerRt) {
-    set.set_up(i, true);
-    s.check_restart.store(true, Ordering::Relaxed);
-    if let Ok(mut v) = s.check.lock() {
-        if v.enabled {
-            v.up = true;
-            v.health = v.rise;
-        }
-    }
 }
 
 fn set_addr(s: &ServerRt, a: &str, port: Option<u16>) -> String {
     let Ok(ip) = a.parse::<std::net::IpAddr>() else {
         return format!("'{a}' is not a valid IP address.\n");
     };
-    let Ok(mut t) = s.target.lock() else {
-        return "The server is busy, try again.\n".into();
+    let old = match admin::set_addr(s, ip, port) {
+        Ok(old) => old,
+        Err(e) => return format!("{e}\n"),
     };
-    let ServerTarget::Inet { addr, port: spec } = &mut *t else {
-        return "A UNIX socket server has no IP address to change.\n".into();
-    };
-    let old = *addr;
-    addr.set_ip(ip);
     let mut msg = format!("IP changed from '{}' to '{ip}'", old.ip());
-    if let Some(p) = port {
-        addr.set_port(p);
-        *spec = weir_config::addr::PortSpec::Fixed(p);
-        msg.push_str(&format!(", port changed from '{}' to '{p}'", old.port()));
-    } else {
-        msg.push_str(", no port change");
+    match port {
+        Some(p) => msg.push_str(&format!(", port changed from '{}' to '{p}'", old.port())),
+        None => msg.push_str(", no port change"),
     }
     msg.push_str(" by 'stats socket command'\n");
-    // Connections to the old address are not reused.
-    s.conn_gen.fetch_add(1, Ordering::Relaxed);
     msg
 }

@@ -11,9 +11,11 @@ use weir_balance::{Rng, ServerSet};
 use weir_config::addr::PortSpec;
 use weir_config::{Config, SendProxy};
 
+pub mod admin;
 pub mod build;
 pub mod ids;
 pub mod procvars;
+pub mod saved;
 pub mod workers;
 pub use build::{build, resolve, Carried, Limits};
 pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerConf, ServerId};
