@@ -323,7 +323,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option originalto", "DFLB", Status::Supported),
     kw("option persist", "D-LB", Status::Supported),
     kw("option pgsql-check", "D-LB", Status::Refused),
-    kw("option prefer-last-server", "D-LB", Status::Refused),
+    kw("option prefer-last-server", "D-LB", Status::Partly("while the client's connection is awake: one that slept (idle 200 ms) starts over with the balancer")),
     kw("option redis-check", "D-LB", Status::Refused),
     kw("option redispatch", "D-LB", Status::Supported),
     kw("option smtpchk", "D-LB", Status::Refused),

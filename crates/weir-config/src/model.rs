@@ -372,6 +372,9 @@ pub struct ProxyOptions {
     pub httplog_clf: bool,
     /// `option persist`: a cookie keeps its server even when it is down.
     pub persist: bool,
+    /// `option prefer-last-server`: a client's next request goes to its
+    /// last server when the algorithm is not deterministic.
+    pub prefer_last_server: bool,
     /// `option log-separate-errors`: failed exchanges log at level err.
     pub log_separate_errors: bool,
     /// `option http-buffer-request`: the body (up to a buffer) is read

@@ -305,6 +305,7 @@ fn wiring(
             p.cookie = Some(super::http::cookie(args)?);
         }
         "option persist" => p.options.persist = flag(args)?,
+        "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
         "capture request header" | "capture response header" => {
             let (header, len) = match args {
                 [n, l, v] if l == "len" => (

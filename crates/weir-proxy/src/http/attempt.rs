@@ -74,8 +74,9 @@ pub(super) async fn connect<'r>(
         persist_to: p
             .use_server
             .or_else(|| p.persist.as_ref().and_then(|p| p.server))
-            .filter(|_| t.avoid_next.is_none())
-            .map(|i| (i, p.force_persist)),
+            .map(|i| (i, p.force_persist))
+            .or(p.prefer.map(|i| (i, false)))
+            .filter(|_| t.avoid_next.is_none()),
         avoid: t.avoid_next.take(),
         ..Attempts::default()
     };

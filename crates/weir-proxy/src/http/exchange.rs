@@ -77,6 +77,8 @@ pub(super) struct Prepared<'k> {
     pub use_server: Option<crate::state::ServerId>,
     /// A persistence keeps its server even when it is down.
     pub force_persist: bool,
+    /// The client's last server, preferred (never forced).
+    pub prefer: Option<crate::state::ServerId>,
 }
 
 /// One request/response exchange after the request head was read.
@@ -95,6 +97,7 @@ pub(super) fn exchange<'r, 'a>(
     first: bool,
     rec: &'a mut LogRecord<'r>,
     vars: &'a mut Vars,
+    last: Option<super::Last>,
 ) -> impl std::future::Future<Output = Outcome<'r>> + use<'r, 'a> {
     // Not an `async fn`: rustc would keep each argument twice in the
     // future (as received and as moved in), in every state of a request
@@ -146,6 +149,7 @@ pub(super) fn exchange<'r, 'a>(
             dirty,
         );
         p.client_head = client_head;
+        p.prefer = prefer_last(r, last, &p);
         let mut tries = Tries::default();
         loop {
             tries.count += 1;
@@ -551,7 +555,34 @@ fn prepare<'k>(
         client_head: false,
         use_server,
         force_persist: force,
+        prefer: None,
     }
+}
+
+/// `option prefer-last-server`, and haproxy's stick to a server that
+/// asked for authentication (401, 407): the server of the client's last
+/// request, when the algorithm is not deterministic and neither a rule
+/// nor a cookie chose.
+fn prefer_last(
+    r: Route<'_>,
+    last: Option<super::Last>,
+    p: &Prepared<'_>,
+) -> Option<crate::state::ServerId> {
+    let l = last.filter(|l| l.be == r.be.proxy)?;
+    if p.use_server.is_some() || p.persist.as_ref().is_some_and(|c| c.server.is_some()) {
+        return None;
+    }
+    let px = r.be_px;
+    let spread = matches!(
+        px.balance,
+        weir_config::Balance::RoundRobin
+            | weir_config::Balance::StaticRr
+            | weir_config::Balance::LeastConn
+            | weir_config::Balance::First
+            | weir_config::Balance::Random { .. }
+    );
+    let asked = px.options.prefer_last_server || matches!(l.status, 401 | 407);
+    (spread && asked).then_some(l.srv)
 }
 
 /// `use-server`, `force-persist` and `ignore-persist`: the server a rule

@@ -202,6 +202,7 @@ impl<'a> Session<'a> {
             naps: 0,
             decoded: None,
             wire: 0,
+            last: None,
         }
     }
 }
@@ -311,6 +312,17 @@ struct Session<'a> {
     decoded: Option<Result<RequestHead, H1Error>>,
     /// Its head's size as HTTP/1.1 (it counts as received).
     wire: usize,
+    /// The server of its last exchange (`option prefer-last-server`, and
+    /// a 401 or 407 keeps the next request there).
+    last: Option<Last>,
+}
+
+/// Where a session's last exchange went, and what it answered.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Last {
+    pub(super) be: crate::state::ProxyId,
+    pub(super) srv: crate::state::ServerId,
+    pub(super) status: i32,
 }
 
 impl Session<'_> {
@@ -474,9 +486,15 @@ impl<'a> Session<'a> {
                 first,
                 &mut rec,
                 &mut vars,
+                self.last,
             )
             .await;
             self.held = held;
+            self.last = out.be.zip(out.srv).map(|(b, srv)| Last {
+                be: b.proxy,
+                srv,
+                status: out.status,
+            });
             rec.status = out.status;
             rec.term = out.term;
             // The head was read whatever came of it: answered locally,

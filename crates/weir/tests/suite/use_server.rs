@@ -2,7 +2,9 @@
 //! `http-send-name-header`: a rule picks the server (by name, or by a
 //! format per request) over the balancer and the persistence cookie; a rule
 //! whose server is down is passed over unless `force-persist` matched; the
-//! server a request reaches gets its own name in a header.
+//! server a request reaches gets its own name in a header; a keep-alive
+//! client stays on its last server with `option prefer-last-server` or
+//! after a 401.
 
 use crate::common::http::{http_cfg, Client, Origin, Response};
 use crate::common::*;
@@ -85,4 +87,32 @@ fn use_server_in_tcp_mode() {
     assert_eq!(server_of(&ask(port, "/", "")), "o1");
     assert_eq!(server_of(&ask(port2, "/", "")), "o2");
     assert_eq!(server_of(&ask(port, "/", "")), "o1");
+}
+
+#[test]
+fn prefer_last_server_and_authentication_keep_a_client_on_its_server() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let servers = format!(
+        "    balance roundrobin\n    server s1 127.0.0.1:{}\n    server s2 127.0.0.1:{}",
+        o1.port(),
+        o2.port()
+    );
+    // Round robin alone moves a keep-alive client from server to server...
+    let port = free_port();
+    let _w = Weir::start(&http_cfg(port, "", "", &servers), port);
+    let mut c = Client::connect(port);
+    let seq: Vec<String> = (0..4).map(|_| server_of(&c.get("/"))).collect();
+    assert_eq!(seq, ["o1", "o2", "o1", "o2"]);
+    // ...except after a 401, which keeps its next request there.
+    let a = server_of(&c.get("/auth"));
+    assert_eq!(server_of(&c.get("/")), a);
+    // With prefer-last-server, a client stays on its server while another
+    // client still gets the next one.
+    let port = free_port();
+    let be = format!("    option prefer-last-server\n{servers}");
+    let _w2 = Weir::start(&http_cfg(port, "", "", &be), port);
+    let mut c = Client::connect(port);
+    let seq: Vec<String> = (0..4).map(|_| server_of(&c.get("/"))).collect();
+    assert_eq!(seq, ["o1", "o1", "o1", "o1"]);
+    assert_eq!(server_of(&Client::connect(port).get("/")), "o2");
 }

@@ -180,7 +180,7 @@ pub struct Seen {
 
 /// The test origin. Paths: `/?s=N` N bytes, `/chunked?s=N` chunked,
 /// `/close` answers with `Connection: close`, `/setcookie` sets
-/// `JSESSIONID=abc`, `/slow?ms=N` waits, `/garbage`
+/// `JSESSIONID=abc`, `/auth` answers 401, `/slow?ms=N` waits, `/garbage`
 /// answers junk, `/empty` closes without answering, `/ws` switches
 /// protocols and echoes. Every answer carries a report body (unless sized):
 /// `server=`, `method=`, `uri=`, `body_len=`, `body_fnv=`, then the head.
@@ -289,7 +289,12 @@ impl Origin {
                             None => report.into_bytes(),
                         };
                         let mut o = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nX-Server: {name}\r\n{}{}\r\n",
+                            "HTTP/1.1 {}\r\nContent-Length: {}\r\nX-Server: {name}\r\n{}{}\r\n",
+                            if path == "/auth" {
+                                "401 Unauthorized"
+                            } else {
+                                "200 OK"
+                            },
                             b.len(),
                             if close { "Connection: close\r\n" } else { "" },
                             if path == "/setcookie" {
