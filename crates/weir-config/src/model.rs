@@ -60,6 +60,8 @@ pub struct Global {
     pub bufsize: usize,
     /// `tune.http.maxhdr`: most header lines in a request or response.
     pub maxhdr: usize,
+    /// `tune.http.cookielen`: the most characters `capture cookie` keeps.
+    pub cookielen: usize,
     /// `tune.h2.*`.
     pub h2: H2Tune,
     pub maxaccept: i32,
@@ -138,6 +140,7 @@ impl Default for Global {
             tls: crate::tls::TlsGlobal::default(),
             bufsize: 16384,
             maxhdr: 101,
+            cookielen: 63,
             h2: H2Tune::default(),
             maxaccept: 64,
             runqueue_depth: 200,
@@ -461,6 +464,9 @@ pub struct HttpSettings {
     pub capture_req: Vec<(String, usize)>,
     /// `capture response header <name> len <n>`, in order.
     pub capture_res: Vec<(String, usize)>,
+    /// `capture cookie <name> len <n>`: the first cookie whose name
+    /// starts with `name` (exactly `name` when it ends with `=`).
+    pub capture_cookie: Option<(String, usize)>,
     pub unique_id_format: Option<LogFormat>,
     pub unique_id_header: Option<String>,
     pub monitor_uri: Option<String>,

@@ -292,6 +292,9 @@ pub struct LogRecord<'a> {
     /// without captures.
     pub req_caps: Option<Vec<String>>,
     pub res_caps: Option<Vec<String>>,
+    /// `capture cookie`: the request's and the response's cookie (`%CC`,
+    /// `%CS`), when the frontend captures one.
+    pub cookie_caps: Option<Box<[Option<String>; 2]>>,
     /// `%ID`.
     pub unique_id: Option<String>,
 }
@@ -348,10 +351,11 @@ pub fn render_as(fmt: &LogFormat, r: &LogRecord<'_>, absent: &str) -> String {
                 skip_space = false;
             }
             Piece::Var {
-                var: Var::CookieReq | Var::CookieRes,
+                var: v @ (Var::CookieReq | Var::CookieRes),
                 quote: true,
             } => {
-                out.push_str("\"\"");
+                let c = cookie_cap(r, *v == Var::CookieRes).unwrap_or("");
+                out.push_str(&format!("\"{c}\""));
                 skip_space = false;
             }
             Piece::Var { var, quote } => {
@@ -544,7 +548,9 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         Var::Tr => num(out, r.t_res),
         Var::Ta => num(out, r.ta),
         Var::Status => num(out, i64::from(r.status)),
-        Var::CookieReq | Var::CookieRes => out.push('-'),
+        Var::CookieReq | Var::CookieRes => {
+            out.push_str(cookie_cap(r, var == Var::CookieRes).unwrap_or("-"));
+        }
         Var::TermStateCookie => {
             for b in r.term.bytes().iter().chain(r.cookie_flags.iter()) {
                 out.push(*b as char);
@@ -587,6 +593,12 @@ fn caps(out: &mut String, c: Option<&[String]>, list: bool) {
         out.push_str(&c.join("|"));
         out.push('}');
     }
+}
+
+/// The captured request (or response, `res`) cookie.
+fn cookie_cap<'r>(r: &'r LogRecord<'_>, res: bool) -> Option<&'r str> {
+    let [req, resp] = r.cookie_caps.as_deref()?;
+    if res { resp } else { req }.as_deref()
 }
 
 fn num(out: &mut String, n: i64) {

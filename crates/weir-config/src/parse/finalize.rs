@@ -77,7 +77,12 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 Some(_) => {}
             }
         }
+        let cookielen = cfg.global.cookielen;
         let p = &mut cfg.proxies[i];
+        // `tune.http.cookielen` bounds every cookie capture.
+        if let Some((_, len)) = &mut p.http.capture_cookie {
+            *len = (*len).min(cookielen);
+        }
         if p.log_global {
             let mut logs = global_logs.clone();
             logs.append(&mut p.logs);

@@ -236,6 +236,7 @@ fn tuning(st: &mut State<'_>, words: &[String], _loc: &Loc) -> Result<bool, Stri
             };
             *slot = (n > 0).then_some(n);
         }
+        "tune.http.cookielen" => g.cookielen = int_between(words, 0, 65535)? as usize,
         "tune.pipesize" => g.pipesize = Some(parse_size(one(words, "a size")?)? as usize),
         "tune.maxaccept" => {
             let v = one(words, "an integer")?;

@@ -306,6 +306,22 @@ fn wiring(
         }
         "option persist" => p.options.persist = flag(args)?,
         "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
+        "capture cookie" => {
+            let (cookie, len) = match args {
+                [n, l, v] if l == "len" => (
+                    n.clone(),
+                    v.parse::<usize>()
+                        .ok()
+                        .filter(|v| *v > 0)
+                        .ok_or("'len' expects a positive length")?,
+                ),
+                _ => return Err("expects <name> len <length>".into()),
+            };
+            if p.http.capture_cookie.is_some() {
+                return Err("only one 'capture cookie' is allowed in a frontend".into());
+            }
+            p.http.capture_cookie = Some((cookie, len));
+        }
         "capture request header" | "capture response header" => {
             let (header, len) = match args {
                 [n, l, v] if l == "len" => (

@@ -201,6 +201,10 @@ fn http_rules(
     if !fe_px.http.capture_res.is_empty() {
         rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
     }
+    if let (Some((name, len)), Some(c)) = (&fe_px.http.capture_cookie, &mut rec.cookie_caps) {
+        let [_, res_cookie] = &mut **c;
+        *res_cookie = super::samples::capture_cookie(name, *len, &res.headers, true);
+    }
     let view = ExCtx {
         res: Some(res),
         vars: Some(vars),

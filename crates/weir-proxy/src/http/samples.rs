@@ -44,6 +44,10 @@ pub(super) fn start_record(
     if !fe_px.http.capture_res.is_empty() {
         rec.res_caps = Some(vec![String::new(); fe_px.http.capture_res.len()]);
     }
+    if let Some((name, len)) = &fe_px.http.capture_cookie {
+        let req_cookie = capture_cookie(name, *len, &req.headers, false);
+        rec.cookie_caps = Some(Box::new([req_cookie, None]));
+    }
     if let Some(f) = &fe_px.http.unique_id_format {
         let view = ExCtx {
             req: Some(req),
@@ -111,4 +115,42 @@ fn unique_id(
     let id = crate::log::render_as(f, rec, "");
     rec.samples = saved;
     id
+}
+
+/// `capture cookie <name> len <len>`: the first cookie (of `Cookie`
+/// headers, or of `Set-Cookie` ones for a response) whose name starts with
+/// `name` (is `name` when it ends with `=`), as `name=value` cut to `len`.
+pub(super) fn capture_cookie(
+    name: &str,
+    len: usize,
+    headers: &[weir_proto::h1::Header],
+    response: bool,
+) -> Option<String> {
+    let (field, exact) = match name.strip_suffix('=') {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let wanted = |c: &str| {
+        let n = c.split('=').next().unwrap_or("");
+        if exact {
+            n == field
+        } else {
+            n.starts_with(field)
+        }
+    };
+    let header = if response { "set-cookie" } else { "cookie" };
+    let found = headers
+        .iter()
+        .filter(|h| h.name().eq_ignore_ascii_case(header))
+        .filter_map(|h| std::str::from_utf8(h.value()).ok())
+        .flat_map(|v| {
+            // A response's cookie ends at its first attribute; a request
+            // lists several.
+            let mut parts = v.split(';');
+            let first = parts.next();
+            first.into_iter().chain(parts.filter(move |_| !response))
+        })
+        .map(str::trim)
+        .find(|c| c.contains('=') && wanted(c))?;
+    Some(found.chars().take(len).collect())
 }

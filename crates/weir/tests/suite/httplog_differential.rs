@@ -350,3 +350,21 @@ fn a_connection_that_never_sends_logs_its_wait_as_haproxy() {
     let ta: i64 = timers.rsplit('/').next().unwrap().parse().unwrap();
     assert!(timers.starts_with("-1/-1/-1/-1/") && ta >= 250, "{line}");
 }
+
+#[test]
+fn captured_cookies_log_as_haproxy() {
+    for clf in [false, true] {
+        compare(
+            clf,
+            ("", "    capture cookie JSESS len 12", ""),
+            &[
+                (
+                    "GET /setcookie HTTP/1.1\r\nCookie: a=1; JSESSX=longvalue12345; JSESSY=2\r\n\r\n",
+                    "/setcookie",
+                ),
+                ("GET /none HTTP/1.1\r\nCookie: other=1\r\n\r\n", "/none"),
+            ],
+            None,
+        );
+    }
+}
