@@ -307,32 +307,14 @@ fn wiring(
         "option persist" => p.options.persist = flag(args)?,
         "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
         "capture cookie" => {
-            let (cookie, len) = match args {
-                [n, l, v] if l == "len" => (
-                    n.clone(),
-                    v.parse::<usize>()
-                        .ok()
-                        .filter(|v| *v > 0)
-                        .ok_or("'len' expects a positive length")?,
-                ),
-                _ => return Err("expects <name> len <length>".into()),
-            };
+            let (cookie, len) = name_len(args)?;
             if p.http.capture_cookie.is_some() {
                 return Err("only one 'capture cookie' is allowed in a frontend".into());
             }
             p.http.capture_cookie = Some((cookie, len));
         }
         "capture request header" | "capture response header" => {
-            let (header, len) = match args {
-                [n, l, v] if l == "len" => (
-                    n.clone(),
-                    v.parse::<usize>()
-                        .ok()
-                        .filter(|v| *v > 0)
-                        .ok_or("'len' expects a positive length")?,
-                ),
-                _ => return Err("expects <name> len <length>".into()),
-            };
+            let (header, len) = name_len(args)?;
             if name == "capture request header" {
                 p.http.capture_req.push((header, len));
             } else {
@@ -342,6 +324,20 @@ fn wiring(
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// `<name> len <length>` of a capture.
+fn name_len(args: &[String]) -> Result<(String, usize), String> {
+    match args {
+        [n, l, v] if l == "len" => Ok((
+            n.clone(),
+            v.parse::<usize>()
+                .ok()
+                .filter(|v| *v > 0)
+                .ok_or("'len' expects a positive length")?,
+        )),
+        _ => Err("expects <name> len <length>".into()),
+    }
 }
 
 /// The proxy keywords of one family: captures, unique ids, `monitor-uri`,
