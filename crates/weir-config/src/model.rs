@@ -362,6 +362,9 @@ pub struct ProxyOptions {
     pub tcplog: bool,
     pub httplog: bool,
     pub dontlognull: bool,
+    /// `option logasap`: log once the response head (mode http) or the
+    /// server connection (mode tcp) is there.
+    pub logasap: bool,
     /// `option http-ignore-probes`: a connection closed or timed out
     /// before its first byte gets no 400/408, no log and no count.
     pub http_ignore_probes: bool,

@@ -295,6 +295,12 @@ pub struct LogRecord<'a> {
     /// `capture cookie`: the request's and the response's cookie (`%CC`,
     /// `%CS`), when the frontend captures one.
     pub cookie_caps: Option<Box<[Option<String>; 2]>>,
+    /// When the request's first byte came (for `option logasap`).
+    pub started: Option<tokio::time::Instant>,
+    /// `option logasap`: logged before the end, so the total time and the
+    /// bytes are what they were then (`+` before them); `logged` once done.
+    pub early: bool,
+    pub logged: bool,
     /// `%ID`.
     pub unique_id: Option<String>,
 }
@@ -472,7 +478,7 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
             let _ = write!(out, "{}", r.tc);
         }
         Var::Tt => {
-            let _ = write!(out, "{}", r.tt);
+            let _ = write!(out, "{}{}", if r.early { "+" } else { "" }, r.tt);
         }
         Var::Td => {
             let td = if r.tc < 0 {
@@ -483,7 +489,7 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
             let _ = write!(out, "{td}");
         }
         Var::BytesRead => {
-            let _ = write!(out, "{}", r.bytes_out);
+            let _ = write!(out, "{}{}", if r.early { "+" } else { "" }, r.bytes_out);
         }
         Var::BytesUploaded => {
             let _ = write!(out, "{}", r.bytes_in);
@@ -546,7 +552,12 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
             },
         ),
         Var::Tr => num(out, r.t_res),
-        Var::Ta => num(out, r.ta),
+        Var::Ta => {
+            if r.early {
+                out.push('+');
+            }
+            num(out, r.ta);
+        }
         Var::Status => num(out, i64::from(r.status)),
         Var::CookieReq | Var::CookieRes => {
             out.push_str(cookie_cap(r, var == Var::CookieRes).unwrap_or("-"));

@@ -452,6 +452,7 @@ impl<'a> Session<'a> {
             };
             let used = *used;
             rec.t_req = ms(crate::clock::elapsed(start));
+            rec.started = Some(start);
             let first = self.count == 0;
             self.count += 1;
             if client.is_h2() {
@@ -511,7 +512,7 @@ impl<'a> Session<'a> {
             rec.ta = ms(crate::clock::elapsed(start));
             rec.tt = rec.ta + ti;
             crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
-            if !out.nolog {
+            if !out.nolog && !rec.logged {
                 log_exchange(sh, fe_idx, &mut rec);
             }
             vars.end_exchange();
@@ -638,6 +639,31 @@ pub(super) fn park(sh: &Shared, h: Held) {
         h.conn.source_addr,
         h.uses > 1,
     );
+}
+
+/// `option logasap`: the exchange is logged once the response head went
+/// to the client, with the total time and bytes so far (`+`); the line at
+/// its end is not written.
+pub(super) fn log_early(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    rec: &mut LogRecord<'_>,
+    status: i32,
+    bytes_out: u64,
+    t_res: i64,
+) {
+    let Some(start) = rec.started else {
+        return;
+    };
+    rec.status = status;
+    rec.bytes_out = bytes_out;
+    rec.t_res = t_res;
+    rec.ta = ms(crate::clock::elapsed(start));
+    rec.tt = rec.ta + rec.ti;
+    rec.early = true;
+    log_exchange(sh, fe_idx, rec);
+    rec.early = false;
+    rec.logged = true;
 }
 
 fn log_exchange(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>) {

@@ -125,6 +125,16 @@ pub(super) async fn head<'r>(
             return Next::Done(out);
         }
     }
+    if r.f.fe_px.options.logasap {
+        super::log_early(
+            r.f.sh,
+            r.f.fe_idx,
+            rec,
+            out.status,
+            out.bytes_out,
+            out.t_res,
+        );
+    }
     if fate.tunnel {
         return Next::Tunnel(out);
     }

@@ -238,3 +238,73 @@ fn log_sampling_and_debug_mode() {
     assert_ne!(code, 0);
     assert!(err.contains(":2") && err.contains("sample"), "{err}");
 }
+
+#[test]
+fn logasap_logs_when_the_response_head_leaves() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::{Arc, Condvar, Mutex};
+    let log = Syslog::start();
+    let go = Arc::new((Mutex::new(false), Condvar::new()));
+    let go2 = go.clone();
+    // The server sends its head, then its body only once told.
+    let srv = Server::start(move |c| {
+        let mut r = BufReader::new(c.try_clone().unwrap());
+        let mut w = c;
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+            .unwrap();
+        let (m, cv) = &*go2;
+        let _open = cv.wait_while(m.lock().unwrap(), |go| !*go).unwrap();
+        let _ = w.write_all(b"hello");
+    });
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    option httplog\n    option logasap\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n    default_backend be\n\
+         backend be\n    server s 127.0.0.1:{}\n",
+        log.port(),
+        srv.addr.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    // Logged while the body has not left the server: time and bytes so
+    // far, with their '+'.
+    let line = log.wait_line("GET /big", Duration::from_secs(5));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let i = f.iter().position(|w| *w == "fe").unwrap();
+    assert!(
+        f[i + 2].split('/').nth(4).unwrap().starts_with('+'),
+        "{line}"
+    );
+    assert_eq!(f[i + 3], "200", "{line}");
+    assert!(f[i + 4].starts_with('+') && f[i + 4] != "+0", "{line}");
+    assert_eq!(&f[i + 7], &"----", "{line}");
+    *go.0.lock().unwrap() = true;
+    go.1.notify_all();
+    let mut body = Vec::new();
+    c.read_to_end(&mut body).unwrap();
+    assert!(body.ends_with(b"hello"));
+    // No second line at the end: the next request's line is the next one.
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"GET /next HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    log.wait_line("GET /next", Duration::from_secs(5));
+    let lines = log.lines.lock().unwrap().clone();
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("GET /big")).count(),
+        1,
+        "{lines:?}"
+    );
+}
