@@ -317,7 +317,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option ldap-check", "D-LB", Status::Refused),
     kw("option log-health-checks", "D-LB", Status::Supported),
     kw("option log-separate-errors", "DFL-", Status::Supported),
-    kw("option logasap", "DFL-", Status::Partly("mode http: logged once the response head went to the client; mode tcp: logged at the end, as without it")),
+    kw("option logasap", "DFL-", Status::Supported),
     kw("option mysql-check", "D-LB", Status::Refused),
     kw("option nolinger", "DFLB", Status::Refused),
     kw("option originalto", "DFLB", Status::Supported),

@@ -221,6 +221,12 @@ fn run_tcp(
             end.log(&mut rec, Some(conn.srv));
             return;
         }
+        if sh.proxy(fe.proxy).options.logasap {
+            // Logged now, connected; its end writes no second line.
+            rec.tt = ms(crate::clock::elapsed(started));
+            rec.early = true;
+            log_session(&sh, fe_idx, &rec);
+        }
         let link = link_of(&be, conn.srv, started, accept_wall, &rec);
         drop(rec);
         let start = super::Start::New {

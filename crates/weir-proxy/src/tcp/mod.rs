@@ -241,7 +241,10 @@ pub(crate) fn forward<'a>(
             ..LogRecord::default()
         };
         crate::stats::count(sh, fe_idx, Some(&be), Some(link.srv), &rec, false);
-        crate::session::log_session(sh, fe_idx, &rec);
+        // `option logasap` logged the session once connected.
+        if !sh.proxy(sh.frontend(fe_idx).proxy).options.logasap {
+            crate::session::log_session(sh, fe_idx, &rec);
+        }
         drop(client);
         crate::session::finish(sh, fe_idx, acc);
     }

@@ -308,3 +308,50 @@ fn logasap_logs_when_the_response_head_leaves() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn logasap_in_tcp_mode_logs_once_connected() {
+    let log = Syslog::start();
+    // The server holds each connection until its client leaves.
+    let srv = Server::start(|mut c| {
+        let mut b = [0u8; 64];
+        while matches!(c.read(&mut b), Ok(n) if n > 0) {}
+    });
+    let port = free_port();
+    let sock = tempdir("logasap-tcp").join("s.sock");
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode tcp\n    option tcplog\n    option logasap\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen l\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n    server s 127.0.0.1:{}\n",
+        sock.display(),
+        log.port(),
+        srv.addr.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let me = format!(":{} ", c.local_addr().unwrap().port());
+    // Logged while the connection is open, its time and bytes marked '+'.
+    let line = log.wait_line(&me, Duration::from_secs(5));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let i = f.iter().position(|w| *w == "l/s").unwrap();
+    assert!(
+        f[i + 1].split('/').nth(2).unwrap().starts_with('+'),
+        "{line}"
+    );
+    assert_eq!(f[i + 2], "+0", "{line}");
+    drop(c);
+    // Once it has ended, its end wrote no second line.
+    wait_for("the session's end", Duration::from_secs(5), || {
+        ask(&sock, "show info\n").contains("\nCurrConns: 0\n").then_some(())
+    });
+    let c2 = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let next = format!(":{} ", c2.local_addr().unwrap().port());
+    log.wait_line(&next, Duration::from_secs(5));
+    drop(c2);
+    let lines = log.lines.lock().unwrap().clone();
+    assert_eq!(
+        lines.iter().filter(|l| l.contains(&me)).count(),
+        1,
+        "{lines:?}"
+    );
+}
