@@ -214,15 +214,9 @@ pub(super) fn exchange<'r, 'a>(
             let next = respond::head(r, &tmpl, &s, res, rused, &mut sbuf, req, &p, b, rec, vars);
             let (out, kept) = match next.await {
                 Next::Done(o) => return o,
-                Next::Tunnel(mut o) => {
-                    // A body still coming cannot be told from the tunnel's
-                    // bytes.
-                    if up.is_some() {
-                        o.keep_client = false;
-                        o.term = Term::new(Cause::Proxy, State::Data);
-                        sconn.set_reset_on_close();
-                        return o;
-                    }
+                // A body still coming cannot be told from the tunnel's bytes.
+                Next::Tunnel(o) if up.is_some() => return respond::no_tunnel(sconn, o),
+                Next::Tunnel(o) => {
                     drop(up);
                     return respond::tunnel(r, sconn, &mut sbuf, cbuf, o).await;
                 }

@@ -356,6 +356,15 @@ async fn send_head(
     }
 }
 
+/// A tunnel refused: the request body still going up could not be told
+/// from the tunnel's bytes; both connections end.
+pub(super) fn no_tunnel<'r>(sconn: Peer<'_>, mut out: Outcome<'r>) -> Outcome<'r> {
+    out.keep_client = false;
+    out.term = Term::new(Cause::Proxy, State::Data);
+    sconn.set_reset_on_close();
+    out
+}
+
 /// A tunnel (`101 Switching Protocols`, CONNECT): what the server sent
 /// after its head, then both directions until either side ends.
 pub(super) async fn tunnel<'r>(

@@ -342,7 +342,9 @@ fn logasap_in_tcp_mode_logs_once_connected() {
     drop(c);
     // Once it has ended, its end wrote no second line.
     wait_for("the session's end", Duration::from_secs(5), || {
-        ask(&sock, "show info\n").contains("\nCurrConns: 0\n").then_some(())
+        ask(&sock, "show info\n")
+            .contains("\nCurrConns: 0\n")
+            .then_some(())
     });
     let c2 = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     let next = format!(":{} ", c2.local_addr().unwrap().port());
