@@ -377,15 +377,24 @@ pub(super) fn resolve_errorfiles(
     }
 }
 
+/// A whole raw response, as an error page.
+type Page = Arc<[u8]>;
+
 /// `http-error status <code> [content-type <type>] [string <s>|file <f>|
-/// errorfile <f>|default-errorfiles] [hdr <name> <value>]…`: the response
-/// built once.
-pub(super) fn http_error(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
+/// errorfile <f>|errorfiles <name>|default-errorfiles] [hdr <name>
+/// <value>]…`: the response built once; `None` for haproxy's own page (a
+/// section `sections` finds without one for the code).
+pub(super) fn http_error(
+    args: &[String],
+    sections: &std::collections::HashMap<String, crate::model::ErrorPages>,
+) -> Result<(u16, Option<Page>), String> {
     let mut code: Option<u16> = None;
     let mut ctype: Option<String> = None;
     let mut body: Option<Vec<u8>> = None;
     let mut raw: Option<Vec<u8>> = None;
     let mut hdrs: Vec<(String, String)> = Vec::new();
+    let mut section: Option<String> = None;
+    let mut default = false;
     let mut it = args.iter();
     while let Some(w) = it.next() {
         let mut val = || {
@@ -410,21 +419,38 @@ pub(super) fn http_error(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
                 let f = val()?;
                 raw = Some(errorfile(&["503".into(), f])?.1.to_vec());
             }
-            "default-errorfiles" => {}
+            "default-errorfiles" => default = true,
             "hdr" => {
                 let n = val()?;
                 let v = val()?;
                 hdrs.push((n, v));
             }
-            o @ ("lf-string" | "lf-file" | "errorfiles") => {
+            "errorfiles" => section = Some(val()?),
+            o @ ("lf-string" | "lf-file") => {
                 return Err(format!("'http-error ... {o}' is not supported by weir yet"))
             }
             o => return Err(format!("unexpected '{o}'")),
         }
     }
     let code = code.ok_or("expects 'status <code>'")?;
+    if let Some(name) = section {
+        let pages = sections.get(&name).ok_or_else(|| {
+            format!("'errorfiles {name}': no http-errors section '{name}' above this line (weir needs it defined before its use)")
+        })?;
+        return Ok((
+            code,
+            pages
+                .iter()
+                .find(|(c, _)| *c == code)
+                .map(|(_, b)| b.clone()),
+        ));
+    }
     if let Some(r) = raw {
-        return Ok((code, r.into()));
+        return Ok((code, Some(r.into())));
+    }
+    if default && body.is_none() && hdrs.is_empty() {
+        // haproxy's own page for the code.
+        return Ok((code, None));
     }
     let body = body.unwrap_or_default();
     if !body.is_empty() && ctype.is_none() {
@@ -432,7 +458,7 @@ pub(super) fn http_error(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
     }
     let mut out = format!(
         "HTTP/1.1 {code} {}\r\ncontent-length: {}\r\n",
-        weir_proto::h1::status::reason(code),
+        weir_proto::h1::status::generated_reason(code),
         body.len()
     );
     if let Some(t) = ctype {
@@ -444,5 +470,5 @@ pub(super) fn http_error(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
     out.push_str("\r\n");
     let mut bytes = out.into_bytes();
     bytes.extend_from_slice(&body);
-    Ok((code, bytes.into()))
+    Ok((code, Some(bytes.into())))
 }

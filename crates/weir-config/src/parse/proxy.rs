@@ -876,9 +876,9 @@ fn errors_and_forwarding(
             }
         }
         "http-error" => {
-            let (code, bytes) = super::http::http_error(args)?;
+            let (code, page) = super::http::http_error(args, &st.http_errors)?;
             p.http.errorfiles.retain(|(c, _)| *c != code);
-            p.http.errorfiles.push((code, bytes));
+            p.http.errorfiles.extend(page.map(|b| (code, b)));
         }
         "errorfile" | "errorloc" | "errorloc302" | "errorloc303" => {
             let (code, page) = if name == "errorfile" {

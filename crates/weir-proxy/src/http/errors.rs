@@ -4,7 +4,6 @@
 
 use weir_config::Proxy;
 
-pub use weir_proto::h1::status::reason;
 use weir_proto::h1::status::PAGES;
 
 /// An error page as HAProxy sends it. `parse_error` selects the form used

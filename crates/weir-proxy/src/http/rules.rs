@@ -483,7 +483,7 @@ pub fn local_headers(
 ) -> Vec<u8> {
     let mut out = format!(
         "HTTP/1.1 {status} {}\r\ncontent-length: {len}\r\n",
-        errors::reason(status)
+        weir_proto::h1::status::generated_reason(status)
     )
     .into_bytes();
     if let Some(t) = ctype {
@@ -836,9 +836,9 @@ pub fn run_response(
                 ResAction::Header(op) => header_edit(op, &ctx),
                 ResAction::SetStatus { status, reason } => Edit::Status(
                     *status,
-                    reason
-                        .clone()
-                        .unwrap_or_else(|| errors::reason(*status).to_string()),
+                    reason.clone().unwrap_or_else(|| {
+                        weir_proto::h1::status::generated_reason(*status).to_string()
+                    }),
                 ),
                 ResAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
                 ResAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),

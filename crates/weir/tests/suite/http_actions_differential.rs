@@ -122,3 +122,95 @@ fn http_actions_as_haproxy() {
         "declare capture, capture id"
     );
 }
+
+#[test]
+fn generated_responses_carry_haproxys_reason_phrases() {
+    use std::io::{Read, Write};
+    let (wp, hp) = (free_port(), free_port());
+    let cfg = |port: u16| {
+        let mut c = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n"
+        );
+        for code in 200..600 {
+            c.push_str(&format!(
+                "    http-request return status {code} if {{ path /{code} }}\n"
+            ));
+        }
+        c
+    };
+    let Some(_h) = Haproxy::start(&cfg(hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp), wp);
+    let status_line = |port: u16, code: u16| {
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.write_all(
+            format!("GET /{code} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+        let mut out = String::new();
+        c.read_to_string(&mut out).unwrap();
+        out.lines().next().unwrap_or("").to_string()
+    };
+    let differ: Vec<String> = (200..600)
+        .filter_map(|code| {
+            let (w, h) = (status_line(wp, code), status_line(hp, code));
+            (w != h).then(|| format!("{code}: weir '{w}', haproxy '{h}'"))
+        })
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn http_error_pages_from_sections_and_defaults_as_haproxy() {
+    use std::io::{Read, Write};
+    let dir = tempdir("http-error");
+    let page = dir.join("404.http");
+    std::fs::write(
+        &page,
+        "HTTP/1.0 404 Not Found\r\nx-err-type: errors-1\r\ncontent-length: 0\r\n\r\n",
+    )
+    .unwrap();
+    let (wp, hp) = (free_port(), free_port());
+    let cfg = |port: u16| {
+        format!(
+            "http-errors errors-1\n    errorfile 404 {p}\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n    errorfile 403 {p}\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   http-error status 400\n    http-error status 403 default-errorfiles\n\
+             \x20   http-error status 404 errorfiles errors-1\n    http-error status 500 errorfiles errors-1\n\
+             \x20   http-request deny deny_status 400 if {{ path /400 }}\n    http-request deny deny_status 403 if {{ path /403 }}\n\
+             \x20   http-request deny deny_status 404 if {{ path /404 }}\n    http-request deny deny_status 500 if {{ path /500 }}\n",
+            p = page.display()
+        )
+    };
+    let Some(_h) = Haproxy::start(&cfg(hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp), wp);
+    let answer = |port: u16, path: &str| {
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+        let mut out = String::new();
+        c.read_to_string(&mut out).unwrap();
+        out.to_ascii_lowercase()
+    };
+    for path in ["/400", "/403", "/404", "/500"] {
+        let (w, h) = (answer(wp, path), answer(hp, path));
+        let keep = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| {
+                    l.starts_with("http/")
+                        || l.starts_with("content-length")
+                        || l.starts_with("x-err-type")
+                })
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(keep(&w), keep(&h), "{path}:\n{w}\n{h}");
+    }
+}
