@@ -123,9 +123,19 @@ fn http_actions_as_haproxy() {
     );
 }
 
+/// GET `path` on a connection of its own: the whole answer.
+fn get_closed(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    c.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    c.read_to_string(&mut out).unwrap();
+    out
+}
+
 #[test]
 fn generated_responses_carry_haproxys_reason_phrases() {
-    use std::io::{Read, Write};
     let (wp, hp) = (free_port(), free_port());
     let cfg = |port: u16| {
         let mut c = format!(
@@ -144,13 +154,7 @@ fn generated_responses_carry_haproxys_reason_phrases() {
     };
     let _w = Weir::start(&cfg(wp), wp);
     let status_line = |port: u16, code: u16| {
-        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        c.write_all(
-            format!("GET /{code} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
-        )
-        .unwrap();
-        let mut out = String::new();
-        c.read_to_string(&mut out).unwrap();
+        let out = get_closed(port, &format!("/{code}"));
         out.lines().next().unwrap_or("").to_string()
     };
     let differ: Vec<String> = (200..600)
@@ -164,7 +168,6 @@ fn generated_responses_carry_haproxys_reason_phrases() {
 
 #[test]
 fn http_error_pages_from_sections_and_defaults_as_haproxy() {
-    use std::io::{Read, Write};
     let dir = tempdir("http-error");
     let page = dir.join("404.http");
     std::fs::write(
@@ -189,16 +192,7 @@ fn http_error_pages_from_sections_and_defaults_as_haproxy() {
         panic!("haproxy is not installed: tests/run installs it");
     };
     let _w = Weir::start(&cfg(wp), wp);
-    let answer = |port: u16, path: &str| {
-        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        c.write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
-        )
-        .unwrap();
-        let mut out = String::new();
-        c.read_to_string(&mut out).unwrap();
-        out.to_ascii_lowercase()
-    };
+    let answer = |port: u16, path: &str| get_closed(port, path).to_ascii_lowercase();
     for path in ["/400", "/403", "/404", "/500"] {
         let (w, h) = (answer(wp, path), answer(hp, path));
         let keep = |t: &str| -> Vec<String> {
