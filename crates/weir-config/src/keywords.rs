@@ -363,6 +363,7 @@ pub const PROXY: &[Keyword] = &[
     kw("stats scope", "DFLB", Status::Supported),
     kw("stats show-desc", "DFLB", Status::Supported),
     kw("stats show-legends", "DFLB", Status::Supported),
+    kw("stats show-modules", "DFLB", Status::Refused),
     kw("stats show-node", "DFLB", Status::Supported),
     kw("stats uri", "DFLB", Status::Supported),
     kw("stick match", "--LB", Status::Refused),

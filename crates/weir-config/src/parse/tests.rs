@@ -124,6 +124,12 @@ fn refused_keywords_and_sections_by_name() {
     );
     let e = errors("global\n  lua-load /x.lua\n");
     assert!(e[0].contains("'lua-load' is not supported by weir yet"));
+    let e = errors("listen l\n  bind :80\n  stats show-modules\n");
+    assert!(
+        e[0].contains("t.cfg:3")
+            && e[0].contains("'stats show-modules' is not supported by weir yet"),
+        "{e:?}"
+    );
     let e = errors("frontend f\n  bind :80\n  use_backend b if nope\nbackend b\n");
     assert!(e[0].contains("no such ACL : 'nope'"), "{e:?}");
     let e = errors("backend b\n  balance rdp-cookie\n");
