@@ -412,30 +412,12 @@ pub fn servers_state(servers: &[ServerState]) -> String {
     out
 }
 
-/// One server of a server state file (`server-state-file`, as `show
-/// servers state` writes it): what a new process takes over.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SavedServer {
-    pub be_id: u32,
-    pub be_name: String,
-    pub srv_id: u32,
-    pub srv_name: String,
-    pub addr: String,
-    /// 0 stopped, 1 starting, 2 running, 3 stopping.
-    pub op_state: u8,
-    /// Bits as in [`ServerState::admin_state`].
-    pub admin_state: u8,
-    pub uweight: u32,
-    /// The weight the configuration gave when the file was written.
-    pub iweight: u32,
-    /// 0 when the line has no port (files of older versions).
-    pub port: u16,
-}
-
-/// Reads a server state file: the version line (1), then a server per
-/// line; `#` comments and blank lines are skipped. Lines that cannot be
-/// read are left out with a warning naming their line number.
-pub fn parse_servers_state(text: &str) -> Result<(Vec<SavedServer>, Vec<String>), String> {
+/// Reads a server state file (`server-state-file`, as `show servers
+/// state` wrote it): the version line (1), then a server per line; `#`
+/// comments and blank lines are skipped. The fields a new process takes
+/// over are read (names, ids, address, states, weights, port); lines that
+/// cannot be read are left out with a warning naming their line number.
+pub fn parse_servers_state(text: &str) -> Result<(Vec<ServerState>, Vec<String>), String> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -465,10 +447,10 @@ pub fn parse_servers_state(text: &str) -> Result<(Vec<SavedServer>, Vec<String>)
     Ok((out, warnings))
 }
 
-fn saved_server(line: &str) -> Option<SavedServer> {
+fn saved_server(line: &str) -> Option<ServerState> {
     let f: Vec<&str> = line.split_whitespace().collect();
     let num = |i: usize| f.get(i)?.parse::<u32>().ok();
-    Some(SavedServer {
+    Some(ServerState {
         be_id: num(0)?,
         be_name: f.get(1)?.to_string(),
         srv_id: num(2)?,
@@ -482,6 +464,7 @@ fn saved_server(line: &str) -> Option<SavedServer> {
             Some(p) => p.parse().ok()?,
             None => 0,
         },
+        ..ServerState::default()
     })
 }
 

@@ -7,6 +7,7 @@ mod global;
 mod http;
 mod ids;
 mod log;
+mod persist;
 mod proxy;
 mod server;
 mod tcp;

@@ -5,8 +5,8 @@ use crate::diag::{did_you_mean, Loc};
 use crate::keywords::{self, Status};
 use crate::logformat;
 use crate::model::{
-    Balance, BalanceKey, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, LoadState,
-    Mode, Proxy, ProxyKind,
+    Balance, BalanceKey, HashFunction, HashMethod, HttpCheck, HttpConnMode, HttpReuse, Mode, Proxy,
+    ProxyKind,
 };
 use crate::units::{parse_duration, parse_u32};
 
@@ -109,7 +109,7 @@ const ALGORITHMS: [&str; 9] = [
     "random",
 ];
 
-fn one<'a>(args: &'a [String], what: &str) -> Result<&'a str, String> {
+pub(super) fn one<'a>(args: &'a [String], what: &str) -> Result<&'a str, String> {
     match args.len() {
         1 => Ok(args[0].as_str()),
         0 => Err(format!("expects {what}")),
@@ -120,7 +120,7 @@ fn one<'a>(args: &'a [String], what: &str) -> Result<&'a str, String> {
     }
 }
 
-fn no_args(args: &[String]) -> Result<(), String> {
+pub(super) fn no_args(args: &[String]) -> Result<(), String> {
     if args.is_empty() {
         Ok(())
     } else {
@@ -162,8 +162,9 @@ pub(super) fn apply(
             }
         }
     }
-    const FAMILIES: [Family; 8] = [
+    const FAMILIES: [Family; 9] = [
         wiring,
+        super::persist::persistence,
         http_fields,
         rules,
         balancing,
@@ -183,17 +184,16 @@ pub(super) fn apply(
     Err("internal: keyword has no parser".into())
 }
 
-/// The proxy keywords of one family: `mode`, `bind`, backends, cookies and
-/// header captures; `Ok(false)` for another family's keyword.
+/// The proxy keywords of one family: `mode`, `bind`, backends and
+/// captures; `Ok(false)` for another family's keyword.
 fn wiring(
     st: &mut State<'_>,
     p: &mut Proxy,
     name: &str,
     args: &[String],
-    negate: bool,
+    _negate: bool,
     loc: &Loc,
 ) -> Result<bool, String> {
-    let flag = |args: &[String]| no_args(args).map(|_| !negate);
     match name {
         "mode" => {
             p.mode = match one(args, "'tcp' or 'http'")? {
@@ -247,65 +247,6 @@ fn wiring(
                 cond,
             });
         }
-        "use-server" => {
-            let (name, cond) = weir_rules::split_cond(args);
-            let [n] = name else {
-                return Err(
-                    "expects a server name followed by 'if' or 'unless' and a condition".into(),
-                );
-            };
-            let cond = super::http::cond(p, cond)?
-                .ok_or("requires either 'if' or 'unless' followed by a condition")?;
-            let dynamic = if n.contains('%') {
-                Some(weir_rules::Fmt::parse(n, &super::http::load)?)
-            } else {
-                None
-            };
-            p.use_servers.push(crate::model::UseServer {
-                name: n.clone(),
-                dynamic,
-                cond,
-                loc: loc.clone(),
-            });
-        }
-        "force-persist" | "ignore-persist" => {
-            let cond = super::http::cond(p, args)?
-                .ok_or("requires either 'if' or 'unless' followed by a condition")?;
-            if name == "force-persist" {
-                p.force_persist.push(cond);
-            } else {
-                p.ignore_persist.push(cond);
-            }
-        }
-        "load-server-state-from-file" => {
-            p.load_state = match one(args, "'global', 'local' or 'none'")? {
-                "global" => LoadState::Global,
-                "local" => LoadState::Local,
-                "none" => LoadState::None,
-                o => return Err(format!("expects 'global', 'local' or 'none', got '{o}'")),
-            };
-        }
-        "server-state-file-name" => {
-            // No argument (or `use-backend-name`): the backend's name.
-            p.state_file_name = match args {
-                [] => None,
-                [n] if n == "use-backend-name" => None,
-                [n] => Some(n.clone()),
-                _ => return Err("expects at most one file name".into()),
-            };
-        }
-        "http-send-name-header" => {
-            p.http.send_name_header = Some(one(args, "a header name")?.to_string());
-        }
-        "cookie" => {
-            if negate {
-                p.cookie = None;
-                return Ok(true);
-            }
-            p.cookie = Some(super::http::cookie(args)?);
-        }
-        "option persist" => p.options.persist = flag(args)?,
-        "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
         "capture cookie" => {
             let (cookie, len) = name_len(args)?;
             if p.http.capture_cookie.is_some() {

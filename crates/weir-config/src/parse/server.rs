@@ -571,3 +571,7 @@ pub(super) fn bind(
         Err(errs)
     }
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;

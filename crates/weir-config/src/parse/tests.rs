@@ -13,7 +13,7 @@ fn env(name: &str) -> Option<String> {
     }
 }
 
-fn parse_str(text: &str) -> Parsed {
+pub(super) fn parse_str(text: &str) -> Parsed {
     parse(
         &[Source {
             name: "t.cfg".into(),
@@ -23,14 +23,14 @@ fn parse_str(text: &str) -> Parsed {
     )
 }
 
-fn ok(text: &str) -> Config {
+pub(super) fn ok(text: &str) -> Config {
     let p = parse_str(text);
     let errs: Vec<String> = p.diagnostics.errors().map(|d| d.to_string()).collect();
     assert!(errs.is_empty(), "unexpected errors: {errs:#?}");
     p.config.expect("config")
 }
 
-fn errors(text: &str) -> Vec<String> {
+pub(super) fn errors(text: &str) -> Vec<String> {
     let p = parse_str(text);
     assert!(p.config.is_none(), "config was accepted");
     p.diagnostics.errors().map(|d| d.to_string()).collect()
@@ -545,86 +545,6 @@ fn never_panics_on_garbage() {
 }
 
 #[test]
-fn tls_bind_options() {
-    use crate::tls::{Group, Suite, TlsVersion, Verify};
-    let c = ok("global\n  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets\n  ssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256\n  tune.ssl.lifetime 600\n  tune.ssl.cachesize 100\nfrontend f\n  bind :443 ssl crt /a.pem crt /b alpn h2,http/1.1 ssl-max-ver TLSv1.3 ciphers ECDHE+AESGCM:!RSA curves X25519:P-256 ca-file /ca.pem verify optional strict-sni\n  default_backend b\nbackend b\n");
-    let g = &c.global.tls;
-    assert_eq!(g.bind_opts.min_ver, Some(TlsVersion::Tls12));
-    assert!(g.bind_opts.no_tickets);
-    assert_eq!(g.bind_ciphersuites, Some(vec![Suite::Tls13Aes128Gcm]));
-    assert_eq!((g.lifetime, g.cachesize), (600, 100));
-    let t = c.proxies[0].binds[0].tls.as_ref().expect("tls");
-    assert_eq!(t.crts, ["/a.pem", "/b"]);
-    assert_eq!(
-        t.alpn.as_deref(),
-        Some(&["h2".to_string(), "http/1.1".into()][..])
-    );
-    assert_eq!(
-        t.ciphers,
-        Some(vec![Suite::EcdheEcdsaAes256Gcm, Suite::EcdheEcdsaAes128Gcm])
-    );
-    assert_eq!(t.curves, Some(vec![Group::X25519, Group::P256]));
-    assert_eq!(t.verify, Some(Verify::Optional));
-    assert!(t.strict_sni);
-    assert_eq!(
-        t.opts.or(&g.bind_opts).versions(),
-        [TlsVersion::Tls12, TlsVersion::Tls13]
-    );
-
-    let e = errors("frontend f\n  bind :443 ssl\n");
-    assert!(
-        e.iter().any(|m| m.contains("'ssl' needs a certificate")),
-        "{e:?}"
-    );
-    let e = errors("frontend f\n  bind :443 ssl crt /a.pem ciphers DHE-RSA-AES128-SHA\n");
-    assert!(
-        e.iter()
-            .any(|m| m.contains(":2]") && m.contains("no TLSv1.2 cipher weir offers is left")),
-        "{e:?}"
-    );
-    let e = errors("frontend f\n  bind :443 ssl crt /a.pem ciphersuites TLS_AES_128_CCM_SHA256\n");
-    assert!(e.iter().any(|m| m.contains("not offered by weir")), "{e:?}");
-    let e = errors("frontend f\n  bind :443 ssl crt /a.pem curves X448\n");
-    assert_eq!(e.len(), 2, "the value is not read as a keyword: {e:?}");
-    assert!(
-        e.iter()
-            .any(|m| m.contains("no curve weir offers is left in 'X448'")),
-        "{e:?}"
-    );
-    let e = errors("frontend f\n  bind :443 ssl crt /a.pem verify required\n");
-    assert!(e.iter().any(|m| m.contains("needs a 'ca-file'")), "{e:?}");
-    let e = errors("frontend f\n  bind :443 ssl crt /a.pem ssl-min-ver TLSv9\n");
-    assert!(
-        e.iter().any(|m| m.contains("unknown version 'TLSv9'")),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn tls_server_options() {
-    use crate::tls::{TlsVersion, Verify};
-    let c = ok("global\n  ssl-server-verify none\n  ssl-default-server-options ssl-min-ver TLSv1.3\nbackend b\n  default-server ssl verify required ca-file /ca.pem\n  server a 127.0.0.1:443 sni str(api.test) alpn h2,http/1.1 crt /c.pem no-ssl-reuse\n  server b 127.0.0.1:443 no-ssl check-ssl verify none\n");
-    assert_eq!(c.global.tls.server_verify, Verify::None);
-    assert_eq!(c.global.tls.server_opts.min_ver, Some(TlsVersion::Tls13));
-    let b = c.proxy("b").unwrap();
-    let a = &b.servers[0].tls;
-    assert!(a.enabled && a.no_reuse && !a.check_ssl);
-    assert_eq!(a.verify, Some(Verify::Required));
-    assert_eq!(a.ca_file.as_deref(), Some("/ca.pem"));
-    assert_eq!(a.sni.as_deref(), Some("str(api.test)"));
-    assert_eq!(a.crt.as_deref(), Some("/c.pem"));
-    let s = &b.servers[1].tls;
-    assert!(!s.enabled && s.check_ssl);
-    assert_eq!(s.verify, Some(Verify::None));
-    let e = errors("backend b\n  server a 127.0.0.1:443 ssl verify maybe\n");
-    assert!(
-        e.iter()
-            .any(|m| m.contains("'verify' expects 'none' or 'required'")),
-        "{e:?}"
-    );
-}
-
-#[test]
 fn cipher_strings() {
     use crate::tls::{parse_ciphers, Suite};
     // Mozilla's modern list: every name is a suite weir has.
@@ -1001,55 +921,4 @@ fn error_pages_apply_in_order_inherited_first() {
         ["own", "two", "one"]
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn use_server_and_persist_rules_need_conditions_and_known_servers() {
-    let e = errors("backend b\n  use-server s1\n  server s1 127.0.0.1:80\n");
-    assert!(
-        e[0].contains("t.cfg:2") && e[0].contains("requires either 'if' or 'unless'"),
-        "{e:?}"
-    );
-    let e = errors("backend b\n  use-server s9 if TRUE\n  server s1 127.0.0.1:80\n");
-    assert!(
-        e[0].contains("t.cfg:2") && e[0].contains("unable to find server 's9'"),
-        "{e:?}"
-    );
-    let e = errors("backend b\n  force-persist\n  ignore-persist\n  http-send-name-header\n");
-    assert_eq!(e.len(), 3, "{e:?}");
-    assert!(
-        e[0].contains("t.cfg:2") && e[2].contains("t.cfg:4"),
-        "{e:?}"
-    );
-    // A name from a format is resolved per request.
-    let p = parse_str(
-        "backend b\n  use-server %[req.hdr(x)] if TRUE\n  force-persist if FALSE\n  http-send-name-header X-S\n  server s1 127.0.0.1:80\n",
-    );
-    let c = p.config.expect("accepted");
-    let b = &c.proxies[0];
-    assert!(b.use_servers[0].dynamic.is_some());
-    assert_eq!(b.force_persist.len(), 1);
-    assert_eq!(b.http.send_name_header.as_deref(), Some("X-S"));
-}
-
-#[test]
-fn server_state_file_keywords() {
-    let p = parse_str(
-        "global\n  server-state-file st\n  server-state-base /var/lib/weir\ndefaults\n  load-server-state-from-file global\n\
-         backend a\n  server s1 127.0.0.1:80\nbackend b\n  load-server-state-from-file local\n  server-state-file-name b.state\n  server s1 127.0.0.1:80\n\
-         backend c\n  load-server-state-from-file none\n",
-    );
-    let c = p.config.expect("accepted");
-    assert_eq!(c.global.server_state_file.as_deref(), Some("st"));
-    assert_eq!(c.global.server_state_base.as_deref(), Some("/var/lib/weir"));
-    let by = |n: &str| c.proxies.iter().find(|p| p.name == n).unwrap();
-    assert_eq!(by("a").load_state, LoadState::Global);
-    assert_eq!(by("b").load_state, LoadState::Local);
-    assert_eq!(by("b").state_file_name.as_deref(), Some("b.state"));
-    assert_eq!(by("c").load_state, LoadState::None);
-    let e = errors("backend b\n  load-server-state-from-file always\n");
-    assert!(
-        e[0].contains("t.cfg:2") && e[0].contains("'global', 'local' or 'none'"),
-        "{e:?}"
-    );
 }

@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use weir_admin::cli::AdminState;
-use weir_admin::stat::{parse_servers_state, SavedServer};
+use weir_admin::stat::{parse_servers_state, ServerState};
 use weir_config::{Global, LoadState, Proxy};
 
 /// Applies the state files the backends name; returns warnings (files
 /// that cannot be read, lines that cannot be parsed).
 pub fn load(sh: &Shared) -> Vec<String> {
-    let mut files: HashMap<PathBuf, Vec<SavedServer>> = HashMap::new();
+    let mut files: HashMap<PathBuf, Vec<ServerState>> = HashMap::new();
     let mut warnings = Vec::new();
     for be in &sh.backends {
         let px = sh.proxy(be.proxy);
@@ -75,7 +75,7 @@ fn path_for(g: &Global, px: &Proxy) -> Option<PathBuf> {
     })
 }
 
-fn apply(be: &BackendRt, px: &Proxy, id: ServerId, s: &SavedServer) {
+fn apply(be: &BackendRt, px: &Proxy, id: ServerId, s: &ServerState) {
     let rt = be.server(id);
     let i = id.index();
     if let Ok(ip) = s.addr.parse::<IpAddr>() {

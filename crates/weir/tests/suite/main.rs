@@ -32,6 +32,7 @@ mod prometheus;
 mod proxy_protocol;
 mod runtime_api;
 mod seeds;
+mod server_state;
 mod smuggling;
 mod smuggling_h2;
 mod stats_page;
