@@ -35,6 +35,11 @@ const DEBTS: &[(&str, &str, &str)] = &[];
 /// named here, and in docs/design.md's table, or this test fails.
 const STATICS: &[(&str, &str, &str)] = &[
     (
+        "alloc/cache.rs",
+        "CACHE",
+        "the thread's freed malloc blocks, by class (worker threads)",
+    ),
+    (
         "clock.rs",
         "CACHE",
         "the thread's cached clock (one read per loop turn)",

@@ -39,6 +39,8 @@ pub fn run_thread(
         }
     }
     crate::stats::set_thread_slot(id);
+    // Dropped after the runtime: its blocks go back to glibc last.
+    let _cache = crate::alloc::cache::enable();
     let g = &sh.cfg.global;
     let mut b = tokio::runtime::Builder::new_current_thread();
     // Tasks run between two looks at I/O: a larger batch lets the

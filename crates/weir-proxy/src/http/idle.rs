@@ -22,6 +22,10 @@ use tokio::time::Instant;
 /// How often the wheel turns: the precision of keep-alive and first
 /// request timeouts while no byte has come.
 const TICK: Duration = Duration::from_millis(50);
+
+/// How often a thread gives its kept blocks back if it took none since
+/// (see `alloc::cache`).
+const CACHE_CHECK: Duration = Duration::from_millis(500);
 /// Buckets in the wheel (one turn: 12.8 s); a later deadline waits in its
 /// bucket for further turns.
 const BUCKETS: usize = 256;
@@ -234,6 +238,7 @@ pub async fn sweep(sh: Arc<Shared>) {
     let mut seen_kills = sh.server_kills.load(std::sync::atomic::Ordering::Relaxed);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut cache_check = crate::clock::now();
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -258,6 +263,10 @@ pub async fn sweep(sh: Arc<Shared>) {
         }
         lot.wake_due(&sh, now, stopping);
         super::lot::trim_after_sleeps();
+        if now >= cache_check {
+            crate::alloc::cache::flush_if_unused();
+            cache_check = now + CACHE_CHECK;
+        }
         let kills = sh.server_kills.load(std::sync::atomic::Ordering::Relaxed);
         if kills != seen_kills {
             seen_kills = kills;

@@ -286,6 +286,8 @@ pub(crate) fn trim_after_sleeps() {
     if !enough {
         return;
     }
+    // The blocks this thread keeps for reuse would hold their pages.
+    crate::alloc::cache::flush();
     let now = crate::clock::wall().as_millis() as u64;
     let last = LAST.load(Relaxed);
     if now.saturating_sub(last) < TRIM_EVERY_MS
