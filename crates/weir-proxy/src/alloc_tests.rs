@@ -145,21 +145,28 @@ fn a_thread_keeps_at_most_its_byte_budget() {
 }
 
 #[test]
-fn a_quiet_thread_gives_its_blocks_back() {
+fn blocks_unused_between_two_looks_are_given_back() {
     on_cached_thread(|| {
         let layout = Layout::from_size_align(300, 8).unwrap();
-        // SAFETY: as above.
+        // SAFETY: blocks freed once, with their layout.
         unsafe {
-            let p = Malloc.alloc(layout);
-            Malloc.dealloc(p, layout);
-            // Given out again: the cache is in use.
-            let q = Malloc.alloc(layout);
-            assert_eq!(q, p);
-            Malloc.dealloc(q, layout);
+            let blocks: Vec<*mut u8> = (0..4).map(|_| Malloc.alloc(layout)).collect();
+            for p in blocks {
+                Malloc.dealloc(p, layout);
+            }
+            assert_eq!(super::cache::kept(), 4);
+            // New blocks are kept through the first look.
+            super::cache::release_unused();
+            assert_eq!(super::cache::kept(), 4);
+            // Three are needed at once before the next look: one was not.
+            let busy: Vec<*mut u8> = (0..3).map(|_| Malloc.alloc(layout)).collect();
+            for p in busy {
+                Malloc.dealloc(p, layout);
+            }
         }
-        super::cache::flush_if_unused();
-        assert_eq!(super::cache::kept(), 1, "still in use at the last look");
-        super::cache::flush_if_unused();
-        assert_eq!(super::cache::kept(), 0, "none taken since: given back");
+        super::cache::release_unused();
+        assert_eq!(super::cache::kept(), 3, "the block never needed went back");
+        super::cache::release_unused();
+        assert_eq!(super::cache::kept(), 0, "none needed since: all went back");
     });
 }

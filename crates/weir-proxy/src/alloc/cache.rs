@@ -24,15 +24,15 @@ pub const THREAD_BYTES: usize = 2 << 20;
 struct Class {
     head: Cell<*mut u8>,
     len: Cell<u32>,
+    /// The fewest blocks held since the last [`release_unused`]: as many
+    /// were not needed in that time.
+    low: Cell<u32>,
 }
 
 /// One thread's cache.
 struct ThreadCache {
     on: Cell<bool>,
     bytes: Cell<usize>,
-    /// Blocks given out, and the count at the last [`flush_if_unused`].
-    taken: Cell<u64>,
-    seen: Cell<u64>,
     classes: [Class; CLASSES],
 }
 
@@ -41,12 +41,11 @@ thread_local! {
         ThreadCache {
             on: Cell::new(false),
             bytes: Cell::new(0),
-            taken: Cell::new(0),
-            seen: Cell::new(0),
             classes: [const {
                 Class {
                     head: Cell::new(std::ptr::null_mut()),
                     len: Cell::new(0),
+                    low: Cell::new(0),
                 }
             }; CLASSES],
         }
@@ -81,9 +80,10 @@ pub fn take(class: usize) -> Option<*mut u8> {
             }
             // SAFETY: a kept block starts with the address of the next.
             s.head.set(unsafe { block.cast::<*mut u8>().read() });
-            s.len.set(s.len.get() - 1);
+            let len = s.len.get() - 1;
+            s.len.set(len);
+            s.low.set(s.low.get().min(len));
             c.bytes.set(c.bytes.get() - class);
-            c.taken.set(c.taken.get() + 1);
             Some(block)
         })
         .ok()
@@ -152,25 +152,39 @@ pub fn flush() {
                 }
             }
             s.len.set(0);
+            s.low.set(0);
         }
         c.bytes.set(0);
     });
 }
 
-/// Flushes the calling thread's cache if it gave no block since the last
-/// call: a thread that went quiet holds no pages for blocks it no longer
+/// Gives back, class by class, as many blocks as stayed unused since the
+/// last call (the fewest the class held meanwhile): a thread that went
+/// quiet, or whose load dropped, holds no pages for blocks it no longer
 /// asks for (called periodically by the worker).
-pub fn flush_if_unused() {
-    let unused = CACHE
-        .try_with(|c| {
-            let unused = c.taken.get() == c.seen.get();
-            c.seen.set(c.taken.get());
-            unused
-        })
-        .unwrap_or(false);
-    if unused {
-        flush();
-    }
+pub fn release_unused() {
+    let _ = CACHE.try_with(|c| {
+        if c.bytes.get() == 0 {
+            return;
+        }
+        for (i, s) in c.classes.iter().enumerate() {
+            for _ in 0..s.low.get() {
+                let block = s.head.get();
+                if block.is_null() {
+                    break;
+                }
+                // SAFETY: a kept block: its first word links the next; it
+                // came from malloc and nobody else holds it.
+                unsafe {
+                    s.head.set(block.cast::<*mut u8>().read());
+                    libc::free(block.cast());
+                }
+                s.len.set(s.len.get() - 1);
+                c.bytes.set(c.bytes.get() - i * 16);
+            }
+            s.low.set(s.len.get());
+        }
+    });
 }
 
 /// Blocks the calling thread keeps (for tests).

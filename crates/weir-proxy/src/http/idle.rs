@@ -23,7 +23,7 @@ use tokio::time::Instant;
 /// request timeouts while no byte has come.
 const TICK: Duration = Duration::from_millis(50);
 
-/// How often a thread gives its kept blocks back if it took none since
+/// How often a thread gives back the kept blocks it did not need since
 /// (see `alloc::cache`).
 const CACHE_CHECK: Duration = Duration::from_millis(500);
 /// Buckets in the wheel (one turn: 12.8 s); a later deadline waits in its
@@ -264,7 +264,7 @@ pub async fn sweep(sh: Arc<Shared>) {
         lot.wake_due(&sh, now, stopping);
         super::lot::trim_after_sleeps();
         if now >= cache_check {
-            crate::alloc::cache::flush_if_unused();
+            crate::alloc::cache::release_unused();
             cache_check = now + CACHE_CHECK;
         }
         let kills = sh.server_kills.load(std::sync::atomic::Ordering::Relaxed);
