@@ -59,18 +59,16 @@ impl Ring {
     }
     /// The server owning `h`: the first point at or after it, wrapping.
     pub fn lookup(&self, h: u32) -> Option<usize> {
-        if self.points.is_empty() {
-            return None;
-        }
         let i = self.points.partition_point(|(p, _)| *p < h);
-        Some(self.points[i % self.points.len()].1)
+        let at = i.checked_rem(self.points.len())?;
+        self.points.get(at).map(|&(_, s)| s)
     }
     /// Like `lookup` but skipping `avoid` (for redispatch).
     pub fn lookup_avoiding(&self, h: u32, avoid: usize) -> Option<usize> {
         let n = self.points.len();
         let start = self.points.partition_point(|(p, _)| *p < h);
         (0..n)
-            .map(|k| self.points[(start + k) % n].1)
+            .filter_map(|k| self.points.get((start + k) % n).map(|&(_, s)| s))
             .find(|&s| s != avoid)
     }
 }

@@ -4,10 +4,18 @@
 //! decision is reproducible in tests.
 
 #![forbid(unsafe_code)]
+// Request-derived keys (hashes of sources, URIs, headers) pick servers
+// here: no unwrap, expect or unchecked index outside tests, except in the
+// server set, which indexes only its own list by positions it made.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod hash;
 pub mod health;
 pub mod rng;
+#[allow(clippy::indexing_slicing)]
 mod set;
 
 pub use health::Health;
