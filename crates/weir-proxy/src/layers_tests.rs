@@ -81,6 +81,11 @@ const STATICS: &[(&str, &str, &str)] = &[
         "the thread's idle server connections",
     ),
     (
+        "http/pool.rs",
+        "POOLS",
+        "every thread's idle server connections, for a thread whose own has none",
+    ),
+    (
         "http/lot.rs",
         "LOT",
         "the thread's sleeping sessions (mio registry)",

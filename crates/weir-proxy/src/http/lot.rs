@@ -103,6 +103,13 @@ impl Plain {
     }
 }
 
+/// Moves a connection under the calling thread's event loop (an idle
+/// server connection another thread left); `None` when it cannot move or
+/// the move failed (it is closed).
+pub(crate) fn rehome(c: Conn) -> Option<Conn> {
+    Plain::from_conn(c).ok()?.ok()?.into_conn().ok()
+}
+
 /// What a sleeping session keeps.
 pub(crate) struct Sleeper {
     pub sock: Plain,

@@ -1,14 +1,16 @@
 //! Idle server connections of this thread, HAProxy's per-thread idle
 //! pools: a finished exchange leaves its server connection here and a later
-//! request to the same server takes it instead of connecting. Connections
+//! request to the same server takes it instead of connecting. A thread
+//! whose pool has none for the server takes one from another thread's, as
+//! haproxy's threads do, and moves it under its own event loop. Connections
 //! the server closed are noticed when taken (and by a purge that runs while
 //! the pool is not empty); each is closed after `pool-purge-delay`.
 
 use crate::conn::{Conn, Io};
 use crate::state::ProxyId;
 use crate::state::ServerId;
-use std::cell::RefCell;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -43,8 +45,29 @@ struct Pool {
     purging: bool,
 }
 
+/// A thread's pool, which the other threads may take from.
+type Shared = Arc<Mutex<Pool>>;
+
 thread_local! {
-    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+    static POOL: Shared = register();
+}
+
+/// Every thread's pool, for the others to take from.
+static POOLS: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn register() -> Shared {
+    let p = Shared::default();
+    lock(&POOLS).push(p.clone());
+    p
+}
+
+/// Runs `f` on this thread's pool.
+fn with_pool<R>(f: impl FnOnce(&mut Pool) -> R) -> R {
+    POOL.with(|p| f(&mut lock(p)))
 }
 
 /// True when the server has not closed nor sent anything on `c` (a reused
@@ -64,21 +87,63 @@ pub fn alive<I: Io + ?Sized>(c: &I) -> bool {
 
 /// Takes a live idle connection to server `srv` of backend `be` of
 /// connection generation `gen` (older ones are closed); with
-/// `proven_only`, only one that already carried several exchanges.
+/// `proven_only`, only one that already carried several exchanges. This
+/// thread's pool first, then the other threads'.
 pub fn take(be: ProxyId, srv: ServerId, proven_only: bool, gen: u32) -> Option<IdleConn> {
-    POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        let p = &mut *p;
+    let want = Want {
+        key: (be, srv),
+        proven_only,
+        gen,
+        movable: false,
+    };
+    with_pool(|p| p.take(&want)).or_else(|| steal(&want))
+}
+
+/// What a request takes from a pool.
+struct Want {
+    key: Key,
+    proven_only: bool,
+    gen: u32,
+    /// Only a connection that can move to another thread's event loop.
+    movable: bool,
+}
+
+impl Pool {
+    fn take(&mut self, w: &Want) -> Option<IdleConn> {
         let now = crate::clock::now();
-        let list = p.idle.get_mut(&(be, srv))?;
-        while let Some(i) = list.iter().rposition(|c| !proven_only || c.proven) {
+        let list = self.idle.get_mut(&w.key)?;
+        let fits = |c: &IdleConn| {
+            (!w.proven_only || c.proven)
+                && (!w.movable || crate::http::lot::Plain::can_take(&c.conn))
+        };
+        while let Some(i) = list.iter().rposition(fits) {
             let c = list.swap_remove(i);
-            p.count -= 1;
-            if c.gen == gen && c.usable(now) {
+            self.count -= 1;
+            if c.gen == w.gen && c.usable(now) {
                 return Some(c);
             }
         }
         None
+    }
+}
+
+/// An idle connection from another thread's pool, moved under this
+/// thread's event loop (a pool busy on its own thread is passed over).
+fn steal(w: &Want) -> Option<IdleConn> {
+    let mine = POOL.with(Arc::clone);
+    let others: Vec<Shared> = lock(&POOLS)
+        .iter()
+        .filter(|p| !Arc::ptr_eq(p, &mine))
+        .cloned()
+        .collect();
+    let w = Want {
+        movable: true,
+        ..*w
+    };
+    others.iter().find_map(|p| {
+        let c = p.try_lock().ok()?.take(&w)?;
+        let conn = crate::http::lot::rehome(c.conn)?;
+        Some(IdleConn { conn, ..c })
     })
 }
 
@@ -106,9 +171,7 @@ pub fn put(
     source_addr: Option<SocketAddr>,
     proven: bool,
 ) {
-    let start_purge = POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        let p = &mut *p;
+    let start_purge = with_pool(|p| {
         if p.count >= slot.max_total {
             return false;
         }
@@ -137,9 +200,7 @@ pub fn put(
 async fn purge() {
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let empty = POOL.with(|p| {
-            let mut p = p.borrow_mut();
-            let p = &mut *p;
+        let empty = with_pool(|p| {
             let now = crate::clock::now();
             let mut count = 0;
             p.idle.retain(|_, list| {
@@ -161,8 +222,7 @@ async fn purge() {
 
 /// Closes every idle connection of this thread (soft stop).
 pub fn clear() {
-    POOL.with(|p| {
-        let mut p = p.borrow_mut();
+    with_pool(|p| {
         p.idle.clear();
         p.count = 0;
     });

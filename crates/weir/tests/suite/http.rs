@@ -571,6 +571,35 @@ fn pool_max_conn_and_purge_delay() {
     );
 }
 
+#[test]
+fn idle_server_connections_serve_every_thread() {
+    // Two threads: each new client lands on either (the kernel spreads
+    // them), and a thread with no idle connection takes the other's, as
+    // haproxy's threads do. Without that, 16 clients on two threads open
+    // two server connections (all on one thread: odds of 1 in 2^15).
+    let o = Origin::start("a");
+    let log = Syslog::start();
+    let port = free_port();
+    let fe = format!(
+        "    log 127.0.0.1:{} local0\n    option httplog",
+        log.port()
+    );
+    let be = format!(
+        "    http-reuse always\n    server s1 127.0.0.1:{}",
+        o.port()
+    );
+    let cfg = http_cfg(port, "", &fe, &be).replace("nbthread 1", "nbthread 2");
+    let _w = Weir::start(&cfg, port);
+    for i in 0..16 {
+        let mut c = Client::connect(port);
+        assert_eq!(c.get(&format!("/{i}")).status, 200);
+        // Logged once the exchange is over: its server connection is back
+        // in its thread's pool.
+        log.wait_line(&format!("GET /{i} "), Duration::from_secs(5));
+    }
+    assert_eq!(o.connections(), 1, "one server connection for every client");
+}
+
 /// A server connection weir is done with (the client asked to close, so
 /// it is not kept) ends with a reset, as HAProxy's do: no FIN exchange, no
 /// TIME_WAIT on either side. The server sees its next read fail with
