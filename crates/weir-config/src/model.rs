@@ -381,6 +381,9 @@ pub struct ProxyOptions {
     /// `option prefer-last-server`: a client's next request goes to its
     /// last server when the algorithm is not deterministic.
     pub prefer_last_server: bool,
+    /// `option transparent`: with no `server` line, connections go to the
+    /// client's destination address (after `set-dst`/`set-dst-port`).
+    pub transparent: bool,
     /// `option log-separate-errors`: failed exchanges log at level err.
     pub log_separate_errors: bool,
     /// `option http-buffer-request`: the body (up to a buffer) is read

@@ -436,7 +436,12 @@ async fn dial_plain(
                 PortSpec::Same => dport,
                 PortSpec::Offset(o) => (i32::from(dport) + o).clamp(0, 65535) as u16,
             };
-            let addr = SocketAddr::new(addr.ip(), port);
+            // `0.0.0.0` (`option transparent`): the client's destination.
+            let ip = match local {
+                Some(l) if addr.ip().is_unspecified() => l.ip(),
+                _ => addr.ip(),
+            };
+            let addr = SocketAddr::new(ip, port);
             let sock = if addr.is_ipv4() {
                 TcpSocket::new_v4()
             } else {

@@ -19,6 +19,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         );
         cfg.global.nbproc = None;
     }
+    transparent(cfg, diags);
     let global_logs = cfg.global.logs.clone();
     let mut fe_names: HashMap<String, usize> = HashMap::new();
     let mut be_names: HashMap<String, usize> = HashMap::new();
@@ -189,5 +190,40 @@ fn mode_name(m: Mode) -> &'static str {
     match m {
         Mode::Tcp => "tcp",
         Mode::Http => "http",
+    }
+}
+
+/// `option transparent` in a backend without `server` lines: one address
+/// of its own, as `dispatch` makes, at `0.0.0.0` with the client's port,
+/// which connects to the client's destination (after `set-dst`).
+fn transparent(cfg: &mut Config, diags: &mut Diagnostics) {
+    for p in cfg.proxies.iter_mut() {
+        if !p.kind.is_backend() || !p.options.transparent {
+            continue;
+        }
+        if !p.servers.is_empty() {
+            diags.alert(
+                &p.loc,
+                format!(
+                    "{} '{}': 'option transparent' beside 'server' or 'dispatch' lines is not supported by weir yet",
+                    p.kind.keyword(),
+                    p.name
+                ),
+            );
+            continue;
+        }
+        let full = ["server", "<NOSRV>", "0.0.0.0"].map(String::from);
+        match super::server::server(&p.default_server, &full, &p.loc) {
+            Ok(mut s) => {
+                s.dispatch = true;
+                s.check = false;
+                p.servers.push(s);
+            }
+            Err(errs) => {
+                for e in errs {
+                    diags.alert(&p.loc, e);
+                }
+            }
+        }
     }
 }

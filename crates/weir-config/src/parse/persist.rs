@@ -78,6 +78,15 @@ pub(super) fn persistence(
         }
         "option persist" => p.options.persist = flag(args)?,
         "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
+        "option transparent" => {
+            p.options.transparent = flag(args)?;
+            if p.options.transparent
+                && p.kind != crate::model::ProxyKind::Defaults
+                && !p.kind.is_backend()
+            {
+                return Err("only available in sections with backend capabilities".into());
+            }
+        }
         _ => return Ok(false),
     }
     Ok(true)

@@ -135,7 +135,9 @@ pub(super) async fn connect<'r>(
             be,
             be_px,
             &p.lb_key,
-            acc.local,
+            // The destination as the rules left it (`set-dst`), for a
+            // server at `0.0.0.0` or with a relative port.
+            rec.frontend_addr.or(acc.local),
             &mut attempts,
             &mut reuse,
             &p.sni,

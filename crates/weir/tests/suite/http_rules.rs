@@ -744,3 +744,43 @@ fn dispatch_sends_everything_to_one_address() {
     assert_ne!(code, 0);
     assert!(err.contains(":5") && err.contains("dispatch"), "{err}");
 }
+
+#[test]
+fn option_transparent_connects_to_the_destination_the_rules_leave() {
+    // `option transparent` without servers: the client's destination,
+    // here changed to the origin's port by `set-dst-port`; logged as
+    // `<NOSRV>`, one server connection per client.
+    let a = Origin::start("a");
+    let log = Syslog::start();
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    option httplog\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen px\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n    option transparent\n\
+         \x20   http-request set-dst-port int({})\n",
+        log.port(),
+        a.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    for _ in 0..2 {
+        let mut c = Client::connect(port);
+        assert_eq!(c.get("/one").field("server").as_deref(), Some("a"));
+        assert_eq!(c.get("/two").status, 200);
+    }
+    log.wait_line("px px/<NOSRV> ", std::time::Duration::from_secs(5));
+    assert_eq!(a.connections(), 2, "one server connection per client");
+    // Beside `server` lines it is refused, with the section's line; in a
+    // frontend it is ignored with a warning, as haproxy does.
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\nbackend b\n    option transparent\n    server s 127.0.0.1:1\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(":3") && err.contains("option transparent"),
+        "{err}"
+    );
+    let (code, _, err) = check_cfg(
+        "defaults\n    mode http\nfrontend f\n    bind 127.0.0.1:1\n    option transparent\n    http-request deny\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(":5") && err.contains("ignored"), "{err}");
+}
