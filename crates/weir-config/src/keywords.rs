@@ -339,7 +339,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option tcp-smart-connect", "D-LB", Status::Partly("accepted; no effect")),
     kw("option tcpka", "DFLB", Status::Supported),
     kw("option tcplog", "DFLB", Status::Supported),
-    kw("option transparent", "D-LB", Status::Partly("in a backend without server lines: connects to the client's destination address and port (after set-dst/set-dst-port), logged as <NOSRV>, each connection private to its client; beside server lines (the fallback for requests without a persistence cookie) it is refused")),
+    kw("option transparent", "D-LB", Status::Partly("in a backend without server lines: connects to the client's destination address and port (after set-dst/set-dst-port; the address the connection reached, not netfilter's original destination of a REDIRECT, which haproxy reads with SO_ORIGINAL_DST), logged as <NOSRV>, each connection private to its client; beside server lines (the fallback for requests without a persistence cookie) it is refused")),
     kw("persist rdp-cookie", "D-LB", Status::Refused),
     kw("rate-limit sessions", "DFL-", Status::Refused),
     kw("redirect", "-FLB", Status::Partly("location, prefix, scheme with code, drop-query, append-slash; set-cookie/clear-cookie refused")),

@@ -360,8 +360,9 @@ pub fn render_as(fmt: &LogFormat, r: &LogRecord<'_>, absent: &str) -> String {
                 var: v @ (Var::CookieReq | Var::CookieRes),
                 quote: true,
             } => {
-                let c = cookie_cap(r, *v == Var::CookieRes).unwrap_or("");
-                out.push_str(&format!("\"{c}\""));
+                out.push('"');
+                out.push_str(cookie_cap(r, *v == Var::CookieRes).unwrap_or(""));
+                out.push('"');
                 skip_space = false;
             }
             Piece::Var { var, quote } => {

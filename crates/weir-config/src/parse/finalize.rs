@@ -212,13 +212,8 @@ fn transparent(cfg: &mut Config, diags: &mut Diagnostics) {
             );
             continue;
         }
-        let full = ["server", "<NOSRV>", "0.0.0.0"].map(String::from);
-        match super::server::server(&p.default_server, &full, &p.loc) {
-            Ok(mut s) => {
-                s.dispatch = true;
-                s.check = false;
-                p.servers.push(s);
-            }
+        match super::server::address_of_its_own(&p.default_server, "0.0.0.0", &p.loc) {
+            Ok(s) => p.servers.push(s),
             Err(errs) => {
                 for e in errs {
                     diags.alert(&p.loc, e);

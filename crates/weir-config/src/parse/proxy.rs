@@ -625,15 +625,8 @@ fn servers_and_limits(
             if !p.servers.is_empty() {
                 return Err("'dispatch' beside 'server' lines is not supported by weir yet".into());
             }
-            let full = ["server".to_string(), "<NOSRV>".to_string(), addr.clone()];
-            match super::server::server(&p.default_server, &full, loc) {
-                Ok(mut s) => {
-                    // An address, not a server: `default-server` checks
-                    // and the like do not apply to it.
-                    s.dispatch = true;
-                    s.check = false;
-                    p.servers.push(s);
-                }
+            match super::server::address_of_its_own(&p.default_server, addr, loc) {
+                Ok(s) => p.servers.push(s),
                 Err(errs) => return Err(errs.join("; ").replace("'server <NOSRV>' : ", "")),
             }
         }

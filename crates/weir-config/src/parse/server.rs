@@ -312,6 +312,21 @@ pub(super) fn default_server(d: &mut ServerDefaults, opts: &[String]) -> Vec<Str
     errs
 }
 
+/// An address of its own in a backend without servers (`dispatch`,
+/// `option transparent`): a server named `<NOSRV>` in logs, with no
+/// checks, whatever `default-server` says.
+pub(super) fn address_of_its_own(
+    default_server: &ServerDefaults,
+    addr: &str,
+    loc: &Loc,
+) -> Result<Server, Vec<String>> {
+    let full = ["server", "<NOSRV>", addr].map(String::from);
+    let mut s = server(default_server, &full, loc)?;
+    s.dispatch = true;
+    s.check = false;
+    Ok(s)
+}
+
 /// `server <name> <addr> <options>`, starting from the proxy's defaults.
 pub(super) fn server(
     defaults: &ServerDefaults,

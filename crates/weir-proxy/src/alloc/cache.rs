@@ -69,23 +69,25 @@ fn slot(c: &ThreadCache, class: usize) -> Option<&Class> {
     c.classes.get(class / 16)
 }
 
+/// Takes the first block off a class's list.
+fn pop(c: &ThreadCache, s: &Class, class: usize) -> Option<*mut u8> {
+    let block = s.head.get();
+    if block.is_null() {
+        return None;
+    }
+    // SAFETY: a kept block starts with the address of the next.
+    s.head.set(unsafe { block.cast::<*mut u8>().read() });
+    let len = s.len.get() - 1;
+    s.len.set(len);
+    s.low.set(s.low.get().min(len));
+    c.bytes.set(c.bytes.get() - class);
+    Some(block)
+}
+
 /// A kept block of `class`, on a thread with the cache on.
 pub fn take(class: usize) -> Option<*mut u8> {
     CACHE
-        .try_with(|c| {
-            let s = slot(c, class)?;
-            let block = s.head.get();
-            if block.is_null() {
-                return None;
-            }
-            // SAFETY: a kept block starts with the address of the next.
-            s.head.set(unsafe { block.cast::<*mut u8>().read() });
-            let len = s.len.get() - 1;
-            s.len.set(len);
-            s.low.set(s.low.get().min(len));
-            c.bytes.set(c.bytes.get() - class);
-            Some(block)
-        })
+        .try_with(|c| pop(c, slot(c, class)?, class))
         .ok()
         .flatten()
 }
@@ -136,26 +138,7 @@ impl Drop for Enabled {
 /// Gives the calling thread's kept blocks back to glibc: before a
 /// `malloc_trim`, which cannot release a page that holds one.
 pub fn flush() {
-    let _ = CACHE.try_with(|c| {
-        if c.bytes.get() == 0 {
-            return;
-        }
-        for s in &c.classes {
-            let mut block = s.head.replace(std::ptr::null_mut());
-            while !block.is_null() {
-                // SAFETY: a kept block: its first word links the next; it
-                // came from malloc and nobody else holds it.
-                unsafe {
-                    let next = block.cast::<*mut u8>().read();
-                    libc::free(block.cast());
-                    block = next;
-                }
-            }
-            s.len.set(0);
-            s.low.set(0);
-        }
-        c.bytes.set(0);
-    });
+    give_back(|s| s.len.get());
 }
 
 /// Gives back, class by class, as many blocks as stayed unused since the
@@ -163,24 +146,24 @@ pub fn flush() {
 /// quiet, or whose load dropped, holds no pages for blocks it no longer
 /// asks for (called periodically by the worker).
 pub fn release_unused() {
+    give_back(|s| s.low.get());
+}
+
+/// Frees `count(class)` blocks of each class; what a class keeps is then
+/// its low mark for the next [`release_unused`].
+fn give_back(count: impl Fn(&Class) -> u32) {
     let _ = CACHE.try_with(|c| {
         if c.bytes.get() == 0 {
             return;
         }
         for (i, s) in c.classes.iter().enumerate() {
-            for _ in 0..s.low.get() {
-                let block = s.head.get();
-                if block.is_null() {
+            for _ in 0..count(s) {
+                let Some(block) = pop(c, s, i * 16) else {
                     break;
-                }
-                // SAFETY: a kept block: its first word links the next; it
-                // came from malloc and nobody else holds it.
-                unsafe {
-                    s.head.set(block.cast::<*mut u8>().read());
-                    libc::free(block.cast());
-                }
-                s.len.set(s.len.get() - 1);
-                c.bytes.set(c.bytes.get() - i * 16);
+                };
+                // SAFETY: a kept block came from malloc and nobody else
+                // holds it.
+                unsafe { libc::free(block.cast()) };
             }
             s.low.set(s.len.get());
         }

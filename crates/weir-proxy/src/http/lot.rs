@@ -293,8 +293,6 @@ pub(crate) fn trim_after_sleeps() {
     if !enough {
         return;
     }
-    // The blocks this thread keeps for reuse would hold their pages.
-    crate::alloc::cache::flush();
     let now = crate::clock::wall().as_millis() as u64;
     let last = LAST.load(Relaxed);
     if now.saturating_sub(last) < TRIM_EVERY_MS
@@ -307,6 +305,8 @@ pub(crate) fn trim_after_sleeps() {
             lot.slept = 0;
         }
     });
+    // The blocks this thread keeps for reuse would hold their pages.
+    crate::alloc::cache::flush();
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim only walks glibc's own free lists.
     unsafe {

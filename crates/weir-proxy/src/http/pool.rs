@@ -130,21 +130,18 @@ impl Pool {
 /// An idle connection from another thread's pool, moved under this
 /// thread's event loop (a pool busy on its own thread is passed over).
 fn steal(w: &Want) -> Option<IdleConn> {
-    let mine = POOL.with(Arc::clone);
-    let others: Vec<Shared> = lock(&POOLS)
-        .iter()
-        .filter(|p| !Arc::ptr_eq(p, &mine))
-        .cloned()
-        .collect();
     let w = Want {
         movable: true,
         ..*w
     };
-    others.iter().find_map(|p| {
-        let c = p.try_lock().ok()?.take(&w)?;
-        let conn = crate::http::lot::rehome(c.conn)?;
-        Some(IdleConn { conn, ..c })
-    })
+    let c = POOL.with(|mine| {
+        lock(&POOLS)
+            .iter()
+            .filter(|p| !Arc::ptr_eq(p, mine))
+            .find_map(|p| p.try_lock().ok()?.take(&w))
+    })?;
+    let conn = crate::http::lot::rehome(c.conn)?;
+    Some(IdleConn { conn, ..c })
 }
 
 /// Where a connection may be left: its server, and the limits.

@@ -710,6 +710,18 @@ fn header_names_outside_the_token_subset_can_be_refused() {
     );
 }
 
+/// Two clients of listen `px` on `port`, each with two requests, reach
+/// `a` as `<NOSRV>`, over one server connection each.
+fn one_address_per_client(port: u16, a: &Origin, log: &Syslog) {
+    for _ in 0..2 {
+        let mut c = Client::connect(port);
+        assert_eq!(c.get("/one").field("server").as_deref(), Some("a"));
+        assert_eq!(c.get("/two").status, 200);
+    }
+    log.wait_line("px px/<NOSRV> ", std::time::Duration::from_secs(5));
+    assert_eq!(a.connections(), 2, "one server connection per client");
+}
+
 #[test]
 fn dispatch_sends_everything_to_one_address() {
     // `dispatch`: no server to choose; the log names none (`<NOSRV>`), the
@@ -727,13 +739,7 @@ fn dispatch_sends_everything_to_one_address() {
         a.port()
     );
     let _w = Weir::start(&cfg, port);
-    for _ in 0..2 {
-        let mut c = Client::connect(port);
-        assert_eq!(c.get("/one").field("server").as_deref(), Some("a"));
-        assert_eq!(c.get("/two").status, 200);
-    }
-    log.wait_line("px px/<NOSRV> ", std::time::Duration::from_secs(5));
-    assert_eq!(a.connections(), 2, "one server connection per client");
+    one_address_per_client(port, &a, &log);
     let stat = ask(&sock, "show stat\n");
     assert!(!stat.contains("NOSRV"), "{stat}");
     assert!(stat.contains("\npx,BACKEND,"), "{stat}");
@@ -761,13 +767,7 @@ fn option_transparent_connects_to_the_destination_the_rules_leave() {
         a.port()
     );
     let _w = Weir::start(&cfg, port);
-    for _ in 0..2 {
-        let mut c = Client::connect(port);
-        assert_eq!(c.get("/one").field("server").as_deref(), Some("a"));
-        assert_eq!(c.get("/two").status, 200);
-    }
-    log.wait_line("px px/<NOSRV> ", std::time::Duration::from_secs(5));
-    assert_eq!(a.connections(), 2, "one server connection per client");
+    one_address_per_client(port, &a, &log);
     // Beside `server` lines it is refused, with the section's line; in a
     // frontend it is ignored with a warning, as haproxy does.
     let (code, _, err) = check_cfg(
