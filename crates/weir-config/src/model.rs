@@ -103,6 +103,9 @@ pub struct H2Tune {
     pub max_concurrent_streams: u32,
     /// `tune.h2.max-frame-size`: the largest frame announced.
     pub max_frame_size: u32,
+    /// `h2-workaround-bogus-websocket-clients`: clients are not offered
+    /// WebSocket over HTTP/2 (no SETTINGS_ENABLE_CONNECT_PROTOCOL).
+    pub no_extended_connect: bool,
 }
 
 impl Default for H2Tune {
@@ -112,6 +115,7 @@ impl Default for H2Tune {
             initial_window_size: 65535,
             max_concurrent_streams: 100,
             max_frame_size: 16384,
+            no_extended_connect: false,
         }
     }
 }

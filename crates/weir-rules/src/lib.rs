@@ -31,4 +31,5 @@ pub use action::{
 };
 pub use fmt::Fmt;
 pub use sample::{Ctx, Expr, Sample, TlsInfo};
+pub use strconv::base64;
 pub use tcp::{parse_tcp_rule, AddrPart, TcpAction, TcpRuleSet};

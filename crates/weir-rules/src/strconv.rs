@@ -7,7 +7,8 @@ use std::net::IpAddr;
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-fn base64(b: &[u8]) -> Vec<u8> {
+/// Standard base64 with padding.
+pub fn base64(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len().div_ceil(3) * 4);
     for c in b.chunks(3) {
         let byte = |k: usize| u32::from(c.get(k).copied().unwrap_or(0));

@@ -221,6 +221,12 @@ fn tuning(st: &mut State<'_>, words: &[String], _loc: &Loc) -> Result<bool, Stri
         "tune.h2.max-concurrent-streams" => {
             g.h2.max_concurrent_streams = int_between(words, 0, u32::MAX)?;
         }
+        "h2-workaround-bogus-websocket-clients" => {
+            if words.len() > 1 {
+                return Err(format!("'{kw}' takes no argument"));
+            }
+            g.h2.no_extended_connect = true;
+        }
         "tune.h2.max-frame-size" => {
             g.h2.max_frame_size = int_between(words, 16384, (1 << 24) - 1)?;
         }

@@ -41,6 +41,9 @@ pub struct Config {
     pub header_table_size: u32,
     /// The largest header block (all its frames) accepted.
     pub max_header_block: usize,
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441): requests may carry
+    /// `:protocol` on CONNECT (WebSocket over HTTP/2).
+    pub extended_connect: bool,
 }
 
 /// Where the connection's requests go. Fields of a block arrive before the
@@ -118,14 +121,22 @@ struct Block {
 struct Check {
     trailers: bool,
     regular_seen: bool,
-    /// :method, :scheme, :authority, :path seen.
-    seen: [bool; 4],
+    /// :method, :scheme, :authority, :path, :protocol seen.
+    seen: [bool; 5],
     connect: bool,
+    /// `:protocol` is allowed (SETTINGS_ENABLE_CONNECT_PROTOCOL sent).
+    extended: bool,
     content_length: Option<u64>,
     bad: bool,
 }
 
-const PSEUDO: [&[u8]; 4] = [b":method", b":scheme", b":authority", b":path"];
+const PSEUDO: [&[u8]; 5] = [
+    b":method",
+    b":scheme",
+    b":authority",
+    b":path",
+    b":protocol",
+];
 const CONNECTION_FIELDS: [&[u8]; 5] = [
     b"connection",
     b"keep-alive",
@@ -149,6 +160,9 @@ impl Check {
             let Some(i) = PSEUDO.iter().position(|p| *p == name) else {
                 return false;
             };
+            if i == 4 && !self.extended {
+                return false;
+            }
             if self.trailers || self.regular_seen || self.seen[i] {
                 return false;
             }
@@ -188,8 +202,11 @@ impl Check {
         if self.trailers {
             return true;
         }
-        let [method, scheme, authority, path] = self.seen;
-        if self.connect {
+        let [method, scheme, authority, path, protocol] = self.seen;
+        if protocol {
+            // RFC 8441 §4: an extended CONNECT names its target in full.
+            self.connect && method && scheme && authority && path
+        } else if self.connect {
             method && authority && !scheme && !path
         } else {
             method && scheme && path
@@ -231,16 +248,16 @@ impl Server {
     /// ACK, sees nothing else on stream 0 before.)
     pub fn new(cfg: Config) -> Server {
         let mut out = Vec::with_capacity(64);
-        frame::put_settings(
-            &mut out,
-            &[
-                (setting::HEADER_TABLE_SIZE, cfg.header_table_size),
-                (setting::ENABLE_PUSH, 0),
-                (setting::MAX_CONCURRENT_STREAMS, cfg.max_concurrent_streams),
-                (setting::INITIAL_WINDOW_SIZE, cfg.initial_window),
-                (setting::MAX_FRAME_SIZE, cfg.max_frame),
-            ],
-        );
+        let params = [
+            (setting::HEADER_TABLE_SIZE, cfg.header_table_size),
+            (setting::ENABLE_PUSH, 0),
+            (setting::MAX_CONCURRENT_STREAMS, cfg.max_concurrent_streams),
+            (setting::INITIAL_WINDOW_SIZE, cfg.initial_window),
+            (setting::MAX_FRAME_SIZE, cfg.max_frame),
+            (setting::ENABLE_CONNECT_PROTOCOL, 1),
+        ];
+        let n = params.len() - usize::from(!cfg.extended_connect);
+        frame::put_settings(&mut out, &params[..n]);
         Server {
             dec: Decoder::new(cfg.header_table_size as usize),
             enc: Encoder::default(),
@@ -726,6 +743,7 @@ impl Server {
     ) -> Result<(), ConnError> {
         let mut check = Check {
             trailers,
+            extended: self.cfg.extended_connect,
             ..Check::default()
         };
         let r = self.dec.decode(block, |n: &[u8], v: &[u8]| {

@@ -39,6 +39,7 @@ fn cfg() -> Config {
         max_frame: 16_384,
         header_table_size: 4096,
         max_header_block: 1000,
+        extended_connect: true,
     }
 }
 
@@ -340,6 +341,20 @@ fn malformed_requests_reset_their_stream() {
             (":authority", "a:443"),
             (":path", "/"),
         ],
+        // RFC 8441: `:protocol` only on CONNECT, which then names its
+        // scheme and path too.
+        vec![
+            (":method", "GET"),
+            (":protocol", "websocket"),
+            (":scheme", "https"),
+            (":authority", "a"),
+            (":path", "/"),
+        ],
+        vec![
+            (":method", "CONNECT"),
+            (":protocol", "websocket"),
+            (":authority", "a"),
+        ],
     ];
     for (i, fields) in cases.iter().enumerate() {
         let (mut s, mut rec) = open();
@@ -367,6 +382,31 @@ fn malformed_requests_reset_their_stream() {
         &headers(3, &[GET.as_slice(), &[("te", "trailers")]].concat(), true),
     );
     assert!(out.is_empty());
+    let ws = [
+        (":method", "CONNECT"),
+        (":protocol", "websocket"),
+        (":scheme", "https"),
+        (":authority", "a"),
+        (":path", "/chat"),
+    ];
+    let (mut s, mut rec) = open();
+    let (_, out) = feed(&mut s, &mut rec, &headers(1, &ws, false));
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(rec.0.last().map(String::as_str), Some("1 head end=false"));
+    // Without SETTINGS_ENABLE_CONNECT_PROTOCOL announced, `:protocol` is
+    // an unknown pseudo-header.
+    let mut s = Server::new(Config {
+        extended_connect: false,
+        ..cfg()
+    });
+    let settings = frames(s.output());
+    assert!(!settings[0].3.chunks(6).any(|p| p[..2] == [0, 8]));
+    let mut rec = Rec::default();
+    let mut b = PREFACE.to_vec();
+    put_settings(&mut b, &[]);
+    b.extend(headers(1, &ws, false));
+    let (_, out) = feed(&mut s, &mut rec, &b);
+    assert!(out.contains(&rst(1, ErrorCode::Protocol)), "{out:?}");
 }
 
 #[test]

@@ -164,6 +164,15 @@ impl Writer {
         }
     }
 
+    /// Ends a body without a length (a tunnel's side whose source ended).
+    pub fn finish(&mut self) -> io::Result<()> {
+        if !matches!(self.body, Out::Open) {
+            return Ok(());
+        }
+        self.body = Out::Done;
+        self.send.as_mut().ok_or_else(gone)?.data(&[], true)
+    }
+
     /// Takes body bytes up to the window. Bytes after the message are
     /// dropped.
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -41,6 +41,8 @@ pub struct RequestBuilder {
     bad_name: bool,
     cookies: Vec<u8>,
     has_length: bool,
+    /// `:protocol` (RFC 8441's extended CONNECT).
+    protocol: Option<Vec<u8>>,
 }
 
 /// A request the builder completed.
@@ -52,6 +54,12 @@ pub struct Built {
     pub chunked: bool,
     /// The head's size as HTTP/1.1 (what it counts as received).
     pub wire: usize,
+    /// An extended CONNECT, now an HTTP/1.1 upgrade: its DATA are the
+    /// tunnel's bytes once the server switches.
+    pub upgrade: bool,
+    /// The `Sec-WebSocket-Key` weir added for a WebSocket the client opened
+    /// without one (HTTP/2 has none); the server must prove it read it.
+    pub ws_key: Option<Vec<u8>>,
 }
 
 /// `:scheme` as far as the request needs it: whether it is a scheme at
@@ -117,6 +125,7 @@ impl RequestBuilder {
                 b":scheme" => self.scheme = Scheme::of(value),
                 b":path" => self.path = value.to_vec(),
                 b":authority" => self.authority = Some(Header::new("host", value)),
+                b":protocol" => self.protocol = Some(value.to_vec()),
                 _ => {}
             }
             return;
@@ -143,8 +152,9 @@ impl RequestBuilder {
         }
     }
 
+    /// A plain CONNECT (an extended one names a path and a protocol).
     fn connect(&self) -> bool {
-        self.method == b"CONNECT"
+        self.method == b"CONNECT" && self.protocol.is_none()
     }
 
     /// Whether HTTP/1.1 can carry the request's target.
@@ -164,12 +174,24 @@ impl RequestBuilder {
     }
 
     /// The request, or `None` when its target cannot be carried in
-    /// HTTP/1.1 (the stream is reset).
-    pub fn finish(mut self, end_stream: bool, limits: &Limits) -> Option<Built> {
+    /// HTTP/1.1 (the stream is reset). An extended CONNECT becomes the
+    /// HTTP/1.1 upgrade it stands for (RFC 8441 §5): `GET` with
+    /// `Connection: upgrade` and `Upgrade: <protocol>`, and for a WebSocket
+    /// without a key, the key `new_key` makes.
+    pub fn finish(
+        mut self,
+        end_stream: bool,
+        limits: &Limits,
+        new_key: impl FnOnce() -> Vec<u8>,
+    ) -> Option<Built> {
         if !self.target_ok() {
             return None;
         }
         let connect = self.connect();
+        let protocol = self.protocol.take();
+        if protocol.is_some() {
+            self.method = b"GET".to_vec();
+        }
         // The target moves into the head (CONNECT's is the authority, also
         // kept for `host`); a method or target that is not text is refused
         // below as a bad token.
@@ -201,7 +223,19 @@ impl RequestBuilder {
         if !self.cookies.is_empty() {
             headers.push(Header::new("cookie", &self.cookies));
         }
-        let chunked = !end_stream && !self.has_length && !connect;
+        let mut ws_key = None;
+        if let Some(p) = &protocol {
+            headers.push(Header::new("connection", b"upgrade"));
+            headers.push(Header::new("upgrade", p));
+            if p.eq_ignore_ascii_case(b"websocket")
+                && !headers.iter().any(|h| h.is("sec-websocket-key"))
+            {
+                let key = new_key();
+                headers.push(Header::new("sec-websocket-key", &key));
+                ws_key = Some(key);
+            }
+        }
+        let chunked = !end_stream && !self.has_length && !connect && protocol.is_none();
         if chunked {
             headers.push(Header::new("transfer-encoding", b"chunked"));
         }
@@ -231,6 +265,8 @@ impl RequestBuilder {
             head,
             chunked,
             wire,
+            upgrade: protocol.is_some(),
+            ws_key,
         })
     }
 }
@@ -280,6 +316,37 @@ pub fn upstream_request(
     if req.method == "CONNECT" || !req.uri.starts_with('/') {
         return None;
     }
+    if let Some(p) = upgrade_protocol(req) {
+        // RFC 8441 §5: an HTTP/1.1 upgrade is an extended CONNECT, whose
+        // `:scheme` haproxy sends as `https`.
+        let mut r = upstream_fields(req, "CONNECT", "https", authority)?;
+        let p = std::str::from_utf8(p).ok()?;
+        r.extensions_mut().insert(h2::ext::Protocol::from(p));
+        return Some(r);
+    }
+    upstream_fields(req, &req.method, scheme, authority)
+}
+
+/// The protocol an HTTP/1.1 request asks to switch to (`Connection:
+/// upgrade` with `Upgrade`).
+pub fn upgrade_protocol(req: &RequestHead) -> Option<&[u8]> {
+    if !weir_proto::h1::connection_has(&req.headers, "upgrade") {
+        return None;
+    }
+    req.headers
+        .iter()
+        .find(|h| h.is("upgrade"))
+        .map(Header::value)
+        .filter(|v| !v.is_empty())
+}
+
+/// The request as HTTP/2 fields, with `method` and `scheme`.
+fn upstream_fields(
+    req: &RequestHead,
+    method: &str,
+    scheme: &str,
+    authority: &str,
+) -> Option<http::Request<()>> {
     let host = req
         .headers
         .iter()
@@ -288,7 +355,7 @@ pub fn upstream_request(
         .unwrap_or(authority);
     let uri = format!("{scheme}://{host}{}", req.uri);
     let mut r = http::Request::builder()
-        .method(req.method.as_str())
+        .method(method)
         .uri(uri)
         .version(http::Version::HTTP_2)
         .body(())
@@ -310,6 +377,37 @@ pub fn upstream_request(
         }
     }
     Some(r)
+}
+
+/// A server's acceptance of an extended CONNECT (a 2xx) as the HTTP/1.1
+/// `101 Switching Protocols` the client asked for, proving a WebSocket
+/// key with its accept value (RFC 8441 §5).
+pub fn switched_parts(
+    parts: &http::response::Parts,
+    protocol: &[u8],
+    accept: Option<&[u8]>,
+) -> ResponseParts {
+    let mut headers = Vec::with_capacity(parts.headers.len() + 3);
+    for (n, v) in &parts.headers {
+        let skip = !clean(v.as_bytes())
+            || CONNECTION_FIELDS.contains(&n.as_str())
+            || n == http::header::CONTENT_LENGTH
+            || n == "sec-websocket-accept";
+        if !skip {
+            headers.push(Header::new(n.as_str(), v.as_bytes()));
+        }
+    }
+    headers.push(Header::new("connection", b"upgrade"));
+    headers.push(Header::new("upgrade", protocol));
+    if let Some(a) = accept {
+        headers.push(Header::new("sec-websocket-accept", a));
+    }
+    ResponseParts {
+        status: 101,
+        reason: weir_proto::h1::status::reason(101).to_string(),
+        minor: 1,
+        headers,
+    }
 }
 
 /// A server's HTTP/2 response head in HTTP/1.1 terms, and whether its

@@ -8,7 +8,7 @@ fn build(fields: &[(&str, &[u8])], end_stream: bool, limits: &Limits) -> Option<
     for (n, v) in fields {
         b.field(n.as_bytes(), v);
     }
-    b.finish(end_stream, limits)
+    b.finish(end_stream, limits, || b"k".to_vec())
 }
 
 /// The head built from `fields`, written as HTTP/1.1, and whether the
@@ -61,7 +61,12 @@ fn fields_are_held_to_http1_rules_without_text() {
         b.field(n.as_bytes(), v);
     }
     b.field(b"x-\xff", b"v");
-    let e = b.finish(true, &lim).unwrap().head.unwrap_err().0;
+    let e = b
+        .finish(true, &lim, || b"k".to_vec())
+        .unwrap()
+        .head
+        .unwrap_err()
+        .0;
     assert_eq!(e.status(), 400);
     let mut bad_method = GET.to_vec();
     bad_method[0] = (":method", b"G(T");

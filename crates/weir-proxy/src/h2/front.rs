@@ -45,6 +45,12 @@ struct Slot {
     /// DATA bytes received and not yet given back to the window.
     unreleased: usize,
     chunked: bool,
+    /// An extended CONNECT: its DATA are a tunnel's bytes, whose end the
+    /// reader sees.
+    upgrade: bool,
+    /// The `Sec-WebSocket-Accept` a server switching protocols must send
+    /// (weir made the key).
+    ws_accept: Option<Vec<u8>>,
     /// The whole request arrived.
     ended: bool,
     /// The client reset the stream, or the connection failed.
@@ -74,6 +80,8 @@ impl Slot {
             at: 0,
             unreleased: 0,
             chunked: false,
+            upgrade: false,
+            ws_accept: None,
             ended: false,
             broken: false,
             res_head: Some(Vec::new()),
@@ -345,10 +353,15 @@ impl Sink for Events<'_> {
         }
         let limits = self.limits;
         let Some(s) = self.slot(stream) else { return };
-        let built = s.req.take().and_then(|r| r.finish(end_stream, &limits));
+        let built = s
+            .req
+            .take()
+            .and_then(|r| r.finish(end_stream, &limits, super::ws::new_key));
         match built {
             Some(b) => {
                 s.chunked = b.chunked;
+                s.upgrade = b.upgrade;
+                s.ws_accept = b.ws_key.map(|k| super::ws::accept(&k));
                 s.ended = end_stream;
                 self.fresh.push(Fresh {
                     id: stream,
@@ -482,7 +495,7 @@ impl H2Stream {
         let Some(s) = st.slot(self.id) else {
             return Poll::Ready(Ok(()));
         };
-        if s.at < s.body.len() || s.broken || dead || (s.ended && s.res_done()) {
+        if s.at < s.body.len() || s.broken || dead || (s.ended && (s.res_done() || s.upgrade)) {
             return Poll::Ready(Ok(()));
         }
         s.reader = Some(cx.waker().clone());
@@ -512,7 +525,7 @@ impl H2Stream {
         if s.broken || dead {
             return Err(gone());
         }
-        if s.ended && s.res_done() {
+        if s.ended && (s.res_done() || s.upgrade) {
             return Ok(0);
         }
         Err(io::ErrorKind::WouldBlock.into())
@@ -677,6 +690,21 @@ impl H2Stream {
             s.reset_on_close = true;
         }
     }
+
+    /// Whether a server's answer to the stream's upgrade proves it read
+    /// the WebSocket key weir made (RFC 6455 §4.2.2; haproxy answers 502
+    /// otherwise). True for any other response.
+    pub fn upgrade_ok(&self, res: &ResponseHead) -> bool {
+        let mut st = self.front.lock();
+        let Some(want) = st.slot(self.id).and_then(|s| s.ws_accept.clone()) else {
+            return true;
+        };
+        res.status != 101
+            || res
+                .headers
+                .iter()
+                .any(|h| h.is("sec-websocket-accept") && h.value() == want.as_slice())
+    }
 }
 
 impl Drop for H2Stream {
@@ -712,9 +740,11 @@ impl Drop for H2Stream {
     }
 }
 
-/// Queues a response head.
+/// Queues a response head. A server switching protocols (an extended
+/// CONNECT's upgrade) answers `200` in HTTP/2 (RFC 8441 §5).
 fn send_head(srv: &mut Server, id: u32, res: &ResponseHead, end_stream: bool) {
-    srv.send_head(id, res.status, convert::response_fields(res), end_stream);
+    let status = if res.status == 101 { 200 } else { res.status };
+    srv.send_head(id, status, convert::response_fields(res), end_stream);
 }
 
 /// Sends body bytes in HTTP/1.1 framing (no more than the windows allow)

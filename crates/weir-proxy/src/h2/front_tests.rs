@@ -10,6 +10,7 @@ fn front() -> Front {
         max_frame: 16_384,
         header_table_size: 4096,
         max_header_block: 65_536,
+        extended_connect: true,
     };
     Front::new(
         Server::new(cfg),

@@ -1,13 +1,69 @@
 //! `AsyncRead`/`AsyncWrite` over a borrowed [`Conn`] (plain or TLS), with
 //! the bytes read before the codec took over given first, for the HTTP/2
-//! codec.
+//! codec; towards a server, it also tells when the server's first frame
+//! (its SETTINGS) came ([`Preface`]).
 
 use crate::conn::Conn;
 use std::io;
 use std::ops::Deref;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+
+/// Whether a server's first frame was read: what it allows (such as
+/// RFC 8441's extended CONNECT) is known from then on.
+#[derive(Debug, Default)]
+pub struct Preface {
+    seen: AtomicBool,
+    notify: Notify,
+}
+
+impl Preface {
+    /// Resolves once the server's first frame was read (the codec applies
+    /// it in the same turn, before any stream's task runs again).
+    pub async fn wait(&self) {
+        loop {
+            let n = self.notify.notified();
+            tokio::pin!(n);
+            n.as_mut().enable();
+            if self.seen.load(Ordering::Acquire) {
+                return;
+            }
+            n.await;
+        }
+    }
+}
+
+/// Counts the bytes of the first frame as they are read.
+struct FirstFrame {
+    preface: Arc<Preface>,
+    /// The frame's 9-byte head, as far as it came.
+    head: [u8; 9],
+    got: usize,
+}
+
+impl FirstFrame {
+    /// Takes bytes just read; true once the whole frame came.
+    fn saw(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if let Some(h) = self.head.get_mut(self.got) {
+                *h = b;
+            }
+            self.got += 1;
+        }
+        let [a, b, c, ..] = self.head;
+        let len = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
+        let whole = self.got >= 9 && self.got >= 9 + len;
+        if whole {
+            self.preface.seen.store(true, Ordering::Release);
+            self.preface.notify.notify_waiters();
+        }
+        whole
+    }
+}
 
 /// A borrowed connection (`&Conn`, client side) or an owned one
 /// (`Box<Conn>`, a server connection run by a task of its own).
@@ -15,6 +71,7 @@ pub struct ConnIo<C> {
     conn: C,
     initial: Vec<u8>,
     pos: usize,
+    first: Option<FirstFrame>,
 }
 
 impl<C: Deref<Target = Conn> + Unpin> ConnIo<C> {
@@ -23,7 +80,18 @@ impl<C: Deref<Target = Conn> + Unpin> ConnIo<C> {
             conn,
             initial,
             pos: 0,
+            first: None,
         }
+    }
+
+    /// Tells `preface` when the peer's first frame came.
+    pub fn watch(mut self, preface: Arc<Preface>) -> Self {
+        self.first = Some(FirstFrame {
+            preface,
+            head: [0; 9],
+            got: 0,
+        });
+        self
     }
 }
 
@@ -56,6 +124,12 @@ impl<C: Deref<Target = Conn> + Unpin> AsyncRead for ConnIo<C> {
             ready!(me.conn.poll_read_ready(cx))?;
             match me.conn.try_recv(buf.initialize_unfilled()) {
                 Ok(n) => {
+                    if let Some(f) = me.first.as_mut() {
+                        let got = buf.initialize_unfilled().get(..n).unwrap_or_default();
+                        if f.saw(got) {
+                            me.first = None;
+                        }
+                    }
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }

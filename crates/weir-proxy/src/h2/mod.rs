@@ -19,6 +19,9 @@ mod convert;
 pub mod front;
 mod io;
 pub mod upstream;
+pub(crate) mod ws;
+
+pub(crate) use convert::upgrade_protocol;
 
 use crate::conn::Conn;
 use crate::http::rules::Vars;
@@ -218,6 +221,7 @@ fn codec_config(sh: &Shared) -> (Config, usize) {
         // 431 from the exchange, as over HTTP/1.1; a larger block is a
         // flood and ends the connection.
         max_header_block: 4 * sh.bufsize.max(16384),
+        extended_connect: !g.no_extended_connect,
     };
     // A stream may hold four windows of unread body (in HTTP/1.1
     // framing): what a client's honest frames fill, never a flood of

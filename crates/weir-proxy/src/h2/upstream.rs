@@ -4,11 +4,13 @@
 //! on it ([`H2Up`]): the exchange gives it the request head as it is
 //! ([`H2Up::send_request`]) and takes the response head the same way
 //! ([`H2Up::poll_response`]), never as text; bodies cross in HTTP/1.1
-//! framing (chunked, with the trailers, when they have no length).
+//! framing (chunked, with the trailers, when they have no length). An
+//! HTTP/1.1 upgrade (a WebSocket) goes as RFC 8441's extended CONNECT
+//! where the server offers it, and its acceptance comes back as `101`.
 
 use super::body::{gone, In, Out, Writer};
 use super::convert;
-use super::io::ConnIo;
+use super::io::{ConnIo, Preface};
 use crate::conn::Conn;
 use crate::state::ProxyId;
 use crate::state::ServerId;
@@ -21,7 +23,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use weir_proto::h1::{self, H1Error, RequestHead, ResponseHead};
 
@@ -34,6 +36,8 @@ pub struct Shared {
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
     tls: bool,
+    /// When the server's SETTINGS came.
+    preface: Arc<Preface>,
 }
 
 thread_local! {
@@ -78,12 +82,22 @@ pub async fn handshake(
     if let Some(s) = conn.tcp() {
         let _ = s.set_nodelay(true);
     }
-    let (sender, connection) = h2::client::Builder::new()
-        .initial_connection_window_size((1 << 31) - 1)
-        .handshake::<_, Bytes>(ConnIo::new(Box::new(conn), Vec::new()))
+    let preface = Arc::new(Preface::default());
+    let io = ConnIo::new(Box::new(conn), Vec::new()).watch(preface.clone());
+    let (sender, mut connection) = h2::client::Builder::new()
+        .handshake::<_, Bytes>(io)
         .await
         .map_err(io::Error::other)?;
+    let seen = preface.clone();
     crate::profile::spawn::<crate::profile::H2Server, _>(async move {
+        // The connection window opens wide once the server's SETTINGS are
+        // acknowledged, as haproxy's: servers that check the order of
+        // the first frames see SETTINGS, then their ACK.
+        tokio::select! {
+            _ = &mut connection => return,
+            _ = seen.wait() => {}
+        }
+        connection.set_target_window_size((1 << 31) - 1);
         let _ = connection.await;
     });
     let sender = sender.ready().await.map_err(io::Error::other)?;
@@ -93,6 +107,7 @@ pub async fn handshake(
         server_addr,
         source_addr,
         tls,
+        preface,
     };
     CONNS.with(|m| m.borrow_mut().insert((be, srv), sh.clone()));
     Ok(sh)
@@ -113,6 +128,10 @@ struct Up {
     res: Option<In>,
     broken: bool,
     reset_on_close: bool,
+    preface: Arc<Preface>,
+    /// An upgrade sent as extended CONNECT: the protocol, and the accept
+    /// value for the client's WebSocket key.
+    upgrade: Option<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
 /// One request's stream to a server, read and written like a transport
@@ -141,6 +160,8 @@ impl H2Up {
                 res: None,
                 broken: false,
                 reset_on_close: false,
+                preface: sh.preface,
+                upgrade: None,
             }),
         }
     }
@@ -196,15 +217,35 @@ impl H2Up {
         self.lock().req.poll_ready(cx)
     }
 
+    /// Whether the server accepts extended CONNECT (RFC 8441), once its
+    /// SETTINGS came.
+    pub async fn can_upgrade(&self) -> bool {
+        let preface = self.lock().preface.clone();
+        preface.wait().await;
+        self.lock()
+            .sender
+            .as_ref()
+            .is_some_and(SendRequest::is_extended_connect_protocol_enabled)
+    }
+
     /// Sends the request's head (its body follows through
     /// [`H2Up::try_write`], in HTTP/1.1 framing). `InvalidData` for what
-    /// HTTP/2 cannot carry (a CONNECT tunnel, `*`).
+    /// HTTP/2 cannot carry (a CONNECT tunnel, `*`). An upgrade goes as
+    /// extended CONNECT, whose stream then carries the tunnel's bytes.
     pub fn send_request(&self, req: &RequestHead) -> io::Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let r = convert::upstream_request(req, st.scheme, &st.authority)
             .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))?;
-        let body = Out::new(req.framing);
+        st.upgrade = convert::upgrade_protocol(req).map(|p| {
+            let key = req.headers.iter().find(|h| h.is("sec-websocket-key"));
+            (p.to_vec(), key.map(|k| super::ws::accept(k.value())))
+        });
+        let body = if st.upgrade.is_some() {
+            Out::Open
+        } else {
+            Out::new(req.framing)
+        };
         st.method.clone_from(&req.method);
         let end = matches!(body, Out::Done);
         let mut sender = st.sender.take().ok_or_else(gone)?;
@@ -217,6 +258,11 @@ impl H2Up {
     /// Takes request body bytes up to the window.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.lock().req.write(buf)
+    }
+
+    /// Ends the stream's request side (a tunnel whose client ended its).
+    pub fn shutdown_write(&self) -> io::Result<()> {
+        self.lock().req.finish()
     }
 
     pub fn set_reset_on_close(&self) {
@@ -237,7 +283,16 @@ impl Up {
                 let (parts, recv) = r.into_parts();
                 let head_req = self.method == "HEAD";
                 let ended = recv.is_end_stream();
-                let (parts, chunked) = convert::response_parts(&parts, ended, head_req);
+                let switched = match &self.upgrade {
+                    Some((p, accept)) if parts.status.is_success() => {
+                        Some(convert::switched_parts(&parts, p, accept.as_deref()))
+                    }
+                    _ => None,
+                };
+                let (parts, chunked) = match switched {
+                    Some(p) => (p, false),
+                    None => convert::response_parts(&parts, ended, head_req),
+                };
                 let mut head = h1::response_head(parts, &self.method, false);
                 if head_req && !ended {
                     // Bodiless, but the exchange ends with the stream: the

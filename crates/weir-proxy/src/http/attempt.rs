@@ -249,7 +249,7 @@ async fn send_head(
         // Rewritten for this server: the head anew, then the body bytes.
         let body = if consumed { &[][..] } else { body };
         if let Peer::H2Up(up) = sconn {
-            up.send_request(req).map_err(|_| XferError::DstError)?;
+            h2_request(up, req, t).await?;
             send(sconn, body, t).await?;
             return Ok(head::request(req).len());
         }
@@ -262,7 +262,7 @@ async fn send_head(
     if let Peer::H2Up(up) = sconn {
         // An HTTP/2 server takes the head as it is, never as text; the
         // body bytes read with it follow.
-        up.send_request(req).map_err(|_| XferError::DstError)?;
+        h2_request(up, req, t).await?;
         send(sconn, if consumed { &[] } else { body }, t).await?;
         return Ok(if consumed && !p.dirty {
             head::request(req).len()
@@ -282,6 +282,26 @@ async fn send_head(
     let head = head::request(req);
     send(sconn, &head, t).await?;
     Ok(head.len())
+}
+
+/// A request's head to an HTTP/2 server; an upgrade waits for the
+/// server's SETTINGS, and fails (a 502) where it offers no extended
+/// CONNECT, as haproxy's does.
+async fn h2_request(
+    up: &crate::h2::upstream::H2Up,
+    req: &RequestHead,
+    t: Option<std::time::Duration>,
+) -> Result<(), XferError> {
+    if crate::h2::upgrade_protocol(req).is_some() {
+        let ok = match t {
+            Some(t) => tokio::time::timeout(t, up.can_upgrade()).await,
+            None => Ok(up.can_upgrade().await),
+        };
+        if ok != Ok(true) {
+            return Err(XferError::DstError);
+        }
+    }
+    up.send_request(req).map_err(|_| XferError::DstError)
 }
 
 /// The request goes up on this try's connection: `Ok` with the bytes

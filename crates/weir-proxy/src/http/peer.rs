@@ -52,6 +52,14 @@ impl<'c> Peer<'c> {
     pub fn is_h2(self) -> bool {
         matches!(self, Peer::H2(_))
     }
+    /// Whether a response to the client's upgrade may go to it (see
+    /// [`H2Stream::upgrade_ok`]).
+    pub fn upgrade_ok(self, res: &weir_proto::h1::ResponseHead) -> bool {
+        match self {
+            Peer::H2(h) => h.upgrade_ok(res),
+            Peer::Conn(_) | Peer::H2Up(_) => true,
+        }
+    }
     /// Writes all of `buf` (see [`crate::conn::send_all`]).
     pub async fn send_all(self, buf: &[u8]) -> io::Result<()> {
         crate::conn::send_all(&self, buf).await
@@ -99,7 +107,7 @@ impl Io for Peer<'_> {
         match self {
             Peer::Conn(c) => c.shutdown_write(),
             Peer::H2(h) => h.shutdown_write(),
-            Peer::H2Up(_) => Ok(()),
+            Peer::H2Up(h) => h.shutdown_write(),
         }
     }
     fn set_reset_on_close(&self) {

@@ -151,6 +151,7 @@ pub(super) async fn read_response(
                     }
                     continue;
                 }
+                Ok(Some(r)) if !client.upgrade_ok(&r.0) => return Err(RespFail::Invalid),
                 Ok(Some(r)) => return Ok(r),
                 Ok(None) if sbuf.is_full() => return Err(RespFail::Invalid),
                 Ok(None) => {}

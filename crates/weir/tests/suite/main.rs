@@ -16,6 +16,7 @@ mod forwarding;
 mod framing;
 mod h2;
 mod h2_servers;
+mod h2_websocket;
 mod health;
 mod http;
 mod http_abort;

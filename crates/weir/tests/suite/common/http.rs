@@ -182,11 +182,39 @@ pub struct Seen {
 /// `/close` answers with `Connection: close`, `/setcookie` sets
 /// `JSESSIONID=abc`, `/auth` answers 401, `/slow?ms=N` waits, `/garbage`
 /// answers junk, `/empty` closes without answering, `/ws` switches
-/// protocols and echoes. Every answer carries a report body (unless sized):
+/// protocols (proving the WebSocket key) and echoes, `/ws-wrong` the same
+/// with a wrong proof. Every answer carries a report body (unless sized):
 /// `server=`, `method=`, `uri=`, `body_len=`, `body_fnv=`, then the head.
 pub struct Origin {
     pub server: Server,
     pub seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+/// RFC 6455's `Sec-WebSocket-Accept` for `key`.
+pub fn ws_accept(key: &str) -> String {
+    let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY);
+    ctx.update(key.as_bytes());
+    ctx.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
+    base64(ctx.finish().as_ref())
+}
+
+fn base64(b: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = c
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &x)| n | u32::from(x) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= c.len() {
+                T[(n >> (18 - 6 * i)) as usize & 63] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
 }
 
 fn sized(n: usize) -> Vec<u8> {
@@ -257,8 +285,13 @@ impl Origin {
                 let out: Vec<u8> = match path {
                     "/garbage" => b"NOT HTTP AT ALL\r\n\r\n".to_vec(),
                     "/empty" => return,
-                    "/ws" => {
-                        let _ = w.write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
+                    "/ws" | "/ws-wrong" => {
+                        let key = get(&headers, "sec-websocket-key").unwrap_or("");
+                        let accept = match path {
+                            "/ws" => ws_accept(key),
+                            _ => "d3Jvbmcga2V5IGFuc3dlcg==".to_string(),
+                        };
+                        let _ = w.write_all(format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n").as_bytes());
                         let mut buf = [0u8; 4096];
                         loop {
                             match r.read(&mut buf) {
