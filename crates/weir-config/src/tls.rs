@@ -475,8 +475,47 @@ pub struct BindTls {
     pub ciphersuites: Option<Vec<Suite>>,
     pub curves: Option<Vec<Group>>,
     pub ca_file: Option<String>,
+    /// `crl-file`: revocation lists for client certificates.
+    pub crl_file: Option<String>,
     pub verify: Option<Verify>,
     pub strict_sni: bool,
+    /// `crt-ignore-err` / `ca-ignore-err`: client certificate errors
+    /// (OpenSSL's codes) that do not end the handshake.
+    pub crt_ignore_err: Option<IgnoreErr>,
+    pub ca_ignore_err: Option<IgnoreErr>,
+}
+
+/// The certificate verification errors a bind ignores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreErr {
+    All,
+    /// OpenSSL's `X509_V_ERR_*` codes.
+    Codes(Vec<i64>),
+}
+
+impl IgnoreErr {
+    fn parse(word: &str, v: &str) -> Result<IgnoreErr, String> {
+        if v == "all" {
+            return Ok(IgnoreErr::All);
+        }
+        v.split(',')
+            .map(|c| {
+                c.parse::<i64>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| format!("'{word}' expects 'all' or error codes, got '{c}'"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(IgnoreErr::Codes)
+    }
+
+    /// Whether error `code` is ignored.
+    pub fn covers(&self, code: i64) -> bool {
+        match self {
+            IgnoreErr::All => true,
+            IgnoreErr::Codes(c) => c.contains(&code),
+        }
+    }
 }
 
 impl BindTls {
@@ -497,6 +536,13 @@ impl BindTls {
                 .map(|v| self.ciphersuites = Some(v))),
             "curves" | "ecdhe" => two(need().and_then(parse_curves).map(|v| self.curves = Some(v))),
             "ca-file" => two(need().map(|v| self.ca_file = Some(v.to_string()))),
+            "crl-file" => two(need().map(|v| self.crl_file = Some(v.to_string()))),
+            "crt-ignore-err" => two(need()
+                .and_then(|v| IgnoreErr::parse(word, v))
+                .map(|v| self.crt_ignore_err = Some(v))),
+            "ca-ignore-err" => two(need()
+                .and_then(|v| IgnoreErr::parse(word, v))
+                .map(|v| self.ca_ignore_err = Some(v))),
             "verify" => two(need().and_then(|v| {
                 self.verify = Some(match v {
                     "none" => Verify::None,

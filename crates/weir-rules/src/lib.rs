@@ -20,9 +20,11 @@ pub mod matching;
 pub mod normalize;
 pub mod patref;
 pub mod sample;
+pub mod ssl;
 mod strconv;
 pub mod tcp;
 pub mod vars;
+pub mod x509;
 
 pub use acl::{split_cond, Acl, Cond, Loader};
 pub use action::{

@@ -112,6 +112,10 @@ pub trait Ctx {
     fn tls(&self) -> Option<&TlsInfo> {
         None
     }
+    /// The server connection's TLS session (`ssl_bc_*`, `ssl_s_*`).
+    fn srv_tls(&self) -> Option<&TlsInfo> {
+        None
+    }
     /// The frontend's name and id.
     fn frontend(&self) -> Option<(String, i64)> {
         None
@@ -155,42 +159,7 @@ pub trait Ctx {
     }
 }
 
-/// What a finished TLS handshake offers to the `ssl_fc_*`/`ssl_c_*` fetches.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsInfo {
-    pub sni: Option<String>,
-    pub alpn: Option<String>,
-    /// `TLSv1.2` or `TLSv1.3`.
-    pub version: &'static str,
-    /// OpenSSL's name of the suite.
-    pub cipher: String,
-    pub client_cert: bool,
-    /// The handshake resumed a session (ticket or id).
-    pub resumed: bool,
-    /// `/C=../CN=..` of the client certificate's subject and issuer.
-    pub client_s_dn: Option<String>,
-    pub client_i_dn: Option<String>,
-}
-
-/// The `ssl_*` fetches about the client connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SslFetch {
-    /// `ssl_fc`: the connection is TLS.
-    Fc,
-    FcSni,
-    FcHasSni,
-    FcAlpn,
-    FcProtocol,
-    FcCipher,
-    /// `ssl_c_used` / `ssl_fc_has_crt`: a client certificate was given.
-    CUsed,
-    /// `ssl_fc_is_resumed`.
-    FcIsResumed,
-    /// `ssl_c_verify`: 0 (a failed verification ends the handshake).
-    CVerify,
-    CSDn,
-    CIDn,
-}
+pub use crate::ssl::{SslFetch, TlsInfo};
 
 /// A fetch with its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -340,6 +309,9 @@ fn occ_arg(a: &[String], name: &str) -> Result<Option<i64>, String> {
 /// Parses a fetch by name (HAProxy's spelling, with its aliases).
 pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
     let (name, a) = split_call(s)?;
+    if let Some(f) = crate::ssl::parse(name, &a) {
+        return f.map(Fetch::Ssl);
+    }
     let first = a.first().cloned();
     let need = |what: &str| -> Result<String, String> {
         first
@@ -410,17 +382,6 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "http_auth_pass" => Fetch::HttpAuthPass,
         "http_auth_type" => Fetch::HttpAuthType,
         "req.body_param" => Fetch::BodyParam(need("a parameter name")?),
-        "ssl_fc" => Fetch::Ssl(SslFetch::Fc),
-        "ssl_fc_sni" => Fetch::Ssl(SslFetch::FcSni),
-        "ssl_fc_has_sni" => Fetch::Ssl(SslFetch::FcHasSni),
-        "ssl_fc_alpn" => Fetch::Ssl(SslFetch::FcAlpn),
-        "ssl_fc_protocol" => Fetch::Ssl(SslFetch::FcProtocol),
-        "ssl_fc_cipher" => Fetch::Ssl(SslFetch::FcCipher),
-        "ssl_c_used" | "ssl_fc_has_crt" => Fetch::Ssl(SslFetch::CUsed),
-        "ssl_c_verify" => Fetch::Ssl(SslFetch::CVerify),
-        "ssl_fc_is_resumed" => Fetch::Ssl(SslFetch::FcIsResumed),
-        "ssl_c_s_dn" => Fetch::Ssl(SslFetch::CSDn),
-        "ssl_c_i_dn" => Fetch::Ssl(SslFetch::CIDn),
         "str" => Fetch::Str(first.unwrap_or_default()),
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
         _ => match crate::internal::parse(name, &a) {
@@ -764,32 +725,10 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
                 })
                 .map(|v| Sample::Str(v.to_vec()))
         })),
-        Fetch::Ssl(k) => ssl_fetch(ctx.tls(), *k),
+        Fetch::Ssl(k) => crate::ssl::fetch(ctx, k),
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
-    }
-}
-
-fn ssl_fetch(t: Option<&TlsInfo>, k: SslFetch) -> Vec<Sample> {
-    let text = |v: Option<&str>| {
-        v.filter(|v| !v.is_empty())
-            .map(|v| Sample::Str(v.as_bytes().to_vec()))
-            .into_iter()
-            .collect()
-    };
-    match k {
-        SslFetch::Fc => vec![Sample::Bool(t.is_some())],
-        SslFetch::FcHasSni => vec![Sample::Bool(t.is_some_and(|t| t.sni.is_some()))],
-        SslFetch::CUsed => vec![Sample::Bool(t.is_some_and(|t| t.client_cert))],
-        SslFetch::FcIsResumed => vec![Sample::Bool(t.is_some_and(|t| t.resumed))],
-        SslFetch::CVerify => t.map(|_| Sample::Int(0)).into_iter().collect(),
-        SslFetch::FcSni => text(t.and_then(|t| t.sni.as_deref())),
-        SslFetch::FcAlpn => text(t.and_then(|t| t.alpn.as_deref())),
-        SslFetch::FcProtocol => text(t.map(|t| t.version)),
-        SslFetch::FcCipher => text(t.map(|t| t.cipher.as_str())),
-        SslFetch::CSDn => text(t.and_then(|t| t.client_s_dn.as_deref())),
-        SslFetch::CIDn => text(t.and_then(|t| t.client_i_dn.as_deref())),
     }
 }
 

@@ -71,6 +71,8 @@ const BIND_TAKES_ARG: &[&str] = &[
     "ecdhe",
     "ca-file",
     "crl-file",
+    "crt-ignore-err",
+    "ca-ignore-err",
     "verify",
     "ssl-min-ver",
     "ssl-max-ver",

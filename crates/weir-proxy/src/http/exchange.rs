@@ -253,6 +253,7 @@ fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
         bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
         acc: Some(acc),
         fc: None,
+        srv_tls: None,
     }
 }
 

@@ -72,7 +72,12 @@ pub(super) async fn head<'r>(
     rec: &mut LogRecord<'r>,
     vars: &mut Vars,
 ) -> Next<'r> {
-    let close_server = match tcp_rules(r, tmpl, s, &res, req, rec, vars) {
+    // The response's rules see the server connection's TLS session.
+    let stmpl = ExCtx {
+        srv_tls: s.conn.tls_info(),
+        ..*tmpl
+    };
+    let close_server = match tcp_rules(r, &stmpl, s, &res, req, rec, vars) {
         Ok(c) => c,
         Err(term) => {
             let mut o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 0, term)).await;
@@ -82,7 +87,7 @@ pub(super) async fn head<'r>(
         }
     };
     let mut rdirty = !res.canonical;
-    let replaced = http_rules(r, tmpl, &mut res, req, body, rec, vars, &mut rdirty);
+    let replaced = http_rules(r, &stmpl, &mut res, req, body, rec, vars, &mut rdirty);
     if let (Some(ps), None) = (&p.persist, &replaced) {
         let (flag, changed) =
             cookie::on_response(r.be_px, s.srv, ps, &req.method, &mut res, p.now_secs);

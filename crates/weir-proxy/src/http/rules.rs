@@ -124,6 +124,8 @@ pub struct ExCtx<'a> {
     /// The connection's own addresses while `tcp-request` rules change the
     /// session's.
     pub fc: Option<&'a (Option<SocketAddr>, Option<SocketAddr>)>,
+    /// The server connection's TLS session, once a response came.
+    pub srv_tls: Option<&'a weir_rules::TlsInfo>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -272,6 +274,9 @@ impl Ctx for ExCtx<'_> {
     }
     fn body(&self) -> Option<&[u8]> {
         self.body
+    }
+    fn srv_tls(&self) -> Option<&weir_rules::TlsInfo> {
+        self.srv_tls
     }
     fn tls(&self) -> Option<&weir_rules::TlsInfo> {
         self.tls

@@ -185,6 +185,7 @@ pub fn l4_view_in<'a>(
         bind: None,
         acc: None,
         fc: None,
+        srv_tls: None,
     }
 }
 
@@ -215,6 +216,7 @@ pub fn admit(
     };
     let view = ExCtx {
         fc: Some(&conn),
+        srv_tls: None,
         ..l4_view(sh, fe_idx, client)
     };
     let d = run(set, rules, &view, &mut subj);

@@ -26,7 +26,7 @@ pub async fn accept(
     let started = Instant::now();
     let mut inbuf = initial.to_vec();
     let hello = bounded(timeout, hello(&io, cfg, &mut inbuf));
-    let (config, sni) = match hello.await {
+    let (config, sni, own) = match hello.await {
         Ok(h) => h,
         Err(e) => return Err((e, inbuf.is_empty())),
     };
@@ -35,10 +35,16 @@ pub async fn accept(
     // What is left of `timeout` after the hello.
     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
     let mut early = Vec::new();
-    let tickets = bounded(left, drive(&io, &mut conn, &mut inbuf, &mut early))
-        .await
-        .map_err(|e| (e, false))?;
-    let info = info(&conn, sni);
+    let mut verify = 0;
+    let tickets = bounded(
+        left,
+        drive(&io, &mut conn, &mut inbuf, &mut early, &mut verify),
+    )
+    .await
+    .map_err(|e| (e, false))?;
+    let mut info = info(&conn, sni);
+    info.own_cert = own;
+    info.verify = verify;
     let (secrets, kernel) = conn
         .dangerous_into_kernel_connection()
         .map_err(|e| (HandshakeError::Tls(e), false))?;
@@ -57,7 +63,7 @@ async fn hello(
     io: &Conn,
     cfg: &super::BindConfig,
     raw: &mut Vec<u8>,
-) -> Result<(Arc<ServerConfig>, Option<String>), HandshakeError> {
+) -> Result<(Arc<ServerConfig>, Option<String>, Option<Arc<[u8]>>), HandshakeError> {
     let mut acc = Acceptor::default();
     let mut fed = 0;
     loop {
@@ -77,7 +83,9 @@ async fn hello(
                 } else {
                     cfg.default.clone()
                 };
-                return Ok((chosen, sni));
+                // The certificate rustls will present (`ssl_f_*`).
+                let own = chosen.certs.leaf(&a.client_hello());
+                return Ok((chosen.cfg, sni, own));
             }
             Ok(None) => {}
             Err((e, mut alert)) => {
@@ -177,7 +185,9 @@ fn send_alert(io: &Conn, conn: &mut UnbufferedServerConnection) {
 
 /// Runs the handshake over `inbuf` (the bytes read so far) until it is
 /// over. Application data that came with the client's last flight lands
-/// in `early`; the start of a record not yet whole stays in `inbuf`.
+/// in `early`; the start of a record not yet whole stays in `inbuf`. A
+/// client certificate error `crt-ignore-err` let through leaves its code
+/// in `verify`.
 ///
 /// Returns what TLS 1.3 sends after the handshake (the session tickets),
 /// unsent: they leave with the first response, in the same send, or as
@@ -188,10 +198,16 @@ async fn drive(
     conn: &mut UnbufferedServerConnection,
     inbuf: &mut Vec<u8>,
     early: &mut Vec<u8>,
+    verify: &mut i64,
 ) -> Result<Vec<u8>, HandshakeError> {
     let mut out = Vec::new();
     loop {
         let st = conn.process_tls_records(&mut inbuf[..]);
+        // The certificate was verified in that step, on this thread, if
+        // at all: nothing else ran in between.
+        if let Some(code) = super::verify::take_ignored() {
+            *verify = code;
+        }
         let discard = st.discard;
         let step = match st.state {
             Err(e) => {

@@ -52,7 +52,7 @@ pub fn names(ck: &CertifiedKey) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Ok(ee) = webpki::EndEntityCert::try_from(der) {
         out.extend(ee.valid_dns_names().map(|n| n.to_ascii_lowercase()));
-        if let Some(cn) = super::dn::common_name(ee.subject()) {
+        if let Some(cn) = weir_rules::x509::common_name(ee.subject()) {
             let cn = cn.to_ascii_lowercase();
             if !out.contains(&cn) {
                 out.push(cn);
@@ -145,6 +145,9 @@ pub struct SniIndex {
     default: Option<Arc<CertifiedKey>>,
     /// `strict-sni`: no default certificate.
     pub strict: bool,
+    /// Each certificate's leaf in DER, by the address of its key (what
+    /// `ssl_f_*` read: shared, not copied per connection).
+    leaves: HashMap<usize, Arc<[u8]>>,
 }
 
 impl SniIndex {
@@ -153,6 +156,10 @@ impl SniIndex {
     pub fn add(&mut self, ck: Arc<CertifiedKey>, names: &[String], excluded: &[String]) {
         if self.default.is_none() {
             self.default = Some(ck.clone());
+        }
+        if let Some(leaf) = ck.cert.first() {
+            let der: Arc<[u8]> = Arc::from(leaf.as_ref());
+            self.leaves.insert(Arc::as_ptr(&ck) as usize, der);
         }
         for n in names {
             if excluded.contains(n) {
@@ -195,6 +202,12 @@ impl SniIndex {
             return None;
         }
         self.default.clone()
+    }
+
+    /// The leaf certificate (DER) the handshake of `hello` presents.
+    pub fn leaf(&self, hello: &ClientHello<'_>) -> Option<Arc<[u8]>> {
+        let ck = self.pick(hello.server_name(), hello.signature_schemes())?;
+        self.leaves.get(&(Arc::as_ptr(&ck) as usize)).cloned()
     }
 
     pub fn is_empty(&self) -> bool {

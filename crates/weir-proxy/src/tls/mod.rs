@@ -6,10 +6,10 @@
 mod accept;
 mod certs;
 mod client;
-mod dn;
 mod route;
 mod stream;
 mod traffic;
+mod verify;
 
 pub use accept::accept;
 pub use client::{client_config, ClientTls};
@@ -216,6 +216,20 @@ fn versions(
     Ok(v)
 }
 
+/// The revocation lists of a `crl-file`.
+fn load_crls(
+    path: &str,
+) -> Result<Vec<rustls::pki_types::CertificateRevocationListDer<'static>>, Vec<String>> {
+    use rustls::pki_types::pem::PemObject;
+    let crls: Vec<_> = rustls::pki_types::CertificateRevocationListDer::pem_file_iter(path)
+        .and_then(|i| i.collect())
+        .map_err(|e| vec![format!("unable to load CRL file '{path}': {e:?}")])?;
+    if crls.is_empty() {
+        return Err(vec![format!("no CRL found in '{path}'")]);
+    }
+    Ok(crls)
+}
+
 /// The CA certificates of a `ca-file`.
 fn load_roots(ca: &str) -> Result<RootCertStore, Vec<String>> {
     let mut roots = RootCertStore::empty();
@@ -229,13 +243,17 @@ fn load_roots(ca: &str) -> Result<RootCertStore, Vec<String>> {
     Ok(roots)
 }
 
-/// Builds the server configuration of one `bind … ssl` line. Errors are
-/// messages without location (the caller adds the bind's `file:line`).
-pub fn server_config(t: &BindTls, g: &TlsGlobal) -> Result<ServerConfig, Vec<String>> {
+/// Builds the server configuration of one `bind … ssl` line, with its
+/// certificates by name. Errors are messages without location (the caller
+/// adds the bind's `file:line`).
+pub fn server_config(
+    t: &BindTls,
+    g: &TlsGlobal,
+) -> Result<(ServerConfig, Arc<certs::SniIndex>), Vec<String>> {
     let p = Arc::new(provider(t, g));
     let opts = t.opts.or(&g.bind_opts);
     let versions = versions(&opts)?;
-    let idx = load_certs(t, g, &p)?;
+    let idx = Arc::new(load_certs(t, g, &p)?);
     let builder = ServerConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| vec![format!("inconsistent TLS settings: {e}")])?;
@@ -250,13 +268,25 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal) -> Result<ServerConfig, Vec<Str
             } else {
                 vb
             };
+            let vb = match &t.crl_file {
+                Some(f) => vb.with_crls(load_crls(&with_base(g.ca_base.as_deref(), f))?),
+                None => vb,
+            };
             let verifier = vb
                 .build()
                 .map_err(|e| vec![format!("client certificate verification: {e}")])?;
+            let verifier: Arc<dyn rustls::server::danger::ClientCertVerifier> =
+                match &t.crt_ignore_err {
+                    Some(ignore) => Arc::new(verify::Ignoring {
+                        inner: verifier,
+                        ignore: ignore.clone(),
+                    }),
+                    None => verifier,
+                };
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let mut cfg = builder.with_cert_resolver(Arc::new(idx));
+    let mut cfg = builder.with_cert_resolver(idx.clone());
     cfg.alpn_protocols = alpn_list(t.alpn.as_deref());
     cfg.ignore_client_order = !opts.prefer_client_ciphers;
     // The keys pass to weir's own record layer after the handshake.
@@ -270,7 +300,7 @@ pub fn server_config(t: &BindTls, g: &TlsGlobal) -> Result<ServerConfig, Vec<Str
             secs: g.lifetime,
         });
     }
-    Ok(cfg)
+    Ok((cfg, idx))
 }
 
 /// An `alpn` list as rustls takes it.

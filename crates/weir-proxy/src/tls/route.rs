@@ -5,6 +5,13 @@
 use super::{certs, provider, server_config};
 use rustls::ServerConfig;
 use std::sync::Arc;
+
+/// A configuration and the certificates it serves by name.
+#[derive(Clone)]
+pub struct Bound {
+    pub cfg: Arc<ServerConfig>,
+    pub certs: Arc<certs::SniIndex>,
+}
 use weir_config::tls::{with_base, BindTls, TlsGlobal};
 
 /// One `crt-list` line with options: the names it serves and its
@@ -12,13 +19,13 @@ use weir_config::tls::{with_base, BindTls, TlsGlobal};
 struct Route {
     names: Vec<String>,
     excluded: Vec<String>,
-    cfg: Arc<ServerConfig>,
+    cfg: Bound,
 }
 
 /// The configurations of one `bind … ssl` line.
 pub struct BindConfig {
     /// Every certificate of the line, with the line's options.
-    pub default: Arc<ServerConfig>,
+    pub default: Bound,
     routes: Vec<Route>,
 }
 
@@ -36,7 +43,7 @@ impl BindConfig {
 
     /// The configuration for a client that sent `sni`: a line naming it
     /// exactly, then one whose `*.` wildcard covers it, else the default.
-    pub fn pick(&self, sni: Option<&str>) -> Arc<ServerConfig> {
+    pub fn pick(&self, sni: Option<&str>) -> Bound {
         let Some(name) = sni.map(str::to_ascii_lowercase) else {
             return self.default.clone();
         };
@@ -54,7 +61,11 @@ impl BindConfig {
 /// Builds a bind line's configurations. Errors are messages without
 /// location (the caller adds the bind's `file:line`).
 pub fn bind_config(t: &BindTls, g: &TlsGlobal) -> Result<BindConfig, Vec<String>> {
-    let default = Arc::new(server_config(t, g)?);
+    let (cfg, certs) = server_config(t, g)?;
+    let default = Bound {
+        cfg: Arc::new(cfg),
+        certs,
+    };
     let mut routes = Vec::new();
     let mut errs = Vec::new();
     for list in &t.crt_lists {
@@ -99,7 +110,7 @@ fn route(t: &BindTls, g: &TlsGlobal, l: &certs::CrtListLine) -> Result<Route, Ve
             None => return Err(vec![format!("'{w}' is not a crt-list option")]),
         }
     }
-    let cfg = server_config(&lt, g)?;
+    let (cfg, certs) = server_config(&lt, g)?;
     let path = with_base(g.crt_base.as_deref(), &l.crt);
     let ck = certs::load_pem(&path, &provider(&lt, g)).map_err(|e| vec![e])?;
     let (neg, pos): (Vec<&String>, Vec<&String>) =
@@ -112,6 +123,9 @@ fn route(t: &BindTls, g: &TlsGlobal, l: &certs::CrtListLine) -> Result<Route, Ve
     Ok(Route {
         names,
         excluded: neg.iter().map(|f| f[1..].to_string()).collect(),
-        cfg: Arc::new(cfg),
+        cfg: Bound {
+            cfg: Arc::new(cfg),
+            certs,
+        },
     })
 }

@@ -395,18 +395,10 @@ pub(super) fn info(tls: &rustls::CommonState, sni: Option<String>) -> TlsInfo {
         Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2",
         _ => "",
     };
-    let (client_s_dn, client_i_dn) = tls
+    let peer_chain: Vec<Vec<u8>> = tls
         .peer_certificates()
-        .and_then(|c| c.first())
-        .and_then(|der| {
-            webpki::EndEntityCert::try_from(der).ok().map(|ee| {
-                (
-                    super::dn::oneline(ee.subject()),
-                    super::dn::oneline(ee.issuer()),
-                )
-            })
-        })
-        .map_or((None, None), |(s, i)| (Some(s), Some(i)));
+        .map(|c| c.iter().map(|d| d.as_ref().to_vec()).collect())
+        .unwrap_or_default();
     TlsInfo {
         sni,
         alpn: tls
@@ -417,9 +409,10 @@ pub(super) fn info(tls: &rustls::CommonState, sni: Option<String>) -> TlsInfo {
             .negotiated_cipher_suite()
             .map(|s| cipher_name(s.suite()))
             .unwrap_or_default(),
-        client_cert: client_s_dn.is_some(),
+        client_cert: !peer_chain.is_empty(),
         resumed: tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
-        client_s_dn,
-        client_i_dn,
+        peer_chain,
+        own_cert: None,
+        verify: 0,
     }
 }

@@ -41,6 +41,7 @@ mod tcp_rules;
 mod tcp_sleep;
 mod tls;
 
+mod tls_certs;
 mod tls_records;
 mod tls_servers;
 mod use_server;

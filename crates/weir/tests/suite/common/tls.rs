@@ -72,87 +72,17 @@ impl Pki {
             ],
         );
         // Server certificate signed by the CA.
-        openssl(
-            d,
-            &[
-                "req",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                "www.key",
-                "-out",
-                "www.csr",
-                "-subj",
-                "/CN=www.example.com",
-            ],
-        );
         std::fs::write(
             d.join("www.ext"),
             "subjectAltName=DNS:www.example.com,DNS:*.example.org\n",
         )
         .unwrap();
-        openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "www.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "www.crt",
-                "-days",
-                "30",
-                "-extfile",
-                "www.ext",
-            ],
-        );
         // Client certificate.
-        openssl(
-            d,
-            &[
-                "req",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                "client.key",
-                "-out",
-                "client.csr",
-                "-subj",
-                "/C=FR/O=weir/CN=client-one",
-            ],
-        );
         std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
-        openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "client.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "client.crt",
-                "-days",
-                "30",
-                "-extfile",
-                "client.ext",
-            ],
-        );
+        let pki = Pki { dir };
+        pki.issue("www", "/CN=www.example.com", "www.ext");
+        pki.issue("client", "/C=FR/O=weir/CN=client-one", "client.ext");
+        let d = pki.dir.as_path();
         // RSA, self-signed.
         openssl(
             d,
@@ -184,7 +114,54 @@ impl Pki {
         std::fs::create_dir_all(d.join("certs")).unwrap();
         cat(&["www.crt", "ca.pem", "www.key"], "certs/1-www.pem");
         cat(&["other.crt", "other.key"], "certs/2-other.pem");
-        Pki { dir }
+        pki
+    }
+    /// A P-256 certificate from the CA with the extensions of file `ext`:
+    /// `<name>.crt` and `<name>.key`.
+    pub fn issue(&self, name: &str, subj: &str, ext: &str) {
+        let d = self.dir.as_path();
+        let (key, csr, crt) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+        );
+        openssl(
+            d,
+            &[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                &key,
+                "-out",
+                &csr,
+                "-subj",
+                subj,
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &crt,
+                "-days",
+                "30",
+                "-extfile",
+                ext,
+            ],
+        );
     }
     pub fn path(&self, name: &str) -> String {
         self.dir.join(name).to_string_lossy().into_owned()
