@@ -257,8 +257,7 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
             i += end + 1;
         }
         if b.get(i) == Some(&b'[') {
-            let end = text[i..]
-                .find(']')
+            let end = weir_rules::fmt::expr_end(&text[i..])
                 .ok_or_else(|| format!("missing ']' in log-format '{text}'"))?;
             let no_files = |f: &str| -> Result<String, String> {
                 std::fs::read_to_string(f).map_err(|e| format!("failed to open file '{f}' : {e}"))

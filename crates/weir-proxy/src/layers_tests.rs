@@ -51,6 +51,11 @@ const STATICS: &[(&str, &str, &str)] = &[
     ),
     ("splice.rs", "POOL", "the thread's spare splice pipes"),
     (
+        "tls/verify.rs",
+        "IGNORED",
+        "the code of a client certificate error let through, until its handshake step reads it",
+    ),
+    (
         "stats.rs",
         "SLOT",
         "the thread's slot in the per-thread counters",

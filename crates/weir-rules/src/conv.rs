@@ -42,6 +42,8 @@ pub enum More {
     Iif(Vec<u8>, Vec<u8>),
     UrlEnc,
     Json(JsonInput),
+    /// `json_query(<path>[,int])`.
+    JsonQuery(Vec<crate::json::Step>, bool),
     Strcmp(String),
     SecureMemcmp(String),
 }
@@ -135,10 +137,27 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
             )),
         },
         "json" => json_input(a).map(More::Json),
+        "json_query" => json_query(a),
         "strcmp" => var_arg(name, a).map(More::Strcmp),
         "secure_memcmp" => var_arg(name, a).map(More::SecureMemcmp),
         _ => return None,
     })
+}
+
+fn json_query(a: &[String]) -> Result<More, String> {
+    let (path, int) = match a {
+        [p] => (p, false),
+        [p, t] if t == "int" => (p, true),
+        [_, t] => {
+            return Err(format!(
+                "converter 'json_query': unknown output type '{t}' (only 'int')"
+            ))
+        }
+        _ => return Err("converter 'json_query' expects a JSON path".into()),
+    };
+    let steps =
+        crate::json::parse_path(path).map_err(|e| format!("converter 'json_query': {e}"))?;
+    Ok(More::JsonQuery(steps, int))
 }
 
 fn no_args(name: &str, a: &[String], m: More) -> Result<More, String> {
@@ -376,6 +395,9 @@ impl More {
             More::Iif(t, f) => Sample::Str(if int()? != 0 { t.clone() } else { f.clone() }),
             More::UrlEnc => Sample::Str(url_enc(&v.to_bytes())),
             More::Json(input) => Sample::Str(json(&v.to_bytes(), *input)?),
+            More::JsonQuery(path, int) => {
+                json_value(crate::json::query(&v.to_bytes(), path)?, *int)?
+            }
             More::Strcmp(name) => {
                 let other = ctx.var(name)?.to_bytes();
                 Sample::Int(strcmp(&v.to_bytes(), &other))
@@ -502,6 +524,24 @@ pub fn int_cast(v: &Sample) -> Option<i64> {
             Some(if neg { -n } else { n })
         }
     }
+}
+
+/// What `json_query` gives for a value: a string as it is, a boolean,
+/// a number as `%g` writes it, or cut to an integer (`int`; none out of
+/// range).
+fn json_value(v: crate::json::Value, int: bool) -> Option<Sample> {
+    use crate::json::Value;
+    Some(match v {
+        Value::Str(s) => Sample::Str(s),
+        Value::Bool(b) => Sample::Bool(b),
+        Value::Num(n) if int => {
+            if !(n > i64::MIN as f64 && n < i64::MAX as f64) {
+                return None;
+            }
+            Sample::Int(n as i64)
+        }
+        Value::Num(n) => Sample::Str(crate::json::g_format(n).into_bytes()),
+    })
 }
 
 /// A JSON string's content: quotes, backslashes, `/` and control

@@ -48,9 +48,7 @@ impl Fmt {
                     + 1;
             }
             if b.get(j) == Some(&b'[') {
-                let end = text[j..]
-                    .find(']')
-                    .ok_or_else(|| format!("missing ']' in '{text}'"))?;
+                let end = expr_end(&text[j..]).ok_or_else(|| format!("missing ']' in '{text}'"))?;
                 let expr = Expr::parse(&text[j + 1..j + end], load)?;
                 if !lit.is_empty() {
                     pieces.push(Piece::Lit(std::mem::take(&mut lit)));
@@ -117,5 +115,47 @@ impl Fmt {
             }
         }
         out
+    }
+}
+
+/// Where the `]` closing a `%[` sample expression is in `s` (which starts
+/// at the `[`): outside quoted arguments and parentheses, as haproxy's
+/// expression parser reads it (`str('[x]')` and `regsub([a-z],x)` hold
+/// their brackets).
+pub fn expr_end(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote = None;
+    let mut escaped = false;
+    for (i, b) in s.bytes().enumerate().skip(1) {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, b) {
+            (_, b'\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'(') => depth += 1,
+            (None, b')') => depth = depth.saturating_sub(1),
+            (None, b']') if depth == 0 => return Some(i),
+            (None, _) => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expr_end;
+
+    #[test]
+    fn an_expression_ends_at_its_own_bracket() {
+        assert_eq!(expr_end("[src]x]"), Some(4));
+        assert_eq!(expr_end("[str('[x]'),lower]"), Some(17));
+        assert_eq!(expr_end("[str(\"a]\")]"), Some(10));
+        assert_eq!(expr_end("[path,regsub([a-z],x)]"), Some(21));
+        assert_eq!(expr_end("[str('it\\'s]')]"), Some(14));
+        assert_eq!(expr_end("[str('x]'"), None);
     }
 }

@@ -16,6 +16,7 @@ pub mod conv;
 pub mod fmt;
 pub mod hash;
 pub mod internal;
+pub mod json;
 pub mod matching;
 pub mod normalize;
 pub mod patref;

@@ -4,7 +4,8 @@
 //! list covers every converter of `weir_rules::conv`, the casts they make
 //! (a string's leading digits, an address as an integer), the edges
 //! haproxy documents (division by zero, saturation, `field` out of range,
-//! `url_dec`'s `+`, `json`'s decoders) and the argument quoting of §2.2.
+//! `url_dec`'s `+`, `json`'s decoders, `json_query`'s types) and the
+//! argument quoting of §2.2 (a `]` inside quotes stays in the expression).
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -104,6 +105,16 @@ const EXPRS: &[&str] = &[
     r#"str(a),hex,lower"#,
     r#"bool(1),iif(y,n)"#,
     r#"ipv4(1.2.3.4),add(1)"#,
+    r#"str('{\"d\":4.5,\"i\":-7.9,\"b\":12345678.25}'),json_query('\$.d')"#,
+    r#"str('{\"d\":4.5,\"i\":-7.9,\"b\":12345678.25}'),json_query('\$.i','int')"#,
+    r#"str('{\"d\":4.5,\"i\":-7.9,\"b\":12345678.25}'),json_query('\$.b')"#,
+    r#"str('{\"a\":[1,{\"c\":\"x\"}],\"t\":true}'),json_query('\$.a[1].c')"#,
+    r#"str('{\"a\":[1,{\"c\":\"x\"}],\"t\":true}'),json_query('\$.t')"#,
+    r#"str('{\"a\":[1,{\"c\":\"x\"}],\"t\":false}'),json_query('\$.t')"#,
+    r#"str('{\"a\":[1,{\"c\":\"x\"}],\"n\":null}'),json_query('\$.a')"#,
+    r#"str('{\"a\":[1,{\"c\":\"x\"}],\"n\":null}'),json_query('\$.n')"#,
+    r#"str('{\"my.key\":\"v\"}'),json_query('\$.my\\.key')"#,
+    r#"str('{\"a\":'),json_query('\$.a')"#,
 ];
 
 /// Expressions per `http-request return` (haproxy reads 64 words a line).
@@ -176,4 +187,5 @@ fn converters_as_haproxy() {
         "[A9993E364706816ABA3E25717850C26C9CD0D89D]"
     );
     assert_eq!(at("str(in),add_item(',',txn.nope,s)"), "[in,s]");
+    assert_eq!(at(EXPRS[EXPRS.len() - 8]), "[1.23457e+07]");
 }
