@@ -77,6 +77,7 @@ fn conv_method(c: &crate::sample::Conv) -> Method {
     use crate::sample::Conv;
     match c {
         Conv::Length | Conv::Hash(_) => Method::Int,
+        Conv::Jwt(crate::jwt::JwtConv::Verify { .. }) => Method::Int,
         Conv::IpMask(..) => Method::Ip,
         Conv::More(m) => match m {
             More::Arith(..)

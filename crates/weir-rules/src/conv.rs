@@ -529,7 +529,7 @@ pub fn int_cast(v: &Sample) -> Option<i64> {
 /// What `json_query` gives for a value: a string as it is, a boolean,
 /// a number as `%g` writes it, or cut to an integer (`int`; none out of
 /// range).
-fn json_value(v: crate::json::Value, int: bool) -> Option<Sample> {
+pub(crate) fn json_value(v: crate::json::Value, int: bool) -> Option<Sample> {
     use crate::json::Value;
     Some(match v {
         Value::Str(s) => Sample::Str(s),

@@ -17,6 +17,7 @@ pub mod fmt;
 pub mod hash;
 pub mod internal;
 pub mod json;
+pub mod jwt;
 pub mod matching;
 pub mod normalize;
 pub mod patref;

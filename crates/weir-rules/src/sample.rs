@@ -219,6 +219,8 @@ pub enum Fetch {
     BodyLen,
     /// `req.body_param(name)`: a field of a buffered form body.
     BodyParam(String),
+    /// `http_auth_bearer([<header>])`.
+    AuthBearer(Option<String>),
     Ssl(SslFetch),
     /// A string constant (`str(x)`), or an integer (`int(n)`).
     Str(String),
@@ -273,6 +275,8 @@ pub enum Conv {
     Hash(crate::internal::HashConv),
     /// Arithmetic, digests, dumps … (see [`crate::conv`]).
     More(crate::conv::More),
+    /// JSON Web Tokens (see [`crate::jwt`]).
+    Jwt(crate::jwt::JwtConv),
 }
 
 impl PartialEq for Conv {
@@ -382,6 +386,7 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "http_auth_pass" => Fetch::HttpAuthPass,
         "http_auth_type" => Fetch::HttpAuthType,
         "req.body_param" => Fetch::BodyParam(need("a parameter name")?),
+        "http_auth_bearer" => Fetch::AuthBearer(first.filter(|h| !h.is_empty())),
         "str" => Fetch::Str(first.unwrap_or_default()),
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
         _ => match crate::internal::parse(name, &a) {
@@ -491,7 +496,10 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
             Some(r) => Conv::Hash(r?),
             None => match crate::conv::parse(name, &a) {
                 Some(r) => Conv::More(r?),
-                None => return Err(format!("unknown converter '{name}'")),
+                None => match crate::jwt::parse(name, &a, load) {
+                    Some(r) => Conv::Jwt(r?),
+                    None => return Err(format!("unknown converter '{name}'")),
+                },
             },
         },
     })
@@ -726,6 +734,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
                 .map(|v| Sample::Str(v.to_vec()))
         })),
         Fetch::Ssl(k) => crate::ssl::fetch(ctx, k),
+        Fetch::AuthBearer(h) => crate::jwt::bearer(ctx, h.as_deref()).into_iter().collect(),
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),

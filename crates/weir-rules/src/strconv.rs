@@ -200,5 +200,6 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
         Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
         Conv::Hash(h) => h.apply(&bytes()),
         Conv::More(m) => return m.apply(v, ctx),
+        Conv::Jwt(j) => return crate::jwt::apply(j, v, ctx),
     })
 }

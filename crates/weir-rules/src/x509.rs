@@ -163,6 +163,8 @@ pub struct Cert<'a> {
     pub not_after: &'a [u8],
     /// The public key's algorithm OID.
     pub key_alg: &'a [u8],
+    /// The public key itself (an RSAPublicKey, or an EC point).
+    pub key: &'a [u8],
 }
 
 /// The fields of a DER certificate; `None` when it is not one.
@@ -205,12 +207,7 @@ pub fn parse(der: &[u8]) -> Option<Cert<'_>> {
     let (0x30, spki, _) = tlv(rest)? else {
         return None;
     };
-    let (0x30, alg, _) = tlv(spki)? else {
-        return None;
-    };
-    let (0x06, key_alg, _) = tlv(alg)? else {
-        return None;
-    };
+    let (key_alg, key) = key_of(spki)?;
     Some(Cert {
         version,
         serial,
@@ -220,7 +217,34 @@ pub fn parse(der: &[u8]) -> Option<Cert<'_>> {
         not_before,
         not_after,
         key_alg,
+        key,
     })
+}
+
+/// A SubjectPublicKeyInfo's contents: the algorithm's OID and the key.
+fn key_of(spki: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (0x30, alg, rest) = tlv(spki)? else {
+        return None;
+    };
+    let (0x06, key_alg, _) = tlv(alg)? else {
+        return None;
+    };
+    let (0x03, bits, _) = tlv(rest)? else {
+        return None;
+    };
+    let (&0, key) = bits.split_first()? else {
+        return None;
+    };
+    Some((key_alg, key))
+}
+
+/// The algorithm OID and key of a DER SubjectPublicKeyInfo (a PEM
+/// `PUBLIC KEY`).
+pub fn public_key(der: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (0x30, spki, _) = tlv(der)? else {
+        return None;
+    };
+    key_of(spki)
 }
 
 /// A signature algorithm's name as OpenSSL shortens it (`RSA-SHA256`).
@@ -269,3 +293,9 @@ pub fn key_alg_name(oid: &[u8]) -> String {
 #[cfg(test)]
 #[path = "x509_tests.rs"]
 mod tests;
+
+/// The test certificate of `x509_tests.rs`, for other modules' tests.
+#[cfg(test)]
+pub(crate) fn tests_cert_b64() -> &'static [u8] {
+    tests::CERT_B64
+}

@@ -26,6 +26,7 @@ mod http_rules;
 mod httplog_differential;
 mod idle_sleep;
 mod iperf;
+mod jwt;
 mod lifecycle;
 mod logging;
 mod nginx_origin;

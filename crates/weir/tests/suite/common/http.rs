@@ -195,11 +195,16 @@ pub fn ws_accept(key: &str) -> String {
     let mut ctx = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY);
     ctx.update(key.as_bytes());
     ctx.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
-    base64(ctx.finish().as_ref())
+    base64(ctx.finish().as_ref(), false)
 }
 
-fn base64(b: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// Base64 with padding, or base64url without (`url`).
+pub fn base64(b: &[u8], url: bool) -> String {
+    let t: &[u8; 64] = if url {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
     let mut out = String::new();
     for c in b.chunks(3) {
         let n = c
@@ -207,11 +212,11 @@ fn base64(b: &[u8]) -> String {
             .enumerate()
             .fold(0u32, |n, (i, &x)| n | u32::from(x) << (16 - 8 * i));
         for i in 0..4 {
-            out.push(if i <= c.len() {
-                T[(n >> (18 - 6 * i)) as usize & 63] as char
-            } else {
-                '='
-            });
+            if i <= c.len() {
+                out.push(t[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else if !url {
+                out.push('=');
+            }
         }
     }
     out
