@@ -2,6 +2,7 @@
 //! that use them (`if|unless <acl> [!]<acl> || { anonymous acl } …`).
 
 use crate::matching::{self, Method, Pattern};
+use crate::payload::PayloadFetch;
 use crate::sample::{Ctx, Expr, Fetch, Sample, SslFetch};
 use std::sync::Arc;
 
@@ -58,14 +59,24 @@ fn default_method(f: &Fetch) -> Method {
         | Fetch::BeConn(_)
         | Fetch::FeConn
         | Fetch::Ssl(SslFetch::CVerify)
+        | Fetch::Payload(
+            PayloadFetch::Len
+            | PayloadFetch::SslHelloType
+            | PayloadFetch::SslVer
+            | PayloadFetch::SslStExt,
+        )
         | Fetch::Int(_) => Method::Int,
+        Fetch::Payload(PayloadFetch::Payload { .. } | PayloadFetch::PayloadLv { .. }) => {
+            Method::Bin
+        }
         Fetch::AlwaysTrue
         | Fetch::AlwaysFalse
         | Fetch::FirstReq
         | Fetch::HttpAuth(_)
-        | Fetch::Ssl(SslFetch::Fc | SslFetch::FcHasSni | SslFetch::CUsed | SslFetch::FcIsResumed) => {
-            Method::Bool
-        }
+        | Fetch::Ssl(SslFetch::Fc | SslFetch::FcHasSni | SslFetch::CUsed | SslFetch::FcIsResumed)
+        | Fetch::Payload(
+            PayloadFetch::ProtoHttp | PayloadFetch::WaitEnd | PayloadFetch::SslEcExt,
+        ) => Method::Bool,
         _ => Method::Str,
     }
 }
@@ -212,6 +223,26 @@ pub struct Term {
     pub name: String,
 }
 
+/// A condition's verdict on a payload that may still grow: `Miss` when a
+/// fetch could answer otherwise with more data (HAProxy's ACL_TEST_MISS),
+/// so the rule waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tri {
+    Pass,
+    Fail,
+    Miss,
+}
+
+impl Tri {
+    fn not(self) -> Tri {
+        match self {
+            Tri::Pass => Tri::Fail,
+            Tri::Fail => Tri::Pass,
+            Tri::Miss => Tri::Miss,
+        }
+    }
+}
+
 /// `if`/`unless` followed by AND groups joined by `||`.
 #[derive(Debug, Clone)]
 pub struct Cond {
@@ -225,7 +256,9 @@ fn predefined(name: &str) -> Option<Vec<String>> {
     match name {
         "TRUE" => w("always_true"),
         "FALSE" => w("always_false"),
-        "HTTP" => w("req.ver -m found"),
+        "HTTP" => w("req.proto_http"),
+        "REQ_CONTENT" => w("req.len gt 0"),
+        "WAIT_END" => w("wait_end"),
         "HTTP_1.0" => w("req.ver 1.0"),
         "HTTP_1.1" => w("req.ver 1.1"),
         "HTTP_URL_ABS" => w("url_reg ^[^/:]*://"),
@@ -326,6 +359,60 @@ impl Cond {
             return Err("empty condition around '||'".into());
         }
         Ok(Cond { unless, groups })
+    }
+
+    /// Evaluates the condition on data that may grow: a term that did not
+    /// match while a fetch wanted more is a miss; AND fails on any
+    /// failure, OR passes on any pass, a miss otherwise.
+    pub fn eval_tri(&self, ctx: &dyn Ctx) -> Tri {
+        let term = |t: &Term| {
+            let mut missed = false;
+            for a in t.acls.iter() {
+                if let Some(m) = ctx.more() {
+                    m.store(false, std::sync::atomic::Ordering::Relaxed);
+                }
+                if a.eval(ctx) {
+                    return Tri::Pass;
+                }
+                missed |= ctx
+                    .more()
+                    .is_some_and(|m| m.load(std::sync::atomic::Ordering::Relaxed));
+            }
+            if missed {
+                Tri::Miss
+            } else {
+                Tri::Fail
+            }
+        };
+        let group = |g: &Vec<Term>| {
+            let mut r = Tri::Pass;
+            for t in g {
+                let v = term(t);
+                let v = if t.negate { v.not() } else { v };
+                match v {
+                    Tri::Fail => return Tri::Fail,
+                    Tri::Miss => r = Tri::Miss,
+                    Tri::Pass => {}
+                }
+            }
+            r
+        };
+        let mut r = Tri::Fail;
+        for g in &self.groups {
+            match group(g) {
+                Tri::Pass => {
+                    r = Tri::Pass;
+                    break;
+                }
+                Tri::Miss => r = Tri::Miss,
+                Tri::Fail => {}
+            }
+        }
+        if self.unless {
+            r.not()
+        } else {
+            r
+        }
     }
 
     /// Evaluates the condition.

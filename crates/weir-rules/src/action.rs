@@ -286,6 +286,13 @@ impl<A> Rule<A> {
     pub fn applies(&self, ctx: &dyn crate::sample::Ctx) -> bool {
         self.cond.as_ref().is_none_or(|c| c.eval(ctx))
     }
+
+    /// The same on a payload that may grow (see [`crate::acl::Tri`]).
+    pub fn applies_tri(&self, ctx: &dyn crate::sample::Ctx) -> crate::acl::Tri {
+        self.cond
+            .as_ref()
+            .map_or(crate::acl::Tri::Pass, |c| c.eval_tri(ctx))
+    }
 }
 
 /// Resolves ACL names of the section.

@@ -21,6 +21,7 @@ pub mod jwt;
 pub mod matching;
 pub mod normalize;
 pub mod patref;
+pub mod payload;
 pub mod sample;
 pub mod ssl;
 mod strconv;

@@ -20,6 +20,8 @@ pub enum Method {
     Ip,
     Found,
     Bool,
+    /// `-m bin`: the sample's bytes equal the pattern's, given in hex.
+    Bin,
 }
 
 impl Method {
@@ -38,6 +40,7 @@ impl Method {
             Method::Ip => "ip",
             Method::Found => "found",
             Method::Bool => "bool",
+            Method::Bin => "bin",
         }
     }
     pub fn parse(s: &str) -> Result<Method, String> {
@@ -54,6 +57,7 @@ impl Method {
             "ip" => Method::Ip,
             "found" => Method::Found,
             "bool" => Method::Bool,
+            "bin" => Method::Bin,
             _ => return Err(format!("unknown match method '{s}'")),
         })
     }
@@ -194,6 +198,7 @@ pub fn matches(method: Method, icase: bool, sample: &Sample, pat: &Pattern) -> b
                 Method::Sub => p.is_empty() || s.windows(p.len()).any(|w| eq(w, p, icase)),
                 Method::Dir => delimited(&s, p, b"/?", icase),
                 Method::Dom => delimited(&s, p, b"/?.:", icase),
+                Method::Bin => s == *p,
                 _ => false,
             }
         }
@@ -292,8 +297,22 @@ pub fn compile(method: Method, word: &str, icase: bool) -> Result<Pattern, Strin
         Method::Found | Method::Bool => {
             return Err(format!("match method takes no pattern, got '{word}'"))
         }
+        Method::Bin => Pattern::Bytes(
+            unhex(word).ok_or_else(|| format!("'{word}' is not a hexadecimal binary pattern"))?,
+        ),
         _ => Pattern::Bytes(word.as_bytes().to_vec()),
     })
+}
+
+/// Bytes from hex digits (an even number of them).
+fn unhex(w: &str) -> Option<Vec<u8>> {
+    let b = w.as_bytes();
+    if b.len() % 2 == 1 {
+        return None;
+    }
+    b.chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
+        .collect()
 }
 
 /// Turns HAProxy's replacement syntax (`\\1` back-references) into the

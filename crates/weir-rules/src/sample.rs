@@ -104,6 +104,17 @@ pub trait Ctx {
     fn body(&self) -> Option<&[u8]> {
         None
     }
+    /// The client's bytes a `tcp-request content` rule inspects, and
+    /// whether they are final (no more will come: the inspection delay is
+    /// over, the buffer is full or the client closed).
+    fn payload(&self) -> Option<(&[u8], bool)> {
+        None
+    }
+    /// Where a fetch marks that more of the payload could change its
+    /// answer (see [`crate::acl::Tri`]).
+    fn more(&self) -> Option<&std::sync::atomic::AtomicBool> {
+        None
+    }
     /// A `userlist` section by name.
     fn userlist(&self, _name: &str) -> Option<&crate::auth::Userlist> {
         None
@@ -221,6 +232,8 @@ pub enum Fetch {
     BodyParam(String),
     /// `http_auth_bearer([<header>])`.
     AuthBearer(Option<String>),
+    /// The client's first bytes (see [`crate::payload`]).
+    Payload(crate::payload::PayloadFetch),
     Ssl(SslFetch),
     /// A string constant (`str(x)`), or an integer (`int(n)`).
     Str(String),
@@ -315,6 +328,9 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
     let (name, a) = split_call(s)?;
     if let Some(f) = crate::ssl::parse(name, &a) {
         return f.map(Fetch::Ssl);
+    }
+    if let Some(f) = crate::payload::parse(name, &a) {
+        return f.map(Fetch::Payload);
     }
     let first = a.first().cloned();
     let need = |what: &str| -> Result<String, String> {
@@ -735,6 +751,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         })),
         Fetch::Ssl(k) => crate::ssl::fetch(ctx, k),
         Fetch::AuthBearer(h) => crate::jwt::bearer(ctx, h.as_deref()).into_iter().collect(),
+        Fetch::Payload(k) => crate::payload::fetch(ctx, k).into_iter().collect(),
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),

@@ -254,6 +254,8 @@ fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
         acc: Some(acc),
         fc: None,
         srv_tls: None,
+        payload: None,
+        more: None,
     }
 }
 

@@ -126,6 +126,11 @@ pub struct ExCtx<'a> {
     pub fc: Option<&'a (Option<SocketAddr>, Option<SocketAddr>)>,
     /// The server connection's TLS session, once a response came.
     pub srv_tls: Option<&'a weir_rules::TlsInfo>,
+    /// The client's first bytes under `tcp-request content` inspection,
+    /// and whether they are final.
+    pub payload: Option<(&'a [u8], bool)>,
+    /// Where payload fetches ask for more bytes.
+    pub more: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -278,6 +283,12 @@ impl Ctx for ExCtx<'_> {
     fn srv_tls(&self) -> Option<&weir_rules::TlsInfo> {
         self.srv_tls
     }
+    fn payload(&self) -> Option<(&[u8], bool)> {
+        self.payload
+    }
+    fn more(&self) -> Option<&std::sync::atomic::AtomicBool> {
+        self.more
+    }
     fn tls(&self) -> Option<&weir_rules::TlsInfo> {
         self.tls
     }
@@ -297,9 +308,18 @@ pub struct L4Ctx<'a> {
     pub src: Option<SocketAddr>,
     pub dst: Option<SocketAddr>,
     pub tls: Option<&'a weir_rules::TlsInfo>,
+    /// The client's first bytes, as `tcp-request content` inspected them.
+    pub payload: &'a [u8],
+    pub vars: Option<&'a Vars>,
 }
 
 impl Ctx for L4Ctx<'_> {
+    fn payload(&self) -> Option<(&[u8], bool)> {
+        Some((self.payload, true))
+    }
+    fn var(&self, name: &str) -> Option<Sample> {
+        self.vars.and_then(|v| v.get(name))
+    }
     fn tls(&self) -> Option<&weir_rules::TlsInfo> {
         self.tls
     }

@@ -57,27 +57,26 @@ pub fn run(
             finish(&sh, fe_idx, &acc);
             return;
         }
-        // `tcp-request content` rules: decided at once (weir has no fetch
-        // that waits for the client's data yet).
-        let content = &sh.proxy(sh.frontend(fe_idx).proxy).tcp.content;
-        if !content.is_empty() {
-            let mut subj = Subject {
-                peer: &mut acc.peer,
-                local: &mut acc.local,
-                expect_proxy: None,
-                vars: &mut vars,
-            };
-            let view = rules::l4_view(&sh, fe_idx, &client);
-            let d = rules::run(TcpRuleSet::Content, content, &view, &mut subj);
-            if matches!(d, Decision::Reject | Decision::Drop) {
-                if d == Decision::Drop {
-                    client.set_reset_on_close();
-                }
-                let mut rec = record(&sh, fe_idx, &acc, accept_wall);
-                sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
-                refused(&sh, fe_idx, &mut rec, &acc, started);
-                return;
+        // `tcp-request content` rules, on the client's first bytes as
+        // they come (up to `tcp-request inspect-delay`).
+        let mut initial = initial;
+        let d = Box::pin(inspect(
+            &sh,
+            fe_idx,
+            &client,
+            &mut acc,
+            &mut vars,
+            &mut initial,
+        ))
+        .await;
+        if matches!(d, Decision::Reject | Decision::Drop) {
+            if d == Decision::Drop {
+                client.set_reset_on_close();
             }
+            let mut rec = record(&sh, fe_idx, &acc, accept_wall);
+            sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
+            refused(&sh, fe_idx, &mut rec, &acc, started);
+            return;
         }
         // The session's details stay here, lent (not a second copy).
         run_tcp(
@@ -91,6 +90,76 @@ pub fn run(
             vars,
         )
         .await;
+    }
+}
+
+/// The frontend's `tcp-request content` rules. With `tcp-request
+/// inspect-delay`, a rule whose condition could change with more of the
+/// client's bytes waits for them (read into `initial`, which then goes to
+/// the server first) until the delay ends, the buffer is full or the
+/// client stops sending; then it is decided on what came.
+async fn inspect(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    client: &Conn,
+    acc: &mut Accepted,
+    vars: &mut Vars,
+    initial: &mut Vec<u8>,
+) -> Decision {
+    let px = sh.proxy(sh.frontend(fe_idx).proxy);
+    let content = &px.tcp.content;
+    if content.is_empty() {
+        return Decision::Go;
+    }
+    let deadline = px.tcp.inspect_delay.map(|d| crate::clock::now() + d);
+    let mut ended = false;
+    let mut from = 0;
+    loop {
+        let fin = ended
+            || initial.len() >= sh.bufsize
+            || deadline.is_none_or(|d| crate::clock::now() >= d);
+        let more = std::sync::atomic::AtomicBool::new(false);
+        let view = crate::http::rules::ExCtx {
+            payload: Some((initial.as_slice(), fin)),
+            more: Some(&more),
+            ..rules::l4_view(sh, fe_idx, client)
+        };
+        let mut subj = Subject {
+            peer: &mut acc.peer,
+            local: &mut acc.local,
+            expect_proxy: None,
+            vars,
+        };
+        match rules::run_from(TcpRuleSet::Content, content, from, &view, &mut subj) {
+            Ok(d) => return d,
+            Err(i) => from = i,
+        }
+        let read = read_more(client, initial, sh.bufsize);
+        // (Without a delay the payload was final: no read comes here.)
+        let Some(d) = deadline else {
+            return Decision::Go;
+        };
+        // The client's end (or an error) makes the payload final; the
+        // deadline too, on the next turn.
+        if let Ok(Ok(0) | Err(_)) = tokio::time::timeout_at(d, read).await {
+            ended = true;
+        }
+    }
+}
+
+/// Appends what the client sends next to `buf` (up to `cap` bytes in
+/// all); 0 at its end.
+async fn read_more(client: &Conn, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<usize> {
+    loop {
+        std::future::poll_fn(|cx| client.poll_read_ready(cx)).await?;
+        let at = buf.len();
+        buf.resize(cap.max(at + 1), 0);
+        let r = client.try_recv(buf.get_mut(at..).unwrap_or_default());
+        buf.truncate(at + *r.as_ref().unwrap_or(&0));
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            r => return r,
+        }
     }
 }
 
@@ -155,6 +224,8 @@ fn run_tcp(
             src: acc.peer,
             dst: acc.local,
             tls: client.tls_info(),
+            payload: &initial,
+            vars: Some(&vars),
         };
         let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
             refused(&sh, fe_idx, &mut rec, acc, started);

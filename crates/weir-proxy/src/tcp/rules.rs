@@ -43,21 +43,44 @@ pub fn run(
     tmpl: &ExCtx<'_>,
     subj: &mut Subject<'_>,
 ) -> Decision {
-    for rule in rules {
+    run_from(set, rules, 0, tmpl, subj).unwrap_or(Decision::Go)
+}
+
+/// Runs `rules` from rule `from`. On a payload that may still grow
+/// (`tmpl.payload` not final), a rule whose condition misses stops the
+/// run: `Err` with its index, to run again from there with more bytes
+/// (the rules before it are not run twice).
+pub fn run_from(
+    set: TcpRuleSet,
+    rules: &[Rule<TcpAction>],
+    from: usize,
+    tmpl: &ExCtx<'_>,
+    subj: &mut Subject<'_>,
+) -> Result<Decision, usize> {
+    let growing = tmpl.payload.is_some_and(|(_, fin)| !fin);
+    for (i, rule) in rules.iter().enumerate().skip(from) {
         let ctx = ExCtx {
             src: *subj.peer,
             dst: *subj.local,
             vars: Some(&*subj.vars),
             ..*tmpl
         };
-        if !rule.applies(&ctx) {
+        let applies = if growing {
+            match rule.applies_tri(&ctx) {
+                weir_rules::acl::Tri::Miss => return Err(i),
+                t => t == weir_rules::acl::Tri::Pass,
+            }
+        } else {
+            rule.applies(&ctx)
+        };
+        if !applies {
             continue;
         }
         match &rule.action {
-            TcpAction::Accept => return Decision::Go,
-            TcpAction::Reject => return Decision::Reject,
-            TcpAction::SilentDrop => return Decision::Drop,
-            TcpAction::Close => return Decision::Close,
+            TcpAction::Accept => return Ok(Decision::Go),
+            TcpAction::Reject => return Ok(Decision::Reject),
+            TcpAction::SilentDrop => return Ok(Decision::Drop),
+            TcpAction::Close => return Ok(Decision::Close),
             TcpAction::ExpectProxy => {
                 if let Some(e) = subj.expect_proxy.as_deref_mut() {
                     *e = true;
@@ -86,7 +109,7 @@ pub fn run(
             }
         }
     }
-    Decision::Go
+    Ok(Decision::Go)
 }
 
 /// Before a request exists, only the session's and the process's
@@ -186,6 +209,8 @@ pub fn l4_view_in<'a>(
         acc: None,
         fc: None,
         srv_tls: None,
+        payload: None,
+        more: None,
     }
 }
 
