@@ -293,7 +293,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option checkcache", "D-LB", Status::Refused),
     kw("option clitcpka", "DFL-", Status::Supported),
     kw("option contstats", "DFL-", Status::Partly("accepted; counters are always continuous")),
-    kw("option disable-h2-upgrade", "DFL-", Status::Refused),
+    kw("option disable-h2-upgrade", "DFL-", Status::Supported),
     kw("option dontlog-normal", "DFL-", Status::Supported),
     kw("option dontlognull", "DFL-", Status::Supported),
     kw("option external-check", "D-LB", Status::Refused),
@@ -679,7 +679,8 @@ const H2_NOTES: &str = "
 - Defences: streams that a client resets still count against the stream limit while weir works on them (and a reset stream aborts the wait for its server), streams opened over it are refused, and a client that keeps doing so, or resets streams faster than weir accepts them (CVE-2023-44487), gets GOAWAY `ENHANCE_YOUR_CALM`; an endless header block (CONTINUATION flood) gets GOAWAY; PING and SETTINGS floods are answered at the pace the client reads, and weir stops reading a client that does not. A malformed request (a connection-specific field, `te` other than `trailers`) resets its stream with `PROTOCOL_ERROR`; a protocol error on the connection ends it with GOAWAY and the matching code, then a FIN. An idle connection gets GOAWAY(NO_ERROR) after `timeout http-keep-alive` (or `http-request`, `client`).
 - Towards servers: `server … proto h2` (clear text, or over `ssl`), or `ssl … alpn h2,…` when the server picks `h2`. Each worker thread keeps one connection per server and sends each exchange as a stream on it (HAProxy's `http-reuse` rules do not apply to these); trailers pass both ways, so gRPC works. A `CONNECT` request cannot go to an HTTP/2 server and gets an error. An `Upgrade` request (a WebSocket) goes as extended CONNECT (RFC 8441) with `:scheme https`, as haproxy sends it, once the server's SETTINGS offer it (weir waits for them on a new connection); the server's 2xx comes back as `101` with the `Sec-WebSocket-Accept` of the client's key, and the stream carries the tunnel both ways. A server that does not offer it gets no stream and the client a 502 (haproxy also sends that server an RST_STREAM on a stream it never opened; the h2 crate weir speaks to servers with cannot, so `protocol_upgrade.vtc` fails there only). The `ws` server keyword is not supported yet.
 - WebSocket over HTTP/2 (RFC 8441) towards clients: weir announces `SETTINGS_ENABLE_CONNECT_PROTOCOL` (not with `h2-workaround-bogus-websocket-clients`); an extended CONNECT with `:protocol` goes to HTTP/1.1 servers as `GET` with `Connection: upgrade` and `Upgrade: <protocol>`, a WebSocket without `sec-websocket-key` gets one weir makes, and a server's `101` that does not prove it is a 502, as in haproxy; the `101` reaches the client as `200` and the stream's DATA are the tunnel (its END_STREAM ends the tunnel's client side).
-- Not supported: server push, `option disable-h2-upgrade` (no h2c upgrade at all).
+- HTTP/2 with prior knowledge on an HTTP/1.1 bind: a client whose first bytes are HTTP/2's preface is served in HTTP/2, as haproxy does, unless the bind says `proto h1` or the frontend `option disable-h2-upgrade` (then a 400).
+- Not supported: server push, `Upgrade: h2c`.
 ";
 
 /// TLS termination: what `bind … ssl` does and how it differs from HAProxy

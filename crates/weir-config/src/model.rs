@@ -393,6 +393,9 @@ pub struct ProxyOptions {
     /// `option http-buffer-request`: the body (up to a buffer) is read
     /// before the rules run.
     pub http_buffer_request: bool,
+    /// `option disable-h2-upgrade`: a client that opens an HTTP/1.1 bind
+    /// with HTTP/2's preface gets a 400 instead of HTTP/2.
+    pub disable_h2_upgrade: bool,
 }
 
 /// What happens to connections after an HTTP exchange (`option
@@ -721,6 +724,8 @@ pub struct Bind {
     pub tls: Option<crate::tls::BindTls>,
     /// `proto h2`: clear-text HTTP/2 with prior knowledge.
     pub h2: bool,
+    /// `proto h1`: HTTP/1.1 only (no HTTP/2 from its preface).
+    pub h1_only: bool,
 }
 
 impl Bind {
@@ -746,6 +751,7 @@ impl Bind {
             mss: None,
             tls: None,
             h2: false,
+            h1_only: false,
             tcp_ut: None,
         }
     }

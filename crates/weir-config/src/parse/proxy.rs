@@ -331,6 +331,7 @@ fn http_fields(
         }
         "option log-separate-errors" => p.options.log_separate_errors = flag(args)?,
         "option http-buffer-request" => p.options.http_buffer_request = flag(args)?,
+        "option disable-h2-upgrade" => p.options.disable_h2_upgrade = flag(args)?,
         "option http-restrict-req-hdr-names" => {
             use crate::model::RestrictNames;
             p.http.restrict_names = match one(args, "'preserve', 'delete' or 'reject'")? {

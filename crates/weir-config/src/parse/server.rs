@@ -511,9 +511,13 @@ pub(super) fn bind(
                     1
                 }
                 "proto" => {
+                    b.h1_only = false;
                     b.h2 = match need()? {
                         "h2" => true,
-                        "h1" => false,
+                        "h1" => {
+                            b.h1_only = true;
+                            false
+                        }
                         p => {
                             return Err(format!(
                                 "'proto' expects 'h1' or 'h2' on a bind line, got '{p}'"

@@ -41,6 +41,7 @@ use read::{read_head, HeadEnd};
 use rules::Vars;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use weir_config::HttpReuse;
@@ -91,7 +92,7 @@ pub struct Asleep {
 /// Not an `async fn`: the arguments go into the session at once, so the
 /// task that waits on an idle client stores them only there.
 pub fn serve<'a>(
-    sh: &'a Shared,
+    sh: &'a Arc<Shared>,
     fe_idx: FrontendId,
     client: Peer<'a>,
     acc: &'a Accepted,
@@ -103,6 +104,7 @@ pub fn serve<'a>(
         let _ = s.set_nodelay(true);
     }
     let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &initial, 0, false);
+    ss.arc = Some(sh);
     // The session's variables set by `tcp-request connection|session`.
     ss.vars = (!vars.is_empty()).then(|| Box::new(vars));
     run(ss, crate::clock::now())
@@ -110,7 +112,7 @@ pub fn serve<'a>(
 
 /// Goes on with the exchanges of a session that slept (see [`serve`]).
 pub(crate) fn wake<'a>(
-    sh: &'a Shared,
+    sh: &'a Arc<Shared>,
     fe_idx: FrontendId,
     client: Peer<'a>,
     acc: &'a Accepted,
@@ -118,6 +120,7 @@ pub(crate) fn wake<'a>(
     a: Asleep,
 ) -> impl std::future::Future<Output = Option<Asleep>> + 'a {
     let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &[], a.count, false);
+    ss.arc = Some(sh);
     ss.vars = a.vars;
     ss.may_sleep = a.may_sleep;
     ss.naps = a.naps;
@@ -203,6 +206,7 @@ impl<'a> Session<'a> {
             decoded: None,
             wire: 0,
             last: None,
+            arc: None,
         }
     }
 }
@@ -315,6 +319,9 @@ struct Session<'a> {
     /// The server of its last exchange (`option prefer-last-server`, and
     /// a 401 or 407 keeps the next request there).
     last: Option<Last>,
+    /// The shared state as a task can keep it: a connection whose first
+    /// bytes are HTTP/2's preface goes on in HTTP/2 (none on a stream).
+    arc: Option<&'a Arc<Shared>>,
 }
 
 /// Where a session's last exchange went, and what it answered.
@@ -442,6 +449,13 @@ impl<'a> Session<'a> {
                 req_counter: self.count,
                 ..LogRecord::default()
             };
+            if matches!(end, HeadEnd::H2Preface) {
+                if let Some(h2) = self.h2_switch() {
+                    h2.await;
+                    return false;
+                }
+                end = HeadEnd::Invalid(H1Error::BadRequest("HTTP/2 preface on an HTTP/1.1 bind"));
+            }
             if !matches!(end, HeadEnd::Head(..)) {
                 return self.head_failed(end, start, ti, rec).await;
             }
@@ -521,6 +535,28 @@ impl<'a> Session<'a> {
             }
             out.keep_client && !out.tunnel
         }
+    }
+
+    /// A connection opened with HTTP/2's preface, where the bind allows it:
+    /// HTTP/2 served on it from its first bytes, as `proto h2` would.
+    fn h2_switch(&mut self) -> Option<impl std::future::Future<Output = ()> + use<'a>> {
+        let (Some(sh), Peer::Conn(client)) = (self.arc, self.client) else {
+            return None;
+        };
+        if !self.acc.bind.h2_upgrade || self.count != 0 {
+            return None;
+        }
+        let initial = self.cbuf.bytes().to_vec();
+        self.cbuf.consume(initial.len());
+        let vars = self
+            .vars
+            .take()
+            .map(|v| *v)
+            .unwrap_or_else(|| Vars::new(&sh.proc_vars));
+        let (fe_idx, acc, wall) = (self.fe_idx, self.acc, self.accept_wall);
+        Some(Box::pin(crate::h2::serve(
+            sh, fe_idx, client, acc, initial, wall, vars,
+        )))
     }
 
     /// No request head came, or a bad one: the error page haproxy sends

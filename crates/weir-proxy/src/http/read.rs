@@ -22,7 +22,12 @@ pub(super) enum HeadEnd {
     /// A read error: nothing can be answered.
     Error,
     Invalid(H1Error),
+    /// HTTP/2's preface opened the connection.
+    H2Preface,
 }
+
+/// HTTP/2's connection preface, as far as its request line.
+const H2_PREFACE_LINE: &[u8] = b"PRI * HTTP/2.0\r\n";
 
 /// The timeout for a complete request head, and for the wait before one
 /// on a kept-alive connection (HAProxy's fallbacks).
@@ -61,6 +66,9 @@ pub(super) async fn read_head(
                     return HeadEnd::Invalid(H1Error::HeadersTooLarge);
                 }
                 Ok(None) => {}
+                Err(_) if first && buf.bytes().starts_with(H2_PREFACE_LINE) => {
+                    return HeadEnd::H2Preface
+                }
                 Err(e) => return HeadEnd::Invalid(e),
             }
             let deadline = head_timeout.map(|t| at + t);

@@ -455,6 +455,7 @@ fn bind_lines(
             name: b.name.clone(),
             index: out.len(),
             h2: b.h2 && px.mode == Mode::Http,
+            h2_upgrade: !b.h1_only && !px.options.disable_h2_upgrade,
             transparent: b.transparent,
         });
         listener_no += b.addrs.len();

@@ -230,6 +230,9 @@ pub struct BindInfo {
     pub index: usize,
     /// `proto h2`: clients speak HTTP/2 from the first byte.
     pub h2: bool,
+    /// HTTP/2's preface opening an HTTP/1.1 connection switches it to
+    /// HTTP/2 (not with `proto h1`, nor `option disable-h2-upgrade`).
+    pub h2_upgrade: bool,
     /// `transparent`: connections may be to addresses other than the
     /// listener's own.
     pub transparent: bool,

@@ -585,3 +585,27 @@ fn a_stream_whose_connection_ends_is_still_logged() {
     );
     drop(w);
 }
+
+#[test]
+fn http2_preface_on_an_http1_bind_speaks_http2_unless_refused() {
+    let (p1, p2, p3) = (free_port(), free_port(), free_port());
+    let answer = "    http-request return status 200 content-type text/plain lf-string \"ver=%[req.ver]\\n\"\n";
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend a\n    bind 127.0.0.1:{p1}\n{answer}\
+         frontend b\n    bind 127.0.0.1:{p2} proto h1\n{answer}\
+         frontend c\n    bind 127.0.0.1:{p3}\n    option disable-h2-upgrade\n{answer}"
+    );
+    let _w = Weir::start(&cfg, p1);
+    // HTTP/2 with prior knowledge, and HTTP/1.1, on the same bind.
+    assert_eq!(curl_h2c(p1, "/", &[]), "ver=2.0\n");
+    let o = run(&["curl", "-sS", &format!("http://127.0.0.1:{p1}/")], b"");
+    assert_eq!(text(&o), "ver=1.1\n");
+    // `proto h1` and `option disable-h2-upgrade`: the preface is a bad
+    // request.
+    for p in [p2, p3] {
+        let mut c = crate::common::http::Client::connect(p);
+        c.send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+        assert_eq!(c.response("GET").status, 400, "port {p}");
+    }
+}
