@@ -596,6 +596,8 @@ pub struct Server {
     pub proxy_v2: ProxyV2Options,
     /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
     pub h2: bool,
+    /// `ws`: the protocol of WebSocket upgrades.
+    pub ws: WsMode,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
@@ -657,6 +659,7 @@ pub struct ServerDefaults {
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
     pub h2: bool,
+    pub ws: WsMode,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
     pub slowstart: Option<Duration>,
@@ -684,6 +687,7 @@ impl Default for ServerDefaults {
             send_proxy: None,
             proxy_v2: ProxyV2Options::default(),
             h2: false,
+            ws: WsMode::Auto,
             source: None,
             shutdown_on_down: false,
             slowstart: None,
@@ -755,6 +759,16 @@ impl Bind {
             tcp_ut: None,
         }
     }
+}
+
+/// `ws auto|h1|h2` on a server: the protocol WebSocket upgrades take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WsMode {
+    /// The server's own, but HTTP/1.1 where `alpn` offers it.
+    #[default]
+    Auto,
+    H1,
+    H2,
 }
 
 /// `use_backend <name> [if|unless <cond>]`.

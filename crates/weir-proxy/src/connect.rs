@@ -43,23 +43,25 @@ impl<C> Connected<C> {
 /// retried or redispatched like a refused connection.
 pub trait Carry: Sized {
     /// A stream on an open connection to server `srv`, instead of a new
-    /// connection.
+    /// connection (`ws`: for a WebSocket upgrade, see [`crate::state::WsRoute`]).
     fn reuse(
         be: &BackendRt,
         srv: ServerId,
+        ws: bool,
     ) -> impl std::future::Future<Output = Option<Connected<Self>>> + Send;
     /// What the new connection `c` carries (after its TLS handshake).
     fn open(
         be: &BackendRt,
         c: Connected,
+        ws: bool,
     ) -> impl std::future::Future<Output = std::io::Result<Connected<Self>>> + Send;
 }
 
 impl Carry for Conn {
-    async fn reuse(_: &BackendRt, _: ServerId) -> Option<Connected> {
+    async fn reuse(_: &BackendRt, _: ServerId, _: bool) -> Option<Connected> {
         None
     }
-    async fn open(_: &BackendRt, c: Connected) -> std::io::Result<Connected> {
+    async fn open(_: &BackendRt, c: Connected, _: bool) -> std::io::Result<Connected> {
         Ok(c)
     }
 }
@@ -388,8 +390,9 @@ async fn dial<C: Carry>(
     sni: Option<&str>,
     handshake_timeout: Option<Duration>,
     pp: &ProxySource<'_>,
+    ws: bool,
 ) -> Result<Connected<C>, (ConnectFail, std::io::Error)> {
-    if let Some(c) = C::reuse(be, srv).await {
+    if let Some(c) = C::reuse(be, srv, ws).await {
         return Ok(c);
     }
     let mut c = dial_plain(be, srv, local, keepalive).await?;
@@ -402,14 +405,17 @@ async fn dial<C: Carry>(
             .await
             .map_err(|e| (ConnectFail::Refused, e))?;
     }
-    if let Some(t) = &be.server(srv).tls {
+    let tls = if ws { &s.ws.tls } else { &s.tls };
+    if let Some(t) = tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
         c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, handshake_timeout)
             .await
             .map_err(|e| (ConnectFail::Refused, std::io::Error::other(e.message())))?;
     }
-    C::open(be, c).await.map_err(|e| (ConnectFail::Refused, e))
+    C::open(be, c, ws)
+        .await
+        .map_err(|e| (ConnectFail::Refused, e))
 }
 
 async fn dial_plain(
@@ -493,6 +499,7 @@ pub async fn connect<C: Carry>(
     reuse: &mut (dyn FnMut(ServerId) -> Option<Connected<C>> + Send),
     sni: &[Option<String>],
     pp: &ProxySource<'_>,
+    ws: bool,
 ) -> Result<Connected<C>, ConnectFail> {
     let tconnect = px.timeouts.connect;
     let queue_deadline = px
@@ -537,7 +544,7 @@ pub async fn connect<C: Carry>(
             Some(t) => {
                 match tokio::time::timeout_at(
                     crate::clock::deadline(t),
-                    dial(be, srv, local, px.options.srvtcpka, name, None, pp),
+                    dial(be, srv, local, px.options.srvtcpka, name, None, pp, ws),
                 )
                 .await
                 {
@@ -552,7 +559,7 @@ pub async fn connect<C: Carry>(
             // by `timeout server`.
             None => {
                 let hs = px.timeouts.server;
-                dial(be, srv, local, px.options.srvtcpka, name, hs, pp).await
+                dial(be, srv, local, px.options.srvtcpka, name, hs, pp, ws).await
             }
         };
         match r {

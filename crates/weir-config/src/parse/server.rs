@@ -52,6 +52,7 @@ const TAKES_ARG: &[&str] = &[
     "sni",
     "alpn",
     "proto",
+    "ws",
     "crt",
     "ca-file",
     "verify",
@@ -170,6 +171,15 @@ fn server_options(
                     1
                 }
                 "tfo" | "no-tfo" => 1,
+                "ws" => {
+                    d.ws = match need(word)? {
+                        "auto" => crate::model::WsMode::Auto,
+                        "h1" => crate::model::WsMode::H1,
+                        "h2" => crate::model::WsMode::H2,
+                        w => return Err(format!("'ws' expects 'auto', 'h1' or 'h2', got '{w}'")),
+                    };
+                    2
+                }
                 "proto" => {
                     d.h2 = match need(word)? {
                         "h2" => true,
@@ -400,6 +410,7 @@ pub(super) fn server(
         send_proxy: d.send_proxy,
         proxy_v2: d.proxy_v2,
         h2: d.h2,
+        ws: d.ws,
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,
         slowstart: d.slowstart,

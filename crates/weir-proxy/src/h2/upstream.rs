@@ -35,7 +35,8 @@ pub struct Shared {
     gen: u32,
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
-    tls: bool,
+    /// The connection's TLS session (`ssl_bc_*`, `ssl_s_*`).
+    tls: Option<Arc<weir_rules::TlsInfo>>,
     /// When the server's SETTINGS came.
     preface: Arc<Preface>,
 }
@@ -76,7 +77,7 @@ pub async fn handshake(
     source_addr: Option<SocketAddr>,
     gen: u32,
 ) -> io::Result<Shared> {
-    let tls = conn.tls_info().is_some();
+    let tls = conn.tls_info().cloned().map(Arc::new);
     // As towards clients: a request's DATA must not wait behind its
     // unacknowledged HEADERS (see `super::serve`).
     if let Some(s) = conn.tcp() {
@@ -138,6 +139,7 @@ struct Up {
 /// (the HTTP layer's `Peer::H2Up`).
 pub struct H2Up {
     st: Mutex<Up>,
+    tls: Option<Arc<weir_rules::TlsInfo>>,
 }
 
 impl std::fmt::Debug for H2Up {
@@ -149,9 +151,10 @@ impl std::fmt::Debug for H2Up {
 impl H2Up {
     pub fn new(sh: Shared) -> H2Up {
         H2Up {
+            tls: sh.tls.clone(),
             st: Mutex::new(Up {
                 sender: Some(sh.sender),
-                scheme: if sh.tls { "https" } else { "http" },
+                scheme: if sh.tls.is_some() { "https" } else { "http" },
                 authority: sh.server_addr.map(|a| a.to_string()).unwrap_or_default(),
                 req: Writer::new(),
                 method: String::new(),
@@ -164,6 +167,11 @@ impl H2Up {
                 upgrade: None,
             }),
         }
+    }
+
+    /// The server connection's TLS session.
+    pub fn tls(&self) -> Option<&weir_rules::TlsInfo> {
+        self.tls.as_deref()
     }
 
     fn lock(&self) -> MutexGuard<'_, Up> {

@@ -110,7 +110,10 @@ pub(super) async fn connect<'r>(
                 *held = Some(h);
             }
             let s = be.server(srv);
-            if !allow_pool || s.private_sni() || s.private_proxy() {
+            // Idle connections speak HTTP/1.1: not for a WebSocket that
+            // goes in HTTP/2 (`ws h2`).
+            let ws_h2 = p.websocket && s.ws.h2 == crate::state::H2Use::Always;
+            if !allow_pool || s.private_sni() || s.private_proxy() || ws_h2 {
                 return None;
             }
             pool::take(be.proxy, srv, proven_only, gen).map(|c| {
@@ -142,6 +145,7 @@ pub(super) async fn connect<'r>(
             &mut reuse,
             &p.sni,
             &pp,
+            p.websocket,
         ));
         // A client that closed gives up its place in the queue or its
         // connect retries.

@@ -79,6 +79,8 @@ pub(super) struct Prepared<'k> {
     pub force_persist: bool,
     /// The client's last server, preferred (never forced).
     pub prefer: Option<crate::state::ServerId>,
+    /// A WebSocket upgrade: it takes the server's `ws` protocol.
+    pub websocket: bool,
 }
 
 /// One request/response exchange after the request head was read.
@@ -553,6 +555,8 @@ fn prepare<'k>(
         use_server,
         force_persist: force,
         prefer: None,
+        websocket: crate::h2::upgrade_protocol(req)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"websocket")),
     }
 }
 

@@ -30,7 +30,7 @@ impl<'c> Peer<'c> {
         match self {
             Peer::Conn(c) => c.tls_info(),
             Peer::H2(h) => h.tls(),
-            Peer::H2Up(_) => None,
+            Peer::H2Up(h) => h.tls(),
         }
     }
     /// The TCP socket, plain or under TLS (for socket options).
@@ -154,9 +154,10 @@ fn h2_stream(srv: ServerId, up: upstream::Shared) -> Connected<Upstream> {
 }
 
 impl Carry for Upstream {
-    async fn reuse(be: &BackendRt, srv: ServerId) -> Option<Connected<Upstream>> {
+    async fn reuse(be: &BackendRt, srv: ServerId, ws: bool) -> Option<Connected<Upstream>> {
         let s = be.servers.get(srv.index())?;
-        if s.h2 == H2Use::Never {
+        let h2 = if ws { s.ws.h2 } else { s.h2 };
+        if h2 == H2Use::Never {
             return None;
         }
         let gen = s.conn_gen.load(Ordering::Relaxed);
@@ -164,11 +165,11 @@ impl Carry for Upstream {
         Some(h2_stream(srv, up))
     }
 
-    async fn open(be: &BackendRt, c: Connected) -> io::Result<Connected<Upstream>> {
+    async fn open(be: &BackendRt, c: Connected, ws: bool) -> io::Result<Connected<Upstream>> {
         let Some(s) = be.servers.get(c.srv.index()) else {
             return Ok(c.map(Upstream::Conn));
         };
-        let h2 = match s.h2 {
+        let h2 = match if ws { s.ws.h2 } else { s.h2 } {
             H2Use::Always => true,
             H2Use::IfNegotiated => c.conn.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2"),
             H2Use::Never => false,

@@ -305,6 +305,30 @@ fn server(
         } else {
             None
         };
+    let h2 = if px.mode != Mode::Http {
+        super::H2Use::Never
+    } else if s.h2 {
+        super::H2Use::Always
+    } else if srv_tls.is_some() && s.tls.alpn.iter().flatten().any(|a| a == "h2") {
+        super::H2Use::IfNegotiated
+    } else {
+        super::H2Use::Never
+    };
+    let (ws_h2, ws_alpn) = ws_route(s, h2, srv_tls.is_some());
+    let ws_tls = match ws_alpn {
+        Some(alpn) => {
+            let mut t = s.tls.clone();
+            t.alpn = Some(vec![alpn.to_string()]);
+            match tls::client_config(&t, &cfg.global.tls) {
+                Ok(c) => Some(Arc::new(c)),
+                Err(es) => {
+                    errors.extend(es.iter().map(|e| tls::server_alert(s, px, e)));
+                    None
+                }
+            }
+        }
+        None => srv_tls.clone(),
+    };
     Some(ServerRt {
         name: s.name.clone(),
         target: Mutex::new(target),
@@ -327,18 +351,37 @@ fn server(
         kill: tokio::sync::Notify::new(),
         kills: AtomicU32::new(0),
         shutdown_on_down: s.shutdown_on_down,
-        h2: if px.mode != Mode::Http {
-            super::H2Use::Never
-        } else if s.h2 {
-            super::H2Use::Always
-        } else if srv_tls.is_some() && s.tls.alpn.iter().flatten().any(|a| a == "h2") {
-            super::H2Use::IfNegotiated
-        } else {
-            super::H2Use::Never
+        h2,
+        ws: super::WsRoute {
+            h2: ws_h2,
+            tls: ws_tls,
         },
         tls: srv_tls,
         check_tls,
     })
+}
+
+/// How a server's WebSocket upgrades go (`ws`), from its protocol `h2`:
+/// the protocol, and the one ALPN protocol to offer when TLS offers a
+/// list (`ws auto` takes HTTP/1.1 where the list has it, as haproxy does).
+fn ws_route(
+    s: &weir_config::Server,
+    h2: super::H2Use,
+    tls: bool,
+) -> (super::H2Use, Option<&'static str>) {
+    use super::H2Use;
+    use weir_config::model::WsMode;
+    let alpn = s.tls.alpn.as_deref().filter(|_| tls);
+    let offers = |p: &str| alpn.is_some_and(|l| l.iter().any(|a| a == p));
+    match s.ws {
+        // Its connections are HTTP/1.1 already.
+        WsMode::Auto | WsMode::H1 if h2 == H2Use::Never => (H2Use::Never, None),
+        WsMode::H1 => (H2Use::Never, alpn.map(|_| "http/1.1")),
+        WsMode::H2 if alpn.is_some() => (H2Use::IfNegotiated, Some("h2")),
+        WsMode::H2 => (H2Use::Always, None),
+        WsMode::Auto if offers("http/1.1") => (H2Use::Never, Some("http/1.1")),
+        WsMode::Auto => (h2, None),
+    }
 }
 
 /// Every enabled frontend with listeners: its backend choices and its

@@ -73,6 +73,17 @@ pub struct ServerRt {
     /// HTTP/2 towards it (`mode http`): always (`proto h2`), or when the TLS
     /// handshake picks it (`alpn` offering `h2`).
     pub h2: H2Use,
+    /// How its WebSocket upgrades go (`ws`).
+    pub ws: WsRoute,
+}
+
+/// A server's protocol for WebSocket upgrades (`ws auto|h1|h2`), and the
+/// TLS configuration whose ALPN offers it (the server's own when `None`
+/// differs in nothing).
+#[derive(Debug)]
+pub struct WsRoute {
+    pub h2: H2Use,
+    pub tls: Option<Arc<crate::tls::ClientTls>>,
 }
 
 /// When a server's connections speak HTTP/2.

@@ -382,6 +382,7 @@ async fn connect_watching(
             &mut no_reuse,
             sni,
             &pp,
+            false,
         );
         tokio::pin!(attempt);
         let mut watching = true;

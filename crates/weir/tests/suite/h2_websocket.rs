@@ -142,3 +142,75 @@ fn an_http1_upgrade_reaches_an_h2_server_as_extended_connect() {
     // Other requests still go over HTTP/2 to that server.
     assert_eq!(Client::connect(front2).get("/x").status, 200);
 }
+
+/// `ws h1|h2|auto` on `proto h2` servers and on TLS servers offering
+/// `h2,http/1.1`: the protocol a WebSocket takes (the inner weir reports
+/// the version it received, the outer the ALPN of its connection).
+#[test]
+fn the_ws_keyword_picks_the_protocol_of_websockets() {
+    let pki = crate::common::tls::Pki::new();
+    let o = Origin::start("o1");
+    let log = Syslog::start();
+    let (inner, inner_tls, front) = (free_port(), free_port(), free_port());
+    let cfg_inner = format!(
+        "global\n    log 127.0.0.1:{} local0\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{inner}\n    bind 127.0.0.1:{inner_tls} ssl crt {} alpn h2,http/1.1\n\
+         \x20   http-response set-header x-ver %[req.ver]\n    default_backend be\n\
+         backend be\n    server o 127.0.0.1:{}\n",
+        log.port(),
+        pki.path("certs/1-www.pem"),
+        o.port()
+    );
+    let _w1 = Weir::start(&cfg_inner, inner);
+    let mut cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{front}\n    use_backend %[req.hdr(x-be)]\n"
+    );
+    let servers = [
+        ("h1", format!("127.0.0.1:{inner} proto h2 ws h1")),
+        ("h2", format!("127.0.0.1:{inner} proto h2 ws h2")),
+        ("auto", format!("127.0.0.1:{inner} proto h2")),
+        (
+            "tlsauto",
+            format!("127.0.0.1:{inner_tls} ssl verify none alpn h2,http/1.1"),
+        ),
+        (
+            "tlsh2",
+            format!("127.0.0.1:{inner_tls} ssl verify none alpn h2,http/1.1 ws h2"),
+        ),
+    ];
+    for (name, line) in &servers {
+        cfg.push_str(&format!(
+            "backend {name}\n    http-response set-header x-alpn \"%[ssl_bc_alpn]\"\n    server s {line}\n"
+        ));
+    }
+    let _w2 = Weir::start(&cfg, front);
+    for (name, want) in [
+        ("h1", "1.1 "),
+        ("h2", "2.0 "),
+        ("auto", "2.0 "),
+        ("tlsauto", "1.1 http/1.1"),
+        ("tlsh2", "2.0 h2"),
+    ] {
+        let mut c = Client::connect(front);
+        c.send(format!("GET /ws HTTP/1.1\r\nHost: t\r\nx-be: {name}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {KEY}\r\n\r\n").as_bytes());
+        let r = c.response("GET");
+        assert_eq!(r.status, 101, "{name}");
+        let got = format!(
+            "{} {}",
+            r.header("x-ver").unwrap_or(""),
+            r.header("x-alpn").unwrap_or("")
+        );
+        assert_eq!(got, want, "{name}");
+        c.send(b"ping");
+        let mut back = [0u8; 4];
+        c.r.read_exact(&mut back).unwrap();
+        assert_eq!(&back, b"ping", "{name}");
+    }
+    // Other requests to the TLS server keep HTTP/2.
+    let mut c = Client::connect(front);
+    c.send(b"GET /x HTTP/1.1\r\nHost: t\r\nx-be: tlsauto\r\n\r\n");
+    let r = c.response("GET");
+    assert_eq!(r.header("x-ver"), Some("2.0"));
+}
