@@ -730,6 +730,8 @@ pub struct Bind {
     pub h2: bool,
     /// `proto h1`: HTTP/1.1 only (no HTTP/2 from its preface).
     pub h1_only: bool,
+    /// `proto none`: raw TCP only (no `switch-mode http`).
+    pub no_http: bool,
 }
 
 impl Bind {
@@ -756,6 +758,7 @@ impl Bind {
             tls: None,
             h2: false,
             h1_only: false,
+            no_http: false,
             tcp_ut: None,
         }
     }

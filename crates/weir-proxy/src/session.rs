@@ -33,6 +33,9 @@ pub struct Accepted {
     /// The connection's own addresses (`fc_src`, `fc_dst`), kept only when
     /// `tcp-request session` rules gave the session others.
     pub fc: Option<Box<(Option<SocketAddr>, Option<SocketAddr>)>>,
+    /// A `mode tcp` client that went on in HTTP (`switch-mode http`, or an
+    /// HTTP backend): `Some(false)` HTTP/1.1 only.
+    pub switched: Option<bool>,
 }
 
 impl Accepted {

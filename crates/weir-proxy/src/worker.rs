@@ -301,6 +301,7 @@ fn start_session(
         nodelay: l.nodelay,
         pp: None,
         fc: None,
+        switched: None,
     };
     let sh = sh.clone();
     if sh.proxy(sh.frontend(fe).proxy).mode != weir_config::Mode::Http {

@@ -10,6 +10,8 @@ use crate::sample::{Ctx, Sample};
 /// An internal-state fetch with its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Internal {
+    /// `internal.strm.is_htx`: the stream is HTTP (a request was parsed).
+    IsHtx,
     FeName,
     FeId,
     /// The stream's backend: the frontend itself until one is chosen.
@@ -86,6 +88,7 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
     };
     Some(match name {
         "fe_name" => Ok(Internal::FeName),
+        "internal.strm.is_htx" => Ok(Internal::IsHtx),
         "fe_id" => Ok(Internal::FeId),
         "be_name" => Ok(Internal::BeName),
         "be_id" => Ok(Internal::BeId),
@@ -181,6 +184,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
     let text = |s: String| Sample::Str(s.into_bytes());
     Some(match k {
         Internal::FeName => text(ctx.frontend()?.0),
+        Internal::IsHtx => Sample::Bool(!ctx.method().is_empty()),
         Internal::FeId => Sample::Int(ctx.frontend()?.1),
         Internal::BeName => text(ctx.backend().or_else(|| ctx.frontend())?.0),
         Internal::BeId => Sample::Int(ctx.backend().or_else(|| ctx.frontend())?.1),

@@ -180,6 +180,14 @@ pub fn fetch(ctx: &dyn Ctx, k: &PayloadFetch) -> Option<Sample> {
 /// Whether the bytes start an HTTP/1 request: `Some(true)` once a whole
 /// head parses, `Some(false)` when they cannot be one, `None` until then.
 fn looks_http(data: &[u8]) -> Option<bool> {
+    // HTTP/2's preface is HTTP too (haproxy's parser takes it).
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    if data.starts_with(PREFACE) {
+        return Some(true);
+    }
+    if PREFACE.starts_with(data) {
+        return None;
+    }
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut headers);
     match req.parse(data) {

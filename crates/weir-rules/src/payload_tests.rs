@@ -185,3 +185,14 @@ fn payloads_lengths_and_http() {
         .unwrap()
         .is_err());
 }
+
+#[test]
+fn http2s_preface_is_http() {
+    let preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let t = Some(Sample::Bool(true));
+    assert_eq!(get("req.proto_http", &[], preface, false), (t, false));
+    assert_eq!(
+        get("req.proto_http", &[], &preface[..20], false),
+        (None, true)
+    );
+}

@@ -70,6 +70,10 @@ pub enum TcpAction {
         len: usize,
         slot: usize,
     },
+    /// `switch-mode http [proto h1|h2]`: the connection goes on in HTTP
+    /// (`Some(true)` HTTP/2, `Some(false)` HTTP/1.1 only, `None` either,
+    /// by the first bytes).
+    SwitchHttp(Option<bool>),
 }
 
 /// Actions of HAProxy that weir refuses by name, with the reason.
@@ -78,7 +82,6 @@ fn refused(name: &str) -> Option<&'static str> {
     Some(match base {
         "track-sc0" | "track-sc1" | "track-sc2" | "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1"
         | "sc-set-gpt" | "sc-set-gpt0" => "stick tables are not supported by weir yet",
-        "switch-mode" => "switching a mode tcp frontend to HTTP is not supported by weir yet",
         "use-service" => "TCP services (Lua) are not supported by weir",
         "do-resolve" => "resolvers are not supported by weir yet",
         "send-spoe-group" => "SPOE is not supported by weir",
@@ -97,7 +100,9 @@ fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
     match action {
         TcpAction::ExpectProxy => set == Connection,
         TcpAction::Close => set == Response,
-        TcpAction::Capture { .. } | TcpAction::SetLogLevel => set == Content,
+        TcpAction::Capture { .. } | TcpAction::SetLogLevel | TcpAction::SwitchHttp(_) => {
+            set == Content
+        }
         TcpAction::SetAddr(..) => set != Response,
         _ => true,
     }
@@ -131,6 +136,14 @@ pub fn parse_tcp_rule(
             exactly::<1>(args, name)?;
             TcpAction::SetLogLevel
         }
+        "switch-mode" => TcpAction::SwitchHttp(
+            match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                ["http"] => None,
+                ["http", "proto", "h1"] => Some(false),
+                ["http", "proto", "h2"] => Some(true),
+                _ => return Err("'switch-mode' expects 'http [proto h1|h2]'".into()),
+            },
+        ),
         "set-src" => TcpAction::SetAddr(AddrPart::Src, expr(name)?),
         "set-src-port" => TcpAction::SetAddr(AddrPart::SrcPort, expr(name)?),
         "set-dst" => TcpAction::SetAddr(AddrPart::Dst, expr(name)?),

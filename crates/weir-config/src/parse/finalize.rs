@@ -68,7 +68,9 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         for (b, l, what) in refs {
             match be_names.get(&b) {
                 None => diags.alert(&l, format!("proxy '{name}': unable to find required {what}: '{b}'")),
-                Some(&j) if cfg.proxies[j].mode != mode => diags.alert(
+                // A `mode tcp` frontend may use an HTTP backend: its
+                // clients go on in HTTP (haproxy's implicit upgrade).
+                Some(&j) if cfg.proxies[j].mode != mode && mode == crate::model::Mode::Http => diags.alert(
                     &l,
                     format!(
                         "{} '{name}' in {} mode cannot use backend '{b}' in {} mode (declared at {})",

@@ -523,7 +523,12 @@ pub(super) fn bind(
                 }
                 "proto" => {
                     b.h1_only = false;
+                    b.no_http = false;
                     b.h2 = match need()? {
+                        "none" => {
+                            b.no_http = true;
+                            false
+                        }
                         "h2" => true,
                         "h1" => {
                             b.h1_only = true;
@@ -531,7 +536,7 @@ pub(super) fn bind(
                         }
                         p => {
                             return Err(format!(
-                                "'proto' expects 'h1' or 'h2' on a bind line, got '{p}'"
+                                "'proto' expects 'h1', 'h2' or 'none' on a bind line, got '{p}'"
                             ))
                         }
                     };

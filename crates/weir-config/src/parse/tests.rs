@@ -379,7 +379,7 @@ fn bind_options() {
     let e = errors("frontend f\n  mode tcp\n  bind :80 proto h2\n");
     assert!(e[0].contains("only usable in mode http"), "{e:?}");
     let e = errors("frontend f\n  bind :80 proto fcgi\n");
-    assert!(e[0].contains("'proto' expects 'h1' or 'h2'"), "{e:?}");
+    assert!(e[0].contains("'proto' expects 'h1', 'h2' or 'none'"), "{e:?}");
 }
 
 #[test]
@@ -723,7 +723,7 @@ fn tcp_rules_are_refused_where_haproxy_refuses_them() {
          tcp-request content close\n \
          tcp-request connection capture src len 4\n \
          tcp-request content track-sc0 src\n \
-         tcp-request content switch-mode http\n \
+         tcp-request content switch-mode tcp\n \
          tcp-request session bogus\n \
          tcp-request inspect-delay\n \
          server s 127.0.0.1:80\n"
@@ -737,7 +737,7 @@ fn tcp_rules_are_refused_where_haproxy_refuses_them() {
         "{e:?}"
     );
     assert!(e[2].contains("'track-sc0': stick tables"), "{e:?}");
-    assert!(e[3].contains("'switch-mode'"), "{e:?}");
+    assert!(e[3].contains("'switch-mode' expects 'http"), "{e:?}");
     assert!(e[4].contains("unknown action 'bogus'"), "{e:?}");
     assert!(e[5].contains("expects a timeout"), "{e:?}");
     // Rules in an anonymous defaults section, or one serving a listen or

@@ -275,7 +275,11 @@ fn content_rules(
     tmpl: &mut ExCtx<'_>,
 ) -> Option<Verdict> {
     use crate::tcp::rules::{run, Decision, Subject};
-    if px.tcp.content.is_empty() {
+    // A `mode tcp` client's first request after `switch-mode http` was
+    // through these rules already, in TCP.
+    // (An HTTP/2 stream was not: it came after the switch.)
+    let switched = tmpl.acc.is_some_and(|a| a.switched.is_some());
+    if px.tcp.content.is_empty() || (switched && tmpl.first && req.minor < 2) {
         return None;
     }
     let view = ExCtx {
@@ -295,7 +299,8 @@ fn content_rules(
         &mut subj,
     );
     match d {
-        Decision::Go | Decision::Close => None,
+        // (An HTTP stream is HTTP already: `switch-mode` ends the rules.)
+        Decision::Go | Decision::Close | Decision::SwitchHttp(_) => None,
         Decision::Reject => Some(Verdict::Close {
             reset: false,
             http: false,

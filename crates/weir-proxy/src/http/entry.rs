@@ -173,7 +173,7 @@ fn exchanges<'a>(
 /// After the exchanges: an idle client goes to sleep in the lot (true:
 /// its session lives on there; one that cannot sleep was closed by the
 /// lot), another is closed (with close_notify under TLS).
-fn after(
+pub(crate) fn after(
     sh: &Arc<Shared>,
     fe_idx: FrontendId,
     client: Conn,

@@ -543,7 +543,7 @@ impl<'a> Session<'a> {
         let (Some(sh), Peer::Conn(client)) = (self.arc, self.client) else {
             return None;
         };
-        if !self.acc.bind.h2_upgrade || self.count != 0 {
+        if !self.acc.bind.h2_upgrade || self.count != 0 || self.acc.switched == Some(false) {
             return None;
         }
         let initial = self.cbuf.bytes().to_vec();

@@ -179,7 +179,7 @@ fn tcp_rules(
         ..*tmpl
     };
     match crate::tcp::rules::response(rules, &view, tmpl.src, tmpl.dst, vars) {
-        Decision::Go => Ok(false),
+        Decision::Go | Decision::SwitchHttp(_) => Ok(false),
         Decision::Close => Ok(true),
         d @ (Decision::Reject | Decision::Drop) => {
             s.conn.set_reset_on_close();

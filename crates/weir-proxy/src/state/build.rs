@@ -405,7 +405,8 @@ fn frontends(
                 backends
                     .get(i.index())
                     .and_then(|b| cfg.proxies.get(b.proxy.index()))
-                    .is_some_and(|p| p.mode == px.mode)
+                    // A `mode tcp` frontend may also reach HTTP backends.
+                    .is_some_and(|p| p.mode == px.mode || px.mode == Mode::Tcp)
             })
             .map(|(n, &i)| (n.clone(), i))
             .collect();
@@ -426,6 +427,18 @@ fn frontends(
             .map(|(b, _)| b.clone())
             .or_else(|| px.kind.is_backend().then(|| px.name.clone()))
             .and_then(|b| by_name.get(&b).copied());
+        let is_http = |b: &BackendId| {
+            backends
+                .get(b.index())
+                .and_then(|b| cfg.proxies.get(b.proxy.index()))
+                .is_some_and(|p| p.mode == Mode::Http)
+        };
+        let reaches_http = px.mode == Mode::Tcp
+            && (backend.as_ref().is_some_and(is_http)
+                || switching.iter().any(|(t, _)| match t {
+                    Target::Static(b) => is_http(b),
+                    Target::Dynamic(_, names) => names.values().any(is_http),
+                }));
         let fe_max = px
             .maxconn
             .unwrap_or(limits.maxconn)
@@ -439,6 +452,7 @@ fn frontends(
             paused: AtomicBool::new(false),
             backend,
             switching,
+            reaches_http,
             binds: bind_lines(cfg, px, limits.nthreads, fe_max, errors),
             logger: logger.clone(),
             total: AtomicU64::new(0),
@@ -499,6 +513,7 @@ fn bind_lines(
             index: out.len(),
             h2: b.h2 && px.mode == Mode::Http,
             h2_upgrade: !b.h1_only && !px.options.disable_h2_upgrade,
+            no_http: b.no_http,
             transparent: b.transparent,
         });
         listener_no += b.addrs.len();

@@ -244,6 +244,8 @@ pub struct BindInfo {
     /// HTTP/2's preface opening an HTTP/1.1 connection switches it to
     /// HTTP/2 (not with `proto h1`, nor `option disable-h2-upgrade`).
     pub h2_upgrade: bool,
+    /// `proto none` (`mode tcp`): its clients never go on in HTTP.
+    pub no_http: bool,
     /// `transparent`: connections may be to addresses other than the
     /// listener's own.
     pub transparent: bool,
@@ -274,6 +276,9 @@ pub struct FrontendRt {
     pub backend: Option<BackendId>,
     /// `use_backend` rules in order: target and condition.
     pub switching: Vec<(Target, Option<weir_rules::Cond>)>,
+    /// A `mode tcp` frontend that may choose an HTTP backend (its clients
+    /// then go on in HTTP).
+    pub reaches_http: bool,
     /// Its bind lines, in the configuration's order.
     pub binds: Vec<FrontBind>,
     pub logger: Logger,

@@ -69,6 +69,25 @@ pub fn run(
             &mut initial,
         ))
         .await;
+        let switch = match d {
+            Decision::SwitchHttp(p) => Some(p),
+            _ if http_backend(&sh, fe_idx, &acc, &client, &initial, &vars) => Some(None),
+            _ => None,
+        };
+        if let Some(proto) = switch {
+            Box::pin(go_http(
+                sh,
+                fe_idx,
+                client,
+                acc,
+                initial,
+                accept_wall,
+                vars,
+                proto,
+            ))
+            .await;
+            return;
+        }
         if matches!(d, Decision::Reject | Decision::Drop) {
             if d == Decision::Drop {
                 client.set_reset_on_close();
@@ -90,6 +109,83 @@ pub fn run(
             vars,
         )
         .await;
+    }
+}
+
+/// Whether the backend the client goes to is an HTTP one (the client then
+/// goes on in HTTP, as with haproxy's implicit upgrade).
+fn http_backend(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    acc: &Accepted,
+    client: &Conn,
+    initial: &[u8],
+    vars: &Vars,
+) -> bool {
+    if !sh.frontend(fe_idx).reaches_http {
+        return false;
+    }
+    let l4 = crate::http::rules::L4Ctx {
+        src: acc.peer,
+        dst: acc.local,
+        tls: client.tls_info(),
+        payload: initial,
+        vars: Some(vars),
+    };
+    sh.select_backend(fe_idx, &l4)
+        .is_some_and(|b| sh.proxy(b.proxy).mode == weir_config::Mode::Http)
+}
+
+/// A `mode tcp` client going on in HTTP (`switch-mode http [proto …]`, or
+/// an HTTP backend): its bytes so far are the start of its first request,
+/// its variables carry over. `proto h2` serves HTTP/2 at once; otherwise
+/// HTTP/1.1, or HTTP/2 from its preface unless `proto h1`. A `bind …
+/// proto none` client is closed instead.
+#[allow(clippy::too_many_arguments)]
+async fn go_http(
+    sh: Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    mut acc: Accepted,
+    initial: Vec<u8>,
+    accept_wall: Duration,
+    vars: Vars,
+    proto: Option<bool>,
+) {
+    if acc.bind.no_http {
+        client.set_reset_on_close();
+        finish(&sh, fe_idx, &acc);
+        return;
+    }
+    acc.switched = Some(proto != Some(false));
+    if proto == Some(true) {
+        Box::pin(crate::h2::serve(
+            &sh,
+            fe_idx,
+            &client,
+            &acc,
+            initial,
+            accept_wall,
+            vars,
+        ))
+        .await;
+        client.close_notify();
+        finish(&sh, fe_idx, &acc);
+        return;
+    }
+    let peer = crate::http::peer::Peer::Conn(&client);
+    let asleep = Box::pin(crate::http::serve(
+        &sh,
+        fe_idx,
+        peer,
+        &acc,
+        initial,
+        accept_wall,
+        vars,
+    ))
+    .await;
+    if !crate::http::entry::after(&sh, fe_idx, client, &acc, accept_wall, asleep) {
+        finish(&sh, fe_idx, &acc);
     }
 }
 

@@ -22,6 +22,9 @@ pub enum Decision {
     Drop,
     /// `tcp-response content close`: the server's side closes after this.
     Close,
+    /// `switch-mode http`: the connection goes on in HTTP (HTTP/2 or
+    /// HTTP/1.1 only when given).
+    SwitchHttp(Option<bool>),
 }
 
 /// The state the rules may change: the connection's addresses (as the
@@ -81,6 +84,7 @@ pub fn run_from(
             TcpAction::Reject => return Ok(Decision::Reject),
             TcpAction::SilentDrop => return Ok(Decision::Drop),
             TcpAction::Close => return Ok(Decision::Close),
+            TcpAction::SwitchHttp(p) => return Ok(Decision::SwitchHttp(*p)),
             TcpAction::ExpectProxy => {
                 if let Some(e) = subj.expect_proxy.as_deref_mut() {
                     *e = true;
@@ -249,7 +253,7 @@ pub fn admit(
         acc.fc = Some(Box::new(conn));
     }
     match d {
-        Decision::Go | Decision::Close => true,
+        Decision::Go | Decision::Close | Decision::SwitchHttp(_) => true,
         Decision::Reject | Decision::Drop => {
             let ctr = if set == TcpRuleSet::Connection {
                 Ctr::ConnDenied

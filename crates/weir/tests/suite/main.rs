@@ -41,6 +41,7 @@ mod stats_page;
 mod tcp_inspect;
 mod tcp_rules;
 mod tcp_sleep;
+mod tcp_to_http;
 mod tls;
 
 mod tls_certs;
