@@ -379,7 +379,10 @@ fn bind_options() {
     let e = errors("frontend f\n  mode tcp\n  bind :80 proto h2\n");
     assert!(e[0].contains("only usable in mode http"), "{e:?}");
     let e = errors("frontend f\n  bind :80 proto fcgi\n");
-    assert!(e[0].contains("'proto' expects 'h1', 'h2' or 'none'"), "{e:?}");
+    assert!(
+        e[0].contains("'proto' expects 'h1', 'h2' or 'none'"),
+        "{e:?}"
+    );
 }
 
 #[test]

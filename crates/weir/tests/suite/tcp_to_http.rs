@@ -24,12 +24,12 @@ fn cfg(p1: u16, p2: u16, p3: u16) -> String {
     )
 }
 
-/// Sends `req` and reads until the peer closes (or 2 s pass).
+/// Sends `req` and reads until the peer closes (or 2 s pass). The client
+/// does not half-close: haproxy then sometimes closes without answering.
 fn answer(port: u16, req: &[u8]) -> String {
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     c.write_all(req).unwrap();
-    let _ = c.shutdown(std::net::Shutdown::Write);
     let mut got = Vec::new();
     let _ = c.read_to_end(&mut got);
     // The status line and body only (the headers' order and dates differ).
@@ -59,7 +59,7 @@ fn tcp_clients_go_on_in_http_as_haproxy() {
         (
             "implicit",
             1,
-            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             "HTTP/1.1 200 OK be=be ver=1.1",
         ),
         (
