@@ -206,6 +206,13 @@ pub enum ResAction {
     SetVar(VarSet, VarValue),
     UnsetVar(String),
     SetLogLevel,
+    /// `wait-for-body time <t> [at-least <bytes>]`: the response's body
+    /// (or that much of it) is read before the response goes on; in time,
+    /// or a 504.
+    WaitForBody {
+        time: std::time::Duration,
+        at_least: Option<u64>,
+    },
 }
 
 impl ReqAction {
@@ -614,6 +621,12 @@ fn set_timeout(args: &[String], load: Loader<'_>) -> Result<ReqAction, String> {
 }
 
 fn wait_for_body(args: &[String]) -> Result<ReqAction, String> {
+    let (time, at_least) = wait_args(args)?;
+    Ok(ReqAction::WaitForBody { time, at_least })
+}
+
+/// `time <t> [at-least <bytes>]` of `wait-for-body`.
+fn wait_args(args: &[String]) -> Result<(std::time::Duration, Option<u64>), String> {
     let mut time = None;
     let mut at_least = None;
     let mut it = args.iter();
@@ -632,10 +645,10 @@ fn wait_for_body(args: &[String]) -> Result<ReqAction, String> {
             o => return Err(format!("'wait-for-body': unexpected '{o}'")),
         }
     }
-    Ok(ReqAction::WaitForBody {
-        time: time.ok_or("'wait-for-body' expects 'time <time>'")?,
+    Ok((
+        time.ok_or("'wait-for-body' expects 'time <time>'")?,
         at_least,
-    })
+    ))
 }
 
 /// The sample and length of `capture <sample> len <length>` (the slot is
@@ -795,6 +808,10 @@ pub fn parse_response_rule(
             "set-log-level" => {
                 exactly::<1>(args, name)?;
                 ResAction::SetLogLevel
+            }
+            "wait-for-body" => {
+                let (time, at_least) = wait_args(args)?;
+                ResAction::WaitForBody { time, at_least }
             }
             n if n.starts_with("unset-var(") => ResAction::UnsetVar(var_name(n, "unset-var")?),
             o => return Err(format!("action '{o}' is not supported by weir")),

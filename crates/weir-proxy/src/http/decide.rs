@@ -33,15 +33,13 @@ pub(super) struct BodyWait<'a> {
 impl BodyWait<'_> {
     /// Reads the body into the buffer until it is complete, `at_least`
     /// bytes of it are there, the buffer is full or `deadline` passes.
-    /// With `strict` (`option http-buffer-request`) a deadline reached
-    /// first is a 408; otherwise the rules go on with what came.
+    /// A deadline reached first is a 408, as haproxy answers.
     async fn wait(
         &mut self,
         req: &mut RequestHead,
         dirty: &mut bool,
         deadline: Option<Instant>,
         at_least: Option<u64>,
-        strict: bool,
     ) -> Result<(), Verdict> {
         if matches!(
             req.framing,
@@ -85,15 +83,11 @@ impl BodyWait<'_> {
                 None => Some(self.cbuf.fill(self.client, self.size).await),
             };
             match r {
-                None if strict => {
+                None => {
                     return Err(Verdict::Fail(
                         408,
                         Term::new(Cause::ClientTimeout, State::Request),
                     ))
-                }
-                None => {
-                    self.body = Some(body);
-                    return Ok(());
                 }
                 // The client left: nothing to answer (haproxy logs -1, CR).
                 Some(Ok(0)) | Some(Err(_)) => {
@@ -118,7 +112,7 @@ impl BodyWait<'_> {
         let t = px.timeouts.http_request.or(px.timeouts.client);
         // Boxed (as in `run`): only a request that waits for its body
         // carries the wait's state.
-        Box::pin(self.wait(req, dirty, t.map(|t| crate::clock::now() + t), None, true)).await
+        Box::pin(self.wait(req, dirty, t.map(|t| crate::clock::now() + t), None)).await
     }
 }
 
@@ -153,13 +147,8 @@ async fn run(
         };
         // Boxed: the rules of every request would otherwise carry the
         // state of a wait only `wait-for-body` needs.
-        let waited = Box::pin(bw.wait(
-            req,
-            dirty,
-            Some(crate::clock::now() + time),
-            at_least,
-            false,
-        ));
+        // A body that does not come in time is a 408, as haproxy answers.
+        let waited = Box::pin(bw.wait(req, dirty, Some(crate::clock::now() + time), at_least));
         if let Err(v) = waited.await {
             return v;
         }

@@ -86,6 +86,24 @@ pub(super) async fn head<'r>(
             return Next::Done(o.at(r.be, Some(s.srv)));
         }
     };
+    if let Some((time, at_least)) = body_wanted(r, &stmpl, &res, req, rec, vars) {
+        let waited = wait_body(
+            s.conn,
+            sbuf,
+            rused,
+            res.framing,
+            time,
+            at_least,
+            r.f.sh.bufsize,
+        );
+        if let Err(term) = Box::pin(waited).await {
+            s.conn.set_reset_on_close();
+            let mut o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 504, term)).await;
+            o.bytes_in = s.bytes_in;
+            o.keep_client = false;
+            return Next::Done(o.at(r.be, Some(s.srv)));
+        }
+    }
     let mut rdirty = !res.canonical;
     let replaced = http_rules(r, &stmpl, &mut res, req, body, rec, vars, &mut rdirty);
     if let (Some(ps), None) = (&p.persist, &replaced) {
@@ -187,6 +205,70 @@ fn tcp_rules(
                 r.f.client.set_reset_on_close();
             }
             Err(Term::new(Cause::Proxy, State::Data))
+        }
+    }
+}
+
+/// The first `http-response wait-for-body` rule (backend's, then
+/// frontend's) that applies to the response head: its time and size.
+/// The body is read before the rules run (haproxy runs the rules before
+/// it first).
+fn body_wanted(
+    r: Route<'_>,
+    tmpl: &ExCtx<'_>,
+    res: &ResponseHead,
+    req: &RequestHead,
+    rec: &LogRecord<'_>,
+    vars: &Vars,
+) -> Option<(std::time::Duration, Option<u64>)> {
+    let ctx = ExCtx {
+        req: Some(req),
+        res: Some(res),
+        srv: rec.server,
+        vars: Some(vars),
+        ..*tmpl
+    };
+    rules::response_order(Some(r.be_px), r.f.fe_px)
+        .flat_map(|px| px.http_response.iter())
+        .find_map(|rule| match rule.action {
+            weir_rules::ResAction::WaitForBody { time, at_least } if rule.applies(&ctx) => {
+                Some((time, at_least))
+            }
+            _ => None,
+        })
+}
+
+/// Reads the response body into `sbuf` (after the head's `rused` bytes)
+/// until it is whole, `at_least` bytes of it came or the buffer is full;
+/// `Err` when `time` passes first (a 504) or the server fails.
+async fn wait_body(
+    sconn: Peer<'_>,
+    sbuf: &mut Buf,
+    rused: usize,
+    framing: Framing,
+    time: std::time::Duration,
+    at_least: Option<u64>,
+    size: usize,
+) -> Result<(), Term> {
+    if matches!(
+        framing,
+        Framing::None | Framing::Tunnel | Framing::ContentLength(0)
+    ) {
+        return Ok(());
+    }
+    let deadline = crate::clock::now() + time;
+    loop {
+        let bytes = sbuf.bytes().get(rused..).unwrap_or_default();
+        let (body, done) = weir_proto::h1::body_prefix(framing, bytes)
+            .map_err(|_| Term::new(Cause::Server, State::Data))?;
+        if done || at_least.is_some_and(|n| body.len() as u64 >= n) || sbuf.is_full() {
+            return Ok(());
+        }
+        match tokio::time::timeout_at(deadline, sbuf.fill(sconn, size)).await {
+            Err(_) => return Err(Term::new(Cause::ServerTimeout, State::Data)),
+            Ok(Ok(0)) if framing == Framing::UntilClose => return Ok(()),
+            Ok(Ok(0) | Err(_)) => return Err(Term::new(Cause::Server, State::Data)),
+            Ok(Ok(_)) => {}
         }
     }
 }

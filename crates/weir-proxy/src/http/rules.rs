@@ -867,7 +867,8 @@ pub fn run_response(
                 ),
                 ResAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
                 ResAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
-                ResAction::SetLogLevel => continue,
+                // Done before the rules ran (see `respond::wait_body`).
+                ResAction::SetLogLevel | ResAction::WaitForBody { .. } => continue,
             }
         };
         match edit {

@@ -123,6 +123,49 @@ fn wait_for_body_then_rules_see_it() {
 }
 
 #[test]
+fn wait_for_body_in_time_or_408_and_504() {
+    use std::io::{BufRead, Write};
+    // A server whose responses' bodies come slowly: `/whole` in two pieces
+    // 100 ms apart, `/stall` never whole.
+    let server = Server::start(|c| {
+        let mut w = c.try_clone().unwrap();
+        let mut r = std::io::BufReader::new(c);
+        let mut line = String::new();
+        let _ = r.read_line(&mut line);
+        loop {
+            let mut h = String::new();
+            if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                break;
+            }
+        }
+        let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if line.contains("/whole") {
+            let _ = w.write_all(b"67890");
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(900));
+        }
+    });
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    http-request wait-for-body time 300ms if {{ path /post }}\n\
+         \x20   default_backend be\n\
+         backend be\n    http-response wait-for-body time 400ms if {{ status 200 }}\n\
+         \x20   server s 127.0.0.1:{}\n",
+        server.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let r = Client::connect(port).get("/whole");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"1234567890"[..]));
+    assert_eq!(Client::connect(port).get("/stall").status, 504);
+    // A request body that does not come in time: 408.
+    let mut c = Client::connect(port);
+    c.send(b"POST /post HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nhalf");
+    assert_eq!(c.response("POST").status, 408);
+}
+
+#[test]
 fn userlist_auth_and_groups() {
     let port = free_port();
     // bob's password is "Hello world!" (SHA-256 crypt test vector).
