@@ -33,7 +33,7 @@ pub fn load_pem(path: &str, provider: &CryptoProvider) -> Result<CertifiedKey, S
             })?
         }
     };
-    let mut ck = CertifiedKey::from_der(chain, key, provider)
+    let mut ck = certified(chain, key, provider)
         .map_err(|e| format!("inconsistent certificate and private key in '{path}': {e}"))?;
     if let Ok(ocsp) = std::fs::read(format!("{path}.ocsp")) {
         if !ocsp.is_empty() {
@@ -41,6 +41,36 @@ pub fn load_pem(path: &str, provider: &CryptoProvider) -> Result<CertifiedKey, S
         }
     }
     Ok(ck)
+}
+
+/// The chain with its key, once the key is known to be the certificate's:
+/// compared as the certificate's public key (read by weir's own DER
+/// reader, so an X.509 v1 certificate, which webpki refuses, loads as
+/// OpenSSL loads it), else as rustls checks it.
+fn certified(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    provider: &CryptoProvider,
+) -> Result<CertifiedKey, String> {
+    let signer = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| e.to_string())?;
+    let cert_key = chain
+        .first()
+        .and_then(|c| weir_rules::x509::parse(c).map(|c| c.key.to_vec()));
+    let own_key = signer
+        .public_key()
+        .and_then(|spki| weir_rules::x509::public_key(&spki).map(|(_, k)| k.to_vec()));
+    match (cert_key, own_key) {
+        (Some(a), Some(b)) if a == b => Ok(CertifiedKey::new(chain, signer)),
+        (Some(_), Some(_)) => Err("the private key is not the certificate's".into()),
+        _ => {
+            let ck = CertifiedKey::new(chain, signer);
+            ck.keys_match().map_err(|e| e.to_string())?;
+            Ok(ck)
+        }
+    }
 }
 
 /// The DNS names a certificate serves: its subjectAltName DNS entries and

@@ -9,7 +9,6 @@ use rustls::client::{Resumption, Tls12Resumption, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use rustls_pki_types::pem::PemObject;
 use std::sync::Arc;
 use weir_config::tls::{with_base, ServerTls, TlsGlobal, Verify};
 
@@ -138,13 +137,10 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<Stri
     let mut cfg = match &t.crt {
         Some(crt) => {
             let path = with_base(g.crt_base.as_deref(), crt);
+            // Loaded (and its key checked) as a bind's certificate is, so
+            // an X.509 v1 certificate loads as with OpenSSL.
             let ck = super::certs::load_pem(&path, &p).map_err(|e| vec![e])?;
-            let key = rustls_pki_types::PrivateKeyDer::from_pem_file(&path)
-                .or_else(|_| rustls_pki_types::PrivateKeyDer::from_pem_file(format!("{path}.key")))
-                .map_err(|_| vec![format!("unable to load SSL private key from '{path}'")])?;
-            builder
-                .with_client_auth_cert(ck.cert.clone(), key)
-                .map_err(|e| vec![format!("client certificate '{path}': {e}")])?
+            builder.with_client_cert_resolver(Arc::new(OwnCert(Arc::new(ck))))
         }
         None => builder.with_no_client_auth(),
     };
@@ -167,4 +163,21 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<Stri
         cfg: Arc::new(cfg),
         sni,
     })
+}
+
+/// The one client certificate of a `server … crt` line.
+#[derive(Debug)]
+struct OwnCert(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::client::ResolvesClientCert for OwnCert {
+    fn resolve(
+        &self,
+        _: &[&[u8]],
+        _: &[rustls::SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.0.clone())
+    }
+    fn has_certs(&self) -> bool {
+        true
+    }
 }

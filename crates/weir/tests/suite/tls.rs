@@ -763,3 +763,107 @@ fn dontlognull_hides_silent_clients_not_failed_handshakes() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn x509_v1_certificates_load_as_with_openssl() {
+    // `openssl x509 -req` without extensions makes a version 1 certificate,
+    // which webpki refuses; OpenSSL (and so haproxy) loads it.
+    let pki = Pki::new();
+    let d = pki.dir.as_path();
+    crate::common::tls::openssl(
+        d,
+        &[
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "v1.key",
+            "-out",
+            "v1.csr",
+            "-subj",
+            "/CN=v1.example.com",
+        ],
+    );
+    crate::common::tls::openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "v1.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "v1.crt",
+            "-days",
+            "30",
+        ],
+    );
+    let pem = [
+        std::fs::read(d.join("v1.crt")).unwrap(),
+        std::fs::read(d.join("v1.key")).unwrap(),
+    ]
+    .concat();
+    std::fs::write(d.join("v1.pem"), pem).unwrap();
+    let text = run(
+        &[
+            "openssl",
+            "x509",
+            "-noout",
+            "-text",
+            "-in",
+            &pki.path("v1.crt"),
+        ],
+        b"",
+    );
+    assert!(
+        text_of(&text).contains("Version: 1 (0x0)"),
+        "{}",
+        text_of(&text)
+    );
+    // As a bind's certificate.
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port} ssl crt {}\n\
+         \x20   http-request return status 200 content-type text/plain lf-string \"dn=%[ssl_f_s_dn] ver=%[ssl_f_version]\\n\"\n",
+        pki.path("v1.pem")
+    );
+    let _w = Weir::start(&cfg, port);
+    let o = run(&["curl", "-sk", &format!("https://127.0.0.1:{port}/")], b"");
+    assert_eq!(text_of(&o), "dn=/CN=v1.example.com ver=1\n");
+    // As a client certificate, to haproxy (OpenSSL) checking it.
+    let (hp, front) = (free_port(), free_port());
+    let hcfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{hp} ssl crt {} ca-file {} verify required\n\
+         \x20   http-request return status 200 content-type text/plain lf-string \"dn=%[ssl_c_s_dn]\"\n",
+        pki.path("certs/1-www.pem"),
+        pki.path("ca.pem")
+    );
+    let Some(_h) = Haproxy::start(&hcfg, hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let cfg = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe2\n    bind 127.0.0.1:{front}\n    default_backend be\n\
+         backend be\n    server s 127.0.0.1:{hp} ssl verify none crt {}\n",
+        pki.path("v1.pem")
+    );
+    let _w2 = Weir::start(&cfg, front);
+    let r = crate::common::http::Client::connect(front).get("/");
+    assert_eq!(
+        (r.status, r.text()),
+        (200, "dn=/CN=v1.example.com".to_string())
+    );
+}
+
+fn text_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
