@@ -98,7 +98,12 @@ fn conv_method(c: &crate::sample::Conv) -> Method {
             | More::Xxh64(_)
             | More::Xxh3(_)
             | More::Strcmp(_) => Method::Int,
-            More::Not | More::Bool | More::Odd | More::Even | More::SecureMemcmp(_) => Method::Bool,
+            More::Not
+            | More::Bool
+            | More::Odd
+            | More::Even
+            | More::SecureMemcmp(_)
+            | More::FixIsValid => Method::Bool,
             _ => Method::Str,
         },
         _ => Method::Str,

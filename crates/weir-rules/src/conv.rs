@@ -44,6 +44,9 @@ pub enum More {
     Json(JsonInput),
     /// `json_query(<path>[,int])`.
     JsonQuery(Vec<crate::json::Step>, bool),
+    /// `fix_is_valid`, `fix_tag_value(<tag>)`.
+    FixIsValid,
+    FixTagValue(u32),
     Strcmp(String),
     SecureMemcmp(String),
 }
@@ -138,6 +141,11 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
         },
         "json" => json_input(a).map(More::Json),
         "json_query" => json_query(a),
+        "fix_is_valid" => no_args(name, a, More::FixIsValid),
+        "fix_tag_value" => match a {
+            [t] => crate::fix::tag_of(t).map(More::FixTagValue),
+            _ => Err("converter 'fix_tag_value' expects a tag".into()),
+        },
         "strcmp" => var_arg(name, a).map(More::Strcmp),
         "secure_memcmp" => var_arg(name, a).map(More::SecureMemcmp),
         _ => return None,
@@ -398,6 +406,8 @@ impl More {
             More::JsonQuery(path, int) => {
                 json_value(crate::json::query(&v.to_bytes(), path)?, *int)?
             }
+            More::FixIsValid => Sample::Bool(crate::fix::is_valid(&v.to_bytes())),
+            More::FixTagValue(t) => Sample::Str(crate::fix::tag_value(&v.to_bytes(), *t)?.to_vec()),
             More::Strcmp(name) => {
                 let other = ctx.var(name)?.to_bytes();
                 Sample::Int(strcmp(&v.to_bytes(), &other))

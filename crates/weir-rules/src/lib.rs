@@ -13,6 +13,7 @@ pub mod action;
 pub mod args;
 pub mod auth;
 pub mod conv;
+pub mod fix;
 pub mod fmt;
 pub mod hash;
 pub mod internal;

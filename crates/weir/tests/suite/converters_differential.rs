@@ -5,7 +5,7 @@
 //! (a string's leading digits, an address as an integer), the edges
 //! haproxy documents (division by zero, saturation, `field` out of range,
 //! `url_dec`'s `+`, `json`'s decoders, `json_query`'s types, the JWT
-//! converters' return codes) and the
+//! converters' return codes, `fix_*` on a FIX message) and the
 //! argument quoting of §2.2 (a `]` inside quotes stays in the expression).
 
 use crate::common::*;
@@ -116,6 +116,12 @@ const EXPRS: &[&str] = &[
     r#"str('{\"a\":[1,{\"c\":\"x\"}],\"n\":null}'),json_query('\$.n')"#,
     r#"str('{\"my.key\":\"v\"}'),json_query('\$.my\\.key')"#,
     r#"str('{\"a\":'),json_query('\$.a')"#,
+    r#"bin(383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343201),fix_is_valid"#,
+    r#"bin(383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343301),fix_is_valid"#,
+    r#"bin(383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343201),fix_tag_value(MsgType)"#,
+    r#"bin(383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343201),fix_tag_value(49)"#,
+    r#"bin(383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343201),fix_tag_value(CheckSum)"#,
+    r#"bin(383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343201),fix_tag_value(999)"#,
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_verify(HS256,'weir secret')"#,
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_verify(HS256,'other secret')"#,
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_verify(HS384,'weir secret')"#,
@@ -126,6 +132,9 @@ const EXPRS: &[&str] = &[
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_payload_query('\$.n','int'),add(1)"#,
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_payload_query('\$.ok')"#,
 ];
+
+/// A FIX logon message made for this test (checksum 142).
+const FIX_LOGON: &str = "383d4649582e342e3401393d35390133353d410133343d310134393d574549520135323d32303236313132362d31303a30303a30300135363d504545520139383d30013130383d33300131303d31343201";
 
 /// Expressions per `http-request return` (haproxy reads 64 words a line).
 const GROUP: usize = 10;
@@ -197,8 +206,17 @@ fn converters_as_haproxy() {
         "[A9993E364706816ABA3E25717850C26C9CD0D89D]"
     );
     assert_eq!(at("str(in),add_item(',',txn.nope,s)"), "[in,s]");
-    assert_eq!(at(EXPRS[EXPRS.len() - 17]), "[1.23457e+07]");
-    assert_eq!(at(EXPRS[EXPRS.len() - 9]), "[1]", "a JWT verified");
+    assert_eq!(
+        at(&format!("bin({}),fix_tag_value(49)", FIX_LOGON)),
+        "[WEIR]"
+    );
+    let find = |part: &str| EXPRS.iter().find(|e| e.contains(part)).copied().unwrap();
+    assert_eq!(at(find(r"json_query('\$.b')")), "[1.23457e+07]");
+    assert_eq!(
+        at(find("jwt_verify(HS256,'weir secret')")),
+        "[1]",
+        "a JWT verified"
+    );
     // (Without a path, `jwt_payload_query` gives the decoded part as the
     // manual says; haproxy 2.6.12 gives nothing, so it is not compared.)
 }
