@@ -127,11 +127,22 @@ fn element(j: &[u8], i: usize, n: usize) -> Option<usize> {
     Some(i)
 }
 
+/// Nesting deeper than this is not followed (the text comes from the
+/// network: skipping nested values recurses).
+const MAX_DEPTH: usize = 64;
+
 /// The end of the value starting at `i`.
 fn skip(j: &[u8], i: usize) -> Option<usize> {
+    skip_in(j, i, 0)
+}
+
+fn skip_in(j: &[u8], i: usize, depth: usize) -> Option<usize> {
     match j.get(i)? {
         b'"' => string(j, i).map(|(_, e)| e),
         open @ (b'{' | b'[') => {
+            if depth >= MAX_DEPTH {
+                return None;
+            }
             let close = if *open == b'{' { b'}' } else { b']' };
             let mut k = ws(j, i + 1);
             if j.get(k) == Some(&close) {
@@ -145,7 +156,7 @@ fn skip(j: &[u8], i: usize) -> Option<usize> {
                     }
                     k = ws(j, k + 1);
                 }
-                k = ws(j, skip(j, k)?);
+                k = ws(j, skip_in(j, k, depth + 1)?);
                 match j.get(k)? {
                     b',' => k = ws(j, k + 1),
                     c if *c == close => return Some(k + 1),

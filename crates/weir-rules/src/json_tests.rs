@@ -68,3 +68,15 @@ fn numbers_as_printf_g() {
         assert_eq!(g_format(v), want, "{v}");
     }
 }
+
+#[test]
+fn deep_nesting_gives_nothing_without_exhausting_the_stack() {
+    let deep = format!(
+        "{{\"a\":{}1{},\"b\":2}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    assert_eq!(q(&deep, "$.b"), None);
+    let ok = format!("{{\"a\":{}1{},\"b\":2}}", "[".repeat(10), "]".repeat(10));
+    assert_eq!(q(&ok, "$.b"), Some(Value::Num(2.0)));
+}
