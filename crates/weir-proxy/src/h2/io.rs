@@ -22,8 +22,16 @@ pub struct Preface {
 }
 
 impl Preface {
+    /// Ends the wait: the first frame came, or the connection ended (then
+    /// those waiting find the server offers nothing).
+    pub fn end(&self) {
+        self.seen.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
     /// Resolves once the server's first frame was read (the codec applies
-    /// it in the same turn, before any stream's task runs again).
+    /// it in the same turn, before any stream's task runs again), or the
+    /// connection ended.
     pub async fn wait(&self) {
         loop {
             let n = self.notify.notified();
@@ -58,8 +66,7 @@ impl FirstFrame {
         let len = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
         let whole = self.got >= 9 && self.got >= 9 + len;
         if whole {
-            self.preface.seen.store(true, Ordering::Release);
-            self.preface.notify.notify_waiters();
+            self.preface.end();
         }
         whole
     }

@@ -95,7 +95,11 @@ pub async fn handshake(
         // acknowledged, as haproxy's: servers that check the order of
         // the first frames see SETTINGS, then their ACK.
         tokio::select! {
-            _ = &mut connection => return,
+            _ = &mut connection => {
+                // Ended before the server's SETTINGS: nobody waits on.
+                seen.end();
+                return;
+            }
             _ = seen.wait() => {}
         }
         connection.set_target_window_size((1 << 31) - 1);

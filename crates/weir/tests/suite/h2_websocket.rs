@@ -214,3 +214,29 @@ fn the_ws_keyword_picks_the_protocol_of_websockets() {
     let r = c.response("GET");
     assert_eq!(r.header("x-ver"), Some("2.0"));
 }
+
+/// A `proto h2` server that closes before its SETTINGS: the upgrade
+/// waiting for them gets its 502 at once, even with no `timeout server`.
+#[test]
+fn an_upgrade_to_an_h2_server_that_closes_early_is_a_502() {
+    let server = Server::start(|mut c| {
+        let mut preface = [0u8; 24];
+        let _ = std::io::Read::read_exact(&mut c, &mut preface);
+    });
+    let log = Syslog::start();
+    let front = free_port();
+    let cfg = format!(
+        "global\n    log 127.0.0.1:{} local0\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n\
+         frontend fe\n    bind 127.0.0.1:{front}\n    default_backend be\n\
+         backend be\n    server s 127.0.0.1:{} proto h2\n",
+        log.port(),
+        server.port()
+    );
+    let _w = Weir::start(&cfg, front);
+    let mut c = Client::connect(front);
+    c.send(format!("GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {KEY}\r\n\r\n").as_bytes());
+    let t0 = std::time::Instant::now();
+    assert_eq!(c.response("GET").status, 502);
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
