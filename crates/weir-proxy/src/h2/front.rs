@@ -691,19 +691,17 @@ impl H2Stream {
         }
     }
 
-    /// Whether a server's answer to the stream's upgrade proves it read
-    /// the WebSocket key weir made (RFC 6455 §4.2.2; haproxy answers 502
-    /// otherwise). True for any other response.
+    /// Whether a server's `101` to the stream's upgrade proves it read the
+    /// WebSocket key weir made (RFC 6455 §4.2.2; haproxy answers 502
+    /// otherwise). True when weir made no key.
     pub fn upgrade_ok(&self, res: &ResponseHead) -> bool {
         let mut st = self.front.lock();
         let Some(want) = st.slot(self.id).and_then(|s| s.ws_accept.clone()) else {
             return true;
         };
-        res.status != 101
-            || res
-                .headers
-                .iter()
-                .any(|h| h.is("sec-websocket-accept") && h.value() == want.as_slice())
+        res.headers
+            .iter()
+            .any(|h| h.is("sec-websocket-accept") && h.value() == want.as_slice())
     }
 }
 

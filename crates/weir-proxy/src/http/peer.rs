@@ -55,6 +55,10 @@ impl<'c> Peer<'c> {
     /// Whether a response to the client's upgrade may go to it (see
     /// [`H2Stream::upgrade_ok`]).
     pub fn upgrade_ok(self, res: &weir_proto::h1::ResponseHead) -> bool {
+        // Only a switch needs the stream's key (and its lock).
+        if res.status != 101 {
+            return true;
+        }
         match self {
             Peer::H2(h) => h.upgrade_ok(res),
             Peer::Conn(_) | Peer::H2Up(_) => true,
