@@ -127,7 +127,7 @@ pub fn run_https(
 /// twice in the task: 0.7 KB more per idle HTTP/2 client over TLS). What
 /// a client that may sleep needs, when it goes idle ([`after`]).
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)] // as `run_http`
-fn exchanges<'a>(
+pub(crate) fn exchanges<'a>(
     sh: &'a Arc<Shared>,
     fe_idx: FrontendId,
     client: &'a Conn,

@@ -158,32 +158,10 @@ async fn go_http(
         return;
     }
     acc.switched = Some(proto != Some(false));
-    if proto == Some(true) {
-        Box::pin(crate::h2::serve(
-            &sh,
-            fe_idx,
-            &client,
-            &acc,
-            initial,
-            accept_wall,
-            vars,
-        ))
-        .await;
-        client.close_notify();
-        finish(&sh, fe_idx, &acc);
-        return;
-    }
-    let peer = crate::http::peer::Peer::Conn(&client);
-    let asleep = Box::pin(crate::http::serve(
-        &sh,
-        fe_idx,
-        peer,
-        &acc,
-        initial,
-        accept_wall,
-        vars,
-    ))
-    .await;
+    let h2 = proto == Some(true);
+    let ex =
+        crate::http::entry::exchanges(&sh, fe_idx, &client, &acc, initial, accept_wall, vars, h2);
+    let asleep = Box::pin(ex).await;
     if !crate::http::entry::after(&sh, fe_idx, client, &acc, accept_wall, asleep) {
         finish(&sh, fe_idx, &acc);
     }
