@@ -1,0 +1,170 @@
+//! The `server` and `default-server` lines of the model: a server's
+//! settings, the defaults its line starts from, and their option types.
+
+use super::*;
+
+/// `proxy-v2-options`: what a `send-proxy-v2` header adds after the
+/// addresses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProxyV2Options {
+    /// `authority`: the name the client asked for (its PROXY header's own
+    /// authority, else its TLS SNI).
+    pub authority: bool,
+    /// `unique-id`: the request's unique id (the server connection is then
+    /// the request's alone).
+    pub unique_id: bool,
+    /// `crc32c`: a checksum of the whole header.
+    pub crc32c: bool,
+}
+
+/// PROXY protocol version sent to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendProxy {
+    V1,
+    V2,
+}
+
+/// A `server` (or `default-server`) line.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    pub addr: ServerAddr,
+    pub loc: Loc,
+    /// The address of `dispatch`: a server of its own, logged as
+    /// `<NOSRV>`, that the statistics and the CLI do not show, and whose
+    /// connections serve only the client that opened them.
+    pub dispatch: bool,
+    /// The `id` written in the configuration.
+    pub id: Option<u32>,
+    /// The id weir and HAProxy report (`sid`): `id`, or the one assigned
+    /// once the configuration is read (see `parse::ids`).
+    pub uid: u32,
+    pub weight: u32,
+    pub check: bool,
+    pub inter: Duration,
+    pub fastinter: Option<Duration>,
+    pub downinter: Option<Duration>,
+    pub rise: u32,
+    pub fall: u32,
+    pub check_port: Option<u16>,
+    pub check_addr: Option<String>,
+    pub backup: bool,
+    pub disabled: bool,
+    pub maxconn: Option<u32>,
+    pub maxqueue: Option<u32>,
+    pub send_proxy: Option<SendProxy>,
+    /// `proxy-v2-options`: the TLVs a v2 header carries.
+    pub proxy_v2: ProxyV2Options,
+    /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
+    pub h2: bool,
+    /// `ws`: the protocol of WebSocket upgrades.
+    pub ws: WsMode,
+    pub source: Option<ServerAddr>,
+    pub shutdown_on_down: bool,
+    pub slowstart: Option<Duration>,
+    /// `pool-max-conn`: idle connections kept per thread (`None`: no limit).
+    pub pool_max_conn: Option<usize>,
+    /// `pool-purge-delay`: how long an idle connection is kept (`None`:
+    /// forever).
+    pub pool_purge_delay: Option<Duration>,
+    /// `cookie <value>`: the value persistence cookies carry for it.
+    pub cookie: Option<String>,
+    /// TLS towards the server (`ssl`, or `check-ssl` for checks only).
+    pub tls: crate::tls::ServerTls,
+}
+
+/// How a persistence cookie is handled (`cookie <name> insert|rewrite|prefix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CookieMode {
+    Insert,
+    Rewrite,
+    Prefix,
+}
+
+/// A backend's `cookie` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CookieCfg {
+    pub name: String,
+    pub mode: CookieMode,
+    pub indirect: bool,
+    pub nocache: bool,
+    pub postonly: bool,
+    pub preserve: bool,
+    pub httponly: bool,
+    pub secure: bool,
+    pub domains: Vec<String>,
+    pub attrs: Vec<String>,
+    /// `maxidle` / `maxlife` in seconds (insert mode): the cookie carries
+    /// its last-seen and first-seen dates.
+    pub maxidle: Option<u64>,
+    pub maxlife: Option<u64>,
+}
+
+/// The settings `default-server` may give to every later `server`.
+#[derive(Debug, Clone)]
+pub struct ServerDefaults {
+    pub weight: u32,
+    pub check: bool,
+    pub inter: Duration,
+    pub fastinter: Option<Duration>,
+    pub downinter: Option<Duration>,
+    pub rise: u32,
+    pub fall: u32,
+    pub check_port: Option<u16>,
+    pub check_addr: Option<String>,
+    pub backup: bool,
+    pub disabled: bool,
+    pub maxconn: Option<u32>,
+    pub maxqueue: Option<u32>,
+    pub send_proxy: Option<SendProxy>,
+    /// `proxy-v2-options`: the TLVs a v2 header carries.
+    pub proxy_v2: ProxyV2Options,
+    pub h2: bool,
+    pub ws: WsMode,
+    pub source: Option<ServerAddr>,
+    pub shutdown_on_down: bool,
+    pub slowstart: Option<Duration>,
+    pub pool_max_conn: Option<usize>,
+    pub pool_purge_delay: Option<Duration>,
+    pub tls: crate::tls::ServerTls,
+}
+
+impl Default for ServerDefaults {
+    fn default() -> Self {
+        ServerDefaults {
+            weight: 1,
+            check: false,
+            inter: Duration::from_secs(2),
+            fastinter: None,
+            downinter: None,
+            rise: 2,
+            fall: 3,
+            check_port: None,
+            check_addr: None,
+            backup: false,
+            disabled: false,
+            maxconn: None,
+            maxqueue: None,
+            send_proxy: None,
+            proxy_v2: ProxyV2Options::default(),
+            h2: false,
+            ws: WsMode::Auto,
+            source: None,
+            shutdown_on_down: false,
+            slowstart: None,
+            pool_max_conn: None,
+            pool_purge_delay: Some(Duration::from_secs(5)),
+            tls: crate::tls::ServerTls::default(),
+        }
+    }
+}
+
+/// `ws auto|h1|h2` on a server: the protocol WebSocket upgrades take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WsMode {
+    /// The server's own, but HTTP/1.1 where `alpn` offers it.
+    #[default]
+    Auto,
+    H1,
+    H2,
+}
