@@ -769,42 +769,8 @@ fn x509_v1_certificates_load_as_with_openssl() {
     // `openssl x509 -req` without extensions makes a version 1 certificate,
     // which webpki refuses; OpenSSL (and so haproxy) loads it.
     let pki = Pki::new();
+    pki.issue("v1", "/CN=v1.example.com", None);
     let d = pki.dir.as_path();
-    crate::common::tls::openssl(
-        d,
-        &[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "v1.key",
-            "-out",
-            "v1.csr",
-            "-subj",
-            "/CN=v1.example.com",
-        ],
-    );
-    crate::common::tls::openssl(
-        d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "v1.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "v1.crt",
-            "-days",
-            "30",
-        ],
-    );
     let pem = [
         std::fs::read(d.join("v1.crt")).unwrap(),
         std::fs::read(d.join("v1.key")).unwrap(),

@@ -28,7 +28,7 @@ fn revoke_second_client(pki: &Pki) {
          default_md = sha256\ndefault_crl_days = 30\n",
     )
     .unwrap();
-    pki.issue("client2", "/CN=client-two", "client.ext");
+    pki.issue("client2", "/CN=client-two", Some("client.ext"));
     let ca = ["-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem"];
     openssl(d, &[&["ca", "-revoke", "client2.crt"][..], &ca].concat());
     openssl(

@@ -80,8 +80,8 @@ impl Pki {
         // Client certificate.
         std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
         let pki = Pki { dir };
-        pki.issue("www", "/CN=www.example.com", "www.ext");
-        pki.issue("client", "/C=FR/O=weir/CN=client-one", "client.ext");
+        pki.issue("www", "/CN=www.example.com", Some("www.ext"));
+        pki.issue("client", "/C=FR/O=weir/CN=client-one", Some("client.ext"));
         let d = pki.dir.as_path();
         // RSA, self-signed.
         openssl(
@@ -116,9 +116,10 @@ impl Pki {
         cat(&["other.crt", "other.key"], "certs/2-other.pem");
         pki
     }
-    /// A P-256 certificate from the CA with the extensions of file `ext`:
-    /// `<name>.crt` and `<name>.key`.
-    pub fn issue(&self, name: &str, subj: &str, ext: &str) {
+    /// A P-256 certificate from the CA with the extensions of file `ext`
+    /// (none: an X.509 version 1 certificate): `<name>.crt` and
+    /// `<name>.key`.
+    pub fn issue(&self, name: &str, subj: &str, ext: Option<&str>) {
         let d = self.dir.as_path();
         let (key, csr, crt) = (
             format!("{name}.key"),
@@ -142,26 +143,23 @@ impl Pki {
                 subj,
             ],
         );
-        openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                &crt,
-                "-days",
-                "30",
-                "-extfile",
-                ext,
-            ],
-        );
+        let mut args = vec![
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            &crt,
+            "-days",
+            "30",
+        ];
+        args.extend(ext.into_iter().flat_map(|e| ["-extfile", e]));
+        openssl(d, &args);
     }
     pub fn path(&self, name: &str) -> String {
         self.dir.join(name).to_string_lossy().into_owned()
