@@ -202,6 +202,8 @@ pub enum Command {
         fmt: bool,
         value: String,
     },
+    /// `show|new|set|commit|abort|del ssl …`, `add|del ssl crt-list`.
+    Ssl(crate::ssl::SslCmd),
 }
 
 impl Command {
@@ -221,6 +223,7 @@ impl Command {
             SetProfiling(_) | ShutdownSessionsServer(_) | ShutdownSession(_) => Level::Admin,
             GetSocks | ExperimentalMode(_) => Level::User,
             GetVar(_) => Level::Operator,
+            Ssl(_) => Level::Admin,
             SetVar { .. } => Level::Operator,
             ShowPatterns { .. } | GetPattern { .. } => Level::Operator,
             AddPattern { .. } | DelPattern { .. } | SetPattern { .. } | ClearPatterns { .. } => {
@@ -511,6 +514,10 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             crate::sess::parse_id(id).map_or(crate::sess::SessSel::List, crate::sess::SessSel::One),
         ),
         ["_getsocks"] => GetSocks,
+        [verb, "ssl", rest @ ..] => match crate::ssl::parse(verb, rest) {
+            Some(r) => Ssl(r?),
+            None => return Err(CliError::Unknown),
+        },
         ["get", k @ ("map" | "acl"), w, value @ ..] if !value.is_empty() => GetPattern {
             map: *k == "map",
             which: w.to_string(),

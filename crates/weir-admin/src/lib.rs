@@ -12,6 +12,7 @@ pub mod errors;
 pub mod page;
 pub mod prom;
 pub mod sess;
+pub mod ssl;
 pub mod stat;
 pub mod typed;
 mod typed_meta;

@@ -475,9 +475,15 @@ pub struct BindTls {
     pub ciphersuites: Option<Vec<Suite>>,
     pub curves: Option<Vec<Group>>,
     pub ca_file: Option<String>,
+    /// `ca-verify-file`: CA certificates that verify client certificates
+    /// without being named to clients.
+    pub ca_verify_file: Option<String>,
     /// `crl-file`: revocation lists for client certificates.
     pub crl_file: Option<String>,
     pub verify: Option<Verify>,
+    /// `allow-0rtt`: accepted; weir takes no early data, so a client
+    /// sends its request once the handshake is done.
+    pub allow_0rtt: bool,
     pub strict_sni: bool,
     /// `crt-ignore-err` / `ca-ignore-err`: client certificate errors
     /// (OpenSSL's codes) that do not end the handshake.
@@ -536,7 +542,12 @@ impl BindTls {
                 .map(|v| self.ciphersuites = Some(v))),
             "curves" | "ecdhe" => two(need().and_then(parse_curves).map(|v| self.curves = Some(v))),
             "ca-file" => two(need().map(|v| self.ca_file = Some(v.to_string()))),
+            "ca-verify-file" => two(need().map(|v| self.ca_verify_file = Some(v.to_string()))),
             "crl-file" => two(need().map(|v| self.crl_file = Some(v.to_string()))),
+            "allow-0rtt" => {
+                self.allow_0rtt = true;
+                Some(Ok(1))
+            }
             "crt-ignore-err" => two(need()
                 .and_then(|v| IgnoreErr::parse(word, v))
                 .map(|v| self.crt_ignore_err = Some(v))),
@@ -573,6 +584,8 @@ pub struct ServerTls {
     /// `verify none|required` (unset: `ssl-server-verify`, required).
     pub verify: Option<Verify>,
     pub ca_file: Option<String>,
+    /// `crl-file`: revocation lists for the server's certificate.
+    pub crl_file: Option<String>,
     /// `crt`: a client certificate (chain and key in one PEM).
     pub crt: Option<String>,
     /// `sni <expr>`: the sample expression's text.
@@ -614,6 +627,7 @@ impl ServerTls {
                 }))
             }
             "ca-file" => return one(need().map(|v| self.ca_file = Some(v.to_string()))),
+            "crl-file" => return one(need().map(|v| self.crl_file = Some(v.to_string()))),
             "crt" => return one(need().map(|v| self.crt = Some(v.to_string()))),
             "sni" => return one(need().map(|v| self.sni = Some(v.to_string()))),
             "verifyhost" => return one(need().map(|v| self.verifyhost = Some(v.to_string()))),
@@ -648,6 +662,9 @@ pub struct TlsGlobal {
     /// `crt-base`, `ca-base`: directories for relative paths.
     pub crt_base: Option<String>,
     pub ca_base: Option<String>,
+    /// `ssl-load-extra-del-ext`: a certificate's key file is `x.key` for
+    /// `x.pem`, not `x.pem.key`.
+    pub extra_del_ext: bool,
     /// `ssl-server-verify`: the default of servers' `verify`.
     pub server_verify: Verify,
     pub server_ciphers: Option<Vec<Suite>>,
@@ -666,6 +683,7 @@ impl Default for TlsGlobal {
             lifetime: 300,
             crt_base: None,
             ca_base: None,
+            extra_del_ext: false,
             server_verify: Verify::Required,
             server_ciphers: None,
             server_ciphersuites: None,

@@ -91,7 +91,7 @@ async fn check_once(
     if let Some(t) = tls {
         // Checks send no SNI (HAProxy's `check-sni` is not supported).
         let name = crate::tls::server_name(None, addr.as_ref().ok().copied());
-        stream = match crate::tls::connect(stream, t.cfg.clone(), name, Some(conn_timeout)).await {
+        stream = match crate::tls::connect(stream, t.config(), name, Some(conn_timeout)).await {
             Ok(c) => c,
             Err(crate::tls::HandshakeError::Timeout) => {
                 return fail("Layer6 timeout", String::new())

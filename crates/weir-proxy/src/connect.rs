@@ -409,7 +409,7 @@ async fn dial<C: Carry>(
     if let Some(t) = tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
-        c.conn = crate::tls::connect(c.conn, t.cfg.clone(), name, handshake_timeout)
+        c.conn = crate::tls::connect(c.conn, t.config(), name, handshake_timeout)
             .await
             .map_err(|e| (ConnectFail::Refused, std::io::Error::other(e.message())))?;
     }

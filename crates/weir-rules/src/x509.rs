@@ -290,6 +290,9 @@ pub fn key_alg_name(oid: &[u8]) -> String {
     }
 }
 
+#[path = "x509_text.rs"]
+pub mod text;
+
 #[cfg(test)]
 #[path = "x509_tests.rs"]
 mod tests;

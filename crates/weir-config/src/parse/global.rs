@@ -339,6 +339,7 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
         }
         "crt-base" => g.tls.crt_base = Some(one(words, "a directory")?.to_string()),
         "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
+        "ssl-load-extra-del-ext" => g.tls.extra_del_ext = true,
         "tune.maxrewrite" | "tune.ssl.capture-buffer-size" | "tune.ssl.capture-cipherlist-size" => {
             let v = one(words, "a size")?;
             parse_size(v)?;

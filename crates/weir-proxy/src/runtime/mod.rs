@@ -8,6 +8,7 @@ mod diag;
 mod patterns;
 mod rows;
 mod sess;
+mod ssl;
 mod stats_page;
 
 pub use rows::{info_field, prometheus, stat_rows};
@@ -93,6 +94,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::ShowStat(f, Format::Json) => weir_admin::typed::stat_json(&stat_rows(sh, f)),
         Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
         Command::GetVar(name) => get_var(sh, name),
+        Command::Ssl(c) => ssl::run(sh, c),
         Command::SetVar { name, fmt, value } => set_var(sh, name, *fmt, value),
         Command::ShowBackend => {
             let mut out = String::from("# name\n");

@@ -35,8 +35,19 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     let mut errors = Vec::new();
     let hostname = sys::hostname();
     let (global_logger, loggers) = open_loggers(&cfg, &hostname, &mut errors);
-    let (backends, by_name) = backends(&cfg, limits, &loggers, &mut errors);
-    let frontends = frontends(&cfg, limits, &backends, &by_name, &loggers, &mut errors);
+    let files = tls::store::Store::new(cfg.global.tls.extra_del_ext);
+    let (backends, by_name) = backends(&cfg, limits, &loggers, &files, &mut errors);
+    let frontends = frontends(
+        &cfg,
+        limits,
+        &backends,
+        &by_name,
+        &loggers,
+        &files,
+        &mut errors,
+    );
+    // From now on the runtime API names what the store holds.
+    files.seal();
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -82,6 +93,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         workers: super::workers::Workers::new(limits.nthreads),
         server_kills: AtomicU32::new(0),
         rates: rates::Rates::default(),
+        tls_files: files,
         cfg,
     })
 }
@@ -175,6 +187,7 @@ fn backends(
     cfg: &Config,
     limits: Limits,
     loggers: &[Logger],
+    files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> (Vec<Arc<BackendRt>>, HashMap<String, BackendId>) {
     // Whether any log line shows a server connection's own address.
@@ -193,7 +206,7 @@ fn backends(
         let mut servers = Vec::new();
         let mut infos = Vec::new();
         for s in &px.servers {
-            if let Some(rt) = server(cfg, px, s, limits.nthreads, errors) {
+            if let Some(rt) = server(cfg, px, s, limits.nthreads, files, errors) {
                 servers.push(Arc::new(rt));
                 infos.push(ServerInfo {
                     id: s.uid,
@@ -250,6 +263,7 @@ fn server(
     px: &Proxy,
     s: &Server,
     nthreads: usize,
+    files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> Option<ServerRt> {
     let target = match &s.addr {
@@ -290,7 +304,7 @@ fn server(
         if !on {
             return None;
         }
-        match tls::client_config(&s.tls, &cfg.global.tls) {
+        match tls::client_config(&s.tls, &cfg.global.tls, files) {
             Ok(c) => Some(Arc::new(c)),
             Err(es) => {
                 errors.extend(es.iter().map(|e| tls::server_alert(s, px, e)));
@@ -319,7 +333,7 @@ fn server(
         Some(alpn) => {
             let mut t = s.tls.clone();
             t.alpn = Some(vec![alpn.to_string()]);
-            match tls::client_config(&t, &cfg.global.tls) {
+            match tls::client_config(&t, &cfg.global.tls, files) {
                 Ok(c) => Some(Arc::new(c)),
                 Err(es) => {
                     errors.extend(es.iter().map(|e| tls::server_alert(s, px, e)));
@@ -392,6 +406,7 @@ fn frontends(
     backends: &[Arc<BackendRt>],
     by_name: &HashMap<String, BackendId>,
     loggers: &[Logger],
+    files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> Vec<FrontendRt> {
     let mut out = Vec::new();
@@ -453,7 +468,7 @@ fn frontends(
             backend,
             switching,
             reaches_http,
-            binds: bind_lines(cfg, px, limits.nthreads, fe_max, errors),
+            binds: bind_lines(cfg, px, limits.nthreads, fe_max, files, errors),
             logger: logger.clone(),
             total: AtomicU64::new(0),
             smax: AtomicU32::new(0),
@@ -470,6 +485,7 @@ fn bind_lines(
     px: &Proxy,
     nthreads: usize,
     fe_max: u32,
+    files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> Vec<FrontBind> {
     let mut out = Vec::new();
@@ -490,7 +506,7 @@ fn bind_lines(
             ));
         }
         let tls = match &b.tls {
-            Some(t) => match tls::bind_config(t, &cfg.global.tls) {
+            Some(t) => match tls::bind_config(t, &cfg.global.tls, files) {
                 Ok(c) => Some(Arc::new(c)),
                 Err(es) => {
                     errors.extend(es.iter().map(|e| tls::alert(b, px, e)));

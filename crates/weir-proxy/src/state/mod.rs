@@ -335,6 +335,8 @@ pub struct Shared {
     pub server_kills: AtomicU32,
     /// Rates and time averages, sampled once a second.
     pub rates: crate::rates::Rates,
+    /// The TLS files (`show|set|commit ssl …`).
+    pub tls_files: crate::tls::store::Store,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

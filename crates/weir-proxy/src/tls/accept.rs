@@ -78,11 +78,7 @@ async fn hello(
         match acc.accept() {
             Ok(Some(a)) => {
                 let sni = a.client_hello().server_name().map(str::to_string);
-                let chosen = if cfg.routed() {
-                    cfg.pick(sni.as_deref())
-                } else {
-                    cfg.default.clone()
-                };
+                let chosen = cfg.pick(sni.as_deref());
                 // The certificate rustls will present (`ssl_f_*`).
                 let own = chosen.certs.leaf(&a.client_hello());
                 return Ok((chosen.cfg, sni, own));

@@ -11,35 +11,67 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Loads one PEM file: its certificates (end entity first) and its key,
-/// from the same file or from `<file>.key` as HAProxy allows.
-pub fn load_pem(path: &str, provider: &CryptoProvider) -> Result<CertifiedKey, String> {
+/// What a PEM text holds: certificates (end entity first) and a key.
+#[derive(Debug, Default)]
+pub struct PemParts {
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key: Option<PrivateKeyDer<'static>>,
+}
+
+/// Reads the certificates and the key of a PEM text (pure); `Err` when
+/// a PEM block is malformed.
+pub fn parse_pem(bytes: &[u8]) -> Result<PemParts, String> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{e:?}"))?;
+    let key = PrivateKeyDer::from_pem_slice(bytes).ok();
+    Ok(PemParts { chain, key })
+}
+
+/// The file a certificate's key is read from when its PEM has none:
+/// `<file>.key`, or with `ssl-load-extra-del-ext` the file's name with
+/// `.key` for its extension.
+pub fn key_path(path: &str, del_ext: bool) -> String {
+    let file_start = path.rfind('/').map_or(0, |i| i + 1);
+    match path.rfind('.').filter(|&i| del_ext && i > file_start) {
+        Some(dot) => format!("{}.key", &path[..dot]),
+        None => format!("{path}.key"),
+    }
+}
+
+/// Loads one PEM file: its certificates and its key, from the same file
+/// or from its key file as HAProxy allows, and its `.ocsp` response.
+pub fn read_pem(path: &str, del_ext: bool) -> Result<(PemParts, Option<Vec<u8>>), String> {
     let bytes = std::fs::read(path)
         .map_err(|e| format!("unable to load SSL certificate from PEM file '{path}': {e}"))?;
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("unable to load SSL certificate from PEM file '{path}': {e:?}"))?;
-    if chain.is_empty() {
+    let mut parts = parse_pem(&bytes)
+        .map_err(|e| format!("unable to load SSL certificate from PEM file '{path}': {e}"))?;
+    if parts.chain.is_empty() {
         return Err(format!(
             "unable to load SSL certificate from PEM file '{path}': no certificate found"
         ));
     }
-    let key = match PrivateKeyDer::from_pem_slice(&bytes) {
-        Ok(k) => k,
-        Err(_) => {
-            let kp = format!("{path}.key");
-            PrivateKeyDer::from_pem_file(&kp).map_err(|_| {
-                format!("unable to load SSL private key from PEM file '{path}' (nor from '{kp}')")
-            })?
-        }
-    };
-    let mut ck = certified(chain, key, provider)
-        .map_err(|e| format!("inconsistent certificate and private key in '{path}': {e}"))?;
-    if let Ok(ocsp) = std::fs::read(format!("{path}.ocsp")) {
-        if !ocsp.is_empty() {
-            ck.ocsp = Some(ocsp);
-        }
+    if parts.key.is_none() {
+        let kp = key_path(path, del_ext);
+        parts.key = Some(PrivateKeyDer::from_pem_file(&kp).map_err(|_| {
+            format!("unable to load SSL private key from PEM file '{path}' (nor from '{kp}')")
+        })?);
     }
+    let ocsp = std::fs::read(format!("{path}.ocsp"))
+        .ok()
+        .filter(|o| !o.is_empty());
+    Ok((parts, ocsp))
+}
+
+/// The certified key of a chain and its key, with its OCSP response.
+pub fn certify(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    ocsp: Option<Vec<u8>>,
+    provider: &CryptoProvider,
+) -> Result<CertifiedKey, String> {
+    let mut ck = certified(chain, key, provider)?;
+    ck.ocsp = ocsp;
     Ok(ck)
 }
 
@@ -242,6 +274,12 @@ impl SniIndex {
 
     pub fn is_empty(&self) -> bool {
         self.default.is_none()
+    }
+
+    /// The certificate a client without a known name gets (none with
+    /// `strict-sni`).
+    pub fn default_cert(&self) -> Option<Arc<CertifiedKey>> {
+        self.default.clone().filter(|_| !self.strict)
     }
 }
 

@@ -4,20 +4,62 @@
 //! `verifyhost` gives one; `verify none` checks nothing but the handshake
 //! signatures. Sessions are resumed unless `no-ssl-reuse`.
 
+use super::store::{FileRef, Reader, Store};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, Tls12Resumption, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock};
 use weir_config::tls::{with_base, ServerTls, TlsGlobal, Verify};
 
 /// What a server's connections need for TLS.
 #[derive(Debug)]
 pub struct ClientTls {
-    pub cfg: Arc<ClientConfig>,
+    /// The server line's TLS settings, to rebuild from.
+    t: ServerTls,
+    live: RwLock<Arc<Built>>,
     /// `sni <expr>`, evaluated per connection.
     pub sni: Option<weir_rules::Expr>,
+}
+
+/// A client configuration and the files it was built from.
+#[derive(Debug)]
+pub struct Built {
+    cfg: Arc<ClientConfig>,
+    used: BTreeSet<FileRef>,
+}
+
+impl ClientTls {
+    /// The configuration in force.
+    pub fn config(&self) -> Arc<ClientConfig> {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .cfg
+            .clone()
+    }
+
+    /// Whether it was built from `file`.
+    pub fn uses(&self, file: &FileRef) -> bool {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .used
+            .contains(file)
+    }
+
+    /// Builds it again from the store's files (its sessions are not
+    /// kept: a new certificate must be presented), to be put in force
+    /// with [`ClientTls::install`].
+    pub fn rebuild(&self, g: &TlsGlobal, files: &Store) -> Result<Arc<Built>, Vec<String>> {
+        built(&self.t, g, files).map(Arc::new)
+    }
+
+    pub fn install(&self, b: Arc<Built>) {
+        *self.live.write().unwrap_or_else(|e| e.into_inner()) = b;
+    }
 }
 
 #[derive(Debug)]
@@ -28,6 +70,8 @@ struct Verifier {
     /// Checks chain and name, for `sni`/`verifyhost`.
     named: Option<Arc<WebPkiServerVerifier>>,
     verifyhost: Option<String>,
+    /// `crl-file`.
+    crls: Vec<webpki::CertRevocationList<'static>>,
 }
 
 impl ServerCertVerifier for Verifier {
@@ -51,13 +95,17 @@ impl ServerCertVerifier for Verifier {
             (None, _) => {
                 let cert = webpki::EndEntityCert::try_from(ee)
                     .map_err(|e| rustls::Error::General(format!("bad certificate: {e}")))?;
+                let crls: Vec<&webpki::CertRevocationList<'_>> = self.crls.iter().collect();
+                let revocation = webpki::RevocationOptionsBuilder::new(&crls)
+                    .ok()
+                    .map(|b| b.build());
                 cert.verify_for_usage(
                     self.provider.signature_verification_algorithms.all,
                     &roots.roots,
                     inter,
                     now,
                     webpki::KeyUsage::server_auth(),
-                    None,
+                    revocation,
                     None,
                 )
                 .map_err(|e| rustls::Error::General(format!("certificate: {e}")))?;
@@ -94,7 +142,27 @@ impl ServerCertVerifier for Verifier {
 
 /// Builds a server's client configuration. Errors are messages without
 /// location (the caller adds the server line's `file:line`).
-pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<String>> {
+pub fn client_config(
+    t: &ServerTls,
+    g: &TlsGlobal,
+    files: &Store,
+) -> Result<ClientTls, Vec<String>> {
+    let sni = match &t.sni {
+        Some(text) => Some(
+            weir_rules::Expr::parse(text, &|_| Err("files are not read in 'sni'".into()))
+                .map_err(|e| vec![format!("'sni {text}': {e}")])?,
+        ),
+        None => None,
+    };
+    Ok(ClientTls {
+        t: t.clone(),
+        live: RwLock::new(Arc::new(built(t, g, files)?)),
+        sni,
+    })
+}
+
+fn built(t: &ServerTls, g: &TlsGlobal, files: &Store) -> Result<Built, Vec<String>> {
+    let r = Reader::new(files);
     let p = Arc::new(super::narrowed(
         t.ciphers.as_ref().or(g.server_ciphers.as_ref()),
         t.ciphersuites.as_ref().or(g.server_ciphersuites.as_ref()),
@@ -110,24 +178,40 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<Stri
                 "verify is enabled by default but no CA file is given: set 'ca-file', or 'verify none' on the server line, or 'ssl-server-verify none' in the global section".into(),
             ])
         }
-        (_, Some(ca)) => Some(Arc::new(super::load_roots(&with_base(
-            g.ca_base.as_deref(),
-            ca,
-        ))?)),
+        (_, Some(ca)) => Some(Arc::new(super::load_roots(
+            &r,
+            &with_base(g.ca_base.as_deref(), ca),
+        )?)),
+    };
+    let crls = match &t.crl_file {
+        Some(f) => r
+            .crl(&with_base(g.ca_base.as_deref(), f))
+            .map_err(|e| vec![e])?,
+        None => Vec::new(),
     };
     let named = match &roots {
-        Some(r) => Some(
-            WebPkiServerVerifier::builder_with_provider(r.clone(), p.clone())
+        Some(roots) => Some(
+            WebPkiServerVerifier::builder_with_provider(roots.clone(), p.clone())
+                .with_crls(crls.iter().cloned())
                 .build()
                 .map_err(|e| vec![format!("server verification: {e}")])?,
         ),
         None => None,
     };
+    let owned = crls
+        .iter()
+        .map(|c| {
+            webpki::OwnedCertRevocationList::from_der(c)
+                .map(webpki::CertRevocationList::Owned)
+                .map_err(|e| vec![format!("bad CRL: {e}")])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let verifier = Arc::new(Verifier {
         provider: p.clone(),
         roots,
         named,
         verifyhost: t.verifyhost.clone(),
+        crls: owned,
     });
     let builder = ClientConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)
@@ -139,8 +223,8 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<Stri
             let path = with_base(g.crt_base.as_deref(), crt);
             // Loaded (and its key checked) as a bind's certificate is, so
             // an X.509 v1 certificate loads as with OpenSSL.
-            let ck = super::certs::load_pem(&path, &p).map_err(|e| vec![e])?;
-            builder.with_client_cert_resolver(Arc::new(OwnCert(Arc::new(ck))))
+            let ck = r.cert(&path).map_err(|e| vec![e])?;
+            builder.with_client_cert_resolver(Arc::new(OwnCert(ck)))
         }
         None => builder.with_no_client_auth(),
     };
@@ -152,16 +236,9 @@ pub fn client_config(t: &ServerTls, g: &TlsGlobal) -> Result<ClientTls, Vec<Stri
     } else {
         Resumption::in_memory_sessions(256)
     };
-    let sni = match &t.sni {
-        Some(text) => Some(
-            weir_rules::Expr::parse(text, &|_| Err("files are not read in 'sni'".into()))
-                .map_err(|e| vec![format!("'sni {text}': {e}")])?,
-        ),
-        None => None,
-    };
-    Ok(ClientTls {
+    Ok(Built {
         cfg: Arc::new(cfg),
-        sni,
+        used: r.used(),
     })
 }
 

@@ -4,9 +4,10 @@
 //! session resumption), and the TLS stream the sessions run over.
 
 mod accept;
-mod certs;
-mod client;
-mod route;
+pub(crate) mod certs;
+pub(crate) mod client;
+pub(crate) mod route;
+pub mod store;
 mod stream;
 mod traffic;
 mod verify;
@@ -19,8 +20,6 @@ pub use stream::{connect, Dormant, HandshakeError, TlsStream};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::CertificateDer;
 use std::sync::Arc;
 use weir_config::tls::{with_base, BindTls, Group, Suite, TlsGlobal, TlsVersion, Verify};
 use weir_config::Config;
@@ -135,13 +134,13 @@ impl ProducesTickets for Lifetime {
 fn load_certs(
     t: &BindTls,
     g: &TlsGlobal,
-    p: &CryptoProvider,
+    r: &store::Reader<'_>,
 ) -> Result<certs::SniIndex, Vec<String>> {
     let mut idx = certs::SniIndex::default();
     idx.strict = t.strict_sni;
     let mut errs = Vec::new();
     let add_file = |idx: &mut certs::SniIndex, path: &str, filters: &[String]| {
-        certs::load_pem(path, p).map(|ck| {
+        r.cert(path).map(|ck| {
             let (neg, pos): (Vec<String>, Vec<String>) =
                 filters.iter().cloned().partition(|f| f.starts_with('!'));
             let neg: Vec<String> = neg.iter().map(|f| f[1..].to_string()).collect();
@@ -150,13 +149,13 @@ fn load_certs(
             } else {
                 pos
             };
-            idx.add(Arc::new(ck), &names, &neg);
+            idx.add(ck, &names, &neg);
         })
     };
     for crt in &t.crts {
         let path = with_base(g.crt_base.as_deref(), crt);
         if std::path::Path::new(&path).is_dir() {
-            match certs::dir_files(&path) {
+            match r.dir_files(&path) {
                 Ok(files) => {
                     for f in files {
                         errs.extend(add_file(&mut idx, &f, &[]).err());
@@ -169,24 +168,17 @@ fn load_certs(
         }
     }
     for list in &t.crt_lists {
-        let text = match std::fs::read_to_string(list) {
-            Ok(t) => t,
-            Err(e) => {
-                errs.push(format!("unable to open crt-list '{list}': {e}"));
-                continue;
-            }
-        };
-        match certs::parse_crt_list(&text) {
+        match r.crt_list(list) {
             Ok(lines) => {
                 for l in lines {
                     let path = with_base(g.crt_base.as_deref(), &l.crt);
                     errs.extend(add_file(&mut idx, &path, &l.filters).err());
                 }
             }
-            Err(e) => errs.push(format!("crt-list '{list}' {e}")),
+            Err(e) => errs.push(e),
         }
     }
-    if errs.is_empty() && idx.is_empty() {
+    if errs.is_empty() && idx.is_empty() && !t.strict_sni {
         errs.push("no certificate loaded".into());
     }
     if errs.is_empty() {
@@ -216,31 +208,65 @@ fn versions(
     Ok(v)
 }
 
-/// The revocation lists of a `crl-file`.
-fn load_crls(
-    path: &str,
-) -> Result<Vec<rustls::pki_types::CertificateRevocationListDer<'static>>, Vec<String>> {
-    use rustls::pki_types::pem::PemObject;
-    let crls: Vec<_> = rustls::pki_types::CertificateRevocationListDer::pem_file_iter(path)
-        .and_then(|i| i.collect())
-        .map_err(|e| vec![format!("unable to load CRL file '{path}': {e:?}")])?;
-    if crls.is_empty() {
-        return Err(vec![format!("no CRL found in '{path}'")]);
-    }
-    Ok(crls)
-}
-
-/// The CA certificates of a `ca-file`.
-fn load_roots(ca: &str) -> Result<RootCertStore, Vec<String>> {
+/// The CA certificates of a `ca-file` (or `ca-verify-file`) as trust
+/// anchors.
+fn load_roots(r: &store::Reader<'_>, ca: &str) -> Result<RootCertStore, Vec<String>> {
     let mut roots = RootCertStore::empty();
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(ca)
-        .and_then(|i| i.collect())
-        .map_err(|e| vec![format!("unable to load CA file '{ca}': {e:?}")])?;
+    let certs = r.ca(ca).map_err(|e| vec![e])?;
     let (added, _) = roots.add_parsable_certificates(certs);
     if added == 0 {
         return Err(vec![format!("no CA certificate found in '{ca}'")]);
     }
     Ok(roots)
+}
+
+/// How a bind verifies client certificates: against `ca-file` and
+/// `ca-verify-file` (only the first named to clients), `crl-file`, and
+/// `crt-ignore-err`; `None` without `verify` or a CA.
+fn client_verifier(
+    t: &BindTls,
+    g: &TlsGlobal,
+    r: &store::Reader<'_>,
+    p: &Arc<CryptoProvider>,
+) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, Vec<String>> {
+    let verify = t.verify.unwrap_or(Verify::None);
+    if verify == Verify::None || (t.ca_file.is_none() && t.ca_verify_file.is_none()) {
+        return Ok(None);
+    }
+    let ca_path = |f: &String| with_base(g.ca_base.as_deref(), f);
+    let named = match &t.ca_file {
+        Some(ca) => load_roots(r, &ca_path(ca))?,
+        None => RootCertStore::empty(),
+    };
+    let mut roots = RootCertStore::empty();
+    roots.roots.extend(named.roots.iter().cloned());
+    if let Some(f) = &t.ca_verify_file {
+        roots
+            .roots
+            .extend(load_roots(r, &ca_path(f))?.roots.iter().cloned());
+    }
+    let vb = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), p.clone())
+        .clear_root_hint_subjects()
+        .add_root_hint_subjects(named.subjects());
+    let vb = if verify == Verify::Optional {
+        vb.allow_unauthenticated()
+    } else {
+        vb
+    };
+    let vb = match &t.crl_file {
+        Some(f) => vb.with_crls(r.crl(&ca_path(f)).map_err(|e| vec![e])?),
+        None => vb,
+    };
+    let verifier = vb
+        .build()
+        .map_err(|e| vec![format!("client certificate verification: {e}")])?;
+    Ok(Some(match &t.crt_ignore_err {
+        Some(ignore) => Arc::new(verify::Ignoring {
+            inner: verifier,
+            ignore: ignore.clone(),
+        }),
+        None => verifier,
+    }))
 }
 
 /// Builds the server configuration of one `bind … ssl` line, with its
@@ -249,42 +275,18 @@ fn load_roots(ca: &str) -> Result<RootCertStore, Vec<String>> {
 pub fn server_config(
     t: &BindTls,
     g: &TlsGlobal,
+    r: &store::Reader<'_>,
 ) -> Result<(ServerConfig, Arc<certs::SniIndex>), Vec<String>> {
     let p = Arc::new(provider(t, g));
     let opts = t.opts.or(&g.bind_opts);
     let versions = versions(&opts)?;
-    let idx = Arc::new(load_certs(t, g, &p)?);
+    let idx = Arc::new(load_certs(t, g, r)?);
     let builder = ServerConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| vec![format!("inconsistent TLS settings: {e}")])?;
-    let verify = t.verify.unwrap_or(Verify::None);
-    let builder = match (verify, &t.ca_file) {
-        (Verify::None, _) | (_, None) => builder.with_no_client_auth(),
-        (v, Some(ca)) => {
-            let roots = load_roots(&with_base(g.ca_base.as_deref(), ca))?;
-            let vb = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), p.clone());
-            let vb = if v == Verify::Optional {
-                vb.allow_unauthenticated()
-            } else {
-                vb
-            };
-            let vb = match &t.crl_file {
-                Some(f) => vb.with_crls(load_crls(&with_base(g.ca_base.as_deref(), f))?),
-                None => vb,
-            };
-            let verifier = vb
-                .build()
-                .map_err(|e| vec![format!("client certificate verification: {e}")])?;
-            let verifier: Arc<dyn rustls::server::danger::ClientCertVerifier> =
-                match &t.crt_ignore_err {
-                    Some(ignore) => Arc::new(verify::Ignoring {
-                        inner: verifier,
-                        ignore: ignore.clone(),
-                    }),
-                    None => verifier,
-                };
-            builder.with_client_cert_verifier(verifier)
-        }
+    let builder = match client_verifier(t, g, r, &p)? {
+        None => builder.with_no_client_auth(),
+        Some(v) => builder.with_client_cert_verifier(v),
     };
     let mut cfg = builder.with_cert_resolver(idx.clone());
     cfg.alpn_protocols = alpn_list(t.alpn.as_deref());
@@ -315,11 +317,12 @@ fn alpn_list(list: Option<&[String]>) -> Vec<Vec<u8>> {
 /// settings agree): one `[ALERT]` line per problem, with its `file:line`.
 pub fn check(cfg: &Config) -> Vec<String> {
     let mut out = Vec::new();
+    let files = store::Store::new(cfg.global.tls.extra_del_ext);
     for px in &cfg.proxies {
         if px.kind.is_backend() {
             for s in &px.servers {
                 if s.tls.enabled || s.tls.check_ssl {
-                    if let Err(es) = client_config(&s.tls, &cfg.global.tls) {
+                    if let Err(es) = client_config(&s.tls, &cfg.global.tls, &files) {
                         out.extend(es.iter().map(|e| server_alert(s, px, e)));
                     }
                 }
@@ -330,7 +333,7 @@ pub fn check(cfg: &Config) -> Vec<String> {
         }
         for b in &px.binds {
             if let Some(t) = &b.tls {
-                if let Err(es) = bind_config(t, &cfg.global.tls) {
+                if let Err(es) = bind_config(t, &cfg.global.tls, &files) {
                     out.extend(es.into_iter().map(|e| alert(b, px, &e)));
                 }
             }

@@ -1,10 +1,14 @@
 //! A bind line's TLS configurations: the one most clients get, and one per
 //! `crt-list` line with `[options]` (its certificate with those bind
-//! options), picked by the SNI of the client's hello.
+//! options), picked by the SNI of the client's hello. They are rebuilt
+//! from the store when a file they were built from changes at run time.
 
-use super::{certs, provider, server_config};
+use super::store::{FileRef, Reader, Store};
+use super::{certs, server_config};
 use rustls::ServerConfig;
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, RwLock};
+use weir_config::tls::{with_base, BindTls, TlsGlobal};
 
 /// A configuration and the certificates it serves by name.
 #[derive(Clone)]
@@ -12,7 +16,6 @@ pub struct Bound {
     pub cfg: Arc<ServerConfig>,
     pub certs: Arc<certs::SniIndex>,
 }
-use weir_config::tls::{with_base, BindTls, TlsGlobal};
 
 /// One `crt-list` line with options: the names it serves and its
 /// configuration.
@@ -22,46 +25,88 @@ struct Route {
     cfg: Bound,
 }
 
+/// Every configuration of a bind line, built together.
+pub struct Routes {
+    /// Every certificate of the line, with the line's options.
+    default: Bound,
+    routes: Vec<Route>,
+    /// The files they were built from.
+    used: BTreeSet<FileRef>,
+}
+
 /// The configurations of one `bind … ssl` line.
 pub struct BindConfig {
-    /// Every certificate of the line, with the line's options.
-    pub default: Bound,
-    routes: Vec<Route>,
+    /// The line's TLS settings, to rebuild from.
+    t: BindTls,
+    live: RwLock<Arc<Routes>>,
 }
 
 impl std::fmt::Debug for BindConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "BindConfig({} routes)", self.routes.len())
+        write!(f, "BindConfig({} routes)", self.now().routes.len())
     }
 }
 
 impl BindConfig {
-    /// Some `crt-list` line has options: the hello must be read first.
-    pub fn routed(&self) -> bool {
-        !self.routes.is_empty()
+    fn now(&self) -> Arc<Routes> {
+        self.live.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The configuration for a client that sent `sni`: a line naming it
     /// exactly, then one whose `*.` wildcard covers it, else the default.
     pub fn pick(&self, sni: Option<&str>) -> Bound {
+        let now = self.now();
         let Some(name) = sni.map(str::to_ascii_lowercase) else {
-            return self.default.clone();
+            return now.default.clone();
         };
         let wild = name.split_once('.').map(|(_, d)| format!("*.{d}"));
         let serves =
             |r: &&Route, n: &str| !r.excluded.contains(&name) && r.names.iter().any(|x| x == n);
-        let hit = self.routes.iter().find(|r| serves(r, &name)).or_else(|| {
+        let hit = now.routes.iter().find(|r| serves(r, &name)).or_else(|| {
             let w = wild.as_deref()?;
-            self.routes.iter().find(|r| serves(r, w))
+            now.routes.iter().find(|r| serves(r, w))
         });
-        hit.map_or_else(|| self.default.clone(), |r| r.cfg.clone())
+        hit.map_or_else(|| now.default.clone(), |r| r.cfg.clone())
+    }
+
+    /// Whether it was built from `file`.
+    pub fn uses(&self, file: &FileRef) -> bool {
+        self.now().used.contains(file)
+    }
+
+    /// The bind line's TLS settings.
+    pub fn settings(&self) -> &BindTls {
+        &self.t
+    }
+
+    /// The line's default certificate (none with `strict-sni`).
+    pub fn default_cert(&self) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.now().default.certs.default_cert()
+    }
+
+    /// Builds its configurations again from the store's files, to be put
+    /// in force with [`BindConfig::install`].
+    pub fn rebuild(&self, g: &TlsGlobal, files: &Store) -> Result<Arc<Routes>, Vec<String>> {
+        routes(&self.t, g, files).map(Arc::new)
+    }
+
+    pub fn install(&self, r: Arc<Routes>) {
+        *self.live.write().unwrap_or_else(|e| e.into_inner()) = r;
     }
 }
 
 /// Builds a bind line's configurations. Errors are messages without
 /// location (the caller adds the bind's `file:line`).
-pub fn bind_config(t: &BindTls, g: &TlsGlobal) -> Result<BindConfig, Vec<String>> {
-    let (cfg, certs) = server_config(t, g)?;
+pub fn bind_config(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<BindConfig, Vec<String>> {
+    Ok(BindConfig {
+        t: t.clone(),
+        live: RwLock::new(Arc::new(routes(t, g, files)?)),
+    })
+}
+
+fn routes(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<Routes, Vec<String>> {
+    let r = Reader::new(files);
+    let (cfg, certs) = server_config(t, g, &r)?;
     let default = Bound {
         cfg: Arc::new(cfg),
         certs,
@@ -70,14 +115,11 @@ pub fn bind_config(t: &BindTls, g: &TlsGlobal) -> Result<BindConfig, Vec<String>
     let mut errs = Vec::new();
     for list in &t.crt_lists {
         // An unreadable list was reported by `server_config`.
-        let Ok(text) = std::fs::read_to_string(list) else {
-            continue;
-        };
-        let Ok(lines) = certs::parse_crt_list(&text) else {
+        let Ok(lines) = r.crt_list(list) else {
             continue;
         };
         for l in lines.iter().filter(|l| !l.opts.is_empty()) {
-            match route(t, g, l) {
+            match route(t, g, l, &r) {
                 Ok(r) => routes.push(r),
                 Err(es) => errs.extend(
                     es.into_iter()
@@ -87,32 +129,47 @@ pub fn bind_config(t: &BindTls, g: &TlsGlobal) -> Result<BindConfig, Vec<String>
         }
     }
     if errs.is_empty() {
-        Ok(BindConfig { default, routes })
+        Ok(Routes {
+            default,
+            routes,
+            used: r.used(),
+        })
     } else {
         Err(errs)
     }
 }
 
-/// The configuration of one `crt-list` line with options: the bind line's
-/// options, then the line's, over its one certificate.
-fn route(t: &BindTls, g: &TlsGlobal, l: &certs::CrtListLine) -> Result<Route, Vec<String>> {
+/// A `crt-list` line's options over the bind line's settings.
+pub fn line_tls(t: &BindTls, opts: &[String]) -> Result<BindTls, String> {
     let mut lt = t.clone();
-    lt.crts = vec![l.crt.clone()];
     lt.crt_lists = Vec::new();
     let mut i = 0;
-    while let Some(w) = l.opts.get(i).map(String::as_str) {
+    while let Some(w) = opts.get(i).map(String::as_str) {
         if matches!(w, "crt" | "crt-list" | "strict-sni") {
-            return Err(vec![format!("'{w}' is not a crt-list option")]);
+            return Err(format!("'{w}' is not a crt-list option"));
         }
-        match lt.apply(w, l.opts.get(i + 1).map(String::as_str)) {
+        match lt.apply(w, opts.get(i + 1).map(String::as_str)) {
             Some(Ok(n)) => i += n,
-            Some(Err(e)) => return Err(vec![e]),
-            None => return Err(vec![format!("'{w}' is not a crt-list option")]),
+            Some(Err(e)) => return Err(e),
+            None => return Err(format!("'{w}' is not a crt-list option")),
         }
     }
-    let (cfg, certs) = server_config(&lt, g)?;
+    Ok(lt)
+}
+
+/// The configuration of one `crt-list` line with options: the bind line's
+/// options, then the line's, over its one certificate.
+fn route(
+    t: &BindTls,
+    g: &TlsGlobal,
+    l: &certs::CrtListLine,
+    r: &Reader<'_>,
+) -> Result<Route, Vec<String>> {
+    let mut lt = line_tls(t, &l.opts).map_err(|e| vec![e])?;
+    lt.crts = vec![l.crt.clone()];
+    let (cfg, certs) = server_config(&lt, g, r)?;
     let path = with_base(g.crt_base.as_deref(), &l.crt);
-    let ck = certs::load_pem(&path, &provider(&lt, g)).map_err(|e| vec![e])?;
+    let ck = r.cert(&path).map_err(|e| vec![e])?;
     let (neg, pos): (Vec<&String>, Vec<&String>) =
         l.filters.iter().partition(|f| f.starts_with('!'));
     let names = if pos.is_empty() {
