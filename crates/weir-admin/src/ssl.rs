@@ -67,8 +67,10 @@ fn usage(m: &str) -> CliError {
 pub fn parse(verb: &str, rest: &[&str]) -> Option<Result<SslCmd, CliError>> {
     let r = match (verb, rest) {
         ("show", ["crt-list", args @ ..]) => {
-            let numbers = args.first() == Some(&"-n");
-            let args = if numbers { &args[1..] } else { args };
+            let (numbers, args) = match args {
+                ["-n", rest @ ..] => (true, rest),
+                _ => (false, args),
+            };
             Ok(SslCmd::ShowList {
                 numbers,
                 list: args.first().map(|l| list_name(l)),

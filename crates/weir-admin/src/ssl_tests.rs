@@ -25,7 +25,7 @@ fn commands() {
             "L1\nL2\n".into()
         ))
     );
-    assert!(matches!(p("set ssl cert /a.pem").unwrap(), Err(_)));
+    assert!(p("set ssl cert /a.pem").unwrap().is_err());
     assert_eq!(
         p("commit ssl crl-file c.pem").unwrap(),
         Ok(SslCmd::Commit(FileKind::CrlFile, "c.pem".into()))

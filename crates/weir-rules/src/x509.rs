@@ -238,6 +238,23 @@ fn key_of(spki: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((key_alg, key))
 }
 
+/// A certificate's SubjectPublicKeyInfo, whole (tag and length too).
+pub fn spki_der(der: &[u8]) -> Option<&[u8]> {
+    let (_, cert, _) = tlv(der)?;
+    let (_, mut tbs, _) = tlv(cert)?;
+    if tbs.first() == Some(&0xa0) {
+        tbs = tlv(tbs)?.2;
+    }
+    // serial, signature, issuer, validity, subject
+    for _ in 0..5 {
+        tbs = tlv(tbs)?.2;
+    }
+    let (0x30, _, rest) = tlv(tbs)? else {
+        return None;
+    };
+    tbs.get(..tbs.len() - rest.len())
+}
+
 /// The algorithm OID and key of a DER SubjectPublicKeyInfo (a PEM
 /// `PUBLIC KEY`).
 pub fn public_key(der: &[u8]) -> Option<(&[u8], &[u8])> {

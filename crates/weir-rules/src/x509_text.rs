@@ -66,9 +66,12 @@ fn san(exts: &[u8]) -> String {
                 0x82 => format!("DNS:{text}"),
                 0x81 => format!("email:{text}"),
                 0x86 => format!("URI:{text}"),
-                0x87 => match val.len() {
-                    4 => format!("IP Address:{}.{}.{}.{}", val[0], val[1], val[2], val[3]),
-                    _ => "IP Address:<ipv6>".to_string(),
+                0x87 => match <[u8; 4]>::try_from(val) {
+                    Ok(v4) => format!("IP Address:{}", std::net::Ipv4Addr::from(v4)),
+                    Err(_) => match <[u8; 16]>::try_from(val) {
+                        Ok(v6) => format!("IP Address:{}", std::net::Ipv6Addr::from(v6)),
+                        Err(_) => continue,
+                    },
                 },
                 _ => continue,
             });

@@ -265,13 +265,13 @@ fn delete(sh: &Shared, k: Kind, name: &str) -> String {
     }
     if in_use(sh, &(k, name.to_string())) {
         return format!(
-            "Can't remove the {cant}: {} '{name}' in use, can't be deleted!\n",
+            "Can't remove the {cant}: {} '{name}' in use, can't be deleted!\n\n",
             k.noun()
         );
     }
     match sh.tls_files.remove(k, name) {
         Ok(()) => format!("{what} '{name}' deleted!\n"),
-        Err(e) => format!("Can't remove the {cant}: {e}\n"),
+        Err(e) => format!("Can't remove the {cant}: {e}\n\n"),
     }
 }
 
@@ -346,26 +346,31 @@ fn del_entry(sh: &Shared, list: &str, cert: &str, line: Option<usize>) -> Result
         return Err(format!("certificate '{cert}' does not exist!"));
     }
     let base = sh.cfg.global.tls.crt_base.as_deref();
-    let found: Vec<usize> = (0..l.lines.len())
-        .filter(|&i| with_base(base, &l.lines[i].crt) == cert)
+    // (position in the list, line number) of each entry of `cert`.
+    let found: Vec<(usize, usize)> = l
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| with_base(base, &e.crt) == cert)
+        .map(|(i, e)| (i, e.line))
         .collect();
     let numbers = || {
         found
             .iter()
-            .map(|&i| l.lines[i].line.to_string())
+            .map(|(_, n)| n.to_string())
             .collect::<Vec<_>>()
             .join(", ")
     };
     let at = match line.filter(|&n| n > 0) {
-        Some(n) => match found.iter().find(|&&i| l.lines[i].line == n) {
-            Some(&i) => i,
+        Some(n) => match found.iter().find(|(_, ln)| *ln == n) {
+            Some(&(i, _)) => i,
             None => return Err(format!(
                 "found a certificate '{cert}' but the line number is incorrect, please specify a correct line number preceded by colons ({})!",
                 numbers()
             )),
         },
         None => match found.as_slice() {
-            [i] => *i,
+            [(i, _)] => *i,
             [] => return Err(format!("certificate '{cert}' not found in crt-list '{list}'!")),
             _ => return Err(format!(
                 "found the certificate '{cert}' in several entries, please specify a line number preceded by colons ({})!",

@@ -157,21 +157,26 @@ fn encode(
 }
 
 /// Sends the alert rustls queued for a failed handshake, best effort.
-fn send_alert(io: &Conn, conn: &mut UnbufferedServerConnection) {
+/// rustls goes on over what is left of `inbuf` (its state may still point
+/// into it: an empty buffer here made it panic).
+fn send_alert(io: &Conn, conn: &mut UnbufferedServerConnection, inbuf: &mut Vec<u8>) {
     let mut out = Vec::new();
     for _ in 0..4 {
-        match conn.process_tls_records(&mut []).state {
-            Ok(ConnectionState::EncodeTlsData(mut e)) => {
-                if encode(&mut e, &mut out).is_err() {
-                    break;
-                }
-            }
+        let st = conn.process_tls_records(&mut inbuf[..]);
+        let discard = st.discard;
+        let go_on = match st.state {
+            Ok(ConnectionState::EncodeTlsData(mut e)) => encode(&mut e, &mut out).is_ok(),
             Ok(ConnectionState::TransmitTlsData(t)) => {
                 let _ = io.try_send(&out);
                 out.clear();
                 t.done();
+                true
             }
-            _ => break,
+            _ => false,
+        };
+        inbuf.drain(..discard.min(inbuf.len()));
+        if !go_on {
+            break;
         }
     }
     if !out.is_empty() {
@@ -208,7 +213,7 @@ async fn drive(
         let step = match st.state {
             Err(e) => {
                 inbuf.drain(..discard.min(inbuf.len()));
-                send_alert(io, conn);
+                send_alert(io, conn, inbuf);
                 return Err(HandshakeError::Tls(e));
             }
             Ok(ConnectionState::EncodeTlsData(mut e)) => {

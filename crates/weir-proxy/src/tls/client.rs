@@ -123,7 +123,8 @@ impl ServerCertVerifier for Verifier {
         c: &CertificateDer<'_>,
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(m, c, d, &self.provider.signature_verification_algorithms)
+        let algs = &self.provider.signature_verification_algorithms;
+        verify_tls12_signature(m, c, d, algs).or_else(|e| raw_signature(m, c, d, algs, e))
     }
     fn verify_tls13_signature(
         &self,
@@ -131,13 +132,43 @@ impl ServerCertVerifier for Verifier {
         c: &CertificateDer<'_>,
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(m, c, d, &self.provider.signature_verification_algorithms)
+        let algs = &self.provider.signature_verification_algorithms;
+        verify_tls13_signature(m, c, d, algs).or_else(|e| raw_signature(m, c, d, algs, e))
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider
             .signature_verification_algorithms
             .supported_schemes()
     }
+}
+
+/// The handshake's signature by an X.509 v1 certificate, which webpki
+/// does not read (OpenSSL does): checked against the certificate's public
+/// key. Other certificates keep webpki's error `e`.
+fn raw_signature(
+    msg: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    algs: &rustls::crypto::WebPkiSupportedAlgorithms,
+    e: rustls::Error,
+) -> Result<HandshakeSignatureValid, rustls::Error> {
+    if weir_rules::x509::parse(cert).is_none_or(|c| c.version != 1) {
+        return Err(e);
+    }
+    let spki = weir_rules::x509::spki_der(cert)
+        .map(|b| rustls::pki_types::SubjectPublicKeyInfoDer::from(b.to_vec()))
+        .ok_or_else(|| e.clone())?;
+    let key = webpki::RawPublicKeyEntity::try_from(&spki).map_err(|_| e.clone())?;
+    let candidates = algs
+        .mapping
+        .iter()
+        .find(|(s, _)| *s == dss.scheme)
+        .map_or(&[][..], |(_, a)| *a);
+    candidates
+        .iter()
+        .find(|alg| key.verify_signature(**alg, msg, dss.signature()).is_ok())
+        .map(|_| HandshakeSignatureValid::assertion())
+        .ok_or(e)
 }
 
 /// Builds a server's client configuration. Errors are messages without

@@ -229,10 +229,7 @@ fn client_verifier(
     r: &store::Reader<'_>,
     p: &Arc<CryptoProvider>,
 ) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, Vec<String>> {
-    let verify = t.verify.unwrap_or(Verify::None);
-    if verify == Verify::None || (t.ca_file.is_none() && t.ca_verify_file.is_none()) {
-        return Ok(None);
-    }
+    // The files load (or the line is refused) whether they verify or not.
     let ca_path = |f: &String| with_base(g.ca_base.as_deref(), f);
     let named = match &t.ca_file {
         Some(ca) => load_roots(r, &ca_path(ca))?,
@@ -245,6 +242,14 @@ fn client_verifier(
             .roots
             .extend(load_roots(r, &ca_path(f))?.roots.iter().cloned());
     }
+    let crls = match &t.crl_file {
+        Some(f) => r.crl(&ca_path(f)).map_err(|e| vec![e])?,
+        None => Vec::new(),
+    };
+    let verify = t.verify.unwrap_or(Verify::None);
+    if verify == Verify::None || roots.is_empty() {
+        return Ok(None);
+    }
     let vb = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), p.clone())
         .clear_root_hint_subjects()
         .add_root_hint_subjects(named.subjects());
@@ -253,10 +258,7 @@ fn client_verifier(
     } else {
         vb
     };
-    let vb = match &t.crl_file {
-        Some(f) => vb.with_crls(r.crl(&ca_path(f)).map_err(|e| vec![e])?),
-        None => vb,
-    };
+    let vb = vb.with_crls(crls);
     let verifier = vb
         .build()
         .map_err(|e| vec![format!("client certificate verification: {e}")])?;

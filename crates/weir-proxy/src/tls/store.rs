@@ -38,6 +38,9 @@ impl Kind {
 /// A file a TLS context was built from.
 pub type FileRef = (Kind, String);
 
+/// A file's name and content.
+pub type Named = (String, Content);
+
 pub type Crl = CertificateRevocationListDer<'static>;
 
 /// A certificate of the store: its chain, key and OCSP response (an entry
@@ -217,7 +220,7 @@ impl Store {
 
     /// Every file of a kind, with the transaction's file when there is
     /// one.
-    pub fn list(&self, kind: Kind) -> (Option<(String, Content)>, Vec<(String, Content)>) {
+    pub fn list(&self, kind: Kind) -> (Option<Named>, Vec<Named>) {
         let f = self.lock();
         let tx = f.txs.get(&kind).cloned();
         let all = f
@@ -423,13 +426,17 @@ fn fill(base: Content, payload: &[u8], key_only: bool, name: &str) -> Result<Con
                     "unable to load certificate from file '{name}'.\nCan't load the payload"
                 ));
             }
-            if !key_only && !parts.chain.is_empty() {
+            c.ck = None;
+            if key_only {
+                if let Some(k) = parts.key {
+                    c.key = Some(Arc::new(k));
+                }
+            } else {
+                // The file's content is the payload's: a key file may
+                // follow (`set ssl cert <file>.key`).
                 c.chain = parts.chain;
-                c.ck = None;
-            }
-            if let Some(k) = parts.key {
-                c.key = Some(Arc::new(k));
-                c.ck = None;
+                c.key = parts.key.map(Arc::new);
+                c.ocsp = None;
             }
             Ok(Content::Cert(c))
         }

@@ -46,6 +46,7 @@ mod tls;
 
 mod tls_certs;
 mod tls_records;
+mod tls_runtime;
 mod tls_servers;
 mod use_server;
 mod variables;
