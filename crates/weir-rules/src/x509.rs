@@ -238,6 +238,117 @@ fn key_of(spki: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((key_alg, key))
 }
 
+/// The three parts of a signed DER object (a certificate or a CRL): the
+/// signed data whole (tag and length too), the signature algorithm's
+/// contents, and the signature's bytes.
+pub fn signed_parts(der: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let (0x30, outer, _) = tlv(der)? else {
+        return None;
+    };
+    let (0x30, _, after_tbs) = tlv(outer)? else {
+        return None;
+    };
+    let tbs = outer.get(..outer.len() - after_tbs.len())?;
+    let (0x30, alg, rest) = tlv(after_tbs)? else {
+        return None;
+    };
+    let (0x03, bits, _) = tlv(rest)? else {
+        return None;
+    };
+    let (&0, sig) = bits.split_first()? else {
+        return None;
+    };
+    Some((tbs, alg, sig))
+}
+
+/// Whether a certificate's basicConstraints make it a CA (`None` without
+/// the extension, as in an X.509 v1 certificate).
+pub fn is_ca(der: &[u8]) -> Option<bool> {
+    let (_, cert, _) = tlv(der)?;
+    let (_, mut tbs, _) = tlv(cert)?;
+    if tbs.first() == Some(&0xa0) {
+        tbs = tlv(tbs)?.2;
+    }
+    for _ in 0..6 {
+        tbs = tlv(tbs)?.2;
+    }
+    while let Some((tag, v, rest)) = tlv(tbs) {
+        tbs = rest;
+        if tag != 0xa3 {
+            continue;
+        }
+        let (_, mut exts, _) = tlv(v)?;
+        while let Some((_, ext, after)) = tlv(exts) {
+            exts = after;
+            let (0x06, oid, mut val) = tlv(ext)? else {
+                continue;
+            };
+            if oid != [0x55, 0x1d, 0x13] {
+                continue;
+            }
+            if let Some((0x01, _, after)) = tlv(val) {
+                val = after;
+            }
+            let (_, octets, _) = tlv(val)?;
+            let (_, bc, _) = tlv(octets)?;
+            return Some(matches!(tlv(bc), Some((0x01, [b], _)) if *b != 0));
+        }
+    }
+    None
+}
+
+/// A revocation list's issuer (Name contents) and revoked serials.
+pub fn crl_entries(der: &[u8]) -> Option<(&[u8], Vec<&[u8]>)> {
+    let (_, list, _) = tlv(der)?;
+    let (_, mut tbs, _) = tlv(list)?;
+    if let Some((0x02, _, rest)) = tlv(tbs) {
+        tbs = rest;
+    }
+    let (_, _, rest) = tlv(tbs)?;
+    let (0x30, issuer, rest) = tlv(rest)? else {
+        return None;
+    };
+    let (_, _, mut rest) = tlv(rest)?;
+    if let Some((0x17 | 0x18, _, after)) = tlv(rest) {
+        rest = after;
+    }
+    let mut serials = Vec::new();
+    if let Some((0x30, mut revoked, _)) = tlv(rest) {
+        while let Some((_, entry, after)) = tlv(revoked) {
+            revoked = after;
+            serials.push(tlv(entry)?.1);
+        }
+    }
+    Some((issuer, serials))
+}
+
+/// A UTCTime or GeneralizedTime as seconds since the epoch.
+pub fn time_secs(t: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(t).ok()?.strip_suffix('Z')?;
+    let (year, rest) = match s.len() {
+        12 => {
+            let yy: i64 = s.get(..2)?.parse().ok()?;
+            (if yy >= 50 { 1900 + yy } else { 2000 + yy }, s.get(2..)?)
+        }
+        14 => (s.get(..4)?.parse().ok()?, s.get(4..)?),
+        _ => return None,
+    };
+    let n = |i: usize| rest.get(i..i + 2).and_then(|x| x.parse::<i64>().ok());
+    let (mo, d, h, mi, sec) = (n(0)?, n(2)?, n(4)?, n(6)?, n(8)?);
+    // Days from the civil date (proleptic Gregorian).
+    let (y, m) = if mo <= 2 {
+        (year - 1, mo + 9)
+    } else {
+        (year, mo - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + h * 3600 + mi * 60 + sec).ok()
+}
+
 /// A certificate's SubjectPublicKeyInfo, whole (tag and length too).
 pub fn spki_der(der: &[u8]) -> Option<&[u8]> {
     let (_, cert, _) = tlv(der)?;

@@ -59,3 +59,11 @@ fn dn_entries_and_rfc2253() {
     ];
     assert_eq!(rfc2253(&der), "CN=a\\,b");
 }
+
+#[test]
+fn times_as_seconds() {
+    assert_eq!(time_secs(b"700101000000Z"), Some(0));
+    assert_eq!(time_secs(b"160117230238Z"), Some(1_453_071_758));
+    assert_eq!(time_secs(b"20480907140120Z"), Some(2_483_100_080));
+    assert_eq!(time_secs(b"garbage"), None);
+}

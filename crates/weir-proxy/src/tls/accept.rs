@@ -7,6 +7,7 @@
 use super::stream::{bounded, handshake_read, info, HandshakeError, Raw, TlsStream};
 use super::traffic::Traffic;
 use crate::conn::Conn;
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{Acceptor, UnbufferedServerConnection};
 use rustls::unbuffered::{ConnectionState, EncodeError};
 use rustls::ServerConfig;
@@ -26,7 +27,7 @@ pub async fn accept(
     let started = Instant::now();
     let mut inbuf = initial.to_vec();
     let hello = bounded(timeout, hello(&io, cfg, &mut inbuf));
-    let (config, sni, own) = match hello.await {
+    let (config, sni, own, verifier) = match hello.await {
         Ok(h) => h,
         Err(e) => return Err((e, inbuf.is_empty())),
     };
@@ -45,6 +46,11 @@ pub async fn accept(
     let mut info = info(&conn, sni);
     info.own_cert = own;
     info.verify = verify;
+    if info.resumed {
+        if let (Some(v), Some((ee, inter))) = (verifier, info.peer_chain.split_first()) {
+            info.verify = again(&*v, ee, inter);
+        }
+    }
     let (secrets, kernel) = conn
         .dangerous_into_kernel_connection()
         .map_err(|e| (HandshakeError::Tls(e), false))?;
@@ -57,13 +63,37 @@ pub async fn accept(
     Ok(Conn::Tls(Box::new(TlsStream::own(io, traffic, info))))
 }
 
+/// What the hello decides: the configuration, the SNI, the certificate
+/// presented and the client certificate verifier.
+type Hello = (
+    Arc<ServerConfig>,
+    Option<String>,
+    Option<Arc<[u8]>>,
+    Option<Arc<dyn ClientCertVerifier>>,
+);
+
+/// A resumed session's client certificate verified again (rustls keeps
+/// the chain, not the verdict): its `ssl_c_verify` code.
+fn again(v: &dyn ClientCertVerifier, ee: &[u8], inter: &[Vec<u8>]) -> i64 {
+    let ee = rustls::pki_types::CertificateDer::from(ee);
+    let inter: Vec<_> = inter
+        .iter()
+        .map(|c| rustls::pki_types::CertificateDer::from(c.as_slice()))
+        .collect();
+    let _ = super::verify::take_ignored();
+    match v.verify_client_cert(&ee, &inter, rustls::pki_types::UnixTime::now()) {
+        Ok(_) => super::verify::take_ignored().unwrap_or(0),
+        Err(e) => super::verify::openssl_code(&e, &ee),
+    }
+}
+
 /// Reads the client's hello into `raw` (every byte read, kept for the
 /// handshake proper) and picks the configuration its SNI asks for.
 async fn hello(
     io: &Conn,
     cfg: &super::BindConfig,
     raw: &mut Vec<u8>,
-) -> Result<(Arc<ServerConfig>, Option<String>, Option<Arc<[u8]>>), HandshakeError> {
+) -> Result<Hello, HandshakeError> {
     let mut acc = Acceptor::default();
     let mut fed = 0;
     loop {
@@ -81,7 +111,7 @@ async fn hello(
                 let chosen = cfg.pick(sni.as_deref());
                 // The certificate rustls will present (`ssl_f_*`).
                 let own = chosen.certs.leaf(&a.client_hello());
-                return Ok((chosen.cfg, sni, own));
+                return Ok((chosen.cfg, sni, own, chosen.verifier));
             }
             Ok(None) => {}
             Err((e, mut alert)) => {

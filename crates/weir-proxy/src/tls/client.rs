@@ -72,6 +72,48 @@ struct Verifier {
     verifyhost: Option<String>,
     /// `crl-file`.
     crls: Vec<webpki::CertRevocationList<'static>>,
+    /// For an X.509 v1 certificate, which webpki does not read.
+    v1: Option<super::v1::V1Roots>,
+    /// webpki does not read the revocation lists: they are checked by
+    /// `v1` after webpki's verdict (webpki has none).
+    own_crls: bool,
+}
+
+/// Whether a v1 certificate (no subjectAltName) names `host` in its
+/// subject's CN, exactly or by a `*.` wildcard of one label.
+fn v1_names(ee: &[u8], host: &ServerName<'_>) -> bool {
+    let ServerName::DnsName(h) = host else {
+        return false;
+    };
+    let h = h.as_ref().to_ascii_lowercase();
+    let cn = weir_rules::x509::parse(ee)
+        .and_then(|c| weir_rules::x509::common_name(c.subject))
+        .map(|c| c.to_ascii_lowercase());
+    match cn {
+        Some(cn) if cn == h => true,
+        Some(cn) => match (cn.strip_prefix("*."), h.split_once('.')) {
+            (Some(parent), Some((_, rest))) => parent == rest,
+            _ => false,
+        },
+        None => false,
+    }
+}
+
+impl Verifier {
+    /// The revocation lists webpki does not read, checked on the chain.
+    fn own_revocation(
+        &self,
+        ee: &CertificateDer<'_>,
+        inter: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<(), rustls::Error> {
+        match &self.v1 {
+            Some(v1) if self.own_crls => v1
+                .verify(ee, inter, now)
+                .map_err(rustls::Error::InvalidCertificate),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl ServerCertVerifier for Verifier {
@@ -86,6 +128,25 @@ impl ServerCertVerifier for Verifier {
         let Some(roots) = &self.roots else {
             return Ok(ServerCertVerified::assertion());
         };
+        if let Some(v1) = self
+            .v1
+            .as_ref()
+            .filter(|_| weir_rules::x509::parse(ee).is_some_and(|c| c.version == 1))
+        {
+            v1.verify(ee, inter, now)
+                .map_err(rustls::Error::InvalidCertificate)?;
+            let host = match (&self.verifyhost, name) {
+                (Some(h), _) => ServerName::try_from(h.as_str()).ok().map(|n| n.to_owned()),
+                (None, ServerName::DnsName(_)) => Some(name.to_owned()),
+                (None, _) => None,
+            };
+            if host.is_some_and(|h| !v1_names(ee, &h)) {
+                return Err(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::NotValidForName,
+                ));
+            }
+            return Ok(ServerCertVerified::assertion());
+        }
         let host = match (&self.verifyhost, name) {
             (Some(h), _) => ServerName::try_from(h.as_str())
                 .map_err(|_| rustls::Error::General(format!("bad verifyhost '{h}'")))?
@@ -109,13 +170,16 @@ impl ServerCertVerifier for Verifier {
                     None,
                 )
                 .map_err(|e| rustls::Error::General(format!("certificate: {e}")))?;
+                self.own_revocation(ee, inter, now)?;
                 return Ok(ServerCertVerified::assertion());
             }
         };
-        match &self.named {
-            Some(v) => v.verify_server_cert(ee, inter, &host, ocsp, now),
-            None => Ok(ServerCertVerified::assertion()),
-        }
+        let ok = match &self.named {
+            Some(v) => v.verify_server_cert(ee, inter, &host, ocsp, now)?,
+            None => ServerCertVerified::assertion(),
+        };
+        self.own_revocation(ee, inter, now)?;
+        Ok(ok)
     }
     fn verify_tls12_signature(
         &self,
@@ -124,7 +188,8 @@ impl ServerCertVerifier for Verifier {
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
         let algs = &self.provider.signature_verification_algorithms;
-        verify_tls12_signature(m, c, d, algs).or_else(|e| raw_signature(m, c, d, algs, e))
+        verify_tls12_signature(m, c, d, algs)
+            .or_else(|e| super::v1::raw_signature(m, c, d, algs, e))
     }
     fn verify_tls13_signature(
         &self,
@@ -133,42 +198,14 @@ impl ServerCertVerifier for Verifier {
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
         let algs = &self.provider.signature_verification_algorithms;
-        verify_tls13_signature(m, c, d, algs).or_else(|e| raw_signature(m, c, d, algs, e))
+        verify_tls13_signature(m, c, d, algs)
+            .or_else(|e| super::v1::raw_signature(m, c, d, algs, e))
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider
             .signature_verification_algorithms
             .supported_schemes()
     }
-}
-
-/// The handshake's signature by an X.509 v1 certificate, which webpki
-/// does not read (OpenSSL does): checked against the certificate's public
-/// key. Other certificates keep webpki's error `e`.
-fn raw_signature(
-    msg: &[u8],
-    cert: &CertificateDer<'_>,
-    dss: &DigitallySignedStruct,
-    algs: &rustls::crypto::WebPkiSupportedAlgorithms,
-    e: rustls::Error,
-) -> Result<HandshakeSignatureValid, rustls::Error> {
-    if weir_rules::x509::parse(cert).is_none_or(|c| c.version != 1) {
-        return Err(e);
-    }
-    let spki = weir_rules::x509::spki_der(cert)
-        .map(|b| rustls::pki_types::SubjectPublicKeyInfoDer::from(b.to_vec()))
-        .ok_or_else(|| e.clone())?;
-    let key = webpki::RawPublicKeyEntity::try_from(&spki).map_err(|_| e.clone())?;
-    let candidates = algs
-        .mapping
-        .iter()
-        .find(|(s, _)| *s == dss.scheme)
-        .map_or(&[][..], |(_, a)| *a);
-    candidates
-        .iter()
-        .find(|alg| key.verify_signature(**alg, msg, dss.signature()).is_ok())
-        .map(|_| HandshakeSignatureValid::assertion())
-        .ok_or(e)
 }
 
 /// Builds a server's client configuration. Errors are messages without
@@ -202,17 +239,27 @@ fn built(t: &ServerTls, g: &TlsGlobal, files: &Store) -> Result<Built, Vec<Strin
     let opts = t.opts.or(&g.server_opts);
     let versions = super::versions(&opts)?;
     let verify = t.verify.unwrap_or(g.server_verify);
-    let roots = match (verify, &t.ca_file) {
+    let anchors = match (verify, &t.ca_file) {
         (Verify::None, _) => None,
         (_, None) => {
             return Err(vec![
                 "verify is enabled by default but no CA file is given: set 'ca-file', or 'verify none' on the server line, or 'ssl-server-verify none' in the global section".into(),
             ])
         }
-        (_, Some(ca)) => Some(Arc::new(super::load_roots(
-            &r,
-            &with_base(g.ca_base.as_deref(), ca),
-        )?)),
+        (_, Some(ca)) => Some(
+            r.ca(&with_base(g.ca_base.as_deref(), ca))
+                .map_err(|e| vec![e])?,
+        ),
+    };
+    let roots = match &anchors {
+        Some(a) => {
+            let mut roots = RootCertStore::empty();
+            if roots.add_parsable_certificates(a.iter().cloned()).0 == 0 {
+                return Err(vec!["no CA certificate found".into()]);
+            }
+            Some(Arc::new(roots))
+        }
+        None => None,
     };
     let crls = match &t.crl_file {
         Some(f) => r
@@ -220,16 +267,18 @@ fn built(t: &ServerTls, g: &TlsGlobal, files: &Store) -> Result<Built, Vec<Strin
             .map_err(|e| vec![e])?,
         None => Vec::new(),
     };
+    let own_crls = !super::v1::webpki_reads(&crls);
+    let webpki_crls = if own_crls { Vec::new() } else { crls.clone() };
     let named = match &roots {
         Some(roots) => Some(
             WebPkiServerVerifier::builder_with_provider(roots.clone(), p.clone())
-                .with_crls(crls.iter().cloned())
+                .with_crls(webpki_crls.iter().cloned())
                 .build()
                 .map_err(|e| vec![format!("server verification: {e}")])?,
         ),
         None => None,
     };
-    let owned = crls
+    let owned = webpki_crls
         .iter()
         .map(|c| {
             webpki::OwnedCertRevocationList::from_der(c)
@@ -243,6 +292,12 @@ fn built(t: &ServerTls, g: &TlsGlobal, files: &Store) -> Result<Built, Vec<Strin
         named,
         verifyhost: t.verifyhost.clone(),
         crls: owned,
+        v1: anchors.map(|anchors| super::v1::V1Roots {
+            anchors,
+            crls: crls.iter().map(|c| c.to_vec()).collect(),
+            algs: p.signature_verification_algorithms,
+        }),
+        own_crls,
     });
     let builder = ClientConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)

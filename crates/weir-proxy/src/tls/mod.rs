@@ -10,6 +10,7 @@ pub(crate) mod route;
 pub mod store;
 mod stream;
 mod traffic;
+mod v1;
 mod verify;
 
 pub use accept::accept;
@@ -208,18 +209,6 @@ fn versions(
     Ok(v)
 }
 
-/// The CA certificates of a `ca-file` (or `ca-verify-file`) as trust
-/// anchors.
-fn load_roots(r: &store::Reader<'_>, ca: &str) -> Result<RootCertStore, Vec<String>> {
-    let mut roots = RootCertStore::empty();
-    let certs = r.ca(ca).map_err(|e| vec![e])?;
-    let (added, _) = roots.add_parsable_certificates(certs);
-    if added == 0 {
-        return Err(vec![format!("no CA certificate found in '{ca}'")]);
-    }
-    Ok(roots)
-}
-
 /// How a bind verifies client certificates: against `ca-file` and
 /// `ca-verify-file` (only the first named to clients), `crl-file`, and
 /// `crt-ignore-err`; `None` without `verify` or a CA.
@@ -232,36 +221,51 @@ fn client_verifier(
     // The files load (or the line is refused) whether they verify or not.
     let ca_path = |f: &String| with_base(g.ca_base.as_deref(), f);
     let named = match &t.ca_file {
-        Some(ca) => load_roots(r, &ca_path(ca))?,
-        None => RootCertStore::empty(),
+        Some(ca) => r.ca(&ca_path(ca)).map_err(|e| vec![e])?,
+        None => Vec::new(),
     };
-    let mut roots = RootCertStore::empty();
-    roots.roots.extend(named.roots.iter().cloned());
+    let mut anchors = named.clone();
     if let Some(f) = &t.ca_verify_file {
-        roots
-            .roots
-            .extend(load_roots(r, &ca_path(f))?.roots.iter().cloned());
+        anchors.extend(r.ca(&ca_path(f)).map_err(|e| vec![e])?);
     }
     let crls = match &t.crl_file {
         Some(f) => r.crl(&ca_path(f)).map_err(|e| vec![e])?,
         None => Vec::new(),
     };
     let verify = t.verify.unwrap_or(Verify::None);
-    if verify == Verify::None || roots.is_empty() {
+    if verify == Verify::None || anchors.is_empty() {
         return Ok(None);
     }
+    let mut roots = RootCertStore::empty();
+    let (added, _) = roots.add_parsable_certificates(anchors.iter().cloned());
+    if added == 0 {
+        return Err(vec!["no CA certificate found".into()]);
+    }
+    let mut hints = RootCertStore::empty();
+    hints.add_parsable_certificates(named);
+    let v1 = v1::V1Roots {
+        anchors,
+        crls: crls.iter().map(|c| c.to_vec()).collect(),
+        algs: p.signature_verification_algorithms,
+    };
+    let own_crls = !v1::webpki_reads(&crls);
     let vb = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), p.clone())
         .clear_root_hint_subjects()
-        .add_root_hint_subjects(named.subjects());
+        .add_root_hint_subjects(hints.subjects());
     let vb = if verify == Verify::Optional {
         vb.allow_unauthenticated()
     } else {
         vb
     };
-    let vb = vb.with_crls(crls);
-    let verifier = vb
+    let vb = if own_crls { vb } else { vb.with_crls(crls) };
+    let inner = vb
         .build()
         .map_err(|e| vec![format!("client certificate verification: {e}")])?;
+    let verifier: Arc<dyn rustls::server::danger::ClientCertVerifier> = Arc::new(v1::WithV1 {
+        inner,
+        v1,
+        own_crls,
+    });
     Ok(Some(match &t.crt_ignore_err {
         Some(ignore) => Arc::new(verify::Ignoring {
             inner: verifier,
@@ -278,7 +282,7 @@ pub fn server_config(
     t: &BindTls,
     g: &TlsGlobal,
     r: &store::Reader<'_>,
-) -> Result<(ServerConfig, Arc<certs::SniIndex>), Vec<String>> {
+) -> Result<route::Bound, Vec<String>> {
     let p = Arc::new(provider(t, g));
     let opts = t.opts.or(&g.bind_opts);
     let versions = versions(&opts)?;
@@ -286,9 +290,10 @@ pub fn server_config(
     let builder = ServerConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| vec![format!("inconsistent TLS settings: {e}")])?;
-    let builder = match client_verifier(t, g, r, &p)? {
+    let verifier = client_verifier(t, g, r, &p)?;
+    let builder = match &verifier {
         None => builder.with_no_client_auth(),
-        Some(v) => builder.with_client_cert_verifier(v),
+        Some(v) => builder.with_client_cert_verifier(v.clone()),
     };
     let mut cfg = builder.with_cert_resolver(idx.clone());
     cfg.alpn_protocols = alpn_list(t.alpn.as_deref());
@@ -304,7 +309,11 @@ pub fn server_config(
             secs: g.lifetime,
         });
     }
-    Ok((cfg, idx))
+    Ok(route::Bound {
+        cfg: Arc::new(cfg),
+        certs: idx,
+        verifier,
+    })
 }
 
 /// An `alpn` list as rustls takes it.

@@ -15,6 +15,9 @@ use weir_config::tls::{with_base, BindTls, TlsGlobal};
 pub struct Bound {
     pub cfg: Arc<ServerConfig>,
     pub certs: Arc<certs::SniIndex>,
+    /// How it verifies client certificates (again for a resumed session,
+    /// whose verdict rustls does not keep).
+    pub verifier: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
 }
 
 /// One `crt-list` line with options: the names it serves and its
@@ -106,11 +109,7 @@ pub fn bind_config(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<BindConf
 
 fn routes(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<Routes, Vec<String>> {
     let r = Reader::new(files);
-    let (cfg, certs) = server_config(t, g, &r)?;
-    let default = Bound {
-        cfg: Arc::new(cfg),
-        certs,
-    };
+    let default = server_config(t, g, &r)?;
     let mut routes = Vec::new();
     let mut errs = Vec::new();
     for list in &t.crt_lists {
@@ -167,7 +166,7 @@ fn route(
 ) -> Result<Route, Vec<String>> {
     let mut lt = line_tls(t, &l.opts).map_err(|e| vec![e])?;
     lt.crts = vec![l.crt.clone()];
-    let (cfg, certs) = server_config(&lt, g, r)?;
+    let cfg = server_config(&lt, g, r)?;
     let path = with_base(g.crt_base.as_deref(), &l.crt);
     let ck = r.cert(&path).map_err(|e| vec![e])?;
     let (neg, pos): (Vec<&String>, Vec<&String>) =
@@ -180,9 +179,6 @@ fn route(
     Ok(Route {
         names,
         excluded: neg.iter().map(|f| f[1..].to_string()).collect(),
-        cfg: Bound {
-            cfg: Arc::new(cfg),
-            certs,
-        },
+        cfg,
     })
 }
