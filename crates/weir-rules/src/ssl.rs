@@ -212,6 +212,15 @@ pub fn fetch(ctx: &dyn Ctx, k: &SslFetch) -> Vec<Sample> {
     }
 }
 
+/// A validity time as HAProxy gives it: `YYMMDDhhmmssZ`, a generalized
+/// time (`YYYYMMDDhhmmssZ`, years from 2050) without its century.
+fn utc_form(t: &[u8]) -> &[u8] {
+    match t {
+        [_, _, rest @ ..] if t.len() == 15 => rest,
+        _ => t,
+    }
+}
+
 /// One field of the certificate `der`.
 fn cert_field(der: &[u8], f: &CertField, chain: impl Fn() -> Option<Vec<u8>>) -> Option<Sample> {
     let bytes = |b: &[u8]| Some(Sample::Str(b.to_vec()));
@@ -227,8 +236,8 @@ fn cert_field(der: &[u8], f: &CertField, chain: impl Fn() -> Option<Vec<u8>>) ->
     let c = x509::parse(der)?;
     let text = |s: String| Some(Sample::Str(s.into_bytes()));
     match f {
-        CertField::NotAfter => bytes(c.not_after),
-        CertField::NotBefore => bytes(c.not_before),
+        CertField::NotAfter => bytes(utc_form(c.not_after)),
+        CertField::NotBefore => bytes(utc_form(c.not_before)),
         CertField::SigAlg => text(x509::sig_alg_name(c.sig_alg)),
         CertField::KeyAlg => text(x509::key_alg_name(c.key_alg)),
         CertField::Serial => bytes(c.serial),

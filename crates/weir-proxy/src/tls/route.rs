@@ -166,6 +166,9 @@ fn route(
 ) -> Result<Route, Vec<String>> {
     let mut lt = line_tls(t, &l.opts).map_err(|e| vec![e])?;
     lt.crts = vec![l.crt.clone()];
+    // The line was picked by name: its one certificate serves whatever
+    // name picked it (`strict-sni` applies to the choice of line).
+    lt.strict_sni = false;
     let cfg = server_config(&lt, g, r)?;
     let path = with_base(g.crt_base.as_deref(), &l.crt);
     let ck = r.cert(&path).map_err(|e| vec![e])?;

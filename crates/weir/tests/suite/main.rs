@@ -48,5 +48,6 @@ mod tls_certs;
 mod tls_records;
 mod tls_runtime;
 mod tls_servers;
+mod tls_v1;
 mod use_server;
 mod variables;
