@@ -464,6 +464,9 @@ pub struct HttpSettings {
     /// `errorfile <status> <file>` and `http-error`: the whole raw
     /// response to send.
     pub errorfiles: ErrorPages,
+    /// `http-error` replies rendered per response (`lf-string`,
+    /// `lf-file`, or a `hdr` value with a format): status and reply.
+    pub error_replies: Vec<(u16, weir_rules::Return)>,
     /// The lengths of the capture slots after the header ones, in order:
     /// `http-request capture … len N`, `tcp-request content capture`,
     /// `declare capture request len N`.

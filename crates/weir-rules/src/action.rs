@@ -383,8 +383,9 @@ pub fn is_raw_response(b: &[u8]) -> bool {
     b.starts_with(b"HTTP/1.") && b.windows(4).any(|w| w == b"\r\n\r\n")
 }
 
-/// Parses the words of a `return` action (after `return`).
-fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
+/// Parses the words of a `return` action (after `return`), or of an
+/// `http-error` line's reply.
+pub fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String> {
     let mut r = Return {
         status: 200,
         content_type: None,

@@ -377,6 +377,43 @@ pub(super) fn resolve_errorfiles(
     }
 }
 
+/// An `http-error` line whose reply is rendered per response (with
+/// `lf-string`, `lf-file`, or a `hdr` value holding a format): parsed as a
+/// `return` action is; `None` for a page built once.
+pub(super) fn http_error_reply(
+    args: &[String],
+    st: &super::State<'_>,
+) -> Result<Option<weir_rules::Return>, String> {
+    let dynamic = args.iter().enumerate().any(|(i, w)| {
+        matches!(w.as_str(), "lf-string" | "lf-file")
+            || (i >= 2 && args.get(i - 2).is_some_and(|h| h == "hdr") && w.contains('%'))
+    });
+    if !dynamic {
+        return Ok(None);
+    }
+    let status = args
+        .iter()
+        .position(|w| w == "status")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse::<u16>().ok())
+        .filter(|c| ERRORFILE_CODES.contains(c))
+        .ok_or("'status' expects a status code errorfile may replace")?;
+    let load = |f: &str| std::fs::read_to_string(f).map_err(|e| format!("'{f}': {e}"));
+    let mut r = weir_rules::action::parse_return(args, &load)?;
+    r.status = status;
+    resolve_section(st, &mut r)?;
+    Ok(Some(r))
+}
+
+/// The status of an `http-error` line's words (0 when it has none).
+pub(super) fn code_of(args: &[String]) -> u16 {
+    args.iter()
+        .position(|w| w == "status")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A whole raw response, as an error page.
 type Page = Arc<[u8]>;
 

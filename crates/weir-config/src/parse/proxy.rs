@@ -811,9 +811,17 @@ fn errors_and_forwarding(
             }
         }
         "http-error" => {
-            let (code, page) = super::http::http_error(args, &st.http_errors)?;
-            p.http.errorfiles.retain(|(c, _)| *c != code);
-            p.http.errorfiles.extend(page.map(|b| (code, b)));
+            p.http
+                .error_replies
+                .retain(|(c, _)| *c != super::http::code_of(args));
+            if let Some(r) = super::http::http_error_reply(args, st)? {
+                p.http.errorfiles.retain(|(c, _)| *c != r.status);
+                p.http.error_replies.push((r.status, r));
+            } else {
+                let (code, page) = super::http::http_error(args, &st.http_errors)?;
+                p.http.errorfiles.retain(|(c, _)| *c != code);
+                p.http.errorfiles.extend(page.map(|b| (code, b)));
+            }
         }
         "errorfile" | "errorloc" | "errorloc302" | "errorloc303" => {
             let (code, page) = if name == "errorfile" {
@@ -822,6 +830,7 @@ fn errors_and_forwarding(
                 super::http::errorloc(name, args)?
             };
             p.http.errorfiles.retain(|(c, _)| *c != code);
+            p.http.error_replies.retain(|(c, _)| *c != code);
             p.http.errorfiles.push((code, page));
         }
         "option redispatch" => {

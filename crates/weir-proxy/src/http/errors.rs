@@ -50,6 +50,21 @@ pub fn response_of(pxs: &[&Proxy], status: u16, parse_error: bool) -> Vec<u8> {
         .map_or_else(|| page(status, parse_error), |(_, b)| b.to_vec())
 }
 
+/// The response for `status` rendered on `ctx`: the first of `pxs` with
+/// an `http-error` reply for it (formats rendered per response), an
+/// `errorfile` or an `errorloc`, else the default page.
+pub fn reply_of(pxs: &[&Proxy], status: u16, ctx: &dyn weir_rules::Ctx) -> Vec<u8> {
+    for px in pxs {
+        if let Some((_, r)) = px.http.error_replies.iter().find(|(s, _)| *s == status) {
+            return super::rules::return_response(r, px, ctx);
+        }
+        if let Some((_, b)) = px.http.errorfiles.iter().find(|(s, _)| *s == status) {
+            return b.to_vec();
+        }
+    }
+    page(status, false)
+}
+
 /// `resp` with the header `line` (without CRLF) added at the end of its
 /// head, unless a header of that name is there already.
 pub fn with_header(mut resp: Vec<u8>, line: &str) -> Vec<u8> {

@@ -539,7 +539,7 @@ pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
         Body::Static(b) => b.clone(),
         Body::Fmt(f) => f.render(ctx),
         // A section the configuration did not resolve: the proxy's page.
-        Body::ErrorPage(_) | Body::Section(_) => return errors::response(px, r.status, false),
+        Body::ErrorPage(_) | Body::Section(_) => return errors::reply_of(&[px], r.status, ctx),
         Body::Raw(b) => return b.clone(),
     };
     let ctype = r.content_type.as_deref().filter(|_| !body.is_empty());
@@ -657,7 +657,7 @@ fn request_step(
         ReqAction::Deny { status, answer } => {
             let bytes = match answer {
                 Some(r) => return_response(r, px, ctx),
-                None => errors::response(px, *status, false),
+                None => errors::reply_of(&[px], *status, ctx),
             };
             return Step::Stop(Verdict::Respond(Local {
                 bytes,
@@ -831,7 +831,7 @@ pub fn run_response(
                     return Some(Local {
                         bytes: match answer {
                             Some(r) => return_response(r, px, &ctx),
-                            None => errors::response(px, *status, false),
+                            None => errors::reply_of(&[px], *status, &ctx),
                         },
                         status: *status,
                         term: Term::new(Cause::Proxy, State::Headers),

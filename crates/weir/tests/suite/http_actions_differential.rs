@@ -1,7 +1,8 @@
 //! HTTP rule actions, differential against haproxy 2.6: `replace-path`,
 //! `replace-pathq`, `replace-uri`, `set-path` on an absolute-form target,
 //! `set-src`/`set-dst` feeding `option forwardfor`/`originalto`,
-//! `del-header -m`, `deny` with a custom answer, `http-after-response` on
+//! `del-header -m`, `deny` with a custom answer, `http-error` replies rendered per request
+//! (`lf-string`, `hdr` formats) for `deny` and `return default-errorfiles`, `http-after-response` on
 //! the answers weir makes, `declare capture` with
 //! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
 //! the spaces it renders (and `req.fhdr` reading without them),
@@ -36,6 +37,10 @@ fn cfg(port: u16, origin: u16) -> String {
          \x20   http-request deny status 401 content-type text/plain string no hdr x-why \"%[path]\" if {{ hdr(x-t) deny }}\n\
          \x20   http-request return status 200 content-type text/plain hdr x-empty \"%[req.hdr(x-none)]\" hdr x-full \"%[path]\" if {{ hdr(x-t) ret }}\n\
          \x20   http-request reject if {{ hdr(x-t) reject }}\n\
+         \x20   http-error status 429 content-type application/json hdr x-id \"%[req.hdr(x-id)]\" lf-string \"{{\\\"path\\\":\\\"%[path]\\\"}}\"\n\
+         \x20   http-error status 200 content-type text/plain lf-string \"page of %[path]\"\n\
+         \x20   http-request deny deny_status 429 if {{ hdr(x-t) e429 }}\n\
+         \x20   http-request return status 200 default-errorfiles if {{ hdr(x-t) ef200 }}\n\
          \x20   http-after-response set-header x-after \"%[status]\"\n\
          \x20   http-after-response set-status 299 if {{ status 401 }}\n\
          \x20   default_backend be\n\
@@ -63,6 +68,8 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/names", "X-T: names\r\nX-Und_er: 1\r\nX-Fine: 2\r\n"),
     ("/d403", "X-T: d403\r\n"),
     ("/e500", "X-T: e500\r\n"),
+    ("/limited", "X-T: e429\r\nX-Id: 7\r\n"),
+    ("/page", "X-T: ef200\r\n"),
 ];
 
 /// One request; the response's status, its `x-`/content-type headers and
@@ -120,6 +127,15 @@ fn http_actions_as_haproxy() {
     assert_eq!(
         ours[9], "200 x-after: 200,x-cap: 01234567 | ",
         "declare capture, capture id"
+    );
+    let n = ours.len();
+    assert_eq!(
+        ours[n - 2],
+        "429 content-type: application/json,x-after: 429,x-id: 7 | {\"path\":\"/limited\"}"
+    );
+    assert_eq!(
+        ours[n - 1],
+        "200 content-type: text/plain,x-after: 200 | page of /page"
     );
 }
 

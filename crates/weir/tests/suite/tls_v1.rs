@@ -18,14 +18,26 @@ fn v1_crl(pki: &Pki, names: &[&str]) {
         "[ca]\ndefault_ca = c\n[c]\ndatabase = index1.txt\ndefault_md = sha256\ndefault_crl_days = 30\n",
     )
     .unwrap();
-    let ca = ["-config", "ca1.cnf", "-keyfile", "ca.key", "-cert", "ca.pem"];
+    let ca = [
+        "-config", "ca1.cnf", "-keyfile", "ca.key", "-cert", "ca.pem",
+    ];
     for name in names {
         let crt = format!("{name}.crt");
         openssl(d, &[&["ca", "-revoke", &crt][..], &ca].concat());
     }
-    openssl(d, &[&["ca", "-gencrl", "-out", "crl1.pem"][..], &ca].concat());
+    openssl(
+        d,
+        &[&["ca", "-gencrl", "-out", "crl1.pem"][..], &ca].concat(),
+    );
     let o = crate::common::tls::run(
-        &["openssl", "crl", "-noout", "-text", "-in", &pki.path("crl1.pem")],
+        &[
+            "openssl",
+            "crl",
+            "-noout",
+            "-text",
+            "-in",
+            &pki.path("crl1.pem"),
+        ],
         b"",
     );
     assert!(text(&o).contains("Version 1"), "{}", text(&o));
@@ -77,7 +89,10 @@ fn version_1_certificates_and_revocation_lists_as_in_haproxy() {
         panic!("haproxy is not installed: .ci/run installs it");
     };
     let ask = |port: u16, who: &str| {
-        let (c, k) = (pki.path(&format!("{who}.crt")), pki.path(&format!("{who}.key")));
+        let (c, k) = (
+            pki.path(&format!("{who}.crt")),
+            pki.path(&format!("{who}.key")),
+        );
         let o = curl(port, "www.example.com", "/", &["--cert", &c, "--key", &k]);
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
