@@ -90,6 +90,7 @@ fn conv_method(c: &crate::sample::Conv) -> Method {
         Conv::Length | Conv::Hash(_) => Method::Int,
         Conv::Jwt(crate::jwt::JwtConv::Verify { .. }) => Method::Int,
         Conv::IpMask(..) => Method::Ip,
+        Conv::Text(t) if t.gives_int() => Method::Int,
         Conv::More(m) => match m {
             More::Arith(..)
             | More::Neg

@@ -27,6 +27,7 @@ pub mod sample;
 pub mod ssl;
 mod strconv;
 pub mod tcp;
+pub mod textconv;
 pub mod vars;
 pub mod x509;
 

@@ -95,6 +95,11 @@ pub trait Ctx {
     fn srv_name(&self) -> Option<String> {
         None
     }
+    /// Seconds east of UTC of local time at `secs` since the epoch
+    /// (`ltime`); UTC unless the runtime knows the zone.
+    fn utc_offset(&self, _secs: i64) -> i64 {
+        0
+    }
     fn var(&self, _name: &str) -> Option<Sample> {
         None
     }
@@ -290,6 +295,7 @@ pub enum Conv {
     More(crate::conv::More),
     /// JSON Web Tokens (see [`crate::jwt`]).
     Jwt(crate::jwt::JwtConv),
+    Text(crate::textconv::TextConv),
 }
 
 impl PartialEq for Conv {
@@ -514,11 +520,38 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
                 Some(r) => Conv::More(r?),
                 None => match crate::jwt::parse(name, &a, load) {
                     Some(r) => Conv::Jwt(r?),
-                    None => return Err(format!("unknown converter '{name}'")),
+                    None => match crate::textconv::parse(name, &a) {
+                        Some(r) => Conv::Text(r?),
+                        None if refused_conv(name) => {
+                            return Err(format!("converter '{name}' is not supported by weir"))
+                        }
+                        None => return Err(format!("unknown converter '{name}'")),
+                    },
                 },
             },
         },
     })
+}
+
+/// Converters of haproxy 2.6 that weir knows and does not offer (stick
+/// tables come with their own issue).
+fn refused_conv(name: &str) -> bool {
+    matches!(
+        name,
+        "protobuf"
+            | "ungrpc"
+            | "aes_gcm_dec"
+            | "capture-req"
+            | "capture-res"
+            | "debug"
+            | "mqtt_field_value"
+            | "mqtt_is_valid"
+            | "in_table"
+            | "da-csv-conv"
+            | "51d.single"
+            | "set-var"
+            | "unset-var"
+    ) || name.starts_with("table_")
 }
 
 impl Expr {

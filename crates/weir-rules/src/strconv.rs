@@ -201,5 +201,6 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
         Conv::Hash(h) => h.apply(&bytes()),
         Conv::More(m) => return m.apply(v, ctx),
         Conv::Jwt(j) => return crate::jwt::apply(j, v, ctx),
+        Conv::Text(t) => return t.apply(v, ctx),
     })
 }

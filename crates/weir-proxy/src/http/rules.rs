@@ -151,6 +151,9 @@ impl ExCtx<'_> {
 }
 
 impl Ctx for ExCtx<'_> {
+    fn utc_offset(&self, secs: i64) -> i64 {
+        crate::sys::local_time(secs).6
+    }
     fn src(&self) -> Option<SocketAddr> {
         self.src
     }
@@ -314,6 +317,9 @@ pub struct L4Ctx<'a> {
 }
 
 impl Ctx for L4Ctx<'_> {
+    fn utc_offset(&self, secs: i64) -> i64 {
+        crate::sys::local_time(secs).6
+    }
     fn payload(&self) -> Option<(&[u8], bool)> {
         Some((self.payload, true))
     }

@@ -6,7 +6,10 @@
 //! haproxy documents (division by zero, saturation, `field` out of range,
 //! `url_dec`'s `+`, `json`'s decoders, `json_query`'s types, the JWT
 //! converters' return codes, `fix_*` on a FIX message) and the
-//! argument quoting of §2.2 (a `]` inside quotes stays in the expression).
+//! argument quoting of §2.2 (a `]` inside quotes stays in the expression),
+//! and the text and date converters (`ltrim`, `rtrim`, `cut_crlf`,
+//! `host_only`, `port_only`, `hex2i`, `htonl`, `language`, `http_date`,
+//! `utime`, `ltime`).
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -131,6 +134,33 @@ const EXPRS: &[&str] = &[
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_header_query('\$.alg')"#,
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_payload_query('\$.n','int'),add(1)"#,
     r#"str(eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3ZWlyIiwibiI6NDIsIm9rIjp0cnVlfQ.c0QYn7HV5vllyAWqpyjiBeirBG8lfUJ7iOeOCcS0Me8),jwt_payload_query('\$.ok')"#,
+    r#"str(xxaybxx),ltrim(x)"#,
+    r#"str(xxaybxx),rtrim(x)"#,
+    r#"str(xyz),ltrim(xyz)"#,
+    r#"str(ab),cut_crlf"#,
+    r#"str(WWW.Example.ORG:8080),host_only"#,
+    r#"str([::1]:443),host_only"#,
+    r#"str([::1]:443),port_only"#,
+    r#"str(example.org),port_only"#,
+    r#"str(example.org:81),port_only"#,
+    r#"str(ff),hex2i"#,
+    r#"str(7fffffff),hex2i"#,
+    r#"str(xyz),hex2i"#,
+    r#"int(16909060),htonl,hex"#,
+    r#"int(-1),htonl,hex"#,
+    r#"str('fr-CH, fr;q=0.9, en;q=0.8, de;q=0.7'),language(en;de)"#,
+    r#"str('fr-CH, fr;q=0.9, en;q=0.8'),language(fr;en)"#,
+    r#"str('fr-CH;q=0.5, de;q=0.7'),language(fr;de)"#,
+    r#"str('da, en-gb;q=0.8, en;q=0.7'),language(es,nl)"#,
+    r#"str('en;q=0'),language(en)"#,
+    r#"int(1453071758),http_date"#,
+    r#"int(1453071758),http_date(3600)"#,
+    r#"int(1453071758123),http_date(0,ms)"#,
+    r#"int(1453071758123456),http_date(-1000000,us)"#,
+    r#"int(1453071758),utime(%Y%m%d%H%M%S)"#,
+    r#"int(1453071758),utime('%a %A %b %B %d %e %H %I %j %m %M %p %S %u %w %y %C %D %F %T %R %s %%')"#,
+    r#"int(1453071758),utime(%Y-%m-%d,86400)"#,
+    r#"int(1453071758),ltime(%d/%b/%Y:%H:%M:%S)"#,
 ];
 
 /// A FIX logon message made for this test (checksum 142).
