@@ -50,6 +50,10 @@ fn derived(name: &str) -> Option<(&str, Method)> {
 fn default_method(f: &Fetch) -> Method {
     match f {
         Fetch::Src | Fetch::Dst | Fetch::HdrIp { .. } => Method::Ip,
+        Fetch::Hdrs(h) if h.gives_int() => Method::Int,
+        Fetch::Hdrs(crate::hdrfetch::HdrFetch::ResIp { .. } | crate::hdrfetch::HdrFetch::UrlIp) => {
+            Method::Ip
+        }
         Fetch::SrcPort
         | Fetch::DstPort
         | Fetch::HdrCnt(_)

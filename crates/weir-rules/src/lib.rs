@@ -16,6 +16,7 @@ pub mod conv;
 pub mod fix;
 pub mod fmt;
 pub mod hash;
+pub mod hdrfetch;
 pub mod internal;
 pub mod json;
 pub mod jwt;

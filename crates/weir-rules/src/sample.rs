@@ -245,6 +245,8 @@ pub enum Fetch {
     Int(i64),
     /// The stream's proxies, the process, constants (see [`crate::internal`]).
     Internal(crate::internal::Internal),
+    /// Header blocks, response header counterparts, URL hashes.
+    Hdrs(crate::hdrfetch::HdrFetch),
 }
 
 /// A converter with its arguments.
@@ -413,7 +415,10 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
         _ => match crate::internal::parse(name, &a) {
             Some(r) => Fetch::Internal(r?),
-            None => return Err(format!("unknown fetch method '{name}'")),
+            None => match crate::hdrfetch::parse(name, &a) {
+                Some(r) => Fetch::Hdrs(r?),
+                None => return Err(format!("unknown fetch method '{name}'")),
+            },
         },
     })
 }
@@ -788,6 +793,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
+        Fetch::Hdrs(h) => h.fetch(ctx),
     }
 }
 

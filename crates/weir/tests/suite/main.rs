@@ -12,6 +12,7 @@ mod balancing;
 mod cli;
 mod converters_differential;
 mod counters_differential;
+mod fetches_differential;
 mod forwarding;
 mod framing;
 mod h2;

@@ -1,0 +1,122 @@
+//! Header and URL fetches (manual §7.3.6), differential against haproxy
+//! 2.6: the request's header block and names, line counts, the
+//! response's counterparts of the request header fetches (`res.hdr_cnt`,
+//! `res.hdr_val`, `res.hdr_ip`, `res.cook*` and the `shdr*`/`scook*`
+//! aliases), and `baseq`, `base32`, `url32`, `url_ip`, `url_port`,
+//! `urlp_val`. Each proxy relays to a frontend of its own that answers
+//! with the response headers; the fetches land in response headers that
+//! are compared one by one.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Fetches on the request, kept in variables for the response.
+const REQ: &[&str] = &[
+    "req.hdrs,base64",
+    "req.hdr_names",
+    "req.hdr_names(;)",
+    "req.fhdr_cnt",
+    "req.fhdr_cnt(x-a)",
+    "baseq",
+    "base32",
+    "url32",
+    "url_ip",
+    "url_port",
+    "urlp_val(n)",
+    "urlp_val(s)",
+];
+
+/// Fetches on the response.
+const RES: &[&str] = &[
+    "res.hdr_cnt(x-list)",
+    "shdr_cnt(x-list)",
+    "res.fhdr_cnt(x-list)",
+    "res.hdr_val(x-n)",
+    "shdr_val(x-n)",
+    "res.hdr_ip(x-ip)",
+    "res.hdr_ip(x-ip,1)",
+    "shdr_ip(x-ip,-2)",
+    "res.cook(b)",
+    "res.cook",
+    "scook(zz)",
+    "res.cook_cnt",
+    "res.cook_cnt(a)",
+    "scook_cnt(b)",
+    "res.cook_val(b)",
+    "scook_val(a)",
+];
+
+fn cfg(port: u16, inner: u16) -> String {
+    let mut c = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n"
+    );
+    for (i, f) in REQ.iter().enumerate() {
+        c.push_str(&format!("    http-request set-var(txn.q{i}) {f}\n"));
+        c.push_str(&format!(
+            "    http-response set-header x-q{i:02} \"[%[var(txn.q{i})]]\"\n"
+        ));
+    }
+    for (i, f) in RES.iter().enumerate() {
+        c.push_str(&format!(
+            "    http-response set-header x-s{i:02} \"[%[{f}]]\"\n"
+        ));
+    }
+    c.push_str(&format!(
+        "backend be\n    server s 127.0.0.1:{inner}\n\
+         frontend inner\n    bind 127.0.0.1:{inner}\n\
+         \x20   http-request return status 200 hdr set-cookie \"a=1; Path=/\" hdr set-cookie \"b=22; HttpOnly\" hdr x-list \"x, y\" hdr x-list z hdr x-n 7 hdr x-ip \"10.0.0.1, 10.0.0.2\"\n"
+    ));
+    c
+}
+
+/// The `x-q`/`x-s` headers of the answer to one request, sorted.
+fn answers(port: u16) -> Vec<String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(
+        b"GET http://192.0.2.9:8081/p/a?n=42&s=x HTTP/1.1\r\nHost: 192.0.2.9:8081\r\nX-A: 1\r\nx-a: 2\r\nX-Other: z\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    let mut out: Vec<String> = String::from_utf8_lossy(&got)
+        .lines()
+        .filter(|l| l.starts_with("x-q") || l.starts_with("x-s"))
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn header_and_url_fetches_as_haproxy() {
+    let (wp, wi, hp, hi) = (free_port(), free_port(), free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hp, hi), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp, wi), wp);
+    let (ours, theirs) = (answers(wp), answers(hp));
+    assert_eq!(ours.len(), REQ.len() + RES.len(), "{ours:?}");
+    let diffs: Vec<String> = ours
+        .iter()
+        .zip(&theirs)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("weir {a} / haproxy {b}"))
+        .collect();
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    // What they found (so that both finding nothing cannot pass).
+    for want in [
+        "x-q01: [host,x-a,x-a,x-other]",
+        "x-q04: [2]",
+        "x-q05: [192.0.2.9:8081/p/a?n=42&s=x]",
+        "x-q10: [42]",
+        "x-s00: [3]",
+        "x-s05: [10.0.0.2]",
+        "x-s08: [22]",
+    ] {
+        assert!(ours.iter().any(|l| l == want), "{want} in {ours:#?}");
+    }
+}
