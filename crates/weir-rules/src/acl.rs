@@ -51,6 +51,8 @@ fn default_method(f: &Fetch) -> Method {
     match f {
         Fetch::Src | Fetch::Dst | Fetch::HdrIp { .. } => Method::Ip,
         Fetch::Hdrs(h) if h.gives_int() => Method::Int,
+        Fetch::Live(l) if l.is_bool() => Method::Bool,
+        Fetch::Live(_) => Method::Int,
         Fetch::Hdrs(crate::hdrfetch::HdrFetch::ResIp { .. } | crate::hdrfetch::HdrFetch::UrlIp) => {
             Method::Ip
         }

@@ -20,6 +20,7 @@ pub mod hdrfetch;
 pub mod internal;
 pub mod json;
 pub mod jwt;
+pub mod live;
 pub mod matching;
 pub mod normalize;
 pub mod patref;

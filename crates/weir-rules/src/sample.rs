@@ -95,6 +95,11 @@ pub trait Ctx {
     fn srv_name(&self) -> Option<String> {
         None
     }
+    /// A live figure of the proxies and servers (`None`: no such proxy
+    /// or server).
+    fn live(&self, _q: &crate::live::Live) -> Option<i64> {
+        None
+    }
     /// Seconds east of UTC of local time at `secs` since the epoch
     /// (`ltime`); UTC unless the runtime knows the zone.
     fn utc_offset(&self, _secs: i64) -> i64 {
@@ -247,6 +252,8 @@ pub enum Fetch {
     Internal(crate::internal::Internal),
     /// Header blocks, response header counterparts, URL hashes.
     Hdrs(crate::hdrfetch::HdrFetch),
+    /// The live state of proxies and servers.
+    Live(crate::live::Live),
 }
 
 /// A converter with its arguments.
@@ -417,7 +424,10 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
             Some(r) => Fetch::Internal(r?),
             None => match crate::hdrfetch::parse(name, &a) {
                 Some(r) => Fetch::Hdrs(r?),
-                None => return Err(format!("unknown fetch method '{name}'")),
+                None => match crate::live::parse(name, &a) {
+                    Some(r) => Fetch::Live(r?),
+                    None => return Err(format!("unknown fetch method '{name}'")),
+                },
             },
         },
     })
@@ -794,6 +804,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
         Fetch::Hdrs(h) => h.fetch(ctx),
+        Fetch::Live(l) => one(ctx.live(l).map(|n| l.sample(n))),
     }
 }
 

@@ -154,6 +154,14 @@ impl Ctx for ExCtx<'_> {
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
     }
+    fn live(&self, q: &weir_rules::live::Live) -> Option<i64> {
+        let here = crate::state::live::Here {
+            fe: self.fe_idx,
+            be: self.be,
+            bind: self.bind,
+        };
+        crate::state::live::figure(self.sh, &here, q)
+    }
     fn src(&self) -> Option<SocketAddr> {
         self.src
     }

@@ -14,6 +14,7 @@ use weir_config::{Config, SendProxy};
 pub mod admin;
 pub mod build;
 pub mod ids;
+pub mod live;
 pub mod procvars;
 pub mod saved;
 pub mod workers;

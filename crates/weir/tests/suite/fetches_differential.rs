@@ -3,7 +3,9 @@
 //! response's counterparts of the request header fetches (`res.hdr_cnt`,
 //! `res.hdr_val`, `res.hdr_ip`, `res.cook*` and the `shdr*`/`scook*`
 //! aliases), and `baseq`, `base32`, `url32`, `url_ip`, `url_port`,
-//! `urlp_val`. Each proxy relays to a frontend of its own that answers
+//! `urlp_val`; and the live figures of proxies and servers (`queue`,
+//! `be_conn_free`, `connslots`, `srv_*`, rates, `stopping`, `thread`,
+//! `dst_conn`). Each proxy relays to a frontend of its own that answers
 //! with the response headers; the fetches land in response headers that
 //! are compared one by one.
 
@@ -116,6 +118,103 @@ fn header_and_url_fetches_as_haproxy() {
         "x-s00: [3]",
         "x-s05: [10.0.0.2]",
         "x-s08: [22]",
+    ] {
+        assert!(ours.iter().any(|l| l == want), "{want} in {ours:#?}");
+    }
+}
+
+/// Live figures of proxies and servers no request goes to.
+const LIVE: &[&str] = &[
+    "queue(b1)",
+    "avg_queue(b1)",
+    "be_conn_free(b1)",
+    "be_conn_free(b2)",
+    "connslots(b1)",
+    "connslots(b2)",
+    "srv_conn(b1/s1)",
+    "srv_conn_free(b1/s1)",
+    "srv_conn_free(b1/s2)",
+    "srv_is_up(b1/s1)",
+    "srv_is_up(b1/s3)",
+    "srv_queue(b1/s1)",
+    "srv_weight(b1/s2)",
+    "srv_iweight(b1/s1)",
+    "srv_uweight(b1/s1)",
+    "be_sess_rate(b1)",
+    "srv_sess_rate(b1/s1)",
+    "stopping",
+    "thread",
+    "proc",
+    "dst_conn",
+];
+
+fn live_cfg(port: u16) -> String {
+    let mut c = format!(
+        "global\n    nbthread 1\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n"
+    );
+    // (haproxy reads 64 words a line: ten fetches per rule.)
+    for g in (0..LIVE.len()).step_by(10) {
+        c.push_str("    http-request return status 200");
+        for (i, f) in LIVE.iter().enumerate().skip(g).take(10) {
+            c.push_str(&format!(" hdr x-l{i:02} \"[%[{f}]]\""));
+        }
+        c.push_str(&format!(" if {{ path /g{g} }}\n"));
+    }
+    c.push_str(
+        "backend b1\n    server s1 127.0.0.1:1 maxconn 10 maxqueue 5 weight 20\n\
+         \x20   server s2 127.0.0.1:1 weight 30\n    server s3 127.0.0.1:1 disabled\n\
+         backend b2\n    server s4 127.0.0.1:1 maxconn 3 maxqueue 2\n",
+    );
+    c
+}
+
+fn live_answers(port: u16) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in (0..LIVE.len()).step_by(10) {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(
+            format!("GET /g{g} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        let _ = c.read_to_end(&mut got);
+        out.extend(
+            String::from_utf8_lossy(&got)
+                .lines()
+                .filter(|l| l.starts_with("x-l"))
+                .map(str::to_string),
+        );
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn live_state_fetches_as_haproxy() {
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&live_cfg(hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&live_cfg(wp), wp);
+    let (ours, theirs) = (live_answers(wp), live_answers(hp));
+    assert_eq!(ours.len(), LIVE.len(), "{ours:?}");
+    let diffs: Vec<String> = ours
+        .iter()
+        .zip(&theirs)
+        .zip(LIVE)
+        .filter(|((a, b), _)| a != b)
+        .map(|((a, b), f)| format!("{f}: weir {a} / haproxy {b}"))
+        .collect();
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    for want in [
+        "x-l03: [3]",
+        "x-l05: [5]",
+        "x-l07: [10]",
+        "x-l12: [30]",
+        "x-l20: [1]",
     ] {
         assert!(ours.iter().any(|l| l == want), "{want} in {ours:#?}");
     }
