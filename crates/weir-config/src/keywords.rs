@@ -312,7 +312,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option httpchk", "D-LB", Status::Partly("method, URI and version; the check passes on a 2xx or 3xx status line")),
     kw("option httpclose", "DFLB", Status::Supported),
     kw("option httplog", "DFL-", Status::Partly("HAProxy's layout; in `mode tcp` it falls back to `tcplog` with a warning, as HAProxy does; `clf` logs HAProxy's CLF layout")),
-    kw("option httpslog", "DFL-", Status::Refused),
+    kw("option httpslog", "DFL-", Status::Partly("haproxy 2.6's HTTPS format; `ssl_fc_err`, `ssl_c_ca_err` and `fc_err` read 0 on the sessions it logs (a failed handshake has a log line of its own) and `ssl_c_err` is `ssl_c_verify`")),
     kw("option idle-close-on-response", "DFL-", Status::Refused),
     kw("option independent-streams", "DFLB", Status::Refused),
     kw("option ldap-check", "D-LB", Status::Refused),

@@ -218,6 +218,9 @@ pub const TCPLOG_FORMAT: &str =
 pub const CLF_HTTPLOG_FORMAT: &str = "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl";
 
 /// HAProxy's `option httplog` layout.
+/// `option httpslog`: the HTTP format with the TLS session's fields.
+pub const HTTPSLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc";
+
 pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
 
 /// Compiles a format. Errors name the unknown variable, the bad sample
@@ -280,6 +283,25 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
             i += 1;
         }
         let name = &text[start..i];
+        // `%sslv` and `%sslc`: the client connection's TLS version and
+        // cipher, as their fetches give them.
+        if let Some(fetch) = match name {
+            "sslv" => Some("ssl_fc_protocol"),
+            "sslc" => Some("ssl_fc_cipher"),
+            _ => None,
+        } {
+            let expr = weir_rules::Expr::parse(fetch, &|_| Err(String::new()))?;
+            if !lit.is_empty() {
+                pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+            }
+            let index = pieces
+                .iter()
+                .filter(|p| matches!(p, Piece::Sample { .. }))
+                .count();
+            let quote = quote.unwrap_or(default_quote);
+            pieces.push(Piece::Sample { expr, quote, index });
+            continue;
+        }
         if name.is_empty() {
             return Err(format!(
                 "missing variable name after '%' in log-format '{text}'"

@@ -383,6 +383,8 @@ pub struct ProxyOptions {
     pub httpchk: Option<HttpCheck>,
     /// `option httplog clf`.
     pub httplog_clf: bool,
+    /// `option httpslog`.
+    pub httpslog: bool,
     /// `option persist`: a cookie keeps its server even when it is down.
     pub persist: bool,
     /// `option prefer-last-server`: a client's next request goes to its

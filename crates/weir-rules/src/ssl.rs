@@ -90,6 +90,13 @@ pub enum SslFetch {
     BcProtocol,
     BcCipher,
     BcIsResumed,
+    /// `ssl_fc_err`, `ssl_c_ca_err`, `ssl_c_ca_err_depth`: 0 on a session
+    /// whose handshake was done (a failed one is logged on its own).
+    NoErr,
+    /// `ssl_c_err`: the client certificate's error let through.
+    CErr,
+    /// `fc_err`: 0, the connection was established.
+    ConnErr,
 }
 
 /// The `ssl_*` fetch `name` with arguments `a`; `None` for another name.
@@ -109,6 +116,9 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<SslFetch, String>> {
         "ssl_bc_protocol" => Some(SslFetch::BcProtocol),
         "ssl_bc_cipher" => Some(SslFetch::BcCipher),
         "ssl_bc_is_resumed" => Some(SslFetch::BcIsResumed),
+        "ssl_fc_err" | "ssl_c_ca_err" | "ssl_c_ca_err_depth" => Some(SslFetch::NoErr),
+        "ssl_c_err" => Some(SslFetch::CErr),
+        "fc_err" => Some(SslFetch::ConnErr),
         _ => None,
     };
     if let Some(f) = plain {
@@ -184,7 +194,11 @@ pub fn fetch(ctx: &dyn Ctx, k: &SslFetch) -> Vec<Sample> {
         SslFetch::FcHasSni => vec![Sample::Bool(t.is_some_and(|t| t.sni.is_some()))],
         SslFetch::CUsed => vec![Sample::Bool(t.is_some_and(|t| t.client_cert))],
         SslFetch::FcIsResumed => vec![Sample::Bool(t.is_some_and(|t| t.resumed))],
-        SslFetch::CVerify => t.map(|t| Sample::Int(t.verify)).into_iter().collect(),
+        SslFetch::CVerify | SslFetch::CErr => {
+            t.map(|t| Sample::Int(t.verify)).into_iter().collect()
+        }
+        SslFetch::NoErr => t.map(|_| Sample::Int(0)).into_iter().collect(),
+        SslFetch::ConnErr => vec![Sample::Int(0)],
         SslFetch::FcSni => text(t.and_then(|t| t.sni.as_deref())),
         SslFetch::FcAlpn => text(t.and_then(|t| t.alpn.as_deref())),
         SslFetch::FcProtocol => text(t.map(|t| t.version)),

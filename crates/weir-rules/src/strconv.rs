@@ -155,11 +155,16 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
                 .collect();
             Sample::Str(b64dec(&b)?)
         }
+        // An integer is cast to its 8 bytes, big-endian, as haproxy
+        // casts it to binary.
         Conv::Hex => Sample::Str(
-            bytes()
-                .iter()
-                .flat_map(|b| format!("{b:02X}").into_bytes())
-                .collect(),
+            match &v {
+                Sample::Int(n) => n.to_be_bytes().to_vec(),
+                _ => bytes(),
+            }
+            .iter()
+            .flat_map(|b| format!("{b:02X}").into_bytes())
+            .collect(),
         ),
         Conv::UrlDec(in_form) => Sample::Str(url_dec(&bytes(), *in_form)?),
         Conv::Field {

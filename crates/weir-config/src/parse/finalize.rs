@@ -2,7 +2,7 @@
 //! proxies, duplicate names, modes, logging defaults. Each names its line.
 
 use crate::diag::{Diagnostics, Level};
-use crate::logformat::{self, CLF_HTTPLOG_FORMAT, HTTPLOG_FORMAT, TCPLOG_FORMAT};
+use crate::logformat::{self, CLF_HTTPLOG_FORMAT, HTTPLOG_FORMAT, HTTPSLOG_FORMAT, TCPLOG_FORMAT};
 use crate::model::{Config, Mode, ProxyKind};
 use std::collections::HashMap;
 
@@ -171,10 +171,13 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 format!("'option httplog' not usable with {} '{name}' (needs 'mode http'). Falling back to 'option tcplog'.", kind.keyword()),
             );
             p.options.httplog = false;
+            p.options.httpslog = false;
             p.options.tcplog = true;
         }
         if p.log_format.is_none() && kind.is_frontend() {
-            let text = if p.options.httplog && p.options.httplog_clf {
+            let text = if p.options.httpslog {
+                HTTPSLOG_FORMAT
+            } else if p.options.httplog && p.options.httplog_clf {
                 CLF_HTTPLOG_FORMAT
             } else if p.options.httplog {
                 HTTPLOG_FORMAT

@@ -884,6 +884,14 @@ fn options(
                 p.options.tcplog = false;
             }
         }
+        "option httpslog" => {
+            p.options.httpslog = flag(args)?;
+            p.options.httplog = p.options.httpslog;
+            p.options.httplog_clf = false;
+            if p.options.httpslog {
+                p.options.tcplog = false;
+            }
+        }
         "option dontlognull" => p.options.dontlognull = flag(args)?,
         "option logasap" => p.options.logasap = flag(args)?,
         "option http-ignore-probes" => p.options.http_ignore_probes = flag(args)?,

@@ -28,6 +28,8 @@ const EXPRS: &[&str] = &[
     r#"int(-9223372036854775807),neg"#,
     r#"str(x),neg"#,
     r#"int(5),cpl"#,
+    r#"int(258),hex"#,
+    r#"int(-2),hex"#,
     r#"str(12),add(3)"#,
     r#"str(abc),sha1,hex"#,
     r#"str(abc),sha2(224),hex"#,

@@ -3,7 +3,8 @@
 //! `openssl ca -gencrl` writes them without a CRL number), which webpki
 //! does not read and OpenSSL does: client certificates checked on a bind
 //! and a server's certificate checked by `verify required`, each answer
-//! compared with haproxy 2.6's on the same files.
+//! compared with haproxy 2.6's on the same files; and `option httpslog`'s
+//! TLS fields beside haproxy's.
 
 use crate::common::tls::{curl, openssl, text, Pki};
 use crate::common::*;
@@ -116,4 +117,52 @@ fn version_1_certificates_and_revocation_lists_as_in_haproxy() {
         assert_eq!(w.status, want, "weir {path}: {}", w.text());
         assert_eq!(h.status, want, "haproxy {path}");
     }
+}
+
+/// `option httpslog`'s TLS fields, from weir and haproxy for the same
+/// request (a client certificate from an unknown issuer let through, so
+/// that `ssl_c_err` has something to say): the line's tail after the
+/// request, where the two must agree.
+#[test]
+fn httpslog_lines_end_as_haproxys() {
+    let pki = Pki::new();
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| {
+        let log = Syslog::start();
+        let port = free_port();
+        let cfg = crate::common::tls::logged_tls_cfg(
+            port,
+            &format!(
+                "crt {} ca-file {} verify optional crt-ignore-err all ciphersuites TLS_AES_256_GCM_SHA384 alpn http/1.1",
+                pki.path("certs/1-www.pem"),
+                pki.path("ca.pem")
+            ),
+            log.port(),
+            "    option httpslog\n",
+        );
+        let _p = start(&cfg, port);
+        let (oc, ok) = (pki.path("other.crt"), pki.path("other.key"));
+        let o = curl(
+            port,
+            "www.example.com",
+            "/x",
+            &["--cert", &oc, "--key", &ok],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let line = log.wait_line("\"GET /x HTTP/1.1\"", std::time::Duration::from_secs(5));
+        line.split("\"GET /x HTTP/1.1\" ")
+            .nth(1)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let ours = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    let theirs = run(&|cfg, port| match Haproxy::start(cfg, port) {
+        Some(h) => Box::new(h),
+        None => panic!("haproxy is not installed: .ci/run installs it"),
+    });
+    assert_eq!(
+        ours, "0/0000000000000000/18/0/0 www.example.com/TLSv1.3/TLS_AES_256_GCM_SHA384",
+        "weir's line"
+    );
+    assert_eq!(ours, theirs, "weir's tail, then haproxy's");
 }
