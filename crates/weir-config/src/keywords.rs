@@ -285,7 +285,7 @@ pub const PROXY: &[Keyword] = &[
     kw("max-session-srv-conns", "DFL-", Status::Refused),
     kw("maxconn", "DFL-", Status::Supported),
     kw("mode", "DFLB", Status::Supported),
-    kw("monitor fail", "-FL-", Status::Refused),
+    kw("monitor fail", "-FL-", Status::Supported),
     kw("monitor-uri", "DFL-", Status::Supported),
     kw("option abortonclose", "D-LB", Status::Partly("`mode tcp` while connecting; `mode http` for a clear-text HTTP/1.1 client whose request has no body, in the queue (`CQ`), during connect retries (`CC`) and while waiting for the response (`CH`, logged 400); a TLS client is not watched yet (an HTTP/2 stream's reset is, with or without the option)")),
     kw("option accept-invalid-http-request", "DFL-", Status::Partly("a request target may carry a fragment (`#…`) and the characters RFC 3986 leaves out (double quote, angle brackets, backslash, caret, backquote, braces, vertical bar), refused with 400 otherwise, as in haproxy (bytes above 127 stay refused); weir stays strict on header names, versions and framing (it never relaxes what could smuggle a request)")),

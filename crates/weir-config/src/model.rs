@@ -491,6 +491,9 @@ pub struct HttpSettings {
     pub unique_id_format: Option<LogFormat>,
     pub unique_id_header: Option<String>,
     pub monitor_uri: Option<String>,
+    /// `monitor fail if|unless <cond>`: `monitor-uri` answers 503 when
+    /// one holds.
+    pub monitor_fail: Vec<weir_rules::Cond>,
     /// `option originalto [except <net>] [header <name>]`.
     pub originalto: Option<ForwardFor>,
     /// `retry-on`: when a request is tried again (`None`: connection

@@ -318,6 +318,13 @@ fn http_fields(
             p.http.unique_id_header = Some(one(args, "a header name")?.to_string())
         }
         "monitor-uri" => p.http.monitor_uri = Some(one(args, "a URI")?.to_string()),
+        "monitor fail" => {
+            let (rest, cond) = weir_rules::split_cond(args);
+            match (rest, super::http::cond(p, cond)?) {
+                ([], Some(c)) => p.http.monitor_fail.push(c),
+                _ => return Err("expects 'if' or 'unless' followed by a condition".into()),
+            }
+        }
         "option originalto" => {
             if negate {
                 p.http.originalto = None;

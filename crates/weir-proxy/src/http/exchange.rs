@@ -117,7 +117,7 @@ pub(super) fn exchange<'r, 'a>(
         let client_head = req.method == "HEAD";
         let mut tmpl = template(f, acc, first);
         if f.fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
-            return Box::pin(monitor(f, cbuf, used, req)).await;
+            return Box::pin(monitor(f, &tmpl, cbuf, used, req, vars)).await;
         }
         super::samples::start_record(f.fe_px, rec, req, vars, &tmpl);
         let (chosen, body) =
@@ -285,14 +285,29 @@ async fn no_backend<'r>(
     answer_local(f.client, f.fe_px, cbuf, used, req, local).await
 }
 
-/// `monitor-uri`: a 200, not logged.
-async fn monitor<'r>(f: Front<'r>, cbuf: &mut Buf, used: usize, req: &RequestHead) -> Outcome<'r> {
+/// `monitor-uri`: a 200, or a 503 when a `monitor fail` condition holds
+/// (the proxy's pages, `http-after-response` applied), not logged.
+async fn monitor<'r>(
+    f: Front<'r>,
+    tmpl: &ExCtx<'r>,
+    cbuf: &mut Buf,
+    used: usize,
+    req: &RequestHead,
+    vars: &mut Vars,
+) -> Outcome<'r> {
+    let view = ExCtx {
+        req: Some(req),
+        ..*tmpl
+    };
+    let fail = f.fe_px.http.monitor_fail.iter().any(|c| c.eval(&view));
+    let status = if fail { 503 } else { 200 };
     let local = Local {
-        bytes: errors::page(200, false),
-        status: 200,
+        bytes: errors::reply_of(&[f.fe_px], status, &view),
+        status,
         term: Term::NORMAL,
         keep: true,
     };
+    let local = after(local, f.sh, f.fe_px, None, vars, &view);
     let mut o = answer_local(f.client, f.fe_px, cbuf, used, req, local).await;
     o.nolog = true;
     o

@@ -1,7 +1,7 @@
 //! HTTP rule actions, differential against haproxy 2.6: `replace-path`,
 //! `replace-pathq`, `replace-uri`, `set-path` on an absolute-form target,
 //! `set-src`/`set-dst` feeding `option forwardfor`/`originalto`,
-//! `del-header -m`, `deny` with a custom answer, `http-error` replies rendered per request
+//! `del-header -m`, `monitor fail`, `deny` with a custom answer, `http-error` replies rendered per request
 //! (`lf-string`, `hdr` formats) for `deny` and `return default-errorfiles`, `http-after-response` on
 //! the answers weir makes, `declare capture` with
 //! `capture … id` and `capture.req.hdr`, `so_name`, `set-header` keeping
@@ -40,6 +40,7 @@ fn cfg(port: u16, origin: u16) -> String {
          \x20   http-error status 429 content-type application/json hdr x-id \"%[req.hdr(x-id)]\" lf-string \"{{\\\"path\\\":\\\"%[path]\\\"}}\"\n\
          \x20   http-error status 200 content-type text/plain lf-string \"page of %[path]\"\n\
          \x20   http-request deny deny_status 429 if {{ hdr(x-t) e429 }}\n\
+         \x20   monitor-uri /mon\n    monitor fail if {{ hdr(x-t) mfail }}\n\
          \x20   http-request return status 200 default-errorfiles if {{ hdr(x-t) ef200 }}\n\
          \x20   http-after-response set-header x-after \"%[status]\"\n\
          \x20   http-after-response set-status 299 if {{ status 401 }}\n\
@@ -70,6 +71,8 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/e500", "X-T: e500\r\n"),
     ("/limited", "X-T: e429\r\nX-Id: 7\r\n"),
     ("/page", "X-T: ef200\r\n"),
+    ("/mon", ""),
+    ("/mon", "X-T: mfail\r\n"),
 ];
 
 /// One request; the response's status, its `x-`/content-type headers and
@@ -130,13 +133,15 @@ fn http_actions_as_haproxy() {
     );
     let n = ours.len();
     assert_eq!(
-        ours[n - 2],
+        ours[n - 4],
         "429 content-type: application/json,x-after: 429,x-id: 7 | {\"path\":\"/limited\"}"
     );
     assert_eq!(
-        ours[n - 1],
+        ours[n - 3],
         "200 content-type: text/plain,x-after: 200 | page of /page"
     );
+    assert!(ours[n - 2].starts_with("200 "), "monitor-uri: {ours:?}");
+    assert!(ours[n - 1].starts_with("503 "), "monitor fail: {ours:?}");
 }
 
 /// GET `path` on a connection of its own: the whole answer.
