@@ -379,6 +379,9 @@ pub struct ProxyOptions {
     pub log_health_checks: bool,
     pub clitcpka: bool,
     pub srvtcpka: bool,
+    /// `clitcpka-cnt|idle|intvl`, `srvtcpka-cnt|idle|intvl`.
+    pub clitcpka_params: TcpKa,
+    pub srvtcpka_params: TcpKa,
     pub allbackups: bool,
     pub httpchk: Option<HttpCheck>,
     /// `option httplog clf`.
@@ -432,6 +435,15 @@ pub struct ForwardFor {
     pub except: Option<(std::net::IpAddr, u8)>,
     pub header: String,
     pub if_none: bool,
+}
+
+/// TCP keep-alive probes: how many, after how long idle, how often (the
+/// system's settings where unset).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpKa {
+    pub cnt: Option<u32>,
+    pub idle: Option<std::time::Duration>,
+    pub intvl: Option<std::time::Duration>,
 }
 
 /// Replacement error responses: (status, the whole raw response).

@@ -95,7 +95,7 @@ fn frontends(
                                 accept_proxy: b.accept_proxy,
                                 maxconn: fb.maxconn,
                                 bind: fb.info.clone(),
-                                clitcpka: px.options.clitcpka,
+                                clitcpka: px.options.clitcpka.then_some(px.options.clitcpka_params),
                             });
                         }
                     }

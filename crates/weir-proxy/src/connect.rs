@@ -382,11 +382,16 @@ pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) ->
 }
 
 #[allow(clippy::too_many_arguments)]
+/// `option srvtcpka` with its probe settings.
+fn srvtcpka(px: &weir_config::Proxy) -> Option<weir_config::TcpKa> {
+    px.options.srvtcpka.then_some(px.options.srvtcpka_params)
+}
+
 async fn dial<C: Carry>(
     be: &BackendRt,
     srv: ServerId,
     local: Option<SocketAddr>,
-    keepalive: bool,
+    keepalive: Option<weir_config::TcpKa>,
     sni: Option<&str>,
     handshake_timeout: Option<Duration>,
     pp: &ProxySource<'_>,
@@ -422,7 +427,7 @@ async fn dial_plain(
     be: &BackendRt,
     srv: ServerId,
     local: Option<SocketAddr>,
-    keepalive: bool,
+    keepalive: Option<weir_config::TcpKa>,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
     let s = be.server(srv);
     match s.target() {
@@ -454,8 +459,8 @@ async fn dial_plain(
                 TcpSocket::new_v6()
             };
             let sock = sock.map_err(|e| (ConnectFail::Refused, e))?;
-            if keepalive {
-                let _ = sock.set_keepalive(true);
+            if let Some(ka) = &keepalive {
+                crate::sys::keepalive(socket2::SockRef::from(&sock), ka);
             }
             // `tune.rcvbuf.server`, `tune.sndbuf.server`.
             if let Some(n) = be.sockbufs.0 {
@@ -544,7 +549,7 @@ pub async fn connect<C: Carry>(
             Some(t) => {
                 match tokio::time::timeout_at(
                     crate::clock::deadline(t),
-                    dial(be, srv, local, px.options.srvtcpka, name, None, pp, ws),
+                    dial(be, srv, local, srvtcpka(px), name, None, pp, ws),
                 )
                 .await
                 {
@@ -559,7 +564,7 @@ pub async fn connect<C: Carry>(
             // by `timeout server`.
             None => {
                 let hs = px.timeouts.server;
-                dial(be, srv, local, px.options.srvtcpka, name, hs, pp, ws).await
+                dial(be, srv, local, srvtcpka(px), name, hs, pp, ws).await
             }
         };
         match r {

@@ -247,3 +247,19 @@ pub fn register_poll(p: mio::Poll) -> io::Result<tokio::io::unix::AsyncFd<mio::P
     unsafe { tokio::io::unix::AsyncFd::register_with_interest(p, tokio::io::Interest::READABLE) }
         .map_err(io::Error::from)
 }
+
+/// TCP keep-alive on a socket, with the probe settings given (the
+/// system's where unset): `option clitcpka|srvtcpka`, `*tcpka-cnt|idle|intvl`.
+pub fn keepalive(s: socket2::SockRef<'_>, ka: &weir_config::TcpKa) {
+    let mut k = socket2::TcpKeepalive::new();
+    if let Some(t) = ka.idle {
+        k = k.with_time(t);
+    }
+    if let Some(t) = ka.intvl {
+        k = k.with_interval(t);
+    }
+    if let Some(n) = ka.cnt {
+        k = k.with_retries(n);
+    }
+    let _ = s.set_tcp_keepalive(&k);
+}

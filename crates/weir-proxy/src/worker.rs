@@ -20,7 +20,8 @@ pub struct ThreadListener {
     pub maxconn: u32,
     /// Shared by the listener's sockets on every thread.
     pub bind: Arc<crate::session::BindInfo>,
-    pub clitcpka: bool,
+    /// `option clitcpka` with its probe settings.
+    pub clitcpka: Option<weir_config::TcpKa>,
 }
 
 /// Runs a worker thread's loop until soft stop completes or hard stop.
@@ -273,7 +274,7 @@ struct ListenerInfo {
     fe: FrontendId,
     accept_proxy: bool,
     bind: Arc<crate::session::BindInfo>,
-    clitcpka: bool,
+    clitcpka: Option<weir_config::TcpKa>,
     nodelay: bool,
 }
 
@@ -287,10 +288,8 @@ fn start_session(
 ) {
     let fe = l.fe;
     sh.frontend(fe).total.fetch_add(1, Ordering::Relaxed);
-    if l.clitcpka {
-        if let Conn::Tcp(s) = &conn {
-            let _ = socket2::SockRef::from(s).set_keepalive(true);
-        }
+    if let (Some(ka), Conn::Tcp(s)) = (&l.clitcpka, &conn) {
+        crate::sys::keepalive(socket2::SockRef::from(s), ka);
     }
     let acc = Accepted {
         peer,

@@ -910,6 +910,24 @@ fn options(
             p.options.srvtcpka = v;
         }
         "option clitcpka" => p.options.clitcpka = flag(args)?,
+        "clitcpka-cnt" | "srvtcpka-cnt" => {
+            let n = parse_u32(one(args, "a number of probes")?, name)?;
+            ka_of(p, name).cnt = Some(n);
+        }
+        "clitcpka-idle" | "srvtcpka-idle" | "clitcpka-intvl" | "srvtcpka-intvl" => {
+            let t = one(args, "a time")?;
+            // Seconds unless a unit is given.
+            let d = if t.bytes().all(|c| c.is_ascii_digit()) {
+                std::time::Duration::from_secs(parse_u32(t, name)?.into())
+            } else {
+                parse_duration(t)?
+            };
+            if name.ends_with("idle") {
+                ka_of(p, name).idle = Some(d);
+            } else {
+                ka_of(p, name).intvl = Some(d);
+            }
+        }
         "option srvtcpka" => p.options.srvtcpka = flag(args)?,
         "option allbackups" => p.options.allbackups = flag(args)?,
         "option tcp-smart-accept" | "option tcp-smart-connect" | "option contstats" => {
@@ -977,4 +995,13 @@ fn stats_page(p: &mut Proxy, kw: &str, args: &[String]) -> Result<(), String> {
         _ => return Err(format!("'{kw}' is not supported by weir")),
     }
     Ok(())
+}
+
+/// The keep-alive settings a `clitcpka-*` or `srvtcpka-*` keyword sets.
+fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
+    if name.starts_with("cli") {
+        &mut p.options.clitcpka_params
+    } else {
+        &mut p.options.srvtcpka_params
+    }
 }

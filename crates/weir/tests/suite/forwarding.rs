@@ -1,5 +1,6 @@
 //! `mode tcp` forwarding: payloads both ways, half-close, timeouts, resets,
-//! unix and IPv6 servers, splice.
+//! unix and IPv6 servers, splice, TCP keep-alive probes (`option
+//! clitcpka|srvtcpka` with `*tcpka-idle|intvl|cnt`, read back with `ss`).
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -441,4 +442,59 @@ fn bind_mss_is_announced_to_clients() {
         mss > 0 && mss <= 1000,
         "client's MSS follows the listener's: {mss}"
     );
+}
+
+/// The keep-alive timer `ss` shows on the established sockets matching
+/// `filter` (seconds left before the next probe), once one shows it.
+fn keepalive_timer(filter: &str) -> f64 {
+    wait_for(
+        &format!("a keepalive timer on {filter}"),
+        Duration::from_secs(5),
+        || {
+            let o = std::process::Command::new("ss")
+                .args(["-tnoH", "state", "established", filter])
+                .output()
+                .expect("ss (iproute2) runs");
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            let t = text.split("timer:(keepalive,").nth(1)?;
+            let v = t.split(',').next()?;
+            // Seconds: `119min` for the system's 2 hours; Debian 12's ss
+            // writes seconds under a minute as `5.996ms`, others as `5.9sec`.
+            if let Some(m) = v.strip_suffix("min") {
+                m.parse::<f64>().ok().map(|m| m * 60.0)
+            } else {
+                v.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                    .parse()
+                    .ok()
+            }
+        },
+    )
+}
+
+#[test]
+fn tcp_keepalive_probes_follow_the_tcpka_settings() {
+    // The server holds the connection until the client leaves.
+    let srv = Server::start(|mut c| {
+        let mut all = Vec::new();
+        let _ = c.read_to_end(&mut all);
+    });
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "",
+        "    option clitcpka\n    option srvtcpka\n    clitcpka-idle 7s\n    clitcpka-intvl 3\n    clitcpka-cnt 4\n    srvtcpka-idle 9\n",
+        &format!("    server s 127.0.0.1:{}", srv.port()),
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut c = client(port);
+    c.write_all(b"x").unwrap();
+    // weir's side of the client connection, then of the server's.
+    let cli = keepalive_timer(&format!("( sport = :{port} )"));
+    assert!(cli > 0.0 && cli <= 7.0, "client side: {cli}s");
+    let srv_side = keepalive_timer(&format!("( dport = :{} )", srv.port()));
+    assert!(
+        srv_side > 7.0 && srv_side <= 9.0,
+        "server side: {srv_side}s"
+    );
+    drop(c);
 }
