@@ -381,12 +381,12 @@ pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) ->
     h
 }
 
-#[allow(clippy::too_many_arguments)]
 /// `option srvtcpka` with its probe settings.
 fn srvtcpka(px: &weir_config::Proxy) -> Option<weir_config::TcpKa> {
     px.options.srvtcpka.then_some(px.options.srvtcpka_params)
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn dial<C: Carry>(
     be: &BackendRt,
     srv: ServerId,
