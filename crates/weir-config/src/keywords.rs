@@ -304,7 +304,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option http-buffer-request", "DFLB", Status::Supported),
     kw("option http-ignore-probes", "DFL-", Status::Supported),
     kw("option http-keep-alive", "DFLB", Status::Supported),
-    kw("option http-no-delay", "DFLB", Status::Refused),
+    kw("option http-no-delay", "DFLB", Status::Partly("accepted: weir already sends HTTP data as soon as it has it (TCP_NODELAY, never MSG_MORE), so it changes nothing")),
     kw("option http-pretend-keepalive", "D-LB", Status::Refused),
     kw("option http-restrict-req-hdr-names", "DFLB", Status::Supported),
     kw("option http-server-close", "DFLB", Status::Supported),

@@ -30,3 +30,27 @@ fn forms() {
     assert!(p("ring@buf local0").is_err());
     assert!(p("127.0.0.1 len 10 local0").is_err());
 }
+
+#[test]
+fn httpslog_and_keepalive_probes() {
+    let c = super::super::tests::ok(
+        "defaults\n    mode http\n    option httpslog\n    option http-no-delay\n    clitcpka-idle 7s\n    srvtcpka-cnt 3\n    srvtcpka-intvl 2\nfrontend f\n    bind :8080\n",
+    );
+    let f = &c.proxies[0];
+    assert!(f.options.httpslog && f.options.httplog);
+    let text = f
+        .log_format
+        .as_ref()
+        .map(|l| l.source.clone())
+        .unwrap_or_default();
+    assert!(text.ends_with("%[ssl_fc_sni]/%sslv/%sslc"), "{text}");
+    assert_eq!(
+        f.options.clitcpka_params.idle,
+        Some(std::time::Duration::from_secs(7))
+    );
+    assert_eq!(f.options.srvtcpka_params.cnt, Some(3));
+    assert_eq!(
+        f.options.srvtcpka_params.intvl,
+        Some(std::time::Duration::from_secs(2))
+    );
+}

@@ -910,6 +910,11 @@ fn options(
             p.options.srvtcpka = v;
         }
         "option clitcpka" => p.options.clitcpka = flag(args)?,
+        // weir sends HTTP data as soon as it has it (TCP_NODELAY, no
+        // MSG_MORE): there is no delay to turn off.
+        "option http-no-delay" => {
+            flag(args)?;
+        }
         "clitcpka-cnt" | "srvtcpka-cnt" => {
             let n = parse_u32(one(args, "a number of probes")?, name)?;
             ka_of(p, name).cnt = Some(n);
