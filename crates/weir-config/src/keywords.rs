@@ -349,7 +349,7 @@ pub const PROXY: &[Keyword] = &[
     kw("server", "--LB", Status::Partly("the options of `mode tcp` (see the server table)")),
     kw("server-state-file-name", "D-LB", Status::Supported),
     kw("server-template", "--LB", Status::Refused),
-    kw("source", "D-LB", Status::Refused),
+    kw("source", "D-LB", Status::Partly("`source <addr>[:<port>]` for servers without one of their own; `usesrc` and `interface` are refused")),
     kw("srvtcpka-cnt", "D-LB", Status::Supported),
     kw("srvtcpka-idle", "D-LB", Status::Supported),
     kw("srvtcpka-intvl", "D-LB", Status::Supported),

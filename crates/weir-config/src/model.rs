@@ -716,6 +716,9 @@ pub struct Proxy {
     pub hash_type: HashType,
     pub servers: Vec<Server>,
     pub default_server: ServerDefaults,
+    /// `source <addr>[:<port>]`: the address of connections to servers
+    /// without a `source` of their own.
+    pub source: Option<crate::addr::ServerAddr>,
     pub maxconn: Option<u32>,
     pub fullconn: Option<u32>,
     pub retries: u32,
@@ -831,6 +834,7 @@ impl Proxy {
             hash_type: HashType::default(),
             servers: Vec::new(),
             default_server: ServerDefaults::default(),
+            source: None,
             maxconn: None,
             fullconn: None,
             retries: 3,

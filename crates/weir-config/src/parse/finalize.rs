@@ -20,6 +20,14 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         cfg.global.nbproc = None;
     }
     transparent(cfg, diags);
+    // A proxy's `source` goes to its servers without one.
+    for p in &mut cfg.proxies {
+        if let Some(src) = &p.source {
+            for s in p.servers.iter_mut().filter(|s| s.source.is_none()) {
+                s.source = Some(src.clone());
+            }
+        }
+    }
     let global_logs = cfg.global.logs.clone();
     let mut fe_names: HashMap<String, usize> = HashMap::new();
     let mut be_names: HashMap<String, usize> = HashMap::new();

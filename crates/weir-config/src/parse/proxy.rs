@@ -910,6 +910,17 @@ fn options(
             p.options.srvtcpka = v;
         }
         "option clitcpka" => p.options.clitcpka = flag(args)?,
+        "source" => {
+            let [a] = args else {
+                return Err(match args.get(1).map(String::as_str) {
+                    Some(w @ ("usesrc" | "interface")) => {
+                        format!("'source ... {w}' is not supported by weir yet")
+                    }
+                    _ => "expects an address and an optional port".into(),
+                });
+            };
+            p.source = Some(crate::addr::parse_server_addr(a, None)?);
+        }
         // weir sends HTTP data as soon as it has it (TCP_NODELAY, no
         // MSG_MORE): there is no delay to turn off.
         "option http-no-delay" => {

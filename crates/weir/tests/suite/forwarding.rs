@@ -1,6 +1,7 @@
 //! `mode tcp` forwarding: payloads both ways, half-close, timeouts, resets,
 //! unix and IPv6 servers, splice, TCP keep-alive probes (`option
-//! clitcpka|srvtcpka` with `*tcpka-idle|intvl|cnt`, read back with `ss`).
+//! clitcpka|srvtcpka` with `*tcpka-idle|intvl|cnt`, read back with `ss`),
+//! a proxy's `source` for its servers.
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -497,4 +498,36 @@ fn tcp_keepalive_probes_follow_the_tcpka_settings() {
         "server side: {srv_side}s"
     );
     drop(c);
+}
+
+#[test]
+fn a_proxys_source_goes_to_servers_without_their_own() {
+    // The server says which address the connection came from.
+    let srv = Server::start(|mut c| {
+        let peer = c
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default();
+        let _ = c.write_all(peer.as_bytes());
+    });
+    let port = free_port();
+    let cfg = listen_cfg(
+        port,
+        "",
+        "    balance roundrobin\n    source 127.0.0.2\n",
+        &format!(
+            "    server a 127.0.0.1:{p}\n    server b 127.0.0.1:{p} source 127.0.0.3",
+            p = srv.port()
+        ),
+    );
+    let _w = Weir::start(&cfg, port);
+    let mut seen: Vec<String> = (0..2)
+        .map(|_| {
+            let mut s = String::new();
+            let _ = client(port).read_to_string(&mut s);
+            s
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen, ["127.0.0.2", "127.0.0.3"]);
 }
