@@ -225,6 +225,19 @@ pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %S
 
 /// Compiles a format. Errors name the unknown variable, the bad sample
 /// expression or the bad syntax.
+/// Ends the literal in progress and adds a sample expression, numbered
+/// in the order of the format's samples.
+fn push_sample(pieces: &mut Vec<Piece>, lit: &mut String, expr: weir_rules::Expr, quote: bool) {
+    if !lit.is_empty() {
+        pieces.push(Piece::Lit(std::mem::take(lit)));
+    }
+    let index = pieces
+        .iter()
+        .filter(|p| matches!(p, Piece::Sample { .. }))
+        .count();
+    pieces.push(Piece::Sample { expr, quote, index });
+}
+
 pub fn compile(text: &str) -> Result<LogFormat, String> {
     let mut pieces = Vec::new();
     let mut lit = String::new();
@@ -266,15 +279,7 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
                 std::fs::read_to_string(f).map_err(|e| format!("failed to open file '{f}' : {e}"))
             };
             let expr = weir_rules::Expr::parse(&text[i + 1..i + end], &no_files)?;
-            if !lit.is_empty() {
-                pieces.push(Piece::Lit(std::mem::take(&mut lit)));
-            }
-            let index = pieces
-                .iter()
-                .filter(|p| matches!(p, Piece::Sample { .. }))
-                .count();
-            let quote = quote.unwrap_or(default_quote);
-            pieces.push(Piece::Sample { expr, quote, index });
+            push_sample(&mut pieces, &mut lit, expr, quote.unwrap_or(default_quote));
             i += end + 1;
             continue;
         }
@@ -291,15 +296,7 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
             _ => None,
         } {
             let expr = weir_rules::Expr::parse(fetch, &|_| Err(String::new()))?;
-            if !lit.is_empty() {
-                pieces.push(Piece::Lit(std::mem::take(&mut lit)));
-            }
-            let index = pieces
-                .iter()
-                .filter(|p| matches!(p, Piece::Sample { .. }))
-                .count();
-            let quote = quote.unwrap_or(default_quote);
-            pieces.push(Piece::Sample { expr, quote, index });
+            push_sample(&mut pieces, &mut lit, expr, quote.unwrap_or(default_quote));
             continue;
         }
         if name.is_empty() {

@@ -264,14 +264,7 @@ pub fn signed_parts(der: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 /// Whether a certificate's basicConstraints make it a CA (`None` without
 /// the extension, as in an X.509 v1 certificate).
 pub fn is_ca(der: &[u8]) -> Option<bool> {
-    let (_, cert, _) = tlv(der)?;
-    let (_, mut tbs, _) = tlv(cert)?;
-    if tbs.first() == Some(&0xa0) {
-        tbs = tlv(tbs)?.2;
-    }
-    for _ in 0..6 {
-        tbs = tlv(tbs)?.2;
-    }
+    let mut tbs = tlv(from_spki(der)?)?.2;
     while let Some((tag, v, rest)) = tlv(tbs) {
         tbs = rest;
         if tag != 0xa3 {
@@ -349,17 +342,23 @@ pub fn time_secs(t: &[u8]) -> Option<u64> {
     u64::try_from(days * 86_400 + h * 3600 + mi * 60 + sec).ok()
 }
 
-/// A certificate's SubjectPublicKeyInfo, whole (tag and length too).
-pub fn spki_der(der: &[u8]) -> Option<&[u8]> {
+/// A certificate's TBS fields from its SubjectPublicKeyInfo on (past the
+/// version, serial, signature, issuer, validity and subject).
+fn from_spki(der: &[u8]) -> Option<&[u8]> {
     let (_, cert, _) = tlv(der)?;
     let (_, mut tbs, _) = tlv(cert)?;
     if tbs.first() == Some(&0xa0) {
         tbs = tlv(tbs)?.2;
     }
-    // serial, signature, issuer, validity, subject
     for _ in 0..5 {
         tbs = tlv(tbs)?.2;
     }
+    Some(tbs)
+}
+
+/// A certificate's SubjectPublicKeyInfo, whole (tag and length too).
+pub fn spki_der(der: &[u8]) -> Option<&[u8]> {
+    let tbs = from_spki(der)?;
     let (0x30, _, rest) = tlv(tbs)? else {
         return None;
     };

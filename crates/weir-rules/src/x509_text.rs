@@ -119,16 +119,7 @@ fn algorithm(spki: &[u8]) -> String {
 
 /// The SubjectPublicKeyInfo and extensions of a certificate's DER.
 fn spki_and_exts(der: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (_, cert, _) = tlv(der)?;
-    let (_, mut tbs, _) = tlv(cert)?;
-    if tbs.first() == Some(&0xa0) {
-        tbs = tlv(tbs)?.2;
-    }
-    // serial, signature, issuer, validity, subject
-    for _ in 0..5 {
-        tbs = tlv(tbs)?.2;
-    }
-    let (0x30, spki, mut rest) = tlv(tbs)? else {
+    let (0x30, spki, mut rest) = tlv(super::from_spki(der)?)? else {
         return None;
     };
     let mut exts: &[u8] = &[];
