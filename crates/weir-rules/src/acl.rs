@@ -53,6 +53,11 @@ fn default_method(f: &Fetch) -> Method {
         Fetch::Hdrs(h) if h.gives_int() => Method::Int,
         Fetch::Live(l) if l.is_bool() => Method::Bool,
         Fetch::Live(_) => Method::Int,
+        Fetch::Internal(
+            crate::internal::Internal::FcHttpMajor
+            | crate::internal::Internal::Rand(_)
+            | crate::internal::Internal::DateUs,
+        ) => Method::Int,
         Fetch::Hdrs(crate::hdrfetch::HdrFetch::ResIp { .. } | crate::hdrfetch::HdrFetch::UrlIp) => {
             Method::Ip
         }

@@ -12,6 +12,15 @@ use crate::sample::{Ctx, Sample};
 pub enum Internal {
     /// `internal.strm.is_htx`: the stream is HTTP (a request was parsed).
     IsHtx,
+    /// `fc_http_major`: 2 for an HTTP/2 client, else 1.
+    FcHttpMajor,
+    /// `res.ver`/`resp_ver`, `capture.res.ver` (`HTTP/` first).
+    ResVer(bool),
+    Hostname,
+    /// `rand([<range>])`.
+    Rand(Option<u64>),
+    /// `date_us`: the microseconds of the current second.
+    DateUs,
     FeName,
     FeId,
     /// The stream's backend: the frontend itself until one is chosen.
@@ -88,6 +97,16 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
     };
     Some(match name {
         "fe_name" => Ok(Internal::FeName),
+        "fc_http_major" => Ok(Internal::FcHttpMajor),
+        "res.ver" | "resp_ver" => Ok(Internal::ResVer(false)),
+        "capture.res.ver" => Ok(Internal::ResVer(true)),
+        "hostname" => Ok(Internal::Hostname),
+        "date_us" => Ok(Internal::DateUs),
+        "rand" => match first.as_deref().map(str::parse::<u64>) {
+            None => Ok(Internal::Rand(None)),
+            Some(Ok(n)) if n > 0 => Ok(Internal::Rand(Some(n))),
+            _ => Err("fetch method 'rand' expects a positive range".into()),
+        },
         "internal.strm.is_htx" => Ok(Internal::IsHtx),
         "fe_id" => Ok(Internal::FeId),
         "be_name" => Ok(Internal::BeName),
@@ -205,6 +224,33 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::Bin(b) => Sample::Str(b.clone()),
         Internal::Uuid => text(uuid4()?),
+        Internal::FcHttpMajor => match ctx.version() {
+            "" => return None,
+            v if v.starts_with('2') => Sample::Int(2),
+            _ => Sample::Int(1),
+        },
+        Internal::ResVer(prefixed) => {
+            let v = ctx.res_version()?;
+            text(if *prefixed {
+                format!("HTTP/{v}")
+            } else {
+                v.to_string()
+            })
+        }
+        Internal::Hostname => text(ctx.hostname()?),
+        Internal::Rand(range) => {
+            let mut b = [0u8; 4];
+            aws_lc_rs::rand::fill(&mut b).ok()?;
+            let n = u64::from(u32::from_be_bytes(b));
+            // As haproxy scales it: the range times the draw over 2^32.
+            Sample::Int(range.map_or(n, |r| (n * r) >> 32) as i64)
+        }
+        Internal::DateUs => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            Sample::Int(i64::from(now.subsec_micros()))
+        }
         Internal::SoName => text(ctx.listener_name()?),
         Internal::PpTlv(kind) => Sample::Str(ctx.proxy_tlv(*kind)?),
         Internal::ConnAddr { dst, port } => {

@@ -133,3 +133,16 @@ fn hash_converters() {
         Some("3743272993")
     );
 }
+
+#[test]
+fn random_draws_and_microseconds_stay_in_range() {
+    for _ in 0..50 {
+        let r: i64 = eval("rand(10)", true).unwrap().parse().unwrap();
+        assert!((0..10).contains(&r), "{r}");
+        let us: i64 = eval("date_us", true).unwrap().parse().unwrap();
+        assert!((0..1_000_000).contains(&us), "{us}");
+    }
+    let big: i64 = eval("rand", true).unwrap().parse().unwrap();
+    assert!((0..=i64::from(u32::MAX)).contains(&big));
+    assert!(Expr::parse("rand(0)", &|f| Err(f.to_string())).is_err());
+}

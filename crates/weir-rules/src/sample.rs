@@ -95,6 +95,14 @@ pub trait Ctx {
     fn srv_name(&self) -> Option<String> {
         None
     }
+    /// The response's version (`1.1`), once there is one.
+    fn res_version(&self) -> Option<&str> {
+        None
+    }
+    /// The system's host name (`hostname`).
+    fn hostname(&self) -> Option<String> {
+        None
+    }
     /// A live figure of the proxies and servers (`None`: no such proxy
     /// or server).
     fn live(&self, _q: &crate::live::Live) -> Option<i64> {

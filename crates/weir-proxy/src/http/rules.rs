@@ -154,6 +154,16 @@ impl Ctx for ExCtx<'_> {
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
     }
+    fn res_version(&self) -> Option<&str> {
+        self.res.map(|r| match r.minor {
+            0 => "1.0",
+            2 => "2.0",
+            _ => "1.1",
+        })
+    }
+    fn hostname(&self) -> Option<String> {
+        Some(self.sh.hostname.clone())
+    }
     fn live(&self, q: &weir_rules::live::Live) -> Option<i64> {
         let here = crate::state::live::Here {
             fe: self.fe_idx,

@@ -48,6 +48,9 @@ const RES: &[&str] = &[
     "scook_cnt(b)",
     "res.cook_val(b)",
     "scook_val(a)",
+    "res.ver",
+    "resp_ver",
+    "capture.res.ver",
 ];
 
 fn cfg(port: u16, inner: u16) -> String {
@@ -146,6 +149,9 @@ const LIVE: &[&str] = &[
     "thread",
     "proc",
     "dst_conn",
+    "fc_http_major",
+    "hostname",
+    "rand(1)",
 ];
 
 fn live_cfg(port: u16) -> String {
