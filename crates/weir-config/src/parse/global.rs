@@ -354,6 +354,44 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
                 format!("'{kw}' has no effect: {why}"),
             );
         }
+        "tune.ssl.ssl-ctx-cache-size"
+        | "tune.idletimer"
+        | "tune.recv_enough"
+        | "tune.sched.low-latency"
+        | "tune.fd.edge-triggered"
+        | "tune.ssl.force-private-cache" => {
+            let why = match kw {
+                "tune.ssl.ssl-ctx-cache-size" => {
+                    parse_u32(one(words, "a number")?, kw)?;
+                    "weir generates no certificates, so it caches none"
+                }
+                "tune.idletimer" => {
+                    parse_duration(one(words, "a time")?)?;
+                    "weir's splicing does not depend on the stream's idle time"
+                }
+                "tune.recv_enough" => {
+                    parse_size(one(words, "a size")?)?;
+                    "weir reads what the socket holds in one call"
+                }
+                "tune.sched.low-latency" | "tune.fd.edge-triggered" => {
+                    match words.get(1).map(String::as_str) {
+                        Some("on" | "off") => {}
+                        _ => return Err(format!("'{kw}' expects 'on' or 'off'")),
+                    }
+                    if kw == "tune.fd.edge-triggered" {
+                        "weir's event loop is always edge-triggered"
+                    } else {
+                        "weir's threads have no task classes to reorder"
+                    }
+                }
+                _ => "weir's TLS session cache is one per process already",
+            };
+            st.diags.push(
+                Level::Notice,
+                Some(loc),
+                format!("'{kw}' has no effect: {why}"),
+            );
+        }
         "tune.ssl.default-dh-param" => {
             st.diags.push(
                 Level::Notice,

@@ -58,3 +58,21 @@ fn nbproc_style_maps_processes_to_threads() {
     let m = [map("cpu-map auto:1-2 0-1")];
     assert_eq!(thread_cpus(&m, 2, true), vec![Some(vec![0]), Some(vec![1])]);
 }
+
+#[test]
+fn tunables_without_effect_are_accepted_with_a_note() {
+    let p = crate::parse::tests::parse_str(
+        "global\n    tune.ssl.ssl-ctx-cache-size 1000\n    tune.idletimer 1s\n    tune.recv_enough 10k\n    tune.sched.low-latency on\n    tune.fd.edge-triggered on\n    tune.ssl.force-private-cache\n",
+    );
+    let errs: Vec<String> = p.diagnostics.errors().map(|d| d.to_string()).collect();
+    assert!(errs.is_empty(), "{errs:?}");
+    let notes = p
+        .diagnostics
+        .items
+        .iter()
+        .filter(|d| d.level == Level::Notice && d.to_string().contains("has no effect"))
+        .count();
+    assert_eq!(notes, 6);
+    let bad = crate::parse::tests::parse_str("global\n    tune.sched.low-latency maybe\n");
+    assert_eq!(bad.diagnostics.errors().count(), 1);
+}
