@@ -2,6 +2,7 @@
 //! sections → typed `Config`, then cross-section checks. Every problem is
 //! collected with its `file:line`; nothing stops at the first error.
 
+mod balance;
 mod finalize;
 mod global;
 mod http;
