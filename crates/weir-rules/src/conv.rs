@@ -348,7 +348,7 @@ impl More {
             More::Odd => Sample::Bool(int()? & 1 == 1),
             More::Even => Sample::Bool(int()? & 1 == 0),
             More::Digest(a) => {
-                Sample::Str(digest::digest(a.digest(), &v.to_bytes()).as_ref().to_vec())
+                Sample::Str(digest::digest(a.digest(), &v.to_bin()).as_ref().to_vec())
             }
             More::Hmac(a, key) => {
                 let key = match key {
@@ -356,22 +356,20 @@ impl More {
                     Key::Var(n) => crate::strconv::b64dec(&ctx.var(n)?.to_bytes())?,
                 };
                 let k = hmac::Key::new(a.hmac(), &key);
-                Sample::Str(hmac::sign(&k, &v.to_bytes()).as_ref().to_vec())
+                Sample::Str(hmac::sign(&k, &v.to_bin()).as_ref().to_vec())
             }
             More::Xxh32(seed) => {
-                Sample::Int(i64::from(xxhash_rust::xxh32::xxh32(&v.to_bytes(), *seed)))
+                Sample::Int(i64::from(xxhash_rust::xxh32::xxh32(&v.to_bin(), *seed)))
             }
-            More::Xxh64(seed) => {
-                Sample::Int(xxhash_rust::xxh64::xxh64(&v.to_bytes(), *seed) as i64)
-            }
+            More::Xxh64(seed) => Sample::Int(xxhash_rust::xxh64::xxh64(&v.to_bin(), *seed) as i64),
             More::Xxh3(seed) => {
-                Sample::Int(xxhash_rust::xxh3::xxh3_64_with_seed(&v.to_bytes(), *seed) as i64)
+                Sample::Int(xxhash_rust::xxh3::xxh3_64_with_seed(&v.to_bin(), *seed) as i64)
             }
             More::Be2Dec {
                 sep,
                 chunk,
                 truncate,
-            } => Sample::Str(dump(&v.to_bytes(), sep, *chunk, *truncate, |c| {
+            } => Sample::Str(dump(&v.to_bin(), sep, *chunk, *truncate, |c| {
                 c.iter()
                     .fold(0u64, |n, &b| (n << 8) | u64::from(b))
                     .to_string()
@@ -381,7 +379,7 @@ impl More {
                 sep,
                 chunk,
                 truncate,
-            } => Sample::Str(dump(&v.to_bytes(), sep, *chunk, *truncate, |c| {
+            } => Sample::Str(dump(&v.to_bin(), sep, *chunk, *truncate, |c| {
                 c.iter()
                     .flat_map(|b| format!("{b:02X}").into_bytes())
                     .collect()

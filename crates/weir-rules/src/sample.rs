@@ -15,6 +15,19 @@ pub enum Sample {
 }
 
 impl Sample {
+    /// The value cast to binary, as converters taking binary input see it
+    /// (haproxy's cast): an integer or boolean as its 8 bytes big-endian,
+    /// an address as its octets, a string as it is.
+    pub fn to_bin(&self) -> Vec<u8> {
+        match self {
+            Sample::Str(s) => s.clone(),
+            Sample::Int(i) => i.to_be_bytes().to_vec(),
+            Sample::Bool(b) => i64::from(*b).to_be_bytes().to_vec(),
+            Sample::Ip(IpAddr::V4(a)) => a.octets().to_vec(),
+            Sample::Ip(IpAddr::V6(a)) => a.octets().to_vec(),
+        }
+    }
+
     /// The value as bytes (numbers and addresses in text form).
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {

@@ -126,14 +126,16 @@ pub(crate) fn mask_arg<const BITS: u32>(s: &str) -> Option<u128> {
 
 pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
     let bytes = || v.to_bytes();
+    // What converters taking binary input read.
+    let bin = || v.to_bin();
     Some(match c {
         Conv::Lower => Sample::Str(bytes().to_ascii_lowercase()),
         Conv::Upper => Sample::Str(bytes().to_ascii_uppercase()),
         Conv::Length => Sample::Int(bytes().len() as i64),
-        Conv::Base64 => Sample::Str(base64(&bytes())),
+        Conv::Base64 => Sample::Str(base64(&bin())),
         Conv::B64Dec => Sample::Str(b64dec(&bytes())?),
         Conv::Ub64Enc => Sample::Str(
-            base64(&bytes())
+            base64(&bin())
                 .into_iter()
                 .filter(|&c| c != b'=')
                 .map(|c| match c {
@@ -155,16 +157,11 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
                 .collect();
             Sample::Str(b64dec(&b)?)
         }
-        // An integer is cast to its 8 bytes, big-endian, as haproxy
-        // casts it to binary.
         Conv::Hex => Sample::Str(
-            match &v {
-                Sample::Int(n) => n.to_be_bytes().to_vec(),
-                _ => bytes(),
-            }
-            .iter()
-            .flat_map(|b| format!("{b:02X}").into_bytes())
-            .collect(),
+            bin()
+                .iter()
+                .flat_map(|b| format!("{b:02X}").into_bytes())
+                .collect(),
         ),
         Conv::UrlDec(in_form) => Sample::Str(url_dec(&bytes(), *in_form)?),
         Conv::Field {
@@ -197,13 +194,13 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             Sample::Str(out)
         }
         Conv::Bytes { offset, len } => {
-            let b = bytes();
+            let b = bin();
             let start = (*offset).min(b.len());
             let end = len.map_or(b.len(), |l| (start + l).min(b.len()));
             Sample::Str(b.get(start..end).unwrap_or_default().to_vec())
         }
         Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
-        Conv::Hash(h) => h.apply(&bytes()),
+        Conv::Hash(h) => h.apply(&bin()),
         Conv::More(m) => return m.apply(v, ctx),
         Conv::Jwt(j) => return crate::jwt::apply(j, v, ctx),
         Conv::Text(t) => return t.apply(v, ctx),
