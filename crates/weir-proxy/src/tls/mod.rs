@@ -261,18 +261,12 @@ fn client_verifier(
     let inner = vb
         .build()
         .map_err(|e| vec![format!("client certificate verification: {e}")])?;
-    let verifier: Arc<dyn rustls::server::danger::ClientCertVerifier> = Arc::new(v1::WithV1 {
+    Ok(Some(Arc::new(verify::ClientVerifier {
         inner,
         v1,
         own_crls,
-    });
-    Ok(Some(match &t.crt_ignore_err {
-        Some(ignore) => Arc::new(verify::Ignoring {
-            inner: verifier,
-            ignore: ignore.clone(),
-        }),
-        None => verifier,
-    }))
+        ignore: t.crt_ignore_err.clone(),
+    })))
 }
 
 /// Builds the server configuration of one `bind … ssl` line, with its

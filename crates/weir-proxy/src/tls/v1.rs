@@ -9,9 +9,7 @@
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, SubjectPublicKeyInfoDer, UnixTime};
-use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, Error, SignatureScheme};
-use std::sync::Arc;
+use rustls::{CertificateError, DigitallySignedStruct, Error};
 use weir_rules::x509;
 
 /// The longest chain walked.
@@ -188,70 +186,4 @@ pub fn raw_signature(
 pub fn webpki_reads(crls: &[rustls::pki_types::CertificateRevocationListDer<'_>]) -> bool {
     crls.iter()
         .all(|c| webpki::OwnedCertRevocationList::from_der(c).is_ok())
-}
-
-/// webpki's client verifier, with v1 client certificates checked by
-/// [`V1Roots`], and every certificate's revocation too when webpki does
-/// not read the lists (`own_crls`: webpki then has none).
-#[derive(Debug)]
-pub struct WithV1 {
-    pub inner: Arc<dyn ClientCertVerifier>,
-    pub v1: V1Roots,
-    pub own_crls: bool,
-}
-
-impl ClientCertVerifier for WithV1 {
-    fn offer_client_auth(&self) -> bool {
-        self.inner.offer_client_auth()
-    }
-    fn client_auth_mandatory(&self) -> bool {
-        self.inner.client_auth_mandatory()
-    }
-    fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        self.inner.root_hint_subjects()
-    }
-    fn verify_client_cert(
-        &self,
-        ee: &CertificateDer<'_>,
-        inter: &[CertificateDer<'_>],
-        now: UnixTime,
-    ) -> Result<ClientCertVerified, Error> {
-        if x509::parse(ee).is_some_and(|c| c.version == 1) {
-            return self
-                .v1
-                .verify(ee, inter, now)
-                .map(|()| ClientCertVerified::assertion())
-                .map_err(Error::InvalidCertificate);
-        }
-        let ok = self.inner.verify_client_cert(ee, inter, now)?;
-        if self.own_crls {
-            self.v1
-                .verify(ee, inter, now)
-                .map_err(Error::InvalidCertificate)?;
-        }
-        Ok(ok)
-    }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner
-            .verify_tls12_signature(m, c, d)
-            .or_else(|e| raw_signature(m, c, d, &self.v1.algs, e))
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner
-            .verify_tls13_signature(m, c, d)
-            .or_else(|e| raw_signature(m, c, d, &self.v1.algs, e))
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
 }

@@ -1,8 +1,9 @@
-//! Client certificate verification with the errors a bind ignores
+//! Client certificate verification on binds, with the errors a bind ignores
 //! (`crt-ignore-err`): webpki's verdict mapped to OpenSSL's codes, an
 //! ignored error let through and its code kept for the handshake that
 //! asked (`ssl_c_verify`).
 
+use super::v1::{raw_signature, V1Roots};
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
@@ -45,14 +46,44 @@ pub fn openssl_code(e: &Error, der: &[u8]) -> i64 {
     }
 }
 
-/// A verifier that lets through the errors `ignore` covers.
+/// A bind's client certificate verifier: webpki's, with X.509 v1
+/// certificates checked by weir's own walk ([`V1Roots`]), and every
+/// chain's revocation too when webpki cannot read the lists (`own_crls`:
+/// webpki then has none); the errors `ignore` covers are let through.
 #[derive(Debug)]
-pub struct Ignoring {
+pub struct ClientVerifier {
     pub inner: Arc<dyn ClientCertVerifier>,
-    pub ignore: IgnoreErr,
+    pub v1: V1Roots,
+    pub own_crls: bool,
+    pub ignore: Option<IgnoreErr>,
 }
 
-impl ClientCertVerifier for Ignoring {
+impl ClientVerifier {
+    /// The verdict before `crt-ignore-err`.
+    fn verdict(
+        &self,
+        ee: &CertificateDer<'_>,
+        inter: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, Error> {
+        if weir_rules::x509::parse(ee).is_some_and(|c| c.version == 1) {
+            return self
+                .v1
+                .verify(ee, inter, now)
+                .map(|()| ClientCertVerified::assertion())
+                .map_err(Error::InvalidCertificate);
+        }
+        let ok = self.inner.verify_client_cert(ee, inter, now)?;
+        if self.own_crls {
+            self.v1
+                .verify(ee, inter, now)
+                .map_err(Error::InvalidCertificate)?;
+        }
+        Ok(ok)
+    }
+}
+
+impl ClientCertVerifier for ClientVerifier {
     fn offer_client_auth(&self) -> bool {
         self.inner.offer_client_auth()
     }
@@ -68,13 +99,10 @@ impl ClientCertVerifier for Ignoring {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, Error> {
-        match self
-            .inner
-            .verify_client_cert(end_entity, intermediates, now)
-        {
+        match self.verdict(end_entity, intermediates, now) {
             Err(e) => {
                 let code = openssl_code(&e, end_entity);
-                if !self.ignore.covers(code) {
+                if !self.ignore.as_ref().is_some_and(|i| i.covers(code)) {
                     return Err(e);
                 }
                 IGNORED.set(Some(code));
@@ -89,7 +117,9 @@ impl ClientCertVerifier for Ignoring {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        self.inner
+            .verify_tls12_signature(message, cert, dss)
+            .or_else(|e| raw_signature(message, cert, dss, &self.v1.algs, e))
     }
     fn verify_tls13_signature(
         &self,
@@ -97,7 +127,9 @@ impl ClientCertVerifier for Ignoring {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        self.inner
+            .verify_tls13_signature(message, cert, dss)
+            .or_else(|e| raw_signature(message, cert, dss, &self.v1.algs, e))
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.inner.supported_verify_schemes()
