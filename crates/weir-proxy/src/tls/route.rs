@@ -59,6 +59,10 @@ impl BindConfig {
     /// exactly, then one whose `*.` wildcard covers it, else the default.
     pub fn pick(&self, sni: Option<&str>) -> Bound {
         let now = self.now();
+        // Most binds have no line with options: nothing to compare.
+        if now.routes.is_empty() {
+            return now.default.clone();
+        }
         let Some(name) = sni.map(str::to_ascii_lowercase) else {
             return now.default.clone();
         };
