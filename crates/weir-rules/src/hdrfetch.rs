@@ -120,7 +120,7 @@ fn hash32(b: &[u8]) -> i64 {
 /// The headers as haproxy's rules see them: names in lower case, without
 /// a `Connection` header that only says `close` or `keep-alive` (haproxy
 /// takes it out of the message when it reads it).
-fn seen<'a>(hs: Vec<(&'a str, &'a [u8])>) -> Vec<(String, &'a [u8])> {
+pub(crate) fn seen<'a>(hs: Vec<(&'a str, &'a [u8])>) -> Vec<(String, &'a [u8])> {
     hs.into_iter()
         .filter(|(n, v)| {
             !(n.eq_ignore_ascii_case("connection")

@@ -89,11 +89,30 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<PayloadFetch, String>> {
     }))
 }
 
+/// `req.len` on a parsed HTTP request: the size haproxy's internal
+/// message takes (what its users' thresholds were measured against): a
+/// 20-byte start-line record with the method, URI and version, each
+/// header's name and value (as the rules see them), one byte closing the headers, and the body
+/// bytes buffered.
+fn http_len(ctx: &dyn Ctx) -> i64 {
+    // `version()` is "1.1": the record holds "HTTP/1.1".
+    let line = 20 + ctx.method().len() + ctx.uri().len() + 5 + ctx.version().len();
+    let heads: usize = crate::hdrfetch::seen(ctx.req_headers())
+        .iter()
+        .map(|(n, v)| n.len() + v.len())
+        .sum();
+    let body = ctx.body().map_or(0, <[u8]>::len);
+    (line + heads + 1 + body) as i64
+}
+
 /// What a fetch of `k` gives now.
 pub fn fetch(ctx: &dyn Ctx, k: &PayloadFetch) -> Option<Sample> {
     if *k == PayloadFetch::ProtoHttp && !ctx.method().is_empty() {
         // In HTTP mode the request was parsed as HTTP already.
         return Some(Sample::Bool(true));
+    }
+    if *k == PayloadFetch::Len && !ctx.method().is_empty() && ctx.payload().is_none() {
+        return Some(Sample::Int(http_len(ctx)));
     }
     let (data, fin) = ctx.payload()?;
     // More bytes could change the answer: the rule waits for them.

@@ -129,6 +129,11 @@ pub trait Ctx {
     fn var(&self, _name: &str) -> Option<Sample> {
         None
     }
+    /// The `set-var` converter: stores `v` when `var`'s conditions hold
+    /// (a view without variables stores nothing).
+    fn set_var(&self, _var: &crate::vars::VarSet, _v: &Sample) {}
+    /// The `unset-var` converter.
+    fn unset_var(&self, _name: &str) {}
     fn first_req(&self) -> bool {
         true
     }
@@ -326,6 +331,10 @@ pub enum Conv {
     /// JSON Web Tokens (see [`crate::jwt`]).
     Jwt(crate::jwt::JwtConv),
     Text(crate::textconv::TextConv),
+    /// `set-var(<name>[,<cond>…])`, `unset-var(<name>)`: the sample
+    /// passes unchanged.
+    SetVar(crate::vars::VarSet),
+    UnsetVar(String),
 }
 
 impl PartialEq for Conv {
@@ -538,6 +547,8 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
                 None
             },
         },
+        "set-var" => Conv::SetVar(crate::vars::VarSet::parse(&a.join(","))?),
+        "unset-var" => Conv::UnsetVar(crate::action::var_name(s, "unset-var")?),
         n if n == "map" || n.starts_with("map_") => {
             let file = a
                 .first()
@@ -585,8 +596,6 @@ fn refused_conv(name: &str) -> bool {
             | "in_table"
             | "da-csv-conv"
             | "51d.single"
-            | "set-var"
-            | "unset-var"
     ) || name.starts_with("table_")
 }
 

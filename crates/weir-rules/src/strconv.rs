@@ -183,6 +183,14 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             };
             Sample::Str(out.into_owned())
         }
+        Conv::SetVar(var) => {
+            ctx.set_var(var, &v);
+            v
+        }
+        Conv::UnsetVar(name) => {
+            ctx.unset_var(name);
+            v
+        }
         Conv::IpMask(a, b) => Sample::Ip(mask(v.to_ip()?, *a, *b)),
         Conv::Concat { before, var, after } => {
             let mut out = bytes();

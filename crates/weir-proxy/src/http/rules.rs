@@ -4,7 +4,7 @@
 //! `deny`, `return` and `redirect`.
 
 use super::errors;
-use crate::state::procvars::ProcVars;
+use crate::state::procvars::{ProcVars, VarStore};
 use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
@@ -24,7 +24,7 @@ use weir_rules::{
 /// process's, in [`ProcVars`]).
 #[derive(Clone)]
 pub struct Vars {
-    vals: Vec<(String, Sample)>,
+    vals: VarStore,
     /// `http-request capture` values of the exchange: (slot, value).
     pub captures: Vec<(usize, String)>,
     /// The exchange's `unique-id-format` value (the `unique-id` fetch).
@@ -45,7 +45,7 @@ impl Vars {
     /// A connection's variables, beside the process's.
     pub fn new(proc: &ProcVars) -> Vars {
         Vars {
-            vals: Vec::new(),
+            vals: VarStore::default(),
             captures: Vec::new(),
             unique_id: None,
             timeouts: SetTimeouts::default(),
@@ -56,34 +56,28 @@ impl Vars {
         if name.starts_with("proc.") {
             return self.proc.get(name);
         }
-        self.vals
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
+        self.vals.get(name)
     }
-    pub(crate) fn set(&mut self, name: &str, v: Sample) {
+    pub(crate) fn set(&self, name: &str, v: Sample) {
         if name.starts_with("proc.") {
             return self.proc.set(name, v);
         }
-        match self.vals.iter_mut().find(|(n, _)| n == name) {
-            Some(e) => e.1 = v,
-            None => self.vals.push((name.to_string(), v)),
-        }
+        self.vals.set(name, v)
     }
     /// `set-var`: stores `v` when the variable's conditions hold (a
     /// `proc` variable always exists).
-    pub(crate) fn set_if(&mut self, var: &VarSet, v: Sample) {
+    pub(crate) fn set_if(&self, var: &VarSet, v: Sample) {
         let cur = self.get(&var.name);
         let exists = var.name.starts_with("proc.") || cur.is_some();
         if var.allows(cur.as_ref(), exists, &v) {
             self.set(&var.name, v);
         }
     }
-    pub(crate) fn unset(&mut self, name: &str) {
+    pub(crate) fn unset(&self, name: &str) {
         if name.starts_with("proc.") {
             return self.proc.unset(name);
         }
-        self.vals.retain(|(n, _)| n != name);
+        self.vals.unset(name)
     }
     /// No variable is left.
     pub fn is_empty(&self) -> bool {
@@ -95,7 +89,7 @@ impl Vars {
         self.unique_id = None;
         self.timeouts = SetTimeouts::default();
         self.vals
-            .retain(|(n, _)| n.starts_with("sess.") || n.starts_with("proc."));
+            .retain(|n| n.starts_with("sess.") || n.starts_with("proc."));
     }
 }
 
@@ -295,6 +289,16 @@ impl Ctx for ExCtx<'_> {
     fn var(&self, name: &str) -> Option<Sample> {
         self.vars.and_then(|v| v.get(name))
     }
+    fn set_var(&self, var: &VarSet, v: &Sample) {
+        if let Some(vars) = self.vars {
+            vars.set_if(var, v.clone());
+        }
+    }
+    fn unset_var(&self, name: &str) {
+        if let Some(vars) = self.vars {
+            vars.unset(name);
+        }
+    }
     fn first_req(&self) -> bool {
         self.first
     }
@@ -343,6 +347,16 @@ impl Ctx for L4Ctx<'_> {
     }
     fn var(&self, name: &str) -> Option<Sample> {
         self.vars.and_then(|v| v.get(name))
+    }
+    fn set_var(&self, var: &VarSet, v: &Sample) {
+        if let Some(vars) = self.vars {
+            vars.set_if(var, v.clone());
+        }
+    }
+    fn unset_var(&self, name: &str) {
+        if let Some(vars) = self.vars {
+            vars.unset(name);
+        }
     }
     fn tls(&self) -> Option<&weir_rules::TlsInfo> {
         self.tls

@@ -6,11 +6,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use weir_rules::vars::VarValue;
 use weir_rules::{Ctx, Sample};
 
-/// A handle on the store (cheap to clone: every handle sees one store).
-#[derive(Debug, Default, Clone)]
-pub struct ProcVars(Arc<Mutex<Vec<(String, Sample)>>>);
+/// Named values behind a lock, so that a converter evaluated through a
+/// shared view (`set-var` as a converter) can write them. Cloning copies
+/// the values.
+#[derive(Debug, Default)]
+pub struct VarStore(Mutex<Vec<(String, Sample)>>);
 
-impl ProcVars {
+impl Clone for VarStore {
+    fn clone(&self) -> VarStore {
+        VarStore(Mutex::new(self.lock().clone()))
+    }
+}
+
+impl VarStore {
     fn lock(&self) -> MutexGuard<'_, Vec<(String, Sample)>> {
         // A panic elsewhere cannot leave a half-written entry: writes are
         // single assignments.
@@ -30,7 +38,31 @@ impl ProcVars {
         }
     }
     pub fn unset(&self, name: &str) {
-        self.lock().retain(|(n, _)| n != name);
+        self.retain(|n| n != name);
+    }
+    /// Keeps the values whose name passes `keep`.
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+        self.lock().retain(|(n, _)| keep(n));
+    }
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+}
+
+/// A handle on the process's store (cheap to clone: every handle sees one
+/// store).
+#[derive(Debug, Default, Clone)]
+pub struct ProcVars(Arc<VarStore>);
+
+impl ProcVars {
+    pub fn get(&self, name: &str) -> Option<Sample> {
+        self.0.get(name)
+    }
+    pub fn set(&self, name: &str, v: Sample) {
+        self.0.set(name, v)
+    }
+    pub fn unset(&self, name: &str) {
+        self.0.unset(name)
     }
 
     /// Runs `global`'s `set-var` lines in order (each sees the ones
@@ -39,10 +71,7 @@ impl ProcVars {
         for (var, value) in lines {
             let ctx = ProcCtx(self);
             if let Some(v) = value.eval(&ctx) {
-                let cur = self.get(&var.name);
-                if var.allows(cur.as_ref(), true, &v) {
-                    self.set(&var.name, v);
-                }
+                ctx.set_var(var, &v);
             }
         }
     }
@@ -63,5 +92,16 @@ impl Ctx for ProcCtx<'_> {
         name.starts_with("proc.")
             .then(|| self.0.get(name))
             .flatten()
+    }
+    fn set_var(&self, var: &weir_rules::vars::VarSet, v: &Sample) {
+        let cur = self.0.get(&var.name);
+        if var.name.starts_with("proc.") && var.allows(cur.as_ref(), true, v) {
+            self.0.set(&var.name, v.clone());
+        }
+    }
+    fn unset_var(&self, name: &str) {
+        if name.starts_with("proc.") {
+            self.0.unset(name);
+        }
     }
 }

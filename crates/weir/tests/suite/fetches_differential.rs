@@ -28,6 +28,9 @@ const REQ: &[&str] = &[
     "url_port",
     "urlp_val(n)",
     "urlp_val(s)",
+    "req.len",
+    "req.hdr(x-other),set-var(txn.cv),upper",
+    "req.hdr(x-none),set-var(txn.cv2,ifnotempty),upper",
 ];
 
 /// Fetches on the response.
@@ -51,6 +54,8 @@ const RES: &[&str] = &[
     "res.ver",
     "resp_ver",
     "capture.res.ver",
+    "var(txn.cv)",
+    "var(txn.cv2)",
 ];
 
 fn cfg(port: u16, inner: u16) -> String {
@@ -118,6 +123,8 @@ fn header_and_url_fetches_as_haproxy() {
         "x-q04: [2]",
         "x-q05: [192.0.2.9:8081/p/a?n=42&s=x]",
         "x-q10: [42]",
+        "x-q13: [Z]",
+        "x-s19: [z]",
         "x-s00: [3]",
         "x-s05: [10.0.0.2]",
         "x-s08: [22]",
