@@ -143,6 +143,17 @@ struct Dir {
 }
 
 impl Dir {
+    /// Bytes read before forwarding began, to be written first.
+    fn preload(&mut self, bytes: &[u8], bufsize: usize) {
+        if !bytes.is_empty() {
+            let mut b = vec![0u8; bytes.len().max(bufsize)].into_boxed_slice();
+            crate::cut::copy_prefix(&mut b, bytes);
+            self.len = bytes.len();
+            self.bytes += bytes.len() as u64;
+            self.buf = Some(b);
+        }
+    }
+
     fn new(splice: bool) -> Self {
         Dir {
             buf: None,
@@ -375,13 +386,7 @@ impl<'a, I: Io> Duplex<'a, I> {
         let both_tcp = tcp(client) && tcp(server);
         let mut c2s = Dir::new(o.splice_request && both_tcp);
         let s2c = Dir::new(o.splice_response && both_tcp);
-        if !initial.is_empty() {
-            let mut b = vec![0u8; initial.len().max(o.bufsize)].into_boxed_slice();
-            crate::cut::copy_prefix(&mut b, initial);
-            c2s.len = initial.len();
-            c2s.bytes = initial.len() as u64;
-            c2s.buf = Some(b);
-        }
+        c2s.preload(initial, o.bufsize);
         c2s.eof = client_eof;
         let now = crate::clock::now();
         Duplex {
@@ -401,6 +406,16 @@ impl<'a, I: Io> Duplex<'a, I> {
             nap: None,
             began: now,
         }
+    }
+
+    /// The server's bytes read before forwarding began (by `tcp-response
+    /// content` rules), written to the client first; `sent` client bytes
+    /// went to the server then, and `server_eof` says the server ended.
+    pub fn with_reply(mut self, reply: &[u8], server_eof: bool, sent: u64) -> Self {
+        self.s2c.preload(reply, self.bufsize);
+        self.s2c.eof = server_eof;
+        self.c2s.bytes += sent;
+        self
     }
 
     /// Forwarding that goes on from `p`, after the session slept.

@@ -49,12 +49,14 @@ fn derived(name: &str) -> Option<(&str, Method)> {
 /// The match method a fetch implies when none is given.
 fn default_method(f: &Fetch) -> Method {
     match f {
+        Fetch::ResPayload(k) => default_method(&Fetch::Payload(k.clone())),
         Fetch::Src | Fetch::Dst | Fetch::HdrIp { .. } => Method::Ip,
         Fetch::Hdrs(h) if h.gives_int() => Method::Int,
         Fetch::Live(l) if l.is_bool() => Method::Bool,
         Fetch::Live(_) => Method::Int,
         Fetch::Internal(
             crate::internal::Internal::FcHttpMajor
+            | crate::internal::Internal::LastRuleLine
             | crate::internal::Internal::Rand(_)
             | crate::internal::Internal::DateUs,
         ) => Method::Int,
@@ -115,7 +117,8 @@ fn conv_method(c: &crate::sample::Conv) -> Method {
             | More::Odd
             | More::Even
             | More::SecureMemcmp(_)
-            | More::FixIsValid => Method::Bool,
+            | More::FixIsValid
+            | More::MqttIsValid => Method::Bool,
             _ => Method::Str,
         },
         _ => Method::Str,
@@ -126,26 +129,30 @@ impl Acl {
     /// Parses the words after `acl <name>`: criterion, flags, patterns.
     pub fn parse(words: &[String], load: Loader<'_>) -> Result<Acl, String> {
         let crit = words.first().ok_or("missing ACL criterion")?;
-        let (expr, mut method) = match derived(crit.split(',').next().unwrap_or(crit)) {
-            Some((base, m)) => {
-                // `hdr_beg(host)` is `hdr(host)` matched with `beg`.
-                let args = crit.find('(').map_or("", |i| &crit[i..]);
-                (Expr::parse(&format!("{base}{args}"), load)?, m)
-            }
-            None => {
-                let e = Expr::parse(crit, load)?;
+        // A fetch of that name first (`wait_end`, `url_ip`), as haproxy
+        // looks its ACL keywords up.
+        let direct = Expr::parse(crit, load);
+        let (expr, mut method) = match (direct, derived(crit.split(',').next().unwrap_or(crit))) {
+            (Ok(e), _) => {
                 let m = match e.convs.last() {
                     None => default_method(&e.fetch),
                     Some(c) => conv_method(c),
                 };
                 (e, m)
             }
+            (Err(_), Some((base, m))) => {
+                // `hdr_beg(host)` is `hdr(host)` matched with `beg`.
+                let args = crit.find('(').map_or("", |i| &crit[i..]);
+                (Expr::parse(&format!("{base}{args}"), load)?, m)
+            }
+            (Err(e), None) => return Err(e),
         };
         let mut icase = false;
         let mut words_left: Vec<String> = Vec::new();
         let mut files: Vec<String> = Vec::new();
         let mut i = 1;
         let mut flags_done = false;
+        let mut explicit = false;
         while let Some(w) = words.get(i) {
             if !flags_done && w.starts_with('-') && w.len() > 1 {
                 match w.as_str() {
@@ -153,6 +160,7 @@ impl Acl {
                     "-n" | "-u" | "-M" => {}
                     "-m" => {
                         i += 1;
+                        explicit = true;
                         method = Method::parse(words.get(i).ok_or("'-m' expects a method")?)?;
                     }
                     "-f" => {
@@ -172,6 +180,11 @@ impl Acl {
             flags_done = true;
             words_left.push(w.clone());
             i += 1;
+        }
+        if !explicit && expr.convs.is_empty() && matches!(expr.fetch, Fetch::Var(..)) {
+            // A variable has no type until run time: haproxy wants the
+            // method said.
+            return Err("matching method must be specified first (using '-m') when using a sample fetch of this type ('var')".into());
         }
         let mut patterns = Vec::new();
         let mut it = words_left.iter().peekable();

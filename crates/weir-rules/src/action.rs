@@ -286,6 +286,15 @@ impl UriPart {
 pub struct Rule<A> {
     pub action: A,
     pub cond: Option<Cond>,
+    /// Where the configuration wrote it (`last_rule_file`/`_line`).
+    pub at: Option<RuleAt>,
+}
+
+/// A rule's file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleAt {
+    pub file: std::sync::Arc<str>,
+    pub line: u32,
 }
 
 impl<A> Rule<A> {
@@ -770,6 +779,7 @@ pub fn parse_request_rule(
     Ok(Rule {
         action,
         cond: cond_of(c, lookup, load)?,
+        at: None,
     })
 }
 
@@ -821,6 +831,7 @@ pub fn parse_response_rule(
     Ok(Rule {
         action,
         cond: cond_of(c, lookup, load)?,
+        at: None,
     })
 }
 

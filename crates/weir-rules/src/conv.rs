@@ -47,6 +47,9 @@ pub enum More {
     /// `fix_is_valid`, `fix_tag_value(<tag>)`.
     FixIsValid,
     FixTagValue(u32),
+    /// `mqtt_is_valid`, `mqtt_field_value(<type>,<field>)`.
+    MqttIsValid,
+    MqttFieldValue(crate::mqtt::PacketType, crate::mqtt::Field),
     Strcmp(String),
     SecureMemcmp(String),
 }
@@ -142,6 +145,12 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
         "json" => json_input(a).map(More::Json),
         "json_query" => json_query(a),
         "fix_is_valid" => no_args(name, a, More::FixIsValid),
+        "mqtt_is_valid" => no_args(name, a, More::MqttIsValid),
+        "mqtt_field_value" => match a {
+            [t, f] => crate::mqtt::packet_type(t)
+                .and_then(|t| Ok(More::MqttFieldValue(t, crate::mqtt::field(t, f)?))),
+            _ => Err("converter 'mqtt_field_value' expects a packet type and a field".into()),
+        },
         "fix_tag_value" => match a {
             [t] => crate::fix::tag_of(t).map(More::FixTagValue),
             _ => Err("converter 'fix_tag_value' expects a tag".into()),
@@ -150,6 +159,15 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
         "secure_memcmp" => var_arg(name, a).map(More::SecureMemcmp),
         _ => return None,
     })
+}
+
+/// A converter that validates a whole message saw enough of it to answer:
+/// the rule does not wait for more bytes (haproxy's validators clear the
+/// sample's "may change" flag so).
+pub(crate) fn decided(ctx: &dyn Ctx) {
+    if let Some(m) = ctx.more() {
+        m.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 fn json_query(a: &[String]) -> Result<More, String> {
@@ -404,8 +422,26 @@ impl More {
             More::JsonQuery(path, int) => {
                 json_value(crate::json::query(&v.to_bytes(), path)?, *int)?
             }
-            More::FixIsValid => Sample::Bool(crate::fix::is_valid(&v.to_bytes())),
+            More::FixIsValid => {
+                let msg = v.to_bytes();
+                if !crate::fix::is_partial(&msg) {
+                    // Decided whatever follows: no need to wait for more.
+                    decided(ctx);
+                }
+                Sample::Bool(crate::fix::is_valid(&msg))
+            }
             More::FixTagValue(t) => Sample::Str(crate::fix::tag_value(&v.to_bytes(), *t)?.to_vec()),
+            More::MqttIsValid => {
+                let msg = v.to_bytes();
+                let parsed = crate::mqtt::parse(&msg);
+                if parsed != crate::mqtt::Parsed::Partial {
+                    decided(ctx);
+                }
+                Sample::Bool(matches!(parsed, crate::mqtt::Parsed::Valid(_)))
+            }
+            More::MqttFieldValue(t, f) => {
+                Sample::Str(crate::mqtt::field_value(&v.to_bytes(), *t, *f)?)
+            }
             More::Strcmp(name) => {
                 let other = ctx.var(name)?.to_bytes();
                 Sample::Int(strcmp(&v.to_bytes(), &other))

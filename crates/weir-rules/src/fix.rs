@@ -21,6 +21,16 @@ fn fields(msg: &[u8]) -> Option<Vec<(u32, &[u8])>> {
         .collect()
 }
 
+/// Whether more bytes could still make `msg` a message: it does not end
+/// with a whole CheckSum (10) field yet. Anything else is decided.
+pub fn is_partial(msg: &[u8]) -> bool {
+    let Some(body) = msg.strip_suffix(&[SOH]) else {
+        return true;
+    };
+    let last = body.rsplit(|&b| b == SOH).next().unwrap_or(body);
+    !last.starts_with(b"10=")
+}
+
 /// Whether `msg` is one valid FIX message: BeginString (8) first with a
 /// FIX version, BodyLength (9) second and right, MsgType (35) third, and
 /// CheckSum (10) last and right.

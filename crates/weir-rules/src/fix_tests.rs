@@ -35,3 +35,13 @@ fn tag_values() {
     assert_eq!(tag_value(&m, 999), None);
     assert!(tag_of("Nope").is_err());
 }
+
+#[test]
+fn partial_messages_wait_and_whole_ones_are_decided() {
+    let m = logon();
+    assert!(!is_partial(&m));
+    assert!(is_partial(&m[..m.len() - 1]), "no SOH after the checksum");
+    assert!(is_partial(b"8=FIX.4.4\x019=5\x01"), "no checksum yet");
+    // A wrong checksum field is still a whole message: decided (invalid).
+    assert!(!is_partial(b"8=FIX.4.4\x019=5\x0110=2520\x01"));
+}

@@ -70,6 +70,10 @@ pub enum Internal {
         res: bool,
         idx: usize,
     },
+    /// `last_rule_file`, `last_rule_line`: where the last rule that ended
+    /// a rule set of the stream was written.
+    LastRuleFile,
+    LastRuleLine,
 }
 
 /// A timeout the `*_timeout` fetches read.
@@ -142,6 +146,8 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
         "fc_pp_authority" => Ok(Internal::PpTlv(0x02)),
         "fc_pp_unique_id" => Ok(Internal::PpTlv(0x05)),
         "unique-id" => Ok(Internal::UniqueId),
+        "last_rule_file" => Ok(Internal::LastRuleFile),
+        "last_rule_line" => Ok(Internal::LastRuleLine),
         "uuid" => match first.as_deref() {
             None | Some("4") => Ok(Internal::Uuid),
             Some(v) => Err(format!(
@@ -263,6 +269,8 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::Timeout(t) => Sample::Int(ctx.timeout_ms(*t)?),
         Internal::UniqueId => text(ctx.unique_id()?),
+        Internal::LastRuleFile => text(ctx.last_rule()?.file.to_string()),
+        Internal::LastRuleLine => Sample::Int(i64::from(ctx.last_rule()?.line)),
         Internal::Bool(b) => Sample::Bool(*b),
         Internal::Ip(ip) => Sample::Ip(*ip),
         Internal::CookCnt(name) => {

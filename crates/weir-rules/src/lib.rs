@@ -22,6 +22,7 @@ pub mod json;
 pub mod jwt;
 pub mod live;
 pub mod matching;
+pub mod mqtt;
 pub mod normalize;
 pub mod patref;
 pub mod payload;
@@ -36,7 +37,7 @@ pub mod x509;
 pub use acl::{split_cond, Acl, Cond, Loader};
 pub use action::{
     parse_redirect, parse_request_rule, parse_response_rule, Body, HeaderOp, Redirect,
-    RedirectKind, ReqAction, ResAction, Return, Rule,
+    RedirectKind, ReqAction, ResAction, Return, Rule, RuleAt,
 };
 pub use fmt::Fmt;
 pub use sample::{Ctx, Expr, Sample, TlsInfo};

@@ -105,16 +105,50 @@ fn http_len(ctx: &dyn Ctx) -> i64 {
     (line + heads + 1 + body) as i64
 }
 
+/// The server's-side fetch `name(a)` (`res.len`, `res.payload`,
+/// `res.payload_lv`), for `tcp-response content` rules; `None` for
+/// another name.
+pub fn parse_res(name: &str, a: &[String]) -> Option<Result<PayloadFetch, String>> {
+    let rest = name.strip_prefix("res.")?;
+    if !matches!(rest, "len" | "payload" | "payload_lv") {
+        return None;
+    }
+    parse(&format!("req.{rest}"), a)
+}
+
+/// What a server's-side fetch of `k` gives now.
+pub fn fetch_res(ctx: &dyn Ctx, k: &PayloadFetch) -> Option<Sample> {
+    let (data, fin) = ctx.res_payload()?;
+    fetch_on(ctx, k, data, fin)
+}
+
 /// What a fetch of `k` gives now.
 pub fn fetch(ctx: &dyn Ctx, k: &PayloadFetch) -> Option<Sample> {
+    if *k == PayloadFetch::WaitEnd {
+        // `tcp-response content` rules wait on the server's bytes.
+        if let Some((data, fin)) = ctx.res_payload() {
+            return fetch_on(ctx, k, data, fin);
+        }
+    }
     if *k == PayloadFetch::ProtoHttp && !ctx.method().is_empty() {
         // In HTTP mode the request was parsed as HTTP already.
         return Some(Sample::Bool(true));
     }
-    if *k == PayloadFetch::Len && !ctx.method().is_empty() && ctx.payload().is_none() {
-        return Some(Sample::Int(http_len(ctx)));
+    if !ctx.method().is_empty() && ctx.payload().is_none() {
+        // A parsed HTTP message: the rules run once on it, so the wait
+        // is over.
+        match k {
+            PayloadFetch::Len => return Some(Sample::Int(http_len(ctx))),
+            PayloadFetch::WaitEnd => return Some(Sample::Bool(true)),
+            _ => {}
+        }
     }
     let (data, fin) = ctx.payload()?;
+    fetch_on(ctx, k, data, fin)
+}
+
+/// A fetch of `k` on `data` (final or not).
+fn fetch_on(ctx: &dyn Ctx, k: &PayloadFetch, data: &[u8], fin: bool) -> Option<Sample> {
     // More bytes could change the answer: the rule waits for them.
     let wait = || {
         if !fin {

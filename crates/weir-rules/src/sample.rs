@@ -143,6 +143,11 @@ pub trait Ctx {
     /// The client's bytes a `tcp-request content` rule inspects, and
     /// whether they are final (no more will come: the inspection delay is
     /// over, the buffer is full or the client closed).
+    /// The server's first bytes under `tcp-response content` inspection,
+    /// and whether they are final.
+    fn res_payload(&self) -> Option<(&[u8], bool)> {
+        None
+    }
     fn payload(&self) -> Option<(&[u8], bool)> {
         None
     }
@@ -177,6 +182,10 @@ pub trait Ctx {
     }
     /// The request's `unique-id-format` value (`unique-id`).
     fn unique_id(&self) -> Option<String> {
+        None
+    }
+    /// The last rule that ended a rule set of the stream.
+    fn last_rule(&self) -> Option<crate::action::RuleAt> {
         None
     }
     /// The client connection's own source (or, with `dst`, destination)
@@ -270,6 +279,9 @@ pub enum Fetch {
     AuthBearer(Option<String>),
     /// The client's first bytes (see [`crate::payload`]).
     Payload(crate::payload::PayloadFetch),
+    /// `res.len`, `res.payload`, `res.payload_lv`: the server's first
+    /// bytes under `tcp-response inspect-delay`.
+    ResPayload(crate::payload::PayloadFetch),
     Ssl(SslFetch),
     /// A string constant (`str(x)`), or an integer (`int(n)`).
     Str(String),
@@ -376,6 +388,9 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
     }
     if let Some(f) = crate::payload::parse(name, &a) {
         return f.map(Fetch::Payload);
+    }
+    if let Some(f) = crate::payload::parse_res(name, &a) {
+        return f.map(Fetch::ResPayload);
     }
     let first = a.first().cloned();
     let need = |what: &str| -> Result<String, String> {
@@ -591,8 +606,6 @@ fn refused_conv(name: &str) -> bool {
             | "capture-req"
             | "capture-res"
             | "debug"
-            | "mqtt_field_value"
-            | "mqtt_is_valid"
             | "in_table"
             | "da-csv-conv"
             | "51d.single"
@@ -830,6 +843,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Ssl(k) => crate::ssl::fetch(ctx, k),
         Fetch::AuthBearer(h) => crate::jwt::bearer(ctx, h.as_deref()).into_iter().collect(),
         Fetch::Payload(k) => crate::payload::fetch(ctx, k).into_iter().collect(),
+        Fetch::ResPayload(k) => crate::payload::fetch_res(ctx, k).into_iter().collect(),
         Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),

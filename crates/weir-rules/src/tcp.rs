@@ -176,5 +176,6 @@ pub fn parse_tcp_rule(
     Ok(Rule {
         action,
         cond: cond_of(c, lookup, load)?,
+        at: None,
     })
 }

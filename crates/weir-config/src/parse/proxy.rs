@@ -347,13 +347,21 @@ fn http_fields(
 
 /// The proxy keywords of one family: ACLs and the TCP and HTTP rule sets,
 /// `redirect`; `Ok(false)` for another family's keyword.
+/// Where a rule written at `loc` was written, for `last_rule_file`/`_line`.
+pub(super) fn rule_at(loc: &Loc) -> Option<weir_rules::RuleAt> {
+    Some(weir_rules::RuleAt {
+        file: loc.file.as_str().into(),
+        line: u32::try_from(loc.line).ok()?,
+    })
+}
+
 fn rules(
     st: &mut State<'_>,
     p: &mut Proxy,
     name: &str,
     args: &[String],
     _negate: bool,
-    _loc: &Loc,
+    loc: &Loc,
 ) -> Result<bool, String> {
     match name {
         "acl" => {
@@ -377,6 +385,7 @@ fn rules(
                 weir_rules::parse_request_rule(args, &lookup, &super::http::load)?
             };
             let mut r = r;
+            r.at = rule_at(loc);
             if matches!(r.action, weir_rules::ReqAction::SetTimeout(..))
                 && p.kind == crate::model::ProxyKind::Frontend
             {
@@ -419,13 +428,14 @@ fn rules(
         | "tcp-request content"
         | "tcp-request inspect-delay"
         | "tcp-response content"
-        | "tcp-response inspect-delay" => super::tcp::apply(p, name, args)?,
+        | "tcp-response inspect-delay" => super::tcp::apply(p, name, args, loc)?,
         "http-response" | "http-after-response" => {
             anonymous_defaults(p)?;
             let mut r = {
                 let lookup = super::http::lookup(p);
                 weir_rules::parse_response_rule(args, &lookup, &super::http::load)?
             };
+            r.at = rule_at(loc);
             if let Some(answer) = r.action.answer_mut() {
                 super::http::resolve_section(st, answer)?;
             }
@@ -447,6 +457,7 @@ fn rules(
             p.redirects.push(weir_rules::Rule {
                 action: weir_rules::ReqAction::Redirect(r),
                 cond,
+                at: rule_at(loc),
             });
         }
         _ => return Ok(false),

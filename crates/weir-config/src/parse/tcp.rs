@@ -6,7 +6,12 @@ use weir_rules::{TcpAction, TcpRuleSet};
 
 /// Applies `tcp-request connection|session|content|inspect-delay` or
 /// `tcp-response content|inspect-delay` (`name`) with its words.
-pub(super) fn apply(p: &mut Proxy, name: &str, args: &[String]) -> Result<(), String> {
+pub(super) fn apply(
+    p: &mut Proxy,
+    name: &str,
+    args: &[String],
+    loc: &crate::diag::Loc,
+) -> Result<(), String> {
     super::proxy::anonymous_defaults(p)?;
     let set = match name {
         "tcp-request inspect-delay" | "tcp-response inspect-delay" => {
@@ -30,6 +35,7 @@ pub(super) fn apply(p: &mut Proxy, name: &str, args: &[String]) -> Result<(), St
         let lookup = super::http::lookup(p);
         weir_rules::parse_tcp_rule(set, args, &lookup, &super::http::load)?
     };
+    rule.at = super::proxy::rule_at(loc);
     if let TcpAction::Capture { slot, len, .. } = &mut rule.action {
         // Capture slots are shared with `http-request capture`, in order.
         *slot = p.http.rule_captures.len();

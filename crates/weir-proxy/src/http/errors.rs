@@ -36,6 +36,13 @@ pub fn page(status: u16, parse_error: bool) -> Vec<u8> {
     }
 }
 
+/// Whether haproxy ends the client connection after its own page for
+/// `status` (its 400 and 408 pages say `connection: close`; after the
+/// others, a deny included, the connection carries the next request).
+pub fn closes(status: u16) -> bool {
+    matches!(status, 400 | 408)
+}
+
 /// The response for `status` in a proxy: its `errorfile`, else the default.
 pub fn response(px: &Proxy, status: u16, parse_error: bool) -> Vec<u8> {
     response_of(&[px], status, parse_error)

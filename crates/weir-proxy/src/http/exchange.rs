@@ -258,6 +258,7 @@ fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
         srv_tls: None,
         payload: None,
         more: None,
+        res_payload: None,
     }
 }
 

@@ -80,6 +80,15 @@ pub(super) async fn head<'r>(
     let close_server = match tcp_rules(r, &stmpl, s, &res, req, rec, vars) {
         Ok(c) => c,
         Err(term) => {
+            // The log sees what the rules did (`last_rule_*`, variables).
+            let view = ExCtx {
+                req: Some(req),
+                res: Some(&res),
+                srv: rec.server,
+                vars: Some(vars),
+                ..stmpl
+            };
+            log_samples(r.f.fe_px, rec, &view);
             let mut o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 0, term)).await;
             o.bytes_in = s.bytes_in;
             o.keep_client = false;
@@ -313,7 +322,8 @@ fn http_rules(
 }
 
 /// A rule's answer in place of the server's: the server's answer is
-/// dropped, and its connection with it.
+/// dropped, and its connection with it; the client's stays as after any
+/// answer weir makes.
 async fn replace<'r>(
     r: Route<'r>,
     tmpl: &ExCtx<'r>,
@@ -337,7 +347,6 @@ async fn replace<'r>(
     .await;
     o.bytes_in = s.bytes_in;
     o.t_res = s.t_res;
-    o.keep_client = false;
     o
 }
 

@@ -31,6 +31,8 @@ pub struct Vars {
     pub unique_id: Option<String>,
     /// `set-timeout server|tunnel`: the exchange's own timeouts.
     pub timeouts: SetTimeouts,
+    /// The last rule that ended a rule set of the exchange.
+    pub last_rule: Option<weir_rules::RuleAt>,
     proc: ProcVars,
 }
 
@@ -49,6 +51,7 @@ impl Vars {
             captures: Vec::new(),
             unique_id: None,
             timeouts: SetTimeouts::default(),
+            last_rule: None,
             proc: proc.clone(),
         }
     }
@@ -88,6 +91,7 @@ impl Vars {
         self.captures.clear();
         self.unique_id = None;
         self.timeouts = SetTimeouts::default();
+        self.last_rule = None;
         self.vals
             .retain(|n| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -125,6 +129,9 @@ pub struct ExCtx<'a> {
     pub payload: Option<(&'a [u8], bool)>,
     /// Where payload fetches ask for more bytes.
     pub more: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The server's first bytes under `tcp-response content` inspection,
+    /// and whether they are final.
+    pub res_payload: Option<(&'a [u8], bool)>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -299,6 +306,9 @@ impl Ctx for ExCtx<'_> {
             vars.unset(name);
         }
     }
+    fn last_rule(&self) -> Option<weir_rules::RuleAt> {
+        self.vars?.last_rule.clone()
+    }
     fn first_req(&self) -> bool {
         self.first
     }
@@ -310,6 +320,9 @@ impl Ctx for ExCtx<'_> {
     }
     fn payload(&self) -> Option<(&[u8], bool)> {
         self.payload
+    }
+    fn res_payload(&self) -> Option<(&[u8], bool)> {
+        self.res_payload
     }
     fn more(&self) -> Option<&std::sync::atomic::AtomicBool> {
         self.more
@@ -667,7 +680,12 @@ pub fn run_request(
         };
         match step {
             Step::Edit(edit) => apply_request_edit(edit, req, vars, tmpl, dirty),
-            Step::Stop(v) => return v,
+            Step::Stop(v) => {
+                if !matches!(v, Verdict::WaitBody { .. }) {
+                    vars.last_rule = rule.at.clone();
+                }
+                return v;
+            }
             Step::Skip => {}
         }
     }
@@ -701,7 +719,7 @@ fn request_step(
                 bytes,
                 status: *status,
                 term: Term::new(Cause::Proxy, State::Request),
-                keep: false,
+                keep: !errors::closes(*status),
             }));
         }
         ReqAction::Reject => {
@@ -854,7 +872,9 @@ pub fn run_response(
     dirty: &mut bool,
 ) -> Option<Local> {
     for rule in rules {
-        let edit = {
+        // `Err`: the rule ends the set (with an answer replacing the
+        // server's, or none for `allow`).
+        let step: Result<Edit, Option<Local>> = {
             let ctx = ExCtx {
                 res: Some(res),
                 vars: Some(vars),
@@ -864,49 +884,52 @@ pub fn run_response(
                 continue;
             }
             match &rule.action {
-                ResAction::Allow => return None,
-                ResAction::Deny { status, answer } => {
-                    return Some(Local {
-                        bytes: match answer {
-                            Some(r) => return_response(r, px, &ctx),
-                            None => errors::reply_of(&[px], *status, &ctx),
-                        },
-                        status: *status,
-                        term: Term::new(Cause::Proxy, State::Headers),
-                        keep: false,
-                    })
-                }
-                ResAction::Return(r) => {
-                    return Some(Local {
-                        bytes: return_response(r, px, &ctx),
-                        status: r.status,
-                        term: Term::NORMAL,
-                        keep: false,
-                    })
-                }
+                ResAction::Allow => Err(None),
+                ResAction::Deny { status, answer } => Err(Some(Local {
+                    bytes: match answer {
+                        Some(r) => return_response(r, px, &ctx),
+                        None => errors::reply_of(&[px], *status, &ctx),
+                    },
+                    status: *status,
+                    term: Term::new(Cause::Proxy, State::Headers),
+                    keep: !errors::closes(*status),
+                })),
+                ResAction::Return(r) => Err(Some(Local {
+                    bytes: return_response(r, px, &ctx),
+                    status: r.status,
+                    term: Term::NORMAL,
+                    keep: true,
+                })),
                 ResAction::Redirect(r) => {
                     // `ignore-empty` with an empty location: the next rule.
                     let Some(bytes) = redirect_response(r, &ctx) else {
                         continue;
                     };
-                    return Some(Local {
+                    Err(Some(Local {
                         bytes,
                         status: r.code,
                         term: Term::NORMAL,
-                        keep: false,
-                    });
+                        keep: true,
+                    }))
                 }
-                ResAction::Header(op) => header_edit(op, &ctx),
-                ResAction::SetStatus { status, reason } => Edit::Status(
+                ResAction::Header(op) => Ok(header_edit(op, &ctx)),
+                ResAction::SetStatus { status, reason } => Ok(Edit::Status(
                     *status,
                     reason.clone().unwrap_or_else(|| {
                         weir_proto::h1::status::generated_reason(*status).to_string()
                     }),
-                ),
-                ResAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(&ctx)),
-                ResAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
+                )),
+                ResAction::SetVar(n, e) => Ok(Edit::SetVar(n.clone(), e.eval(&ctx))),
+                ResAction::UnsetVar(n) => Ok(Edit::UnsetVar(n.clone())),
                 // Done before the rules ran (see `respond::wait_body`).
                 ResAction::SetLogLevel | ResAction::WaitForBody { .. } => continue,
+            }
+        };
+        let edit = match step {
+            Ok(edit) => edit,
+            Err(answer) => {
+                vars.last_rule = rule.at.clone();
+                return answer;
             }
         };
         match edit {

@@ -353,9 +353,16 @@ fn run_tcp(
         note_counts(&sh, fe_idx, &be, &mut rec);
         rec.srvconn = srv.cur_conns.load(Ordering::Relaxed);
         // `tcp-response content` rules: decided once the server is
-        // connected, before anything is forwarded (weir has no response
-        // content fetch to wait for yet).
-        let d = response_rules(&sh, fe_idx, &be, acc, &client, &mut vars);
+        // connected, before anything of its is forwarded (on its first
+        // bytes under `tcp-response inspect-delay`).
+        let here = Here {
+            sh: &sh,
+            fe_idx,
+            be: &be,
+            acc,
+            client: &client,
+        };
+        let (d, early) = Box::pin(response_rules(here, &conn.conn, &mut initial, &mut vars)).await;
         if matches!(d, Decision::Reject | Decision::Drop) {
             conn.conn.set_reset_on_close();
             if d == Decision::Drop {
@@ -377,6 +384,7 @@ fn run_tcp(
         let start = super::Start::New {
             initial,
             client_eof,
+            early,
         };
         super::forward(&sh, fe_idx, client, conn.conn, acc, link, start).await;
     }
@@ -493,21 +501,77 @@ async fn connect_watching(
     (r, client_eof)
 }
 
-/// The backend's `tcp-response content` rules, once connected.
-fn response_rules(
-    sh: &Shared,
+/// Where a session's rules run: its frontend, backend and client.
+#[derive(Clone, Copy)]
+struct Here<'a> {
+    sh: &'a Shared,
     fe_idx: FrontendId,
-    be: &BackendRt,
-    acc: &Accepted,
-    client: &Conn,
+    be: &'a BackendRt,
+    acc: &'a Accepted,
+    client: &'a Conn,
+}
+
+/// The backend's `tcp-response content` rules. With `tcp-response
+/// inspect-delay`, the client's bytes read so far go to the server, and a
+/// rule whose condition could change with more of the server's bytes
+/// waits for them (until the delay ends, the buffer is full or the server
+/// stops sending); what was read goes to the client first.
+async fn response_rules(
+    h: Here<'_>,
+    server: &Conn,
+    initial: &mut Vec<u8>,
     vars: &mut Vars,
-) -> Decision {
-    let rules = &sh.proxy(be.proxy).tcp.response;
-    if rules.is_empty() {
-        return Decision::Go;
+) -> (Decision, super::Early) {
+    let be_px = h.sh.proxy(h.be.proxy);
+    let rules = &be_px.tcp.response;
+    let mut early = super::Early::default();
+    let Some(delay) = be_px
+        .tcp
+        .response_inspect_delay
+        .filter(|_| !rules.is_empty())
+    else {
+        let view = rules::l4_view_in(h.sh, h.fe_idx, h.client, Some(h.be));
+        return (
+            rules::response(rules, &view, h.acc.peer, h.acc.local, vars),
+            early,
+        );
+    };
+    let deadline = crate::clock::now() + delay;
+    if !initial.is_empty() {
+        let send = crate::conn::send_all(server, initial);
+        if !matches!(tokio::time::timeout_at(deadline, send).await, Ok(Ok(()))) {
+            return (Decision::Go, early);
+        }
+        early.sent = initial.len() as u64;
+        initial.clear();
     }
-    let view = rules::l4_view_in(sh, fe_idx, client, Some(be));
-    rules::response(rules, &view, acc.peer, acc.local, vars)
+    let mut from = 0;
+    loop {
+        let fin = early.server_eof
+            || early.reply.len() >= h.sh.bufsize
+            || crate::clock::now() >= deadline;
+        let more = std::sync::atomic::AtomicBool::new(false);
+        let view = crate::http::rules::ExCtx {
+            res_payload: Some((early.reply.as_slice(), fin)),
+            more: Some(&more),
+            ..rules::l4_view_in(h.sh, h.fe_idx, h.client, Some(h.be))
+        };
+        let (mut peer, mut local) = (h.acc.peer, h.acc.local);
+        let mut subj = Subject {
+            peer: &mut peer,
+            local: &mut local,
+            expect_proxy: None,
+            vars,
+        };
+        match rules::run_from(TcpRuleSet::Response, rules, from, &view, &mut subj) {
+            Ok(d) => return (d, early),
+            Err(i) => from = i,
+        }
+        let read = read_more(server, &mut early.reply, h.sh.bufsize);
+        if let Ok(Ok(0) | Err(_)) = tokio::time::timeout_at(deadline, read).await {
+            early.server_eof = true;
+        }
+    }
 }
 
 /// What the forwarding keeps of the connect phase, for the log line.

@@ -52,8 +52,22 @@ pub(crate) struct Link {
 /// How forwarding starts: afresh, with the client bytes read while
 /// connecting (and whether the client already closed), or after a sleep.
 pub(crate) enum Start {
-    New { initial: Vec<u8>, client_eof: bool },
+    New {
+        initial: Vec<u8>,
+        client_eof: bool,
+        /// What `tcp-response content` inspection read and sent first.
+        early: Early,
+    },
     Woken(Woken),
+}
+
+/// The exchange `tcp-response content` inspection had before forwarding:
+/// the client's bytes it sent, the server's it read.
+#[derive(Debug, Default)]
+pub(crate) struct Early {
+    pub sent: u64,
+    pub reply: Vec<u8>,
+    pub server_eof: bool,
 }
 
 /// A session that slept: where it stood, and what its sleeps were.
@@ -167,7 +181,9 @@ pub(crate) fn forward<'a>(
                         Start::New {
                             initial,
                             client_eof,
-                        } => Duplex::new(&client, &server, t, opts, &initial, client_eof),
+                            early,
+                        } => Duplex::new(&client, &server, t, opts, &initial, client_eof)
+                            .with_reply(&early.reply, early.server_eof, early.sent),
                         Start::Woken(w) => Duplex::resume(&client, &server, t, opts, w.progress),
                     };
                     let duplex = duplex.nap_after(nap);

@@ -50,7 +50,7 @@ pub fn run(
 }
 
 /// Runs `rules` from rule `from`. On a payload that may still grow
-/// (`tmpl.payload` not final), a rule whose condition misses stops the
+/// (`tmpl.payload` or `tmpl.res_payload` not final), a rule whose condition misses stops the
 /// run: `Err` with its index, to run again from there with more bytes
 /// (the rules before it are not run twice).
 pub fn run_from(
@@ -60,7 +60,10 @@ pub fn run_from(
     tmpl: &ExCtx<'_>,
     subj: &mut Subject<'_>,
 ) -> Result<Decision, usize> {
-    let growing = tmpl.payload.is_some_and(|(_, fin)| !fin);
+    let growing = tmpl
+        .payload
+        .or(tmpl.res_payload)
+        .is_some_and(|(_, fin)| !fin);
     for (i, rule) in rules.iter().enumerate().skip(from) {
         let ctx = ExCtx {
             src: *subj.peer,
@@ -79,12 +82,28 @@ pub fn run_from(
         if !applies {
             continue;
         }
+        let end = match &rule.action {
+            TcpAction::Accept => Some(Decision::Go),
+            TcpAction::Reject => Some(Decision::Reject),
+            TcpAction::SilentDrop => Some(Decision::Drop),
+            TcpAction::Close => Some(Decision::Close),
+            TcpAction::SwitchHttp(p) => Some(Decision::SwitchHttp(*p)),
+            _ => None,
+        };
+        if let Some(d) = end {
+            // A stream's rule sets only (connection and session rules run
+            // before there is one).
+            if matches!(set, TcpRuleSet::Content | TcpRuleSet::Response) {
+                subj.vars.last_rule = rule.at.clone();
+            }
+            return Ok(d);
+        }
         match &rule.action {
-            TcpAction::Accept => return Ok(Decision::Go),
-            TcpAction::Reject => return Ok(Decision::Reject),
-            TcpAction::SilentDrop => return Ok(Decision::Drop),
-            TcpAction::Close => return Ok(Decision::Close),
-            TcpAction::SwitchHttp(p) => return Ok(Decision::SwitchHttp(*p)),
+            TcpAction::Accept
+            | TcpAction::Reject
+            | TcpAction::SilentDrop
+            | TcpAction::Close
+            | TcpAction::SwitchHttp(_) => {}
             TcpAction::ExpectProxy => {
                 if let Some(e) = subj.expect_proxy.as_deref_mut() {
                     *e = true;
@@ -215,6 +234,7 @@ pub fn l4_view_in<'a>(
         srv_tls: None,
         payload: None,
         more: None,
+        res_payload: None,
     }
 }
 

@@ -12,6 +12,7 @@
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
 
+use crate::common::http::Client;
 use crate::common::*;
 
 fn cfg(port: u16, origin: u16) -> String {
@@ -227,5 +228,78 @@ fn http_error_pages_from_sections_and_defaults_as_haproxy() {
                 .collect()
         };
         assert_eq!(keep(&w), keep(&h), "{path}:\n{w}\n{h}");
+    }
+}
+
+/// The requests of [`rules_that_end_on_one_connection_as_haproxy`].
+const ENDING: &[&str] = &[
+    "/deny", "/allow", "/red", "/x", "/tcpacc", "/rdeny", "/rret", "/late", "/d400", "/after",
+];
+
+#[test]
+fn rules_that_end_on_one_connection_as_haproxy() {
+    // A deny keeps the client's connection, as any answer weir makes,
+    // unless its page says `connection: close` (400, 408); the line of the
+    // last rule that ended a rule set is seen by `last_rule_line`.
+    let org = x_headers_origin(false);
+    let (wp, hp) = (free_port(), free_port());
+    let cfg = |port: u16| {
+        format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   tcp-request content accept if {{ path /tcpacc /late }}\n\
+             \x20   http-request deny if {{ path /deny }}\n\
+             \x20   http-request deny deny_status 400 if {{ path /d400 }}\n\
+             \x20   http-request redirect location /o if {{ path /red }}\n\
+             \x20   http-request allow if {{ path /allow /rdeny }}\n\
+             \x20   http-request set-var(txn.p) path\n\
+             \x20   http-response deny deny_status 503 if {{ var(txn.p) -m str /rdeny /late }}\n\
+             \x20   http-response return status 202 if {{ var(txn.p) -m str /rret }}\n\
+             \x20   http-after-response set-header x-lr \"%[last_rule_line]\"\n\
+             \x20   default_backend be\n\
+             backend be\n    server s 127.0.0.1:{}\n",
+            org.port()
+        )
+    };
+    let Some(_h) = Haproxy::start(&cfg(hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp), wp);
+    let run = |port: u16| -> Vec<String> {
+        let mut c = Client::connect(port);
+        let mut out = Vec::new();
+        for path in ENDING {
+            let r = c.get(path);
+            let mut lr = r.header("x-lr").unwrap_or("none").to_string();
+            if matches!(*path, "/red" | "/rret") && port == hp {
+                // haproxy runs `http-after-response` inside `redirect`
+                // and `return`, before it notes the rule: its log sees
+                // the line, its after-response rules do not. weir's see
+                // it in both.
+                lr = if *path == "/red" { "11" } else { "15" }.into();
+            }
+            out.push(format!("{path} {} lr={lr}", r.status));
+            if r.header("connection")
+                .is_some_and(|v| v.eq_ignore_ascii_case("close"))
+            {
+                out.push(format!("closed={}", c.closed()));
+                c = Client::connect(port);
+            }
+        }
+        out
+    };
+    let (ours, theirs) = (run(wp), run(hp));
+    assert_eq!(ours, theirs, "weir's answers, then haproxy's");
+    // What they agreed on (the frontend's lines start at 7).
+    for want in [
+        "/deny 403 lr=9",
+        "/x 200 lr=",
+        "/tcpacc 200 lr=8",
+        "/rdeny 200 lr=12",
+        "/late 503 lr=14",
+        "/d400 400 lr=10",
+        "closed=true",
+    ] {
+        assert!(ours.iter().any(|l| l == want), "{want} in {ours:#?}");
     }
 }

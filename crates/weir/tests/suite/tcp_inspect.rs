@@ -111,3 +111,142 @@ fn content_inspection_as_haproxy() {
     );
     assert_eq!(exchange(hp, &[b"GET / HT"], gap), "other");
 }
+
+/// A server that answers the line it gets: `greet` at once, `part` in
+/// two pieces, `bad` wrongly, `silent` with one byte and then nothing.
+fn banner_server() -> Server {
+    Server::start(|mut c| {
+        let mut line = Vec::new();
+        let mut b = [0u8; 1];
+        while c.read(&mut b).is_ok_and(|n| n == 1) && b[0] != b'\n' {
+            line.push(b[0]);
+        }
+        let pause = Duration::from_millis(300);
+        match line.as_slice() {
+            b"greet" => {
+                let _ = c.write_all(b"OK hello");
+            }
+            b"part" => {
+                let _ = c.write_all(b"O");
+                std::thread::sleep(pause);
+                let _ = c.write_all(b"K rest");
+            }
+            b"bad" => {
+                let _ = c.write_all(b"NO");
+            }
+            _ => {
+                let _ = c.write_all(b"x");
+                std::thread::sleep(Duration::from_secs(2));
+            }
+        }
+    })
+}
+
+#[test]
+fn response_inspection_as_haproxy() {
+    let srv = banner_server();
+    let cfg = |port: u16| {
+        format!(
+            "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen li\n    bind 127.0.0.1:{port}\n    tcp-response inspect-delay 1s\n\
+             \x20   tcp-response content accept if {{ res.payload(0,2) -m str OK }}\n\
+             \x20   tcp-response content reject if {{ res.len gt 0 }}\n\
+             \x20   server s 127.0.0.1:{}\n",
+            srv.port()
+        )
+    };
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp), wp);
+    let gap = Duration::ZERO;
+    for (line, want) in [
+        (&b"greet\n"[..], "OK hello"),
+        (b"part\n", "OK rest"),
+        (b"bad\n", ""),
+    ] {
+        let ours = exchange(wp, &[line], gap);
+        assert_eq!(ours, exchange(hp, &[line], gap), "weir against haproxy");
+        assert_eq!(ours, want);
+    }
+    // A reply that never decides the rule is judged when the delay ends.
+    let t0 = Instant::now();
+    assert_eq!(exchange(wp, &[b"silent\n"], gap), "");
+    let waited = t0.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_millis(1900),
+        "{waited:?}"
+    );
+    assert_eq!(exchange(hp, &[b"silent\n"], gap), "");
+}
+
+/// An MQTT CONNECT: protocol level `level`, a client id, and with `user`
+/// a user name and (MQTT 5.0) a maximum packet size property of 4096.
+fn mqtt_connect(level: u8, user: Option<&str>) -> Vec<u8> {
+    let data = |b: &[u8]| {
+        let mut v = (b.len() as u16).to_be_bytes().to_vec();
+        v.extend_from_slice(b);
+        v
+    };
+    let mut b = data(b"MQTT");
+    b.extend([level, if user.is_some() { 0x82 } else { 0x02 }, 0, 60]);
+    if level == 5 {
+        b.extend([5, 0x27, 0, 0, 0x10, 0]);
+    }
+    b.extend(data(b"sensor-1"));
+    if let Some(u) = user {
+        b.extend(data(u.as_bytes()));
+    }
+    let mut m = vec![0x10, b.len() as u8];
+    m.extend(b);
+    m
+}
+
+#[test]
+fn mqtt_converters_as_haproxy() {
+    let names = ["a", "other"];
+    let servers: Vec<Server> = names.iter().map(|n| Server::named(n)).collect();
+    let cfg = |port: u16| {
+        format!(
+            "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n    tcp-request inspect-delay 3s\n\
+             \x20   tcp-request content reject unless {{ req.payload(0,0),mqtt_is_valid }}\n\
+             \x20   tcp-request content set-var(sess.u) req.payload(0,0),mqtt_field_value(connect,username)\n\
+             \x20   tcp-request content set-var(sess.m) req.payload(0,0),mqtt_field_value(1,39)\n\
+             \x20   use_backend a if {{ var(sess.u) -m str alice }} {{ var(sess.m) -m str 4096 }}\n\
+             \x20   default_backend other\n\
+             backend a\n    server s 127.0.0.1:{}\nbackend other\n    server s 127.0.0.1:{}\n",
+            servers[0].port(),
+            servers[1].port()
+        )
+    };
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp), wp);
+    let v5 = mqtt_connect(5, Some("alice"));
+    let v4 = mqtt_connect(4, None);
+    let mut flagged = v4.clone();
+    flagged[0] = 0x11;
+    let gap = Duration::from_millis(200);
+    let t0 = Instant::now();
+    for (what, parts, want) in [
+        ("v5 with user", vec![&v5[..]], "a"),
+        ("v5 in two pieces", vec![&v5[..9], &v5[9..]], "a"),
+        ("v3.1.1 without user", vec![&v4[..]], "other"),
+        ("PINGREQ", vec![&[0xc0u8, 0][..]], ""),
+        ("header flags", vec![&flagged[..]], ""),
+    ] {
+        let ours = exchange(wp, &parts, gap);
+        assert_eq!(
+            ours,
+            exchange(hp, &parts, gap),
+            "{what}: weir against haproxy"
+        );
+        assert_eq!(ours, want, "{what}");
+    }
+    // A bad packet is refused at once, not at the end of the delay.
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+}
