@@ -220,6 +220,8 @@ pub fn parse_server_addr(text: &str, default_port: Option<u16>) -> Result<Server
     }
     let port = match port {
         None | Some("") => default_port.map_or(PortSpec::Same, PortSpec::Fixed),
+        // A server's port 0 is no port, as in haproxy.
+        Some("0") if default_port.is_none() => PortSpec::Same,
         Some(p) if p.starts_with('+') || p.starts_with('-') => {
             let n: i32 = p
                 .parse()

@@ -78,6 +78,13 @@ fn server_forms() {
         }
     ));
     assert!(matches!(
+        parse_server_addr("10.0.0.1:0", None).unwrap(),
+        ServerAddr::Inet {
+            port: PortSpec::Same,
+            ..
+        }
+    ));
+    assert!(matches!(
         parse_server_addr("10.0.0.1:+1000", None).unwrap(),
         ServerAddr::Inet {
             port: PortSpec::Offset(1000),

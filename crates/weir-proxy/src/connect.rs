@@ -22,6 +22,12 @@ pub struct Connected<C = Conn> {
     pub conn: C,
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
+    /// What it was opened for beyond its server (a hash of the SNI
+    /// computed per request, the client's destination, the PROXY
+    /// header's addresses, where the server uses them; 0 for none): an
+    /// exchange reuses it only for the same, as haproxy's connection
+    /// hash.
+    pub key: u64,
 }
 
 impl<C> Connected<C> {
@@ -32,6 +38,7 @@ impl<C> Connected<C> {
             conn: f(self.conn),
             server_addr: self.server_addr,
             source_addr: self.source_addr,
+            key: self.key,
         }
     }
 }
@@ -437,6 +444,7 @@ async fn dial_plain(
                 conn: Conn::Unix(c),
                 server_addr: None,
                 source_addr: None,
+                key: 0,
             }),
             Err(e) => Err((ConnectFail::Refused, e)),
         },
@@ -483,6 +491,7 @@ async fn dial_plain(
                 conn: Conn::Tcp(stream),
                 server_addr: Some(addr),
                 source_addr,
+                key: 0,
             })
         }
     }

@@ -36,6 +36,7 @@ const TAKES_ARG: &[&str] = &[
     "maxconn",
     "maxqueue",
     "pool-max-conn",
+    "pool-low-conn",
     "pool-purge-delay",
     "id",
     "source",
@@ -258,6 +259,11 @@ fn server_options(
                             ))
                         }
                     };
+                    2
+                }
+                "pool-low-conn" => {
+                    // Changes nothing in weir (see the keyword table).
+                    parse_u32(need(word)?, word)?;
                     2
                 }
                 "pool-purge-delay" => {

@@ -89,6 +89,15 @@ pub(super) async fn connect<'r>(
             HttpReuse::Aggressive | HttpReuse::Always => true,
         };
     let proven_only = first && reuse_policy == HttpReuse::Aggressive;
+    let pp = connect::ProxySource {
+        src: rec.client,
+        dst: rec.frontend_addr,
+        authority: acc.authority(r.f.client.tls_info()),
+        unique_id: rec.unique_id.as_deref().map(str::as_bytes),
+    };
+    // The destination as the rules left it (`set-dst`), for a server at
+    // `0.0.0.0` or with a relative port.
+    let dst = rec.frontend_addr.or(acc.local);
     let connected = {
         let mut reuse = |srv: ServerId| -> Option<Connected<Upstream>> {
             if tries > 1 {
@@ -99,8 +108,9 @@ pub(super) async fn connect<'r>(
                 // Its PROXY header names one request.
                 return None;
             }
+            let key = conn_key(be, srv, &p.sni, dst, &pp);
             if let Some(h) = held.take() {
-                if h.be == be.proxy && h.srv == srv && h.gen == gen {
+                if h.be == be.proxy && h.srv == srv && h.gen == gen && h.conn.key == key {
                     if !pool::alive(&h.conn.conn.peer()) {
                         return None;
                     }
@@ -113,24 +123,19 @@ pub(super) async fn connect<'r>(
             // Idle connections speak HTTP/1.1: not for a WebSocket that
             // goes in HTTP/2 (`ws h2`).
             let ws_h2 = p.websocket && s.ws.h2 == crate::state::H2Use::Always;
-            if !allow_pool || s.private_sni() || s.private_proxy() || ws_h2 {
+            if !allow_pool || s.dispatch || ws_h2 {
                 return None;
             }
-            pool::take(be.proxy, srv, proven_only, gen).map(|c| {
+            pool::take(be.proxy, srv, key, proven_only, gen).map(|c| {
                 reused = Some(if c.proven { 2 } else { 1 });
                 Connected {
                     srv,
                     conn: Upstream::Conn(c.conn),
                     server_addr: c.server_addr,
                     source_addr: c.source_addr,
+                    key,
                 }
             })
-        };
-        let pp = connect::ProxySource {
-            src: rec.client,
-            dst: rec.frontend_addr,
-            authority: acc.authority(r.f.client.tls_info()),
-            unique_id: rec.unique_id.as_deref().map(str::as_bytes),
         };
         // Boxed: its state is needed only while connecting, and an
         // exchange waiting for its response should not carry it.
@@ -138,9 +143,7 @@ pub(super) async fn connect<'r>(
             be,
             be_px,
             &p.lb_key,
-            // The destination as the rules left it (`set-dst`), for a
-            // server at `0.0.0.0` or with a relative port.
-            rec.frontend_addr.or(acc.local),
+            dst,
             &mut attempts,
             &mut reuse,
             &p.sni,
@@ -167,6 +170,10 @@ pub(super) async fn connect<'r>(
         }),
         c => c,
     };
+    let connected = connected.map(|mut c| {
+        c.key = conn_key(be, c.srv, &p.sni, dst, &pp);
+        c
+    });
     if let Some(h) = held.take() {
         park(r.f.sh, *h);
     }
@@ -187,6 +194,43 @@ pub(super) async fn connect<'r>(
             Err(o.at(be, attempts.last_srv))
         }
     }
+}
+
+/// What a connection to server `srv` is opened for beyond the server (a
+/// hash; 0 when the server uses none of it): its SNI when computed per
+/// request, the client's destination when the server takes it, the PROXY
+/// header's addresses and authority. A connection serves only requests
+/// with the same, as haproxy's connection hash.
+fn conn_key(
+    be: &BackendRt,
+    srv: ServerId,
+    sni: &[Option<String>],
+    dst: Option<std::net::SocketAddr>,
+    pp: &connect::ProxySource<'_>,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let s = be.server(srv);
+    let takes_dst = match s.target() {
+        crate::state::ServerTarget::Inet { addr, port } => {
+            addr.ip().is_unspecified() || !matches!(port, weir_config::addr::PortSpec::Fixed(_))
+        }
+        crate::state::ServerTarget::Unix(_) => false,
+    };
+    let (by_sni, by_proxy) = (s.private_sni(), s.send_proxy.is_some());
+    if !(by_sni || takes_dst || by_proxy) {
+        return 0;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if by_sni {
+        sni.get(srv.index()).hash(&mut h);
+    }
+    if takes_dst {
+        dst.hash(&mut h);
+    }
+    if by_proxy {
+        (pp.src, pp.dst, pp.authority).hash(&mut h);
+    }
+    h.finish() | 1
 }
 
 /// The client connection `option abortonclose` watches: a clear-text

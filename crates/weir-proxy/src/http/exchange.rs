@@ -654,10 +654,9 @@ fn finish(
             conn,
         };
         // An idle client holds none; `http-reuse never` keeps it private,
-        // and so does a PROXY header that names this client.
+        // and so does a `dispatch` address.
         let s = r.be.server(h.srv);
-        let private = r.be_px.http.reuse == weir_config::HttpReuse::Never
-            || (s.private_proxy() && !s.proxy_v2.unique_id);
+        let private = r.be_px.http.reuse == weir_config::HttpReuse::Never || s.dispatch;
         if private && keep_client {
             *held = Some(Box::new(h));
         } else {

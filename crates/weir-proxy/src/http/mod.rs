@@ -652,8 +652,9 @@ pub(super) fn park(sh: &Shared, h: Held) {
         || be
             .servers
             .get(h.srv.index())
-            .is_some_and(|s| s.private_sni() || s.private_proxy())
+            .is_some_and(|s| s.dispatch || s.proxy_v2.unique_id)
     {
+        // (A PROXY header naming one request serves no other.)
         return;
     }
     let srv = sh.proxy(be.proxy).servers.get(h.srv.index());
@@ -664,6 +665,7 @@ pub(super) fn park(sh: &Shared, h: Held) {
         purge_delay: srv.and_then(|s| s.pool_purge_delay),
         max_total: (sh.maxconn as usize / 4).max(64),
         gen: h.gen,
+        key: h.conn.key,
     };
     let peer::Upstream::Conn(conn) = h.conn.conn else {
         return;

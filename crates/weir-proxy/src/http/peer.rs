@@ -153,6 +153,7 @@ fn h2_stream(srv: ServerId, up: upstream::Shared) -> Connected<Upstream> {
         srv,
         server_addr: up.server_addr,
         source_addr: up.source_addr,
+        key: 0,
         conn: Upstream::H2(Box::new(H2Up::new(up))),
     }
 }

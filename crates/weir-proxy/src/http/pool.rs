@@ -23,6 +23,10 @@ pub struct IdleConn {
     /// It has carried more than one exchange (the server keeps connections
     /// alive): what `http-reuse aggressive` asks of a first request.
     pub proven: bool,
+    /// What it was opened for beyond its server (see
+    /// [`crate::connect::Connected::key`]): only a request with the same
+    /// takes it.
+    key: u64,
     /// When `pool-purge-delay` closes it (`None`: never).
     expires: Option<Instant>,
     /// Its server's connection generation when it was left here.
@@ -86,12 +90,13 @@ pub fn alive<I: Io + ?Sized>(c: &I) -> bool {
 }
 
 /// Takes a live idle connection to server `srv` of backend `be` of
-/// connection generation `gen` (older ones are closed); with
+/// connection generation `gen` (older ones are closed) opened for `key`; with
 /// `proven_only`, only one that already carried several exchanges. This
 /// thread's pool first, then the other threads'.
-pub fn take(be: ProxyId, srv: ServerId, proven_only: bool, gen: u32) -> Option<IdleConn> {
+pub fn take(be: ProxyId, srv: ServerId, key: u64, proven_only: bool, gen: u32) -> Option<IdleConn> {
     let want = Want {
         key: (be, srv),
+        conn_key: key,
         proven_only,
         gen,
         movable: false,
@@ -102,6 +107,8 @@ pub fn take(be: ProxyId, srv: ServerId, proven_only: bool, gen: u32) -> Option<I
 /// What a request takes from a pool.
 struct Want {
     key: Key,
+    /// The connection's own key.
+    conn_key: u64,
     proven_only: bool,
     gen: u32,
     /// Only a connection that can move to another thread's event loop.
@@ -113,7 +120,8 @@ impl Pool {
         let now = crate::clock::now();
         let list = self.idle.get_mut(&w.key)?;
         let fits = |c: &IdleConn| {
-            (!w.proven_only || c.proven)
+            c.key == w.conn_key
+                && (!w.proven_only || c.proven)
                 && (!w.movable || crate::http::lot::Plain::can_take(&c.conn))
         };
         while let Some(i) = list.iter().rposition(fits) {
@@ -157,6 +165,8 @@ pub struct Slot {
     pub max_total: usize,
     /// The server's connection generation the connection belongs to.
     pub gen: u32,
+    /// What the connection was opened for beyond its server.
+    pub key: u64,
 }
 
 /// Leaves a server connection for later requests; it is closed instead
@@ -181,6 +191,7 @@ pub fn put(
             server_addr,
             source_addr,
             proven,
+            key: slot.key,
             expires: slot.purge_delay.map(|d| crate::clock::now() + d),
             gen: slot.gen,
         });

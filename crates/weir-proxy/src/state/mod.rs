@@ -96,14 +96,8 @@ pub enum H2Use {
 }
 
 impl ServerRt {
-    /// Its connections differ by an SNI computed per request: they are not
-    /// shared through the idle pool.
-    /// Its connections serve only the client that opened them: they carry
-    /// a PROXY header that names it (with `proxy-v2-options unique-id`,
-    /// one request), or go to a `dispatch` address, as haproxy keeps them.
-    pub fn private_proxy(&self) -> bool {
-        self.send_proxy.is_some() || self.dispatch
-    }
+    /// Its connections differ by an SNI computed per request: one serves
+    /// only requests with the same SNI.
     pub fn private_sni(&self) -> bool {
         self.tls
             .as_ref()

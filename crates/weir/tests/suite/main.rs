@@ -33,6 +33,7 @@ mod logging;
 mod nginx_origin;
 mod prometheus;
 mod proxy_protocol;
+mod reuse_keys;
 mod runtime_api;
 mod seeds;
 mod server_state;
