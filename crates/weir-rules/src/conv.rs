@@ -366,7 +366,7 @@ impl More {
             More::Odd => Sample::Bool(int()? & 1 == 1),
             More::Even => Sample::Bool(int()? & 1 == 0),
             More::Digest(a) => {
-                Sample::Str(digest::digest(a.digest(), &v.to_bin()).as_ref().to_vec())
+                Sample::Bin(digest::digest(a.digest(), &v.to_bin()).as_ref().to_vec())
             }
             More::Hmac(a, key) => {
                 let key = match key {
@@ -374,7 +374,7 @@ impl More {
                     Key::Var(n) => crate::strconv::b64dec(&ctx.var(n)?.to_bytes())?,
                 };
                 let k = hmac::Key::new(a.hmac(), &key);
-                Sample::Str(hmac::sign(&k, &v.to_bin()).as_ref().to_vec())
+                Sample::Bin(hmac::sign(&k, &v.to_bin()).as_ref().to_vec())
             }
             More::Xxh32(seed) => {
                 Sample::Int(i64::from(xxhash_rust::xxh32::xxh32(&v.to_bin(), *seed)))
@@ -423,16 +423,16 @@ impl More {
                 json_value(crate::json::query(&v.to_bytes(), path)?, *int)?
             }
             More::FixIsValid => {
-                let msg = v.to_bytes();
+                let msg = v.to_bin();
                 if !crate::fix::is_partial(&msg) {
                     // Decided whatever follows: no need to wait for more.
                     decided(ctx);
                 }
                 Sample::Bool(crate::fix::is_valid(&msg))
             }
-            More::FixTagValue(t) => Sample::Str(crate::fix::tag_value(&v.to_bytes(), *t)?.to_vec()),
+            More::FixTagValue(t) => Sample::Str(crate::fix::tag_value(&v.to_bin(), *t)?.to_vec()),
             More::MqttIsValid => {
-                let msg = v.to_bytes();
+                let msg = v.to_bin();
                 let parsed = crate::mqtt::parse(&msg);
                 if parsed != crate::mqtt::Parsed::Partial {
                     decided(ctx);
@@ -440,7 +440,7 @@ impl More {
                 Sample::Bool(matches!(parsed, crate::mqtt::Parsed::Valid(_)))
             }
             More::MqttFieldValue(t, f) => {
-                Sample::Str(crate::mqtt::field_value(&v.to_bytes(), *t, *f)?)
+                Sample::Str(crate::mqtt::field_value(&v.to_bin(), *t, *f)?)
             }
             More::Strcmp(name) => {
                 let other = ctx.var(name)?.to_bytes();
@@ -552,7 +552,7 @@ pub fn int_cast(v: &Sample) -> Option<i64> {
         Sample::Int(i) => Some(*i),
         Sample::Bool(b) => Some(i64::from(*b)),
         Sample::Ip(std::net::IpAddr::V4(a)) => Some(i64::from(u32::from(*a))),
-        Sample::Ip(_) => None,
+        Sample::Ip(_) | Sample::Bin(_) => None,
         Sample::Str(s) => {
             let (neg, digits) = match s.split_first()? {
                 (b'-', rest) => (true, rest),

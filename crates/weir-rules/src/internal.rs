@@ -228,7 +228,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
             // A huge configured offset finds nothing rather than wrapping.
             Sample::Int(secs.checked_mul(i64::from(*unit))?.checked_add(sub)?)
         }
-        Internal::Bin(b) => Sample::Str(b.clone()),
+        Internal::Bin(b) => Sample::Bin(b.clone()),
         Internal::Uuid => text(uuid4()?),
         Internal::FcHttpMajor => match ctx.version() {
             "" => return None,
@@ -381,7 +381,7 @@ trait NonEmpty: Sized {
 impl NonEmpty for Sample {
     fn non_empty(self) -> Option<Sample> {
         match &self {
-            Sample::Str(s) if s.is_empty() => None,
+            Sample::Str(s) | Sample::Bin(s) if s.is_empty() => None,
             _ => Some(self),
         }
     }

@@ -198,7 +198,10 @@ pub fn matches(method: Method, icase: bool, sample: &Sample, pat: &Pattern) -> b
                 Method::Sub => p.is_empty() || s.windows(p.len()).any(|w| eq(w, p, icase)),
                 Method::Dir => delimited(&s, p, b"/?", icase),
                 Method::Dom => delimited(&s, p, b"/?.:", icase),
-                Method::Bin => s == *p,
+                Method::Bin => match sample {
+                    Sample::Bin(b) => b == p,
+                    _ => s == *p,
+                },
                 _ => false,
             }
         }

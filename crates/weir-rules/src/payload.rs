@@ -174,10 +174,10 @@ fn fetch_on(ctx: &dyn Ctx, k: &PayloadFetch, data: &[u8], fin: bool) -> Option<S
                 off + len
             };
             match data.get(*off..end) {
-                Some(b) if *len != 0 || fin => Some(Sample::Str(b.to_vec())),
+                Some(b) if *len != 0 || fin => Some(Sample::Bin(b.to_vec())),
                 Some(b) => {
                     let _ = wait();
-                    Some(Sample::Str(b.to_vec()))
+                    Some(Sample::Bin(b.to_vec()))
                 }
                 None => wait(),
             }
@@ -198,7 +198,7 @@ fn fetch_on(ctx: &dyn Ctx, k: &PayloadFetch, data: &[u8], fin: bool) -> Option<S
                 (Some(o), false) => usize::try_from(*o).ok(),
             }?;
             match data.get(start..start + n) {
-                Some(b) => Some(Sample::Str(b.to_vec())),
+                Some(b) => Some(Sample::Bin(b.to_vec())),
                 None => wait(),
             }
         }

@@ -120,7 +120,7 @@ fn client_hello_fields() {
 
 #[test]
 fn payloads_lengths_and_http() {
-    let b = |s: &[u8]| Some(Sample::Str(s.to_vec()));
+    let b = |s: &[u8]| Some(Sample::Bin(s.to_vec()));
     assert_eq!(
         get("req.payload", &["0", "3"], b"abcdef", false),
         (b(b"abc"), false)

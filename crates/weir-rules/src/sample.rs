@@ -9,6 +9,9 @@ use std::net::{IpAddr, SocketAddr};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sample {
     Str(Vec<u8>),
+    /// Binary (`b64dec`, `bytes`, the digests, `bin()`, payloads): read
+    /// as a string, it ends at its first NUL byte, as haproxy casts it.
+    Bin(Vec<u8>),
     Int(i64),
     Ip(IpAddr),
     Bool(bool),
@@ -20,7 +23,7 @@ impl Sample {
     /// an address as its octets, a string as it is.
     pub fn to_bin(&self) -> Vec<u8> {
         match self {
-            Sample::Str(s) => s.clone(),
+            Sample::Str(s) | Sample::Bin(s) => s.clone(),
             Sample::Int(i) => i.to_be_bytes().to_vec(),
             Sample::Bool(b) => i64::from(*b).to_be_bytes().to_vec(),
             Sample::Ip(IpAddr::V4(a)) => a.octets().to_vec(),
@@ -32,6 +35,7 @@ impl Sample {
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
             Sample::Str(s) => s.clone(),
+            Sample::Bin(b) => b.split(|&c| c == 0).next().unwrap_or_default().to_vec(),
             Sample::Int(i) => i.to_string().into_bytes(),
             Sample::Ip(a) => a.to_string().into_bytes(),
             Sample::Bool(b) => {
@@ -51,7 +55,7 @@ impl Sample {
             Sample::Int(i) => Some(*i),
             Sample::Bool(b) => Some(i64::from(*b)),
             Sample::Str(s) => std::str::from_utf8(trim_ows(s)).ok()?.parse().ok(),
-            Sample::Ip(_) => None,
+            Sample::Ip(_) | Sample::Bin(_) => None,
         }
     }
     /// The sample as an address (a string's, spaces and tabs around it

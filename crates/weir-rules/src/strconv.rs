@@ -133,7 +133,7 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
         Conv::Upper => Sample::Str(bytes().to_ascii_uppercase()),
         Conv::Length => Sample::Int(bytes().len() as i64),
         Conv::Base64 => Sample::Str(base64(&bin())),
-        Conv::B64Dec => Sample::Str(b64dec(&bytes())?),
+        Conv::B64Dec => Sample::Bin(b64dec(&bytes())?),
         Conv::Ub64Enc => Sample::Str(
             base64(&bin())
                 .into_iter()
@@ -155,7 +155,7 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
                     c => c,
                 })
                 .collect();
-            Sample::Str(b64dec(&b)?)
+            Sample::Bin(b64dec(&b)?)
         }
         Conv::Hex => Sample::Str(
             bin()
@@ -205,7 +205,7 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             let b = bin();
             let start = (*offset).min(b.len());
             let end = len.map_or(b.len(), |l| (start + l).min(b.len()));
-            Sample::Str(b.get(start..end).unwrap_or_default().to_vec())
+            Sample::Bin(b.get(start..end).unwrap_or_default().to_vec())
         }
         Conv::Map(m) => Sample::Str(m.lookup(&v)?.into_bytes()),
         Conv::Hash(h) => h.apply(&bin()),

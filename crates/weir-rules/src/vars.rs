@@ -84,7 +84,7 @@ impl VarSet {
     /// not set) and whether it exists (a `proc` variable exists from the
     /// start; others once set).
     pub fn allows(&self, current: Option<&Sample>, exists: bool, new: &Sample) -> bool {
-        let empty = matches!(new, Sample::Str(s) if s.is_empty());
+        let empty = matches!(new, Sample::Str(s) | Sample::Bin(s) if s.is_empty());
         let order = |want: std::cmp::Ordering| match (current, new) {
             (Some(Sample::Int(a)), Sample::Int(b)) => a.cmp(b) == want,
             _ => true,
@@ -165,6 +165,8 @@ pub fn describe(v: &Sample) -> (&'static str, String) {
         Sample::Ip(std::net::IpAddr::V4(a)) => ("ipv4", a.to_string()),
         Sample::Ip(std::net::IpAddr::V6(a)) => ("ipv6", a.to_string()),
         Sample::Str(s) => ("str", String::from_utf8_lossy(s).into_owned()),
+        // Up to its first NUL byte, as haproxy prints it.
+        Sample::Bin(_) => ("bin", String::from_utf8_lossy(&v.to_bytes()).into_owned()),
     }
 }
 

@@ -362,7 +362,14 @@ fn run_tcp(
             acc,
             client: &client,
         };
-        let (d, early) = Box::pin(response_rules(here, &conn.conn, &mut initial, &mut vars)).await;
+        let (d, early) = Box::pin(response_rules(
+            here,
+            &conn.conn,
+            &mut initial,
+            client_eof,
+            &mut vars,
+        ))
+        .await;
         if matches!(d, Decision::Reject | Decision::Drop) {
             conn.conn.set_reset_on_close();
             if d == Decision::Drop {
@@ -520,11 +527,15 @@ async fn response_rules(
     h: Here<'_>,
     server: &Conn,
     initial: &mut Vec<u8>,
+    client_eof: bool,
     vars: &mut Vars,
 ) -> (Decision, super::Early) {
     let be_px = h.sh.proxy(h.be.proxy);
     let rules = &be_px.tcp.response;
-    let mut early = super::Early::default();
+    let mut early = super::Early {
+        client_eof,
+        ..super::Early::default()
+    };
     let Some(delay) = be_px
         .tcp
         .response_inspect_delay
@@ -567,9 +578,30 @@ async fn response_rules(
             Ok(d) => return (d, early),
             Err(i) => from = i,
         }
-        let read = read_more(server, &mut early.reply, h.sh.bufsize);
-        if let Ok(Ok(0) | Err(_)) = tokio::time::timeout_at(deadline, read).await {
-            early.server_eof = true;
+        // The client's bytes go on to the server meanwhile (the server
+        // may be waiting for them before it answers).
+        let mut up = Vec::new();
+        tokio::select! {
+            r = read_more(server, &mut early.reply, h.sh.bufsize) => {
+                if let Ok(0) | Err(_) = r {
+                    early.server_eof = true;
+                }
+            }
+            r = read_more(h.client, &mut up, h.sh.bufsize), if !early.client_eof => {
+                if let Ok(0) | Err(_) = r {
+                    early.client_eof = true;
+                }
+            }
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+        if !up.is_empty() {
+            let send = crate::conn::send_all(server, &up);
+            if !matches!(tokio::time::timeout_at(deadline, send).await, Ok(Ok(()))) {
+                // The server takes no more: what is left goes on forwarding.
+                initial.extend_from_slice(&up);
+                return (Decision::Go, early);
+            }
+            early.sent += up.len() as u64;
         }
     }
 }

@@ -68,6 +68,8 @@ pub(crate) struct Early {
     pub sent: u64,
     pub reply: Vec<u8>,
     pub server_eof: bool,
+    /// The client's end was read (before or during the inspection).
+    pub client_eof: bool,
 }
 
 /// A session that slept: where it stood, and what its sleeps were.
@@ -182,8 +184,14 @@ pub(crate) fn forward<'a>(
                             initial,
                             client_eof,
                             early,
-                        } => Duplex::new(&client, &server, t, opts, &initial, client_eof)
-                            .with_reply(&early.reply, early.server_eof, early.sent),
+                        } => {
+                            let eof = client_eof || early.client_eof;
+                            Duplex::new(&client, &server, t, opts, &initial, eof).with_reply(
+                                &early.reply,
+                                early.server_eof,
+                                early.sent,
+                            )
+                        }
                         Start::Woken(w) => Duplex::resume(&client, &server, t, opts, w.progress),
                     };
                     let duplex = duplex.nap_after(nap);

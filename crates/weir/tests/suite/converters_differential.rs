@@ -174,6 +174,19 @@ const EXPRS: &[&str] = &[
     r#"int(1453071758),utime('%a %A %b %B %d %e %H %I %j %m %M %p %S %u %w %y %C %D %F %T %R %s %%')"#,
     r#"int(1453071758),utime(%Y-%m-%d,86400)"#,
     r#"int(1453071758),ltime(%d/%b/%Y:%H:%M:%S)"#,
+    r#"str(YQBi),b64dec"#,
+    r#"str(YQBi),b64dec,length"#,
+    r#"str(YQBi),b64dec,lower"#,
+    r#"str(YQBi),b64dec,hex"#,
+    r#"str(YQBi),b64dec,base64"#,
+    r#"str(YQBi),b64dec,bytes(1),length"#,
+    r#"str(YQBi),b64dec,bytes(2),length"#,
+    r#"str(YQBi),b64dec,word(1,b)"#,
+    r#"str(YQBi),b64dec,concat(x)"#,
+    r#"str(YQBi),b64dec,sha1,length"#,
+    r#"bin(610062),length"#,
+    r#"bin(610062),crc32"#,
+    r#"str(abc),sha1,bytes(0,1),length"#,
 ];
 
 /// A FIX logon message made for this test (checksum 142).
@@ -249,6 +262,9 @@ fn converters_as_haproxy() {
         "[A9993E364706816ABA3E25717850C26C9CD0D89D]"
     );
     assert_eq!(at("str(in),add_item(',',txn.nope,s)"), "[in,s]");
+    // A binary read as a string ends at its first NUL byte.
+    assert_eq!(at("str(YQBi),b64dec,length"), "[1]");
+    assert_eq!(at("str(YQBi),b64dec,hex"), "[610062]");
     assert_eq!(
         at(&format!("bin({}),fix_tag_value(49)", FIX_LOGON)),
         "[WEIR]"

@@ -71,6 +71,7 @@ fn cli(sock: &Path) -> Vec<String> {
         "experimental-mode on; set var proc.x str(a); get var proc.x\n",
         "experimental-mode on; set var proc.y fmt %[var(proc.x)]b; get var proc.y\n",
         "experimental-mode on; set var proc.z expr int(3),add(proc.int12); get var proc.z\n",
+        "experimental-mode on; set var proc.b expr str(YQBi),b64dec; get var proc.b\n",
     ]
     .iter()
     .map(|l| ask(sock, l))
