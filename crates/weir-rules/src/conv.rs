@@ -447,8 +447,9 @@ impl More {
                 Sample::Int(strcmp(&v.to_bytes(), &other))
             }
             More::SecureMemcmp(name) => {
-                let other = ctx.var(name)?.to_bytes();
-                let mine = v.to_bytes();
+                // Binary on both sides: NUL bytes count.
+                let other = ctx.var(name)?.to_bin();
+                let mine = v.to_bin();
                 let same = mine.len() == other.len()
                     && mine.iter().zip(&other).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
                 Sample::Bool(same)

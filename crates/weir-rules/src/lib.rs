@@ -31,6 +31,7 @@ pub mod ssl;
 mod strconv;
 pub mod tcp;
 pub mod textconv;
+mod types;
 pub mod vars;
 pub mod x509;
 

@@ -622,10 +622,15 @@ impl Expr {
         let parts = split_top(s);
         let (fetch, convs) = parts.split_first().ok_or("missing sample fetch")?;
         let fetch = parse_fetch(fetch.trim())?;
-        let convs = convs
+        let names: Vec<&str> = convs
+            .iter()
+            .map(|c| c.trim().split('(').next().unwrap_or_default())
+            .collect();
+        let convs: Vec<Conv> = convs
             .iter()
             .map(|c| parse_conv(c.trim(), load))
             .collect::<Result<_, _>>()?;
+        crate::types::check(&fetch, &convs, &names)?;
         Ok(Expr { fetch, convs })
     }
 

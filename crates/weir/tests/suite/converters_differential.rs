@@ -279,3 +279,63 @@ fn converters_as_haproxy() {
     // (Without a path, `jwt_payload_query` gives the decoded part as the
     // manual says; haproxy 2.6.12 gives nothing, so it is not compared.)
 }
+
+/// Converter chains whose types do not fit, and some that do: haproxy
+/// refuses the first at load time ("converter 'x' cannot be applied"),
+/// and so must weir, with the line.
+const TYPED: &[(&str, bool)] = &[
+    ("bin(00ff),add(1)", false),
+    ("str(YQBi),b64dec,neg", false),
+    ("str(a),sha1,mod(2)", false),
+    ("str(a),bytes(1),even", false),
+    ("ipv6(::1),add(1)", false),
+    ("bool(1),ipmask(24)", false),
+    ("str(a),sha1,ipmask(24)", false),
+    ("bin(00),http_date", false),
+    ("bin(00),htonl", false),
+    ("ipv4(1.2.3.4),add(1)", true),
+    ("int(1),ipmask(24)", true),
+    ("str(1),add(1)", true),
+    ("str(a),sha1,xxh32", true),
+    ("bin(00),lower", true),
+    ("str(a),sha1,hex,lower", true),
+];
+
+/// Whether `bin` (weir or haproxy) accepts a frontend whose line 7 renders
+/// `expr`, and its error output.
+fn accepts(bin: &str, expr: &str) -> (bool, String) {
+    let dir = tempdir("typed");
+    let path = dir.join("t.cfg");
+    std::fs::write(
+        &path,
+        format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+             frontend f\n    http-request return status 200 hdr x \"%[{expr}]\"\n    bind 127.0.0.1:9\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(bin)
+        .args(["-c", "-f", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success(), err)
+}
+
+#[test]
+fn converter_types_are_checked_at_load_as_haproxy() {
+    let Some(hap) = Haproxy::bin() else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    for (expr, ok) in TYPED {
+        let (theirs, _) = accepts(hap, expr);
+        assert_eq!(theirs, *ok, "haproxy on {expr}");
+        let (ours, err) = accepts(WEIR, expr);
+        assert_eq!(ours, *ok, "weir on {expr}: {err}");
+        if !ok {
+            let name = expr.rsplit(',').next().unwrap().split('(').next().unwrap();
+            let want = format!("converter '{name}' cannot be applied");
+            assert!(err.contains(":7]") && err.contains(&want), "{expr}: {err}");
+        }
+    }
+}
