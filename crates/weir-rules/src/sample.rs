@@ -819,7 +819,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::AlwaysTrue => vec![Sample::Bool(true)],
         Fetch::AlwaysFalse => vec![Sample::Bool(false)],
         Fetch::FirstReq => vec![Sample::Bool(ctx.first_req())],
-        Fetch::Body => one(ctx.body().map(|b| Sample::Str(b.to_vec()))),
+        Fetch::Body => one(ctx.body().map(|b| Sample::Bin(b.to_vec()))),
         Fetch::HttpAuth(l) => vec![Sample::Bool(authenticated(ctx, l).is_some())],
         Fetch::HttpAuthGroup(l) => authenticated(ctx, l)
             .map(|(list, user)| {

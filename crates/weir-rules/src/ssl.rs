@@ -238,12 +238,14 @@ fn utc_form(t: &[u8]) -> &[u8] {
 /// One field of the certificate `der`.
 fn cert_field(der: &[u8], f: &CertField, chain: impl Fn() -> Option<Vec<u8>>) -> Option<Sample> {
     let bytes = |b: &[u8]| Some(Sample::Str(b.to_vec()));
+    // The DER forms, the fingerprint and the serial are binaries.
+    let bin = |b: &[u8]| Some(Sample::Bin(b.to_vec()));
     match f {
-        CertField::Der => return bytes(der),
-        CertField::ChainDer => return chain().filter(|c| !c.is_empty()).map(Sample::Str),
+        CertField::Der => return bin(der),
+        CertField::ChainDer => return chain().filter(|c| !c.is_empty()).map(Sample::Bin),
         CertField::Sha1 => {
             let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY, der);
-            return bytes(d.as_ref());
+            return bin(d.as_ref());
         }
         _ => {}
     }
@@ -254,7 +256,7 @@ fn cert_field(der: &[u8], f: &CertField, chain: impl Fn() -> Option<Vec<u8>>) ->
         CertField::NotBefore => bytes(utc_form(c.not_before)),
         CertField::SigAlg => text(x509::sig_alg_name(c.sig_alg)),
         CertField::KeyAlg => text(x509::key_alg_name(c.key_alg)),
-        CertField::Serial => bytes(c.serial),
+        CertField::Serial => bin(c.serial),
         CertField::Version => Some(Sample::Int(c.version)),
         CertField::SDn(a) => dn(c.subject, a),
         CertField::IDn(a) => dn(c.issuer, a),

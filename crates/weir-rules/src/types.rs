@@ -8,7 +8,8 @@
 use crate::conv::More;
 use crate::internal::Internal;
 use crate::payload::PayloadFetch;
-use crate::sample::{Conv, Fetch};
+use crate::sample::{Conv, Fetch, SslFetch};
+use crate::ssl::CertField;
 use crate::textconv::TextConv;
 
 /// A sample type, as far as the check knows it.
@@ -63,9 +64,12 @@ fn fetch_type(f: &Fetch) -> Ty {
             }
         }
         Fetch::Payload(PayloadFetch::Payload { .. } | PayloadFetch::PayloadLv { .. })
-        | Fetch::ResPayload(PayloadFetch::Payload { .. } | PayloadFetch::PayloadLv { .. }) => {
-            Ty::Bin
-        }
+        | Fetch::ResPayload(PayloadFetch::Payload { .. } | PayloadFetch::PayloadLv { .. })
+        | Fetch::Body
+        | Fetch::Ssl(SslFetch::Cert(
+            _,
+            CertField::Der | CertField::ChainDer | CertField::Sha1 | CertField::Serial,
+        )) => Ty::Bin,
         _ => Ty::Any,
     }
 }
