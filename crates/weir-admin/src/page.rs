@@ -501,6 +501,11 @@ pub fn html(info: &PageInfo, rows: &[Row], req: &PageRequest) -> String {
             open = Some((px.clone(), admin));
         }
         let admin = open.as_ref().is_some_and(|o| o.1);
+        if r.get("type") == Some("3") {
+            // Listener rows (`option socket-stats`): in the CSV and JSON
+            // exports only.
+            continue;
+        }
         match r.get("svname") {
             Some("FRONTEND") => table_row(&mut out, r, "frontend", admin, false),
             Some("BACKEND") => table_row(&mut out, r, "backend", admin, false),

@@ -139,6 +139,7 @@ pub const COLUMNS: &[&str] = &[
 pub const TYPE_FRONTEND: u32 = 0;
 pub const TYPE_BACKEND: u32 = 1;
 pub const TYPE_SERVER: u32 = 2;
+pub const TYPE_LISTENER: u32 = 3;
 
 /// One `show stat` line: a value per column, empty where nothing applies.
 #[derive(Debug, Clone)]

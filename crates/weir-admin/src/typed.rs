@@ -6,11 +6,13 @@
 use crate::stat::{Row, COLUMNS};
 use crate::typed_meta::{INFO, STAT};
 
-/// The object letter and JSON name of a row (`type` 0, 1, 2).
+/// The object letter and JSON name of a row (`type` 0, 1, 2, 3).
 fn object(r: &Row) -> (char, &'static str, usize) {
     match r.get("type") {
         Some("0") => ('F', "Frontend", 1),
         Some("1") => ('B', "Backend", 2),
+        // A listener's columns are tagged as its frontend's.
+        Some("3") => ('L', "Listener", 1),
         _ => ('S', "Server", 3),
     }
 }
@@ -31,6 +33,15 @@ fn stat_meta(i: usize, k: usize, v: &str) -> (&'static str, &'static str) {
     }
 }
 
+/// The position HAProxy gives column `i`: the module columns after the
+/// CSV's `-` separator are numbered without it.
+fn position(i: usize) -> usize {
+    match COLUMNS.iter().position(|c| *c == "-") {
+        Some(dash) if i > dash => i - 1,
+        _ => i,
+    }
+}
+
 fn ids(r: &Row) -> (&str, &str) {
     (r.get("iid").unwrap_or("0"), r.get("sid").unwrap_or("0"))
 }
@@ -47,7 +58,10 @@ pub fn stat_typed(rows: &[Row]) -> String {
                 continue;
             }
             let (tags, ty) = stat_meta(i, k, v);
-            out.push_str(&format!("{obj}.{iid}.{sid}.{i}.{col}.1:{tags}:{ty}:{v}\n"));
+            let pos = position(i);
+            out.push_str(&format!(
+                "{obj}.{iid}.{sid}.{pos}.{col}.1:{tags}:{ty}:{v}\n"
+            ));
         }
     }
     out
@@ -133,7 +147,7 @@ pub fn stat_json(rows: &[Row]) -> String {
             let (tags, ty) = stat_meta(i, k, v);
             fields.push(format!(
                 "{{\"objType\":\"{kind}\",\"proxyId\":{iid},\"id\":{sid},{}}}",
-                json_field(i, col, tags, ty, v)
+                json_field(position(i), col, tags, ty, v)
             ));
         }
         objs.push(format!("[{}]", fields.join(",")));

@@ -328,7 +328,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option redis-check", "D-LB", Status::Refused),
     kw("option redispatch", "D-LB", Status::Supported),
     kw("option smtpchk", "D-LB", Status::Refused),
-    kw("option socket-stats", "DFL-", Status::Refused),
+    kw("option socket-stats", "DFL-", Status::Partly("a `show stat` row per bind line (type 3, `sock-N` or its `name`): sessions, bytes, denied and bad requests, TLS sessions; a bind line with several addresses has one row, where haproxy has one per address; the stats page's table shows no listener rows (its CSV and JSON exports do)")),
     kw("option splice-auto", "DFLB", Status::Supported),
     kw("option splice-request", "DFLB", Status::Supported),
     kw("option splice-response", "DFLB", Status::Supported),

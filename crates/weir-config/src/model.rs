@@ -375,6 +375,8 @@ pub struct ProxyOptions {
     /// `option http-ignore-probes`: a connection closed or timed out
     /// before its first byte gets no 400/408, no log and no count.
     pub http_ignore_probes: bool,
+    /// `option socket-stats`: a stats row per listener.
+    pub socket_stats: bool,
     pub dontlog_normal: bool,
     pub log_health_checks: bool,
     pub clitcpka: bool,

@@ -237,6 +237,9 @@ fn tz(off: i64, colon: bool) -> String {
 /// Everything a tcp-mode log line can show.
 #[derive(Debug, Clone, Default)]
 pub struct LogRecord<'a> {
+    /// The listener (its place in the frontend's bind lines), for its
+    /// `option socket-stats` counters.
+    pub listener: Option<usize>,
     pub client: Option<std::net::SocketAddr>,
     pub frontend_addr: Option<std::net::SocketAddr>,
     pub frontend: &'a str,

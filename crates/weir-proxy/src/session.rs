@@ -188,18 +188,19 @@ pub(crate) async fn secure(
     let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
     // Bounded by `timeout client` (or, in mode http, `timeout http-request`).
     let t = fe_px.timeouts.client.or(fe_px.timeouts.http_request);
-    let counters = &sh.frontend(fe_idx).counters;
+    let fe = sh.frontend(fe_idx);
+    let count = |c: Ctr| crate::stats::add_front(fe, &acc.bind, c, 1);
     match crate::tls::accept(client, &cfg, &initial, t).await {
         Ok(c) => {
-            counters.add(Ctr::SslSess, 1);
+            count(Ctr::SslSess);
             if c.tls_info().is_some_and(|i| i.resumed) {
-                counters.add(Ctr::SslReused, 1);
+                count(Ctr::SslReused);
             }
             Some((c, Vec::new()))
         }
         Err((e, silent)) => {
             if !silent {
-                counters.add(Ctr::SslFailed, 1);
+                count(Ctr::SslFailed);
             }
             // `option dontlognull` hides clients that sent nothing at all,
             // as in HAProxy; a failed handshake is always logged.

@@ -111,6 +111,19 @@ struct Local<'a> {
     shared: bool,
 }
 
+/// A frontend's counters and, with `option socket-stats`, its listener's.
+struct Both<'a>(Local<'a>, Option<Local<'a>>);
+
+impl Both<'_> {
+    #[inline]
+    fn add(&self, c: Ctr, v: u64) {
+        self.0.add(c, v);
+        if let Some(l) = &self.1 {
+            l.add(c, v);
+        }
+    }
+}
+
 impl Local<'_> {
     #[inline]
     fn add(&self, c: Ctr, v: u64) {
@@ -138,12 +151,18 @@ impl Local<'_> {
     }
 }
 
-/// The counters of one frontend, backend or server.
+/// The counters of one frontend, backend, server or listener.
 pub struct Counters {
     blocks: Box<[Block]>,
     /// The sums at the last `clear counters all`, taken off what `get`
     /// reports (the blocks' writers are never disturbed).
     base: Block,
+}
+
+impl std::fmt::Debug for Counters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Counters")
+    }
 }
 
 impl Counters {
@@ -239,6 +258,15 @@ fn response_rejected(rec: &LogRecord<'_>) -> bool {
 
 /// Counts a finished exchange or session on its frontend, and on the
 /// backend and server it went to. `http`: an HTTP exchange.
+/// Adds `n` to counter `c` of a frontend and, with `option socket-stats`,
+/// of its listener `bind`.
+pub fn add_front(fe: &crate::state::FrontendRt, bind: &crate::state::BindInfo, c: Ctr, n: u64) {
+    fe.counters.add(c, n);
+    if let Some(s) = &bind.stats {
+        s.counters.add(c, n);
+    }
+}
+
 pub fn count(
     sh: &Shared,
     fe_idx: FrontendId,
@@ -251,7 +279,15 @@ pub fn count(
         return;
     };
     let slot = SLOT.with(Cell::get);
-    let f = fe.counters.at(slot);
+    let fc = fe.counters.at(slot);
+    // With `option socket-stats`, the listener counts what its frontend
+    // does.
+    let lc = rec
+        .listener
+        .and_then(|i| fe.binds.get(i))
+        .and_then(|b| b.info.stats.as_ref())
+        .map(|s| s.counters.at(slot));
+    let f = Both(fc, lc);
     f.add(Ctr::BytesIn, rec.bytes_in);
     f.add(Ctr::BytesOut, rec.bytes_out);
     let term = rec.term;

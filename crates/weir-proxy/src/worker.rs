@@ -288,6 +288,10 @@ fn start_session(
 ) {
     let fe = l.fe;
     sh.frontend(fe).total.fetch_add(1, Ordering::Relaxed);
+    if let Some(s) = &l.bind.stats {
+        s.total.fetch_add(1, Ordering::Relaxed);
+        crate::state::raise_max(&s.smax, l.bind.conns.load(Ordering::Relaxed));
+    }
     if let (Some(ka), Conn::Tcp(s)) = (&l.clitcpka, &conn) {
         crate::sys::keepalive(socket2::SockRef::from(s), ka);
     }

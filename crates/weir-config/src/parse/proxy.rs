@@ -757,6 +757,7 @@ fn options(
         "option dontlognull" => p.options.dontlognull = flag(args)?,
         "option logasap" => p.options.logasap = flag(args)?,
         "option http-ignore-probes" => p.options.http_ignore_probes = flag(args)?,
+        "option socket-stats" => p.options.socket_stats = flag(args)?,
         "option dontlog-normal" => p.options.dontlog_normal = flag(args)?,
         "option log-health-checks" => p.options.log_health_checks = flag(args)?,
         "option tcpka" => {

@@ -429,6 +429,7 @@ impl<'a> Session<'a> {
             let req_wall = now_wall().saturating_sub(crate::clock::elapsed(start));
             let ti = ms(start.saturating_duration_since(idle_since));
             let mut rec = LogRecord {
+                listener: Some(acc.bind.index),
                 client: acc.peer,
                 frontend_addr: acc.local,
                 frontend: &fe.name,

@@ -134,6 +134,49 @@ fn mode_name(m: Mode) -> &'static str {
 }
 
 /// Counters every row kind shows the same way.
+/// A frontend's listener rows (`option socket-stats`).
+fn listener_rows(px: &weir_config::Proxy, fe: &crate::state::FrontendRt, http: bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (i, b) in fe.binds.iter().enumerate() {
+        let Some(s) = &b.info.stats else { continue };
+        let c = &s.counters;
+        let mut r = Row::new();
+        let name = b
+            .info
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("sock-{}", s.sid));
+        r.set("pxname", &px.name)
+            .set("svname", &name)
+            .set("scur", b.info.conns.load(Ordering::Relaxed))
+            .set("smax", s.smax.load(Ordering::Relaxed))
+            .set("slim", px.binds.get(i).and_then(|l| l.maxconn).unwrap_or(0))
+            .set("stot", s.total.load(Ordering::Relaxed))
+            .set("bin", c.get(Ctr::BytesIn))
+            .set("bout", c.get(Ctr::BytesOut))
+            .set("dreq", c.get(Ctr::ReqDenied))
+            .set("dresp", c.get(Ctr::RespDenied))
+            .set("ereq", c.get(Ctr::ReqErr))
+            .set("status", "OPEN")
+            .set("pid", 1)
+            .set("iid", px.uid)
+            .set("sid", s.sid)
+            .set("type", stat::TYPE_LISTENER)
+            .set("addr", &s.addr)
+            .set("mode", mode_name(px.mode))
+            .set("dcon", c.get(Ctr::ConnDenied))
+            .set("dses", c.get(Ctr::SessDenied))
+            .set("ssl_sess", c.get(Ctr::SslSess))
+            .set("ssl_reused_sess", c.get(Ctr::SslReused))
+            .set("ssl_failed_handshake", c.get(Ctr::SslFailed));
+        if http {
+            r.set_all(&["wrew", "eint"], 0);
+        }
+        rows.push(r);
+    }
+    rows
+}
+
 fn common(row: &mut Row, c: &crate::stats::Counters, v: &View, http: bool) {
     row.set("bin", c.get(Ctr::BytesIn))
         .set("bout", c.get(Ctr::BytesOut))
@@ -233,6 +276,9 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                         .set_all(&["cache_lookups", "cache_hits"], 0);
                 }
                 rows.push(r);
+                if want(8) && px.options.socket_stats {
+                    rows.extend(listener_rows(px, fe, http));
+                }
             }
         }
         let Some(bi) = sh.roles(ProxyId::new(pi)).backend else {

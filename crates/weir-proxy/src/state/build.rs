@@ -4,8 +4,8 @@
 //! will come in through [`Carried`].
 
 use super::{
-    BackendId, BackendRt, BindInfo, FrontBind, FrontendId, FrontendRt, ProxyId, Roles, ServerRt,
-    ServerTarget, Shared, Target,
+    BackendId, BackendRt, BindInfo, FrontBind, FrontendId, FrontendRt, ListenerStats, ProxyId,
+    Roles, ServerRt, ServerTarget, Shared, Target,
 };
 use crate::log::{self, Logger};
 use crate::{capture, rates, stats, sys, tls};
@@ -478,6 +478,33 @@ fn frontends(
     out
 }
 
+/// A listening address as `show stat` gives it (`addr`).
+fn stat_addr(a: &weir_config::addr::BindAddr) -> String {
+    use weir_config::addr::BindAddr;
+    match a {
+        BindAddr::Inet {
+            host,
+            family,
+            ports,
+        } => {
+            let ip = match host {
+                Host::Ip(ip) => ip.to_string(),
+                Host::Name(n) => n.clone(),
+                Host::Any if *family == Family::V6 => "::".into(),
+                Host::Any => "0.0.0.0".into(),
+            };
+            SocketAddr::new(
+                ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into()),
+                ports.0,
+            )
+            .to_string()
+        }
+        BindAddr::Unix(p) => format!("unix:{p}"),
+        BindAddr::Abns(p) => format!("abns:{p}"),
+        BindAddr::Fd(n) => format!("fd:{n}"),
+    }
+}
+
 /// A frontend's bind lines, in order, each with the threads that accept on
 /// it and its TLS context.
 fn bind_lines(
@@ -518,8 +545,16 @@ fn bind_lines(
         // Logs name a listener by its `name`, or by its number in the
         // proxy as HAProxy does (a bind line with several addresses goes
         // by its first one's).
+        let stats = px.options.socket_stats.then(|| ListenerStats {
+            sid: listener_no as u32 + 1,
+            addr: b.addrs.first().map(stat_addr).unwrap_or_default(),
+            smax: AtomicU32::new(0),
+            total: AtomicU64::new(0),
+            counters: stats::Counters::new(nthreads),
+        });
         let info = Arc::new(BindInfo {
             conns: AtomicU32::new(0),
+            stats,
             tls,
             label: b
                 .name

@@ -225,6 +225,8 @@ pub enum Target {
 pub struct BindInfo {
     /// The bind line's connection counter (for its `maxconn`).
     pub conns: AtomicU32,
+    /// Its own figures, with `option socket-stats` (`None` without).
+    pub stats: Option<ListenerStats>,
     /// `bind … ssl`: the handshake to run before anything else.
     pub tls: Option<Arc<crate::tls::BindConfig>>,
     /// How logs name the listener: its `name`, or its number in the proxy.
@@ -244,6 +246,19 @@ pub struct BindInfo {
     /// `transparent`: connections may be to addresses other than the
     /// listener's own.
     pub transparent: bool,
+}
+
+/// A listener's figures for its `show stat` row (`option socket-stats`).
+#[derive(Debug)]
+pub struct ListenerStats {
+    /// Its number in the proxy (`sid`, and `sock-N` without a name).
+    pub sid: u32,
+    /// Its first address, as `show stat` gives it.
+    pub addr: String,
+    pub smax: AtomicU32,
+    pub total: AtomicU64,
+    /// Bytes, denied and bad requests, TLS sessions.
+    pub counters: crate::stats::Counters,
 }
 
 /// A bind line of a frontend: what its sockets share, and how they are

@@ -246,6 +246,7 @@ fn record<'a>(
 ) -> LogRecord<'a> {
     let fe = sh.frontend(fe_idx);
     LogRecord {
+        listener: Some(acc.bind.index),
         client: acc.peer,
         frontend_addr: acc.local,
         frontend: &fe.name,

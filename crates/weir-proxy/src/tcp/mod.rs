@@ -237,6 +237,7 @@ pub(crate) fn forward<'a>(
         drop(server);
         be.release(link.srv);
         let rec = LogRecord {
+            listener: Some(acc.bind.index),
             client: acc.peer,
             frontend_addr: acc.local,
             frontend: &fe.name,

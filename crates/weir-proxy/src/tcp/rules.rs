@@ -280,7 +280,7 @@ pub fn admit(
             } else {
                 Ctr::SessDenied
             };
-            sh.frontend(fe_idx).counters.add(ctr, 1);
+            crate::stats::add_front(sh.frontend(fe_idx), &acc.bind, ctr, 1);
             if d == Decision::Drop {
                 client.set_reset_on_close();
             }

@@ -244,3 +244,74 @@ fn local_answers_count_the_bytes_received() {
         );
     }
 }
+
+/// A frontend with two listeners and `option socket-stats`.
+fn socket_stats_cfg(sock: &Path, p1: u16, p2: u16) -> String {
+    format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend f\n    bind 127.0.0.1:{p1}\n    bind 127.0.0.1:{p2} name second maxconn 50\n    option socket-stats\n\
+         \x20   http-request deny if {{ path /deny }}\n    http-request return status 200\n",
+        sock.display()
+    )
+}
+
+/// Listener rows: what they count, beside haproxy's (bytes apart: haproxy
+/// counts its internal form of the request).
+#[test]
+fn listener_rows_with_socket_stats_as_haproxy() {
+    let dir = tempdir("socket-stats");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (w1, w2, h1, h2) = (free_port(), free_port(), free_port(), free_port());
+    let Some(_h) = Haproxy::start(&socket_stats_cfg(&hs, h1, h2), h1) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&socket_stats_cfg(&ws, w1, w2), w1);
+    for (a, b) in [(w1, w2), (h1, h2)] {
+        request(a, "/a");
+        request(b, "/a");
+        request(b, "/deny");
+        let mut c = TcpStream::connect(("127.0.0.1", b)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = c.write_all(b"GET /\x01 HTTP/1.1\r\n\r\n");
+        let _ = c.read_to_end(&mut Vec::new());
+    }
+    // The listener rows only.
+    let listeners = |m: HashMap<(String, String), HashMap<String, String>>| {
+        m.into_iter()
+            .filter(|(_, r)| r["type"] == "3")
+            .collect::<HashMap<_, _>>()
+    };
+    let (ours, theirs) = (listeners(stat(&ws)), listeners(stat(&hs)));
+    assert_eq!(theirs.len(), 2, "{theirs:?}");
+    let cols = [
+        "scur", "smax", "slim", "stot", "dreq", "dresp", "ereq", "status", "pid", "iid", "sid",
+        "type", "mode", "dcon", "dses",
+    ];
+    let differ = compare(&ours, &theirs, &cols);
+    assert!(differ.is_empty(), "{differ:#?}");
+    let row = |n: &str| &ours[&("f".to_string(), n.to_string())];
+    assert_eq!(row("sock-1")["stot"], "1");
+    assert_eq!(row("second")["stot"], "3");
+    assert_eq!(row("second")["dreq"], "1");
+    assert_eq!(row("second")["ereq"], "1");
+    assert_eq!(row("second")["addr"], format!("127.0.0.1:{w2}"));
+    assert!(row("sock-1")["bin"].parse::<u64>().unwrap() > 0);
+    // `show stat typed`: the same listener lines, tags and types (values
+    // apart from bytes and addresses).
+    let typed = |sock: &Path| -> Vec<String> {
+        ask(sock, "show stat typed\n")
+            .lines()
+            .filter(|l| l.starts_with("L."))
+            .filter(|l| {
+                !["bin", "bout", "addr"]
+                    .iter()
+                    .any(|c| l.contains(&format!(".{c}.1:")))
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let (ours, theirs) = (typed(&ws), typed(&hs));
+    assert!(ours.len() > 20, "{ours:?}");
+    assert_eq!(ours, theirs);
+}
