@@ -573,6 +573,9 @@ pub struct Bind {
     pub addrs: Vec<BindAddr>,
     pub loc: Loc,
     pub name: Option<String>,
+    /// `id`: the listener's id (`so_id`, `sid`); numbered in the proxy
+    /// without one.
+    pub id: Option<u32>,
     pub transparent: bool,
     pub v4v6: bool,
     pub v6only: bool,
@@ -610,6 +613,7 @@ impl Bind {
             addrs,
             loc,
             name: None,
+            id: None,
             transparent: false,
             v4v6: false,
             v6only: false,

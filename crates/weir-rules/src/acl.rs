@@ -53,10 +53,13 @@ fn default_method(f: &Fetch) -> Method {
         Fetch::Src | Fetch::Dst | Fetch::HdrIp { .. } => Method::Ip,
         Fetch::Hdrs(h) if h.gives_int() => Method::Int,
         Fetch::Live(l) if l.is_bool() => Method::Bool,
+        Fetch::Internal(crate::internal::Internal::IsLocal { .. }) => Method::Bool,
+        Fetch::BodySize => Method::Int,
         Fetch::Live(_) => Method::Int,
         Fetch::Internal(
             crate::internal::Internal::FcHttpMajor
             | crate::internal::Internal::LastRuleLine
+            | crate::internal::Internal::SoId
             | crate::internal::Internal::Rand(_)
             | crate::internal::Internal::DateUs,
         ) => Method::Int,

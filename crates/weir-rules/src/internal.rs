@@ -70,6 +70,14 @@ pub enum Internal {
         res: bool,
         idx: usize,
     },
+    /// `so_id`: the listener's id.
+    SoId,
+    /// `fe_defbe`: the frontend's default backend.
+    FeDefBe,
+    /// `src_is_local`, `dst_is_local`: the address is one of this host's.
+    IsLocal {
+        dst: bool,
+    },
     /// `last_rule_file`, `last_rule_line`: where the last rule that ended
     /// a rule set of the stream was written.
     LastRuleFile,
@@ -134,6 +142,10 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
             Ok(Internal::Ip(ip))
         }),
         "so_name" => Ok(Internal::SoName),
+        "so_id" => Ok(Internal::SoId),
+        "fe_defbe" => Ok(Internal::FeDefBe),
+        "src_is_local" => Ok(Internal::IsLocal { dst: false }),
+        "dst_is_local" => Ok(Internal::IsLocal { dst: true }),
         "be_server_timeout" => Ok(Internal::Timeout(Timeout::BeServer)),
         "be_tunnel_timeout" => Ok(Internal::Timeout(Timeout::BeTunnel)),
         "cur_server_timeout" => Ok(Internal::Timeout(Timeout::CurServer)),
@@ -258,6 +270,13 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
             Sample::Int(i64::from(now.subsec_micros()))
         }
         Internal::SoName => text(ctx.listener_name()?),
+        Internal::SoId => Sample::Int(ctx.listener_id()?),
+        Internal::FeDefBe => text(ctx.default_backend()?),
+        Internal::IsLocal { dst } => {
+            let a = if *dst { ctx.dst() } else { ctx.src() };
+            // No address (a UNIX socket): local, as haproxy says.
+            Sample::Bool(a.is_none_or(|a| ctx.is_local(a.ip())))
+        }
         Internal::PpTlv(kind) => Sample::Str(ctx.proxy_tlv(*kind)?),
         Internal::ConnAddr { dst, port } => {
             let a = ctx.conn_addr(*dst)?;

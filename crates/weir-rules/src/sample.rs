@@ -213,6 +213,18 @@ pub trait Ctx {
     fn listener_name(&self) -> Option<String> {
         None
     }
+    /// The id of the listener the client came through (`so_id`).
+    fn listener_id(&self) -> Option<i64> {
+        None
+    }
+    /// The frontend's default backend (`fe_defbe`).
+    fn default_backend(&self) -> Option<String> {
+        None
+    }
+    /// Whether `ip` is one of this host's addresses (`src_is_local`).
+    fn is_local(&self, _ip: std::net::IpAddr) -> bool {
+        false
+    }
     /// Capture slot `idx` of the request (`res` false) or the response.
     fn captured(&self, _res: bool, _idx: usize) -> Option<String> {
         None
@@ -277,6 +289,9 @@ pub enum Fetch {
     HttpAuthType,
     /// `req.body_len`: bytes of the body buffered.
     BodyLen,
+    /// `req.body_size`: the announced length, or what a chunked body
+    /// buffered holds.
+    BodySize,
     /// `req.body_param(name)`: a field of a buffered form body.
     BodyParam(String),
     /// `http_auth_bearer([<header>])`.
@@ -460,6 +475,7 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "http_first_req" => Fetch::FirstReq,
         "req.body" => Fetch::Body,
         "req.body_len" => Fetch::BodyLen,
+        "req.body_size" => Fetch::BodySize,
         "http_auth" => Fetch::HttpAuth(need("a userlist name")?),
         "http_auth_group" => Fetch::HttpAuthGroup(need("a userlist name")?),
         "http_auth_user" => Fetch::HttpAuthUser,
@@ -727,6 +743,16 @@ pub(crate) fn cookies(hs: &[(&str, &[u8])], name: Option<&str>) -> Vec<Sample> {
     out
 }
 
+/// `req.body_size`: `Content-Length`, else the length of the body
+/// buffered (none: 0).
+fn body_size(ctx: &dyn Ctx) -> Option<Sample> {
+    let announced = header_values(&ctx.req_headers(), Some("content-length"), true)
+        .last()
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<i64>().ok());
+    let available = || ctx.body().map_or(0, |b| b.len() as i64);
+    Some(Sample::Int(announced.unwrap_or_else(available)))
+}
+
 fn one(v: Option<Sample>) -> Vec<Sample> {
     v.into_iter().collect()
 }
@@ -841,6 +867,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         })),
         Fetch::HttpAuthType => one(credentials(ctx).map(|_| Sample::Str(b"basic".to_vec()))),
         Fetch::BodyLen => one(ctx.body().map(|b| Sample::Int(b.len() as i64))),
+        Fetch::BodySize => one(body_size(ctx)),
         Fetch::BodyParam(name) => one(ctx.body().and_then(|b| {
             b.split(|&c| c == b'&')
                 .find_map(|kv| {

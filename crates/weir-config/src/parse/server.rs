@@ -519,7 +519,15 @@ pub(super) fn bind(
                     b.group = Some(need()?.to_string());
                     2
                 }
-                "id" | "nice" | "level" | "severity-output" => {
+                "id" => {
+                    let n = crate::units::parse_u32(need()?, "id")?;
+                    if n == 0 {
+                        return Err("'id' : id must be greater than 0".into());
+                    }
+                    b.id = Some(n);
+                    2
+                }
+                "nice" | "level" | "severity-output" => {
                     need()?;
                     2
                 }

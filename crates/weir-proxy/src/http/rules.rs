@@ -224,6 +224,17 @@ impl Ctx for ExCtx<'_> {
     fn listener_name(&self) -> Option<String> {
         self.bind?.name.clone()
     }
+    fn listener_id(&self) -> Option<i64> {
+        Some(i64::from(self.bind?.id))
+    }
+    fn default_backend(&self) -> Option<String> {
+        let be = self.sh.frontends.get(self.fe_idx.index())?.backend?;
+        Some(self.sh.backends.get(be.index())?.name.clone())
+    }
+    fn is_local(&self, ip: std::net::IpAddr) -> bool {
+        // An address this host can bind is one of its own.
+        ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok()
+    }
     fn timeout_ms(&self, t: weir_rules::internal::Timeout) -> Option<i64> {
         use weir_rules::internal::Timeout;
         let be = self.be.map(|b| &self.sh.proxy(b.proxy).timeouts);

@@ -145,7 +145,7 @@ fn listener_rows(px: &weir_config::Proxy, fe: &crate::state::FrontendRt, http: b
             .info
             .name
             .clone()
-            .unwrap_or_else(|| format!("sock-{}", s.sid));
+            .unwrap_or_else(|| format!("sock-{}", b.info.id));
         r.set("pxname", &px.name)
             .set("svname", &name)
             .set("scur", b.info.conns.load(Ordering::Relaxed))
@@ -160,7 +160,7 @@ fn listener_rows(px: &weir_config::Proxy, fe: &crate::state::FrontendRt, http: b
             .set("status", "OPEN")
             .set("pid", 1)
             .set("iid", px.uid)
-            .set("sid", s.sid)
+            .set("sid", b.info.id)
             .set("type", stat::TYPE_LISTENER)
             .set("addr", &s.addr)
             .set("mode", mode_name(px.mode))

@@ -546,7 +546,6 @@ fn bind_lines(
         // proxy as HAProxy does (a bind line with several addresses goes
         // by its first one's).
         let stats = px.options.socket_stats.then(|| ListenerStats {
-            sid: listener_no as u32 + 1,
             addr: b.addrs.first().map(stat_addr).unwrap_or_default(),
             smax: AtomicU32::new(0),
             total: AtomicU64::new(0),
@@ -561,6 +560,7 @@ fn bind_lines(
                 .clone()
                 .unwrap_or_else(|| (listener_no + 1).to_string()),
             name: b.name.clone(),
+            id: b.id.unwrap_or(listener_no as u32 + 1),
             index: out.len(),
             h2: b.h2 && px.mode == Mode::Http,
             h2_upgrade: !b.h1_only && !px.options.disable_h2_upgrade,

@@ -233,6 +233,8 @@ pub struct BindInfo {
     pub label: String,
     /// `bind … name <name>` (`so_name`).
     pub name: Option<String>,
+    /// Its id (`so_id`): `id`, or its number in the proxy.
+    pub id: u32,
     /// Its place in the frontend's bind lines
     /// ([`FrontendRt::binds`](crate::state::FrontendRt)).
     pub index: usize,
@@ -251,8 +253,6 @@ pub struct BindInfo {
 /// A listener's figures for its `show stat` row (`option socket-stats`).
 #[derive(Debug)]
 pub struct ListenerStats {
-    /// Its number in the proxy (`sid`, and `sock-N` without a name).
-    pub sid: u32,
     /// Its first address, as `show stat` gives it.
     pub addr: String,
     pub smax: AtomicU32,

@@ -250,7 +250,7 @@ fn socket_stats_cfg(sock: &Path, p1: u16, p2: u16) -> String {
     format!(
         "global\n    stats socket {} level admin\n\
          defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         frontend f\n    bind 127.0.0.1:{p1}\n    bind 127.0.0.1:{p2} name second maxconn 50\n    option socket-stats\n\
+         frontend f\n    bind 127.0.0.1:{p1}\n    bind 127.0.0.1:{p2} name second maxconn 50 id 9\n    option socket-stats\n\
          \x20   http-request deny if {{ path /deny }}\n    http-request return status 200\n",
         sock.display()
     )
@@ -295,6 +295,7 @@ fn listener_rows_with_socket_stats_as_haproxy() {
     assert_eq!(row("second")["stot"], "3");
     assert_eq!(row("second")["dreq"], "1");
     assert_eq!(row("second")["ereq"], "1");
+    assert_eq!(row("second")["sid"], "9", "the bind line's id");
     assert_eq!(row("second")["addr"], format!("127.0.0.1:{w2}"));
     assert!(row("sock-1")["bin"].parse::<u64>().unwrap() > 0);
     // `show stat typed`: the same listener lines, tags and types (values

@@ -31,6 +31,11 @@ const REQ: &[&str] = &[
     "req.len",
     "req.hdr(x-other),set-var(txn.cv),upper",
     "req.hdr(x-none),set-var(txn.cv2,ifnotempty),upper",
+    "so_id",
+    "fe_defbe",
+    "src_is_local",
+    "dst_is_local",
+    "req.body_size",
 ];
 
 /// Fetches on the response.
@@ -61,7 +66,7 @@ const RES: &[&str] = &[
 fn cfg(port: u16, inner: u16) -> String {
     let mut c = format!(
         "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n"
+         frontend fe\n    bind 127.0.0.1:{port} id 7\n    default_backend be\n"
     );
     for (i, f) in REQ.iter().enumerate() {
         c.push_str(&format!("    http-request set-var(txn.q{i}) {f}\n"));
@@ -124,6 +129,9 @@ fn header_and_url_fetches_as_haproxy() {
         "x-q05: [192.0.2.9:8081/p/a?n=42&s=x]",
         "x-q10: [42]",
         "x-q13: [Z]",
+        "x-q15: [7]",
+        "x-q16: [be]",
+        "x-q17: [1]",
         "x-s19: [z]",
         "x-s00: [3]",
         "x-s05: [10.0.0.2]",
