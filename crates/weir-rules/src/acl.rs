@@ -60,6 +60,7 @@ fn default_method(f: &Fetch) -> Method {
             crate::internal::Internal::FcHttpMajor
             | crate::internal::Internal::LastRuleLine
             | crate::internal::Internal::SoId
+            | crate::internal::Internal::BcHttpMajor
             | crate::internal::Internal::Rand(_)
             | crate::internal::Internal::DateUs,
         ) => Method::Int,

@@ -72,6 +72,14 @@ pub enum Internal {
     },
     /// `so_id`: the listener's id.
     SoId,
+    /// `bc_src`, `bc_dst` (`port`: `bc_src_port`, `bc_dst_port`): the
+    /// server connection's addresses.
+    BcAddr {
+        dst: bool,
+        port: bool,
+    },
+    /// `bc_http_major`: 2 over an HTTP/2 server connection, else 1.
+    BcHttpMajor,
     /// `fe_defbe`: the frontend's default backend.
     FeDefBe,
     /// `src_is_local`, `dst_is_local`: the address is one of this host's.
@@ -143,6 +151,11 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<Internal, String>> {
         }),
         "so_name" => Ok(Internal::SoName),
         "so_id" => Ok(Internal::SoId),
+        n @ ("bc_src" | "bc_dst" | "bc_src_port" | "bc_dst_port") => Ok(Internal::BcAddr {
+            dst: n.starts_with("bc_dst"),
+            port: n.ends_with("_port"),
+        }),
+        "bc_http_major" => Ok(Internal::BcHttpMajor),
         "fe_defbe" => Ok(Internal::FeDefBe),
         "src_is_local" => Ok(Internal::IsLocal { dst: false }),
         "dst_is_local" => Ok(Internal::IsLocal { dst: true }),
@@ -271,6 +284,15 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::SoName => text(ctx.listener_name()?),
         Internal::SoId => Sample::Int(ctx.listener_id()?),
+        Internal::BcAddr { dst, port } => {
+            let a = ctx.server_conn_addr(*dst)?;
+            if *port {
+                Sample::Int(i64::from(a.port()))
+            } else {
+                Sample::Ip(a.ip())
+            }
+        }
+        Internal::BcHttpMajor => Sample::Int(ctx.server_http_major()?),
         Internal::FeDefBe => text(ctx.default_backend()?),
         Internal::IsLocal { dst } => {
             let a = if *dst { ctx.dst() } else { ctx.src() };

@@ -213,6 +213,15 @@ pub trait Ctx {
     fn listener_name(&self) -> Option<String> {
         None
     }
+    /// The server connection's own (or, with `dst`, remote) address, once
+    /// there is one (`bc_src`, `bc_dst`).
+    fn server_conn_addr(&self, _dst: bool) -> Option<SocketAddr> {
+        None
+    }
+    /// The server connection's HTTP major version (`bc_http_major`).
+    fn server_http_major(&self) -> Option<i64> {
+        None
+    }
     /// The id of the listener the client came through (`so_id`).
     fn listener_id(&self) -> Option<i64> {
         None

@@ -259,6 +259,7 @@ fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
         payload: None,
         more: None,
         res_payload: None,
+        srv_conn: None,
     }
 }
 

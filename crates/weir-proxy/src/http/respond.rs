@@ -75,6 +75,7 @@ pub(super) async fn head<'r>(
     // The response's rules see the server connection's TLS session.
     let stmpl = ExCtx {
         srv_tls: s.conn.tls_info(),
+        srv_conn: Some(s.conn),
         ..*tmpl
     };
     let close_server = match tcp_rules(r, &stmpl, s, &res, req, rec, vars) {

@@ -132,6 +132,8 @@ pub struct ExCtx<'a> {
     /// The server's first bytes under `tcp-response content` inspection,
     /// and whether they are final.
     pub res_payload: Option<(&'a [u8], bool)>,
+    /// The server connection, once a response came (`bc_*`).
+    pub srv_conn: Option<super::peer::Peer<'a>>,
 }
 
 fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
@@ -223,6 +225,24 @@ impl Ctx for ExCtx<'_> {
     }
     fn listener_name(&self) -> Option<String> {
         self.bind?.name.clone()
+    }
+    fn server_conn_addr(&self, dst: bool) -> Option<SocketAddr> {
+        let super::peer::Peer::Conn(c) = self.srv_conn? else {
+            // (An HTTP/2 server stream's socket is not at hand.)
+            return None;
+        };
+        let t = c.tcp()?;
+        if dst {
+            t.peer_addr().ok()
+        } else {
+            t.local_addr().ok()
+        }
+    }
+    fn server_http_major(&self) -> Option<i64> {
+        Some(match self.srv_conn? {
+            super::peer::Peer::H2Up(_) => 2,
+            _ => 1,
+        })
     }
     fn listener_id(&self) -> Option<i64> {
         Some(i64::from(self.bind?.id))

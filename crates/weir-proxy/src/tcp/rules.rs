@@ -235,6 +235,7 @@ pub fn l4_view_in<'a>(
         payload: None,
         more: None,
         res_payload: None,
+        srv_conn: None,
     }
 }
 

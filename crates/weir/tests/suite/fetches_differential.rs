@@ -61,6 +61,9 @@ const RES: &[&str] = &[
     "capture.res.ver",
     "var(txn.cv)",
     "var(txn.cv2)",
+    "bc_http_major",
+    "bc_src",
+    "bc_dst",
 ];
 
 fn cfg(port: u16, inner: u16) -> String {
@@ -130,6 +133,9 @@ fn header_and_url_fetches_as_haproxy() {
         "x-q10: [42]",
         "x-q13: [Z]",
         "x-q15: [7]",
+        "x-s21: [1]",
+        "x-s22: [127.0.0.1]",
+        "x-s23: [127.0.0.1]",
         "x-q16: [be]",
         "x-q17: [1]",
         "x-s19: [z]",
