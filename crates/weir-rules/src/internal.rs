@@ -284,14 +284,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         }
         Internal::SoName => text(ctx.listener_name()?),
         Internal::SoId => Sample::Int(ctx.listener_id()?),
-        Internal::BcAddr { dst, port } => {
-            let a = ctx.server_conn_addr(*dst)?;
-            if *port {
-                Sample::Int(i64::from(a.port()))
-            } else {
-                Sample::Ip(a.ip())
-            }
-        }
+        Internal::BcAddr { dst, port } => addr_part(ctx.server_conn_addr(*dst)?, *port),
         Internal::BcHttpMajor => Sample::Int(ctx.server_http_major()?),
         Internal::FeDefBe => text(ctx.default_backend()?),
         Internal::IsLocal { dst } => {
@@ -300,14 +293,7 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
             Sample::Bool(a.is_none_or(|a| ctx.is_local(a.ip())))
         }
         Internal::PpTlv(kind) => Sample::Str(ctx.proxy_tlv(*kind)?),
-        Internal::ConnAddr { dst, port } => {
-            let a = ctx.conn_addr(*dst)?;
-            if *port {
-                Sample::Int(i64::from(a.port()))
-            } else {
-                Sample::Ip(a.ip())
-            }
-        }
+        Internal::ConnAddr { dst, port } => addr_part(ctx.conn_addr(*dst)?, *port),
         Internal::Timeout(t) => Sample::Int(ctx.timeout_ms(*t)?),
         Internal::UniqueId => text(ctx.unique_id()?),
         Internal::LastRuleFile => text(ctx.last_rule()?.file.to_string()),
@@ -425,6 +411,15 @@ impl NonEmpty for Sample {
             Sample::Str(s) | Sample::Bin(s) if s.is_empty() => None,
             _ => Some(self),
         }
+    }
+}
+
+/// An address fetch's sample: the port (`*_port`) or the address.
+fn addr_part(a: std::net::SocketAddr, port: bool) -> Sample {
+    if port {
+        Sample::Int(i64::from(a.port()))
+    } else {
+        Sample::Ip(a.ip())
     }
 }
 
