@@ -284,9 +284,11 @@ fn listener_rows_with_socket_stats_as_haproxy() {
     };
     let (ours, theirs) = (listeners(stat(&ws)), listeners(stat(&hs)));
     assert_eq!(theirs.len(), 2, "{theirs:?}");
+    // (`smax` is left out: whether a closing connection still counted
+    // when the next came is a matter of timing, in both.)
     let cols = [
-        "scur", "smax", "slim", "stot", "dreq", "dresp", "ereq", "status", "pid", "iid", "sid",
-        "type", "mode", "dcon", "dses",
+        "scur", "slim", "stot", "dreq", "dresp", "ereq", "status", "pid", "iid", "sid", "type",
+        "mode", "dcon", "dses",
     ];
     let differ = compare(&ours, &theirs, &cols);
     assert!(differ.is_empty(), "{differ:#?}");
@@ -305,7 +307,7 @@ fn listener_rows_with_socket_stats_as_haproxy() {
             .lines()
             .filter(|l| l.starts_with("L."))
             .filter(|l| {
-                !["bin", "bout", "addr"]
+                !["bin", "bout", "addr", "smax"]
                     .iter()
                     .any(|c| l.contains(&format!(".{c}.1:")))
             })
