@@ -24,6 +24,7 @@ mod respond;
 pub mod rules;
 mod samples;
 pub mod service;
+pub mod view;
 
 use crate::conn::{Conn, Io};
 use crate::connect::Connected;
