@@ -111,7 +111,8 @@ struct Local<'a> {
     shared: bool,
 }
 
-/// A frontend's counters and, with `option socket-stats`, its listener's.
+/// Counters counted together: a frontend's and, with `option
+/// socket-stats`, its listener's; a backend's and its server's.
 struct Both<'a>(Local<'a>, Option<Local<'a>>);
 
 impl Both<'_> {
@@ -318,22 +319,18 @@ pub fn count(
     let Some(be) = be else {
         return;
     };
-    let b = be.counters.at(slot);
     let s = srv
         .and_then(|i| be.servers.get(i.index()))
         .map(|s| s.counters.at(slot));
-    let both = |c: Ctr, v: u64| {
-        b.add(c, v);
-        if let Some(s) = &s {
-            s.add(c, v);
-        }
-    };
-    both(Ctr::Sessions, 1);
+    // The backend's counters, and its server's.
+    let both = Both(be.counters.at(slot), s);
+    let (b, s) = (&both.0, &both.1);
+    both.add(Ctr::Sessions, 1);
     if http && response_rejected(rec) {
-        both(Ctr::RespDenied, 1);
+        both.add(Ctr::RespDenied, 1);
     }
-    both(Ctr::BytesIn, rec.bytes_in);
-    both(Ctr::BytesOut, rec.bytes_out);
+    both.add(Ctr::BytesIn, rec.bytes_in);
+    both.add(Ctr::BytesOut, rec.bytes_out);
     if http {
         // The backend counts every request and answer; a server only those
         // it answered (a valid response head), as haproxy's rows do.
@@ -387,8 +384,8 @@ pub fn count(
         (rec.tt, Ctr::TSum, Ctr::TN, Ctr::TMax),
     ] {
         if let Ok(t) = u64::try_from(t) {
-            both(sum, t);
-            both(n, 1);
+            both.add(sum, t);
+            both.add(n, 1);
             b.raise(max, t);
             if let Some(s) = &s {
                 s.raise(max, t);
@@ -396,23 +393,23 @@ pub fn count(
         }
     }
     match (term.cause, term.state) {
-        (Cause::Server, State::Connect) => both(Ctr::ConnErr, 1),
+        (Cause::Server, State::Connect) => both.add(Ctr::ConnErr, 1),
         (_, State::Headers) if term.server_side() => {
-            both(Ctr::RespErr, if rec.srv_reset { 2 } else { 1 })
+            both.add(Ctr::RespErr, if rec.srv_reset { 2 } else { 1 })
         }
-        (Cause::Proxy, State::Headers) if http && rec.t_res < 0 => both(Ctr::RespErr, 1),
+        (Cause::Proxy, State::Headers) if http && rec.t_res < 0 => both.add(Ctr::RespErr, 1),
         // A response cut short: an error of the response, and in HTTP
         // the server's abort too.
         (_, State::Data) if term.server_side() => {
-            both(Ctr::RespErr, 1);
+            both.add(Ctr::RespErr, 1);
             if http {
-                both(Ctr::SrvAbort, 1);
+                both.add(Ctr::SrvAbort, 1);
             }
         }
         (_, State::Headers | State::Data | State::Queue | State::Connect) if term.client_side() => {
-            both(Ctr::CliAbort, 1)
+            both.add(Ctr::CliAbort, 1)
         }
-        _ if term.server_side() => both(Ctr::SrvAbort, 1),
+        _ if term.server_side() => both.add(Ctr::SrvAbort, 1),
         _ => {}
     }
 }

@@ -108,9 +108,9 @@ pub(super) async fn connect<'r>(
                 // Its PROXY header names one request.
                 return None;
             }
-            let key = conn_key(be, srv, &p.sni, dst, &pp);
+            let key = || conn_key(be, srv, &p.sni, dst, &pp);
             if let Some(h) = held.take() {
-                if h.be == be.proxy && h.srv == srv && h.gen == gen && h.conn.key == key {
+                if h.be == be.proxy && h.srv == srv && h.gen == gen && h.conn.key == key() {
                     if !pool::alive(&h.conn.conn.peer()) {
                         return None;
                     }
@@ -126,6 +126,7 @@ pub(super) async fn connect<'r>(
             if !allow_pool || s.dispatch || ws_h2 {
                 return None;
             }
+            let key = key();
             pool::take(be.proxy, srv, key, proven_only, gen).map(|c| {
                 reused = Some(if c.proven { 2 } else { 1 });
                 Connected {
@@ -210,12 +211,7 @@ fn conn_key(
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let s = be.server(srv);
-    let takes_dst = match s.target() {
-        crate::state::ServerTarget::Inet { addr, port } => {
-            addr.ip().is_unspecified() || !matches!(port, weir_config::addr::PortSpec::Fixed(_))
-        }
-        crate::state::ServerTarget::Unix(_) => false,
-    };
+    let takes_dst = s.takes_client_dst();
     let (by_sni, by_proxy) = (s.private_sni(), s.send_proxy.is_some());
     if !(by_sni || takes_dst || by_proxy) {
         return 0;

@@ -115,6 +115,17 @@ impl ServerRt {
 }
 
 impl ServerRt {
+    /// Its connections go where the client connected (an address of
+    /// `0.0.0.0`, or no fixed port).
+    pub fn takes_client_dst(&self) -> bool {
+        let t = self.target.lock().unwrap_or_else(|p| p.into_inner());
+        match &*t {
+            ServerTarget::Inet { addr, port } => {
+                addr.ip().is_unspecified() || !matches!(port, PortSpec::Fixed(_))
+            }
+            ServerTarget::Unix(_) => false,
+        }
+    }
     pub fn target(&self) -> ServerTarget {
         self.target
             .lock()

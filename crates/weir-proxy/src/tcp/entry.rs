@@ -549,19 +549,19 @@ async fn response_rules(
         );
     };
     let deadline = crate::clock::now() + delay;
-    if !initial.is_empty() {
-        let send = crate::conn::send_all(server, initial);
-        if !matches!(tokio::time::timeout_at(deadline, send).await, Ok(Ok(()))) {
-            return (Decision::Go, early);
-        }
-        early.sent = initial.len() as u64;
-        initial.clear();
-    }
+    // Set once the delay ran out (not read again from the clock, which a
+    // task sees once per poll).
+    let mut expired = false;
     let mut from = 0;
     loop {
-        let fin = early.server_eof
-            || early.reply.len() >= h.sh.bufsize
-            || crate::clock::now() >= deadline;
+        // The client's bytes go on to the server meanwhile (the server
+        // may be waiting for them before it answers); what did not go
+        // stays in `initial` for the forwarding.
+        match send_until(server, initial, deadline).await {
+            Ok(n) => early.sent += n,
+            Err(_) => return (Decision::Go, early),
+        }
+        let fin = expired || early.server_eof || early.reply.len() >= h.sh.bufsize;
         let more = std::sync::atomic::AtomicBool::new(false);
         let view = crate::http::rules::ExCtx {
             res_payload: Some((early.reply.as_slice(), fin)),
@@ -579,32 +579,54 @@ async fn response_rules(
             Ok(d) => return (d, early),
             Err(i) => from = i,
         }
-        // The client's bytes go on to the server meanwhile (the server
-        // may be waiting for them before it answers).
-        let mut up = Vec::new();
+        // (The client is read only while what it sent went on: at most a
+        // buffer of it waits here.)
+        let take_client = !early.client_eof && initial.is_empty();
         tokio::select! {
             r = read_more(server, &mut early.reply, h.sh.bufsize) => {
                 if let Ok(0) | Err(_) = r {
                     early.server_eof = true;
                 }
             }
-            r = read_more(h.client, &mut up, h.sh.bufsize), if !early.client_eof => {
+            r = read_more(h.client, initial, h.sh.bufsize), if take_client => {
                 if let Ok(0) | Err(_) = r {
                     early.client_eof = true;
                 }
             }
-            () = tokio::time::sleep_until(deadline) => {}
-        }
-        if !up.is_empty() {
-            let send = crate::conn::send_all(server, &up);
-            if !matches!(tokio::time::timeout_at(deadline, send).await, Ok(Ok(()))) {
-                // The server takes no more: what is left goes on forwarding.
-                initial.extend_from_slice(&up);
-                return (Decision::Go, early);
-            }
-            early.sent += up.len() as u64;
+            () = tokio::time::sleep_until(deadline) => expired = true,
         }
     }
+}
+
+/// Writes `buf` to `server` until `deadline`: what went is taken off
+/// `buf` and counted; what the server did not take in time stays.
+async fn send_until(
+    server: &Conn,
+    buf: &mut Vec<u8>,
+    deadline: tokio::time::Instant,
+) -> std::io::Result<u64> {
+    let mut sent = 0;
+    while sent < buf.len() {
+        let ready = std::future::poll_fn(|cx| server.poll_write_ready(cx));
+        match tokio::time::timeout_at(deadline, ready).await {
+            Err(_) => break,
+            Ok(r) => r?,
+        }
+        match server.try_send(buf.get(sent..).unwrap_or_default()) {
+            Ok(n) => sent += n,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if sent > 0 {
+        // Under TLS, what the TLS layer holds goes now (or with the
+        // forwarding).
+        let _ = tokio::time::timeout_at(deadline, crate::conn::flush(server)).await;
+    }
+    buf.drain(..sent);
+    Ok(sent as u64)
 }
 
 /// What the forwarding keeps of the connect phase, for the log line.

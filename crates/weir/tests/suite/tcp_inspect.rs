@@ -250,3 +250,41 @@ fn mqtt_converters_as_haproxy() {
     // A bad packet is refused at once, not at the end of the delay.
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
 }
+
+/// A client that sends more than the server takes while the response
+/// rules wait: every byte reaches the server once (what did not go
+/// during the inspection goes with the forwarding, none twice).
+#[test]
+fn response_inspection_loses_and_repeats_no_client_byte() {
+    const SIZE: usize = 16 << 20;
+    let srv = Server::start(|mut c| {
+        // Nothing read (nor said) before the inspection ends.
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut got = Vec::new();
+        let _ = c.read_to_end(&mut got);
+        let sum: u64 = got.iter().map(|&b| u64::from(b)).sum();
+        let _ = c.write_all(format!("got {} {sum}", got.len()).as_bytes());
+    });
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n\
+         listen li\n    bind 127.0.0.1:{port}\n    tcp-response inspect-delay 1s\n\
+         \x20   tcp-response content accept if {{ res.len gt 0 }}\n\
+         \x20   server s 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let data: Vec<u8> = (0..SIZE).map(|i| (i % 251) as u8).collect();
+    let want_sum: u64 = data.iter().map(|&b| u64::from(b)).sum();
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut w = c.try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        let _ = w.write_all(&data);
+        let _ = w.shutdown(std::net::Shutdown::Write);
+    });
+    let mut got = String::new();
+    let _ = c.read_to_string(&mut got);
+    sender.join().unwrap();
+    assert_eq!(got, format!("got {SIZE} {want_sum}"));
+}
