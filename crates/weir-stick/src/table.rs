@@ -1,0 +1,508 @@
+//! One stick table shared by every thread: entries in shards, each behind
+//! its own lock, found by key; expiry from the last touch, and the least
+//! recently used unreferenced entries evicted when the table is full.
+
+use std::borrow::Borrow;
+use std::collections::hash_map::RandomState;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::data::{DataType, Schema, Value};
+use crate::freq::FreqCtr;
+use crate::key::{Key, KeyType};
+
+/// The shards of a table: a power of two.
+const SHARDS: usize = 16;
+
+/// A table as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDef {
+    pub name: String,
+    pub key: KeyType,
+    pub size: usize,
+    /// Milliseconds an entry lives after its last touch.
+    pub expire: Option<u32>,
+    pub nopurge: bool,
+    pub schema: Schema,
+}
+
+/// The clock tables read: milliseconds on a wrapping tick.
+pub type Clock = Arc<dyn Fn() -> u32 + Send + Sync>;
+
+/// An event counted on the entries a stream tracks (its count and its
+/// rate, where stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Conn,
+    Sess,
+    HttpReq,
+    HttpErr,
+    HttpFail,
+    BytesIn(u64),
+    BytesOut(u64),
+}
+
+impl Event {
+    fn columns(self) -> (DataType, DataType, u64) {
+        use DataType::*;
+        match self {
+            Event::Conn => (ConnCnt, ConnRate, 1),
+            Event::Sess => (SessCnt, SessRate, 1),
+            Event::HttpReq => (HttpReqCnt, HttpReqRate, 1),
+            Event::HttpErr => (HttpErrCnt, HttpErrRate, 1),
+            Event::HttpFail => (HttpFailCnt, HttpFailRate, 1),
+            Event::BytesIn(n) => (BytesInCnt, BytesInRate, n),
+            Event::BytesOut(n) => (BytesOutCnt, BytesOutRate, n),
+        }
+    }
+}
+
+/// One entry: its key, how many streams track it, and its values.
+#[derive(Debug)]
+pub struct Entry {
+    key: Key,
+    refs: AtomicU32,
+    state: Mutex<State>,
+}
+
+/// An entry's changing part.
+#[derive(Debug)]
+struct State {
+    /// When it expires (with the table's `expire`).
+    expire: Option<u32>,
+    /// Its last touch, for eviction.
+    seen: u32,
+    values: Vec<Value>,
+}
+
+impl Entry {
+    /// Its key.
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// How many trackers hold it (`use=`).
+    pub fn refs(&self) -> u32 {
+        self.refs.load(Ordering::Relaxed)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A shard's entries, found by key.
+struct Slot(Arc<Entry>);
+
+impl Borrow<Key> for Slot {
+    fn borrow(&self) -> &Key {
+        &self.0.key
+    }
+}
+impl Hash for Slot {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.key.hash(h)
+    }
+}
+impl PartialEq for Slot {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.key == o.0.key
+    }
+}
+impl Eq for Slot {}
+
+type Shard = HashSet<Slot, RandomState>;
+
+/// A stick table.
+pub struct Table {
+    def: TableDef,
+    shards: Box<[Mutex<Shard>; SHARDS]>,
+    pick: RandomState,
+    used: AtomicUsize,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("def", &self.def).finish()
+    }
+}
+
+/// Whether `at` has passed `now` on the wrapping tick.
+fn passed(now: u32, at: u32) -> bool {
+    now.wrapping_sub(at) as i32 >= 0
+}
+
+impl Table {
+    pub fn new(def: TableDef, clock: Clock) -> Table {
+        let hasher = RandomState::new();
+        Table {
+            def,
+            shards: Box::new(std::array::from_fn(|_| {
+                Mutex::new(HashSet::with_hasher(hasher.clone()))
+            })),
+            pick: RandomState::new(),
+            used: AtomicUsize::new(0),
+            clock,
+        }
+    }
+
+    pub fn def(&self) -> &TableDef {
+        &self.def
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// Entries in the table (`table_cnt`).
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The table's clock, now.
+    pub fn now(&self) -> u32 {
+        (self.clock)()
+    }
+
+    fn shard(&self, key: &Key) -> MutexGuard<'_, Shard> {
+        let i = (self.pick.hash_one(key) as usize) & (SHARDS - 1);
+        let [first, ..] = &*self.shards;
+        let m = self.shards.get(i).unwrap_or(first);
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn expired(&self, e: &Entry, now: u32) -> bool {
+        e.refs() == 0 && e.state().expire.is_some_and(|at| passed(now, at))
+    }
+
+    /// The live entry of `key`, without touching it.
+    pub fn lookup(&self, key: &Key) -> Option<Arc<Entry>> {
+        let now = self.now();
+        let mut shard = self.shard(key);
+        let e = shard.get(key)?.0.clone();
+        if self.expired(&e, now) {
+            shard.remove(key);
+            self.used.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(e)
+    }
+
+    /// The entry of `key`, made when missing: `None` when the table is
+    /// full and nothing can be evicted (or `nopurge`).
+    pub fn get_or_create(&self, key: &Key) -> Option<Arc<Entry>> {
+        if let Some(e) = self.lookup(key) {
+            return Some(e);
+        }
+        if self.used() >= self.def.size && (self.def.nopurge || self.evict() == 0) {
+            return None;
+        }
+        let now = self.now();
+        let mut shard = self.shard(key);
+        if let Some(s) = shard.get(key) {
+            return Some(s.0.clone());
+        }
+        let e = Arc::new(Entry {
+            key: key.clone(),
+            refs: AtomicU32::new(0),
+            state: Mutex::new(State {
+                expire: self.def.expire.map(|x| now.wrapping_add(x)),
+                seen: now,
+                values: self.def.schema.empty(),
+            }),
+        });
+        shard.insert(Slot(e.clone()));
+        self.used.fetch_add(1, Ordering::Relaxed);
+        Some(e)
+    }
+
+    /// Removes up to 1/256 of the table (at least one entry): the
+    /// unreferenced entries touched least recently. Returns how many went.
+    fn evict(&self) -> usize {
+        let now = self.now();
+        let mut idle: Vec<(u32, Key)> = Vec::new();
+        for m in self.shards.iter() {
+            let shard = m.lock().unwrap_or_else(|e| e.into_inner());
+            idle.extend(
+                shard
+                    .iter()
+                    .filter(|s| s.0.refs() == 0)
+                    .map(|s| (now.wrapping_sub(s.0.state().seen), s.0.key.clone())),
+            );
+        }
+        let n = (self.def.size / 256 + 1).min(idle.len());
+        if n == 0 {
+            return 0;
+        }
+        idle.select_nth_unstable_by(n - 1, |a, b| b.0.cmp(&a.0));
+        let mut gone = 0;
+        for (_, k) in idle.iter().take(n) {
+            let mut shard = self.shard(k);
+            if shard.get(k).is_some_and(|s| s.0.refs() == 0) && shard.remove(k) {
+                gone += 1;
+            }
+        }
+        self.used.fetch_sub(gone, Ordering::Relaxed);
+        gone
+    }
+
+    /// Refreshes `e`'s expiry (a track, a stick match or store).
+    pub fn touch(&self, e: &Entry) {
+        let now = self.now();
+        let mut st = e.state();
+        st.seen = now;
+        if let Some(x) = self.def.expire {
+            st.expire = Some(now.wrapping_add(x));
+        }
+    }
+
+    /// Starts tracking `key`: the entry, referenced, touched and with a
+    /// connection counted (`conn_cnt`, `conn_cur`, `conn_rate`).
+    pub fn track(self: &Arc<Self>, key: &Key) -> Option<Tracker> {
+        let e = self.get_or_create(key)?;
+        e.refs.fetch_add(1, Ordering::Relaxed);
+        self.touch(&e);
+        self.count(&e, Event::Conn);
+        self.update(&e, |t, vals, _| {
+            if let Some(Value::Count(c)) =
+                t.find(DataType::ConnCur, 0).and_then(|i| vals.get_mut(i))
+            {
+                *c = c.saturating_add(1);
+            }
+        });
+        Some(Tracker {
+            table: self.clone(),
+            entry: e,
+        })
+    }
+
+    fn update<R>(&self, e: &Entry, f: impl FnOnce(&Schema, &mut Vec<Value>, u32) -> R) -> R {
+        let now = self.now();
+        let mut st = e.state();
+        f(&self.def.schema, &mut st.values, now)
+    }
+
+    /// Counts `ev` on `e`.
+    pub fn count(&self, e: &Entry, ev: Event) {
+        let (cnt, rate, n) = ev.columns();
+        self.update(e, |s, vals, now| {
+            add_at(s, vals, s.find(cnt, 0), n, now);
+            add_at(s, vals, s.find(rate, 0), n, now);
+        })
+    }
+
+    /// `sc-inc-gpc(idx)`: the counter and its rate, by one; returns the
+    /// counter (`None` when neither is stored).
+    pub fn inc_gpc(&self, e: &Entry, idx: usize) -> Option<u64> {
+        self.add_gpc(e, idx, 1)
+    }
+
+    /// `sc-add-gpc(idx, n)`.
+    pub fn add_gpc(&self, e: &Entry, idx: usize, n: u64) -> Option<u64> {
+        self.update(e, |s, vals, now| {
+            let c = s.gpc(idx);
+            let r = s.gpc_rate(idx);
+            add_at(s, vals, r, n, now);
+            add_at(s, vals, c, n, now);
+            c.and_then(|c| vals.get(c)).and_then(value_count)
+        })
+    }
+
+    /// `sc-clr-gpc(idx)`: the counter to 0; returns its old value.
+    pub fn clr_gpc(&self, e: &Entry, idx: usize) -> Option<u64> {
+        self.update(e, |s, vals, _| {
+            let v = s.gpc(idx).and_then(|c| vals.get_mut(c))?;
+            let old = value_count(v);
+            *v = Value::Count(0);
+            old
+        })
+    }
+
+    /// `sc-set-gpt(idx, v)`: false when the tag is not stored.
+    pub fn set_gpt(&self, e: &Entry, idx: usize, v: u64) -> bool {
+        self.update(e, |s, vals, _| {
+            match s.gpt(idx).and_then(|c| vals.get_mut(c)) {
+                Some(slot) => {
+                    *slot = Value::Count(v.min(u64::from(u32::MAX)));
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+
+    /// Column `at`'s value now (rates read at the current tick).
+    pub fn read(&self, e: &Entry, at: usize) -> Option<ReadValue> {
+        self.update(e, |s, vals, now| {
+            let col = s.column(at)?;
+            Some(match vals.get(at)? {
+                Value::Count(c) => ReadValue::Num(*c),
+                Value::Freq(f) => ReadValue::Num(u64::from(f.read(now, col.period))),
+                Value::Text(t) => ReadValue::Text(t.as_deref().map(str::to_string)),
+            })
+        })
+    }
+
+    /// Sets column `at` (`set table … data.<type> <v>`, `stick store`):
+    /// a count, a rate's current period, or a text.
+    pub fn write(&self, e: &Entry, at: usize, v: ReadValue) {
+        self.update(e, |_, vals, now| {
+            if let Some(slot) = vals.get_mut(at) {
+                *slot = match (&*slot, v) {
+                    (Value::Freq(_), ReadValue::Num(n)) => {
+                        Value::Freq(FreqCtr::with(now, u32::try_from(n).unwrap_or(u32::MAX)))
+                    }
+                    (Value::Text(_), ReadValue::Text(t)) => Value::Text(t.map(Into::into)),
+                    (_, ReadValue::Num(n)) => Value::Count(n),
+                    (_, ReadValue::Text(_)) => return,
+                };
+            }
+        })
+    }
+
+    /// Removes the expired unreferenced entries; returns how many went.
+    pub fn purge(&self) -> usize {
+        let now = self.now();
+        self.remove_where(|e| self.expired(e, now))
+    }
+
+    /// Removes the unreferenced entries `keep` says no to (`clear table`);
+    /// returns how many went.
+    pub fn clear(&self, remove: impl Fn(&Entry) -> bool) -> usize {
+        self.remove_where(|e| e.refs() == 0 && remove(e))
+    }
+
+    fn remove_where(&self, remove: impl Fn(&Entry) -> bool) -> usize {
+        let mut gone = 0;
+        for m in self.shards.iter() {
+            let mut shard = m.lock().unwrap_or_else(|e| e.into_inner());
+            let before = shard.len();
+            shard.retain(|s| !remove(&s.0));
+            gone += before - shard.len();
+        }
+        self.used.fetch_sub(gone, Ordering::Relaxed);
+        gone
+    }
+
+    /// Every live entry (a snapshot).
+    pub fn entries(&self) -> Vec<Arc<Entry>> {
+        let now = self.now();
+        let mut all = Vec::with_capacity(self.used());
+        for m in self.shards.iter() {
+            let shard = m.lock().unwrap_or_else(|e| e.into_inner());
+            all.extend(
+                shard
+                    .iter()
+                    .map(|s| s.0.clone())
+                    .filter(|e| !self.expired(e, now)),
+            );
+        }
+        all
+    }
+
+    /// `show table`'s line for `e`: address, key, use, expiry and the
+    /// stored values.
+    pub fn dump(&self, e: &Arc<Entry>) -> String {
+        let now = self.now();
+        let st = e.state();
+        let exp = st.expire.map_or(0, |at| {
+            if passed(now, at) {
+                0
+            } else {
+                at.wrapping_sub(now)
+            }
+        });
+        let mut out = format!(
+            "{:p}: key={} use={} exp={exp}",
+            Arc::as_ptr(e),
+            e.key.display(self.def.key),
+            e.refs()
+        );
+        for (col, v) in self.def.schema.columns().iter().zip(&st.values) {
+            let name = match col.ty {
+                DataType::Gpt => format!("gpt{}", col.idx),
+                DataType::Gpc => format!("gpc{}", col.idx),
+                DataType::GpcRate => format!("gpc{}_rate", col.idx),
+                t => t.name().to_string(),
+            };
+            let _ = match v {
+                Value::Count(c) => write!(out, " {name}={c}"),
+                Value::Freq(f) => {
+                    write!(out, " {name}({})={}", col.period, f.read(now, col.period))
+                }
+                Value::Text(t) => write!(out, " {name}={}", t.as_deref().unwrap_or("-")),
+            };
+        }
+        out
+    }
+}
+
+/// A value as read or written from outside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadValue {
+    Num(u64),
+    Text(Option<String>),
+}
+
+fn value_count(v: &Value) -> Option<u64> {
+    match v {
+        Value::Count(c) => Some(*c),
+        _ => None,
+    }
+}
+
+/// Adds `n` at column `at`: to a count (32 bits wrapping, 64 for bytes)
+/// or a rate.
+fn add_at(s: &Schema, vals: &mut [Value], at: Option<usize>, n: u64, now: u32) {
+    let (Some(at), Some(col)) = (at, at.and_then(|a| s.column(a))) else {
+        return;
+    };
+    match vals.get_mut(at) {
+        Some(Value::Count(c)) if col.ty.is_long() => *c = c.wrapping_add(n),
+        Some(Value::Count(c)) => *c = u64::from((*c as u32).wrapping_add(n as u32)),
+        Some(Value::Freq(f)) => f.add(now, col.period, u32::try_from(n).unwrap_or(u32::MAX)),
+        _ => {}
+    }
+}
+
+/// A stream's hold on an entry (`track-sc*`): counts on it while it
+/// lives; dropping it ends the connection it counted (`conn_cur`) and
+/// touches the entry.
+#[derive(Debug)]
+pub struct Tracker {
+    table: Arc<Table>,
+    entry: Arc<Entry>,
+}
+
+impl Tracker {
+    pub fn table(&self) -> &Arc<Table> {
+        &self.table
+    }
+
+    pub fn entry(&self) -> &Arc<Entry> {
+        &self.entry
+    }
+
+    /// Counts `ev` on the tracked entry.
+    pub fn count(&self, ev: Event) {
+        self.table.count(&self.entry, ev)
+    }
+}
+
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        self.table.update(&self.entry, |s, vals, _| {
+            if let Some(Value::Count(c)) =
+                s.find(DataType::ConnCur, 0).and_then(|i| vals.get_mut(i))
+            {
+                *c = c.saturating_sub(1);
+            }
+        });
+        self.table.touch(&self.entry);
+        self.entry.refs.fetch_sub(1, Ordering::Relaxed);
+    }
+}
