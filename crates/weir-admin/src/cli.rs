@@ -204,6 +204,8 @@ pub enum Command {
     },
     /// `show|new|set|commit|abort|del ssl …`, `add|del ssl crt-list`.
     Ssl(crate::ssl::SslCmd),
+    /// `show|clear|set table …`.
+    Table(crate::table::TableCmd),
 }
 
 impl Command {
@@ -224,6 +226,10 @@ impl Command {
             GetSocks | ExperimentalMode(_) => Level::User,
             GetVar(_) => Level::Operator,
             Ssl(_) => Level::Admin,
+            // (`show table` dumps entries from the operator level up;
+            // `clear table` says nothing below it.)
+            Table(t) if t.act == crate::table::TableAct::Set => Level::Operator,
+            Table(_) => Level::User,
             SetVar { .. } => Level::Operator,
             ShowPatterns { .. } | GetPattern { .. } => Level::Operator,
             AddPattern { .. } | DelPattern { .. } | SetPattern { .. } | ClearPatterns { .. } => {
@@ -468,6 +474,14 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["enable" | "disable", "frontend", ..] => {
             return Err(CliError::Usage("A frontend name is expected.".into()))
         }
+        [a @ ("show" | "clear" | "set"), "table", rest @ ..] => {
+            let act = match *a {
+                "show" => crate::table::TableAct::Show,
+                "clear" => crate::table::TableAct::Clear,
+                _ => crate::table::TableAct::Set,
+            };
+            Table(crate::table::parse(act, rest).map_err(CliError::Usage)?)
+        }
         ["show", "errors", rest @ ..] => {
             let mut px = None;
             let mut which = None;
@@ -629,6 +643,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "remove every entry of a map",
         Level::Admin,
     ),
+    (
+        "clear table <table> [<filter>]*",
+        "remove the entries of a table that match (data filter, key)",
+        Level::User,
+    ),
     ("clear counters all", "reset every counter", Level::Admin),
     (
         "del acl <acl> <key>|#<ref>",
@@ -728,6 +747,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Admin,
     ),
     (
+        "set table <t> key <k> [data.* <v>]*",
+        "create an entry of a table, or change its data",
+        Level::Operator,
+    ),
+    (
         "set weight <bk>/<srv> <w>[%]",
         "a server's weight, absolute or relative to the initial one",
         Level::Admin,
@@ -797,6 +821,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
     (
         "show stat [<px> <type> <sid>]",
         "proxies' and servers' counters as CSV",
+        Level::User,
+    ),
+    (
+        "show table <table> [<filter>]*",
+        "a table's size and use, or its entries that match (data filter, key)",
         Level::User,
     ),
     (

@@ -14,5 +14,6 @@ pub mod prom;
 pub mod sess;
 pub mod ssl;
 pub mod stat;
+pub mod table;
 pub mod typed;
 mod typed_meta;

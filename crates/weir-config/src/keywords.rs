@@ -14,9 +14,9 @@ pub enum Status {
 }
 
 /// What `tcp-request connection|session` do in weir.
-const TCP_ACTIONS: &str = "accept, reject, set-var, set-var-fmt, unset-var, set-src, set-dst, set-src-port, set-dst-port, silent-drop (a reset), expect-proxy layer4 (connection); track-sc*/sc-* (stick tables), set-mark, set-tos, expect-netscaler-cip are refused by name";
+const TCP_ACTIONS: &str = "accept, reject, set-var, set-var-fmt, unset-var, set-src, set-dst, set-src-port, set-dst-port, silent-drop (a reset), expect-proxy layer4 (connection), track-sc0..2 and sc-inc-gpc*, sc-set-gpt*, sc-add-gpc (stick tables; see the notes below); set-mark, set-tos, expect-netscaler-cip are refused by name";
 /// What `tcp-request content` does in weir.
-const TCP_CONTENT: &str = "in `mode http`, on each request before the `http-request` rules (frontend, then backend); in `mode tcp`, once before connecting, waiting up to `tcp-request inspect-delay` for the client's bytes a condition needs (a rule whose condition could change with more bytes waits, as haproxy's ACL misses do; the rules before it are not run again): accept, reject, set-var, set-var-fmt, unset-var, set-src/dst(-port), capture, set-log-level (accepted), silent-drop, `switch-mode http [proto h1|h2]` (the connection goes on in HTTP with the frontend's `http-request` rules; its first request is not run through these rules again, later ones are, in HTTP; `bind … proto none` closes instead); use-service, do-resolve, track-sc*/sc-*, set-mark/tos/nice/priority are refused by name";
+const TCP_CONTENT: &str = "in `mode http`, on each request before the `http-request` rules (frontend, then backend); in `mode tcp`, once before connecting, waiting up to `tcp-request inspect-delay` for the client's bytes a condition needs (a rule whose condition could change with more bytes waits, as haproxy's ACL misses do; the rules before it are not run again): accept, reject, set-var, set-var-fmt, unset-var, set-src/dst(-port), capture, set-log-level (accepted), silent-drop, `switch-mode http [proto h1|h2]` (the connection goes on in HTTP with the frontend's `http-request` rules; its first request is not run through these rules again, later ones are, in HTTP; `bind … proto none` closes instead); track-sc0..2, sc-inc-gpc*, sc-set-gpt*, sc-add-gpc; use-service, do-resolve, set-mark/tos/nice/priority are refused by name";
 
 /// One keyword of a table.
 #[derive(Debug, Clone, Copy)]
@@ -371,7 +371,7 @@ pub const PROXY: &[Keyword] = &[
     kw("stick on", "--LB", Status::Refused),
     kw("stick store-request", "--LB", Status::Refused),
     kw("stick store-response", "--LB", Status::Refused),
-    kw("stick-table", "-FLB", Status::Refused),
+    kw("stick-table", "-FLB", Status::Partly("every type, size, expire, nopurge, srvkey and store data type of 2.6; `peers` is refused (table replication comes later)")),
     kw("tcp-check comment", "D-LB", Status::Refused),
     kw("tcp-check connect", "D-LB", Status::Refused),
     kw("tcp-check expect", "D-LB", Status::Refused),
@@ -656,11 +656,24 @@ pub fn render_markdown() -> String {
     out.push_str(TLS_NOTES);
     out.push_str(H2_NOTES);
     out.push_str(RUNTIME_NOTES);
+    out.push_str(STICK_NOTES);
     out
 }
 
 /// The runtime API on `stats socket` (checked by
 /// `crates/weir/tests/suite/runtime_api.rs`).
+/// Stick tables: what weir does of them and what differs.
+const STICK_NOTES: &str = "
+## Stick tables (manual §4.2 `stick-table`, §7.3.3)
+
+- `stick-table type ip|ipv6|integer|string [len N]|binary [len N] size N[k|m|g] [expire T] [nopurge] [srvkey name|addr] [store …]` in frontends, listens and backends (a backend may hold only a table); every data type of 2.6 (`server_id`, `server_key`, `gpt0`, `gpt(N)`, `gpc0`, `gpc1`, `gpc(N)`, their rates, `conn_*`, `sess_*`, `http_req_*`, `http_err_*`, `http_fail_*`, `bytes_in_*`, `bytes_out_*`), with HAProxy's frequency counters (the same rate for the same event times). `peers` is refused: replication comes later. One table serves every thread (16 shards, each behind its own lock); expired entries are swept once a second and never seen after their expiry; a full table evicts its least recently used unreferenced entries (1/256 of its size at a time), or refuses new ones with `nopurge`.
+- Tracking: `track-sc0..2 <key> [table <t>]` in `tcp-request connection|session|content`, `http-request` and `http-response`; a slot already tracked stays as it is. A tracker counts a connection (`conn_cnt`, `conn_cur`, `conn_rate`) when it starts and releases `conn_cur` when its session (connection and session rules) or its stream (the others) ends; a session accepted counts `sess_*` on the connection's trackers; each HTTP request counts `http_req_*` on the trackers present after the frontend's `tcp-request content` rules and on an `http-request`/`http-response` tracker when it starts; `http_err_*` counts a server's 4xx, a request denied, tarpitted, invalid or cut short and a 401 of `auth`; `http_fail_*` a server's 5xx other than 501 and 505 and a response that failed; bytes count once an exchange (or a `mode tcp` session) ends.
+- Actions `sc-inc-gpc(<idx>,<sc>)`, `sc-inc-gpc0|1(<sc>)`, `sc-set-gpt(<idx>,<sc>) <expr|int>`, `sc-set-gpt0(<sc>) <expr|int>`, and `sc-add-gpc(<idx>,<sc>) <expr|int>` (from HAProxy 2.7).
+- Fetches `sc_*(<sc>[,<table>])`, `sc0_*`, `sc1_*`, `sc2_*` and `src_*([<table>])` for every §7.3.3 counter (`bytes_in_rate`, `bytes_out_rate`, `conn_cnt`, `conn_cur`, `conn_rate`, `get_gpc0|1`, `get_gpc(<idx>,…)`, `gpc0_rate`, `gpc1_rate`, `gpc_rate(<idx>,…)`, `get_gpt0`, `get_gpt(<idx>,…)`, `http_err_*`, `http_fail_*`, `http_req_*`, `inc_gpc*`, `clr_gpc*`, `kbytes_in`, `kbytes_out`, `sess_cnt`, `sess_rate`, `sc_tracked`, `sc_trackers`, `src_updt_conn_cnt`), `table_avl`, `table_cnt`; converters `in_table` and `table_*` (the same counters, `table_server_id`, `table_trackers`, `table_expire`, `table_idle`). As in HAProxy: a counter not tracked gives nothing, a missing entry gives 0, a data type not stored gives nothing; a table a rule names must exist (`unable to find table`).
+- Runtime API: `show table [<t> [data.<type> <op> <v>]… | key <k>]`, `clear table <t> [filters | key <k>]`, `set table <t> key <k> [data.<type> <v>]…` in HAProxy 2.6's words (entries in key order; contents from the operator level up).
+- Not yet: `stick on|match|store-*` persistence, `peers` sections and replication, the Prometheus `haproxy_sticktable_*` metrics.
+";
+
 const RUNTIME_NOTES: &str = "
 ## Runtime API (`stats socket`)
 

@@ -755,6 +755,17 @@ pub struct Proxy {
     /// `ignore-persist if|unless <cond>`: the persistence cookie is not
     /// followed.
     pub ignore_persist: Vec<weir_rules::Cond>,
+    /// `stick-table`: the proxy's own table.
+    pub stick_table: Option<StickTable>,
+}
+
+/// A `stick-table` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StickTable {
+    pub def: weir_stick::TableDef,
+    /// `srvkey addr`: servers are known by address, not name.
+    pub srvkey_addr: bool,
+    pub loc: Loc,
 }
 
 /// Where a backend's servers take their saved state from at start
@@ -862,6 +873,7 @@ impl Proxy {
             use_servers: Vec::new(),
             force_persist: Vec::new(),
             ignore_persist: Vec::new(),
+            stick_table: None,
         }
     }
 

@@ -59,6 +59,22 @@ pub fn deadline(t: Duration) -> Instant {
         .unwrap_or_else(|| n + Duration::from_secs(86400 * 365 * 30))
 }
 
+/// When the process started (the first call): ages and ticks count from
+/// it.
+pub fn epoch() -> std::time::Instant {
+    static E: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *E.get_or_init(std::time::Instant::now)
+}
+
+/// Milliseconds since [`epoch`] on a wrapping 32-bit tick (stick tables'
+/// clock, as HAProxy's `now_ms`).
+pub fn ticks() -> u32 {
+    now()
+        .into_std()
+        .saturating_duration_since(epoch())
+        .as_millis() as u32
+}
+
 /// The wall-clock time since the Unix epoch.
 pub fn wall() -> Duration {
     CACHE.with(|c| match c.wall.get() {

@@ -71,7 +71,7 @@ const STATICS: &[(&str, &str, &str)] = &[
         "the thread's sessions watching for a kill (shutdown session, hard stop)",
     ),
     (
-        "sessions.rs",
+        "clock.rs",
         "E",
         "the process's start instant, for session ages",
     ),

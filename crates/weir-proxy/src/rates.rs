@@ -207,14 +207,18 @@ fn idle_pct(wall: Duration, busy: Duration, threads: usize) -> u64 {
     ((avail - busy) * 100 / avail) as u64
 }
 
-/// Samples every second until the process stops.
+/// Samples every second until the process stops (and sweeps the stick
+/// tables' expired entries).
 pub async fn run(sh: std::sync::Arc<Shared>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut stop = sh.stopping.subscribe();
     loop {
         tokio::select! {
-            _ = tick.tick() => sh.rates.sample(&sh),
+            _ = tick.tick() => {
+                sh.rates.sample(&sh);
+                sh.tables.purge();
+            }
             _ = stop.wait_for(|s| *s) => return,
         }
     }

@@ -13,9 +13,9 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::pin::Pin;
-use std::sync::OnceLock;
+
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A connection's place in its thread's table (`seq` tells a reused slot).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -101,11 +101,7 @@ fn watchers_here() -> usize {
     WATCHERS.with(|w| std::ptr::from_ref(w) as usize)
 }
 
-/// When the process started: ages are counted from it.
-fn epoch() -> Instant {
-    static E: OnceLock<Instant> = OnceLock::new();
-    *E.get_or_init(Instant::now)
-}
+use crate::clock::epoch;
 
 /// Enters an accepted client connection in this thread's table.
 pub fn register(fd: RawFd, fe: FrontendId) -> Reg {

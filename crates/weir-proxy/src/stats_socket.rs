@@ -196,6 +196,10 @@ async fn answer(sh: &Shared, line: &str, payload: &[String], mode: &mut Mode) ->
                 out.push_str("This command is restricted to experimental mode only.\n")
             }
             Command::Help => out.push_str(&cli::help(*level)),
+            Command::Table(t) => {
+                let operator = *level >= cli::Level::Operator;
+                out.push_str(&crate::runtime::tables::run(sh, t, operator))
+            }
             Command::Lower(l) => *level = (*l).min(*level),
             Command::ShowCliLevel => {
                 out.push_str(level.name());

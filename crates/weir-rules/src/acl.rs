@@ -56,6 +56,8 @@ fn default_method(f: &Fetch) -> Method {
         Fetch::Internal(crate::internal::Internal::IsLocal { .. }) => Method::Bool,
         Fetch::BodySize => Method::Int,
         Fetch::Live(_) => Method::Int,
+        Fetch::Stick(f) if crate::stick::is_bool(f.what) => Method::Bool,
+        Fetch::Stick(_) => Method::Int,
         Fetch::Internal(
             crate::internal::Internal::FcHttpMajor
             | crate::internal::Internal::LastRuleLine
@@ -108,6 +110,8 @@ fn conv_method(c: &crate::sample::Conv) -> Method {
         Conv::Jwt(crate::jwt::JwtConv::Verify { .. }) => Method::Int,
         Conv::IpMask(..) => Method::Ip,
         Conv::Text(t) if t.gives_int() => Method::Int,
+        Conv::Stick(c) if crate::stick::is_bool(c.what) => Method::Bool,
+        Conv::Stick(_) => Method::Int,
         Conv::More(m) => match m {
             More::Arith(..)
             | More::Neg

@@ -117,6 +117,8 @@ pub enum HeaderOp {
 #[derive(Debug, Clone)]
 pub enum ReqAction {
     Allow,
+    /// `track-sc*`, `sc-inc-gpc*`, `sc-add-gpc`, `sc-set-gpt*`.
+    Stick(crate::stick::StickAction),
     /// `deny [status N] [<return options>]`: the error page, or the answer
     /// the options describe.
     Deny {
@@ -191,6 +193,8 @@ pub enum Service {
 #[derive(Debug, Clone)]
 pub enum ResAction {
     Allow,
+    /// `track-sc*`, `sc-inc-gpc*`, `sc-add-gpc`, `sc-set-gpt*`.
+    Stick(crate::stick::StickAction),
     Deny {
         status: u16,
         answer: Option<Return>,
@@ -687,6 +691,8 @@ pub fn parse_request_rule(
     };
     let action = if let Some(h) = header_op(name, args, load)? {
         ReqAction::Header(h)
+    } else if let Some(a) = crate::stick::parse_action(name, args, &|e| Expr::parse(e, load)) {
+        ReqAction::Stick(a?)
     } else if let Some(set) = crate::vars::parse_set(name, args, load) {
         let (var, value) = set?;
         ReqAction::SetVar(var, value)
@@ -795,6 +801,8 @@ pub fn parse_response_rule(
     let name = name.as_str();
     let action = if let Some(h) = header_op(name, args, load)? {
         ResAction::Header(h)
+    } else if let Some(a) = crate::stick::parse_action(name, args, &|e| Expr::parse(e, load)) {
+        ResAction::Stick(a?)
     } else if let Some(set) = crate::vars::parse_set(name, args, load) {
         let (var, value) = set?;
         ResAction::SetVar(var, value)

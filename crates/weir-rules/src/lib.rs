@@ -28,6 +28,7 @@ pub mod patref;
 pub mod payload;
 pub mod sample;
 pub mod ssl;
+pub mod stick;
 mod strconv;
 pub mod tcp;
 pub mod textconv;

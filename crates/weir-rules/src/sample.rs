@@ -238,6 +238,16 @@ pub trait Ctx {
     fn captured(&self, _res: bool, _idx: usize) -> Option<String> {
         None
     }
+    /// The stick table named `name` (a proxy's, or `<peers>/<table>`), or
+    /// with `None` the current proxy's.
+    fn stick_table(&self, _name: Option<&str>) -> Option<std::sync::Arc<weir_stick::Table>> {
+        None
+    }
+    /// The entry tracked counter `slot` holds (the stream's, else the
+    /// session's).
+    fn tracked(&self, _slot: usize) -> Option<crate::stick::TrackedEntry> {
+        None
+    }
 }
 
 pub use crate::ssl::{SslFetch, TlsInfo};
@@ -320,6 +330,8 @@ pub enum Fetch {
     Hdrs(crate::hdrfetch::HdrFetch),
     /// The live state of proxies and servers.
     Live(crate::live::Live),
+    /// Stick tables (`sc_*`, `src_*`, `table_*`).
+    Stick(crate::stick::StickFetch),
 }
 
 /// A converter with its arguments.
@@ -375,6 +387,8 @@ pub enum Conv {
     /// passes unchanged.
     SetVar(crate::vars::VarSet),
     UnsetVar(String),
+    /// `in_table`, `table_*`.
+    Stick(crate::stick::StickConv),
 }
 
 impl PartialEq for Conv {
@@ -500,7 +514,10 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
                 Some(r) => Fetch::Hdrs(r?),
                 None => match crate::live::parse(name, &a) {
                     Some(r) => Fetch::Live(r?),
-                    None => return Err(format!("unknown fetch method '{name}'")),
+                    None => match crate::stick::parse_fetch(name, &a) {
+                        Some(r) => Fetch::Stick(r?),
+                        None => return Err(format!("unknown fetch method '{name}'")),
+                    },
                 },
             },
         },
@@ -613,10 +630,13 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
                     Some(r) => Conv::Jwt(r?),
                     None => match crate::textconv::parse(name, &a) {
                         Some(r) => Conv::Text(r?),
-                        None if refused_conv(name) => {
-                            return Err(format!("converter '{name}' is not supported by weir"))
-                        }
-                        None => return Err(format!("unknown converter '{name}'")),
+                        None => match crate::stick::parse_conv(name, &a) {
+                            Some(r) => Conv::Stick(r?),
+                            None if refused_conv(name) => {
+                                return Err(format!("converter '{name}' is not supported by weir"))
+                            }
+                            None => return Err(format!("unknown converter '{name}'")),
+                        },
                     },
                 },
             },
@@ -624,8 +644,7 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
     })
 }
 
-/// Converters of haproxy 2.6 that weir knows and does not offer (stick
-/// tables come with their own issue).
+/// Converters of haproxy 2.6 that weir knows and does not offer.
 fn refused_conv(name: &str) -> bool {
     matches!(
         name,
@@ -635,10 +654,9 @@ fn refused_conv(name: &str) -> bool {
             | "capture-req"
             | "capture-res"
             | "debug"
-            | "in_table"
             | "da-csv-conv"
             | "51d.single"
-    ) || name.starts_with("table_")
+    )
 }
 
 impl Expr {
@@ -894,6 +912,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
         Fetch::Hdrs(h) => h.fetch(ctx),
         Fetch::Live(l) => one(ctx.live(l).map(|n| l.sample(n))),
+        Fetch::Stick(f) => one(crate::stick::fetch(f, ctx)),
     }
 }
 

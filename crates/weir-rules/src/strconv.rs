@@ -191,6 +191,7 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             ctx.unset_var(name);
             v
         }
+        Conv::Stick(c) => crate::stick::convert(c, &v, ctx)?,
         Conv::IpMask(a, b) => Sample::Ip(mask(v.to_ip()?, *a, *b)),
         Conv::Concat { before, var, after } => {
             let mut out = bytes();

@@ -74,14 +74,14 @@ pub enum TcpAction {
     /// (`Some(true)` HTTP/2, `Some(false)` HTTP/1.1 only, `None` either,
     /// by the first bytes).
     SwitchHttp(Option<bool>),
+    /// `track-sc*`, `sc-inc-gpc*`, `sc-add-gpc`, `sc-set-gpt*`.
+    Stick(crate::stick::StickAction),
 }
 
 /// Actions of HAProxy that weir refuses by name, with the reason.
 fn refused(name: &str) -> Option<&'static str> {
     let base = name.split('(').next().unwrap_or(name);
     Some(match base {
-        "track-sc0" | "track-sc1" | "track-sc2" | "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1"
-        | "sc-set-gpt" | "sc-set-gpt0" => "stick tables are not supported by weir yet",
         "use-service" => "TCP services (Lua) are not supported by weir",
         "do-resolve" => "resolvers are not supported by weir yet",
         "send-spoe-group" => "SPOE is not supported by weir",
@@ -104,6 +104,7 @@ fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
             set == Content
         }
         TcpAction::SetAddr(..) => set != Response,
+        TcpAction::Stick(_) => set != Response,
         _ => true,
     }
 }
@@ -123,7 +124,9 @@ pub fn parse_tcp_rule(
         let [arg] = exactly(args, what)?;
         Expr::parse(arg, load)
     };
+    let stick = crate::stick::parse_action(name, args, &|e| Expr::parse(e, load));
     let action = match name {
+        _ if stick.is_some() => TcpAction::Stick(stick.ok_or("no action")??),
         "accept" => TcpAction::Accept,
         "reject" => TcpAction::Reject,
         "close" => TcpAction::Close,

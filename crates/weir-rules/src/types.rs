@@ -99,6 +99,8 @@ fn conv_type(c: &Conv) -> Ty {
         Conv::More(More::Arith(..) | More::Neg | More::Cpl) => Ty::Int,
         Conv::More(More::Not | More::Bool | More::Odd | More::Even) => Ty::Bool,
         Conv::Lower | Conv::Upper | Conv::Hex | Conv::Base64 => Ty::Str,
+        Conv::Stick(c) if crate::stick::is_bool(c.what) => Ty::Bool,
+        Conv::Stick(_) => Ty::Int,
         _ => Ty::Any,
     }
 }

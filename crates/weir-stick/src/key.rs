@@ -63,8 +63,9 @@ impl KeyType {
     }
 }
 
-/// One key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One key (ordered as `show table` lists them: addresses by their bytes,
+/// integers by value, strings and blocks by their bytes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
     V4(Ipv4Addr),
     V6(Ipv6Addr),

@@ -260,6 +260,22 @@ impl Table {
         }
     }
 
+    /// Milliseconds until `e` expires (`None`: the table has no expiry).
+    pub fn expire_in(&self, e: &Entry) -> Option<u32> {
+        let now = self.now();
+        let at = e.state().expire?;
+        Some(if passed(now, at) {
+            0
+        } else {
+            at.wrapping_sub(now)
+        })
+    }
+
+    /// Milliseconds since `e` was last touched.
+    pub fn idle(&self, e: &Entry) -> u32 {
+        self.now().wrapping_sub(e.state().seen)
+    }
+
     /// Starts tracking `key`: the entry, referenced, touched and with a
     /// connection counted (`conn_cnt`, `conn_cur`, `conn_rate`).
     pub fn track(self: &Arc<Self>, key: &Key) -> Option<Tracker> {

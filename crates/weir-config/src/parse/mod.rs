@@ -11,6 +11,9 @@ mod log;
 mod persist;
 mod proxy;
 mod server;
+mod stick;
+#[cfg(test)]
+mod stick_tests;
 mod tcp;
 #[cfg(test)]
 mod tests;
@@ -114,6 +117,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
         http_errors: HashMap::new(),
         userlists: HashMap::new(),
         userlist_refs: Vec::new(),
+        table_refs: Vec::new(),
     };
     for src in sources {
         st.config.files.push(src.name.clone());
@@ -126,6 +130,8 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
             st.diags.alert(loc, format!("no such userlist '{name}'"));
         }
     }
+    let refs = std::mem::take(&mut st.table_refs);
+    stick::check_refs(&mut st, &refs);
     let mut lists: Vec<_> = std::mem::take(&mut st.userlists).into_values().collect();
     lists.sort_by(|a, b| a.name.cmp(&b.name));
     st.config.userlists = lists.into_iter().map(std::sync::Arc::new).collect();
@@ -173,6 +179,8 @@ pub(crate) struct State<'a> {
     pub(crate) userlists: HashMap<String, weir_rules::auth::Userlist>,
     /// `http_auth(<userlist>)` references, checked once all are known.
     pub(crate) userlist_refs: Vec<(String, Loc)>,
+    /// Tables named by rules and expressions, checked once all are known.
+    pub(crate) table_refs: Vec<stick::TableRef>,
     /// `http-errors` sections: name → (status, response) pairs.
     pub(crate) http_errors: HashMap<String, crate::model::ErrorPages>,
 }

@@ -88,8 +88,13 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
     }
     let nargs = entry.name.split(' ').count();
     let args = &words[nargs..];
-    if let Err(e) = apply(st, p, entry.name, args, negate, loc) {
-        st.diags.alert(loc, format!("'{}' : {e}", entry.name));
+    match apply(st, p, entry.name, args, negate, loc) {
+        Err(e) => st.diags.alert(loc, format!("'{}' : {e}", entry.name)),
+        Ok(()) if p.kind != ProxyKind::Defaults => {
+            let refs = super::stick::refs_in(&p.name, words, loc);
+            st.table_refs.extend(refs);
+        }
+        Ok(()) => {}
     }
 }
 
@@ -147,9 +152,10 @@ pub(super) fn apply(
             }
         }
     }
-    const FAMILIES: [Family; 9] = [
+    const FAMILIES: [Family; 10] = [
         wiring,
         super::persist::persistence,
+        super::stick::tables,
         http_fields,
         rules,
         super::balance::balancing,

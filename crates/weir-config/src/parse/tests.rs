@@ -97,11 +97,9 @@ fn all_errors_are_collected() {
 
 #[test]
 fn refused_keywords_and_sections_by_name() {
-    let e = errors(
-        "frontend f\n  bind :80\n  default_backend b\nbackend b\n  stick-table type ip size 1m\n",
-    );
+    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  stick on src\n");
     assert!(
-        e[0].contains("'stick-table' is not supported by weir yet"),
+        e[0].contains("'stick on' is not supported by weir yet"),
         "{e:?}"
     );
     let e = errors("peers p\n  peer a 127.0.0.1:1000\n");
@@ -725,7 +723,7 @@ fn tcp_rules_are_refused_where_haproxy_refuses_them() {
         "{head}frontend f\n bind :8080\n \
          tcp-request content close\n \
          tcp-request connection capture src len 4\n \
-         tcp-request content track-sc0 src\n \
+         tcp-request content track-sc3 src\n \
          tcp-request content switch-mode tcp\n \
          tcp-request session bogus\n \
          tcp-request inspect-delay\n \
@@ -739,7 +737,7 @@ fn tcp_rules_are_refused_where_haproxy_refuses_them() {
         e[1].contains("t.cfg:9") && e[1].contains("'capture' is not allowed"),
         "{e:?}"
     );
-    assert!(e[2].contains("'track-sc0': stick tables"), "{e:?}");
+    assert!(e[2].contains("track-sc number exceeding 2"), "{e:?}");
     assert!(e[3].contains("'switch-mode' expects 'http"), "{e:?}");
     assert!(e[4].contains("unknown action 'bogus'"), "{e:?}");
     assert!(e[5].contains("expects a timeout"), "{e:?}");

@@ -188,6 +188,10 @@ pub(super) async fn decide<'s>(
     if let Some(v) = content_rules(fe_px, req, vars, tmpl) {
         return (v, None);
     }
+    // The request counts on what the session and the frontend's
+    // `tcp-request content` rules track (an `http-request track-sc*`
+    // counts it when it starts).
+    vars.track.count(weir_stick::Event::HttpReq);
     let mut verdict = run(&fe_px.http_request, fe_px, req, vars, tmpl, dirty, bw).await;
     if matches!(verdict, Verdict::Continue) {
         verdict = run(&fe_px.redirects, fe_px, req, vars, tmpl, dirty, bw).await;
@@ -271,6 +275,7 @@ fn content_rules(
     if px.tcp.content.is_empty() || (switched && tmpl.first && req.minor < 2) {
         return None;
     }
+    vars.rules_of(&tmpl.sh.tables, &px.name);
     let view = ExCtx {
         req: Some(req),
         ..*tmpl

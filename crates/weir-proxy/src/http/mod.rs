@@ -528,6 +528,9 @@ impl<'a> Session<'a> {
             rec.ta = ms(crate::clock::elapsed(start));
             rec.tt = rec.ta + ti;
             crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
+            if !vars.track.is_empty() {
+                rules::count_exchange(&vars.track, &rec);
+            }
             if !out.nolog && !rec.logged {
                 log_exchange(sh, fe_idx, &mut rec);
             }
@@ -601,6 +604,10 @@ impl<'a> Session<'a> {
         rec.tt = rec.ta + ti;
         if !nothing {
             crate::stats::count(sh, fe_idx, None, None, &rec, true);
+            if let Some(v) = &self.vars {
+                v.track.count(weir_stick::Event::HttpReq);
+                rules::count_exchange(&v.track, &rec);
+            }
         }
         if !(nothing && fe_px.options.dontlognull) {
             log_exchange(sh, fe_idx, &mut rec);

@@ -72,6 +72,11 @@ pub(super) async fn head<'r>(
     rec: &mut LogRecord<'r>,
     vars: &mut Vars,
 ) -> Next<'r> {
+    // The server's answer counts on the entries tracked before its rules
+    // run (a 4xx as the client's error, a 5xx as the server's failure).
+    for ev in super::rules::status_events(res.status, true) {
+        vars.track.count(ev);
+    }
     // The response's rules see the server connection's TLS session.
     let stmpl = ExCtx {
         srv_tls: s.conn.tls_info(),
@@ -200,6 +205,7 @@ fn tcp_rules(
     if rules.is_empty() {
         return Ok(false);
     }
+    vars.rules_of(&tmpl.sh.tables, &r.be_px.name);
     let view = ExCtx {
         req: Some(req),
         res: Some(res),

@@ -31,6 +31,11 @@ pub struct Vars {
     /// The last rule that ended a rule set of the exchange.
     pub last_rule: Option<weir_rules::RuleAt>,
     proc: ProcVars,
+    /// The stick counters tracked (`track-sc*`).
+    pub track: crate::state::tables::Trackers,
+    /// The table of the proxy whose rules run (stick fetches without a
+    /// table name read it).
+    pub own_table: Option<std::sync::Arc<weir_stick::Table>>,
 }
 
 /// The timeouts `set-timeout` gave one exchange (none: the backend's).
@@ -50,6 +55,8 @@ impl Vars {
             timeouts: SetTimeouts::default(),
             last_rule: None,
             proc: proc.clone(),
+            track: Default::default(),
+            own_table: None,
         }
     }
     pub(crate) fn get(&self, name: &str) -> Option<Sample> {
@@ -79,9 +86,19 @@ impl Vars {
         }
         self.vals.unset(name)
     }
+    /// The rules of proxy `name` run next: stick fetches without a table
+    /// name read its table.
+    pub fn rules_of(&mut self, tables: &crate::state::tables::Tables, name: &str) {
+        if !tables.all().is_empty() {
+            self.own_table = tables.named(name).cloned();
+        }
+    }
     /// No variable is left.
     pub fn is_empty(&self) -> bool {
-        self.vals.is_empty() && self.captures.is_empty() && self.unique_id.is_none()
+        self.vals.is_empty()
+            && self.captures.is_empty()
+            && self.unique_id.is_none()
+            && self.track.is_empty()
     }
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
@@ -89,6 +106,8 @@ impl Vars {
         self.unique_id = None;
         self.timeouts = SetTimeouts::default();
         self.last_rule = None;
+        self.track.end_stream();
+        self.own_table = None;
         self.vals
             .retain(|n| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -226,6 +245,8 @@ enum Edit {
     Addr(weir_rules::AddrPart, Option<Sample>),
     Capture(usize, String),
     Timeout(weir_rules::action::TimeoutKind, Option<Duration>),
+    /// `track-sc*`: what to track.
+    Track(weir_rules::stick::TrackReq),
 }
 
 fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
@@ -377,6 +398,7 @@ pub fn run_request(
     dirty: &mut bool,
     body: Option<&[u8]>,
 ) -> Verdict {
+    vars.rules_of(&tmpl.sh.tables, &px.name);
     for (i, rule) in rules.iter().enumerate() {
         let step = {
             let ctx = ExCtx {
@@ -491,6 +513,10 @@ fn request_step(
         }
         ReqAction::SetVar(n, e) => Edit::SetVar(n.clone(), e.eval(ctx)),
         ReqAction::UnsetVar(n) => Edit::UnsetVar(n.clone()),
+        ReqAction::Stick(a) => match weir_rules::stick::act(a, ctx) {
+            Some(t) => Edit::Track(t),
+            None => return Step::Skip,
+        },
         ReqAction::SetLogLevel => return Step::Skip,
         ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
             Some(u) => Edit::Uri(u),
@@ -570,6 +596,11 @@ fn apply_request_edit(
             crate::tcp::rules::set_addr(a, part, &v);
         }
         Edit::Addr(_, None) => {}
+        Edit::Track(t) => {
+            if let Some(new) = vars.track.track(t.slot, false, &t.table, &t.key) {
+                new.count(weir_stick::Event::HttpReq);
+            }
+        }
     }
 }
 
@@ -583,6 +614,7 @@ pub fn run_response(
     tmpl: &ExCtx<'_>,
     dirty: &mut bool,
 ) -> Option<Local> {
+    vars.rules_of(&tmpl.sh.tables, &px.name);
     for rule in rules {
         // `Err`: the rule ends the set (with an answer replacing the
         // server's, or none for `allow`).
@@ -633,6 +665,10 @@ pub fn run_response(
                 )),
                 ResAction::SetVar(n, e) => Ok(Edit::SetVar(n.clone(), e.eval(&ctx))),
                 ResAction::UnsetVar(n) => Ok(Edit::UnsetVar(n.clone())),
+                ResAction::Stick(a) => match weir_rules::stick::act(a, &ctx) {
+                    Some(t) => Ok(Edit::Track(t)),
+                    None => continue,
+                },
                 // Done before the rules ran (see `respond::wait_body`).
                 ResAction::SetLogLevel | ResAction::WaitForBody { .. } => continue,
             }
@@ -656,8 +692,55 @@ pub fn run_response(
             }
             Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
             Edit::UnsetVar(n) => vars.unset(&n),
+            Edit::Track(t) => {
+                if let Some(new) = vars.track.track(t.slot, false, &t.table, &t.key) {
+                    // The request was counted before this tracker began,
+                    // and so was a 4xx or 5xx answer: count them now.
+                    new.count(weir_stick::Event::HttpReq);
+                    for ev in status_events(res.status, true) {
+                        new.count(ev);
+                    }
+                }
+            }
             _ => {}
         }
     }
     None
+}
+
+/// Counts a finished exchange on the entries tracked: its bytes, a
+/// client's error weir answered (a request denied, tarpitted, invalid or
+/// cut short, a 401 of `auth`) and a server's failure without an answer
+/// (its response invalid or cut short). The server's answers counted
+/// when their head came (`status_events`).
+pub fn count_exchange(track: &crate::state::tables::Trackers, rec: &crate::log::LogRecord<'_>) {
+    use crate::term::State as At;
+    use weir_stick::Event;
+    track.count(Event::BytesIn(rec.bytes_in));
+    track.count(Event::BytesOut(rec.bytes_out));
+    let t = rec.term;
+    let refused = match t.cause {
+        Cause::Proxy => matches!(t.state, At::Request | At::Tarpit),
+        Cause::Client => t.state == At::Request,
+        Cause::Local => rec.status == 401,
+        _ => false,
+    };
+    if refused {
+        track.count(Event::HttpErr);
+    }
+    if t.server_side() && t.state == At::Headers {
+        track.count(Event::HttpFail);
+    }
+}
+
+/// What a response with `status` counts on the tracked entries: a 4xx is
+/// the client's error (`http_err_*`), a 5xx other than 501 and 505 the
+/// server's failure (`http_fail_*`); `from_server` false for weir's own
+/// answers, which count neither here.
+pub fn status_events(status: u16, from_server: bool) -> impl Iterator<Item = weir_stick::Event> {
+    let err = from_server && (400..500).contains(&status);
+    let fail = from_server && status >= 500 && status != 501 && status != 505;
+    err.then_some(weir_stick::Event::HttpErr)
+        .into_iter()
+        .chain(fail.then_some(weir_stick::Event::HttpFail))
 }

@@ -51,6 +51,28 @@ pub struct ExCtx<'a> {
     pub srv_conn: Option<super::peer::Peer<'a>>,
 }
 
+/// The stick table `name` names (`None`: the table of the proxy whose
+/// rules run, else `fallback`'s).
+fn table_in(
+    tables: &crate::state::tables::Tables,
+    vars: Option<&Vars>,
+    fallback: Option<&str>,
+    name: Option<&str>,
+) -> Option<std::sync::Arc<weir_stick::Table>> {
+    match name {
+        Some(n) => tables.named(n).cloned(),
+        None => vars
+            .and_then(|v| v.own_table.clone())
+            .or_else(|| tables.named(fallback?).cloned()),
+    }
+}
+
+/// The entry tracked counter `slot` holds.
+fn tracked_in(vars: Option<&Vars>, slot: usize) -> Option<weir_rules::stick::TrackedEntry> {
+    let t = vars?.track.get(slot)?;
+    Some((t.table().clone(), t.entry().clone()))
+}
+
 /// The `set-var` converter on a view's variables (none: nothing).
 fn set_in(vars: Option<&Vars>, var: &VarSet, v: &Sample) {
     if let Some(vars) = vars {
@@ -85,6 +107,13 @@ impl ExCtx<'_> {
 impl Ctx for ExCtx<'_> {
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
+    }
+    fn stick_table(&self, name: Option<&str>) -> Option<std::sync::Arc<weir_stick::Table>> {
+        let fe = &self.sh.frontend(self.fe_idx).name;
+        table_in(&self.sh.tables, self.vars, Some(fe), name)
+    }
+    fn tracked(&self, slot: usize) -> Option<weir_rules::stick::TrackedEntry> {
+        tracked_in(self.vars, slot)
     }
     fn res_version(&self) -> Option<&str> {
         self.res.map(|r| match r.minor {
@@ -305,11 +334,21 @@ pub struct L4Ctx<'a> {
     /// The client's first bytes, as `tcp-request content` inspected them.
     pub payload: &'a [u8],
     pub vars: Option<&'a Vars>,
+    /// The stick tables, and the frontend's name (whose table fetches
+    /// without a table name read).
+    pub tables: &'a crate::state::tables::Tables,
+    pub frontend: &'a str,
 }
 
 impl Ctx for L4Ctx<'_> {
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
+    }
+    fn stick_table(&self, name: Option<&str>) -> Option<std::sync::Arc<weir_stick::Table>> {
+        table_in(self.tables, self.vars, Some(self.frontend), name)
+    }
+    fn tracked(&self, slot: usize) -> Option<weir_rules::stick::TrackedEntry> {
+        tracked_in(self.vars, slot)
     }
     fn payload(&self) -> Option<(&[u8], bool)> {
         Some((self.payload, true))

@@ -10,6 +10,7 @@ mod rows;
 mod sess;
 mod ssl;
 mod stats_page;
+pub mod tables;
 
 pub use rows::{info_field, prometheus, stat_rows};
 
@@ -95,6 +96,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
         Command::GetVar(name) => get_var(sh, name),
         Command::Ssl(c) => ssl::run(sh, c),
+        Command::Table(t) => tables::run(sh, t, true),
         Command::SetVar { name, fmt, value } => set_var(sh, name, *fmt, value),
         Command::ShowBackend => {
             let mut out = String::from("# name\n");

@@ -94,6 +94,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         server_kills: AtomicU32::new(0),
         rates: rates::Rates::default(),
         tls_files: files,
+        tables: super::tables::Tables::build(&cfg),
         cfg,
     })
 }

@@ -17,6 +17,7 @@ pub mod ids;
 pub mod live;
 pub mod procvars;
 pub mod saved;
+pub mod tables;
 pub mod workers;
 pub use build::{build, resolve, Carried, Limits};
 pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerConf, ServerId};
@@ -358,6 +359,8 @@ pub struct Shared {
     pub rates: crate::rates::Rates,
     /// The TLS files (`show|set|commit ssl …`).
     pub tls_files: crate::tls::store::Store,
+    /// The stick tables.
+    pub tables: tables::Tables,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

@@ -94,6 +94,9 @@ pub fn run(
             }
             let mut rec = record(&sh, fe_idx, &acc, accept_wall);
             sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
+            // What was read counts on the entries tracked.
+            vars.track
+                .count(weir_stick::Event::BytesIn(initial.len() as u64));
             refused(&sh, fe_idx, &mut rec, &acc, started);
             return;
         }
@@ -131,6 +134,8 @@ fn http_backend(
         tls: client.tls_info(),
         payload: initial,
         vars: Some(vars),
+        tables: &sh.tables,
+        frontend: &sh.frontend(fe_idx).name,
     };
     sh.select_backend(fe_idx, &l4)
         .is_some_and(|b| sh.proxy(b.proxy).mode == weir_config::Mode::Http)
@@ -185,6 +190,7 @@ async fn inspect(
     if content.is_empty() {
         return Decision::Go;
     }
+    vars.rules_of(&sh.tables, &px.name);
     let deadline = px.tcp.inspect_delay.map(|d| crate::clock::now() + d);
     let mut ended = false;
     let mut from = 0;
@@ -301,6 +307,8 @@ fn run_tcp(
             tls: client.tls_info(),
             payload: &initial,
             vars: Some(&vars),
+            tables: &sh.tables,
+            frontend: &fe.name,
         };
         let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
             refused(&sh, fe_idx, &mut rec, acc, started);
@@ -387,7 +395,10 @@ fn run_tcp(
             rec.early = true;
             log_session(&sh, fe_idx, &rec);
         }
-        let link = link_of(&be, conn.srv, started, accept_wall, &rec);
+        let mut link = link_of(&be, conn.srv, started, accept_wall, &rec);
+        if !vars.track.is_empty() {
+            link.track = Some(Box::new(std::mem::take(&mut vars.track)));
+        }
         drop(rec);
         let start = super::Start::New {
             initial,
@@ -533,6 +544,7 @@ async fn response_rules(
 ) -> (Decision, super::Early) {
     let be_px = h.sh.proxy(h.be.proxy);
     let rules = &be_px.tcp.response;
+    vars.rules_of(&h.sh.tables, &be_px.name);
     let mut early = super::Early {
         client_eof,
         ..super::Early::default()
@@ -656,6 +668,7 @@ fn link_of(
         feconn: rec.feconn,
         beconn: rec.beconn,
         srvconn: rec.srvconn,
+        track: None,
     }
 }
 

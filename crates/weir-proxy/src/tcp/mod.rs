@@ -47,6 +47,8 @@ pub(crate) struct Link {
     pub feconn: u32,
     pub beconn: u32,
     pub srvconn: u32,
+    /// The stick counters the session tracks, until it ends.
+    pub track: Option<Box<crate::state::tables::Trackers>>,
 }
 
 /// How forwarding starts: afresh, with the client bytes read while
@@ -266,6 +268,10 @@ pub(crate) fn forward<'a>(
             ..LogRecord::default()
         };
         crate::stats::count(sh, fe_idx, Some(&be), Some(link.srv), &rec, false);
+        if let Some(t) = &link.track {
+            t.count(weir_stick::Event::BytesIn(rec.bytes_in));
+            t.count(weir_stick::Event::BytesOut(rec.bytes_out));
+        }
         // `option logasap` logged the session once connected.
         if !sh.proxy(sh.frontend(fe_idx).proxy).options.logasap {
             crate::session::log_session(sh, fe_idx, &rec);

@@ -130,6 +130,12 @@ pub fn run_from(
                 let v = crate::http::rules::captured(expr, *len, &ctx);
                 subj.vars.captures.push((*slot, v));
             }
+            TcpAction::Stick(a) => {
+                if let Some(t) = weir_rules::stick::act(a, &ctx) {
+                    let sess = matches!(set, TcpRuleSet::Connection | TcpRuleSet::Session);
+                    subj.vars.track.track(t.slot, sess, &t.table, &t.key);
+                }
+            }
         }
     }
     Ok(Decision::Go)
@@ -254,9 +260,17 @@ pub fn admit(
 ) -> bool {
     let px = sh.proxy(sh.frontend(fe_idx).proxy);
     let rules = px.tcp.of(set);
+    // A session accepted counts on the entries its connection tracks.
+    let accepted = |vars: &Vars| {
+        if set == TcpRuleSet::Session {
+            vars.track.count(weir_stick::Event::Sess);
+        }
+        true
+    };
     if rules.is_empty() {
-        return true;
+        return accepted(vars);
     }
+    vars.rules_of(&sh.tables, &px.name);
     let conn = (acc.peer, acc.local);
     let mut subj = Subject {
         peer: &mut acc.peer,
@@ -274,7 +288,7 @@ pub fn admit(
         acc.fc = Some(Box::new(conn));
     }
     match d {
-        Decision::Go | Decision::Close | Decision::SwitchHttp(_) => true,
+        Decision::Go | Decision::Close | Decision::SwitchHttp(_) => accepted(vars),
         Decision::Reject | Decision::Drop => {
             let ctr = if set == TcpRuleSet::Connection {
                 Ctr::ConnDenied

@@ -40,6 +40,7 @@ mod server_state;
 mod smuggling;
 mod smuggling_h2;
 mod stats_page;
+mod stick_tables;
 mod tcp_inspect;
 mod tcp_rules;
 mod tcp_sleep;

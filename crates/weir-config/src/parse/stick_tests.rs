@@ -1,0 +1,129 @@
+//! `stick-table` lines and the tables rules name.
+
+use super::tests::{errors, ok, parse_str};
+use crate::diag::Level;
+use weir_stick::{DataType, KeyType};
+
+const HEAD: &str =
+    "defaults\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";
+
+fn fe(lines: &str) -> String {
+    format!(
+        "{HEAD}frontend f\n bind :8080\n{lines}backend b\n stick-table type ip size 1 store gpc0\n"
+    )
+}
+
+#[test]
+fn stick_tables_parse_every_argument() {
+    let c = ok(&format!(
+        "{HEAD}backend t\n stick-table type string len 8 size 1k expire 30s nopurge srvkey addr store conn_rate(10s),gpc(2) store http_req_cnt\n"
+    ));
+    let t = c.proxies[0].stick_table.as_ref().unwrap();
+    assert_eq!(t.def.key, KeyType::String(8));
+    assert_eq!(t.def.size, 1024);
+    assert_eq!(t.def.expire, Some(30_000));
+    assert!(t.def.nopurge && t.srvkey_addr);
+    let tys: Vec<_> = t.def.schema.columns().iter().map(|c| c.ty).collect();
+    assert_eq!(
+        tys,
+        [
+            DataType::ConnRate,
+            DataType::HttpReqCnt,
+            DataType::Gpc,
+            DataType::Gpc
+        ]
+    );
+}
+
+#[test]
+fn bad_stick_tables_say_what_haproxy_says() {
+    for (line, msg) in [
+        ("stick-table type ip", "stick-table: missing size."),
+        ("stick-table size 10", "stick-table: missing type."),
+        (
+            "stick-table type foo size 1",
+            "stick-table: unknown key type 'foo'.",
+        ),
+        (
+            "stick-table type ip size 1 store bogus",
+            "unknown store option 'bogus'",
+        ),
+        (
+            "stick-table type ip size 1 store conn_rate",
+            "missing argument to store option 'conn_rate'",
+        ),
+        (
+            "stick-table type ip size 1 expire x",
+            "unexpected character 'x' in argument of 'expire'",
+        ),
+        (
+            "stick-table type ip size 1 write-to x",
+            "unknown argument 'write-to'",
+        ),
+        (
+            "stick-table type ip size 1 store gpc(2),gpc0",
+            "simultaneous usage of 'gpc' and 'gpc[0/1]'",
+        ),
+        (
+            "stick-table type ip size 1 peers p",
+            "'peers' (table replication) is not supported",
+        ),
+    ] {
+        let e = errors(&fe(&format!(" {line}\n")));
+        assert!(
+            e[0].contains("t.cfg:8") && e[0].contains(msg),
+            "{line}: {e:?}"
+        );
+    }
+    let p = parse_str(&fe(" stick-table type ip size 1 store gpc0,gpc0\n"));
+    assert!(p.config.is_some());
+    assert!(p.diagnostics.items.iter().any(|d| d.level == Level::Warning
+        && d.to_string()
+            .contains("store option 'gpc0' already enabled, ignored")));
+}
+
+#[test]
+fn tables_that_rules_name_must_exist() {
+    for (line, want) in [
+        (
+            "http-request track-sc0 src",
+            "unable to find table 'f' referenced by track-sc0",
+        ),
+        (
+            "http-request track-sc1 src table nope",
+            "unable to find table 'nope' referenced by track-sc1",
+        ),
+        (
+            "http-request deny if { src_conn_rate gt 1 }",
+            "unable to find table 'f' referenced by ACL keyword 'src_conn_rate'",
+        ),
+        (
+            "http-request deny if { sc_conn_rate(0,nope) gt 1 }",
+            "unable to find table 'nope'",
+        ),
+        (
+            "http-request deny if { src,table_conn_rate(nope) gt 1 }",
+            "unable to find table 'nope' referenced by conversion keyword 'table_conn_rate'",
+        ),
+        (
+            "http-request set-header x %[src,in_table(nope)]",
+            "unable to find table 'nope'",
+        ),
+    ] {
+        let e = errors(&fe(&format!(" {line}\n")));
+        assert!(
+            e.iter().any(|m| m.contains("t.cfg:8") && m.contains(want)),
+            "{line}: {e:?}"
+        );
+    }
+    for line in [
+        "http-request track-sc0 src table b",
+        "http-request deny if { sc0_conn_rate gt 1 }",
+        "http-request deny if { src,table_gpc0(b) gt 1 }",
+        "tcp-request connection sc-inc-gpc0(0)",
+        "http-request sc-set-gpt0(1) 5",
+        "http-request sc-add-gpc(0,1) req.hdr_cnt(x)",
+    ] {
+        ok(&fe(&format!(" {line}\n")));
+    }
+}

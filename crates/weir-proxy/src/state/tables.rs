@@ -1,0 +1,130 @@
+//! The stick tables of the configuration (one per `stick-table` line),
+//! shared by every thread, and what a session or a stream tracks in them
+//! (`track-sc0` to `track-sc2`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use weir_config::Config;
+use weir_rules::stick::SLOTS;
+use weir_stick::{Clock, Event, Key, Table, Tracker};
+
+/// Every table, by name.
+#[derive(Debug, Default)]
+pub struct Tables {
+    /// In the configuration's order.
+    list: Vec<Arc<Table>>,
+    by_name: HashMap<String, Arc<Table>>,
+}
+
+impl Tables {
+    /// The tables `cfg` declares, on weir's clock.
+    pub fn build(cfg: &Config) -> Tables {
+        let clock: Clock = Arc::new(crate::clock::ticks);
+        let list: Vec<Arc<Table>> = cfg
+            .proxies
+            .iter()
+            .filter_map(|p| p.stick_table.as_ref())
+            .map(|t| Arc::new(Table::new(t.def.clone(), clock.clone())))
+            .collect();
+        let by_name = list
+            .iter()
+            .map(|t| (t.name().to_string(), t.clone()))
+            .collect();
+        Tables { list, by_name }
+    }
+
+    /// The table named `name`.
+    pub fn named(&self, name: &str) -> Option<&Arc<Table>> {
+        self.by_name.get(name)
+    }
+
+    /// Every table, in the configuration's order.
+    pub fn all(&self) -> &[Arc<Table>] {
+        &self.list
+    }
+
+    /// Removes expired entries (run once a second).
+    pub fn purge(&self) {
+        for t in &self.list {
+            t.purge();
+        }
+    }
+}
+
+/// The counters a session (`tcp-request connection|session`) and its
+/// current stream (the other rule sets) track. A copy (an HTTP/2
+/// stream's) shares the session's counters and tracks none of its own
+/// yet.
+#[derive(Debug, Default)]
+pub struct Trackers {
+    sess: Arc<[Option<Tracker>; SLOTS]>,
+    stream: [Option<Tracker>; SLOTS],
+}
+
+impl Clone for Trackers {
+    fn clone(&self) -> Self {
+        Trackers {
+            sess: self.sess.clone(),
+            stream: Default::default(),
+        }
+    }
+}
+
+impl Trackers {
+    /// Whether nothing is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.all().next().is_none()
+    }
+
+    /// Every tracked counter: the stream's, then the session's.
+    pub fn all(&self) -> impl Iterator<Item = &Tracker> {
+        self.stream.iter().chain(self.sess.iter()).flatten()
+    }
+
+    /// Counter `slot`: the stream's, else the session's.
+    pub fn get(&self, slot: usize) -> Option<&Tracker> {
+        self.stream
+            .get(slot)
+            .and_then(Option::as_ref)
+            .or_else(|| self.sess.get(slot).and_then(Option::as_ref))
+    }
+
+    /// `track-sc<slot>`: starts tracking `key` in `table` unless the slot
+    /// is taken (then the rule does nothing, as in HAProxy); `sess` for the
+    /// session's rule sets. Gives the new tracker.
+    pub fn track(
+        &mut self,
+        slot: usize,
+        sess: bool,
+        table: &Arc<Table>,
+        key: &Key,
+    ) -> Option<&Tracker> {
+        if self.get(slot).is_some() {
+            return None;
+        }
+        // The session's counters are shared only once its streams start,
+        // after the rule sets that track them.
+        let place = if sess {
+            Arc::get_mut(&mut self.sess)?
+        } else {
+            &mut self.stream
+        };
+        let cell = place.get_mut(slot)?;
+        let t = table.track(key)?;
+        *cell = Some(t);
+        cell.as_ref()
+    }
+
+    /// Counts `ev` on every tracked entry.
+    pub fn count(&self, ev: Event) {
+        for t in self.all() {
+            t.count(ev);
+        }
+    }
+
+    /// Ends the stream's counters (its connection leaves `conn_cur`).
+    pub fn end_stream(&mut self) {
+        self.stream = Default::default();
+    }
+}
