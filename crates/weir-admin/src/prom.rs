@@ -381,7 +381,7 @@ const CHECK_STATES: &[&str] = &[
     "L7OK", "L7OKC", "L7STS", "PROCERR", "PROCTOUT", "PROCOK",
 ];
 
-/// What a request asks for: `?scope=global|frontend|backend|server`
+/// What a request asks for: `?scope=global|frontend|backend|server|sticktable`
 /// (repeatable; none means all, an empty one means none of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {
@@ -389,6 +389,7 @@ pub struct Scope {
     pub frontend: bool,
     pub backend: bool,
     pub server: bool,
+    pub sticktable: bool,
 }
 
 impl Scope {
@@ -401,6 +402,7 @@ impl Scope {
             frontend: false,
             backend: false,
             server: false,
+            sticktable: false,
         };
         for kv in query.split('&') {
             let Some(v) = kv.strip_prefix("scope=") else {
@@ -412,6 +414,7 @@ impl Scope {
                 "frontend" => sc.frontend = true,
                 "backend" => sc.backend = true,
                 "server" => sc.server = true,
+                "sticktable" => sc.sticktable = true,
                 "" => {}
                 _ => return None,
             }
@@ -422,6 +425,7 @@ impl Scope {
                 frontend: true,
                 backend: true,
                 server: true,
+                sticktable: true,
             };
         }
         Some(sc)
@@ -452,6 +456,33 @@ fn family(out: &mut String, name: &str, kind: Kind, help: &str) {
         Kind::Counter => "counter",
     };
     out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {t}\n"));
+}
+
+/// A stick table's figures: name, key type, size and entries used.
+pub type TableFigures<'a> = (&'a str, &'a str, usize, usize);
+
+/// The `sticktable` scope: each table's size and use (in the order given).
+pub fn render_tables(tables: &[TableFigures<'_>]) -> String {
+    let mut out = String::new();
+    if tables.is_empty() {
+        return out;
+    }
+    for (name, help, size) in [
+        ("haproxy_sticktable_size", "Stick table size.", true),
+        (
+            "haproxy_sticktable_used",
+            "Number of entries used in this stick table.",
+            false,
+        ),
+    ] {
+        family(&mut out, name, Kind::Gauge, help);
+        for (t, ty, sz, used) in tables {
+            let v = if size { sz } else { used };
+            let t = t.replace('\\', "\\\\").replace('"', "\\\"");
+            out.push_str(&format!("{name}{{name=\"{t}\",type=\"{ty}\"}} {v}\n"));
+        }
+    }
+    out
 }
 
 /// A numeric value as exported, or `None` when the source is empty or not

@@ -103,3 +103,19 @@ fn scopes_select_objects() {
     assert_eq!(Scope::parse("scope=bogus"), None);
     assert_eq!(Scope::parse("x=1").map(|s| s.server), Some(true));
 }
+
+#[test]
+fn stick_tables_as_haproxy_exports_them() {
+    let t = render_tables(&[("b2", "string", 10, 0), ("be", "ip", 1 << 20, 3)]);
+    assert_eq!(
+        t,
+        "# HELP haproxy_sticktable_size Stick table size.\n# TYPE haproxy_sticktable_size gauge\n\
+         haproxy_sticktable_size{name=\"b2\",type=\"string\"} 10\n\
+         haproxy_sticktable_size{name=\"be\",type=\"ip\"} 1048576\n\
+         # HELP haproxy_sticktable_used Number of entries used in this stick table.\n# TYPE haproxy_sticktable_used gauge\n\
+         haproxy_sticktable_used{name=\"b2\",type=\"string\"} 0\n\
+         haproxy_sticktable_used{name=\"be\",type=\"ip\"} 3\n"
+    );
+    assert_eq!(render_tables(&[]), "");
+    assert!(Scope::parse("scope=sticktable").is_some_and(|s| s.sticktable && !s.server));
+}

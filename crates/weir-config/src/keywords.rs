@@ -367,10 +367,10 @@ pub const PROXY: &[Keyword] = &[
     kw("stats show-modules", "DFLB", Status::Refused),
     kw("stats show-node", "DFLB", Status::Supported),
     kw("stats uri", "DFLB", Status::Supported),
-    kw("stick match", "--LB", Status::Refused),
-    kw("stick on", "--LB", Status::Refused),
-    kw("stick store-request", "--LB", Status::Refused),
-    kw("stick store-response", "--LB", Status::Refused),
+    kw("stick match", "--LB", Status::Supported),
+    kw("stick on", "--LB", Status::Supported),
+    kw("stick store-request", "--LB", Status::Supported),
+    kw("stick store-response", "--LB", Status::Supported),
     kw("stick-table", "-FLB", Status::Partly("every type, size, expire, nopurge, srvkey and store data type of 2.6; `peers` is refused (table replication comes later)")),
     kw("tcp-check comment", "D-LB", Status::Refused),
     kw("tcp-check connect", "D-LB", Status::Refused),
@@ -671,7 +671,9 @@ const STICK_NOTES: &str = "
 - Actions `sc-inc-gpc(<idx>,<sc>)`, `sc-inc-gpc0|1(<sc>)`, `sc-set-gpt(<idx>,<sc>) <expr|int>`, `sc-set-gpt0(<sc>) <expr|int>`, and `sc-add-gpc(<idx>,<sc>) <expr|int>` (from HAProxy 2.7).
 - Fetches `sc_*(<sc>[,<table>])`, `sc0_*`, `sc1_*`, `sc2_*` and `src_*([<table>])` for every §7.3.3 counter (`bytes_in_rate`, `bytes_out_rate`, `conn_cnt`, `conn_cur`, `conn_rate`, `get_gpc0|1`, `get_gpc(<idx>,…)`, `gpc0_rate`, `gpc1_rate`, `gpc_rate(<idx>,…)`, `get_gpt0`, `get_gpt(<idx>,…)`, `http_err_*`, `http_fail_*`, `http_req_*`, `inc_gpc*`, `clr_gpc*`, `kbytes_in`, `kbytes_out`, `sess_cnt`, `sess_rate`, `sc_tracked`, `sc_trackers`, `src_updt_conn_cnt`), `table_avl`, `table_cnt`; converters `in_table` and `table_*` (the same counters, `table_server_id`, `table_trackers`, `table_expire`, `table_idle`). As in HAProxy: a counter not tracked gives nothing, a missing entry gives 0, a data type not stored gives nothing; a table a rule names must exist (`unable to find table`).
 - Runtime API: `show table [<t> [data.<type> <op> <v>]… | key <k>]`, `clear table <t> [filters | key <k>]`, `set table <t> key <k> [data.<type> <v>]…` in HAProxy 2.6's words (entries in key order; contents from the operator level up).
-- Not yet: `stick on|match|store-*` persistence, `peers` sections and replication, the Prometheus `haproxy_sticktable_*` metrics.
+- Persistence: `stick on|match|store-request|store-response <pattern> [table <t>] [if|unless <cond>]` in backends and listens (`mode http` and `mode tcp`): the first matching entry's server is used when it is up (or `force-persist`/`option persist`), unless a `use-server` rule or a cookie chose one; the first store rule of each table stores the server once connected (`store-response` on the response head). Entries hold `server_id` and `server_key` (enabled on the tables stick rules use, as in HAProxy); a server is found by its name (or with `srvkey addr` its address) first, then by its id.
+- Prometheus: the `sticktable` scope (`haproxy_sticktable_size`, `haproxy_sticktable_used`).
+- Not yet: `peers` sections and replication.
 ";
 
 const RUNTIME_NOTES: &str = "

@@ -757,6 +757,43 @@ pub struct Proxy {
     pub ignore_persist: Vec<weir_rules::Cond>,
     /// `stick-table`: the proxy's own table.
     pub stick_table: Option<StickTable>,
+    /// `stick on|match|store-request|store-response` rules, in order.
+    pub stick_rules: Vec<StickRule>,
+}
+
+/// What a `stick` rule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StickKind {
+    /// `stick match`: the server an entry names, if usable.
+    Match,
+    /// `stick on`: `match`, then `store-request`.
+    On,
+    /// `stick store-request`: the server chosen, stored under the key.
+    StoreRequest,
+    /// `stick store-response`: the same, with a key from the response.
+    StoreResponse,
+}
+
+impl StickKind {
+    /// Whether the rule looks a server up.
+    pub fn matches(self) -> bool {
+        matches!(self, StickKind::Match | StickKind::On)
+    }
+    /// Whether the rule stores the server at the request.
+    pub fn stores_request(self) -> bool {
+        matches!(self, StickKind::On | StickKind::StoreRequest)
+    }
+}
+
+/// A `stick` rule: its key, its table (`None`: the backend's own) and its
+/// condition.
+#[derive(Debug, Clone)]
+pub struct StickRule {
+    pub kind: StickKind,
+    pub key: weir_rules::Expr,
+    pub table: Option<String>,
+    pub cond: Option<weir_rules::Cond>,
+    pub loc: Loc,
 }
 
 /// A `stick-table` line.
@@ -874,6 +911,7 @@ impl Proxy {
             force_persist: Vec::new(),
             ignore_persist: Vec::new(),
             stick_table: None,
+            stick_rules: Vec::new(),
         }
     }
 

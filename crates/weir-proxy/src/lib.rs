@@ -35,6 +35,7 @@ pub mod splice;
 pub mod state;
 pub mod stats;
 mod stats_socket;
+pub mod sticky;
 #[allow(unsafe_code)]
 pub mod sys;
 #[allow(unsafe_code)]

@@ -132,6 +132,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
     }
     let refs = std::mem::take(&mut st.table_refs);
     stick::check_refs(&mut st, &refs);
+    stick::store_servers(&mut st);
     let mut lists: Vec<_> = std::mem::take(&mut st.userlists).into_values().collect();
     lists.sort_by(|a, b| a.name.cmp(&b.name));
     st.config.userlists = lists.into_iter().map(std::sync::Arc::new).collect();

@@ -3,7 +3,7 @@
 
 use super::State;
 use crate::diag::Loc;
-use crate::model::{Proxy, StickTable};
+use crate::model::{Proxy, StickKind, StickRule, StickTable};
 use crate::units::{parse_duration, parse_size};
 use weir_stick::data::{parse_store, split_store};
 use weir_stick::{KeyType, Schema, StoreSpec, TableDef};
@@ -27,15 +27,47 @@ pub(super) fn tables(
     _negate: bool,
     loc: &Loc,
 ) -> Result<bool, String> {
-    if name != "stick-table" {
-        return Ok(false);
-    }
+    let kind = match name {
+        "stick on" => StickKind::On,
+        "stick match" => StickKind::Match,
+        "stick store-request" => StickKind::StoreRequest,
+        "stick store-response" => StickKind::StoreResponse,
+        "stick-table" => {
+            stick_table(st, p, args, loc)?;
+            return Ok(true);
+        }
+        _ => return Ok(false),
+    };
+    let (head, cond) = weir_rules::split_cond(args);
+    let (key, table) = match head {
+        [k] => (k, None),
+        [k, t, n] if t == "table" => (k, Some(n.clone())),
+        [] => return Err("missing fetch method".into()),
+        _ => return Err("expects '<pattern> [table <table>] [{if|unless} <condition>]'".into()),
+    };
+    p.stick_rules.push(StickRule {
+        kind,
+        key: weir_rules::Expr::parse(key, &super::http::load)?,
+        table,
+        cond: super::http::cond(p, cond)?,
+        loc: loc.clone(),
+    });
+    Ok(true)
+}
+
+/// `stick-table …`.
+fn stick_table(
+    st: &mut State<'_>,
+    p: &mut Proxy,
+    args: &[String],
+    loc: &Loc,
+) -> Result<(), String> {
     let (table, warnings) = parse(&p.name, args, loc).map_err(|e| format!("{e}."))?;
     for w in warnings {
         st.diags.warn(loc, format!("stick-table: {w}"));
     }
     p.stick_table = Some(table);
-    Ok(true)
+    Ok(())
 }
 
 fn ms(text: &str) -> Option<u32> {
@@ -165,6 +197,17 @@ pub(crate) fn refs_in(proxy: &str, words: &[String], loc: &Loc) -> Vec<TableRef>
         by,
         loc: loc.clone(),
     };
+    if words.first().is_some_and(|w| w == "stick") {
+        let (head, _) = weir_rules::split_cond(words.get(2..).unwrap_or_default());
+        let table = match head {
+            [_, t, n] if t == "table" => Some(n.clone()),
+            _ => None,
+        };
+        out.push(r(
+            table,
+            format!("stick {}", words.get(1).map_or("", |w| w.as_str())),
+        ));
+    }
     for (i, w) in words.iter().enumerate() {
         if let Some(n) = w.strip_prefix("track-sc").filter(|n| n.len() == 1) {
             let table = match (words.get(i + 2), words.get(i + 3)) {
@@ -229,6 +272,26 @@ fn calls(w: &str) -> Vec<(String, Vec<String>)> {
         i = next.max(i + 1);
     }
     out
+}
+
+/// The tables `stick` rules use store the server (`server_id`, and its
+/// name or address as `server_key`), as HAProxy enables them.
+pub(super) fn store_servers(st: &mut State<'_>) {
+    let used: Vec<String> = st
+        .config
+        .proxies
+        .iter()
+        .flat_map(|p| {
+            p.stick_rules
+                .iter()
+                .map(move |r| r.table.clone().unwrap_or_else(|| p.name.clone()))
+        })
+        .collect();
+    for p in &mut st.config.proxies {
+        if let Some(t) = p.stick_table.as_mut().filter(|_| used.contains(&p.name)) {
+            t.def.schema = t.def.schema.with_server(true);
+        }
+    }
 }
 
 /// Checks every table reference against the proxies' tables.

@@ -97,9 +97,9 @@ fn all_errors_are_collected() {
 
 #[test]
 fn refused_keywords_and_sections_by_name() {
-    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  stick on src\n");
+    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  filter cache c\n");
     assert!(
-        e[0].contains("'stick on' is not supported by weir yet"),
+        e[0].contains("'filter' is not supported by weir yet"),
         "{e:?}"
     );
     let e = errors("peers p\n  peer a 127.0.0.1:1000\n");

@@ -77,6 +77,8 @@ pub(super) struct Prepared<'k> {
     pub use_server: Option<crate::state::ServerId>,
     /// A persistence keeps its server even when it is down.
     pub force_persist: bool,
+    /// Where `stick on|store-request` store the server once connected.
+    pub stick: crate::sticky::Sticky,
     /// The client's last server, preferred (never forced).
     pub prefer: Option<crate::state::ServerId>,
     /// A WebSocket upgrade: it takes the server's `ws` protocol.
@@ -163,6 +165,7 @@ pub(super) fn exchange<'r, 'a>(
             let slot = attempt::SrvSlot::new(be, conn.srv);
             crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
             attempt::note_server(r, &conn, reused, &mut p.persist, rec);
+            p.stick.store(r.f.sh, r.be, r.be_px, conn.srv);
             let at = Some(conn.srv);
             let sent = attempt::send_request(r, &conn, req, &p, reused, &mut tries).await;
             let mut bytes_in = match sent {
@@ -522,7 +525,7 @@ fn prepare<'k>(
     if let Some(p) = &persist {
         rec.cookie_flags = [p.req_flag, b'N'];
     }
-    let (use_server, force) = persistence(r, tmpl, req, vars, persist.as_mut());
+    let (use_server, force, stick) = persistence(r, tmpl, req, vars, persist.as_mut());
     let server_close = mode != HttpConnMode::KeepAlive || !req.keep_alive;
     if mode != HttpConnMode::KeepAlive && !head::connection_has(&req.headers, "close") {
         head::set_connection(&mut req.headers, Some("close"));
@@ -571,6 +574,7 @@ fn prepare<'k>(
         client_head: false,
         use_server,
         force_persist: force,
+        stick,
         prefer: None,
         websocket: crate::h2::upgrade_protocol(req)
             .is_some_and(|p| p.eq_ignore_ascii_case(b"websocket")),
@@ -603,8 +607,9 @@ fn prefer_last(
     (spread && asked).then_some(l.srv)
 }
 
-/// `use-server`, `force-persist` and `ignore-persist`: the server a rule
-/// names, and whether a persistence keeps a server that is down; a cookie
+/// `use-server`, `force-persist`, `ignore-persist` and `stick` rules: the
+/// server a rule or a stick table names, whether a persistence keeps a
+/// server that is down, and the keys to store the server under; a cookie
 /// that `ignore-persist` matches names no server.
 fn persistence(
     r: Route<'_>,
@@ -612,10 +617,14 @@ fn persistence(
     req: &RequestHead,
     vars: &Vars,
     persist: Option<&mut cookie::Persist>,
-) -> (Option<crate::state::ServerId>, bool) {
+) -> (Option<crate::state::ServerId>, bool, crate::sticky::Sticky) {
     let px = r.be_px;
-    if px.use_servers.is_empty() && px.force_persist.is_empty() && px.ignore_persist.is_empty() {
-        return (None, px.options.persist);
+    if px.use_servers.is_empty()
+        && px.force_persist.is_empty()
+        && px.ignore_persist.is_empty()
+        && px.stick_rules.is_empty()
+    {
+        return (None, px.options.persist, Default::default());
     }
     let ctx = ExCtx {
         req: Some(req),
@@ -624,10 +633,17 @@ fn persistence(
         ..*tmpl
     };
     let force = crate::connect::force_persist(px, &ctx);
-    if let Some(p) = persist.filter(|_| px.ignore_persist.iter().any(|c| c.eval(&ctx))) {
-        p.server = None;
+    let mut cookie = None;
+    if let Some(p) = persist {
+        if px.ignore_persist.iter().any(|c| c.eval(&ctx)) {
+            p.server = None;
+        }
+        cookie = p.server;
     }
-    (crate::connect::use_server(r.be, px, &ctx, force), force)
+    let used = crate::connect::use_server(r.be, px, &ctx, force);
+    let assigned = used.is_some() || cookie.is_some();
+    let stick = crate::sticky::on_request(r.f.sh, r.be, px, &ctx, force, assigned);
+    (used.or(stick.server), force, stick)
 }
 
 /// The server connection after the exchange: back to the thread's idle

@@ -77,6 +77,15 @@ pub(super) async fn head<'r>(
     for ev in super::rules::status_events(res.status, true) {
         vars.track.count(ev);
     }
+    if !r.be_px.stick_rules.is_empty() {
+        let ctx = ExCtx {
+            req: Some(req),
+            res: Some(&res),
+            vars: Some(vars),
+            ..*tmpl
+        };
+        crate::sticky::on_response(tmpl.sh, r.be, r.be_px, &ctx, s.srv);
+    }
     // The response's rules see the server connection's TLS session.
     let stmpl = ExCtx {
         srv_tls: s.conn.tls_info(),

@@ -33,12 +33,22 @@ pub fn prometheus(sh: &Shared, uri: &str) -> crate::http::rules::Local {
         };
     };
     let rows = stat_rows(sh, &StatFilter::default());
-    let text = weir_admin::prom::render(
+    let mut text = weir_admin::prom::render(
         &|f| info_field(sh, f),
         env!("CARGO_PKG_VERSION"),
         &rows,
         scope,
     );
+    if scope.sticktable {
+        let tables: Vec<_> = sh
+            .tables
+            .all()
+            .iter()
+            .rev()
+            .map(|t| (t.name(), t.def().key.name(), t.def().size, t.used()))
+            .collect();
+        text.push_str(&weir_admin::prom::render_tables(&tables));
+    }
     let mut bytes = crate::http::rules::local_headers(
         200,
         Some("text/plain; version=0.0.4"),

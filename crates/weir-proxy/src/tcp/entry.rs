@@ -318,8 +318,10 @@ fn run_tcp(
         rec.backend = &be.name;
         crate::sessions::set_target(acc.reg, be.proxy, None);
         let force = crate::connect::force_persist(be_px, &l4);
+        let used = crate::connect::use_server(&be, be_px, &l4, force);
+        let mut stick = crate::sticky::on_request(&sh, &be, be_px, &l4, force, used.is_some());
         let mut attempts = Attempts {
-            persist_to: crate::connect::use_server(&be, be_px, &l4, force).map(|i| (i, force)),
+            persist_to: used.or(stick.server).map(|i| (i, force)),
             ..Attempts::default()
         };
         // A block: what connecting needs is not kept in the state that
@@ -355,6 +357,7 @@ fn run_tcp(
             }
         };
         let srv = be.server(conn.srv);
+        stick.store(&sh, &be, be_px, conn.srv);
         crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
         rec.server = Some(&srv.name);
         rec.server_addr = conn.server_addr;

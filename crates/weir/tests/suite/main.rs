@@ -41,6 +41,7 @@ mod smuggling;
 mod smuggling_h2;
 mod stats_page;
 mod stick_tables;
+mod stickiness;
 mod tcp_inspect;
 mod tcp_rules;
 mod tcp_sleep;
