@@ -106,6 +106,20 @@ fn fetches_and_converters() {
     assert_eq!(eval("url_param(id)").unwrap(), b"42");
     assert_eq!(eval("hdr(host),lower").unwrap(), b"example.com:8080");
     assert_eq!(eval("hdr(host),field(1,:)").unwrap(), b"Example.COM");
+    // A count of 0 runs to the end, or from the end to the start.
+    assert_eq!(
+        eval("str(f1_f2_f3__f5),field(2,_,0)").unwrap(),
+        b"f2_f3__f5"
+    );
+    assert_eq!(
+        eval("str(f1_f2_f3__f5),field(-3,_,0)").unwrap(),
+        b"f1_f2_f3"
+    );
+    assert_eq!(eval("str(f1_f2_f3__f5),word(2,_,0)").unwrap(), b"f2_f3__f5");
+    assert_eq!(
+        eval("str(::ffff:10.1.2.3),ipmask(16)").unwrap(),
+        b"10.1.0.0"
+    );
     assert_eq!(eval("hdr(x-list)").unwrap(), b"d", "last occurrence");
     assert_eq!(eval("hdr(x-list,2)").unwrap(), b"b");
     assert_eq!(eval("hdr(x-list,-2)").unwrap(), b"c");

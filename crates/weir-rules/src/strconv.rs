@@ -85,15 +85,20 @@ fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Opt
         spans.retain(|(a, z)| a < z);
     }
     let len = spans.len() as i64;
-    let first = if index > 0 {
-        index - 1
-    } else {
-        len + index - (count as i64 - 1)
+    // A count of 0: every field from the index to the end (or, from the
+    // end, to the start).
+    let (first, last) = match (index > 0, count) {
+        (true, 0) => (index - 1, len - 1),
+        (false, 0) => (0, len + index),
+        (true, n) => (index - 1, (index - 1 + n as i64).min(len) - 1),
+        (false, n) => {
+            let last = len + index;
+            (last - (n as i64 - 1), last)
+        }
     };
-    if index == 0 || first < 0 || first >= len {
+    if index == 0 || first < 0 || first >= len || last < first {
         return None;
     }
-    let last = (first + count.max(1) as i64).min(len) - 1;
     let (start, _) = spans.get(usize::try_from(first).ok()?)?;
     let (_, end) = spans.get(usize::try_from(last).ok()?)?;
     b.get(*start..*end).map(<[u8]>::to_vec)
@@ -102,7 +107,22 @@ fn fields(b: &[u8], delims: &[u8], index: i64, count: usize, words: bool) -> Opt
 fn mask(ip: IpAddr, v4: u32, v6: u128) -> IpAddr {
     match ip {
         IpAddr::V4(a) => IpAddr::V4((u32::from(a) & v4).into()),
-        IpAddr::V6(a) => IpAddr::V6((u128::from(a) & v6).into()),
+        IpAddr::V6(a) => match v6_to_v4(a) {
+            Some(a) => IpAddr::V4((u32::from(a) & v4).into()),
+            None => IpAddr::V6((u128::from(a) & v6).into()),
+        },
+    }
+}
+
+/// The IPv4 address an IPv6 one carries, as haproxy reads it before an
+/// IPv4 mask: a mapped address (`::ffff:a.b.c.d`) or a 6to4 one
+/// (`2002:AABB:CCDD::/48`).
+fn v6_to_v4(a: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let o = a.octets();
+    match o {
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d] => Some([a, b, c, d].into()),
+        [0x20, 0x02, a, b, c, d, ..] => Some([a, b, c, d].into()),
+        _ => None,
     }
 }
 

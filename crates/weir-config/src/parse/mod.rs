@@ -10,6 +10,7 @@ mod ids;
 mod log;
 mod persist;
 mod proxy;
+mod refs;
 mod server;
 mod stick;
 #[cfg(test)]
@@ -117,7 +118,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
         http_errors: HashMap::new(),
         userlists: HashMap::new(),
         userlist_refs: Vec::new(),
-        table_refs: Vec::new(),
+        refs: Vec::new(),
     };
     for src in sources {
         st.config.files.push(src.name.clone());
@@ -130,8 +131,8 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
             st.diags.alert(loc, format!("no such userlist '{name}'"));
         }
     }
-    let refs = std::mem::take(&mut st.table_refs);
-    stick::check_refs(&mut st, &refs);
+    let refs = std::mem::take(&mut st.refs);
+    refs::check(&mut st, &refs);
     stick::store_servers(&mut st);
     let mut lists: Vec<_> = std::mem::take(&mut st.userlists).into_values().collect();
     lists.sort_by(|a, b| a.name.cmp(&b.name));
@@ -180,8 +181,9 @@ pub(crate) struct State<'a> {
     pub(crate) userlists: HashMap<String, weir_rules::auth::Userlist>,
     /// `http_auth(<userlist>)` references, checked once all are known.
     pub(crate) userlist_refs: Vec<(String, Loc)>,
-    /// Tables named by rules and expressions, checked once all are known.
-    pub(crate) table_refs: Vec<stick::TableRef>,
+    /// Tables, proxies and servers that rules and expressions name,
+    /// checked once all are known.
+    pub(crate) refs: Vec<refs::Ref>,
     /// `http-errors` sections: name → (status, response) pairs.
     pub(crate) http_errors: HashMap<String, crate::model::ErrorPages>,
 }

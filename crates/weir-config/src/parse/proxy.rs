@@ -90,11 +90,10 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
     let args = &words[nargs..];
     match apply(st, p, entry.name, args, negate, loc) {
         Err(e) => st.diags.alert(loc, format!("'{}' : {e}", entry.name)),
-        Ok(()) if p.kind != ProxyKind::Defaults => {
-            let refs = super::stick::refs_in(&p.name, words, loc);
-            st.table_refs.extend(refs);
+        Ok(()) => {
+            let refs = super::refs::refs_in(&p.name, words, loc);
+            st.refs.extend(refs);
         }
-        Ok(()) => {}
     }
 }
 

@@ -8,16 +8,6 @@ use crate::units::{parse_duration, parse_size};
 use weir_stick::data::{parse_store, split_store};
 use weir_stick::{KeyType, Schema, StoreSpec, TableDef};
 
-/// A table a proxy's line names (`None`: the proxy's own), and what named
-/// it, for the message.
-#[derive(Debug, Clone)]
-pub(crate) struct TableRef {
-    pub proxy: String,
-    pub table: Option<String>,
-    pub by: String,
-    pub loc: Loc,
-}
-
 /// This family's keyword; `Ok(false)` for another family's.
 pub(super) fn tables(
     st: &mut State<'_>,
@@ -187,93 +177,6 @@ fn parse(name: &str, args: &[String], loc: &Loc) -> Result<(StickTable, Vec<Stri
     ))
 }
 
-/// The tables a rule's words name: `track-sc* … [table <t>]` and the
-/// stick fetches and converters in its expressions.
-pub(crate) fn refs_in(proxy: &str, words: &[String], loc: &Loc) -> Vec<TableRef> {
-    let mut out = Vec::new();
-    let r = |table: Option<String>, by: String| TableRef {
-        proxy: proxy.to_string(),
-        table,
-        by,
-        loc: loc.clone(),
-    };
-    if words.first().is_some_and(|w| w == "stick") {
-        let (head, _) = weir_rules::split_cond(words.get(2..).unwrap_or_default());
-        let table = match head {
-            [_, t, n] if t == "table" => Some(n.clone()),
-            _ => None,
-        };
-        out.push(r(
-            table,
-            format!("stick {}", words.get(1).map_or("", |w| w.as_str())),
-        ));
-    }
-    for (i, w) in words.iter().enumerate() {
-        if let Some(n) = w.strip_prefix("track-sc").filter(|n| n.len() == 1) {
-            let table = match (words.get(i + 2), words.get(i + 3)) {
-                (Some(t), Some(name)) if t == "table" => Some(name.clone()),
-                _ => None,
-            };
-            out.push(r(table, format!("track-sc{n}")));
-        }
-        for (name, args) in calls(w) {
-            if let Some(Ok(f)) = weir_rules::stick::parse_fetch(&name, &args) {
-                let own = !matches!(f.from, weir_rules::stick::From::Slot(_));
-                if f.table.is_some() || own {
-                    out.push(r(f.table, format!("ACL keyword '{name}'")));
-                }
-            } else if let Some(Ok(c)) = weir_rules::stick::parse_conv(&name, &args) {
-                out.push(r(Some(c.table), format!("conversion keyword '{name}'")));
-            }
-        }
-    }
-    out
-}
-
-/// The `name(args)` calls and bare names in a word whose names could be
-/// stick fetches or converters.
-fn calls(w: &str) -> Vec<(String, Vec<String>)> {
-    let mut out = Vec::new();
-    let b = w.as_bytes();
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
-    let mut i = 0;
-    while i < b.len() {
-        let starts = b.get(i).copied().is_some_and(ident)
-            && (i == 0 || !b.get(i - 1).copied().is_some_and(|c| ident(c) || c == b'-'));
-        if !starts {
-            i += 1;
-            continue;
-        }
-        let end = (i..b.len())
-            .find(|&j| !b.get(j).copied().is_some_and(ident))
-            .unwrap_or(b.len());
-        let name = w.get(i..end).unwrap_or_default();
-        let stick = name.starts_with("sc") || name.starts_with("src_") || name.contains("table");
-        let (args, next) = if b.get(end) == Some(&b'(') {
-            let close = w.get(end..).and_then(|r| r.find(')')).map(|k| end + k);
-            match close {
-                Some(c) => (
-                    w.get(end + 1..c)
-                        .unwrap_or_default()
-                        .split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect(),
-                    c + 1,
-                ),
-                None => (Vec::new(), end),
-            }
-        } else {
-            (Vec::new(), end)
-        };
-        if stick {
-            out.push((name.to_string(), args));
-        }
-        i = next.max(i + 1);
-    }
-    out
-}
-
 /// The tables `stick` rules use store the server (`server_id`, and its
 /// name or address as `server_key`), as HAProxy enables them.
 pub(super) fn store_servers(st: &mut State<'_>) {
@@ -290,27 +193,6 @@ pub(super) fn store_servers(st: &mut State<'_>) {
     for p in &mut st.config.proxies {
         if let Some(t) = p.stick_table.as_mut().filter(|_| used.contains(&p.name)) {
             t.def.schema = t.def.schema.with_server(true);
-        }
-    }
-}
-
-/// Checks every table reference against the proxies' tables.
-pub(super) fn check_refs(st: &mut State<'_>, refs: &[TableRef]) {
-    for r in refs {
-        let want = r.table.as_deref().unwrap_or(&r.proxy);
-        let found = st
-            .config
-            .proxies
-            .iter()
-            .any(|p| p.name == want && p.stick_table.is_some());
-        if !found {
-            st.diags.alert(
-                &r.loc,
-                format!(
-                    "unable to find table '{want}' referenced by {} in proxy '{}'",
-                    r.by, r.proxy
-                ),
-            );
         }
     }
 }

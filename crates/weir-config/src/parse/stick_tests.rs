@@ -127,3 +127,38 @@ fn tables_that_rules_name_must_exist() {
         ok(&fe(&format!(" {line}\n")));
     }
 }
+
+#[test]
+fn proxies_and_servers_that_fetches_name_must_exist() {
+    let cfg = |line: &str| {
+        format!("{HEAD}frontend f\n bind :8080\n http-request set-header x \"%[{line}]\"\n default_backend be\nbackend be\n server www 127.0.0.1:80\n")
+    };
+    for (fetch, want) in [
+        ("srv_conn(be/nope)", "unable to find server 'nope' in proxy 'be', referenced in arg 1 of sample fetch keyword 'srv_conn' in proxy 'f'"),
+        ("srv_conn(nope/www)", "unable to find proxy 'nope'"),
+        ("nbsrv(nope)", "unable to find backend 'nope'"),
+        ("srv_conn(www)", "unable to find server 'www' in proxy 'f'"),
+        ("fe_req_rate(nope)", "unable to find frontend 'nope'"),
+    ] {
+        let e = errors(&cfg(fetch));
+        assert!(e.iter().any(|m| m.contains("t.cfg:8") && m.contains(want)), "{fetch}: {e:?}");
+    }
+    for fetch in [
+        "srv_conn(be/www)",
+        "nbsrv(be)",
+        "be_conn",
+        "queue",
+        "fe_req_rate(f)",
+    ] {
+        ok(&cfg(fetch));
+    }
+    // Rules of a defaults section resolve there: no server, no table.
+    let e = errors(&format!(
+        "defaults invalid\n mode http\n http-request set-header x \"%[srv_conn(www)]\"\nbackend be from invalid\n server www 127.0.0.1:80\n"
+    ));
+    assert!(e[0].contains("backend name must be set"), "{e:?}");
+    let e = errors(&format!(
+        "defaults invalid\n mode http\n http-request track-sc0 src\nbackend be\n stick-table type ip size 1\n server www 127.0.0.1:80\n"
+    ));
+    assert!(e[0].contains("unable to find table 'invalid'"), "{e:?}");
+}
