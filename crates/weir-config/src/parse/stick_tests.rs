@@ -153,12 +153,12 @@ fn proxies_and_servers_that_fetches_name_must_exist() {
         ok(&cfg(fetch));
     }
     // Rules of a defaults section resolve there: no server, no table.
-    let e = errors(&format!(
-        "defaults invalid\n mode http\n http-request set-header x \"%[srv_conn(www)]\"\nbackend be from invalid\n server www 127.0.0.1:80\n"
-    ));
+    let e = errors(
+        "defaults invalid\n mode http\n http-request set-header x \"%[srv_conn(www)]\"\nbackend be from invalid\n server www 127.0.0.1:80\n",
+    );
     assert!(e[0].contains("backend name must be set"), "{e:?}");
-    let e = errors(&format!(
-        "defaults invalid\n mode http\n http-request track-sc0 src\nbackend be\n stick-table type ip size 1\n server www 127.0.0.1:80\n"
-    ));
+    let e = errors(
+        "defaults invalid\n mode http\n http-request track-sc0 src\nbackend be\n stick-table type ip size 1\n server www 127.0.0.1:80\n",
+    );
     assert!(e[0].contains("unable to find table 'invalid'"), "{e:?}");
 }
