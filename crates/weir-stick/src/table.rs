@@ -2,12 +2,10 @@
 //! its own lock, found by key; expiry from the last touch, and the least
 //! recently used unreferenced entries evicted when the table is full.
 
-use std::borrow::Borrow;
 use std::collections::hash_map::RandomState;
-use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::data::{DataType, Schema, Value};
@@ -60,23 +58,21 @@ impl Event {
     }
 }
 
-/// One entry: its key, how many streams track it, and its values.
+/// One entry: its key, how many streams track it, when it expires and
+/// was last touched (read without a lock), and its values.
 #[derive(Debug)]
 pub struct Entry {
     key: Key,
     refs: AtomicU32,
-    state: Mutex<State>,
+    /// The tick it expires at, or `NEVER`.
+    expire: AtomicU64,
+    /// Its last touch, for eviction.
+    seen: AtomicU32,
+    values: Mutex<Vec<Value>>,
 }
 
-/// An entry's changing part.
-#[derive(Debug)]
-struct State {
-    /// When it expires (with the table's `expire`).
-    expire: Option<u32>,
-    /// Its last touch, for eviction.
-    seen: u32,
-    values: Vec<Value>,
-}
+/// `Entry::expire` of an entry that never expires.
+const NEVER: u64 = u64::MAX;
 
 impl Entry {
     /// Its key.
@@ -89,32 +85,17 @@ impl Entry {
         self.refs.load(Ordering::Relaxed)
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn values(&self) -> MutexGuard<'_, Vec<Value>> {
+        self.values.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn expire_at(&self) -> Option<u32> {
+        let x = self.expire.load(Ordering::Relaxed);
+        (x != NEVER).then_some(x as u32)
     }
 }
 
-/// A shard's entries, found by key.
-struct Slot(Arc<Entry>);
-
-impl Borrow<Key> for Slot {
-    fn borrow(&self) -> &Key {
-        &self.0.key
-    }
-}
-impl Hash for Slot {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        self.0.key.hash(h)
-    }
-}
-impl PartialEq for Slot {
-    fn eq(&self, o: &Self) -> bool {
-        self.0.key == o.0.key
-    }
-}
-impl Eq for Slot {}
-
-type Shard = HashSet<Slot, RandomState>;
+type Shard = hashbrown::HashTable<Arc<Entry>>;
 
 /// A stick table.
 pub struct Table {
@@ -141,10 +122,8 @@ impl Table {
         let hasher = RandomState::new();
         Table {
             def,
-            shards: Box::new(std::array::from_fn(|_| {
-                Mutex::new(HashSet::with_hasher(hasher.clone()))
-            })),
-            pick: RandomState::new(),
+            shards: Box::new(std::array::from_fn(|_| Mutex::new(Shard::new()))),
+            pick: hasher,
             used: AtomicUsize::new(0),
             clock,
         }
@@ -168,71 +147,83 @@ impl Table {
         (self.clock)()
     }
 
-    fn shard(&self, key: &Key) -> MutexGuard<'_, Shard> {
-        let i = (self.pick.hash_one(key) as usize) & (SHARDS - 1);
+    fn hash(&self, key: &Key) -> u64 {
+        self.pick.hash_one(key)
+    }
+
+    /// The shard of hash `h` (bits the shard's own table does not use
+    /// much: its low bits pick buckets, its top ones tag them).
+    fn shard(&self, h: u64) -> MutexGuard<'_, Shard> {
+        let i = (h >> 32) as usize & (SHARDS - 1);
         let [first, ..] = &*self.shards;
         let m = self.shards.get(i).unwrap_or(first);
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn expired(&self, e: &Entry, now: u32) -> bool {
-        e.refs() == 0 && e.state().expire.is_some_and(|at| passed(now, at))
+    fn expired(e: &Entry, now: u32) -> bool {
+        e.refs() == 0 && e.expire_at().is_some_and(|at| passed(now, at))
+    }
+
+    /// The live entry of `key` in a locked shard; an expired one goes.
+    fn find(&self, shard: &mut Shard, h: u64, key: &Key, now: u32) -> Option<Arc<Entry>> {
+        let found = shard.find_entry(h, |e| e.key == *key).ok()?;
+        if Self::expired(found.get(), now) {
+            found.remove();
+            self.used.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(found.get().clone())
     }
 
     /// The live entry of `key`, without touching it.
     pub fn lookup(&self, key: &Key) -> Option<Arc<Entry>> {
-        let now = self.now();
-        let mut shard = self.shard(key);
-        let e = shard.get(key)?.0.clone();
-        if self.expired(&e, now) {
-            shard.remove(key);
-            self.used.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(e)
+        let h = self.hash(key);
+        self.find(&mut self.shard(h), h, key, self.now())
     }
 
     /// The entry of `key`, made when missing: `None` when the table is
     /// full and nothing can be evicted (or `nopurge`).
     pub fn get_or_create(&self, key: &Key) -> Option<Arc<Entry>> {
-        if let Some(e) = self.lookup(key) {
+        let now = self.now();
+        let h = self.hash(key);
+        if let Some(e) = self.find(&mut self.shard(h), h, key, now) {
             return Some(e);
         }
-        if self.used() >= self.def.size && (self.def.nopurge || self.evict() == 0) {
+        if self.used() >= self.def.size && (self.def.nopurge || self.evict(now) == 0) {
             return None;
         }
-        let now = self.now();
-        let mut shard = self.shard(key);
-        if let Some(s) = shard.get(key) {
-            return Some(s.0.clone());
+        let mut shard = self.shard(h);
+        if let Some(e) = shard.find(h, |e| e.key == *key) {
+            return Some(e.clone());
         }
         let e = Arc::new(Entry {
             key: key.clone(),
             refs: AtomicU32::new(0),
-            state: Mutex::new(State {
-                expire: self.def.expire.map(|x| now.wrapping_add(x)),
-                seen: now,
-                values: self.def.schema.empty(),
-            }),
+            expire: AtomicU64::new(
+                self.def
+                    .expire
+                    .map_or(NEVER, |x| u64::from(now.wrapping_add(x))),
+            ),
+            seen: AtomicU32::new(now),
+            values: Mutex::new(self.def.schema.empty()),
         });
-        shard.insert(Slot(e.clone()));
+        shard.insert_unique(h, e.clone(), |e| self.pick.hash_one(&e.key));
         self.used.fetch_add(1, Ordering::Relaxed);
         Some(e)
     }
 
     /// Removes up to 1/256 of the table (at least one entry): the
     /// unreferenced entries touched least recently. Returns how many went.
-    fn evict(&self) -> usize {
-        let now = self.now();
+    fn evict(&self, now: u32) -> usize {
         let mut idle: Vec<(u32, Key)> = Vec::new();
         for m in self.shards.iter() {
             let shard = m.lock().unwrap_or_else(|e| e.into_inner());
-            idle.extend(
-                shard
-                    .iter()
-                    .filter(|s| s.0.refs() == 0)
-                    .map(|s| (now.wrapping_sub(s.0.state().seen), s.0.key.clone())),
-            );
+            idle.extend(shard.iter().filter(|e| e.refs() == 0).map(|e| {
+                (
+                    now.wrapping_sub(e.seen.load(Ordering::Relaxed)),
+                    e.key.clone(),
+                )
+            }));
         }
         let n = (self.def.size / 256 + 1).min(idle.len());
         if n == 0 {
@@ -241,8 +232,10 @@ impl Table {
         idle.select_nth_unstable_by(n - 1, |a, b| b.0.cmp(&a.0));
         let mut gone = 0;
         for (_, k) in idle.iter().take(n) {
-            let mut shard = self.shard(k);
-            if shard.get(k).is_some_and(|s| s.0.refs() == 0) && shard.remove(k) {
+            let h = self.hash(k);
+            let mut shard = self.shard(h);
+            if let Ok(o) = shard.find_entry(h, |e| e.key == *k && e.refs() == 0) {
+                o.remove();
                 gone += 1;
             }
         }
@@ -252,18 +245,21 @@ impl Table {
 
     /// Refreshes `e`'s expiry (a track, a stick match or store).
     pub fn touch(&self, e: &Entry) {
-        let now = self.now();
-        let mut st = e.state();
-        st.seen = now;
+        self.touch_at(e, self.now())
+    }
+
+    fn touch_at(&self, e: &Entry, now: u32) {
+        e.seen.store(now, Ordering::Relaxed);
         if let Some(x) = self.def.expire {
-            st.expire = Some(now.wrapping_add(x));
+            e.expire
+                .store(u64::from(now.wrapping_add(x)), Ordering::Relaxed);
         }
     }
 
     /// Milliseconds until `e` expires (`None`: the table has no expiry).
     pub fn expire_in(&self, e: &Entry) -> Option<u32> {
         let now = self.now();
-        let at = e.state().expire?;
+        let at = e.expire_at()?;
         Some(if passed(now, at) {
             0
         } else {
@@ -273,7 +269,7 @@ impl Table {
 
     /// Milliseconds since `e` was last touched.
     pub fn idle(&self, e: &Entry) -> u32 {
-        self.now().wrapping_sub(e.state().seen)
+        self.now().wrapping_sub(e.seen.load(Ordering::Relaxed))
     }
 
     /// Starts tracking `key`: the entry, referenced, touched and with a
@@ -281,15 +277,13 @@ impl Table {
     pub fn track(self: &Arc<Self>, key: &Key) -> Option<Tracker> {
         let e = self.get_or_create(key)?;
         e.refs.fetch_add(1, Ordering::Relaxed);
-        self.touch(&e);
-        self.count(&e, Event::Conn);
-        self.update(&e, |t, vals, _| {
-            if let Some(Value::Count(c)) =
-                t.find(DataType::ConnCur, 0).and_then(|i| vals.get_mut(i))
-            {
-                *c = c.saturating_add(1);
-            }
-        });
+        let now = self.now();
+        self.touch_at(&e, now);
+        let s = &self.def.schema;
+        let mut vals = e.values();
+        count_in(s, &mut vals, Event::Conn, now);
+        add_at(s, &mut vals, s.find(DataType::ConnCur, 0), 1, now);
+        drop(vals);
         Some(Tracker {
             table: self.clone(),
             entry: e,
@@ -298,16 +292,20 @@ impl Table {
 
     fn update<R>(&self, e: &Entry, f: impl FnOnce(&Schema, &mut Vec<Value>, u32) -> R) -> R {
         let now = self.now();
-        let mut st = e.state();
-        f(&self.def.schema, &mut st.values, now)
+        f(&self.def.schema, &mut e.values(), now)
     }
 
     /// Counts `ev` on `e`.
     pub fn count(&self, e: &Entry, ev: Event) {
-        let (cnt, rate, n) = ev.columns();
+        self.count_all(e, &[ev])
+    }
+
+    /// Counts each of `evs` on `e` (one lock).
+    pub fn count_all(&self, e: &Entry, evs: &[Event]) {
         self.update(e, |s, vals, now| {
-            add_at(s, vals, s.find(cnt, 0), n, now);
-            add_at(s, vals, s.find(rate, 0), n, now);
+            for &ev in evs {
+                count_in(s, vals, ev, now);
+            }
         })
     }
 
@@ -383,7 +381,7 @@ impl Table {
     /// Removes the expired unreferenced entries; returns how many went.
     pub fn purge(&self) -> usize {
         let now = self.now();
-        self.remove_where(|e| self.expired(e, now))
+        self.remove_where(|e| Self::expired(e, now))
     }
 
     /// Removes the unreferenced entries `keep` says no to (`clear table`);
@@ -397,7 +395,7 @@ impl Table {
         for m in self.shards.iter() {
             let mut shard = m.lock().unwrap_or_else(|e| e.into_inner());
             let before = shard.len();
-            shard.retain(|s| !remove(&s.0));
+            shard.retain(|e| !remove(e));
             gone += before - shard.len();
         }
         self.used.fetch_sub(gone, Ordering::Relaxed);
@@ -410,12 +408,7 @@ impl Table {
         let mut all = Vec::with_capacity(self.used());
         for m in self.shards.iter() {
             let shard = m.lock().unwrap_or_else(|e| e.into_inner());
-            all.extend(
-                shard
-                    .iter()
-                    .map(|s| s.0.clone())
-                    .filter(|e| !self.expired(e, now)),
-            );
+            all.extend(shard.iter().filter(|e| !Self::expired(e, now)).cloned());
         }
         all
     }
@@ -424,21 +417,21 @@ impl Table {
     /// stored values.
     pub fn dump(&self, e: &Arc<Entry>) -> String {
         let now = self.now();
-        let st = e.state();
-        let exp = st.expire.map_or(0, |at| {
+        let exp = e.expire_at().map_or(0, |at| {
             if passed(now, at) {
                 0
             } else {
                 at.wrapping_sub(now)
             }
         });
+        let vals = e.values();
         let mut out = format!(
             "{:p}: key={} use={} exp={exp}",
             Arc::as_ptr(e),
             e.key.display(self.def.key),
             e.refs()
         );
-        for (col, v) in self.def.schema.columns().iter().zip(&st.values) {
+        for (col, v) in self.def.schema.columns().iter().zip(vals.iter()) {
             let name = match col.ty {
                 DataType::Gpt => format!("gpt{}", col.idx),
                 DataType::Gpc => format!("gpc{}", col.idx),
@@ -469,6 +462,13 @@ fn value_count(v: &Value) -> Option<u64> {
         Value::Count(c) => Some(*c),
         _ => None,
     }
+}
+
+/// Counts `ev` in an entry's values: its count and its rate.
+fn count_in(s: &Schema, vals: &mut [Value], ev: Event, now: u32) {
+    let (cnt, rate, n) = ev.columns();
+    add_at(s, vals, s.find(cnt, 0), n, now);
+    add_at(s, vals, s.find(rate, 0), n, now);
 }
 
 /// Adds `n` at column `at`: to a count (32 bits wrapping, 64 for bytes)
@@ -506,6 +506,11 @@ impl Tracker {
     /// Counts `ev` on the tracked entry.
     pub fn count(&self, ev: Event) {
         self.table.count(&self.entry, ev)
+    }
+
+    /// Counts each of `evs` on the tracked entry (one lock).
+    pub fn count_all(&self, evs: &[Event]) {
+        self.table.count_all(&self.entry, evs)
     }
 }
 

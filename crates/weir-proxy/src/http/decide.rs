@@ -275,7 +275,7 @@ fn content_rules(
     if px.tcp.content.is_empty() || (switched && tmpl.first && req.minor < 2) {
         return None;
     }
-    vars.rules_of(&tmpl.sh.tables, &px.name);
+    vars.rules_of(tmpl.sh, px);
     let view = ExCtx {
         req: Some(req),
         ..*tmpl

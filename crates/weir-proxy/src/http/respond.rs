@@ -214,7 +214,7 @@ fn tcp_rules(
     if rules.is_empty() {
         return Ok(false);
     }
-    vars.rules_of(&tmpl.sh.tables, &r.be_px.name);
+    vars.rules_of(tmpl.sh, r.be_px);
     let view = ExCtx {
         req: Some(req),
         res: Some(res),

@@ -33,9 +33,9 @@ pub struct Vars {
     proc: ProcVars,
     /// The stick counters tracked (`track-sc*`).
     pub track: crate::state::tables::Trackers,
-    /// The table of the proxy whose rules run (stick fetches without a
-    /// table name read it).
-    pub own_table: Option<std::sync::Arc<weir_stick::Table>>,
+    /// The place in the configuration of the proxy whose rules run
+    /// (stick fetches without a table name read its table).
+    pub own_table: Option<usize>,
 }
 
 /// The timeouts `set-timeout` gave one exchange (none: the backend's).
@@ -86,11 +86,11 @@ impl Vars {
         }
         self.vals.unset(name)
     }
-    /// The rules of proxy `name` run next: stick fetches without a table
-    /// name read its table.
-    pub fn rules_of(&mut self, tables: &crate::state::tables::Tables, name: &str) {
-        if !tables.all().is_empty() {
-            self.own_table = tables.named(name).cloned();
+    /// The rules of `px` (a proxy of `sh`'s configuration) run next:
+    /// stick fetches without a table name read its table.
+    pub fn rules_of(&mut self, sh: &crate::state::Shared, px: &Proxy) {
+        if !sh.tables.all().is_empty() {
+            self.own_table = crate::state::tables::Tables::place(&sh.cfg, px);
         }
     }
     /// No variable is left.
@@ -398,7 +398,7 @@ pub fn run_request(
     dirty: &mut bool,
     body: Option<&[u8]>,
 ) -> Verdict {
-    vars.rules_of(&tmpl.sh.tables, &px.name);
+    vars.rules_of(tmpl.sh, px);
     for (i, rule) in rules.iter().enumerate() {
         let step = {
             let ctx = ExCtx {
@@ -614,7 +614,7 @@ pub fn run_response(
     tmpl: &ExCtx<'_>,
     dirty: &mut bool,
 ) -> Option<Local> {
-    vars.rules_of(&tmpl.sh.tables, &px.name);
+    vars.rules_of(tmpl.sh, px);
     for rule in rules {
         // `Err`: the rule ends the set (with an answer replacing the
         // server's, or none for `allow`).
@@ -716,8 +716,6 @@ pub fn run_response(
 pub fn count_exchange(track: &crate::state::tables::Trackers, rec: &crate::log::LogRecord<'_>) {
     use crate::term::State as At;
     use weir_stick::Event;
-    track.count(Event::BytesIn(rec.bytes_in));
-    track.count(Event::BytesOut(rec.bytes_out));
     let t = rec.term;
     let refused = match t.cause {
         Cause::Proxy => matches!(t.state, At::Request | At::Tarpit),
@@ -725,12 +723,15 @@ pub fn count_exchange(track: &crate::state::tables::Trackers, rec: &crate::log::
         Cause::Local => rec.status == 401,
         _ => false,
     };
-    if refused {
-        track.count(Event::HttpErr);
-    }
-    if t.server_side() && t.state == At::Headers {
-        track.count(Event::HttpFail);
-    }
+    let failed = t.server_side() && t.state == At::Headers;
+    let evs = [
+        Some(Event::BytesIn(rec.bytes_in)),
+        Some(Event::BytesOut(rec.bytes_out)),
+        refused.then_some(Event::HttpErr),
+        failed.then_some(Event::HttpFail),
+    ];
+    let evs = evs.map(|e| e.unwrap_or(Event::BytesIn(0)));
+    track.count_all(&evs);
 }
 
 /// What a response with `status` counts on the tracked entries: a 4xx is

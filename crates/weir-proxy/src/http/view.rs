@@ -61,9 +61,10 @@ fn table_in(
 ) -> Option<std::sync::Arc<weir_stick::Table>> {
     match name {
         Some(n) => tables.named(n).cloned(),
-        None => vars
-            .and_then(|v| v.own_table.clone())
-            .or_else(|| tables.named(fallback?).cloned()),
+        None => match vars.and_then(|v| v.own_table) {
+            Some(place) => tables.of_place(place).cloned(),
+            None => tables.named(fallback?).cloned(),
+        },
     }
 }
 

@@ -15,6 +15,8 @@ pub struct Tables {
     /// In the configuration's order.
     list: Vec<Arc<Table>>,
     by_name: HashMap<String, Arc<Table>>,
+    /// Each proxy's own table, by its place in the configuration.
+    by_proxy: Vec<Option<Arc<Table>>>,
 }
 
 impl Tables {
@@ -27,11 +29,38 @@ impl Tables {
             .filter_map(|p| p.stick_table.as_ref())
             .map(|t| Arc::new(Table::new(t.def.clone(), clock.clone())))
             .collect();
-        let by_name = list
+        let by_name: HashMap<String, Arc<Table>> = list
             .iter()
             .map(|t| (t.name().to_string(), t.clone()))
             .collect();
-        Tables { list, by_name }
+        let by_proxy = cfg
+            .proxies
+            .iter()
+            .map(|p| p.stick_table.as_ref().and(by_name.get(&p.name).cloned()))
+            .collect();
+        Tables {
+            list,
+            by_name,
+            by_proxy,
+        }
+    }
+
+    /// The place of `px` in `cfg` (a proxy of this configuration), to find
+    /// its table again without its name.
+    pub fn place(cfg: &Config, px: &weir_config::Proxy) -> Option<usize> {
+        let size = std::mem::size_of::<weir_config::Proxy>().max(1);
+        let at = (px as *const weir_config::Proxy as usize)
+            .wrapping_sub(cfg.proxies.as_ptr() as usize)
+            / size;
+        cfg.proxies
+            .get(at)
+            .is_some_and(|p| std::ptr::eq(p, px))
+            .then_some(at)
+    }
+
+    /// The own table of the proxy at `place`.
+    pub fn of_place(&self, place: usize) -> Option<&Arc<Table>> {
+        self.by_proxy.get(place)?.as_ref()
     }
 
     /// The table named `name`.
@@ -118,8 +147,13 @@ impl Trackers {
 
     /// Counts `ev` on every tracked entry.
     pub fn count(&self, ev: Event) {
+        self.count_all(&[ev])
+    }
+
+    /// Counts each of `evs` on every tracked entry (one lock each).
+    pub fn count_all(&self, evs: &[Event]) {
         for t in self.all() {
-            t.count(ev);
+            t.count_all(evs);
         }
     }
 

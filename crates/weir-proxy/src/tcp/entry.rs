@@ -190,7 +190,7 @@ async fn inspect(
     if content.is_empty() {
         return Decision::Go;
     }
-    vars.rules_of(&sh.tables, &px.name);
+    vars.rules_of(sh, px);
     let deadline = px.tcp.inspect_delay.map(|d| crate::clock::now() + d);
     let mut ended = false;
     let mut from = 0;
@@ -547,7 +547,7 @@ async fn response_rules(
 ) -> (Decision, super::Early) {
     let be_px = h.sh.proxy(h.be.proxy);
     let rules = &be_px.tcp.response;
-    vars.rules_of(&h.sh.tables, &be_px.name);
+    vars.rules_of(h.sh, be_px);
     let mut early = super::Early {
         client_eof,
         ..super::Early::default()

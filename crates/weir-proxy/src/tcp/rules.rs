@@ -270,7 +270,7 @@ pub fn admit(
     if rules.is_empty() {
         return accepted(vars);
     }
-    vars.rules_of(&sh.tables, &px.name);
+    vars.rules_of(sh, px);
     let conn = (acc.peer, acc.local);
     let mut subj = Subject {
         peer: &mut acc.peer,
