@@ -186,6 +186,42 @@ fn parse_bind_one(text: &str) -> Result<BindAddr, String> {
     })
 }
 
+/// Expands `$NAME` and `${NAME}` in an address, as haproxy does in
+/// server and bind addresses even outside double quotes (an unset
+/// variable is empty).
+pub fn expand_env(text: &str, var: &dyn Fn(&str) -> Option<String>) -> String {
+    if !text.contains('$') {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('$') {
+        out.push_str(rest.get(..i).unwrap_or_default());
+        let after = rest.get(i + 1..).unwrap_or_default();
+        let (name, used) = match after.strip_prefix('{') {
+            Some(b) => match b.find('}') {
+                Some(end) => (b.get(..end).unwrap_or_default(), end + 2),
+                None => ("", 0),
+            },
+            None => {
+                let n = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (after.get(..n).unwrap_or_default(), n)
+            }
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        out.push_str(&var(name).unwrap_or_default());
+        rest = after.get(used..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Parses a server address (`10.0.0.1:80`, `[::1]:80`, `name:80`, `:+1000`,
 /// `unix@/s`). `default_port` fills in a missing port when given (logs use 514).
 pub fn parse_server_addr(text: &str, default_port: Option<u16>) -> Result<ServerAddr, String> {
@@ -215,6 +251,13 @@ pub fn parse_server_addr(text: &str, default_port: Option<u16>) -> Result<Server
         });
     }
     let (host, port) = split_host_port(rest)?;
+    // A server without an address takes the client's destination, as
+    // `0.0.0.0` does (an address made of unset variables, in haproxy).
+    let host = if host.is_empty() && default_port.is_none() {
+        "0.0.0.0"
+    } else {
+        host
+    };
     if host.is_empty() || host == "*" {
         return Err(format!("missing address in '{text}'"));
     }

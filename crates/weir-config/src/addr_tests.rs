@@ -118,6 +118,14 @@ fn server_forms() {
         ServerAddr::Unix("/dev/log".into())
     );
     assert!(parse_server_addr("10.0.0.1:99999", None).is_err());
-    assert!(parse_server_addr(":80", None).is_err());
+    // No address: the client's destination (haproxy's unset variables).
+    assert_eq!(
+        parse_server_addr(":80", None).unwrap(),
+        parse_server_addr("0.0.0.0:80", None).unwrap()
+    );
+    assert!(parse_server_addr(":514", Some(514)).is_err());
+    let env = |n: &str| (n == "P").then(|| "8080".to_string());
+    assert_eq!(expand_env("${H}:$P", &env), ":8080");
+    assert_eq!(expand_env("a$", &env), "a$");
     assert!(parse_server_addr("bad host:80", None).is_err());
 }

@@ -47,7 +47,7 @@ pub const SECTIONS: &[(&str, Status)] = &[
     ("http-errors", Status::Supported),
     ("listen", Status::Supported),
     ("mailers", Status::Refused),
-    ("peers", Status::Refused),
+    ("peers", Status::Partly("see the peers keywords below")),
     ("program", Status::Refused),
     ("resolvers", Status::Refused),
     ("ring", Status::Refused),
@@ -87,7 +87,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("insecure-fork-wanted", "G", Status::Partly("accepted; no effect")),
     kw("insecure-setuid-wanted", "G", Status::Partly("accepted; no effect")),
     kw("issuers-chain-path", "G", Status::Refused),
-    kw("localpeer", "G", Status::Refused),
+    kw("localpeer", "G", Status::Supported),
     kw("log", "G", Status::Supported),
     kw("log-send-hostname", "G", Status::Supported),
     kw("log-tag", "G", Status::Supported),
@@ -410,6 +410,34 @@ const BIND_PARTLY_THREAD: &str =
     "thread sets `N`, `N-M`, `all`, `odd`, `even` (thread groups are not supported)";
 
 /// `bind` line options (manual §5.1).
+/// `peers` section keywords (manual §3.5).
+pub const PEERS: &[Keyword] = &[
+    kw(
+        "bind",
+        "-",
+        Status::Partly(
+            "an address and port, or `fd@<n>`; no bind options (TLS between peers is refused)",
+        ),
+    ),
+    kw("default-bind", "-", Status::Refused),
+    kw("default-server", "-", Status::Refused),
+    kw("disabled", "-", Status::Supported),
+    kw("enable", "-", Status::Supported),
+    kw(
+        "log",
+        "-",
+        Status::Partly("accepted; weir logs no peers events yet"),
+    ),
+    kw("peer", "-", Status::Supported),
+    kw(
+        "server",
+        "-",
+        Status::Partly("a name and an address; no server options"),
+    ),
+    kw("shards", "-", Status::Refused),
+    kw("table", "-", Status::Supported),
+];
+
 pub const BIND: &[Keyword] = &[
     kw("accept-netscaler-cip", "-", Status::Refused),
     kw("accept-proxy", "-", Status::Supported),
@@ -627,6 +655,7 @@ pub fn render_markdown() -> String {
             PROXY,
             true,
         ),
+        ("Peers keywords (manual §3.5)", PEERS, false),
         ("Bind options (manual §5.1)", BIND, false),
         (
             "Server and default-server options (manual §5.2)",

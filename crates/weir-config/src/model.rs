@@ -17,6 +17,28 @@ pub struct Config {
     pub userlists: Vec<std::sync::Arc<weir_rules::auth::Userlist>>,
     /// Files loaded, in order.
     pub files: Vec<String>,
+    /// `peers` sections.
+    pub peers: Vec<PeersSection>,
+}
+
+/// A `peers` section: where the local peer listens, the others, and the
+/// tables declared in it (named `<section>/<table>`).
+#[derive(Debug, Clone)]
+pub struct PeersSection {
+    pub name: String,
+    pub loc: Loc,
+    pub bind: Option<crate::addr::BindAddr>,
+    pub peers: Vec<PeerDef>,
+    pub tables: Vec<StickTable>,
+    pub disabled: bool,
+}
+
+/// A `peer <name> <addr>` or `server <name> [<addr>]` line.
+#[derive(Debug, Clone)]
+pub struct PeerDef {
+    pub name: String,
+    pub addr: Option<crate::addr::ServerAddr>,
+    pub loc: Loc,
 }
 
 impl Config {
@@ -75,6 +97,9 @@ pub struct Global {
     /// (None: the runtime's default, 1024).
     pub maxpollevents: Option<u32>,
     pub hard_stop_after: Option<Duration>,
+    /// The local peer's name (`localpeer`, or `-L`; the host name when
+    /// neither is given).
+    pub localpeer: Option<String>,
     pub grace: Option<Duration>,
     pub spread_checks: u32,
     pub quiet: bool,
@@ -153,6 +178,7 @@ impl Default for Global {
             runqueue_depth: 200,
             maxpollevents: None,
             hard_stop_after: None,
+            localpeer: None,
             grace: None,
             spread_checks: 0,
             quiet: false,
@@ -802,6 +828,8 @@ pub struct StickTable {
     pub def: weir_stick::TableDef,
     /// `srvkey addr`: servers are known by address, not name.
     pub srvkey_addr: bool,
+    /// `peers <section>`: replicated with that section's peers.
+    pub peers: Option<String>,
     pub loc: Loc,
 }
 

@@ -22,7 +22,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("session", &["session", "sessions", "forward"]),
     ("protocols", &["tcp", "http", "h2"]),
     ("runtime", &["runtime"]),
-    ("process", &["worker", "stats_socket", "bind"]),
+    ("process", &["worker", "stats_socket", "bind", "peers"]),
 ];
 
 /// Upward paths still owed, with what pays them.

@@ -24,6 +24,7 @@ pub mod limits;
 #[allow(unsafe_code)]
 pub mod listen;
 pub mod log;
+mod peers;
 pub mod profile;
 pub mod rates;
 mod runtime;
@@ -91,6 +92,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     }
     http::service::register(runtime::services());
     let bound = bind::bind_all(&sh, opts.takeover.as_deref(), quiet)?;
+    let peers = peers::bind(&sh, quiet)?;
     detach(&sh.cfg.global, &opts)?;
     for (pids, sig) in [
         (&opts.soft_stop_pids, libc::SIGUSR1),
@@ -115,6 +117,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
         tokio::spawn(rates::run(sh.clone()));
+        peers::spawn(peers);
         for (l, level, exposed) in bound.stats {
             crate::profile::spawn::<crate::profile::Cli, _>(stats_socket::serve(
                 sh.clone(),

@@ -60,6 +60,11 @@ impl FreqCtr {
         (self.tick, self.curr, self.prev)
     }
 
+    /// A counter from its parts (see [`FreqCtr::parts`]).
+    pub fn from_parts(tick: u32, curr: u32, prev: u32) -> FreqCtr {
+        FreqCtr { tick, curr, prev }
+    }
+
     /// A counter set to `curr` events in a period starting at `now`
     /// (`set table … data.conn_rate <v>`).
     pub fn with(now: u32, curr: u32) -> FreqCtr {

@@ -15,6 +15,7 @@
 pub mod data;
 pub mod freq;
 pub mod key;
+pub mod peers;
 pub mod table;
 
 pub use data::{Column, DataType, Schema, StoreSpec};
@@ -28,5 +29,7 @@ mod data_tests;
 mod freq_tests;
 #[cfg(test)]
 mod key_tests;
+#[cfg(test)]
+mod peers_tests;
 #[cfg(test)]
 mod table_tests;

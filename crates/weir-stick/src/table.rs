@@ -104,6 +104,19 @@ pub struct Table {
     pick: RandomState,
     used: AtomicUsize,
     clock: Clock,
+    /// Local changes in order, for the peers (kept once the table is
+    /// shared).
+    log: Mutex<UpdateLog>,
+}
+
+/// The keys changed locally, by update number.
+#[derive(Debug, Default)]
+struct UpdateLog {
+    shared: bool,
+    last: u32,
+    order: std::collections::BTreeMap<u32, Key>,
+    /// Each key's place in `order`.
+    at: std::collections::HashMap<Key, u32>,
 }
 
 impl std::fmt::Debug for Table {
@@ -126,6 +139,7 @@ impl Table {
             pick: hasher,
             used: AtomicUsize::new(0),
             clock,
+            log: Mutex::new(UpdateLog::default()),
         }
     }
 
@@ -243,9 +257,87 @@ impl Table {
         gone
     }
 
-    /// Refreshes `e`'s expiry (a track, a stick match or store).
+    /// Refreshes `e`'s expiry (a track, a stick match or store), a local
+    /// change the peers learn.
     pub fn touch(&self, e: &Entry) {
-        self.touch_at(e, self.now())
+        self.touch_at(e, self.now());
+        self.changed(e);
+    }
+
+    fn log(&self) -> MutexGuard<'_, UpdateLog> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// From now on, local changes are kept in order for the peers.
+    pub fn share(&self) {
+        self.log().shared = true;
+    }
+
+    /// Notes a local change of `e` (when the table is shared).
+    fn changed(&self, e: &Entry) {
+        let mut log = self.log();
+        if !log.shared {
+            return;
+        }
+        log.last = log.last.wrapping_add(1).max(1);
+        let n = log.last;
+        if let Some(old) = log.at.insert(e.key.clone(), n) {
+            log.order.remove(&old);
+        }
+        log.order.insert(n, e.key.clone());
+    }
+
+    /// The last local change's number.
+    pub fn last_update(&self) -> u32 {
+        self.log().last
+    }
+
+    /// Up to `max` local changes after number `after`, in order, with
+    /// their entries (those gone since are left out).
+    pub fn updates_after(&self, after: u32, max: usize) -> Vec<(u32, Arc<Entry>)> {
+        let keys: Vec<(u32, Key)> = {
+            let log = self.log();
+            log.order
+                .range(after.saturating_add(1)..)
+                .take(max)
+                .map(|(n, k)| (*n, k.clone()))
+                .collect()
+        };
+        keys.into_iter()
+            .filter_map(|(n, k)| self.lookup(&k).map(|e| (n, e)))
+            .collect()
+    }
+
+    /// An entry's values, for sending.
+    pub fn values_of(&self, e: &Entry) -> Vec<Value> {
+        e.values().clone()
+    }
+
+    /// Applies what a peer sent for `key`: the values this table stores,
+    /// the entry touched (not a local change: not sent back).
+    pub fn apply_remote(&self, key: &Key, sent: &[(DataType, usize, crate::peers::Sent)]) {
+        use crate::peers::Sent;
+        let Some(e) = self.get_or_create(key) else {
+            return;
+        };
+        let now = self.now();
+        self.touch_at(&e, now);
+        let s = &self.def.schema;
+        let mut vals = e.values();
+        for (ty, idx, v) in sent {
+            let Some(slot) = s.find(*ty, *idx).and_then(|at| vals.get_mut(at)) else {
+                continue;
+            };
+            *slot = match v {
+                Sent::Count(n) => Value::Count(*n),
+                Sent::Freq {
+                    elapsed,
+                    curr,
+                    prev,
+                } => Value::Freq(crate::peers::freq_of(now, *elapsed, *curr, *prev)),
+                Sent::Text(t) => Value::Text(t.as_deref().map(Into::into)),
+            };
+        }
     }
 
     fn touch_at(&self, e: &Entry, now: u32) {
@@ -284,6 +376,7 @@ impl Table {
         count_in(s, &mut vals, Event::Conn, now);
         add_at(s, &mut vals, s.find(DataType::ConnCur, 0), 1, now);
         drop(vals);
+        self.changed(&e);
         Some(Tracker {
             table: self.clone(),
             entry: e,
@@ -317,28 +410,32 @@ impl Table {
 
     /// `sc-add-gpc(idx, n)`.
     pub fn add_gpc(&self, e: &Entry, idx: usize, n: u64) -> Option<u64> {
-        self.update(e, |s, vals, now| {
+        let r = self.update(e, |s, vals, now| {
             let c = s.gpc(idx);
             let r = s.gpc_rate(idx);
             add_at(s, vals, r, n, now);
             add_at(s, vals, c, n, now);
             c.and_then(|c| vals.get(c)).and_then(value_count)
-        })
+        });
+        self.changed(e);
+        r
     }
 
     /// `sc-clr-gpc(idx)`: the counter to 0; returns its old value.
     pub fn clr_gpc(&self, e: &Entry, idx: usize) -> Option<u64> {
-        self.update(e, |s, vals, _| {
+        let r = self.update(e, |s, vals, _| {
             let v = s.gpc(idx).and_then(|c| vals.get_mut(c))?;
             let old = value_count(v);
             *v = Value::Count(0);
             old
-        })
+        });
+        self.changed(e);
+        r
     }
 
     /// `sc-set-gpt(idx, v)`: false when the tag is not stored.
     pub fn set_gpt(&self, e: &Entry, idx: usize, v: u64) -> bool {
-        self.update(e, |s, vals, _| {
+        let r = self.update(e, |s, vals, _| {
             match s.gpt(idx).and_then(|c| vals.get_mut(c)) {
                 Some(slot) => {
                     *slot = Value::Count(v.min(u64::from(u32::MAX)));
@@ -346,7 +443,9 @@ impl Table {
                 }
                 None => false,
             }
-        })
+        });
+        self.changed(e);
+        r
     }
 
     /// Column `at`'s value now (rates read at the current tick).
@@ -375,7 +474,8 @@ impl Table {
                     (_, ReadValue::Text(_)) => return,
                 };
             }
-        })
+        });
+        self.changed(e);
     }
 
     /// Removes the expired unreferenced entries; returns how many went.

@@ -21,6 +21,8 @@ pub struct Args {
     pub help: bool,
     /// `-x <socket>`: take the listening sockets of the process behind it.
     pub takeover: Option<String>,
+    /// `-L <name>`: the local peer's name.
+    pub localpeer: Option<String>,
 }
 
 /// Parses `argv[1..]`. Errors are one-line messages.
@@ -48,7 +50,8 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-cc" => a.cond = Some(value(&mut i, arg)?),
             "-C" => a.chdir = Some(value(&mut i, arg)?),
             "-x" => a.takeover = Some(value(&mut i, arg)?),
-            "-L" | "-m" => {
+            "-L" => a.localpeer = Some(value(&mut i, arg)?),
+            "-m" => {
                 value(&mut i, arg)?;
             }
             "-n" | "-N" => {
@@ -111,6 +114,7 @@ pub const USAGE: &str =
         -c check mode : only check config files and exit
         -cc check condition : evaluate a condition and exit (0 true, 1 false)
         -n sets the maximum total # of connections
+        -L set local peer name (default to hostname)
         -p writes pids of all children to this file
         -sf/-st [pid ]* finishes/terminates old pids once listening.
         -x <unix_socket> takes the listening sockets of the process behind

@@ -154,6 +154,9 @@ fn main() -> ExitCode {
     if let Some(m) = args.maxconn {
         config.global.maxconn = Some(m);
     }
+    if let Some(l) = &args.localpeer {
+        config.global.localpeer = Some(l.clone());
+    }
     for (k, v) in &config.global.setenv {
         match v {
             Some(v) => std::env::set_var(k, v),

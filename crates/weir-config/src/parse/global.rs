@@ -174,6 +174,7 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
         "server-state-file" => g.server_state_file = Some(one(words, "a file name")?.to_string()),
         "server-state-base" => g.server_state_base = Some(one(words, "a directory")?.to_string()),
         "node" => g.node = Some(one(words, "a node name")?.to_string()),
+        "localpeer" => g.localpeer = Some(one(words, "a peer name")?.to_string()),
         "description" => g.description = Some(words[1..].join(" ")),
         "log-tag" => g.log_tag = Some(one(words, "a tag")?.to_string()),
         "log-send-hostname" => {

@@ -8,6 +8,7 @@ mod global;
 mod http;
 mod ids;
 mod log;
+mod peers;
 mod persist;
 mod proxy;
 mod refs;
@@ -85,6 +86,8 @@ enum Section {
     HttpErrors(String),
     /// `userlist <name>`: its `user` and `group` lines.
     Userlist(String),
+    /// The last `peers` section.
+    Peers,
     Skipped,
 }
 
@@ -361,6 +364,7 @@ impl State<'_> {
                 }
             }
             Section::Global => global::line(self, words, loc),
+            Section::Peers => peers::line(self, words, loc),
             Section::Proxy => {
                 if let Some(mut p) = self.current.take() {
                     proxy::line(self, &mut p, words, loc);
@@ -401,6 +405,14 @@ impl State<'_> {
                     self.section = Section::Skipped;
                 }
             }
+            return;
+        }
+        if kw == "peers" {
+            self.section = if peers::open(self, words, loc) {
+                Section::Peers
+            } else {
+                Section::Skipped
+            };
             return;
         }
         if kw == "global" {

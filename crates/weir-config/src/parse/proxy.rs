@@ -504,6 +504,10 @@ fn servers_and_limits(
         "server" => {
             let mut full = vec!["server".to_string()];
             full.extend_from_slice(args);
+            // Addresses expand environment variables, quoted or not.
+            if let Some(a) = full.get_mut(2) {
+                *a = crate::addr::expand_env(a, &|n| st.env.get(n));
+            }
             match super::server::server(&p.default_server, &full, loc) {
                 Ok(s) => p.servers.push(s),
                 Err(errs) => {

@@ -16,6 +16,8 @@ pub(crate) enum Target {
     Frontend(Option<String>),
     /// `[<backend>/]<server>`.
     Server(String),
+    /// A `peers` section (`stick-table … peers <name>`).
+    Peers(String),
 }
 
 /// One reference, with the line that made it.
@@ -39,6 +41,13 @@ pub(crate) fn refs_in(proxy: &str, words: &[String], loc: &Loc) -> Vec<Ref> {
         by,
         loc: loc.clone(),
     };
+    if words.first().is_some_and(|w| w == "stick-table") {
+        if let Some(i) = words.iter().position(|w| w == "peers") {
+            if let Some(n) = words.get(i + 1) {
+                out.push(r(Target::Peers(n.clone()), "stick-table".into()));
+            }
+        }
+    }
     if words.first().is_some_and(|w| w == "stick") {
         let (head, _) = weir_rules::split_cond(words.get(2..).unwrap_or_default());
         let table = match head {
@@ -147,7 +156,12 @@ fn problem(st: &State<'_>, r: &Ref) -> Option<String> {
     match &r.target {
         Target::Table(t) => {
             let want = t.as_deref().unwrap_or(own);
-            let found = find(want).is_some_and(|p| p.stick_table.is_some());
+            let found = find(want).is_some_and(|p| p.stick_table.is_some())
+                || st
+                    .config
+                    .peers
+                    .iter()
+                    .any(|s| s.tables.iter().any(|t| t.def.name == want));
             (!found).then(|| {
                 format!(
                     "unable to find table '{want}' referenced by {} in proxy '{own}'",
@@ -156,6 +170,8 @@ fn problem(st: &State<'_>, r: &Ref) -> Option<String> {
             })
         }
         Target::Backend(None) | Target::Frontend(None) => None,
+        Target::Peers(n) => (!st.config.peers.iter().any(|s| s.name == *n))
+            .then(|| format!("unable to find sync peers '{n}' in proxy '{own}'")),
         Target::Backend(Some(want)) => {
             let found = find(want).is_some_and(|p| p.kind.is_backend());
             (!found).then(|| format!("unable to find backend '{want}' {tail}"))

@@ -67,12 +67,17 @@ fn ms(text: &str) -> Option<u32> {
 }
 
 /// Parses `stick-table`'s arguments; gives the table and warnings.
-fn parse(name: &str, args: &[String], loc: &Loc) -> Result<(StickTable, Vec<String>), String> {
+pub(super) fn parse(
+    name: &str,
+    args: &[String],
+    loc: &Loc,
+) -> Result<(StickTable, Vec<String>), String> {
     let mut key = None;
     let mut size = None;
     let mut expire = None;
     let mut nopurge = false;
     let mut srvkey_addr = false;
+    let mut peers = None;
     let mut specs: Vec<StoreSpec> = Vec::new();
     let mut warnings = Vec::new();
     let mut i = 0;
@@ -118,9 +123,8 @@ fn parse(name: &str, args: &[String], loc: &Loc) -> Result<(StickTable, Vec<Stri
                 i += 1;
             }
             "peers" => {
-                return Err(
-                    "stick-table: 'peers' (table replication) is not supported by weir yet".into(),
-                )
+                peers = Some(arg(i + 1, "peers")?.clone());
+                i += 1;
             }
             "store" => {
                 for item in split_store(arg(i + 1, "store")?) {
@@ -171,6 +175,7 @@ fn parse(name: &str, args: &[String], loc: &Loc) -> Result<(StickTable, Vec<Stri
         StickTable {
             def,
             srvkey_addr,
+            peers,
             loc: loc.clone(),
         },
         warnings,
@@ -192,6 +197,11 @@ pub(super) fn store_servers(st: &mut State<'_>) {
         .collect();
     for p in &mut st.config.proxies {
         if let Some(t) = p.stick_table.as_mut().filter(|_| used.contains(&p.name)) {
+            t.def.schema = t.def.schema.with_server(true);
+        }
+    }
+    for t in st.config.peers.iter_mut().flat_map(|s| &mut s.tables) {
+        if used.contains(&t.def.name) {
             t.def.schema = t.def.schema.with_server(true);
         }
     }

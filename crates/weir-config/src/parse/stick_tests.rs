@@ -66,7 +66,7 @@ fn bad_stick_tables_say_what_haproxy_says() {
         ),
         (
             "stick-table type ip size 1 peers p",
-            "'peers' (table replication) is not supported",
+            "unable to find sync peers 'p'",
         ),
     ] {
         let e = errors(&fe(&format!(" {line}\n")));

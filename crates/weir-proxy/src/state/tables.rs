@@ -27,6 +27,7 @@ impl Tables {
             .proxies
             .iter()
             .filter_map(|p| p.stick_table.as_ref())
+            .chain(cfg.peers.iter().flat_map(|s| &s.tables))
             .map(|t| Arc::new(Table::new(t.def.clone(), clock.clone())))
             .collect();
         let by_name: HashMap<String, Arc<Table>> = list

@@ -1,0 +1,589 @@
+//! The peers of `peers` sections (manual §3.5): each process listens as
+//! its local peer and connects to the others, and they keep their shared
+//! stick tables in step with HAProxy's peers protocol 2.1 (the codecs are
+//! `weir_stick::peers`): table definitions, updates of what changed here,
+//! acknowledgements, heartbeats, and a full push when a peer asks to
+//! resynchronise. Interoperates with haproxy 2.6.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::state::Shared;
+use weir_stick::peers::{
+    decode_update, encode_ack, encode_int, encode_update, frame, msg, Dict, Hello, Message,
+    TableDef,
+};
+use weir_stick::Table;
+
+/// How often a session pushes local changes.
+const PUSH_EVERY: Duration = Duration::from_millis(100);
+/// A heartbeat after this long without sending (haproxy's 3 s).
+const HEARTBEAT: Duration = Duration::from_secs(3);
+/// A session that heard nothing this long is closed (haproxy's 5 s).
+const SILENCE: Duration = Duration::from_secs(5);
+/// The wait before connecting again to a peer.
+const RECONNECT: Duration = Duration::from_secs(2);
+/// Updates pushed per table and turn.
+const BATCH: usize = 200;
+
+/// A shared table: its name on the wire and the table.
+struct Shared1 {
+    wire: String,
+    table: Arc<Table>,
+}
+
+/// A remote peer: its name, address, and the generation of its current
+/// session (a newer session ends the older one).
+struct Remote {
+    name: String,
+    addr: Option<SocketAddr>,
+    gen: AtomicU64,
+}
+
+/// A `peers` section at run time.
+struct Section {
+    local: String,
+    remotes: Vec<Remote>,
+    tables: Vec<Shared1>,
+}
+
+/// The sections whose local peer is this process, with their listeners.
+pub struct Bound {
+    sections: Vec<(Arc<Section>, Option<std::net::TcpListener>)>,
+}
+
+/// The local peer's name: `localpeer`/`-L`, else the host name.
+fn local_name(sh: &Shared) -> String {
+    sh.cfg
+        .global
+        .localpeer
+        .clone()
+        .unwrap_or_else(|| sh.hostname.clone())
+}
+
+/// Binds each section's local peer and marks its tables shared; the
+/// problems found (a bind that fails) are errors, a section without the
+/// local peer only a warning.
+pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
+    let me = local_name(sh);
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for sec in sh.cfg.peers.iter().filter(|s| !s.disabled) {
+        let Some(local) = sec.peers.iter().find(|p| p.name == me) else {
+            crate::limits::warn(
+                quiet,
+                &format!(
+                    "[WARNING] peers section '{}' has no peer named '{me}' (the local peer): it is not used",
+                    sec.name
+                ),
+            );
+            continue;
+        };
+        let mut tables: Vec<Shared1> = sec
+            .tables
+            .iter()
+            .filter_map(|t| {
+                let table = sh.tables.named(&t.def.name)?.clone();
+                let short = t.def.name.split_once('/').map_or("", |(_, n)| n);
+                Some(Shared1 {
+                    wire: format!("/{short}"),
+                    table,
+                })
+            })
+            .collect();
+        for p in &sh.cfg.proxies {
+            let Some(t) = p
+                .stick_table
+                .as_ref()
+                .filter(|t| t.peers.as_deref() == Some(&sec.name))
+            else {
+                continue;
+            };
+            if let Some(table) = sh.tables.named(&t.def.name) {
+                tables.push(Shared1 {
+                    wire: p.name.clone(),
+                    table: table.clone(),
+                });
+            }
+        }
+        for t in &tables {
+            t.table.share();
+        }
+        let remotes = sec
+            .peers
+            .iter()
+            .filter(|p| p.name != me)
+            .map(|p| Remote {
+                name: p.name.clone(),
+                addr: p.addr.as_ref().and_then(server_addr),
+                gen: AtomicU64::new(0),
+            })
+            .collect();
+        let listener = match (&sec.bind, local.addr.as_ref().and_then(server_addr)) {
+            (Some(b), _) => match listen_on(b) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    errors.push(format!("[ALERT] peers section '{}': {e}", sec.name));
+                    None
+                }
+            },
+            (None, Some(a)) => match std::net::TcpListener::bind(a) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    errors.push(format!(
+                        "[ALERT] peers section '{}': cannot bind [{a}]: {e}",
+                        sec.name
+                    ));
+                    None
+                }
+            },
+            (None, None) => None,
+        };
+        let section = Section {
+            local: me.clone(),
+            remotes,
+            tables,
+        };
+        out.push((Arc::new(section), listener));
+    }
+    if errors.is_empty() {
+        Ok(Bound { sections: out })
+    } else {
+        Err(errors)
+    }
+}
+
+fn server_addr(a: &weir_config::addr::ServerAddr) -> Option<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    use weir_config::addr::{Host, PortSpec, ServerAddr};
+    let ServerAddr::Inet {
+        host,
+        port: PortSpec::Fixed(port),
+        ..
+    } = a
+    else {
+        return None;
+    };
+    match host {
+        Host::Ip(ip) => Some(SocketAddr::new(*ip, *port)),
+        Host::Name(n) => (n.as_str(), *port).to_socket_addrs().ok()?.next(),
+        Host::Any => None,
+    }
+}
+
+fn listen_on(b: &weir_config::addr::BindAddr) -> Result<std::net::TcpListener, String> {
+    use crate::listen::{expand, Expanded};
+    match expand(b).map_err(|e| e.to_string())? {
+        Expanded::Tcp(addrs) => {
+            let a = addrs.first().copied().ok_or("no address")?;
+            std::net::TcpListener::bind(a).map_err(|e| format!("cannot bind [{a}]: {e}"))
+        }
+        Expanded::Fd(n) => match crate::listen::from_fd(n) {
+            Ok(crate::listen::Listener::Tcp(l)) => Ok(l),
+            Ok(_) => Err(format!("fd@{n} is not a TCP socket")),
+            Err(e) => Err(format!("cannot use fd@{n}: {e}")),
+        },
+        Expanded::Unix(..) => Err("peers listen on TCP only".into()),
+    }
+}
+
+/// Starts each section's listener and connectors on the current runtime.
+pub fn spawn(b: Bound) {
+    for (sec, listener) in b.sections {
+        if let Some(l) = listener {
+            if l.set_nonblocking(true).is_ok() {
+                if let Ok(l) = TcpListener::from_std(l) {
+                    tokio::spawn(accept(sec.clone(), l));
+                }
+            }
+        }
+        for i in 0..sec.remotes.len() {
+            tokio::spawn(connect(sec.clone(), i));
+        }
+    }
+}
+
+async fn accept(sec: Arc<Section>, l: TcpListener) {
+    loop {
+        let Ok((s, _)) = l.accept().await else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        tokio::spawn(incoming(sec.clone(), s));
+    }
+}
+
+/// A peer connecting to us: its hello, our status, then the session.
+async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
+    let mut buf = Vec::new();
+    let hello = loop {
+        let mut chunk = [0u8; 512];
+        let n = match tokio::time::timeout(SILENCE, s.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => n,
+            _ => return,
+        };
+        buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        match Hello::parse(&buf) {
+            Ok(Some((h, used))) => {
+                buf.drain(..used);
+                break h;
+            }
+            Ok(None) => continue,
+            Err(code) => {
+                let _ = s.write_all(format!("{code}\n").as_bytes()).await;
+                return;
+            }
+        }
+    };
+    if hello.remote != sec.local {
+        let _ = s.write_all(b"503\n").await;
+        return;
+    }
+    let Some(idx) = sec.remotes.iter().position(|r| r.name == hello.local) else {
+        let _ = s.write_all(b"504\n").await;
+        return;
+    };
+    if s.write_all(b"200\n").await.is_err() {
+        return;
+    }
+    let gen = sec
+        .remotes
+        .get(idx)
+        .map_or(0, |r| (r.gen.fetch_add(1, Ordering::SeqCst) + 1) & !LIVE);
+    session(&sec, idx, gen, s, buf).await;
+}
+
+/// Connects to remote peer `i` whenever it has no session.
+async fn connect(sec: Arc<Section>, i: usize) {
+    let Some(r) = sec.remotes.get(i) else {
+        return;
+    };
+    let Some(addr) = r.addr else {
+        return;
+    };
+    loop {
+        let before = r.gen.load(Ordering::SeqCst);
+        if before & LIVE != 0 {
+            tokio::time::sleep(RECONNECT).await;
+            continue;
+        }
+        if let Ok(Ok(mut s)) = tokio::time::timeout(SILENCE, TcpStream::connect(addr)).await {
+            let hello = Hello {
+                remote: r.name.clone(),
+                local: sec.local.clone(),
+                pid: std::process::id(),
+            };
+            if s.write_all(&hello.bytes()).await.is_ok() {
+                if let Some(rest) = status(&mut s).await {
+                    // A session the other side opened meanwhile wins.
+                    if r.gen
+                        .compare_exchange(before, before + 1, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        session(&sec, i, before + 1, s, rest).await;
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(RECONNECT).await;
+    }
+}
+
+/// Reads the status line of our hello: the bytes after it on "200".
+async fn status(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    loop {
+        let mut chunk = [0u8; 512];
+        let n = match tokio::time::timeout(SILENCE, s.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => n,
+            _ => return None,
+        };
+        buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        if let Some(nl) = buf.iter().position(|&c| c == b'\n') {
+            let code = buf.get(..nl).unwrap_or_default();
+            return (code == b"200").then(|| buf.get(nl + 1..).unwrap_or_default().to_vec());
+        }
+        if buf.len() > 64 {
+            return None;
+        }
+    }
+}
+
+/// The bit of a remote's generation set while a session runs.
+const LIVE: u64 = 1 << 63;
+
+/// A remote table as its definition said, and the local table it is.
+struct RemoteTable {
+    def: TableDef,
+    local: usize,
+}
+
+/// What a session knows of each side.
+struct Sess<'a> {
+    sec: &'a Section,
+    out: Vec<u8>,
+    /// Per local table: defined on this session, last update sent.
+    defined: Vec<bool>,
+    sent: Vec<u32>,
+    /// The local table updates last went for.
+    current_out: Option<usize>,
+    remote: HashMap<u64, RemoteTable>,
+    current_in: Option<u64>,
+    last_in: Option<u32>,
+    acks: HashMap<u64, u32>,
+    tx_dict: Dict,
+    rx_dict: Dict,
+}
+
+async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec<u8>) {
+    let Some(r) = sec.remotes.get(idx) else {
+        return;
+    };
+    let mine = gen | LIVE;
+    r.gen.store(mine, Ordering::SeqCst);
+    let (mut rd, mut wr) = s.into_split();
+    let mut st = Sess {
+        sec,
+        out: Vec::new(),
+        defined: vec![false; sec.tables.len()],
+        sent: vec![0; sec.tables.len()],
+        current_out: None,
+        remote: HashMap::new(),
+        current_in: None,
+        last_in: None,
+        acks: HashMap::new(),
+        tx_dict: Dict::default(),
+        rx_dict: Dict::default(),
+    };
+    let mut tick = tokio::time::interval(PUSH_EVERY);
+    let mut last_rx = crate::clock::now();
+    let mut last_tx = crate::clock::now();
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        if r.gen.load(Ordering::SeqCst) != mine {
+            break;
+        }
+        tokio::select! {
+            n = rd.read(&mut chunk) => {
+                let n = match n {
+                    Ok(n) if n > 0 => n,
+                    _ => break,
+                };
+                last_rx = crate::clock::now();
+                buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+                if !st.read(&mut buf) {
+                    break;
+                }
+            }
+            _ = tick.tick() => {
+                if crate::clock::elapsed(last_rx) > SILENCE {
+                    break;
+                }
+                st.push();
+                if st.out.is_empty() && crate::clock::elapsed(last_tx) > HEARTBEAT {
+                    frame(msg::CONTROL, msg::HEARTBEAT, &[], &mut st.out);
+                }
+            }
+        }
+        if !st.out.is_empty() {
+            let bytes = std::mem::take(&mut st.out);
+            if wr.write_all(&bytes).await.is_err() {
+                break;
+            }
+            last_tx = crate::clock::now();
+        }
+    }
+    // Only this session's end clears the live bit.
+    let _ = r
+        .gen
+        .compare_exchange(mine, gen, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+impl Sess<'_> {
+    /// Handles the whole messages in `buf`; false: the session ends.
+    fn read(&mut self, buf: &mut Vec<u8>) -> bool {
+        let mut used = 0;
+        loop {
+            let rest = buf.get(used..).unwrap_or_default();
+            match Message::parse(rest) {
+                Ok(Some((m, n))) => {
+                    if !self.handle(m) {
+                        return false;
+                    }
+                    used += n;
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    frame(msg::ERROR, 0, &[], &mut self.out);
+                    return false;
+                }
+            }
+        }
+        buf.drain(..used);
+        for (t, u) in self.acks.drain() {
+            frame(msg::TABLE, msg::ACK, &encode_ack(t, u), &mut self.out);
+        }
+        true
+    }
+
+    fn handle(&mut self, m: Message<'_>) -> bool {
+        match (m.class, m.kind) {
+            (msg::CONTROL, msg::RESYNC_REQUEST) => {
+                self.push_all();
+                frame(msg::CONTROL, msg::RESYNC_FINISHED, &[], &mut self.out);
+            }
+            (msg::CONTROL, msg::RESYNC_FINISHED | msg::RESYNC_PARTIAL) => {
+                frame(msg::CONTROL, msg::RESYNC_CONFIRM, &[], &mut self.out);
+            }
+            (msg::CONTROL, _) => {}
+            (msg::ERROR, _) => return false,
+            (msg::TABLE, msg::DEFINE) => {
+                let Ok(def) = TableDef::decode(m.data) else {
+                    return false;
+                };
+                let local = self
+                    .sec
+                    .tables
+                    .iter()
+                    .position(|t| t.wire == def.name && def.keys_fit(t.table.def().key));
+                self.current_in = Some(def.id);
+                self.last_in = None;
+                match local {
+                    Some(local) => {
+                        self.remote.insert(def.id, RemoteTable { def, local });
+                    }
+                    None => {
+                        self.remote.remove(&def.id);
+                    }
+                }
+            }
+            (msg::TABLE, msg::SWITCH) => {
+                let id = weir_stick::peers::decode_int(m.data)
+                    .ok()
+                    .flatten()
+                    .map(|(v, _)| v);
+                self.current_in = id;
+                self.last_in = None;
+            }
+            (
+                msg::TABLE,
+                msg::UPDATE | msg::INC_UPDATE | msg::UPDATE_TIMED | msg::INC_UPDATE_TIMED,
+            ) => {
+                let Some(id) = self.current_in else {
+                    return true;
+                };
+                let Some(rt) = self.remote.get(&id) else {
+                    return true;
+                };
+                let Some(local) = self.sec.tables.get(rt.local) else {
+                    return true;
+                };
+                let key = local.table.def().key;
+                let Ok(u) = decode_update(m.kind, m.data, &rt.def, key, &mut self.rx_dict) else {
+                    return false;
+                };
+                let n =
+                    u.id.unwrap_or_else(|| self.last_in.map_or(1, |l| l.wrapping_add(1)));
+                self.last_in = Some(n);
+                local.table.apply_remote(&u.key, &u.values);
+                self.acks.insert(id, n);
+            }
+            (msg::TABLE, _) => {}
+            _ => {}
+        }
+        true
+    }
+
+    /// Defines local table `i` on this session (once), or switches to it.
+    fn select(&mut self, i: usize) {
+        if self.current_out == Some(i) {
+            return;
+        }
+        let Some(t) = self.sec.tables.get(i) else {
+            return;
+        };
+        let id = i as u64 + 1;
+        if self.defined.get(i).copied().unwrap_or(false) {
+            let mut d = Vec::new();
+            encode_int(id, &mut d);
+            frame(msg::TABLE, msg::SWITCH, &d, &mut self.out);
+        } else {
+            let td = t.table.def();
+            let def = TableDef::of(id, &t.wire, td.key, &td.schema, td.expire);
+            frame(
+                msg::TABLE,
+                msg::DEFINE,
+                &def.encode(&td.schema),
+                &mut self.out,
+            );
+            if let Some(d) = self.defined.get_mut(i) {
+                *d = true;
+            }
+        }
+        self.current_out = Some(i);
+    }
+
+    fn update(&mut self, i: usize, n: u32, e: &weir_stick::Entry) {
+        let Some(t) = self.sec.tables.get(i) else {
+            return;
+        };
+        let td = t.table.def();
+        let def = TableDef::of(i as u64 + 1, &t.wire, td.key, &td.schema, td.expire);
+        let vals = t.table.values_of(e);
+        let data = encode_update(
+            Some(n),
+            e.key(),
+            &def,
+            &td.schema,
+            &vals,
+            t.table.now(),
+            &mut self.tx_dict,
+        );
+        frame(msg::TABLE, msg::UPDATE, &data, &mut self.out);
+    }
+
+    /// Local changes since the last push, each table in turn.
+    fn push(&mut self) {
+        for i in 0..self.sec.tables.len() {
+            let Some(t) = self.sec.tables.get(i) else {
+                continue;
+            };
+            let after = self.sent.get(i).copied().unwrap_or(0);
+            let ups = t.table.updates_after(after, BATCH);
+            if ups.is_empty() {
+                continue;
+            }
+            self.select(i);
+            for (n, e) in &ups {
+                self.update(i, *n, e);
+            }
+            if let (Some(s), Some((n, _))) = (self.sent.get_mut(i), ups.last()) {
+                *s = *n;
+            }
+        }
+    }
+
+    /// Every entry of every shared table (a peer asked to resynchronise).
+    fn push_all(&mut self) {
+        for i in 0..self.sec.tables.len() {
+            let Some(t) = self.sec.tables.get(i) else {
+                continue;
+            };
+            let all = t.table.entries();
+            let last = t.table.last_update();
+            self.select(i);
+            for e in &all {
+                self.update(i, last, e);
+            }
+            if let Some(s) = self.sent.get_mut(i) {
+                *s = (*s).max(last);
+            }
+        }
+    }
+}
