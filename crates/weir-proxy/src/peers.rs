@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,8 +20,8 @@ use weir_stick::peers::{
 };
 use weir_stick::Table;
 
-/// How often a session pushes local changes.
-const PUSH_EVERY: Duration = Duration::from_millis(100);
+/// How often a session looks for local changes it was not woken for.
+const PUSH_EVERY: Duration = Duration::from_millis(500);
 /// A heartbeat after this long without sending (haproxy's 3 s).
 const HEARTBEAT: Duration = Duration::from_secs(3);
 /// A session that heard nothing this long is closed (haproxy's 5 s).
@@ -38,12 +37,56 @@ struct Shared1 {
     table: Arc<Table>,
 }
 
-/// A remote peer: its name, address, and the generation of its current
-/// session (a newer session ends the older one).
+/// A remote peer: its name, address, and its session.
 struct Remote {
     name: String,
     addr: Option<SocketAddr>,
-    gen: AtomicU64,
+    state: std::sync::Mutex<Link>,
+}
+
+/// Which session a remote peer has: its number (a session that sees
+/// another number ends), and who opened it while it runs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Link {
+    gen: u64,
+    live: Option<bool>,
+}
+
+impl Remote {
+    fn link(&self) -> std::sync::MutexGuard<'_, Link> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the link for a new session (`ours`: we connected), or
+    /// refuses it: when two sessions cross, the one opened by the peer
+    /// with the smaller name stays, as both sides decide alike.
+    fn claim(&self, local: &str, ours: bool) -> Option<u64> {
+        let mut l = self.link();
+        let preferred = |by_us: bool| by_us == (local < self.name.as_str());
+        if let Some(by_us) = l.live {
+            if preferred(by_us) && !preferred(ours) {
+                return None;
+            }
+        }
+        l.gen += 1;
+        l.live = Some(ours);
+        Some(l.gen)
+    }
+
+    fn current(&self, gen: u64) -> bool {
+        self.link().gen == gen
+    }
+
+    fn release(&self, gen: u64) {
+        let mut l = self.link();
+        if l.gen == gen {
+            l.live = None;
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.link().live.is_some()
+    }
 }
 
 /// A `peers` section at run time.
@@ -51,6 +94,8 @@ struct Section {
     local: String,
     remotes: Vec<Remote>,
     tables: Vec<Shared1>,
+    /// Woken by each local change of a shared table.
+    changed: Arc<tokio::sync::Notify>,
 }
 
 /// The sections whose local peer is this process, with their listeners.
@@ -112,8 +157,10 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
                 });
             }
         }
+        let changed = Arc::new(tokio::sync::Notify::new());
         for t in &tables {
-            t.table.share();
+            let c = changed.clone();
+            t.table.share(Box::new(move || c.notify_waiters()));
         }
         let remotes = sec
             .peers
@@ -122,7 +169,7 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             .map(|p| Remote {
                 name: p.name.clone(),
                 addr: p.addr.as_ref().and_then(server_addr),
-                gen: AtomicU64::new(0),
+                state: std::sync::Mutex::new(Link::default()),
             })
             .collect();
         let listener = match (&sec.bind, local.addr.as_ref().and_then(server_addr)) {
@@ -149,6 +196,7 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             local: me.clone(),
             remotes,
             tables,
+            changed,
         };
         out.push((Arc::new(section), listener));
     }
@@ -249,13 +297,21 @@ async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
         let _ = s.write_all(b"504\n").await;
         return;
     };
-    if s.write_all(b"200\n").await.is_err() {
-        return;
-    }
-    let gen = sec
+    let Some(gen) = sec
         .remotes
         .get(idx)
-        .map_or(0, |r| (r.gen.fetch_add(1, Ordering::SeqCst) + 1) & !LIVE);
+        .and_then(|r| r.claim(&sec.local, false))
+    else {
+        // A crossing session we keep: try again later.
+        let _ = s.write_all(b"300\n").await;
+        return;
+    };
+    if s.write_all(b"200\n").await.is_err() {
+        if let Some(r) = sec.remotes.get(idx) {
+            r.release(gen);
+        }
+        return;
+    }
     session(&sec, idx, gen, s, buf).await;
 }
 
@@ -268,8 +324,7 @@ async fn connect(sec: Arc<Section>, i: usize) {
         return;
     };
     loop {
-        let before = r.gen.load(Ordering::SeqCst);
-        if before & LIVE != 0 {
+        if r.busy() {
             tokio::time::sleep(RECONNECT).await;
             continue;
         }
@@ -281,12 +336,9 @@ async fn connect(sec: Arc<Section>, i: usize) {
             };
             if s.write_all(&hello.bytes()).await.is_ok() {
                 if let Some(rest) = status(&mut s).await {
-                    // A session the other side opened meanwhile wins.
-                    if r.gen
-                        .compare_exchange(before, before + 1, Ordering::SeqCst, Ordering::SeqCst)
-                        .is_ok()
-                    {
-                        session(&sec, i, before + 1, s, rest).await;
+                    // A crossing session the other side opened may win.
+                    if let Some(gen) = r.claim(&sec.local, true) {
+                        session(&sec, i, gen, s, rest).await;
                     }
                 }
             }
@@ -315,9 +367,6 @@ async fn status(s: &mut TcpStream) -> Option<Vec<u8>> {
     }
 }
 
-/// The bit of a remote's generation set while a session runs.
-const LIVE: u64 = 1 << 63;
-
 /// A remote table as its definition said, and the local table it is.
 struct RemoteTable {
     def: TableDef,
@@ -345,8 +394,6 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
     let Some(r) = sec.remotes.get(idx) else {
         return;
     };
-    let mine = gen | LIVE;
-    r.gen.store(mine, Ordering::SeqCst);
     let (mut rd, mut wr) = s.into_split();
     let mut st = Sess {
         sec,
@@ -366,7 +413,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
     let mut last_tx = crate::clock::now();
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
-        if r.gen.load(Ordering::SeqCst) != mine {
+        if !r.current(gen) {
             break;
         }
         tokio::select! {
@@ -381,6 +428,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
                     break;
                 }
             }
+            _ = sec.changed.notified() => st.push(),
             _ = tick.tick() => {
                 if crate::clock::elapsed(last_rx) > SILENCE {
                     break;
@@ -399,10 +447,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
             last_tx = crate::clock::now();
         }
     }
-    // Only this session's end clears the live bit.
-    let _ = r
-        .gen
-        .compare_exchange(mine, gen, Ordering::SeqCst, Ordering::SeqCst);
+    r.release(gen);
 }
 
 impl Sess<'_> {

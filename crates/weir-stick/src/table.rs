@@ -107,6 +107,9 @@ pub struct Table {
     /// Local changes in order, for the peers (kept once the table is
     /// shared).
     log: Mutex<UpdateLog>,
+    /// Called after each local change of a shared table (wakes the
+    /// peers' sessions).
+    on_change: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 /// The keys changed locally, by update number.
@@ -140,6 +143,7 @@ impl Table {
             used: AtomicUsize::new(0),
             clock,
             log: Mutex::new(UpdateLog::default()),
+            on_change: std::sync::OnceLock::new(),
         }
     }
 
@@ -268,9 +272,11 @@ impl Table {
         self.log.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// From now on, local changes are kept in order for the peers.
-    pub fn share(&self) {
+    /// From now on, local changes are kept in order for the peers, and
+    /// `wake` is called after each.
+    pub fn share(&self, wake: Box<dyn Fn() + Send + Sync>) {
         self.log().shared = true;
+        let _ = self.on_change.set(wake);
     }
 
     /// Notes a local change of `e` (when the table is shared).
@@ -285,6 +291,10 @@ impl Table {
             log.order.remove(&old);
         }
         log.order.insert(n, e.key.clone());
+        drop(log);
+        if let Some(wake) = self.on_change.get() {
+            wake();
+        }
     }
 
     /// The last local change's number.

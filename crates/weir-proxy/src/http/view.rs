@@ -93,6 +93,16 @@ fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
 }
 
 impl ExCtx<'_> {
+    /// An HTTP fetch on a client's bytes under inspection (`mode tcp`):
+    /// without a whole request head yet, more bytes could change it.
+    fn wants_head(&self) {
+        if self.req.is_none() && self.payload.is_some_and(|(_, fin)| !fin) {
+            if let Some(m) = self.more {
+                m.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+
     fn backend(&self, name: &str) -> Option<&BackendRt> {
         if name.is_empty() {
             return self.be;
@@ -141,12 +151,15 @@ impl Ctx for ExCtx<'_> {
         self.dst
     }
     fn method(&self) -> &str {
+        self.wants_head();
         self.req.map_or("", |r| r.method.as_str())
     }
     fn uri(&self) -> &str {
+        self.wants_head();
         self.req.map_or("", |r| r.uri.as_str())
     }
     fn version(&self) -> &str {
+        self.wants_head();
         match self.req.map(|r| r.minor) {
             Some(0) => "1.0",
             Some(2) => "2.0",
@@ -155,6 +168,7 @@ impl Ctx for ExCtx<'_> {
         }
     }
     fn req_headers(&self) -> Vec<(&str, &[u8])> {
+        self.wants_head();
         self.req.map_or_else(Vec::new, |r| pairs(&r.headers))
     }
     fn res_headers(&self) -> Vec<(&str, &[u8])> {

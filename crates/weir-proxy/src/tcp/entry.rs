@@ -199,9 +199,13 @@ async fn inspect(
             || initial.len() >= sh.bufsize
             || deadline.is_none_or(|d| crate::clock::now() >= d);
         let more = std::sync::atomic::AtomicBool::new(false);
+        // HTTP fetches read a whole request head found in the payload, as
+        // haproxy's do in `mode tcp`.
+        let head = http_head(initial);
         let view = crate::http::rules::ExCtx {
             payload: Some((initial.as_slice(), fin)),
             more: Some(&more),
+            req: head.as_ref(),
             ..rules::l4_view(sh, fe_idx, client)
         };
         let mut subj = Subject {
@@ -673,6 +677,19 @@ fn link_of(
         srvconn: rec.srvconn,
         track: None,
     }
+}
+
+/// The HTTP/1 request head at the start of `payload`, when it is whole
+/// and valid.
+fn http_head(payload: &[u8]) -> Option<weir_proto::h1::RequestHead> {
+    if payload.is_empty() || !payload.first().is_some_and(u8::is_ascii_uppercase) {
+        return None;
+    }
+    let limits = weir_proto::h1::Limits::default();
+    weir_proto::h1::parse_request(payload, &limits)
+        .ok()
+        .flatten()
+        .map(|(h, _)| h)
 }
 
 /// What reading the client during the connect phase found.

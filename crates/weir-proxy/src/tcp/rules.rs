@@ -131,7 +131,15 @@ pub fn run_from(
                 subj.vars.captures.push((*slot, v));
             }
             TcpAction::Stick(a) => {
-                if let Some(t) = weir_rules::stick::act(a, &ctx) {
+                let t = weir_rules::stick::act(a, &ctx);
+                // A key from fetches that more bytes could change waits.
+                let waits = ctx
+                    .more
+                    .is_some_and(|m| m.load(std::sync::atomic::Ordering::Relaxed));
+                if growing && waits {
+                    return Err(i);
+                }
+                if let Some(t) = t {
                     let sess = matches!(set, TcpRuleSet::Connection | TcpRuleSet::Session);
                     subj.vars.track.track(t.slot, sess, &t.table, &t.key);
                 }
