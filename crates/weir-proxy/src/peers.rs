@@ -96,6 +96,9 @@ struct Section {
     tables: Vec<Shared1>,
     /// Woken by each local change of a shared table.
     changed: Arc<tokio::sync::Notify>,
+    /// A peer pushed its tables (after our resync request): a new process
+    /// asks the first peer it meets, as haproxy does.
+    synced: std::sync::atomic::AtomicBool,
 }
 
 /// The sections whose local peer is this process, with their listeners.
@@ -197,6 +200,7 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             remotes,
             tables,
             changed,
+            synced: std::sync::atomic::AtomicBool::new(false),
         };
         out.push((Arc::new(section), listener));
     }
@@ -408,6 +412,15 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
         tx_dict: Dict::default(),
         rx_dict: Dict::default(),
     };
+    if !sec.synced.load(std::sync::atomic::Ordering::Relaxed) {
+        frame(msg::CONTROL, msg::RESYNC_REQUEST, &[], &mut st.out);
+    }
+    // Messages that came with the handshake.
+    if !buf.is_empty() && !st.read(&mut buf) {
+        let _ = wr.write_all(&st.out).await;
+        r.release(gen);
+        return;
+    }
     let mut tick = tokio::time::interval(PUSH_EVERY);
     let mut last_rx = crate::clock::now();
     let mut last_tx = crate::clock::now();
@@ -425,6 +438,8 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
                 last_rx = crate::clock::now();
                 buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
                 if !st.read(&mut buf) {
+                    // (What it was told, an error message, goes first.)
+                    let _ = wr.write_all(&st.out).await;
                     break;
                 }
             }
@@ -484,6 +499,11 @@ impl Sess<'_> {
                 frame(msg::CONTROL, msg::RESYNC_FINISHED, &[], &mut self.out);
             }
             (msg::CONTROL, msg::RESYNC_FINISHED | msg::RESYNC_PARTIAL) => {
+                if m.kind == msg::RESYNC_FINISHED {
+                    self.sec
+                        .synced
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 frame(msg::CONTROL, msg::RESYNC_CONFIRM, &[], &mut self.out);
             }
             (msg::CONTROL, _) => {}

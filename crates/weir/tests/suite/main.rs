@@ -31,6 +31,7 @@ mod jwt;
 mod lifecycle;
 mod logging;
 mod nginx_origin;
+mod peers_interop;
 mod prometheus;
 mod proxy_protocol;
 mod reuse_keys;

@@ -1,0 +1,168 @@
+//! Peers interoperability with Debian's haproxy 2.6: weir and haproxy as
+//! the two peers of one `peers` section; entries and counters written on
+//! one appear on the other within a second, both ways, and a restarted
+//! peer learns the tables again from the other.
+
+use crate::common::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One side's configuration: `me` is its peer name; a peers-section
+/// table and a backend table synchronised with it; a frontend tracking
+/// the `x-k` header in the first.
+fn cfg(me: &str, sock: &Path, fe: u16, w_peer: u16, h_peer: u16) -> String {
+    let port = if me == "W" { w_peer } else { h_peer };
+    // The local peer's line has no address beside `bind`.
+    let line = |name: &str, p: u16| {
+        if name == me {
+            format!("    server {name}\n")
+        } else {
+            format!("    server {name} 127.0.0.1:{p}\n")
+        }
+    };
+    let (w_line, h_line) = (line("W", w_peer), line("H", h_peer));
+    format!(
+        "global\n    stats socket {} level admin\n    localpeer {me}\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         peers mypeers\n    bind 127.0.0.1:{port}\n\
+         {w_line}{h_line}\
+         \x20   table t type string len 16 size 100 expire 1m store gpc0,http_req_cnt,conn_rate(10s)\n\
+         frontend fe\n    bind 127.0.0.1:{fe}\n\
+         \x20   http-request track-sc0 req.hdr(x-k) table mypeers/t\n\
+         \x20   http-request return status 200\n\
+         backend ips\n    stick-table type ip size 100 expire 1m peers mypeers store gpc0,http_req_rate(10s)\n",
+        sock.display()
+    )
+}
+
+/// `show table <t> key <k>`'s entry line without its address and expiry.
+fn entry(sock: &Path, table: &str, key: &str) -> Option<String> {
+    let t = ask(sock, &format!("show table {table} key {key}\n"));
+    let line = t.lines().find(|l| l.contains(&format!("key={key} ")))?;
+    let rest = line.split_once(": ")?.1;
+    Some(
+        rest.split(' ')
+            .filter(|w| !w.starts_with("exp=") && !w.starts_with("use="))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// Waits until `sock` shows `want` for `key`; how long it took.
+fn seen_within(sock: &Path, table: &str, key: &str, want: &str) -> Duration {
+    let start = Instant::now();
+    wait_for(
+        &format!("{key} = {want} on {}", sock.display()),
+        Duration::from_secs(10),
+        || entry(sock, table, key).filter(|e| e == want).map(|_| ()),
+    );
+    start.elapsed()
+}
+
+fn get(port: u16, key: &str) {
+    let mut c = crate::common::http::Client::connect(port);
+    c.send(
+        format!("GET / HTTP/1.1\r\nHost: a\r\nx-k: {key}\r\nConnection: close\r\n\r\n").as_bytes(),
+    );
+    assert_eq!(c.response("GET").status, 200);
+}
+
+#[test]
+fn weir_and_haproxy_keep_tables_in_step() {
+    let dir = tempdir("peers-interop");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wfe, hfe, wp, hp) = (free_port(), free_port(), free_port(), free_port());
+    let Some(h) = Haproxy::start(&cfg("H", &hs, hfe, wp, hp), hfe) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let mut w = Weir::start(&cfg("W", &ws, wfe, wp, hp), wfe);
+    // Written on weir (by traffic and by the CLI), seen on haproxy.
+    for _ in 0..3 {
+        get(wfe, "from-weir");
+    }
+    let want = "key=from-weir gpc0=0 conn_rate(10000)=3 http_req_cnt=3";
+    assert_eq!(entry(&ws, "mypeers/t", "from-weir").as_deref(), Some(want));
+    let took = seen_within(&hs, "mypeers/t", "from-weir", want);
+    assert!(
+        took < Duration::from_secs(1),
+        "weir → haproxy took {took:?}"
+    );
+    ask(&ws, "set table ips key 10.0.0.7 data.gpc0 5\n");
+    seen_within(
+        &hs,
+        "ips",
+        "10.0.0.7",
+        "key=10.0.0.7 gpc0=5 http_req_rate(10000)=0",
+    );
+    // Written on haproxy, seen on weir.
+    get(hfe, "from-haproxy");
+    ask(&hs, "set table mypeers/t key from-haproxy data.gpc0 9\n");
+    let want = "key=from-haproxy gpc0=9 conn_rate(10000)=1 http_req_cnt=1";
+    let took = seen_within(&ws, "mypeers/t", "from-haproxy", want);
+    assert!(
+        took < Duration::from_secs(1),
+        "haproxy → weir took {took:?}"
+    );
+    // haproxy restarts: it learns the tables from weir.
+    drop(h);
+    let h = Haproxy::start(&cfg("H", &hs, hfe, wp, hp), hfe).unwrap();
+    seen_within(
+        &hs,
+        "mypeers/t",
+        "from-weir",
+        "key=from-weir gpc0=0 conn_rate(10000)=3 http_req_cnt=3",
+    );
+    seen_within(
+        &hs,
+        "ips",
+        "10.0.0.7",
+        "key=10.0.0.7 gpc0=5 http_req_rate(10000)=0",
+    );
+    // weir restarts: it asks haproxy for the tables.
+    w.signal(libc::SIGTERM);
+    w.wait_exit(Duration::from_secs(5));
+    let _w = Weir::start(&cfg("W", &ws, wfe, wp, hp), wfe);
+    seen_within(
+        &ws,
+        "mypeers/t",
+        "from-haproxy",
+        "key=from-haproxy gpc0=9 conn_rate(10000)=1 http_req_cnt=1",
+    );
+    seen_within(
+        &ws,
+        "mypeers/t",
+        "from-weir",
+        "key=from-weir gpc0=0 conn_rate(10000)=3 http_req_cnt=3",
+    );
+    drop(h);
+}
+
+/// What weir answers on its peers port to `bytes`, until it closes.
+fn answer(port: u16, bytes: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+    c.write_all(bytes).unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    got
+}
+
+#[test]
+fn bad_peers_are_refused_and_cut_off() {
+    let dir = tempdir("peers-bad");
+    let ws = dir.join("w.sock");
+    let (wfe, wp, hp) = (free_port(), free_port(), free_port());
+    let _w = Weir::start(&cfg("W", &ws, wfe, wp, hp), wfe);
+    assert_eq!(answer(wp, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"), b"501\n");
+    assert_eq!(answer(wp, b"HAProxyS 9.0\nW\nH 1 0\n"), b"502\n");
+    assert_eq!(answer(wp, b"HAProxyS 2.1\nX\nH 1 0\n"), b"503\n");
+    assert_eq!(answer(wp, b"HAProxyS 2.1\nW\nnobody 1 0\n"), b"504\n");
+    // A known peer that then sends garbage: an error message, then closed.
+    let got = answer(wp, b"HAProxyS 2.1\nW\nH 1 0\n\x0a\x82\xff\xff\xff\xff\x0f");
+    assert!(got.starts_with(b"200\n"), "{got:?}");
+    assert!(got.ends_with(&[1, 0]), "{got:?}");
+    // Traffic goes on.
+    get(wfe, "still-served");
+    assert!(entry(&ws, "mypeers/t", "still-served").is_some());
+}
