@@ -117,7 +117,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
         tokio::spawn(rates::run(sh.clone()));
-        peers::spawn(peers);
+        let teachers = peers::spawn(peers, &sh.stopping);
         for (l, level, exposed) in bound.stats {
             crate::profile::spawn::<crate::profile::Cli, _>(stats_socket::serve(
                 sh.clone(),
@@ -126,7 +126,14 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 exposed,
             ));
         }
-        main_loop(&sh, &mut done_rx, nthreads, quiet).await
+        let code = main_loop(&sh, &mut done_rx, nthreads, quiet).await;
+        // A soft stop hands the stick tables to the next process first.
+        if *sh.stopping.borrow() && !*sh.killing.borrow() {
+            for t in teachers {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(6), t).await;
+            }
+        }
+        code
     });
     drop(rt);
     for h in handles {

@@ -99,6 +99,9 @@ struct Section {
     /// A peer pushed its tables (after our resync request): a new process
     /// asks the first peer it meets, as haproxy does.
     synced: std::sync::atomic::AtomicBool,
+    /// Where the local peer listens (a process stopping teaches the next
+    /// one there).
+    addr: Option<SocketAddr>,
 }
 
 /// The sections whose local peer is this process, with their listeners.
@@ -183,7 +186,7 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
                     None
                 }
             },
-            (None, Some(a)) => match std::net::TcpListener::bind(a) {
+            (None, Some(a)) => match reusable(a) {
                 Ok(l) => Some(l),
                 Err(e) => {
                     errors.push(format!(
@@ -195,12 +198,14 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             },
             (None, None) => None,
         };
+        let addr = listener.as_ref().and_then(|l| l.local_addr().ok());
         let section = Section {
             local: me.clone(),
             remotes,
             tables,
             changed,
             synced: std::sync::atomic::AtomicBool::new(false),
+            addr,
         };
         out.push((Arc::new(section), listener));
     }
@@ -234,7 +239,7 @@ fn listen_on(b: &weir_config::addr::BindAddr) -> Result<std::net::TcpListener, S
     match expand(b).map_err(|e| e.to_string())? {
         Expanded::Tcp(addrs) => {
             let a = addrs.first().copied().ok_or("no address")?;
-            std::net::TcpListener::bind(a).map_err(|e| format!("cannot bind [{a}]: {e}"))
+            reusable(a).map_err(|e| format!("cannot bind [{a}]: {e}"))
         }
         Expanded::Fd(n) => match crate::listen::from_fd(n) {
             Ok(crate::listen::Listener::Tcp(l)) => Ok(l),
@@ -245,13 +250,31 @@ fn listen_on(b: &weir_config::addr::BindAddr) -> Result<std::net::TcpListener, S
     }
 }
 
-/// Starts each section's listener and connectors on the current runtime.
-pub fn spawn(b: Bound) {
+/// A listening socket the next process can bind too (`SO_REUSEPORT`),
+/// so that this one can teach it its tables when it stops.
+fn reusable(a: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::for_address(a), Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    s.bind(&a.into())?;
+    s.listen(128)?;
+    Ok(s.into())
+}
+
+/// Starts each section's listener and connectors on the current runtime;
+/// gives the listeners' tasks, which end once a soft stop taught the next
+/// process (the caller waits for them before exiting).
+pub fn spawn(
+    b: Bound,
+    stopping: &tokio::sync::watch::Sender<bool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut out = Vec::new();
     for (sec, listener) in b.sections {
         if let Some(l) = listener {
             if l.set_nonblocking(true).is_ok() {
                 if let Ok(l) = TcpListener::from_std(l) {
-                    tokio::spawn(accept(sec.clone(), l));
+                    out.push(tokio::spawn(accept(sec.clone(), l, stopping.subscribe())));
                 }
             }
         }
@@ -259,15 +282,79 @@ pub fn spawn(b: Bound) {
             tokio::spawn(connect(sec.clone(), i));
         }
     }
+    out
 }
 
-async fn accept(sec: Arc<Section>, l: TcpListener) {
+async fn accept(
+    sec: Arc<Section>,
+    l: TcpListener,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
-        let Ok((s, _)) = l.accept().await else {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            continue;
-        };
-        tokio::spawn(incoming(sec.clone(), s));
+        tokio::select! {
+            r = l.accept() => {
+                let Ok((s, _)) = r else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                tokio::spawn(incoming(sec.clone(), s));
+            }
+            _ = async { stopping.wait_for(|s| *s).await.is_ok() } => {
+                drop(l);
+                if let Some(a) = sec.addr {
+                    let _ = tokio::time::timeout(SILENCE, teach(&sec, a)).await;
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// A stopping process teaches the process after it (listening on the
+/// same address) every entry of its shared tables, as haproxy's old
+/// process does through the local peer.
+async fn teach(sec: &Section, a: SocketAddr) {
+    let Ok(mut s) = TcpStream::connect(a).await else {
+        return;
+    };
+    let hello = Hello {
+        remote: sec.local.clone(),
+        local: sec.local.clone(),
+        pid: std::process::id(),
+    };
+    if s.write_all(&hello.bytes()).await.is_err() || status(&mut s).await.is_none() {
+        return;
+    }
+    let mut st = Sess::new(sec);
+    st.push_all();
+    frame(msg::CONTROL, msg::RESYNC_FINISHED, &[], &mut st.out);
+    if s.write_all(&st.out).await.is_err() {
+        return;
+    }
+    // Until the next process confirms (or closes).
+    let mut b = [0u8; 64];
+    let _ = tokio::time::timeout(Duration::from_secs(2), s.read(&mut b)).await;
+}
+
+/// The process before this one, teaching its tables (it says it is us):
+/// its updates are learned until it closes.
+async fn learn(sec: &Section, mut s: TcpStream, mut buf: Vec<u8>) {
+    let mut st = Sess::new(sec);
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        if !st.read(&mut buf) {
+            break;
+        }
+        if !st.out.is_empty() {
+            let out = std::mem::take(&mut st.out);
+            if s.write_all(&out).await.is_err() {
+                break;
+            }
+        }
+        match tokio::time::timeout(SILENCE, s.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
+            _ => break,
+        }
     }
 }
 
@@ -295,6 +382,13 @@ async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
     };
     if hello.remote != sec.local {
         let _ = s.write_all(b"503\n").await;
+        return;
+    }
+    if hello.local == sec.local {
+        // The process before us, stopping.
+        if s.write_all(b"200\n").await.is_ok() {
+            learn(&sec, s, buf).await;
+        }
         return;
     }
     let Some(idx) = sec.remotes.iter().position(|r| r.name == hello.local) else {
@@ -399,19 +493,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
         return;
     };
     let (mut rd, mut wr) = s.into_split();
-    let mut st = Sess {
-        sec,
-        out: Vec::new(),
-        defined: vec![false; sec.tables.len()],
-        sent: vec![0; sec.tables.len()],
-        current_out: None,
-        remote: HashMap::new(),
-        current_in: None,
-        last_in: None,
-        acks: HashMap::new(),
-        tx_dict: Dict::default(),
-        rx_dict: Dict::default(),
-    };
+    let mut st = Sess::new(sec);
     if !sec.synced.load(std::sync::atomic::Ordering::Relaxed) {
         frame(msg::CONTROL, msg::RESYNC_REQUEST, &[], &mut st.out);
     }
@@ -465,7 +547,23 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
     r.release(gen);
 }
 
-impl Sess<'_> {
+impl<'a> Sess<'a> {
+    fn new(sec: &'a Section) -> Sess<'a> {
+        Sess {
+            sec,
+            out: Vec::new(),
+            defined: vec![false; sec.tables.len()],
+            sent: vec![0; sec.tables.len()],
+            current_out: None,
+            remote: HashMap::new(),
+            current_in: None,
+            last_in: None,
+            acks: HashMap::new(),
+            tx_dict: Dict::default(),
+            rx_dict: Dict::default(),
+        }
+    }
+
     /// Handles the whole messages in `buf`; false: the session ends.
     fn read(&mut self, buf: &mut Vec<u8>) -> bool {
         let mut used = 0;

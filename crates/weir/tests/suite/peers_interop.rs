@@ -166,3 +166,46 @@ fn bad_peers_are_refused_and_cut_off() {
     get(wfe, "still-served");
     assert!(entry(&ws, "mypeers/t", "still-served").is_some());
 }
+
+/// A process alone in its peers section, with a table and a frontend
+/// counting requests by `x-k` in it; its CLI at `sock`.
+fn alone(sock: &Path, fe: u16, peer: u16) -> String {
+    format!(
+        "global\n    stats socket {} level admin\n    localpeer A\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         peers p\n    peer A 127.0.0.1:{peer}\n    table t type string size 100 store gpc0,http_req_cnt\n\
+         frontend fe\n    bind 127.0.0.1:{fe}\n\
+         \x20   http-request track-sc0 req.hdr(x-k) table p/t\n\
+         \x20   http-request sc-inc-gpc0(0) if {{ path /inc }}\n\
+         \x20   http-request return status 200\n",
+        sock.display()
+    )
+}
+
+#[test]
+fn a_reload_hands_the_tables_to_the_new_process() {
+    let dir = tempdir("peers-reload");
+    let sock = dir.join("s.sock");
+    let (fe, peer) = (free_port(), free_port());
+    let mut old = Weir::start(&alone(&sock, fe, peer), fe);
+    for _ in 0..3 {
+        get(fe, "kept");
+    }
+    let mut c = crate::common::http::Client::connect(fe);
+    c.send(b"GET /inc HTTP/1.1\r\nHost: a\r\nx-k: kept\r\nConnection: close\r\n\r\n");
+    assert_eq!(c.response("GET").status, 200);
+    let want = "key=kept gpc0=1 http_req_cnt=4";
+    assert_eq!(entry(&sock, "p/t", "kept").as_deref(), Some(want));
+    let pid = old.pid().to_string();
+    let new = Weir::spawn(&alone(&sock, fe, peer), &["-sf", &pid]);
+    assert_eq!(
+        old.wait_exit(Duration::from_secs(10)),
+        Some(0),
+        "old process finished"
+    );
+    // The CLI socket is the new process's now: its table has the counts.
+    seen_within(&sock, "p/t", "kept", want);
+    get(fe, "kept");
+    seen_within(&sock, "p/t", "kept", "key=kept gpc0=1 http_req_cnt=5");
+    drop(new);
+}
