@@ -618,6 +618,11 @@ impl<'a> Sess<'a> {
                 self.current_in = Some(def.id);
                 self.last_in = None;
                 match local {
+                    // (A peer defines each of its tables once a session.)
+                    Some(_) if self.remote.len() >= 4 * self.sec.tables.len() + 16 => {
+                        frame(msg::ERROR, 0, &[], &mut self.out);
+                        return false;
+                    }
                     Some(local) => {
                         self.remote.insert(def.id, RemoteTable { def, local });
                     }

@@ -261,26 +261,14 @@ pub fn key_of(ty: KeyType, s: &Sample) -> Option<Key> {
             Sample::Ip(IpAddr::V4(a)) => Key::V4(*a),
             Sample::Ip(IpAddr::V6(a)) => Key::V4(a.to_ipv4_mapped()?),
             Sample::Int(n) => Key::V4(Ipv4Addr::from(*n as u32)),
-            Sample::Str(_) | Sample::Bin(_) => Key::V4(
-                std::str::from_utf8(&s.to_bytes())
-                    .ok()?
-                    .trim()
-                    .parse()
-                    .ok()?,
-            ),
+            Sample::Str(_) | Sample::Bin(_) => Key::V4(parsed(s)?),
             Sample::Bool(_) => return None,
         },
         KeyType::Ipv6 => match s {
             Sample::Ip(IpAddr::V4(a)) => Key::V6(a.to_ipv6_mapped()),
             Sample::Ip(IpAddr::V6(a)) => Key::V6(*a),
             Sample::Int(n) => Key::V6(Ipv4Addr::from(*n as u32).to_ipv6_mapped()),
-            Sample::Str(_) | Sample::Bin(_) => Key::V6(
-                std::str::from_utf8(&s.to_bytes())
-                    .ok()?
-                    .trim()
-                    .parse()
-                    .ok()?,
-            ),
+            Sample::Str(_) | Sample::Bin(_) => Key::V6(parsed(s)?),
             Sample::Bool(_) => return None,
         },
         KeyType::Integer => match s {
@@ -292,6 +280,11 @@ pub fn key_of(ty: KeyType, s: &Sample) -> Option<Key> {
         KeyType::String(_) => Key::string(ty, &s.to_bytes()),
         KeyType::Binary(_) => Key::binary(ty, &s.to_bin()),
     })
+}
+
+/// A text sample read as an address.
+fn parsed<T: std::str::FromStr>(s: &Sample) -> Option<T> {
+    std::str::from_utf8(&s.to_bytes()).ok()?.trim().parse().ok()
 }
 
 /// A string's leading integer, as haproxy's string-to-integer cast reads

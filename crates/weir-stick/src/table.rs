@@ -188,6 +188,7 @@ impl Table {
         if Self::expired(found.get(), now) {
             found.remove();
             self.used.fetch_sub(1, Ordering::Relaxed);
+            self.forget(key);
             return None;
         }
         Some(found.get().clone())
@@ -255,6 +256,7 @@ impl Table {
             if let Ok(o) = shard.find_entry(h, |e| e.key == *k && e.refs() == 0) {
                 o.remove();
                 gone += 1;
+                self.forget(k);
             }
         }
         self.used.fetch_sub(gone, Ordering::Relaxed);
@@ -277,6 +279,17 @@ impl Table {
     pub fn share(&self, wake: Box<dyn Fn() + Send + Sync>) {
         self.log().shared = true;
         let _ = self.on_change.set(wake);
+    }
+
+    /// Leaves a removed entry's key out of the update log.
+    fn forget(&self, key: &Key) {
+        if self.on_change.get().is_none() {
+            return;
+        }
+        let mut log = self.log();
+        if let Some(n) = log.at.remove(key) {
+            log.order.remove(&n);
+        }
     }
 
     /// Notes a local change of `e` (when the table is shared).
@@ -501,14 +514,25 @@ impl Table {
     }
 
     fn remove_where(&self, remove: impl Fn(&Entry) -> bool) -> usize {
+        let shared = self.on_change.get().is_some();
         let mut gone = 0;
+        let mut keys = Vec::new();
         for m in self.shards.iter() {
             let mut shard = m.lock().unwrap_or_else(|e| e.into_inner());
             let before = shard.len();
-            shard.retain(|e| !remove(e));
+            shard.retain(|e| {
+                let r = remove(e);
+                if r && shared {
+                    keys.push(e.key.clone());
+                }
+                !r
+            });
             gone += before - shard.len();
         }
         self.used.fetch_sub(gone, Ordering::Relaxed);
+        for k in &keys {
+            self.forget(k);
+        }
         gone
     }
 

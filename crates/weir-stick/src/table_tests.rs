@@ -173,3 +173,37 @@ fn concurrent_tracking_counts_exactly() {
         .sum();
     assert_eq!(total, 20_000);
 }
+
+#[test]
+fn shared_tables_log_local_changes_in_order_and_forget_removed_keys() {
+    let (t, clock) = table("gpc0", 10, Some(100));
+    let woken = Arc::new(AtomicU32::new(0));
+    let w = woken.clone();
+    t.share(Box::new(move || {
+        w.fetch_add(1, Ordering::Relaxed);
+    }));
+    let a = t.get_or_create(&ip(1)).unwrap();
+    let b = t.get_or_create(&ip(2)).unwrap();
+    t.touch(&a);
+    t.inc_gpc(&b, 0);
+    t.touch(&a);
+    let order: Vec<Key> = t
+        .updates_after(0, 10)
+        .into_iter()
+        .map(|(_, e)| e.key().clone())
+        .collect();
+    assert_eq!(order, [ip(2), ip(1)], "each key once, at its last change");
+    assert_eq!(woken.load(Ordering::Relaxed), 3);
+    let last = t.last_update();
+    assert!(t.updates_after(last, 10).is_empty());
+    // What a peer sent is applied, not logged to be sent on.
+    t.apply_remote(&ip(3), &[(DataType::Gpc0, 0, crate::peers::Sent::Count(4))]);
+    assert_eq!(t.last_update(), last);
+    assert_eq!(num(&t, &t.lookup(&ip(3)).unwrap(), DataType::Gpc0), 4);
+    clock.fetch_add(1000, Ordering::Relaxed);
+    assert_eq!(t.purge(), 3);
+    assert!(
+        t.updates_after(0, 10).is_empty(),
+        "removed keys leave the log"
+    );
+}

@@ -131,11 +131,16 @@ pub fn run_from(
                 subj.vars.captures.push((*slot, v));
             }
             TcpAction::Stick(a) => {
+                use std::sync::atomic::Ordering::Relaxed;
+                // A tracked key from fetches that more bytes could change
+                // waits for them (the `sc-*` actions act at once: they are
+                // not run twice).
+                let tracks = matches!(a, weir_rules::stick::StickAction::Track { .. });
+                if let Some(m) = ctx.more.filter(|_| tracks) {
+                    m.store(false, Relaxed);
+                }
                 let t = weir_rules::stick::act(a, &ctx);
-                // A key from fetches that more bytes could change waits.
-                let waits = ctx
-                    .more
-                    .is_some_and(|m| m.load(std::sync::atomic::Ordering::Relaxed));
+                let waits = tracks && ctx.more.is_some_and(|m| m.load(Relaxed));
                 if growing && waits {
                     return Err(i);
                 }

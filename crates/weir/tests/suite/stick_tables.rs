@@ -42,24 +42,6 @@ fn status_server() -> Server {
     })
 }
 
-/// `show table`'s text without what differs by nature: entry addresses
-/// and the milliseconds left before expiry.
-fn normalized(text: &str) -> String {
-    text.lines()
-        .map(|l| {
-            let l = match l.split_once(": key=") {
-                Some((_, rest)) if l.starts_with("0x") => format!("0x: key={rest}"),
-                _ => l.to_string(),
-            };
-            l.split(' ')
-                .map(|w| if w.starts_with("exp=") { "exp=?" } else { w })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Requests on one keep-alive connection; each answer's status and
 /// `x-r` header.
 fn requests(port: u16, reqs: &[(&str, &str)]) -> Vec<String> {

@@ -48,22 +48,6 @@ fn servers(port: u16, reqs: &[(&str, Option<&str>)]) -> Vec<String> {
         .collect()
 }
 
-fn normalized(text: &str) -> String {
-    text.lines()
-        .map(|l| {
-            let l = match l.split_once(": key=") {
-                Some((_, rest)) if l.starts_with("0x") => format!("0x: key={rest}"),
-                _ => l.to_string(),
-            };
-            l.split(' ')
-                .map(|w| if w.starts_with("exp=") { "exp=?" } else { w })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 const REQS: &[(&str, Option<&str>)] = &[
     ("/?c=a", None),
     ("/?c=b", None),

@@ -559,3 +559,21 @@ pub fn x_headers_origin(line: bool) -> Server {
         );
     })
 }
+
+/// `show table`'s text without what differs by nature: entry addresses
+/// and the milliseconds left before expiry.
+pub fn normalized(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let l = match l.split_once(": key=") {
+                Some((_, rest)) if l.starts_with("0x") => format!("0x: key={rest}"),
+                _ => l.to_string(),
+            };
+            l.split(' ')
+                .map(|w| if w.starts_with("exp=") { "exp=?" } else { w })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
