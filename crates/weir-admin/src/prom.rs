@@ -327,6 +327,47 @@ const BACKEND_AND_SERVER: &[M] = &[
 ];
 
 /// `haproxy_backend_*` only.
+/// Listeners' figures (`option socket-stats`).
+const LISTENER: &[M] = &[
+    g("current_sessions", "scur", "Client connections open now."),
+    g(
+        "max_sessions",
+        "smax",
+        "Most client connections open at once.",
+    ),
+    g("limit_sessions", "slim", "The connection limit (maxconn)."),
+    c("sessions_total", "stot", "Client connections accepted."),
+    c("bytes_in_total", "bin", "Bytes received from clients."),
+    c("bytes_out_total", "bout", "Bytes sent to clients."),
+    c("requests_denied_total", "dreq", "Requests denied by rules."),
+    c(
+        "responses_denied_total",
+        "dresp",
+        "Responses denied by rules.",
+    ),
+    c(
+        "request_errors_total",
+        "ereq",
+        "Invalid, aborted or timed-out requests.",
+    ),
+    c(
+        "denied_connections_total",
+        "dcon",
+        "Connections refused by tcp-request connection rules.",
+    ),
+    c(
+        "denied_sessions_total",
+        "dses",
+        "Sessions refused by tcp-request session rules.",
+    ),
+    c(
+        "failed_header_rewriting_total",
+        "wrew",
+        "Header rewrites that failed.",
+    ),
+    c("internal_errors_total", "eint", "Internal errors."),
+];
+
 const BACKEND: &[M] = &[
     c("requests_denied_total", "dreq", "Requests denied by rules."),
     g("active_servers", "act", "Active servers in use."),
@@ -390,6 +431,7 @@ pub struct Scope {
     pub backend: bool,
     pub server: bool,
     pub sticktable: bool,
+    pub listener: bool,
 }
 
 impl Scope {
@@ -403,6 +445,7 @@ impl Scope {
             backend: false,
             server: false,
             sticktable: false,
+            listener: false,
         };
         for kv in query.split('&') {
             let Some(v) = kv.strip_prefix("scope=") else {
@@ -415,6 +458,7 @@ impl Scope {
                 "backend" => sc.backend = true,
                 "server" => sc.server = true,
                 "sticktable" => sc.sticktable = true,
+                "listener" => sc.listener = true,
                 "" => {}
                 _ => return None,
             }
@@ -426,6 +470,7 @@ impl Scope {
                 backend: true,
                 server: true,
                 sticktable: true,
+                listener: true,
             };
         }
         Some(sc)
@@ -433,22 +478,36 @@ impl Scope {
 }
 
 /// `proxy="…"` and, for servers, `server="…"`, escaped as the format wants.
-fn labels(row: &Row, server: bool) -> String {
+fn labels(row: &Row, server: impl Into<Second>) -> String {
+    let server = server.into();
     let esc = |v: &str| {
         v.replace('\\', "\\\\")
             .replace('"', "\\\"")
             .replace('\n', "\\n")
     };
     let px = esc(row.get("pxname").unwrap_or(""));
-    if server {
-        format!(
-            "proxy=\"{px}\",server=\"{}\"",
+    match server.0 {
+        Some(l) => format!(
+            "proxy=\"{px}\",{l}=\"{}\"",
             esc(row.get("svname").unwrap_or(""))
-        )
-    } else {
-        format!("proxy=\"{px}\"")
+        ),
+        None => format!("proxy=\"{px}\""),
     }
 }
+
+/// The label a row's `svname` goes in, after the proxy's: `server` for
+/// servers (`true`), `listener` for listeners, none for proxies.
+#[derive(Debug, Clone, Copy)]
+struct Second(Option<&'static str>);
+
+impl From<bool> for Second {
+    fn from(server: bool) -> Second {
+        Second(server.then_some("server"))
+    }
+}
+
+/// The listeners' label.
+const LISTENER_LABEL: Second = Second(Some("listener"));
 
 fn family(out: &mut String, name: &str, kind: Kind, help: &str) {
     let t = match kind {
@@ -497,7 +556,14 @@ fn value(v: &str, ms: bool) -> Option<String> {
 }
 
 /// One object kind's metrics over `rows` of it.
-fn objects(out: &mut String, object: &str, tables: &[&[M]], rows: &[&Row], server: bool) {
+fn objects(
+    out: &mut String,
+    object: &str,
+    tables: &[&[M]],
+    rows: &[&Row],
+    server: impl Into<Second>,
+) {
+    let server = server.into();
     for m in tables.iter().flat_map(|t| t.iter()) {
         let samples: Vec<String> = rows
             .iter()
@@ -523,10 +589,11 @@ fn status(
     out: &mut String,
     object: &str,
     rows: &[&Row],
-    server: bool,
+    server: impl Into<Second>,
     states: &[&str],
     of: impl Fn(&str) -> &'static str,
 ) {
+    let server = server.into();
     if rows.is_empty() {
         return;
     }
@@ -605,7 +672,7 @@ pub fn render(
         ));
     }
     let of = |t: &str| -> Vec<&Row> { rows.iter().filter(|r| r.get("type") == Some(t)).collect() };
-    let (fes, bes, srvs) = (of("0"), of("1"), of("2"));
+    let (fes, bes, srvs, lsts) = (of("0"), of("1"), of("2"), of("3"));
     if scope.frontend {
         status(&mut out, "frontend", &fes, false, &["DOWN", "UP"], |s| {
             if s == "OPEN" {
@@ -616,6 +683,21 @@ pub fn render(
         });
         objects(&mut out, "frontend", &[FRONTEND], &fes, false);
         responses(&mut out, "frontend", &fes, false);
+    }
+    if scope.listener && !lsts.is_empty() {
+        objects(&mut out, "listener", &[LISTENER], &lsts, LISTENER_LABEL);
+        status(
+            &mut out,
+            "listener",
+            &lsts,
+            LISTENER_LABEL,
+            &["WAITING", "OPEN", "FULL"],
+            |s| match s {
+                "FULL" => "FULL",
+                "OPEN" => "OPEN",
+                _ => "WAITING",
+            },
+        );
     }
     if scope.backend {
         status(&mut out, "backend", &bes, false, &["DOWN", "UP"], |s| {

@@ -119,3 +119,32 @@ fn stick_tables_as_haproxy_exports_them() {
     assert_eq!(render_tables(&[]), "");
     assert!(Scope::parse("scope=sticktable").is_some_and(|s| s.sticktable && !s.server));
 }
+
+#[test]
+fn listeners_as_haproxy_exports_them() {
+    let mut rows = sample();
+    rows.push(row(
+        3,
+        "fe",
+        "sock-1",
+        &[("status", "OPEN"), ("scur", "1"), ("dcon", "2")],
+    ));
+    let none = |_: &str| None;
+    let t = render(&none, "v", &rows, Scope::parse("scope=listener").unwrap());
+    assert!(
+        t.contains("haproxy_listener_current_sessions{proxy=\"fe\",listener=\"sock-1\"} 1\n"),
+        "{t}"
+    );
+    assert!(t.contains(
+        "haproxy_listener_denied_connections_total{proxy=\"fe\",listener=\"sock-1\"} 2\n"
+    ));
+    assert!(t.contains(
+        "haproxy_listener_status{proxy=\"fe\",listener=\"sock-1\",state=\"WAITING\"} 0\n"
+    ));
+    assert!(
+        t.contains("haproxy_listener_status{proxy=\"fe\",listener=\"sock-1\",state=\"OPEN\"} 1\n")
+    );
+    assert!(!t.contains("haproxy_frontend_"));
+    let t = render(&none, "v", &rows, Scope::parse("scope=frontend").unwrap());
+    assert!(!t.contains("haproxy_listener_"));
+}
