@@ -21,6 +21,15 @@ struct M {
     src: &'static str,
     help: &'static str,
     ms: bool,
+    /// Exported as `NaN` when the column is empty (a figure that does not
+    /// apply to the object: no check, no limit), as HAProxy does.
+    nan: bool,
+}
+
+impl M {
+    const fn or_nan(self) -> M {
+        M { nan: true, ..self }
+    }
 }
 
 const fn g(name: &'static str, src: &'static str, help: &'static str) -> M {
@@ -30,6 +39,7 @@ const fn g(name: &'static str, src: &'static str, help: &'static str) -> M {
         src,
         help,
         ms: false,
+        nan: false,
     }
 }
 const fn c(name: &'static str, src: &'static str, help: &'static str) -> M {
@@ -39,6 +49,7 @@ const fn c(name: &'static str, src: &'static str, help: &'static str) -> M {
         src,
         help,
         ms: false,
+        nan: false,
     }
 }
 const fn s(name: &'static str, src: &'static str, help: &'static str) -> M {
@@ -48,6 +59,7 @@ const fn s(name: &'static str, src: &'static str, help: &'static str) -> M {
         src,
         help,
         ms: true,
+        nan: false,
     }
 }
 
@@ -201,7 +213,7 @@ const BACKEND_AND_SERVER: &[M] = &[
         "smax",
         "Most server connections in use at once.",
     ),
-    g("limit_sessions", "slim", "The connection limit."),
+    g("limit_sessions", "slim", "The connection limit.").or_nan(),
     c(
         "sessions_total",
         "stot",
@@ -249,13 +261,13 @@ const BACKEND_AND_SERVER: &[M] = &[
         "weight",
         "Effective weight (a backend: of the servers in use).",
     ),
-    c("check_up_down_total", "chkdown", "UP to DOWN transitions."),
+    c("check_up_down_total", "chkdown", "UP to DOWN transitions.").or_nan(),
     g(
         "check_last_change_seconds",
         "lastchg",
         "Seconds since the last state change.",
     ),
-    c("downtime_seconds_total", "downtime", "Seconds spent DOWN."),
+    c("downtime_seconds_total", "downtime", "Seconds spent DOWN.").or_nan(),
     c(
         "loadbalanced_total",
         "lbtot",
@@ -381,8 +393,20 @@ const BACKEND: &[M] = &[
 
 /// `haproxy_server_*` only.
 const SERVER: &[M] = &[
-    c("check_failures_total", "chkfail", "Failed health checks."),
-    g("queue_limit", "qlimit", "The server's maxqueue."),
+    c("check_failures_total", "chkfail", "Failed health checks.").or_nan(),
+    g("queue_limit", "qlimit", "The server's maxqueue.").or_nan(),
+    g(
+        "current_throttle",
+        "throttle",
+        "Percent of its weight a server ramping up has.",
+    )
+    .or_nan(),
+    g(
+        "idle_connections_limit",
+        "src_ilim",
+        "The server's pool-max-conn.",
+    )
+    .or_nan(),
     g("check_code", "check_code", "HTTP status of the last check."),
     s(
         "check_duration_seconds",
@@ -568,7 +592,12 @@ fn objects(
         let samples: Vec<String> = rows
             .iter()
             .filter_map(|r| {
-                let v = value(r.get(m.src)?, m.ms)?;
+                let raw = r.get(m.src)?;
+                let v = match value(raw, m.ms) {
+                    Some(v) => v,
+                    None if m.nan && raw.trim().is_empty() => "NaN".to_string(),
+                    None => return None,
+                };
                 Some(format!(
                     "haproxy_{object}_{}{{{}}} {v}\n",
                     m.name,

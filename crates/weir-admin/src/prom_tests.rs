@@ -148,3 +148,41 @@ fn listeners_as_haproxy_exports_them() {
     let t = render(&none, "v", &rows, Scope::parse("scope=frontend").unwrap());
     assert!(!t.contains("haproxy_listener_"));
 }
+
+#[test]
+fn figures_that_do_not_apply_are_nan_as_in_haproxy() {
+    let rows = vec![
+        row(
+            2,
+            "be",
+            "s1",
+            &[
+                ("status", "UP"),
+                ("chkfail", ""),
+                ("qlimit", ""),
+                ("src_ilim", ""),
+            ],
+        ),
+        row(
+            2,
+            "be",
+            "s2",
+            &[
+                ("status", "UP"),
+                ("chkfail", "0"),
+                ("qlimit", "10"),
+                ("src_ilim", "42"),
+            ],
+        ),
+    ];
+    let t = render(&|_| None, "v", &rows, Scope::parse("scope=server").unwrap());
+    for want in [
+        "haproxy_server_check_failures_total{proxy=\"be\",server=\"s1\"} NaN\n",
+        "haproxy_server_check_failures_total{proxy=\"be\",server=\"s2\"} 0\n",
+        "haproxy_server_queue_limit{proxy=\"be\",server=\"s1\"} NaN\n",
+        "haproxy_server_queue_limit{proxy=\"be\",server=\"s2\"} 10\n",
+        "haproxy_server_idle_connections_limit{proxy=\"be\",server=\"s2\"} 42\n",
+    ] {
+        assert!(t.contains(want), "{want} in {t}");
+    }
+}

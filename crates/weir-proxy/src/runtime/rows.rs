@@ -416,6 +416,9 @@ fn server_row(
     if let Some(q) = conf.maxqueue {
         r.set("qlimit", q);
     }
+    if let Some(n) = conf.pool_max_conn {
+        r.set("src_ilim", n);
+    }
     // A server ramping up after `slowstart` shows how far it got.
     let full = s.uweight.load(Ordering::Relaxed);
     if conf.slowstart.is_some_and(|p| !p.is_zero()) && weight > 0 && weight < full {
