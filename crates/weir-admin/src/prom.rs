@@ -472,6 +472,10 @@ impl Scope {
             listener: false,
         };
         for kv in query.split('&') {
+            if kv == "scope" {
+                // A scope without a value: haproxy answers 400.
+                return None;
+            }
             let Some(v) = kv.strip_prefix("scope=") else {
                 continue;
             };

@@ -101,6 +101,7 @@ fn scopes_select_objects() {
         ""
     );
     assert_eq!(Scope::parse("scope=bogus"), None);
+    assert_eq!(Scope::parse("scope"), None);
     assert_eq!(Scope::parse("x=1").map(|s| s.server), Some(true));
 }
 

@@ -218,6 +218,12 @@ pub async fn run(sh: std::sync::Arc<Shared>) {
             _ = tick.tick() => {
                 sh.rates.sample(&sh);
                 sh.tables.purge();
+                // A backend's downtime: the seconds it had no usable server.
+                for be in sh.backends.iter().filter(|b| !b.servers.is_empty()) {
+                    if be.set().usable_counts() == (0, 0) {
+                        be.downtime.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
             }
             _ = stop.wait_for(|s| *s) => return,
         }

@@ -442,6 +442,10 @@ fn server_row(
             if let Some(code) = ck.http_code {
                 r.set("check_code", code);
             }
+        } else {
+            // No check has finished yet: haproxy's "INI".
+            r.set("check_status", "INI")
+                .set("check_desc", "Initializing");
         }
     } else {
         r.set(
@@ -516,6 +520,9 @@ fn backend_row(
         .set("mode", mode_name(px.mode))
         .set("algo", algo_name(px))
         .set("uweight", weight);
+    if !be.servers.is_empty() {
+        r.set("downtime", be.downtime.load(Ordering::Relaxed));
+    }
     if http {
         r.set("req_tot", c.get(Ctr::Requests))
             .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)

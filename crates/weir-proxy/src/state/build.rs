@@ -252,6 +252,7 @@ fn backends(
             smax: AtomicU32::new(0),
             counters: stats::Counters::new(limits.nthreads),
             slot_freed: tokio::sync::Notify::new(),
+            downtime: AtomicU64::new(0),
             logger: logger.clone(),
         }));
     }

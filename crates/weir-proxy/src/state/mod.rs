@@ -167,6 +167,8 @@ pub struct BackendRt {
     pub counters: crate::stats::Counters,
     /// Woken when a server slot frees up or a server comes back.
     pub slot_freed: Notify,
+    /// Seconds it had no usable server (sampled once a second).
+    pub downtime: AtomicU64,
     pub logger: Logger,
     /// Some server has `sni <expr>`: SNIs are computed per session (and
     /// only then).
