@@ -344,7 +344,8 @@ fn a_connection_that_never_sends_logs_its_wait_as_haproxy() {
             .status,
         408
     );
-    let line = sys.wait_line("408", Duration::from_secs(5));
+    // (" 408 ": the status field, not a process id with those digits.)
+    let line = sys.wait_line(" 408 ", Duration::from_secs(5));
     let msg = line.split_once("]: ").map_or(line.as_str(), |(_, m)| m);
     let timers = fields(msg)[4].clone();
     let ta: i64 = timers.rsplit('/').next().unwrap().parse().unwrap();
