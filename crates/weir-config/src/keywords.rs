@@ -523,7 +523,7 @@ pub const SERVER: &[Keyword] = &[
     kw("force-tlsv12", "-", Status::Supported),
     kw("force-tlsv13", "-", Status::Supported),
     kw("id", "-", Status::Supported),
-    kw("init-addr", "-", Status::Refused),
+    kw("init-addr", "-", Status::Partly("`libc`, `none` (the server starts in maintenance, without an address) and an address; `last` is skipped (the server state file does not give addresses at start yet)")),
     kw("inter", "-", Status::Supported),
     kw("maxconn", "-", Status::Supported),
     kw("maxqueue", "-", Status::Supported),

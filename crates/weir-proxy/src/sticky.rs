@@ -38,11 +38,11 @@ fn key(t: &Table, r: &StickRule, ctx: &dyn Ctx) -> Option<Key> {
 
 /// Whether `srvkey addr` is set for `t`.
 fn by_addr(sh: &Shared, t: &Table) -> bool {
-    sh.cfg
-        .proxies
-        .iter()
-        .find(|p| p.name == t.name())
-        .and_then(|p| p.stick_table.as_ref())
+    let of_proxy = sh.cfg.proxies.iter().filter_map(|p| p.stick_table.as_ref());
+    let of_peers = sh.cfg.peers.iter().flat_map(|s| &s.tables);
+    of_proxy
+        .chain(of_peers)
+        .find(|s| s.def.name == t.name())
         .is_some_and(|s| s.srvkey_addr)
 }
 

@@ -50,6 +50,9 @@ pub struct Server {
     pub check_addr: Option<String>,
     pub backup: bool,
     pub disabled: bool,
+    /// `init-addr`: how the address is found at start, in order (empty:
+    /// haproxy's default, `last,libc`).
+    pub init_addr: Vec<InitAddr>,
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
     pub send_proxy: Option<SendProxy>,
@@ -114,6 +117,7 @@ pub struct ServerDefaults {
     pub check_addr: Option<String>,
     pub backup: bool,
     pub disabled: bool,
+    pub init_addr: Vec<InitAddr>,
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
     pub send_proxy: Option<SendProxy>,
@@ -143,6 +147,7 @@ impl Default for ServerDefaults {
             check_addr: None,
             backup: false,
             disabled: false,
+            init_addr: Vec::new(),
             maxconn: None,
             maxqueue: None,
             send_proxy: None,
@@ -167,4 +172,17 @@ pub enum WsMode {
     Auto,
     H1,
     H2,
+}
+
+/// One way `init-addr` finds a server's address at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InitAddr {
+    /// From the server state file.
+    Last,
+    /// Resolved by the system's resolver.
+    Libc,
+    /// No address: the server starts in maintenance.
+    None,
+    /// This address.
+    Ip(std::net::IpAddr),
 }

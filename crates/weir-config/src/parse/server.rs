@@ -135,6 +135,20 @@ fn server_options(
                     d.disabled = true;
                     1
                 }
+                "init-addr" => {
+                    d.init_addr = need(word)?
+                        .split(',')
+                        .map(|m| match m {
+                            "last" => Ok(crate::model::InitAddr::Last),
+                            "libc" => Ok(crate::model::InitAddr::Libc),
+                            "none" => Ok(crate::model::InitAddr::None),
+                            ip => ip.parse().map(crate::model::InitAddr::Ip).map_err(|_| {
+                                format!("'init-addr' : unknown method '{ip}' (expects 'last', 'libc', 'none' or an address)")
+                            }),
+                        })
+                        .collect::<Result<_, _>>()?;
+                    2
+                }
                 "enabled" => {
                     d.disabled = false;
                     1
@@ -411,6 +425,7 @@ pub(super) fn server(
         check_addr: d.check_addr,
         backup: d.backup,
         disabled: d.disabled,
+        init_addr: d.init_addr.clone(),
         maxconn: d.maxconn,
         maxqueue: d.maxqueue,
         send_proxy: d.send_proxy,

@@ -162,3 +162,21 @@ fn proxies_and_servers_that_fetches_name_must_exist() {
     );
     assert!(e[0].contains("unable to find table 'invalid'"), "{e:?}");
 }
+
+#[test]
+fn init_addr_methods_parse() {
+    use crate::model::InitAddr;
+    let c = ok(&format!(
+        "{HEAD}backend b\n server s x.invalid:80 init-addr last,libc,none\n server t x.invalid:80 init-addr 10.0.0.1\n"
+    ));
+    let s = &c.proxies[0].servers;
+    assert_eq!(
+        s[0].init_addr,
+        [InitAddr::Last, InitAddr::Libc, InitAddr::None]
+    );
+    assert_eq!(s[1].init_addr, [InitAddr::Ip("10.0.0.1".parse().unwrap())]);
+    let e = errors(&format!(
+        "{HEAD}backend b\n server s x.invalid:80 init-addr bogus\n"
+    ));
+    assert!(e[0].contains("unknown method 'bogus'"), "{e:?}");
+}

@@ -141,7 +141,16 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
                 String::new()
             })
         }
-        Command::SetAddr(r, a, p) => with_server(sh, r, |_, _, s| set_addr(s, a, *p)),
+        Command::SetAddr(r, a, p) => with_server(sh, r, |be, i, s| {
+            let unaddressed = s.no_addr.load(Ordering::Relaxed);
+            let out = set_addr(s, a, *p);
+            // A server that started without an address leaves the
+            // maintenance that stood for it.
+            if unaddressed && !s.no_addr.load(Ordering::Relaxed) {
+                be.set().set_maint(i, false);
+            }
+            out
+        }),
         Command::SetMaxconnGlobal(n) => {
             if *n == 0 || *n > sh.maxconn {
                 return "Value out of range.\n".into();

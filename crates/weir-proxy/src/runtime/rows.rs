@@ -354,7 +354,9 @@ fn server_row(
     let ck = s.check.lock().map(|c| c.clone()).ok();
     let c = &s.counters;
     let mut r = Row::new();
+    let unaddressed = s.no_addr.load(Ordering::Relaxed);
     let status = match &ck {
+        _ if maint && unaddressed => "MAINT (resolution)".to_string(),
         _ if maint => "MAINT".to_string(),
         _ if s.drain.load(Ordering::Relaxed) => "DRAIN".to_string(),
         Some(v) if v.enabled => {
@@ -371,6 +373,7 @@ fn server_row(
         _ => "no check".into(),
     };
     let addr = match s.target() {
+        _ if unaddressed => String::new(),
         ServerTarget::Inet { addr, .. } => addr.to_string(),
         ServerTarget::Unix(p) => p,
     };
@@ -546,12 +549,17 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
             }
             let (up, maint, _, _) = set.state(i).unwrap_or((true, false, 0, false));
             let ck = s.check.lock().map(|c| c.clone()).ok();
+            let unaddressed = s.no_addr.load(Ordering::Relaxed);
             let (addr, port) = match s.target() {
+                // (`init-addr none`: no address, maintenance by resolution.)
+                ServerTarget::Inet { addr, .. } if unaddressed => ("-".to_string(), addr.port()),
                 ServerTarget::Inet { addr, .. } => (addr.ip().to_string(), addr.port()),
                 ServerTarget::Unix(p) => (p, 0),
             };
             let mut admin = 0u8;
-            if maint {
+            if maint && unaddressed {
+                admin |= 0x20;
+            } else if maint {
                 admin |= 0x01;
             }
             if conf.disabled {

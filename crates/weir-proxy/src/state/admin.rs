@@ -74,6 +74,8 @@ pub fn set_addr(s: &ServerRt, ip: IpAddr, port: Option<u16>) -> Result<SocketAdd
         *spec = weir_config::addr::PortSpec::Fixed(p);
     }
     s.conn_gen.fetch_add(1, Ordering::Relaxed);
+    // (A server started without an address leaves its maintenance.)
+    s.no_addr.store(false, Ordering::Relaxed);
     Ok(old)
 }
 

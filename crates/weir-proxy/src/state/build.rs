@@ -128,6 +128,65 @@ pub fn resolve(a: &ServerAddr) -> Result<SocketAddr, String> {
     }
 }
 
+/// A server's address at start, by its `init-addr` methods in order
+/// (`last,libc` by default): `none` gives no address (`0.0.0.0`; the
+/// server starts in maintenance, see [`no_addr`]).
+fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<SocketAddr, String> {
+    use weir_config::InitAddr;
+    let port = match a {
+        ServerAddr::Inet {
+            port: PortSpec::Fixed(p),
+            ..
+        } => *p,
+        _ => 0,
+    };
+    // (An address written as such needs no method.)
+    let literal = matches!(
+        a,
+        ServerAddr::Inet {
+            host: weir_config::addr::Host::Ip(_),
+            ..
+        }
+    );
+    if s.init_addr.is_empty() || literal {
+        return resolve(a);
+    }
+    let mut last = Err("no 'init-addr' method found an address".to_string());
+    for m in &s.init_addr {
+        match m {
+            InitAddr::Last => {}
+            InitAddr::Libc => {
+                last = resolve(a);
+                if last.is_ok() {
+                    return last;
+                }
+            }
+            InitAddr::Ip(ip) => return Ok(SocketAddr::new(*ip, port)),
+            InitAddr::None => {
+                return Ok(SocketAddr::new(
+                    std::net::Ipv4Addr::UNSPECIFIED.into(),
+                    port,
+                ))
+            }
+        }
+    }
+    last
+}
+
+/// Whether `s` started without an address (its `init-addr` reached
+/// `none`): in maintenance, as haproxy's "MAINT (resolution)".
+fn no_addr(s: &weir_config::Server, rt: Option<&Arc<ServerRt>>) -> bool {
+    use weir_config::addr::Host;
+    let configured_any =
+        matches!(&s.addr, ServerAddr::Inet { host: Host::Ip(ip), .. } if ip.is_unspecified());
+    let unspecified = rt
+        .and_then(|r| r.target.lock().ok().map(|t| t.clone()))
+        .is_some_and(
+            |t| matches!(t, ServerTarget::Inet { addr, .. } if addr.ip().is_unspecified()),
+        );
+    !s.init_addr.is_empty() && unspecified && !configured_any
+}
+
 /// The global logger and one per proxy (same index as `cfg.proxies`);
 /// targets shared by several sections share one sink.
 fn open_loggers(cfg: &Config, hostname: &str, errors: &mut Vec<String>) -> (Logger, Vec<Logger>) {
@@ -219,7 +278,11 @@ fn backends(
         }
         let mut set = ServerSet::new(px.balance, px.hash_type, px.options.allbackups, infos);
         for (si, s) in px.servers.iter().enumerate() {
-            if s.disabled {
+            let unaddressed = no_addr(s, servers.get(si));
+            if let Some(rt) = servers.get(si).filter(|_| unaddressed) {
+                rt.no_addr.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if s.disabled || unaddressed {
                 set.set_maint(si, true);
             }
         }
@@ -270,7 +333,7 @@ fn server(
 ) -> Option<ServerRt> {
     let target = match &s.addr {
         ServerAddr::Unix(p) => ServerTarget::Unix(p.clone()),
-        a => match resolve(a) {
+        a => match init_addr(s, a) {
             Ok(addr) => ServerTarget::Inet {
                 addr,
                 port: match a {
@@ -361,6 +424,7 @@ fn server(
         uweight: AtomicU32::new(s.weight),
         conn_gen: AtomicU32::new(0),
         drain: AtomicBool::new(false),
+        no_addr: AtomicBool::new(false),
         checks_paused: AtomicBool::new(false),
         check_restart: AtomicBool::new(false),
         maxqueue: s.maxqueue,

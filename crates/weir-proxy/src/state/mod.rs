@@ -55,6 +55,9 @@ pub struct ServerRt {
     /// generation are closed instead.
     pub conn_gen: AtomicU32,
     pub drain: AtomicBool,
+    /// Started without an address (`init-addr … none`): in maintenance
+    /// until one is set, as haproxy's "MAINT (resolution)".
+    pub no_addr: AtomicBool,
     pub checks_paused: AtomicBool,
     /// Set when the server leaves maintenance: as HAProxy's, it comes back
     /// up and its check counts again from "just up".

@@ -76,3 +76,64 @@ fn a_server_state_file_written_by_haproxy_is_taken_over() {
         assert_eq!(r.header("x-server"), Some("moved"), "{}", r.head);
     }
 }
+
+/// `init-addr none` on a name that does not resolve: the server starts in
+/// maintenance without an address, shown as haproxy shows it; a
+/// `set server … addr` brings it in.
+#[test]
+fn init_addr_none_starts_in_maintenance_as_haproxy() {
+    let origin = crate::common::http::Origin::start("a");
+    let dir = tempdir("init-addr");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wp, hp) = (free_port(), free_port());
+    let cfg = |sock: &std::path::Path, port: u16| {
+        format!(
+            "global\n    stats socket {} level admin\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+             backend be\n    server a 127.0.0.1:{}\n\
+             \x20   server b unresolvable.invalid:{} init-addr none\n\
+             \x20   server c 127.0.0.1:1 init-addr 10.9.8.7 disabled\n",
+            sock.display(),
+            origin.port(),
+            origin.port()
+        )
+    };
+    let Some(_h) = Haproxy::start(&cfg(&hs, hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(&ws, wp), wp);
+    let view = |sock: &std::path::Path| -> Vec<String> {
+        let stat: Vec<String> = show_stat(sock)
+            .into_iter()
+            .filter(|r| r.get("pxname").map(String::as_str) == Some("be"))
+            .map(|r| format!("{} {} {}", r["svname"], r["status"], r["addr"]))
+            .collect();
+        let state = ask(sock, "show servers state be\n");
+        let states = state
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty() && l.contains(" be "))
+            .map(|l| l.split(' ').skip(3).take(4).collect::<Vec<_>>().join(" "));
+        stat.into_iter().chain(states).collect()
+    };
+    let (ours, theirs) = (view(&ws), view(&hs));
+    assert_eq!(ours, theirs, "weir's, then haproxy's");
+    assert!(
+        ours.iter().any(|l| l == "b MAINT (resolution) "),
+        "{ours:?}"
+    );
+    // Requests go to `a` only (`c` is disabled), until `b`
+    // gets an address.
+    let mut c = Client::connect(wp);
+    for _ in 0..4 {
+        assert_eq!(c.get("/").header("x-server"), Some("a"));
+    }
+    let said = ask(
+        &ws,
+        &format!("set server be/b addr 127.0.0.1 port {}\n", origin.port()),
+    );
+    assert!(said.starts_with("IP changed from"), "{said}");
+    let stat = show_stat(&ws);
+    let b = stat.iter().find(|r| r["svname"] == "b").unwrap();
+    assert_eq!(b["status"], "no check", "{b:?}");
+}
