@@ -15,6 +15,7 @@ enum Kind {
 /// One metric: its name after `haproxy_<object>_`, its type, the field or
 /// column it reads, and its help text. `ms`: the source is in
 /// milliseconds and the metric in seconds.
+#[derive(Clone, Copy)]
 struct M {
     name: &'static str,
     kind: Kind,
@@ -137,6 +138,13 @@ const PROCESS: &[M] = &[
 ];
 
 /// `haproxy_frontend_*`.
+/// The frontend metrics a listener has too (`option socket-stats`), by
+/// their sources; the others (rates, HTTP requests) are the frontend's.
+const LISTENER_SOURCES: &[&str] = &[
+    "scur", "smax", "slim", "stot", "bin", "bout", "dreq", "dresp", "ereq", "dcon", "dses", "wrew",
+    "eint",
+];
+
 const FRONTEND: &[M] = &[
     g("current_sessions", "scur", "Client connections open now."),
     g(
@@ -339,47 +347,6 @@ const BACKEND_AND_SERVER: &[M] = &[
 ];
 
 /// `haproxy_backend_*` only.
-/// Listeners' figures (`option socket-stats`).
-const LISTENER: &[M] = &[
-    g("current_sessions", "scur", "Client connections open now."),
-    g(
-        "max_sessions",
-        "smax",
-        "Most client connections open at once.",
-    ),
-    g("limit_sessions", "slim", "The connection limit (maxconn)."),
-    c("sessions_total", "stot", "Client connections accepted."),
-    c("bytes_in_total", "bin", "Bytes received from clients."),
-    c("bytes_out_total", "bout", "Bytes sent to clients."),
-    c("requests_denied_total", "dreq", "Requests denied by rules."),
-    c(
-        "responses_denied_total",
-        "dresp",
-        "Responses denied by rules.",
-    ),
-    c(
-        "request_errors_total",
-        "ereq",
-        "Invalid, aborted or timed-out requests.",
-    ),
-    c(
-        "denied_connections_total",
-        "dcon",
-        "Connections refused by tcp-request connection rules.",
-    ),
-    c(
-        "denied_sessions_total",
-        "dses",
-        "Sessions refused by tcp-request session rules.",
-    ),
-    c(
-        "failed_header_rewriting_total",
-        "wrew",
-        "Header rewrites that failed.",
-    ),
-    c("internal_errors_total", "eint", "Internal errors."),
-];
-
 const BACKEND: &[M] = &[
     c("requests_denied_total", "dreq", "Requests denied by rules."),
     g("active_servers", "act", "Active servers in use."),
@@ -718,7 +685,12 @@ pub fn render(
         responses(&mut out, "frontend", &fes, false);
     }
     if scope.listener && !lsts.is_empty() {
-        objects(&mut out, "listener", &[LISTENER], &lsts, LISTENER_LABEL);
+        let listener: Vec<M> = FRONTEND
+            .iter()
+            .filter(|m| LISTENER_SOURCES.contains(&m.src))
+            .copied()
+            .collect();
+        objects(&mut out, "listener", &[&listener], &lsts, LISTENER_LABEL);
         status(
             &mut out,
             "listener",

@@ -826,8 +826,6 @@ pub struct StickRule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StickTable {
     pub def: weir_stick::TableDef,
-    /// `srvkey addr`: servers are known by address, not name.
-    pub srvkey_addr: bool,
     /// `peers <section>`: replicated with that section's peers.
     pub peers: Option<String>,
     pub loc: Loc,

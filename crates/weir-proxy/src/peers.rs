@@ -322,13 +322,13 @@ async fn teach(sec: &Section, a: SocketAddr) {
         local: sec.local.clone(),
         pid: std::process::id(),
     };
-    if s.write_all(&hello.bytes()).await.is_err() || status(&mut s).await.is_none() {
+    if !send(&mut s, &hello.bytes()).await || status(&mut s).await.is_none() {
         return;
     }
     let mut st = Sess::new(sec);
     st.push_all();
     frame(msg::CONTROL, msg::RESYNC_FINISHED, &[], &mut st.out);
-    if s.write_all(&st.out).await.is_err() {
+    if !send(&mut s, &st.out).await {
         return;
     }
     // Until the next process confirms (or closes).
@@ -347,7 +347,7 @@ async fn learn(sec: &Section, mut s: TcpStream, mut buf: Vec<u8>) {
         }
         if !st.out.is_empty() {
             let out = std::mem::take(&mut st.out);
-            if s.write_all(&out).await.is_err() {
+            if !send(&mut s, &out).await {
                 break;
             }
         }
@@ -375,24 +375,24 @@ async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
             }
             Ok(None) => continue,
             Err(code) => {
-                let _ = s.write_all(format!("{code}\n").as_bytes()).await;
+                let _ = send(&mut s, format!("{code}\n").as_bytes()).await;
                 return;
             }
         }
     };
     if hello.remote != sec.local {
-        let _ = s.write_all(b"503\n").await;
+        let _ = send(&mut s, b"503\n").await;
         return;
     }
     if hello.local == sec.local {
         // The process before us, stopping.
-        if s.write_all(b"200\n").await.is_ok() {
+        if send(&mut s, b"200\n").await {
             learn(&sec, s, buf).await;
         }
         return;
     }
     let Some(idx) = sec.remotes.iter().position(|r| r.name == hello.local) else {
-        let _ = s.write_all(b"504\n").await;
+        let _ = send(&mut s, b"504\n").await;
         return;
     };
     let Some(gen) = sec
@@ -401,10 +401,10 @@ async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
         .and_then(|r| r.claim(&sec.local, false))
     else {
         // A crossing session we keep: try again later.
-        let _ = s.write_all(b"300\n").await;
+        let _ = send(&mut s, b"300\n").await;
         return;
     };
-    if s.write_all(b"200\n").await.is_err() {
+    if !send(&mut s, b"200\n").await {
         if let Some(r) = sec.remotes.get(idx) {
             r.release(gen);
         }
@@ -432,7 +432,7 @@ async fn connect(sec: Arc<Section>, i: usize) {
                 local: sec.local.clone(),
                 pid: std::process::id(),
             };
-            if s.write_all(&hello.bytes()).await.is_ok() {
+            if send(&mut s, &hello.bytes()).await {
                 if let Some(rest) = status(&mut s).await {
                     // A crossing session the other side opened may win.
                     if let Some(gen) = r.claim(&sec.local, true) {
@@ -443,6 +443,15 @@ async fn connect(sec: Arc<Section>, i: usize) {
         }
         tokio::time::sleep(RECONNECT).await;
     }
+}
+
+/// Writes `b` whole, or gives up after the silence a session tolerates
+/// (a peer that stops reading cannot hold a session for ever).
+async fn send<W: tokio::io::AsyncWrite + Unpin>(w: &mut W, b: &[u8]) -> bool {
+    matches!(
+        tokio::time::timeout(SILENCE, w.write_all(b)).await,
+        Ok(Ok(()))
+    )
 }
 
 /// Reads the status line of our hello: the bytes after it on "200".
@@ -499,7 +508,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
     }
     // Messages that came with the handshake.
     if !buf.is_empty() && !st.read(&mut buf) {
-        let _ = wr.write_all(&st.out).await;
+        let _ = send(&mut wr, &st.out).await;
         r.release(gen);
         return;
     }
@@ -521,7 +530,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
                 buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
                 if !st.read(&mut buf) {
                     // (What it was told, an error message, goes first.)
-                    let _ = wr.write_all(&st.out).await;
+                    let _ = send(&mut wr, &st.out).await;
                     break;
                 }
             }
@@ -538,7 +547,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
         }
         if !st.out.is_empty() {
             let bytes = std::mem::take(&mut st.out);
-            if wr.write_all(&bytes).await.is_err() {
+            if !send(&mut wr, &bytes).await {
                 break;
             }
             last_tx = crate::clock::now();

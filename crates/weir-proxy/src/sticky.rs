@@ -36,16 +36,6 @@ fn key(t: &Table, r: &StickRule, ctx: &dyn Ctx) -> Option<Key> {
     weir_rules::stick::key_of(t.def().key, &r.key.eval(ctx)?)
 }
 
-/// Whether `srvkey addr` is set for `t`.
-fn by_addr(sh: &Shared, t: &Table) -> bool {
-    let of_proxy = sh.cfg.proxies.iter().filter_map(|p| p.stick_table.as_ref());
-    let of_peers = sh.cfg.peers.iter().flat_map(|s| &s.tables);
-    of_proxy
-        .chain(of_peers)
-        .find(|s| s.def.name == t.name())
-        .is_some_and(|s| s.srvkey_addr)
-}
-
 /// A server's address as `server_key` holds it with `srvkey addr`.
 fn addr_of(be: &BackendRt, id: ServerId) -> String {
     let t = be.server(id).target.lock().map(|t| t.clone());
@@ -58,19 +48,18 @@ fn addr_of(be: &BackendRt, id: ServerId) -> String {
 
 /// The server `e` names in `be`: by its key (name or address), else by
 /// its id.
-fn server_of(sh: &Shared, be: &BackendRt, px: &Proxy, t: &Table, e: &Entry) -> Option<ServerId> {
+fn server_of(be: &BackendRt, px: &Proxy, t: &Table, e: &Entry) -> Option<ServerId> {
     let s = &t.def().schema;
     if let Some(ReadValue::Text(Some(k))) =
         s.find(DataType::ServerKey, 0).and_then(|c| t.read(e, c))
     {
-        let addr = by_addr(sh, t);
-        let found = (0..be.servers.len()).map(ServerId::new).find(|&i| {
-            if addr {
-                addr_of(be, i) == k
-            } else {
-                be.server(i).name == k
-            }
-        });
+        let found = if t.def().srvkey_addr {
+            (0..be.servers.len())
+                .map(ServerId::new)
+                .find(|&i| addr_of(be, i) == k)
+        } else {
+            be.server_named(&k)
+        };
         if found.is_some() {
             return found;
         }
@@ -114,7 +103,7 @@ pub fn on_request(
         };
         if r.kind.matches() && out.server.is_none() && !assigned {
             if let Some(e) = t.lookup(&k) {
-                let id = server_of(sh, be, px, t, &e);
+                let id = server_of(be, px, t, &e);
                 if let Some(id) = id.filter(|i| force || be.set().is_up(i.index())) {
                     out.server = Some(id);
                     t.touch(&e);
@@ -130,7 +119,7 @@ pub fn on_request(
 }
 
 /// Stores server `srv` under `key` of `t`.
-fn store_one(sh: &Shared, be: &BackendRt, px: &Proxy, srv: ServerId, t: &Table, key: &Key) {
+fn store_one(be: &BackendRt, px: &Proxy, srv: ServerId, t: &Table, key: &Key) {
     let Some(e) = t.get_or_create(key) else {
         return;
     };
@@ -139,7 +128,7 @@ fn store_one(sh: &Shared, be: &BackendRt, px: &Proxy, srv: ServerId, t: &Table, 
         t.write(&e, c, ReadValue::Num(u64::from(px.server(srv).uid)));
     }
     if let Some(c) = s.find(DataType::ServerKey, 0) {
-        let k = if by_addr(sh, t) {
+        let k = if t.def().srvkey_addr {
             addr_of(be, srv)
         } else {
             be.server(srv).name.clone()
@@ -151,9 +140,9 @@ fn store_one(sh: &Shared, be: &BackendRt, px: &Proxy, srv: ServerId, t: &Table, 
 
 impl Sticky {
     /// Stores the server the request went to (once it is connected).
-    pub fn store(&mut self, sh: &Shared, be: &BackendRt, px: &Proxy, srv: ServerId) {
+    pub fn store(&mut self, be: &BackendRt, px: &Proxy, srv: ServerId) {
         for (t, k) in std::mem::take(&mut self.stores) {
-            store_one(sh, be, px, srv, &t, &k);
+            store_one(be, px, srv, &t, &k);
         }
     }
 }
@@ -169,7 +158,7 @@ pub fn on_response(sh: &Shared, be: &BackendRt, px: &Proxy, ctx: &dyn Ctx, srv: 
     {
         if let Some(t) = table_of(sh, px, r) {
             if let Some(k) = key(t, r, ctx) {
-                store_one(sh, be, px, srv, t, &k);
+                store_one(be, px, srv, t, &k);
             }
         }
     }

@@ -24,6 +24,8 @@ pub struct TableDef {
     /// Milliseconds an entry lives after its last touch.
     pub expire: Option<u32>,
     pub nopurge: bool,
+    /// `srvkey addr`: `server_key` holds servers' addresses, not names.
+    pub srvkey_addr: bool,
     pub schema: Schema,
 }
 
@@ -233,30 +235,36 @@ impl Table {
 
     /// Removes up to 1/256 of the table (at least one entry): the
     /// unreferenced entries touched least recently. Returns how many went.
+    /// One pass over the table keeps only the candidates (a bounded heap,
+    /// youngest on top), so a full table that keeps taking new keys costs
+    /// no copy of every key.
     fn evict(&self, now: u32) -> usize {
-        let mut idle: Vec<(u32, Key)> = Vec::new();
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let n = self.def.size / 256 + 1;
+        // (Reverse(age), key): the top is the youngest candidate.
+        let mut oldest: BinaryHeap<(Reverse<u32>, Key)> = BinaryHeap::with_capacity(n + 1);
         for m in self.shards.iter() {
             let shard = m.lock().unwrap_or_else(|e| e.into_inner());
-            idle.extend(shard.iter().filter(|e| e.refs() == 0).map(|e| {
-                (
-                    now.wrapping_sub(e.seen.load(Ordering::Relaxed)),
-                    e.key.clone(),
-                )
-            }));
+            for e in shard.iter().filter(|e| e.refs() == 0) {
+                let age = now.wrapping_sub(e.seen.load(Ordering::Relaxed));
+                let younger = oldest.peek().is_some_and(|(Reverse(a), _)| age <= *a);
+                if oldest.len() < n {
+                    oldest.push((Reverse(age), e.key.clone()));
+                } else if !younger {
+                    oldest.pop();
+                    oldest.push((Reverse(age), e.key.clone()));
+                }
+            }
         }
-        let n = (self.def.size / 256 + 1).min(idle.len());
-        if n == 0 {
-            return 0;
-        }
-        idle.select_nth_unstable_by(n - 1, |a, b| b.0.cmp(&a.0));
         let mut gone = 0;
-        for (_, k) in idle.iter().take(n) {
-            let h = self.hash(k);
+        for (_, k) in oldest {
+            let h = self.hash(&k);
             let mut shard = self.shard(h);
-            if let Ok(o) = shard.find_entry(h, |e| e.key == *k && e.refs() == 0) {
+            if let Ok(o) = shard.find_entry(h, |e| e.key == k && e.refs() == 0) {
                 o.remove();
                 gone += 1;
-                self.forget(k);
+                self.forget(&k);
             }
         }
         self.used.fetch_sub(gone, Ordering::Relaxed);

@@ -30,6 +30,7 @@ fn table(store: &str, size: usize, expire: Option<u32>) -> (Arc<Table>, Arc<Atom
         size,
         expire,
         nopurge: false,
+        srvkey_addr: false,
         schema: Schema::new(&specs).unwrap(),
     };
     (Arc::new(Table::new(def, clock)), t)

@@ -169,12 +169,12 @@ pub(super) fn parse(
         size: usize::try_from(size).unwrap_or(usize::MAX),
         expire,
         nopurge,
+        srvkey_addr,
         schema,
     };
     Ok((
         StickTable {
             def,
-            srvkey_addr,
             peers,
             loc: loc.clone(),
         },

@@ -22,7 +22,7 @@ fn stick_tables_parse_every_argument() {
     assert_eq!(t.def.key, KeyType::String(8));
     assert_eq!(t.def.size, 1024);
     assert_eq!(t.def.expire, Some(30_000));
-    assert!(t.def.nopurge && t.srvkey_addr);
+    assert!(t.def.nopurge && t.def.srvkey_addr);
     let tys: Vec<_> = t.def.schema.columns().iter().map(|c| c.ty).collect();
     assert_eq!(
         tys,

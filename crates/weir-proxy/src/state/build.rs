@@ -129,9 +129,9 @@ pub fn resolve(a: &ServerAddr) -> Result<SocketAddr, String> {
 }
 
 /// A server's address at start, by its `init-addr` methods in order
-/// (`last,libc` by default): `none` gives no address (`0.0.0.0`; the
-/// server starts in maintenance, see [`no_addr`]).
-fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<SocketAddr, String> {
+/// (`last,libc` by default), and whether `none` was reached: no address
+/// (`0.0.0.0`), the server starts in maintenance.
+fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<(SocketAddr, bool), String> {
     use weir_config::InitAddr;
     let port = match a {
         ServerAddr::Inet {
@@ -149,42 +149,26 @@ fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<SocketAddr, Stri
         }
     );
     if s.init_addr.is_empty() || literal {
-        return resolve(a);
+        return resolve(a).map(|x| (x, false));
     }
     let mut last = Err("no 'init-addr' method found an address".to_string());
     for m in &s.init_addr {
         match m {
             InitAddr::Last => {}
             InitAddr::Libc => {
-                last = resolve(a);
+                last = resolve(a).map(|x| (x, false));
                 if last.is_ok() {
                     return last;
                 }
             }
-            InitAddr::Ip(ip) => return Ok(SocketAddr::new(*ip, port)),
+            InitAddr::Ip(ip) => return Ok((SocketAddr::new(*ip, port), false)),
             InitAddr::None => {
-                return Ok(SocketAddr::new(
-                    std::net::Ipv4Addr::UNSPECIFIED.into(),
-                    port,
-                ))
+                let any = SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), port);
+                return Ok((any, true));
             }
         }
     }
     last
-}
-
-/// Whether `s` started without an address (its `init-addr` reached
-/// `none`): in maintenance, as haproxy's "MAINT (resolution)".
-fn no_addr(s: &weir_config::Server, rt: Option<&Arc<ServerRt>>) -> bool {
-    use weir_config::addr::Host;
-    let configured_any =
-        matches!(&s.addr, ServerAddr::Inet { host: Host::Ip(ip), .. } if ip.is_unspecified());
-    let unspecified = rt
-        .and_then(|r| r.target.lock().ok().map(|t| t.clone()))
-        .is_some_and(
-            |t| matches!(t, ServerTarget::Inet { addr, .. } if addr.ip().is_unspecified()),
-        );
-    !s.init_addr.is_empty() && unspecified && !configured_any
 }
 
 /// The global logger and one per proxy (same index as `cfg.proxies`);
@@ -278,10 +262,9 @@ fn backends(
         }
         let mut set = ServerSet::new(px.balance, px.hash_type, px.options.allbackups, infos);
         for (si, s) in px.servers.iter().enumerate() {
-            let unaddressed = no_addr(s, servers.get(si));
-            if let Some(rt) = servers.get(si).filter(|_| unaddressed) {
-                rt.no_addr.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
+            let unaddressed = servers
+                .get(si)
+                .is_some_and(|rt| rt.no_addr.load(std::sync::atomic::Ordering::Relaxed));
             if s.disabled || unaddressed {
                 set.set_maint(si, true);
             }
@@ -331,16 +314,20 @@ fn server(
     files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> Option<ServerRt> {
+    let mut unaddressed = false;
     let target = match &s.addr {
         ServerAddr::Unix(p) => ServerTarget::Unix(p.clone()),
         a => match init_addr(s, a) {
-            Ok(addr) => ServerTarget::Inet {
-                addr,
-                port: match a {
-                    ServerAddr::Inet { port, .. } => *port,
-                    _ => PortSpec::Same,
-                },
-            },
+            Ok((addr, none)) => {
+                unaddressed = none;
+                ServerTarget::Inet {
+                    addr,
+                    port: match a {
+                        ServerAddr::Inet { port, .. } => *port,
+                        _ => PortSpec::Same,
+                    },
+                }
+            }
             Err(e) => {
                 errors.push(format!(
                     "[ALERT] parsing [{}] : '{} {}' : {e}",
@@ -424,7 +411,7 @@ fn server(
         uweight: AtomicU32::new(s.weight),
         conn_gen: AtomicU32::new(0),
         drain: AtomicBool::new(false),
-        no_addr: AtomicBool::new(false),
+        no_addr: AtomicBool::new(unaddressed),
         checks_paused: AtomicBool::new(false),
         check_restart: AtomicBool::new(false),
         maxqueue: s.maxqueue,
