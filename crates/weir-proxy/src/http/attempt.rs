@@ -191,7 +191,7 @@ pub(super) async fn connect<'r>(
                 ConnectFail::ClientAbort { .. } => 0,
                 _ => 503,
             };
-            let o = Box::pin(fail(r.f.client, be_px, r.f.fe_px, status, e.term())).await;
+            let o = fail(be_px, r.f.fe_px, status, e.term());
             Err(o.at(be, attempts.last_srv))
         }
     }
@@ -376,7 +376,7 @@ pub(super) async fn send_request<'r>(
         Err(_) if reused.is_some() && t.count == 1 => Err(None),
         Err(_) => {
             let term = Term::new(Cause::Server, State::Headers);
-            let o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 502, term)).await;
+            let o = fail(r.be_px, r.f.fe_px, 502, term);
             Err(Some(o.at(r.be, Some(conn.srv))))
         }
     }
@@ -479,7 +479,7 @@ pub(super) async fn upload_failed<'r>(
     e: XferError,
     bytes_in: u64,
 ) -> Outcome<'r> {
-    let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
+    let (be_px, fe_px) = (r.be_px, r.f.fe_px);
     let status = match e {
         XferError::Invalid(e) => e.status(),
         XferError::SrcTimeout => 408,
@@ -502,9 +502,9 @@ pub(super) async fn upload_failed<'r>(
             cbuf.bytes(),
         );
         let term = Term::new(Cause::Proxy, State::Headers);
-        Box::pin(fail_as(client, be_px, fe_px, status, term, true)).await
+        fail_as(be_px, fe_px, status, term, true)
     } else if answered {
-        Box::pin(fail(client, be_px, fe_px, status, upload_term(e))).await
+        fail(be_px, fe_px, status, upload_term(e))
     } else {
         Outcome::error(status, upload_term(e))
     };
@@ -565,8 +565,8 @@ pub(super) fn response_failed<'r>(
     sbuf: &Buf,
     f: RespFail,
     rec: &mut LogRecord<'r>,
-) -> impl std::future::Future<Output = Outcome<'r>> + use<'r> {
-    let (client, be_px, fe_px) = (r.f.client, r.be_px, r.f.fe_px);
+) -> Outcome<'r> {
+    let (be_px, fe_px) = (r.be_px, r.f.fe_px);
     if f == RespFail::Invalid {
         let s = be_px.server(srv);
         let server = Some((s.name.clone(), s.uid));
@@ -588,5 +588,5 @@ pub(super) fn response_failed<'r>(
     // haproxy counts a reset before the head as two response errors (one
     // for the read, one for the end).
     rec.srv_reset = f == RespFail::Reset;
-    fail(client, be_px, fe_px, status, term)
+    fail(be_px, fe_px, status, term)
 }

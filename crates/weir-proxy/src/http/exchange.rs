@@ -203,8 +203,7 @@ pub(super) fn exchange<'r, 'a>(
             let (res, rused) = match resp {
                 Ok(x) => x,
                 Err(e) => {
-                    let mut o =
-                        Box::pin(attempt::response_failed(r, acc, conn.srv, &sbuf, e, rec)).await;
+                    let mut o = attempt::response_failed(r, acc, conn.srv, &sbuf, e, rec);
                     o.bytes_in = bytes_in;
                     return o.at(be, at);
                 }
@@ -287,7 +286,7 @@ async fn no_backend<'r>(
         ..*tmpl
     };
     let local = after(local, f.sh, f.fe_px, None, vars, &view);
-    answer_local(f.client, f.fe_px, cbuf, used, req, local).await
+    answer_local(cbuf, used, req, local)
 }
 
 /// `monitor-uri`: a 200, or a 503 when a `monitor fail` condition holds
@@ -313,7 +312,7 @@ async fn monitor<'r>(
         keep: true,
     };
     let local = after(local, f.sh, f.fe_px, None, vars, &view);
-    let mut o = answer_local(f.client, f.fe_px, cbuf, used, req, local).await;
+    let mut o = answer_local(cbuf, used, req, local);
     o.nolog = true;
     o
 }
@@ -401,7 +400,7 @@ async fn rules_phase<'r>(
         if matches!(req.framing, Framing::ContentLength(n) if took as u64 == used as u64 + n) {
             req.framing = Framing::None;
         }
-        return Err(Box::pin(answer_local(f.client, fe_px, cbuf, took, &*req, local)).await);
+        return Err(answer_local(cbuf, took, &*req, local));
     }
     Ok((chosen, body))
 }
@@ -432,7 +431,7 @@ async fn answer<'r>(
             if let Some(be) = chosen {
                 rec.backend = &be.name;
             }
-            return Some(fail(client, fe_px, fe_px, status, term).await);
+            return Some(fail(fe_px, fe_px, status, term));
         }
         Verdict::Close { reset, http } => {
             cbuf.consume(used);
@@ -448,7 +447,7 @@ async fn answer<'r>(
                 client.set_reset_on_close();
             }
             let term = Term::new(Cause::Proxy, State::Request);
-            let mut o = fail(client, fe_px, fe_px, 0, term).await;
+            let mut o = fail(fe_px, fe_px, 0, term);
             o.keep_client = false;
             return Some(o);
         }
@@ -472,7 +471,7 @@ async fn answer<'r>(
             after(local, sh, fe_px, chosen.map(|b| &**b), vars, &view)
         }
     };
-    Some(answer_local(client, fe_px, cbuf, used, req, local).await)
+    Some(answer_local(cbuf, used, req, local))
 }
 
 /// The request as the server gets it: the unique id's, `forwardfor`'s and

@@ -538,7 +538,12 @@ impl<'a> Session<'a> {
             if !vars.is_empty() {
                 self.vars = Some(Box::new(vars));
             }
-            out.keep_client && !out.tunnel
+            let mut keep = out.keep_client && !out.tunnel;
+            if !out.unsent.is_empty() {
+                let timeout = sh.proxy(fe.proxy).timeouts.client;
+                keep &= send(client, &out.unsent, timeout).await.is_ok();
+            }
+            keep
         }
     }
 
@@ -594,9 +599,8 @@ impl<'a> Session<'a> {
             sh.errors
                 .record(fe.proxy, false, None, self.acc.peer, why, bytes);
         }
-        if status != 0 {
-            let page = errors::response(fe_px, status, true);
-            let _ = send(self.client, &page, fe_px.timeouts.client).await;
+        let page = (status != 0).then(|| errors::response(fe_px, status, true));
+        if page.is_some() {
             rec.status = i32::from(status);
         }
         rec.term = term;
@@ -611,6 +615,10 @@ impl<'a> Session<'a> {
         }
         if !(nothing && fe_px.options.dontlognull) {
             log_exchange(sh, fe_idx, &mut rec);
+        }
+        // Sent once logged, as haproxy writes its line first.
+        if let Some(page) = page {
+            let _ = send(self.client, &page, fe_px.timeouts.client).await;
         }
         false
     }

@@ -3,8 +3,7 @@
 //! responses (deny, return, redirect, tarpit).
 
 use super::errors;
-use super::io::{send, Buf, XferError};
-use super::peer::Peer;
+use super::io::{Buf, XferError};
 use super::rules::{ExCtx, Local, Vars};
 use crate::state::ServerId;
 use crate::state::{BackendRt, Shared};
@@ -26,6 +25,10 @@ pub(super) struct Outcome<'r> {
     pub(super) tunnel: bool,
     /// `monitor-uri` answers are not logged.
     pub(super) nolog: bool,
+    /// An answer weir made, sent once the exchange is logged: as in
+    /// haproxy, whose log line is written before its answer leaves, a
+    /// client that reads the answer finds the line already written.
+    pub(super) unsent: Vec<u8>,
 }
 
 impl<'r> Outcome<'r> {
@@ -49,27 +52,21 @@ impl<'r> Outcome<'r> {
             keep_client: false,
             tunnel: false,
             nolog: false,
+            unsent: Vec::new(),
         }
     }
 }
 
-/// Sends `px`'s error page for `status` (none for 0: the client is gone)
-/// and returns the outcome to log, with the bytes sent.
-pub(super) async fn fail<'r>(
-    client: Peer<'_>,
-    px: &Proxy,
-    fe_px: &Proxy,
-    status: u16,
-    term: Term,
-) -> Outcome<'r> {
-    fail_as(client, px, fe_px, status, term, false).await
+/// `px`'s error page for `status` (none for 0: the client is gone), to be
+/// sent once the outcome is logged.
+pub(super) fn fail<'r>(px: &Proxy, fe_px: &Proxy, status: u16, term: Term) -> Outcome<'r> {
+    fail_as(px, fe_px, status, term, false)
 }
 
 /// [`fail`], telling the client that the connection ends when `close`
 /// (a request that could not be read to its end: `connection: close`
 /// after the page's fields, as haproxy 2.6 writes it).
-pub(super) async fn fail_as<'r>(
-    client: Peer<'_>,
+pub(super) fn fail_as<'r>(
     px: &Proxy,
     fe_px: &Proxy,
     status: u16,
@@ -85,9 +82,8 @@ pub(super) async fn fail_as<'r>(
     if close {
         page = errors::with_header(page, "connection: close");
     }
-    if send(client, &page, fe_px.timeouts.client).await.is_ok() {
-        o.bytes_out = page.len() as u64;
-    }
+    o.bytes_out = page.len() as u64;
+    o.unsent = page;
     o
 }
 
@@ -104,9 +100,7 @@ pub(super) fn upload_term(e: XferError) -> Term {
 
 /// Sends a response weir made (deny, return, redirect, tarpit) in place of
 /// the server's. A request body is not read: the connection closes then.
-pub(super) async fn answer_local<'r>(
-    client: Peer<'_>,
-    fe_px: &Proxy,
+pub(super) fn answer_local<'r>(
     cbuf: &mut Buf,
     used: usize,
     req: &RequestHead,
@@ -121,22 +115,18 @@ pub(super) async fn answer_local<'r>(
         // Tell the client the connection ends here.
         bytes = errors::with_header(bytes, "connection: close");
     }
-    let sent = send(client, &bytes, fe_px.timeouts.client).await;
     Outcome {
         be: None,
         srv: None,
         status: i32::from(local.status),
-        term: if sent.is_ok() {
-            local.term
-        } else {
-            Term::new(Cause::Client, State::Data)
-        },
+        term: local.term,
         bytes_in: 0,
         bytes_out: bytes.len() as u64,
         t_res: -1,
-        keep_client: keep && sent.is_ok(),
+        keep_client: keep,
         tunnel: false,
         nolog: false,
+        unsent: bytes,
     }
 }
 

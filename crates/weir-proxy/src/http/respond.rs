@@ -104,7 +104,7 @@ pub(super) async fn head<'r>(
                 ..stmpl
             };
             log_samples(r.f.fe_px, rec, &view);
-            let mut o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 0, term)).await;
+            let mut o = fail(r.be_px, r.f.fe_px, 0, term);
             o.bytes_in = s.bytes_in;
             o.keep_client = false;
             return Next::Done(o.at(r.be, Some(s.srv)));
@@ -122,7 +122,7 @@ pub(super) async fn head<'r>(
         );
         if let Err(term) = Box::pin(waited).await {
             s.conn.set_reset_on_close();
-            let mut o = Box::pin(fail(r.f.client, r.be_px, r.f.fe_px, 504, term)).await;
+            let mut o = fail(r.be_px, r.f.fe_px, 504, term);
             o.bytes_in = s.bytes_in;
             o.keep_client = false;
             return Next::Done(o.at(r.be, Some(s.srv)));
@@ -158,6 +158,7 @@ pub(super) async fn head<'r>(
         keep_client: fate.keep_client,
         tunnel: fate.tunnel,
         nolog: false,
+        unsent: Vec::new(),
     };
     match sent {
         Ok(n) => out.bytes_out = (n + early) as u64,
@@ -357,10 +358,7 @@ async fn replace<'r>(
     };
     let local = after(local, r.f.sh, r.f.fe_px, Some(r.be), vars, &view);
     let mut empty = Buf::default();
-    let mut o = Box::pin(answer_local(
-        r.f.client, r.f.fe_px, &mut empty, 0, req, local,
-    ))
-    .await;
+    let mut o = answer_local(&mut empty, 0, req, local);
     o.bytes_in = s.bytes_in;
     o.t_res = s.t_res;
     o

@@ -357,3 +357,62 @@ fn logasap_in_tcp_mode_logs_once_connected() {
         "{lines:?}"
     );
 }
+
+/// As haproxy, whose line is written before its answer leaves: a client
+/// that has read an answer weir made (a `return`, a `deny`, a 503 for
+/// want of a server, a 400 for a bad request) finds its log line already
+/// sent, so lines keep the order of the answers (VTest's syslog blocks
+/// count on it).
+#[test]
+fn an_answer_weir_makes_leaves_after_its_log_line() {
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_nonblocking(true).unwrap();
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n  mode http\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         frontend fe\n  bind 127.0.0.1:{port}\n  log 127.0.0.1:{} format raw local0\n  log-format \"status=%ST uri=%HU\"\n\
+         \x20 http-request return status 200 if {{ path /ret }}\n  http-request deny if {{ path /deny }}\n  use_backend none if {{ path /none }}\n  default_backend none\n\
+         backend none\n",
+        sock.local_addr().unwrap().port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut r = std::io::BufReader::new(c.try_clone().unwrap());
+    for (path, status) in [("/ret", 200), ("/deny", 403), ("/ret", 200), ("/none", 503)] {
+        (&c).write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .unwrap();
+        let res = crate::common::http::read_response(&mut r, "GET").unwrap();
+        assert_eq!(res.status, status, "{path}");
+        // No wait: the line is there, or it came after the answer.
+        let line = next_status_line(&sock)
+            .unwrap_or_else(|e| panic!("no log line yet for {path} once answered: {e}"));
+        assert_eq!(line, format!("status={status} uri={path}"));
+    }
+    // A bad request: its 400 and the line, in the same order.
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.write_all(b"GET /bad HTTP/1.1\r\nhost: x\r\nbad header\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    c.read_to_end(&mut got).unwrap();
+    assert!(
+        got.starts_with(b"HTTP/1.1 400"),
+        "{:?}",
+        String::from_utf8_lossy(&got)
+    );
+    let line = next_status_line(&sock)
+        .unwrap_or_else(|e| panic!("no log line yet for the 400 once answered: {e}"));
+    assert!(line.starts_with("status=400"), "{line}");
+}
+
+/// The next line received about an exchange (the proxy's start notice
+/// skipped), without waiting.
+fn next_status_line(sock: &std::net::UdpSocket) -> std::io::Result<String> {
+    let mut buf = [0u8; 512];
+    loop {
+        let n = sock.recv(&mut buf)?;
+        let line = String::from_utf8_lossy(&buf[..n]).trim_end().to_string();
+        if line.starts_with("status=") {
+            return Ok(line);
+        }
+    }
+}
