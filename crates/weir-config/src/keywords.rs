@@ -371,7 +371,7 @@ pub const PROXY: &[Keyword] = &[
     kw("stick on", "--LB", Status::Supported),
     kw("stick store-request", "--LB", Status::Supported),
     kw("stick store-response", "--LB", Status::Supported),
-    kw("stick-table", "-FLB", Status::Partly("every type, size, expire, nopurge, srvkey and store data type of 2.6; `peers` is refused (table replication comes later)")),
+    kw("stick-table", "-FLB", Status::Partly("every type, size, expire, nopurge, srvkey, `peers` and store data type of 2.6")),
     kw("tcp-check comment", "D-LB", Status::Refused),
     kw("tcp-check connect", "D-LB", Status::Refused),
     kw("tcp-check expect", "D-LB", Status::Refused),
@@ -416,11 +416,15 @@ pub const PEERS: &[Keyword] = &[
         "bind",
         "-",
         Status::Partly(
-            "an address and port, or `fd@<n>`; no bind options (TLS between peers is refused)",
+            "an address and port, or `fd@<n>`, with the bind line's TLS options (`ssl`, `crt`, `ca-file`, `verify`, `alpn`, versions, ciphers …); other bind options are refused by name",
         ),
     ),
     kw("default-bind", "-", Status::Refused),
-    kw("default-server", "-", Status::Refused),
+    kw(
+        "default-server",
+        "-",
+        Status::Partly("the server line's TLS options (`ssl`, `crt`, `verify`, `ca-file`, `sni` …), which each peer's line starts from; other server options are refused by name"),
+    ),
     kw("disabled", "-", Status::Supported),
     kw("enable", "-", Status::Supported),
     kw(
@@ -428,11 +432,15 @@ pub const PEERS: &[Keyword] = &[
         "-",
         Status::Partly("accepted; weir logs no peers events yet"),
     ),
-    kw("peer", "-", Status::Supported),
+    kw(
+        "peer",
+        "-",
+        Status::Partly("a name and an address, with the server line's TLS options; other server options are refused by name"),
+    ),
     kw(
         "server",
         "-",
-        Status::Partly("a name and an address; no server options"),
+        Status::Partly("a name (the local peer) or a name and an address, with the server line's TLS options; other server options are refused by name"),
     ),
     kw("shards", "-", Status::Refused),
     kw("table", "-", Status::Supported),
@@ -695,7 +703,7 @@ pub fn render_markdown() -> String {
 const STICK_NOTES: &str = "
 ## Stick tables (manual §4.2 `stick-table`, §7.3.3)
 
-- `stick-table type ip|ipv6|integer|string [len N]|binary [len N] size N[k|m|g] [expire T] [nopurge] [srvkey name|addr] [store …]` in frontends, listens and backends (a backend may hold only a table); every data type of 2.6 (`server_id`, `server_key`, `gpt0`, `gpt(N)`, `gpc0`, `gpc1`, `gpc(N)`, their rates, `conn_*`, `sess_*`, `http_req_*`, `http_err_*`, `http_fail_*`, `bytes_in_*`, `bytes_out_*`), with HAProxy's frequency counters (the same rate for the same event times). `peers` is refused: replication comes later. One table serves every thread (16 shards, each behind its own lock); expired entries are swept once a second and never seen after their expiry; a full table evicts its least recently used unreferenced entries (1/256 of its size at a time), or refuses new ones with `nopurge`.
+- `stick-table type ip|ipv6|integer|string [len N]|binary [len N] size N[k|m|g] [expire T] [nopurge] [srvkey name|addr] [store …]` in frontends, listens and backends (a backend may hold only a table); every data type of 2.6 (`server_id`, `server_key`, `gpt0`, `gpt(N)`, `gpc0`, `gpc1`, `gpc(N)`, their rates, `conn_*`, `sess_*`, `http_req_*`, `http_err_*`, `http_fail_*`, `bytes_in_*`, `bytes_out_*`), with HAProxy's frequency counters (the same rate for the same event times). `peers <section>` shares the table with the section's peers (below). One table serves every thread (16 shards, each behind its own lock); expired entries are swept once a second and never seen after their expiry; a full table evicts its least recently used unreferenced entries (1/256 of its size at a time), or refuses new ones with `nopurge`.
 - Tracking: `track-sc0..2 <key> [table <t>]` in `tcp-request connection|session|content`, `http-request` and `http-response`; a slot already tracked stays as it is. A tracker counts a connection (`conn_cnt`, `conn_cur`, `conn_rate`) when it starts and releases `conn_cur` when its session (connection and session rules) or its stream (the others) ends; a session accepted counts `sess_*` on the connection's trackers; each HTTP request counts `http_req_*` on the trackers present after the frontend's `tcp-request content` rules and on an `http-request`/`http-response` tracker when it starts; `http_err_*` counts a server's 4xx, a request denied, tarpitted, invalid or cut short and a 401 of `auth`; `http_fail_*` a server's 5xx other than 501 and 505 and a response that failed; bytes count once an exchange (or a `mode tcp` session) ends.
 - Actions `sc-inc-gpc(<idx>,<sc>)`, `sc-inc-gpc0|1(<sc>)`, `sc-set-gpt(<idx>,<sc>) <expr|int>`, `sc-set-gpt0(<sc>) <expr|int>`, and `sc-add-gpc(<idx>,<sc>) <expr|int>` (from HAProxy 2.7).
 - Fetches `sc_*(<sc>[,<table>])`, `sc0_*`, `sc1_*`, `sc2_*` and `src_*([<table>])` for every §7.3.3 counter (`bytes_in_rate`, `bytes_out_rate`, `conn_cnt`, `conn_cur`, `conn_rate`, `get_gpc0|1`, `get_gpc(<idx>,…)`, `gpc0_rate`, `gpc1_rate`, `gpc_rate(<idx>,…)`, `get_gpt0`, `get_gpt(<idx>,…)`, `http_err_*`, `http_fail_*`, `http_req_*`, `inc_gpc*`, `clr_gpc*`, `kbytes_in`, `kbytes_out`, `sess_cnt`, `sess_rate`, `sc_tracked`, `sc_trackers`, `src_updt_conn_cnt`), `table_avl`, `table_cnt`; converters `in_table` and `table_*` (the same counters, `table_server_id`, `table_trackers`, `table_expire`, `table_idle`). As in HAProxy: a counter not tracked gives nothing, a missing entry gives 0, a data type not stored gives nothing; a table a rule names must exist (`unable to find table`).
@@ -704,7 +712,8 @@ const STICK_NOTES: &str = "
 - Prometheus: the `sticktable` scope (`haproxy_sticktable_size`, `haproxy_sticktable_used`).
 - Peers (manual §3.5): `peers` sections with `bind` (an address or `fd@<n>`), `peer`/`server` lines (the local one named by `localpeer` or `-L`, else the host name), `table` lines (tables named `<section>/<table>`), `disabled`/`enable`; `stick-table … peers <section>`. weir speaks HAProxy's peers protocol 2.1 (checked byte for byte against haproxy 2.6's messages, and beside a real haproxy in `tests/suite/peers_interop.rs`): it listens as the local peer and connects to the others (again every 2 s while a peer is away), sends table definitions and every local change (tracker releases, stick stores, `sc-*` actions, `set table`) as it happens, applies the updates it receives (last writer wins, as in HAProxy; learned entries are not sent on), acknowledges them, sends heartbeats every 3 s and drops a session silent for 5 s; a new process asks the first peer it meets for a full push, and answers such requests with all its entries. When two peers connect to each other at once, the session opened by the peer with the smaller name stays. A peer that sends what is not a hello gets HAProxy's status (501, 502, 503, 504); garbage after the handshake ends its session with an error message.
 - Reloads: the local peer's address is bound with `SO_REUSEPORT`, so the next process (`-sf`) binds it too; on its soft stop the old process stops listening there, connects to it as the local peer and pushes every entry (ending with a resync-finished), and exits once that is done or 6 s passed — the new process keeps the counters (`tests/suite/peers_interop.rs`). With `fd@` binds there is no hand-over.
-- Not yet: TLS between peers (`ssl` on their lines), `show peers`, `shards`; the new process serves while it learns (an entry it changes before the old process's push is overwritten by it).
+- TLS between peers: `bind … ssl crt …` on the local side and `ssl` (with `crt`, `verify`, `ca-file` …) on the peers' lines or `default-server`, as HAProxy's `peers/tls_basic_sync` tests run them; a peer that does not complete the handshake gets nothing. A reload's hand-over speaks TLS too when the bind does.
+- Not yet: `show peers`, `shards`; the new process serves while it learns (an entry it changes before the old process's push is overwritten by it).
 ";
 
 const RUNTIME_NOTES: &str = "

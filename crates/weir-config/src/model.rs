@@ -28,6 +28,12 @@ pub struct PeersSection {
     pub name: String,
     pub loc: Loc,
     pub bind: Option<crate::addr::BindAddr>,
+    /// `bind … ssl crt …`: peers connecting here speak TLS.
+    pub bind_tls: Option<crate::tls::BindTls>,
+    /// Where `bind` was written.
+    pub bind_loc: Option<Loc>,
+    /// `default-server`'s TLS options, the start of each peer's.
+    pub default_tls: crate::tls::ServerTls,
     pub peers: Vec<PeerDef>,
     pub tables: Vec<StickTable>,
     pub disabled: bool,
@@ -38,6 +44,8 @@ pub struct PeersSection {
 pub struct PeerDef {
     pub name: String,
     pub addr: Option<crate::addr::ServerAddr>,
+    /// TLS towards this peer (`ssl`, `crt`, `verify` …).
+    pub tls: crate::tls::ServerTls,
     pub loc: Loc,
 }
 

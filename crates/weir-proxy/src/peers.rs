@@ -10,8 +10,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use crate::conn::Conn;
+use crate::tls::{BindConfig, ClientTls};
 
 use crate::state::Shared;
 use weir_stick::peers::{
@@ -41,6 +43,8 @@ struct Shared1 {
 struct Remote {
     name: String,
     addr: Option<SocketAddr>,
+    /// `ssl` on its line: the client side of TLS towards it.
+    tls: Option<Arc<ClientTls>>,
     state: std::sync::Mutex<Link>,
 }
 
@@ -102,6 +106,10 @@ struct Section {
     /// Where the local peer listens (a process stopping teaches the next
     /// one there).
     addr: Option<SocketAddr>,
+    /// `bind … ssl`: peers connecting here speak TLS.
+    tls: Option<Arc<BindConfig>>,
+    /// How this process reaches its own address (to teach the next one).
+    own_tls: Option<Arc<ClientTls>>,
 }
 
 /// The sections whose local peer is this process, with their listeners.
@@ -125,8 +133,8 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
     let me = local_name(sh);
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for sec in sh.cfg.peers.iter().filter(|s| !s.disabled) {
-        let Some(local) = sec.peers.iter().find(|p| p.name == me) else {
+    for (si, sec) in sh.cfg.peers.iter().enumerate().filter(|(_, s)| !s.disabled) {
+        let Some(li) = sec.peers.iter().position(|p| p.name == me) else {
             crate::limits::warn(
                 quiet,
                 &format!(
@@ -168,17 +176,41 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             let c = changed.clone();
             t.table.share(Box::new(move || c.notify_waiters()));
         }
+        let peer_tls = |i: usize| {
+            let t = sh.peers_tls.get(si)?;
+            t.peers.get(i)?.clone()
+        };
         let remotes = sec
             .peers
             .iter()
-            .filter(|p| p.name != me)
-            .map(|p| Remote {
+            .enumerate()
+            .filter(|(_, p)| p.name != me)
+            .map(|(pi, p)| Remote {
                 name: p.name.clone(),
                 addr: p.addr.as_ref().and_then(server_addr),
+                tls: peer_tls(pi),
                 state: std::sync::Mutex::new(Link::default()),
             })
             .collect();
-        let listener = match (&sec.bind, local.addr.as_ref().and_then(server_addr)) {
+        let tls = sh.peers_tls.get(si).and_then(|t| t.bind.clone());
+        // The next process is reached as the local peer's line says, and
+        // over TLS whenever the bind speaks it.
+        let own_tls = peer_tls(li).or_else(|| {
+            tls.as_ref()?;
+            let t = weir_config::tls::ServerTls {
+                enabled: true,
+                verify: Some(weir_config::tls::Verify::None),
+                ..Default::default()
+            };
+            crate::tls::client_config(&t, &sh.cfg.global.tls, &sh.tls_files)
+                .ok()
+                .map(Arc::new)
+        });
+        let local = sec.peers.get(li);
+        let listener = match (
+            &sec.bind,
+            local.and_then(|l| l.addr.as_ref()).and_then(server_addr),
+        ) {
             (Some(b), _) => match listen_on(b) {
                 Ok(l) => Some(l),
                 Err(e) => {
@@ -206,6 +238,8 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             changed,
             synced: std::sync::atomic::AtomicBool::new(false),
             addr,
+            tls,
+            own_tls,
         };
         out.push((Arc::new(section), listener));
     }
@@ -314,7 +348,7 @@ async fn accept(
 /// same address) every entry of its shared tables, as haproxy's old
 /// process does through the local peer.
 async fn teach(sec: &Section, a: SocketAddr) {
-    let Ok(mut s) = TcpStream::connect(a).await else {
+    let Some(s) = open(a, sec.own_tls.as_deref()).await else {
         return;
     };
     let hello = Hello {
@@ -322,13 +356,13 @@ async fn teach(sec: &Section, a: SocketAddr) {
         local: sec.local.clone(),
         pid: std::process::id(),
     };
-    if !send(&mut s, &hello.bytes()).await || status(&mut s).await.is_none() {
+    if !send(&s, &hello.bytes()).await || status(&s).await.is_none() {
         return;
     }
     let mut st = Sess::new(sec);
     st.push_all();
     frame(msg::CONTROL, msg::RESYNC_FINISHED, &[], &mut st.out);
-    if !send(&mut s, &st.out).await {
+    if !send(&s, &st.out).await {
         return;
     }
     // Until the next process confirms (or closes).
@@ -338,7 +372,7 @@ async fn teach(sec: &Section, a: SocketAddr) {
 
 /// The process before this one, teaching its tables (it says it is us):
 /// its updates are learned until it closes.
-async fn learn(sec: &Section, mut s: TcpStream, mut buf: Vec<u8>) {
+async fn learn(sec: &Section, s: Conn, mut buf: Vec<u8>) {
     let mut st = Sess::new(sec);
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
@@ -347,7 +381,7 @@ async fn learn(sec: &Section, mut s: TcpStream, mut buf: Vec<u8>) {
         }
         if !st.out.is_empty() {
             let out = std::mem::take(&mut st.out);
-            if !send(&mut s, &out).await {
+            if !send(&s, &out).await {
                 break;
             }
         }
@@ -359,7 +393,10 @@ async fn learn(sec: &Section, mut s: TcpStream, mut buf: Vec<u8>) {
 }
 
 /// A peer connecting to us: its hello, our status, then the session.
-async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
+async fn incoming(sec: Arc<Section>, s: TcpStream) {
+    let Some(s) = admit(s, sec.tls.as_deref()).await else {
+        return;
+    };
     let mut buf = Vec::new();
     let hello = loop {
         let mut chunk = [0u8; 512];
@@ -375,24 +412,24 @@ async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
             }
             Ok(None) => continue,
             Err(code) => {
-                let _ = send(&mut s, format!("{code}\n").as_bytes()).await;
+                let _ = send(&s, format!("{code}\n").as_bytes()).await;
                 return;
             }
         }
     };
     if hello.remote != sec.local {
-        let _ = send(&mut s, b"503\n").await;
+        let _ = send(&s, b"503\n").await;
         return;
     }
     if hello.local == sec.local {
         // The process before us, stopping.
-        if send(&mut s, b"200\n").await {
+        if send(&s, b"200\n").await {
             learn(&sec, s, buf).await;
         }
         return;
     }
     let Some(idx) = sec.remotes.iter().position(|r| r.name == hello.local) else {
-        let _ = send(&mut s, b"504\n").await;
+        let _ = send(&s, b"504\n").await;
         return;
     };
     let Some(gen) = sec
@@ -401,10 +438,10 @@ async fn incoming(sec: Arc<Section>, mut s: TcpStream) {
         .and_then(|r| r.claim(&sec.local, false))
     else {
         // A crossing session we keep: try again later.
-        let _ = send(&mut s, b"300\n").await;
+        let _ = send(&s, b"300\n").await;
         return;
     };
-    if !send(&mut s, b"200\n").await {
+    if !send(&s, b"200\n").await {
         if let Some(r) = sec.remotes.get(idx) {
             r.release(gen);
         }
@@ -426,14 +463,14 @@ async fn connect(sec: Arc<Section>, i: usize) {
             tokio::time::sleep(RECONNECT).await;
             continue;
         }
-        if let Ok(Ok(mut s)) = tokio::time::timeout(SILENCE, TcpStream::connect(addr)).await {
+        if let Some(s) = open(addr, r.tls.as_deref()).await {
             let hello = Hello {
                 remote: r.name.clone(),
                 local: sec.local.clone(),
                 pid: std::process::id(),
             };
-            if send(&mut s, &hello.bytes()).await {
-                if let Some(rest) = status(&mut s).await {
+            if send(&s, &hello.bytes()).await {
+                if let Some(rest) = status(&s).await {
                     // A crossing session the other side opened may win.
                     if let Some(gen) = r.claim(&sec.local, true) {
                         session(&sec, i, gen, s, rest).await;
@@ -445,17 +482,45 @@ async fn connect(sec: Arc<Section>, i: usize) {
     }
 }
 
+/// A connection to a peer at `a`, over TLS when its line says `ssl`.
+async fn open(a: SocketAddr, tls: Option<&ClientTls>) -> Option<Conn> {
+    let s = match tokio::time::timeout(SILENCE, TcpStream::connect(a)).await {
+        Ok(Ok(s)) => s,
+        _ => return None,
+    };
+    let _ = s.set_nodelay(true);
+    let Some(t) = tls else {
+        return Some(Conn::Tcp(s));
+    };
+    let name = crate::tls::server_name(None, Some(a));
+    crate::tls::connect(Conn::Tcp(s), t.config(), name, Some(SILENCE))
+        .await
+        .ok()
+}
+
+/// A peer's connection to us, over TLS when the `bind` line says `ssl`
+/// (a failed handshake ends it).
+async fn admit(s: TcpStream, tls: Option<&BindConfig>) -> Option<Conn> {
+    let _ = s.set_nodelay(true);
+    let Some(cfg) = tls else {
+        return Some(Conn::Tcp(s));
+    };
+    crate::tls::accept(Conn::Tcp(s), cfg, &[], Some(SILENCE))
+        .await
+        .ok()
+}
+
 /// Writes `b` whole, or gives up after the silence a session tolerates
 /// (a peer that stops reading cannot hold a session for ever).
-async fn send<W: tokio::io::AsyncWrite + Unpin>(w: &mut W, b: &[u8]) -> bool {
+async fn send(c: &Conn, b: &[u8]) -> bool {
     matches!(
-        tokio::time::timeout(SILENCE, w.write_all(b)).await,
+        tokio::time::timeout(SILENCE, c.send_all(b)).await,
         Ok(Ok(()))
     )
 }
 
 /// Reads the status line of our hello: the bytes after it on "200".
-async fn status(s: &mut TcpStream) -> Option<Vec<u8>> {
+async fn status(s: &Conn) -> Option<Vec<u8>> {
     let mut buf = Vec::new();
     loop {
         let mut chunk = [0u8; 512];
@@ -497,18 +562,17 @@ struct Sess<'a> {
     rx_dict: Dict,
 }
 
-async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec<u8>) {
+async fn session(sec: &Section, idx: usize, gen: u64, s: Conn, mut buf: Vec<u8>) {
     let Some(r) = sec.remotes.get(idx) else {
         return;
     };
-    let (mut rd, mut wr) = s.into_split();
     let mut st = Sess::new(sec);
     if !sec.synced.load(std::sync::atomic::Ordering::Relaxed) {
         frame(msg::CONTROL, msg::RESYNC_REQUEST, &[], &mut st.out);
     }
     // Messages that came with the handshake.
     if !buf.is_empty() && !st.read(&mut buf) {
-        let _ = send(&mut wr, &st.out).await;
+        let _ = send(&s, &st.out).await;
         r.release(gen);
         return;
     }
@@ -521,7 +585,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
             break;
         }
         tokio::select! {
-            n = rd.read(&mut chunk) => {
+            n = s.read(&mut chunk) => {
                 let n = match n {
                     Ok(n) if n > 0 => n,
                     _ => break,
@@ -530,7 +594,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
                 buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
                 if !st.read(&mut buf) {
                     // (What it was told, an error message, goes first.)
-                    let _ = send(&mut wr, &st.out).await;
+                    let _ = send(&s, &st.out).await;
                     break;
                 }
             }
@@ -547,7 +611,7 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: TcpStream, mut buf: Vec
         }
         if !st.out.is_empty() {
             let bytes = std::mem::take(&mut st.out);
-            if !send(&mut wr, &bytes).await {
+            if !send(&s, &bytes).await {
                 break;
             }
             last_tx = crate::clock::now();

@@ -20,6 +20,9 @@ pub(super) fn open(st: &mut State<'_>, words: &[String], loc: &Loc) -> bool {
                 name: n.clone(),
                 loc: loc.clone(),
                 bind: None,
+                bind_tls: None,
+                bind_loc: None,
+                default_tls: Default::default(),
                 peers: Vec::new(),
                 tables: Vec::new(),
                 disabled: false,
@@ -42,15 +45,7 @@ pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
     let kw = words.first().map_or("", String::as_str);
     let args = words.get(1..).unwrap_or_default();
     let r: Result<(), String> = match kw {
-        "bind" => match args.first().map(|a| parse_bind_list(a)) {
-            Some(Ok(mut a)) if a.len() == 1 && args.len() == 1 => {
-                sec.bind = a.pop();
-                Ok(())
-            }
-            Some(Ok(_)) => Err("'bind' expects one address and no option".into()),
-            Some(Err(e)) => Err(format!("'bind' : {e}")),
-            None => Err("'bind' expects an address".into()),
-        },
+        "bind" => bind(sec, args, loc),
         "peer" | "server" => {
             let mut args = args.to_vec();
             if let Some(a) = args.get_mut(1) {
@@ -72,7 +67,11 @@ pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
             Ok(())
         }
         "log" => Ok(()),
-        "default-bind" | "default-server" | "shards" => {
+        "default-server" => {
+            let mut tls = sec.default_tls.clone();
+            server_tls(&mut tls, args, "default-server").map(|()| sec.default_tls = tls)
+        }
+        "default-bind" | "shards" => {
             Err(format!("'{kw}' is not supported by weir yet"))
         }
         _ => Err(format!(
@@ -85,27 +84,84 @@ pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
 }
 
 fn peer(sec: &mut PeersSection, kw: &str, args: &[String], loc: &Loc) -> Result<(), String> {
-    let (name, addr) = match args {
-        [n] if kw == "server" => (n, None),
-        [n, a] => (
-            n,
+    let Some(name) = args.first() else {
+        return Err(format!("'{kw}' expects a name and an address"));
+    };
+    // `server <name>` alone is the local peer (its address is `bind`'s).
+    let (addr, opts) = match args.get(1) {
+        Some(a) => (
             Some(parse_server_addr(a, None).map_err(|e| format!("'{kw}' : {e}"))?),
+            args.get(2..).unwrap_or_default(),
         ),
-        [_, _, ..] => {
-            return Err(format!(
-                "'{kw}': server options are not supported by weir yet"
-            ))
-        }
-        _ => return Err(format!("'{kw}' expects a name and an address")),
+        None if kw == "server" => (None, &[][..]),
+        None => return Err(format!("'{kw}' expects a name and an address")),
     };
     if sec.peers.iter().any(|p| p.name == *name) {
         return Err(format!("'{kw}' : peer '{name}' is declared twice"));
     }
+    let mut tls = sec.default_tls.clone();
+    server_tls(&mut tls, opts, kw)?;
     sec.peers.push(PeerDef {
         name: name.clone(),
         addr,
+        tls,
         loc: loc.clone(),
     });
+    Ok(())
+}
+
+/// `bind <addr> [ssl crt … and the bind line's other TLS options]`.
+fn bind(sec: &mut PeersSection, args: &[String], loc: &Loc) -> Result<(), String> {
+    let (first, opts) = args.split_first().ok_or("'bind' expects an address")?;
+    let mut a = parse_bind_list(first).map_err(|e| format!("'bind' : {e}"))?;
+    if a.len() != 1 {
+        return Err("'bind' expects one address".into());
+    }
+    let mut ssl = false;
+    let mut tls = crate::tls::BindTls::default();
+    each_option(opts, |w, arg| match w {
+        "ssl" => {
+            ssl = true;
+            Some(Ok(1))
+        }
+        _ => tls.apply(w, arg),
+    })
+    .map_err(|e| format!("'bind {first}' : {e}"))?;
+    if ssl && tls.crts.is_empty() && tls.crt_lists.is_empty() {
+        return Err(format!(
+            "'bind {first}' : 'ssl' needs a certificate ('crt' or 'crt-list')"
+        ));
+    }
+    sec.bind = a.pop();
+    sec.bind_tls = ssl.then_some(tls);
+    sec.bind_loc = Some(loc.clone());
+    Ok(())
+}
+
+/// A peer's or `default-server`'s options: only TLS ones take effect
+/// between peers, the others are refused by name.
+fn server_tls(tls: &mut crate::tls::ServerTls, opts: &[String], kw: &str) -> Result<(), String> {
+    each_option(opts, |w, arg| tls.apply(w, arg)).map_err(|e| format!("'{kw}' : {e}"))
+}
+
+/// Runs `apply` on each option word and its argument; `None` from it is a
+/// word weir does not take in a `peers` section.
+fn each_option(
+    opts: &[String],
+    mut apply: impl FnMut(&str, Option<&str>) -> Option<Result<usize, String>>,
+) -> Result<(), String> {
+    let mut i = 0;
+    while let Some(w) = opts.get(i) {
+        let arg = opts.get(i + 1).map(String::as_str);
+        match apply(w, arg) {
+            Some(r) => i += r?,
+            None => {
+                return Err(format!(
+                    "'{w}' is not supported in a 'peers' section by weir (only TLS options are)"
+                ))
+            }
+        }
+    }
     Ok(())
 }
 

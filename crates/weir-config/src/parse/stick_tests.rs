@@ -180,3 +180,52 @@ fn init_addr_methods_parse() {
     ));
     assert!(e[0].contains("unknown method 'bogus'"), "{e:?}");
 }
+
+#[test]
+fn peers_take_tls_options_and_refuse_the_others_by_name() {
+    let c = ok(&format!(
+        "{HEAD}peers p\n default-server ssl crt /x.pem verify none\n bind 127.0.0.1:1 ssl crt /x.pem alpn h2\n server A\n server B 127.0.0.1:2\n peer C 127.0.0.1:3 no-ssl\n"
+    ));
+    let p = &c.peers[0];
+    let tls = p.bind_tls.as_ref().unwrap();
+    assert_eq!(tls.crts, ["/x.pem"]);
+    assert_eq!(tls.alpn.as_deref(), Some(&["h2".to_string()][..]));
+    assert_eq!(p.bind_loc.as_ref().unwrap().line, 8);
+    let [a, b, cc] = &p.peers[..] else {
+        panic!("{:?}", p.peers)
+    };
+    assert!(a.tls.enabled && b.tls.enabled && !cc.tls.enabled);
+    assert_eq!(b.tls.crt.as_deref(), Some("/x.pem"));
+    assert_eq!(b.tls.verify, Some(crate::tls::Verify::None));
+    // Without `ssl`, a bind line's certificate is no TLS.
+    let c = ok(&format!("{HEAD}peers p\n bind 127.0.0.1:1\n server A\n"));
+    assert!(c.peers[0].bind_tls.is_none());
+    for (line, msg) in [
+        (
+            "bind 127.0.0.1:1 ssl",
+            "'ssl' needs a certificate ('crt' or 'crt-list')",
+        ),
+        (
+            "bind 127.0.0.1:1 transparent",
+            "'transparent' is not supported in a 'peers' section by weir (only TLS options are)",
+        ),
+        (
+            "server B 127.0.0.1:2 check",
+            "'check' is not supported in a 'peers' section by weir (only TLS options are)",
+        ),
+        (
+            "default-server weight 3",
+            "'weight' is not supported in a 'peers' section by weir (only TLS options are)",
+        ),
+        (
+            "server B 127.0.0.1:2 verify maybe",
+            "'verify' expects 'none' or 'required'",
+        ),
+    ] {
+        let e = errors(&format!("{HEAD}peers p\n server A\n {line}\n"));
+        assert!(
+            e.iter().any(|m| m.contains(msg) && m.contains(":8]")),
+            "{line}: {e:?}"
+        );
+    }
+}

@@ -46,6 +46,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         &files,
         &mut errors,
     );
+    let peers_tls = tls::peers_tls(&cfg, &files, &mut errors);
     // From now on the runtime API names what the store holds.
     files.seal();
     if !errors.is_empty() {
@@ -95,6 +96,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         rates: rates::Rates::default(),
         tls_files: files,
         tables: super::tables::Tables::build(&cfg),
+        peers_tls,
         cfg,
     })
 }

@@ -366,6 +366,8 @@ pub struct Shared {
     pub tls_files: crate::tls::store::Store,
     /// The stick tables.
     pub tables: tables::Tables,
+    /// TLS between peers, per `peers` section of the configuration.
+    pub peers_tls: Vec<crate::tls::PeersTls>,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

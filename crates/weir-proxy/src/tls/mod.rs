@@ -344,6 +344,53 @@ pub fn check(cfg: &Config) -> Vec<String> {
             }
         }
     }
+    // The peers sections' TLS, for its errors.
+    peers_tls(cfg, &files, &mut out);
+    out
+}
+
+/// One `peers` section's TLS: the `bind … ssl` side, and the client side
+/// towards each peer whose line says `ssl` (in the section's order).
+#[derive(Debug, Default)]
+pub struct PeersTls {
+    pub bind: Option<Arc<BindConfig>>,
+    pub peers: Vec<Option<Arc<ClientTls>>>,
+}
+
+/// The TLS of each `peers` section: its `bind … ssl` and its peers' `ssl`
+/// lines; a certificate that does not load is an error with its line.
+pub fn peers_tls(cfg: &Config, files: &store::Store, errors: &mut Vec<String>) -> Vec<PeersTls> {
+    let g = &cfg.global.tls;
+    let alert = |at: &weir_config::diag::Loc, what: &str, sec: &str, e: &str| {
+        format!("[ALERT] parsing [{at}] : {what} in peers section '{sec}' : {e}")
+    };
+    let mut out = Vec::new();
+    for sec in &cfg.peers {
+        let bind = sec.bind_tls.as_ref().and_then(|t| {
+            let at = sec.bind_loc.as_ref().unwrap_or(&sec.loc);
+            bind_config(t, g, files)
+                .map_err(|es| errors.extend(es.iter().map(|e| alert(at, "'bind'", &sec.name, e))))
+                .ok()
+                .map(Arc::new)
+        });
+        let peers = sec
+            .peers
+            .iter()
+            .map(|p| {
+                if !p.tls.enabled {
+                    return None;
+                }
+                let what = format!("peer '{}'", p.name);
+                client_config(&p.tls, g, files)
+                    .map_err(|es| {
+                        errors.extend(es.iter().map(|e| alert(&p.loc, &what, &sec.name, e)))
+                    })
+                    .ok()
+                    .map(Arc::new)
+            })
+            .collect();
+        out.push(PeersTls { bind, peers });
+    }
     out
 }
 

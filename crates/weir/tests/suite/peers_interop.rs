@@ -11,7 +11,19 @@ use std::time::{Duration, Instant};
 /// table and a backend table synchronised with it; a frontend tracking
 /// the `x-k` header in the first.
 fn cfg(me: &str, sock: &Path, fe: u16, w_peer: u16, h_peer: u16) -> String {
+    cfg_tls(me, sock, fe, w_peer, h_peer, None)
+}
+
+/// [`cfg`], the peers speaking TLS with certificate `pem` when given.
+fn cfg_tls(me: &str, sock: &Path, fe: u16, w_peer: u16, h_peer: u16, pem: Option<&str>) -> String {
     let port = if me == "W" { w_peer } else { h_peer };
+    let (default_server, ssl) = match pem {
+        Some(p) => (
+            format!("    default-server ssl crt {p} verify none\n"),
+            format!(" ssl crt {p}"),
+        ),
+        None => (String::new(), String::new()),
+    };
     // The local peer's line has no address beside `bind`.
     let line = |name: &str, p: u16| {
         if name == me {
@@ -24,7 +36,7 @@ fn cfg(me: &str, sock: &Path, fe: u16, w_peer: u16, h_peer: u16) -> String {
     format!(
         "global\n    stats socket {} level admin\n    localpeer {me}\n\
          defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         peers mypeers\n    bind 127.0.0.1:{port}\n\
+         peers mypeers\n    bind 127.0.0.1:{port}{ssl}\n{default_server}\
          {w_line}{h_line}\
          \x20   table t type string len 16 size 100 expire 1m store gpc0,http_req_cnt,conn_rate(10s)\n\
          frontend fe\n    bind 127.0.0.1:{fe}\n\
@@ -208,4 +220,80 @@ fn a_reload_hands_the_tables_to_the_new_process() {
     get(fe, "kept");
     seen_within(&sock, "p/t", "kept", "key=kept gpc0=1 http_req_cnt=5");
     drop(new);
+}
+
+/// The same over TLS (`bind … ssl crt`, `default-server ssl crt … verify
+/// none`, as HAProxy's peers/tls_basic_sync): entries go both ways, a
+/// plain-text hello on the TLS port gets no answer, and a reload hands the
+/// tables over TLS to the new process.
+#[test]
+fn weir_and_haproxy_keep_tables_in_step_over_tls() {
+    let pki = crate::common::tls::Pki::new();
+    let pem = pki.path("certs/1-www.pem");
+    let dir = tempdir("peers-tls");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wfe, hfe, wp, hp) = (free_port(), free_port(), free_port(), free_port());
+    let conf = |me: &str, sock: &Path| {
+        cfg_tls(
+            me,
+            sock,
+            if me == "W" { wfe } else { hfe },
+            wp,
+            hp,
+            Some(&pem),
+        )
+    };
+    let Some(h) = Haproxy::start(&conf("H", &hs), hfe) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let w = Weir::start(&conf("W", &ws), wfe);
+    get(wfe, "tls-weir");
+    seen_within(
+        &hs,
+        "mypeers/t",
+        "tls-weir",
+        "key=tls-weir gpc0=0 conn_rate(10000)=1 http_req_cnt=1",
+    );
+    get(hfe, "tls-haproxy");
+    seen_within(
+        &ws,
+        "mypeers/t",
+        "tls-haproxy",
+        "key=tls-haproxy gpc0=0 conn_rate(10000)=1 http_req_cnt=1",
+    );
+    // A peer that does not speak TLS gets no status line.
+    let got = answer(wp, b"HAProxyS 2.1\nW\nH 1 0\n");
+    assert!(!got.starts_with(b"200"), "{got:?}");
+    // A reload: the new process learns the tables over TLS.
+    let pid = w.pid().to_string();
+    let mut old = w;
+    let new = Weir::spawn(&conf("W", &ws), &["-sf", &pid]);
+    assert_eq!(old.wait_exit(Duration::from_secs(10)), Some(0));
+    seen_within(
+        &ws,
+        "mypeers/t",
+        "tls-weir",
+        "key=tls-weir gpc0=0 conn_rate(10000)=1 http_req_cnt=1",
+    );
+    drop(new);
+    drop(h);
+}
+
+/// A peers certificate that does not load is an error with its line, in
+/// `-c` as at start.
+#[test]
+fn a_peers_certificate_that_does_not_load_is_an_error_with_its_line() {
+    let cfg = "peers p\n    bind 127.0.0.1:1 ssl crt /nonexistent/peer.pem\n    server A\n    server B 127.0.0.1:2 ssl crt /nonexistent/client.pem verify none\n";
+    let (code, _, err) = check_cfg(cfg);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("haproxy.cfg:2] : 'bind' in peers section 'p' : ")
+            && err.contains("/nonexistent/peer.pem"),
+        "{err}"
+    );
+    assert!(
+        err.contains("haproxy.cfg:4] : peer 'B' in peers section 'p' : ")
+            && err.contains("/nonexistent/client.pem"),
+        "{err}"
+    );
 }
