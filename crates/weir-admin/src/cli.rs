@@ -206,6 +206,8 @@ pub enum Command {
     Ssl(crate::ssl::SslCmd),
     /// `show|clear|set table …`.
     Table(crate::table::TableCmd),
+    /// `show peers [-] [<section>]`.
+    ShowPeers(Option<String>),
 }
 
 impl Command {
@@ -214,7 +216,7 @@ impl Command {
         use Command::*;
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo(_) | ShowStat(..)
-            | ShowServersState(_) | ShowBackend | GetWeight(_) => Level::User,
+            | ShowServersState(_) | ShowBackend | GetWeight(_) | ShowPeers(_) => Level::User,
             ShowEnv(_)
             | ClearCounters { all: false }
             | ShowErrors(..)
@@ -521,6 +523,13 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
                 "Session pointer expected (use 'show sess').".into(),
             ))
         }
+        ["show", "peers", "dict", ..] => {
+            return Err(CliError::Usage(
+                "weir does not dump the peers dictionary caches ('show peers [<section>]').".into(),
+            ))
+        }
+        ["show", "peers"] | ["show", "peers", "-"] => ShowPeers(None),
+        ["show", "peers", "-", s] | ["show", "peers", s] => ShowPeers(Some(s.to_string())),
         ["show", "sess"] => ShowSess(crate::sess::SessSel::List),
         ["show", "sess", "all", ..] => ShowSess(crate::sess::SessSel::All),
         // As in HAProxy, an argument that is not an identifier lists them.

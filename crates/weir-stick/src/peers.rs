@@ -600,3 +600,13 @@ pub fn encode_ack(table: u64, update: u32) -> Vec<u8> {
     out.extend_from_slice(&update.to_be_bytes());
     out
 }
+
+/// An ack's table number and last update ([`encode_ack`]'s inverse).
+pub fn decode_ack(data: &[u8]) -> Result<(u64, u32), PeerError> {
+    let (table, n) = decode_int(data)?.ok_or(PeerError::Message)?;
+    let b: [u8; 4] = data
+        .get(n..n + 4)
+        .and_then(|b| b.try_into().ok())
+        .ok_or(PeerError::Message)?;
+    Ok((table, u32::from_be_bytes(b)))
+}

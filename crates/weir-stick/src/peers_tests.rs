@@ -137,3 +137,11 @@ fn hellos_parse_and_refuse() {
     assert_eq!(Hello::parse(b"HTTP/1.1 200\nA\nB\n"), Err(501));
     assert_eq!(Hello::parse(b"HAProxyS 3.0\nA\nB 1 0\n"), Err(502));
 }
+
+#[test]
+fn acks_read_back_and_short_ones_are_errors() {
+    let b = encode_ack(300, 0x0102_0304);
+    assert_eq!(decode_ack(&b).unwrap(), (300, 0x0102_0304));
+    assert!(decode_ack(&b[..b.len() - 1]).is_err());
+    assert!(decode_ack(&[]).is_err());
+}

@@ -6,6 +6,7 @@
 
 mod diag;
 mod patterns;
+mod peers;
 mod rows;
 mod sess;
 mod ssl;
@@ -97,6 +98,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::GetVar(name) => get_var(sh, name),
         Command::Ssl(c) => ssl::run(sh, c),
         Command::Table(t) => tables::run(sh, t, true),
+        Command::ShowPeers(s) => peers::show(sh, s.as_deref()),
         Command::SetVar { name, fmt, value } => set_var(sh, name, *fmt, value),
         Command::ShowBackend => {
             let mut out = String::from("# name\n");

@@ -97,6 +97,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         tls_files: files,
         tables: super::tables::Tables::build(&cfg),
         peers_tls,
+        peering: Default::default(),
         cfg,
     })
 }

@@ -15,6 +15,7 @@ pub mod admin;
 pub mod build;
 pub mod ids;
 pub mod live;
+pub mod peering;
 pub mod procvars;
 pub mod saved;
 pub mod tables;
@@ -368,6 +369,8 @@ pub struct Shared {
     pub tables: tables::Tables,
     /// TLS between peers, per `peers` section of the configuration.
     pub peers_tls: Vec<crate::tls::PeersTls>,
+    /// The peers sections' sessions, for `show peers`.
+    pub peering: peering::Board,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

@@ -297,3 +297,114 @@ fn a_peers_certificate_that_does_not_load_is_an_error_with_its_line() {
         "{err}"
     );
 }
+
+/// A line's shape: its words with every number, address and name left
+/// out (`0x…: id=W(remote,active) …` → `: id=(,) …`).
+fn shape(line: &str) -> String {
+    line.split_whitespace()
+        .map(|w| match w.split_once(['=', ':']) {
+            Some((k, _)) if !k.starts_with("0x") => k.to_string(),
+            _ if w.starts_with("0x") || w.starts_with('[') => "#".into(),
+            _ => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// On haproxy's session in weir's `show peers`, the shared table `t`:
+/// all weir sent was acknowledged, and both sides sent something.
+fn acked(t: &str) -> Option<()> {
+    let block = t
+        .split("\n  0x")
+        .find(|b| b.contains("id=H(remote,active)"))?;
+    let line = block
+        .lines()
+        .skip_while(|l| !l.contains("local_id=1 remote_id=1 "))
+        .nth(1)?;
+    let n = |k: &str| -> Option<u32> {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))?
+            .parse()
+            .ok()
+    };
+    let (a, p, g) = (n("last_acked=")?, n("last_pushed=")?, n("last_get=")?);
+    (a == p && p > 0 && g > 0).then_some(())
+}
+
+/// `show peers` as haproxy lays it out: the same lines for the same
+/// section beside haproxy's own dump, with weir's values where they
+/// matter (the link established, what each side sent and received).
+#[test]
+fn show_peers_as_haproxy_dumps_them() {
+    let dir = tempdir("peers-show");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wfe, hfe, wp, hp) = (free_port(), free_port(), free_port(), free_port());
+    let Some(h) = Haproxy::start(&cfg("H", &hs, hfe, wp, hp), hfe) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg("W", &ws, wfe, wp, hp), wfe);
+    get(wfe, "k1");
+    get(hfe, "k2");
+    seen_within(
+        &ws,
+        "mypeers/t",
+        "k2",
+        "key=k2 gpc0=0 conn_rate(10000)=1 http_req_cnt=1",
+    );
+    seen_within(
+        &hs,
+        "mypeers/t",
+        "k1",
+        "key=k1 gpc0=0 conn_rate(10000)=1 http_req_cnt=1",
+    );
+    // weir's view of haproxy: established, updates both ways, all of
+    // weir's acknowledged.
+    let mine = wait_for(
+        "weir's acknowledged update",
+        Duration::from_secs(10),
+        || {
+            let t = ask(&ws, "show peers\n");
+            acked(&t).map(|()| t)
+        },
+    );
+    let h_block = mine
+        .split("\n  0x")
+        .find(|b| b.contains("id=H(remote,active)"))
+        .unwrap();
+    assert!(h_block.contains("last_status=ESTA"), "{mine}");
+    assert!(h_block.contains("state=EST"), "{mine}");
+    assert!(
+        h_block.contains("remote_table:") && h_block.contains("id=mypeers/t local_id=1 remote_id="),
+        "{mine}"
+    );
+    let w_block = mine
+        .split("\n  0x")
+        .find(|b| b.contains("id=W(local,inactive)"))
+        .unwrap();
+    assert!(
+        w_block.contains("last_status=NONE last_hdshk=<NEVER>"),
+        "{mine}"
+    );
+    // The same lines as haproxy's dump (the transport line is the
+    // accepting side's only).
+    let theirs = ask(&hs, "show peers\n");
+    let shapes = |t: &str| {
+        let mut v: Vec<String> = t
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("xprt="))
+            .map(shape)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        shapes(&mine),
+        shapes(&theirs),
+        "weir:\n{mine}\nhaproxy:\n{theirs}"
+    );
+    assert_eq!(ask(&ws, "show peers nosuch\n"), "No such peers\n\n");
+    let sections = |t: String| t.lines().filter(|l| l.contains(" id=mypeers ")).count();
+    assert_eq!(sections(ask(&ws, "show peers mypeers\n")), 1);
+    assert_eq!(sections(ask(&ws, "show peers - mypeers\n")), 1);
+    drop(h);
+}

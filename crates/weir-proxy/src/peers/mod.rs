@@ -5,7 +5,6 @@
 //! acknowledgements, heartbeats, and a full push when a peer asks to
 //! resynchronise. Interoperates with haproxy 2.6.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,11 +14,12 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::conn::Conn;
 use crate::tls::{BindConfig, ClientTls};
 
+use crate::state::peering::{LinkStatus, PeerBoard, SectionBoard, SessView};
 use crate::state::Shared;
-use weir_stick::peers::{
-    decode_update, encode_ack, encode_int, encode_update, frame, msg, Dict, Hello, Message,
-    TableDef,
-};
+use sess::Sess;
+use weir_stick::peers::{frame, msg, Hello};
+
+mod sess;
 use weir_stick::Table;
 
 /// How often a session looks for local changes it was not woken for.
@@ -30,6 +30,8 @@ const HEARTBEAT: Duration = Duration::from_secs(3);
 const SILENCE: Duration = Duration::from_secs(5);
 /// The wait before connecting again to a peer.
 const RECONNECT: Duration = Duration::from_secs(2);
+/// How long a new process waits for a peer's push (haproxy's 5 s).
+const RESYNC_WAIT: Duration = Duration::from_secs(5);
 /// Updates pushed per table and turn.
 const BATCH: usize = 200;
 
@@ -42,6 +44,8 @@ struct Shared1 {
 /// A remote peer: its name, address, and its session.
 struct Remote {
     name: String,
+    /// Its line in the section (its place on the board).
+    line: usize,
     addr: Option<SocketAddr>,
     /// `ssl` on its line: the client side of TLS towards it.
     tls: Option<Arc<ClientTls>>,
@@ -100,9 +104,10 @@ struct Section {
     tables: Vec<Shared1>,
     /// Woken by each local change of a shared table.
     changed: Arc<tokio::sync::Notify>,
-    /// A peer pushed its tables (after our resync request): a new process
-    /// asks the first peer it meets, as haproxy does.
-    synced: std::sync::atomic::AtomicBool,
+    /// What `show peers` tells of it; its `synced`: a peer pushed its
+    /// tables (after our resync request): a new process asks the first
+    /// peer it meets, as haproxy does.
+    board: Arc<SectionBoard>,
     /// Where the local peer listens (a process stopping teaches the next
     /// one there).
     addr: Option<SocketAddr>,
@@ -110,6 +115,19 @@ struct Section {
     tls: Option<Arc<BindConfig>>,
     /// How this process reaches its own address (to teach the next one).
     own_tls: Option<Arc<ClientTls>>,
+}
+
+impl Section {
+    /// Changes what `show peers` tells of remote peer `r`.
+    fn note(&self, r: &Remote, f: impl FnOnce(&mut crate::state::peering::PeerLive)) {
+        if let Some(p) = self.board.peers.get(r.line) {
+            f(&mut p.live());
+        }
+    }
+
+    fn live(&self, r: &Remote) -> Option<crate::state::peering::PeerLive> {
+        self.board.peers.get(r.line).map(|p| p.live().clone())
+    }
 }
 
 /// The sections whose local peer is this process, with their listeners.
@@ -132,6 +150,7 @@ fn local_name(sh: &Shared) -> String {
 pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
     let me = local_name(sh);
     let mut out = Vec::new();
+    let mut boards = Vec::new();
     let mut errors = Vec::new();
     for (si, sec) in sh.cfg.peers.iter().enumerate().filter(|(_, s)| !s.disabled) {
         let Some(li) = sec.peers.iter().position(|p| p.name == me) else {
@@ -187,6 +206,7 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             .filter(|(_, p)| p.name != me)
             .map(|(pi, p)| Remote {
                 name: p.name.clone(),
+                line: pi,
                 addr: p.addr.as_ref().and_then(server_addr),
                 tls: peer_tls(pi),
                 state: std::sync::Mutex::new(Link::default()),
@@ -231,18 +251,44 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
             (None, None) => None,
         };
         let addr = listener.as_ref().and_then(|l| l.local_addr().ok());
+        let board = Arc::new(SectionBoard {
+            name: sec.name.clone(),
+            started: sh.started,
+            peers: sec
+                .peers
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let addr = if i == li {
+                        addr
+                    } else {
+                        p.addr.as_ref().and_then(server_addr)
+                    };
+                    PeerBoard::new(p.name.clone(), i == li, addr)
+                })
+                .collect(),
+            tables: tables
+                .iter()
+                .map(|t| (t.table.name().to_string(), t.table.clone()))
+                .collect(),
+            synced: std::sync::atomic::AtomicBool::new(false),
+            resync_until: std::time::Instant::now() + RESYNC_WAIT,
+            calls: std::sync::atomic::AtomicU64::new(0),
+        });
+        boards.push(board.clone());
         let section = Section {
             local: me.clone(),
             remotes,
             tables,
             changed,
-            synced: std::sync::atomic::AtomicBool::new(false),
+            board,
             addr,
             tls,
             own_tls,
         };
         out.push((Arc::new(section), listener));
     }
+    sh.peering.set(boards);
     if errors.is_empty() {
         Ok(Bound { sections: out })
     } else {
@@ -432,19 +478,21 @@ async fn incoming(sec: Arc<Section>, s: TcpStream) {
         let _ = send(&s, b"504\n").await;
         return;
     };
-    let Some(gen) = sec
-        .remotes
-        .get(idx)
-        .and_then(|r| r.claim(&sec.local, false))
-    else {
+    let Some(r) = sec.remotes.get(idx) else {
+        return;
+    };
+    let Some(gen) = r.claim(&sec.local, false) else {
         // A crossing session we keep: try again later.
+        sec.note(r, |l| l.coll += 1);
         let _ = send(&s, b"300\n").await;
         return;
     };
+    sec.note(r, |l| {
+        l.new_conn += 1;
+        l.last_hdshk = Some(std::time::Instant::now());
+    });
     if !send(&s, b"200\n").await {
-        if let Some(r) = sec.remotes.get(idx) {
-            r.release(gen);
-        }
+        r.release(gen);
         return;
     }
     session(&sec, idx, gen, s, buf).await;
@@ -463,6 +511,12 @@ async fn connect(sec: Arc<Section>, i: usize) {
             tokio::time::sleep(RECONNECT).await;
             continue;
         }
+        sec.note(r, |l| {
+            l.status = LinkStatus::Conn;
+            l.new_conn += 1;
+            l.last_hdshk = Some(std::time::Instant::now());
+            l.reconnect = None;
+        });
         if let Some(s) = open(addr, r.tls.as_deref()).await {
             let hello = Hello {
                 remote: r.name.clone(),
@@ -472,12 +526,16 @@ async fn connect(sec: Arc<Section>, i: usize) {
             if send(&s, &hello.bytes()).await {
                 if let Some(rest) = status(&s).await {
                     // A crossing session the other side opened may win.
-                    if let Some(gen) = r.claim(&sec.local, true) {
-                        session(&sec, i, gen, s, rest).await;
+                    match r.claim(&sec.local, true) {
+                        Some(gen) => session(&sec, i, gen, s, rest).await,
+                        None => sec.note(r, |l| l.coll += 1),
                     }
                 }
             }
         }
+        sec.note(r, |l| {
+            l.reconnect = Some(std::time::Instant::now() + RECONNECT)
+        });
         tokio::time::sleep(RECONNECT).await;
     }
 }
@@ -539,35 +597,26 @@ async fn status(s: &Conn) -> Option<Vec<u8>> {
     }
 }
 
-/// A remote table as its definition said, and the local table it is.
-struct RemoteTable {
-    def: TableDef,
-    local: usize,
-}
-
-/// What a session knows of each side.
-struct Sess<'a> {
-    sec: &'a Section,
-    out: Vec<u8>,
-    /// Per local table: defined on this session, last update sent.
-    defined: Vec<bool>,
-    sent: Vec<u32>,
-    /// The local table updates last went for.
-    current_out: Option<usize>,
-    remote: HashMap<u64, RemoteTable>,
-    current_in: Option<u64>,
-    last_in: Option<u32>,
-    acks: HashMap<u64, u32>,
-    tx_dict: Dict,
-    rx_dict: Dict,
-}
-
 async fn session(sec: &Section, idx: usize, gen: u64, s: Conn, mut buf: Vec<u8>) {
     let Some(r) = sec.remotes.get(idx) else {
         return;
     };
     let mut st = Sess::new(sec);
-    if !sec.synced.load(std::sync::atomic::Ordering::Relaxed) {
+    let (src, addr) = addrs(&s);
+    let tls = s.tls_info().is_some();
+    let rx_before = sec.live(r).map_or(0, |l| l.rx_hbt);
+    sec.note(r, |l| {
+        l.status = LinkStatus::Esta;
+        l.sess = Some(SessView {
+            id: gen,
+            incoming: !r.link().live.unwrap_or(true),
+            tls,
+            src,
+            addr,
+            ..SessView::default()
+        });
+    });
+    if !sec.board.synced.load(std::sync::atomic::Ordering::Relaxed) {
         frame(msg::CONTROL, msg::RESYNC_REQUEST, &[], &mut st.out);
     }
     // Messages that came with the handshake.
@@ -580,10 +629,23 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: Conn, mut buf: Vec<u8>)
     let mut last_rx = crate::clock::now();
     let mut last_tx = crate::clock::now();
     let mut chunk = vec![0u8; 16 * 1024];
+    let mut silent = false;
     loop {
         if !r.current(gen) {
             break;
         }
+        sec.board.turn();
+        sec.note(r, |l| {
+            l.rx_hbt = rx_before + st.rx_hbt;
+            l.heartbeat = Some((last_tx + HEARTBEAT).into_std());
+            // As haproxy's session timer: the silence it tolerates.
+            l.reconnect = Some((last_rx + SILENCE).into_std());
+            if let Some(v) = &mut l.sess {
+                v.calls += 1;
+                v.tables = st.tables();
+                (v.last_in, v.last_out) = st.last_tables();
+            }
+        });
         tokio::select! {
             n = s.read(&mut chunk) => {
                 let n = match n {
@@ -601,11 +663,13 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: Conn, mut buf: Vec<u8>)
             _ = sec.changed.notified() => st.push(),
             _ = tick.tick() => {
                 if crate::clock::elapsed(last_rx) > SILENCE {
+                    silent = true;
                     break;
                 }
                 st.push();
                 if st.out.is_empty() && crate::clock::elapsed(last_tx) > HEARTBEAT {
                     frame(msg::CONTROL, msg::HEARTBEAT, &[], &mut st.out);
+                    sec.note(r, |l| l.tx_hbt += 1);
                 }
             }
         }
@@ -617,214 +681,21 @@ async fn session(sec: &Section, idx: usize, gen: u64, s: Conn, mut buf: Vec<u8>)
             last_tx = crate::clock::now();
         }
     }
+    sec.note(r, |l| {
+        l.sess = None;
+        l.heartbeat = None;
+        l.no_hbt += u64::from(silent);
+        l.proto_err += u64::from(st.proto_err);
+    });
     r.release(gen);
 }
 
-impl<'a> Sess<'a> {
-    fn new(sec: &'a Section) -> Sess<'a> {
-        Sess {
-            sec,
-            out: Vec::new(),
-            defined: vec![false; sec.tables.len()],
-            sent: vec![0; sec.tables.len()],
-            current_out: None,
-            remote: HashMap::new(),
-            current_in: None,
-            last_in: None,
-            acks: HashMap::new(),
-            tx_dict: Dict::default(),
-            rx_dict: Dict::default(),
-        }
-    }
-
-    /// Handles the whole messages in `buf`; false: the session ends.
-    fn read(&mut self, buf: &mut Vec<u8>) -> bool {
-        let mut used = 0;
-        loop {
-            let rest = buf.get(used..).unwrap_or_default();
-            match Message::parse(rest) {
-                Ok(Some((m, n))) => {
-                    if !self.handle(m) {
-                        return false;
-                    }
-                    used += n;
-                }
-                Ok(None) => break,
-                Err(_) => {
-                    frame(msg::ERROR, 0, &[], &mut self.out);
-                    return false;
-                }
-            }
-        }
-        buf.drain(..used);
-        for (t, u) in self.acks.drain() {
-            frame(msg::TABLE, msg::ACK, &encode_ack(t, u), &mut self.out);
-        }
-        true
-    }
-
-    fn handle(&mut self, m: Message<'_>) -> bool {
-        match (m.class, m.kind) {
-            (msg::CONTROL, msg::RESYNC_REQUEST) => {
-                self.push_all();
-                frame(msg::CONTROL, msg::RESYNC_FINISHED, &[], &mut self.out);
-            }
-            (msg::CONTROL, msg::RESYNC_FINISHED | msg::RESYNC_PARTIAL) => {
-                if m.kind == msg::RESYNC_FINISHED {
-                    self.sec
-                        .synced
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                frame(msg::CONTROL, msg::RESYNC_CONFIRM, &[], &mut self.out);
-            }
-            (msg::CONTROL, _) => {}
-            (msg::ERROR, _) => return false,
-            (msg::TABLE, msg::DEFINE) => {
-                let Ok(def) = TableDef::decode(m.data) else {
-                    return false;
-                };
-                let local = self
-                    .sec
-                    .tables
-                    .iter()
-                    .position(|t| t.wire == def.name && def.keys_fit(t.table.def().key));
-                self.current_in = Some(def.id);
-                self.last_in = None;
-                match local {
-                    // (A peer defines each of its tables once a session.)
-                    Some(_) if self.remote.len() >= 4 * self.sec.tables.len() + 16 => {
-                        frame(msg::ERROR, 0, &[], &mut self.out);
-                        return false;
-                    }
-                    Some(local) => {
-                        self.remote.insert(def.id, RemoteTable { def, local });
-                    }
-                    None => {
-                        self.remote.remove(&def.id);
-                    }
-                }
-            }
-            (msg::TABLE, msg::SWITCH) => {
-                let id = weir_stick::peers::decode_int(m.data)
-                    .ok()
-                    .flatten()
-                    .map(|(v, _)| v);
-                self.current_in = id;
-                self.last_in = None;
-            }
-            (
-                msg::TABLE,
-                msg::UPDATE | msg::INC_UPDATE | msg::UPDATE_TIMED | msg::INC_UPDATE_TIMED,
-            ) => {
-                let Some(id) = self.current_in else {
-                    return true;
-                };
-                let Some(rt) = self.remote.get(&id) else {
-                    return true;
-                };
-                let Some(local) = self.sec.tables.get(rt.local) else {
-                    return true;
-                };
-                let key = local.table.def().key;
-                let Ok(u) = decode_update(m.kind, m.data, &rt.def, key, &mut self.rx_dict) else {
-                    return false;
-                };
-                let n =
-                    u.id.unwrap_or_else(|| self.last_in.map_or(1, |l| l.wrapping_add(1)));
-                self.last_in = Some(n);
-                local.table.apply_remote(&u.key, &u.values);
-                self.acks.insert(id, n);
-            }
-            (msg::TABLE, _) => {}
-            _ => {}
-        }
-        true
-    }
-
-    /// Defines local table `i` on this session (once), or switches to it.
-    fn select(&mut self, i: usize) {
-        if self.current_out == Some(i) {
-            return;
-        }
-        let Some(t) = self.sec.tables.get(i) else {
-            return;
-        };
-        let id = i as u64 + 1;
-        if self.defined.get(i).copied().unwrap_or(false) {
-            let mut d = Vec::new();
-            encode_int(id, &mut d);
-            frame(msg::TABLE, msg::SWITCH, &d, &mut self.out);
-        } else {
-            let td = t.table.def();
-            let def = TableDef::of(id, &t.wire, td.key, &td.schema, td.expire);
-            frame(
-                msg::TABLE,
-                msg::DEFINE,
-                &def.encode(&td.schema),
-                &mut self.out,
-            );
-            if let Some(d) = self.defined.get_mut(i) {
-                *d = true;
-            }
-        }
-        self.current_out = Some(i);
-    }
-
-    fn update(&mut self, i: usize, n: u32, e: &weir_stick::Entry) {
-        let Some(t) = self.sec.tables.get(i) else {
-            return;
-        };
-        let td = t.table.def();
-        let def = TableDef::of(i as u64 + 1, &t.wire, td.key, &td.schema, td.expire);
-        let vals = t.table.values_of(e);
-        let data = encode_update(
-            Some(n),
-            e.key(),
-            &def,
-            &td.schema,
-            &vals,
-            t.table.now(),
-            &mut self.tx_dict,
-        );
-        frame(msg::TABLE, msg::UPDATE, &data, &mut self.out);
-    }
-
-    /// Local changes since the last push, each table in turn.
-    fn push(&mut self) {
-        for i in 0..self.sec.tables.len() {
-            let Some(t) = self.sec.tables.get(i) else {
-                continue;
-            };
-            let after = self.sent.get(i).copied().unwrap_or(0);
-            let ups = t.table.updates_after(after, BATCH);
-            if ups.is_empty() {
-                continue;
-            }
-            self.select(i);
-            for (n, e) in &ups {
-                self.update(i, *n, e);
-            }
-            if let (Some(s), Some((n, _))) = (self.sent.get_mut(i), ups.last()) {
-                *s = *n;
-            }
-        }
-    }
-
-    /// Every entry of every shared table (a peer asked to resynchronise).
-    fn push_all(&mut self) {
-        for i in 0..self.sec.tables.len() {
-            let Some(t) = self.sec.tables.get(i) else {
-                continue;
-            };
-            let all = t.table.entries();
-            let last = t.table.last_update();
-            self.select(i);
-            for e in &all {
-                self.update(i, last, e);
-            }
-            if let Some(s) = self.sent.get_mut(i) {
-                *s = (*s).max(last);
-            }
-        }
+/// The other end's address and ours.
+fn addrs(c: &Conn) -> (Option<SocketAddr>, Option<SocketAddr>) {
+    match c {
+        Conn::Tls(t) => addrs(t.io()),
+        c => c
+            .tcp()
+            .map_or((None, None), |t| (t.peer_addr().ok(), t.local_addr().ok())),
     }
 }
