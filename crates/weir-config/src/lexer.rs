@@ -22,7 +22,12 @@ pub fn tokenize(line: &str, vars: &dyn VarSource) -> Result<Vec<String>, String>
     let mut in_word = false;
     let mut chars = line.chars().peekable();
     let mut dquote = false;
+    // The bytes of consecutive `\xHH` escapes, read as UTF-8 together.
+    let mut bytes: Vec<u8> = Vec::new();
     while let Some(c) = chars.next() {
+        if !(c == '\\' && chars.peek() == Some(&'x')) {
+            flush(&mut cur, &mut bytes);
+        }
         match c {
             ' ' | '\t' | '\r' | '\n' if !dquote => {
                 if in_word {
@@ -44,7 +49,7 @@ pub fn tokenize(line: &str, vars: &dyn VarSource) -> Result<Vec<String>, String>
                         let hex: String = [hi, lo].iter().flatten().collect();
                         let byte = u8::from_str_radix(&hex, 16)
                             .map_err(|_| format!("invalid '\\x' escape sequence '\\x{hex}'"))?;
-                        cur.push(byte as char);
+                        bytes.push(byte);
                     }
                     Some(other) => {
                         cur.push('\\');
@@ -84,10 +89,26 @@ pub fn tokenize(line: &str, vars: &dyn VarSource) -> Result<Vec<String>, String>
     if dquote {
         return Err("unmatched quote".into());
     }
+    flush(&mut cur, &mut bytes);
     if in_word {
         words.push(cur);
     }
     Ok(words)
+}
+
+/// Appends the bytes of `\x` escapes to `cur`: what is UTF-8 as its
+/// characters, each other byte as its [`weir_rules::args::raw_char`].
+fn flush(cur: &mut String, bytes: &mut Vec<u8>) {
+    for chunk in bytes.utf8_chunks() {
+        cur.push_str(chunk.valid());
+        cur.extend(
+            chunk
+                .invalid()
+                .iter()
+                .map(|&b| weir_rules::args::raw_char(b)),
+        );
+    }
+    bytes.clear();
 }
 
 /// Expands `$NAME`, `${NAME}`, `${NAME-default}` or `${NAME[*]}` (the last one

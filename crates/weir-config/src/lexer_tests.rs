@@ -37,6 +37,14 @@ fn manual_equivalences() {
 fn escapes() {
     assert_eq!(t(r"a\#b"), ["a#b"]);
     assert_eq!(t(r"a\x41b"), ["aAb"]);
+    // Escaped UTF-8 is its characters; a byte of no UTF-8 stays a byte.
+    assert_eq!(t(r"\xC3\xA9t\xC3\xA9"), ["été"]);
+    let w = &t(r#""-\xE0-""#)[0];
+    assert_eq!(&*weir_rules::args::raw_bytes(w), b"-\xE0-");
+    assert_eq!(
+        &*weir_rules::args::raw_bytes("plain é"),
+        "plain é".as_bytes()
+    );
     assert_eq!(t(r"a\nb"), ["a\nb"]);
     assert_eq!(t(r"^/img\.png$"), [r"^/img\.png$"]);
     assert_eq!(t(r#""a#b""#), ["a#b"]);

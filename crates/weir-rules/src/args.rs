@@ -101,3 +101,32 @@ pub fn split_call(s: &str) -> Result<(&str, Vec<String>), String> {
 #[cfg(test)]
 #[path = "args_tests.rs"]
 mod tests;
+
+/// A byte a configuration's `\xHH` escapes give that is no UTF-8 of its
+/// own travels in a word as a character of Unicode's last private-use
+/// plane (U+10FF00 + the byte), so that words stay strings; [`raw_bytes`]
+/// turns such characters back into their bytes where a word becomes data
+/// (`str(\xE0)` is the one byte 0xE0, as in haproxy).
+pub fn raw_char(b: u8) -> char {
+    char::from_u32(RAW_BASE + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+const RAW_BASE: u32 = 0x10_FF00;
+
+/// A word's bytes, with [`raw_char`]s turned back into theirs.
+pub fn raw_bytes(s: &str) -> std::borrow::Cow<'_, [u8]> {
+    let raw = |c: char| (RAW_BASE..=RAW_BASE + 0xFF).contains(&u32::from(c));
+    if !s.chars().any(raw) {
+        return std::borrow::Cow::Borrowed(s.as_bytes());
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let mut b = [0u8; 4];
+    for c in s.chars() {
+        if raw(c) {
+            out.push((u32::from(c) - RAW_BASE) as u8);
+        } else {
+            out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

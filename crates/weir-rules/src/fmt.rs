@@ -22,6 +22,15 @@ pub struct Fmt {
 
 const VARS: &[&str] = &["ci", "cp", "fi", "fp", "HM", "HU", "HV", "HP", "HQ"];
 
+/// Literal text, with the bytes of the configuration's `\x` escapes that
+/// are no UTF-8 given back ([`crate::args::raw_bytes`]).
+fn lit_piece(lit: Vec<u8>) -> Piece {
+    match std::str::from_utf8(&lit) {
+        Ok(s) => Piece::Lit(crate::args::raw_bytes(s).into_owned()),
+        Err(_) => Piece::Lit(lit),
+    }
+}
+
 impl Fmt {
     /// Compiles `text`. `%%` is a percent sign.
     pub fn parse(text: &str, load: Loader<'_>) -> Result<Fmt, String> {
@@ -51,7 +60,7 @@ impl Fmt {
                 let end = expr_end(&text[j..]).ok_or_else(|| format!("missing ']' in '{text}'"))?;
                 let expr = Expr::parse(&text[j + 1..j + end], load)?;
                 if !lit.is_empty() {
-                    pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+                    pieces.push(lit_piece(std::mem::take(&mut lit)));
                 }
                 pieces.push(Piece::Expr(expr));
                 i = j + end + 1;
@@ -66,13 +75,13 @@ impl Fmt {
                 return Err(format!("unsupported variable '%{name}' in '{text}'"));
             }
             if !lit.is_empty() {
-                pieces.push(Piece::Lit(std::mem::take(&mut lit)));
+                pieces.push(lit_piece(std::mem::take(&mut lit)));
             }
             pieces.push(Piece::Var(name.to_string()));
             i = j;
         }
         if !lit.is_empty() {
-            pieces.push(Piece::Lit(lit));
+            pieces.push(lit_piece(lit));
         }
         Ok(Fmt { pieces })
     }

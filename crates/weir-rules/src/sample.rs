@@ -907,7 +907,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::AuthBearer(h) => crate::jwt::bearer(ctx, h.as_deref()).into_iter().collect(),
         Fetch::Payload(k) => crate::payload::fetch(ctx, k).into_iter().collect(),
         Fetch::ResPayload(k) => crate::payload::fetch_res(ctx, k).into_iter().collect(),
-        Fetch::Str(x) => vec![Sample::Str(x.as_bytes().to_vec())],
+        Fetch::Str(x) => vec![Sample::Str(crate::args::raw_bytes(x).into_owned())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
         Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
         Fetch::Hdrs(h) => h.fetch(ctx),

@@ -4,7 +4,8 @@
 //! list covers every converter of `weir_rules::conv`, the casts they make
 //! (a string's leading digits, an address as an integer), the edges
 //! haproxy documents (division by zero, saturation, `field` out of range,
-//! `url_dec`'s `+`, `json`'s decoders, `json_query`'s types, the JWT
+//! `url_dec`'s `+`, `json`'s decoders (on bytes the configuration's
+//! `\xHH` escapes give, UTF-8 or not), `json_query`'s types, the JWT
 //! converters' return codes, `fix_*` on a FIX message) and the
 //! argument quoting of §2.2 (a `]` inside quotes stays in the expression),
 //! and the text and date converters (`ltrim`, `rtrim`, `cut_crlf`,
@@ -74,6 +75,11 @@ const EXPRS: &[&str] = &[
     r#"str(é),json"#,
     r#"str(é),json(utf8)"#,
     r#"str(é),json(utf8s)"#,
+    r#"str(\xE0),json(utf8)"#,
+    r#"str(-\xE0-),json(utf8s)"#,
+    r#"str(\xC3\xA9),json"#,
+    r#"str(\xE0),hex"#,
+    r#"str(\xE0\xC3\xA9\x41),hex"#,
     r#"bin(01),json"#,
     r#"bin(7f),json"#,
     r#"bin(c1bf),json(utf8p)"#,
