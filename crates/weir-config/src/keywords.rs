@@ -41,7 +41,7 @@ pub const SECTIONS: &[(&str, Status)] = &[
     ("backend", Status::Supported),
     ("cache", Status::Refused),
     ("defaults", Status::Supported),
-    ("fcgi-app", Status::Refused),
+    ("fcgi-app", Status::Partly("accepted with a note and unused: weir speaks no FastCGI, so `use-fcgi-app` and `proto fcgi` are refused and a section no backend can use changes nothing")),
     ("frontend", Status::Supported),
     ("global", Status::Supported),
     ("http-errors", Status::Supported),

@@ -316,6 +316,17 @@ impl State<'_> {
         let kw = words[0].as_str();
         if let Some((_, status)) = SECTIONS.iter().find(|(n, _)| *n == kw) {
             self.close_section();
+            if kw == "fcgi-app" {
+                // Nothing can use it: `use-fcgi-app` is refused.
+                self.diags.push(
+                    crate::diag::Level::Notice,
+                    Some(loc),
+                    "'fcgi-app' section accepted and unused: weir speaks no FastCGI ('use-fcgi-app' is refused)",
+                );
+                self.section = Section::Skipped;
+                self.section_name = kw.to_string();
+                return;
+            }
             if *status == Status::Refused {
                 self.diags.alert(
                     loc,

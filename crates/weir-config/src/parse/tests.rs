@@ -923,3 +923,20 @@ fn error_pages_apply_in_order_inherited_first() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_fcgi_app_section_is_accepted_with_a_note_and_nothing_can_use_it() {
+    let p = parse_str(
+        "fcgi-app php\n  docroot /var/www\n  index index.php\nbackend b\n  server s 127.0.0.1:80\n",
+    );
+    assert!(p.config.is_some());
+    assert!(p.diagnostics.items.iter().any(|d| d.level == Level::Notice
+        && d.to_string()
+            .contains("'fcgi-app' section accepted and unused")));
+    let e = errors("fcgi-app php\n  docroot /var/www\nbackend b\n  use-fcgi-app php\n  server s 127.0.0.1:80\n");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("'use-fcgi-app' is not supported by weir yet")),
+        "{e:?}"
+    );
+}

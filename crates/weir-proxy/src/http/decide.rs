@@ -252,7 +252,8 @@ fn restrict_names(px: &weir_config::Proxy, req: &mut RequestHead, dirty: &mut bo
             bytes: super::errors::response(px, 403, false),
             status: 403,
             term: Term::new(Cause::Proxy, State::Request),
-            keep: false,
+            // As after a deny: the connection stays open.
+            keep: true,
         }),
         RestrictNames::Reject => Verdict::Continue,
     }
