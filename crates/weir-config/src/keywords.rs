@@ -46,11 +46,12 @@ pub const SECTIONS: &[(&str, Status)] = &[
     ("global", Status::Supported),
     ("http-errors", Status::Supported),
     ("listen", Status::Supported),
+    ("log-forward", Status::Partly("`bind` (TCP, with TLS; octet-counted and line-ended messages), `dgram-bind` (UDP, without options), `log` targets (`ring@…` included; without `format` a message goes as it came), `log global`, `maxconn`, `backlog`, `timeout client`")),
     ("mailers", Status::Refused),
     ("peers", Status::Partly("see the peers keywords below")),
     ("program", Status::Refused),
     ("resolvers", Status::Refused),
-    ("ring", Status::Refused),
+    ("ring", Status::Partly("`description`, `format`, `maxlen`, `size`, `timeout connect|server`, `server` with TLS options and `log-proto legacy|octet-count`; `backing-file` is refused; lines are kept until every server took them (a full ring drops new lines)")),
     ("userlist", Status::Supported),
 ];
 
@@ -694,8 +695,19 @@ pub fn render_markdown() -> String {
     out.push_str(H2_NOTES);
     out.push_str(RUNTIME_NOTES);
     out.push_str(STICK_NOTES);
+    out.push_str(LOG_NOTES);
     out
 }
+
+/// Log forwarding and rings (checked by
+/// `crates/weir/tests/suite/log_forward.rs`, beside haproxy).
+const LOG_NOTES: &str = "
+## Log forwarding and rings (manual §3.9, §3.10)
+
+- `log-forward` sections receive syslog on `dgram-bind` (UDP) and `bind` (TCP, with TLS options; RFC 6587 octet counting or one message per line) and relay each message to their `log` targets as haproxy 2.6 does: without `format` a message goes as it came; with one it is read (RFC 3164: the first word after the date is the host, then `tag[pid]: ` or `tag: ` when present; RFC 5424: every field) and written again, keeping its priority (a message without one gets the target's facility and severity 0) and its date (RFC 3164 dates get the current year and `-00:00` in RFC 5424; a message without a date gets the local time). A target's level drops what is above it. `tests/suite/log_forward.rs` compares every target's messages with haproxy's for the same input.
+- `ring` sections keep the lines their `log ring@<name>` targets write (in the ring's `format`, cut at `maxlen`) until every `server` of the ring took them; each server gets them over TCP (TLS with `ssl`), one per line or octet-counted (`log-proto octet-count`), again every second while it is away. With servers, a full ring (`size`) drops new lines; without, the oldest.
+- Every message weir sends over UDP or a unix socket ends with a line end, as haproxy's (the `len` bytes, then the line end).
+";
 
 /// The runtime API on `stats socket` (checked by
 /// `crates/weir/tests/suite/runtime_api.rs`).

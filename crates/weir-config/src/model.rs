@@ -19,6 +19,51 @@ pub struct Config {
     pub files: Vec<String>,
     /// `peers` sections.
     pub peers: Vec<PeersSection>,
+    /// `ring` sections.
+    pub rings: Vec<Ring>,
+    /// `log-forward` sections.
+    pub log_forwards: Vec<LogForward>,
+}
+
+/// A `ring` section: log lines kept in a buffer of `size` bytes and sent
+/// on to TCP syslog servers.
+#[derive(Debug, Clone)]
+pub struct Ring {
+    pub name: String,
+    pub loc: Loc,
+    /// How lines are written into it (`log ring@…` targets take it).
+    pub format: LogFormatKind,
+    pub maxlen: usize,
+    pub size: usize,
+    pub timeout_connect: Option<std::time::Duration>,
+    pub timeout_server: Option<std::time::Duration>,
+    pub servers: Vec<RingServer>,
+}
+
+/// A ring's `server <name> <addr> [ssl …] [log-proto legacy|octet-count]`.
+#[derive(Debug, Clone)]
+pub struct RingServer {
+    pub name: String,
+    pub addr: ServerAddr,
+    pub tls: crate::tls::ServerTls,
+    /// RFC 6587 octet counting (`<len> <msg>`) instead of one line each.
+    pub octet_count: bool,
+    pub loc: Loc,
+}
+
+/// A `log-forward` section: syslog received on `bind` (TCP) and
+/// `dgram-bind` (UDP) lines, relayed to its `log` targets.
+#[derive(Debug, Clone)]
+pub struct LogForward {
+    pub name: String,
+    pub loc: Loc,
+    pub binds: Vec<Bind>,
+    pub dgram_binds: Vec<(crate::addr::BindAddr, Loc)>,
+    pub logs: Vec<LogTarget>,
+    /// Connections at once on its `bind` lines (10 by default).
+    pub maxconn: u32,
+    pub timeout_client: Option<std::time::Duration>,
+    pub backlog: Option<u32>,
 }
 
 /// A `peers` section: where the local peer listens, the others, and the
@@ -244,6 +289,8 @@ pub enum LogFormatKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogDest {
     Udp(ServerAddr),
+    /// `ring@<name>`.
+    Ring(String),
     Unix(String),
     Stdout,
     Stderr,
@@ -257,7 +304,9 @@ pub struct LogTarget {
     /// (from 1) falls in one of the ranges.
     pub sample: Option<LogSample>,
     pub max_len: usize,
-    pub format: LogFormatKind,
+    /// `format …` when given (rfc3164 for a logger, the ring's format
+    /// for a ring, the message's own when relayed).
+    pub format: Option<LogFormatKind>,
     pub facility: u8,
     pub max_level: u8,
     pub min_level: u8,

@@ -11,3 +11,4 @@
 pub mod h1;
 pub mod h2;
 pub mod proxy_protocol;
+pub mod syslog;

@@ -22,7 +22,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("session", &["session", "sessions", "forward"]),
     ("protocols", &["tcp", "http", "h2"]),
     ("runtime", &["runtime"]),
-    ("process", &["worker", "stats_socket", "bind", "peers"]),
+    (
+        "process",
+        &["worker", "stats_socket", "bind", "peers", "logfwd"],
+    ),
 ];
 
 /// Upward paths still owed, with what pays them.
@@ -115,7 +118,11 @@ const STATICS: &[(&str, &str, &str)] = &[
         "SCRATCH_BUF",
         "the thread's TLS record scratch buffer",
     ),
-    ("log.rs", "ERR", "stderr for runtime messages, opened once"),
+    (
+        "log/mod.rs",
+        "ERR",
+        "stderr for runtime messages, opened once",
+    ),
     (
         "http/service.rs",
         "SERVICES",

@@ -24,6 +24,7 @@ pub mod limits;
 #[allow(unsafe_code)]
 pub mod listen;
 pub mod log;
+mod logfwd;
 mod peers;
 pub mod profile;
 pub mod rates;
@@ -93,6 +94,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     http::service::register(runtime::services());
     let bound = bind::bind_all(&sh, opts.takeover.as_deref(), quiet)?;
     let peers = peers::bind(&sh, quiet)?;
+    let forwards = logfwd::bind(&sh)?;
     detach(&sh.cfg.global, &opts)?;
     for (pids, sig) in [
         (&opts.soft_stop_pids, libc::SIGUSR1),
@@ -118,6 +120,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         checks::spawn_all(&sh);
         tokio::spawn(rates::run(sh.clone()));
         let teachers = peers::spawn(peers, &sh.stopping);
+        logfwd::spawn(&sh, forwards);
         for (l, level, exposed) in bound.stats {
             crate::profile::spawn::<crate::profile::Cli, _>(stats_socket::serve(
                 sh.clone(),

@@ -58,6 +58,12 @@ pub fn run_thread(
         // Wakes this thread's idle HTTP clients at their deadlines, and
         // its sleeping sessions (HTTP and `mode tcp`).
         crate::profile::spawn::<crate::profile::Idle, _>(crate::http::idle::sweep(sh.clone()));
+        // A process that only relays logs (`log-forward`) runs until it
+        // is stopped, as haproxy's.
+        if listeners.is_empty() && !sh.cfg.log_forwards.is_empty() {
+            let mut stop = sh.stopping.subscribe();
+            let _ = stop.wait_for(|s| *s).await;
+        }
         for l in listeners {
             tasks.push(crate::profile::spawn::<crate::profile::Accept, _>(
                 accept_loop(sh.clone(), l),

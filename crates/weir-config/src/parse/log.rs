@@ -34,7 +34,8 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
         "stderr" | "fd@2" => LogDest::Stderr,
         t if t.starts_with('/') => LogDest::Unix(t.to_string()),
         t if t.starts_with("unix@") => LogDest::Unix(t["unix@".len()..].to_string()),
-        t if t.starts_with("ring@") || t.starts_with("tcp@") || t.starts_with("fd@") => {
+        t if t.starts_with("ring@") => LogDest::Ring(t["ring@".len()..].to_string()),
+        t if t.starts_with("tcp@") || t.starts_with("fd@") => {
             return Err(format!("log target '{t}' is not supported by weir yet"))
         }
         t => {
@@ -48,7 +49,7 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
     };
     let mut max_len = 1024usize;
     let mut sample = None;
-    let mut format = LogFormatKind::Rfc3164;
+    let mut format = None;
     let mut i = 1;
     loop {
         match args.get(i).map(String::as_str) {
@@ -64,13 +65,7 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
             }
             Some("format") => {
                 let v = args.get(i + 1).ok_or("'format' expects a format name")?;
-                format = match v.as_str() {
-                    "rfc3164" | "local" => LogFormatKind::Rfc3164,
-                    "rfc5424" => LogFormatKind::Rfc5424,
-                    "short" | "priority" => LogFormatKind::Short,
-                    "raw" => LogFormatKind::Raw,
-                    other => return Err(format!("unknown log format '{other}'")),
-                };
+                format = Some(format_kind(v)?);
                 i += 2;
             }
             Some("sample") => {
@@ -103,6 +98,17 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
         max_level,
         min_level,
         loc: loc.clone(),
+    })
+}
+
+/// A `format` name of a `log` line or a `ring`.
+pub fn format_kind(v: &str) -> Result<LogFormatKind, String> {
+    Ok(match v {
+        "rfc3164" | "local" => LogFormatKind::Rfc3164,
+        "rfc5424" => LogFormatKind::Rfc5424,
+        "short" | "priority" => LogFormatKind::Short,
+        "raw" => LogFormatKind::Raw,
+        other => return Err(format!("unknown log format '{other}'")),
     })
 }
 

@@ -14,7 +14,7 @@ fn forms() {
     assert_eq!(t.max_level, 7);
     let t = p("127.0.0.1 len 2048 format rfc5424 local1 notice info").unwrap();
     assert_eq!(t.max_len, 2048);
-    assert_eq!(t.format, LogFormatKind::Rfc5424);
+    assert_eq!(t.format, Some(LogFormatKind::Rfc5424));
     assert_eq!((t.facility, t.max_level, t.min_level), (17, 5, 6));
     assert!(matches!(
         p("/dev/log daemon").unwrap().dest,
@@ -27,7 +27,11 @@ fn forms() {
     assert!(p("127.0.0.1 nofacility").is_err());
     assert!(p("127.0.0.1 local0 loud").is_err());
     assert!(p("127.0.0.1 local0 info debug extra").is_err());
-    assert!(p("ring@buf local0").is_err());
+    assert_eq!(
+        p("ring@buf local0").unwrap().dest,
+        LogDest::Ring("buf".into())
+    );
+    assert!(p("tcp@127.0.0.1:514 local0").is_err());
     assert!(p("127.0.0.1 len 10 local0").is_err());
 }
 

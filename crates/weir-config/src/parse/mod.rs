@@ -8,6 +8,7 @@ mod global;
 mod http;
 mod ids;
 mod log;
+mod logfwd;
 mod peers;
 mod persist;
 mod proxy;
@@ -88,6 +89,9 @@ enum Section {
     Userlist(String),
     /// The last `peers` section.
     Peers,
+    /// The last `ring`, `log-forward` section.
+    Ring,
+    LogForward,
     Skipped,
 }
 
@@ -136,6 +140,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
     }
     let refs = std::mem::take(&mut st.refs);
     refs::check(&mut st, &refs);
+    logfwd::check_rings(&mut st);
     stick::store_servers(&mut st);
     let mut lists: Vec<_> = std::mem::take(&mut st.userlists).into_values().collect();
     lists.sort_by(|a, b| a.name.cmp(&b.name));
@@ -376,6 +381,8 @@ impl State<'_> {
             }
             Section::Global => global::line(self, words, loc),
             Section::Peers => peers::line(self, words, loc),
+            Section::Ring => logfwd::ring_line(self, words, loc),
+            Section::LogForward => logfwd::forward_line(self, words, loc),
             Section::Proxy => {
                 if let Some(mut p) = self.current.take() {
                     proxy::line(self, &mut p, words, loc);
@@ -416,6 +423,19 @@ impl State<'_> {
                     self.section = Section::Skipped;
                 }
             }
+            return;
+        }
+        if kw == "ring" || kw == "log-forward" {
+            let opened = if kw == "ring" {
+                logfwd::open_ring(self, words, loc)
+            } else {
+                logfwd::open_forward(self, words, loc)
+            };
+            self.section = match (opened, kw) {
+                (false, _) => Section::Skipped,
+                (true, "ring") => Section::Ring,
+                _ => Section::LogForward,
+            };
             return;
         }
         if kw == "peers" {

@@ -296,7 +296,7 @@ pub fn bind(sh: &Shared, quiet: bool) -> Result<Bound, Vec<String>> {
     }
 }
 
-fn server_addr(a: &weir_config::addr::ServerAddr) -> Option<SocketAddr> {
+pub(crate) fn server_addr(a: &weir_config::addr::ServerAddr) -> Option<SocketAddr> {
     use std::net::ToSocketAddrs;
     use weir_config::addr::{Host, PortSpec, ServerAddr};
     let ServerAddr::Inet {
@@ -314,7 +314,7 @@ fn server_addr(a: &weir_config::addr::ServerAddr) -> Option<SocketAddr> {
     }
 }
 
-fn listen_on(b: &weir_config::addr::BindAddr) -> Result<std::net::TcpListener, String> {
+pub(crate) fn listen_on(b: &weir_config::addr::BindAddr) -> Result<std::net::TcpListener, String> {
     use crate::listen::{expand, Expanded};
     match expand(b).map_err(|e| e.to_string())? {
         Expanded::Tcp(addrs) => {

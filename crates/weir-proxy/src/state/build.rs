@@ -34,7 +34,12 @@ pub struct Limits {
 pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shared, Vec<String>> {
     let mut errors = Vec::new();
     let hostname = sys::hostname();
-    let (global_logger, loggers) = open_loggers(&cfg, &hostname, &mut errors);
+    let rings: Vec<Arc<log::ring::Ring>> = cfg
+        .rings
+        .iter()
+        .map(|r| Arc::new(log::ring::Ring::new(r)))
+        .collect();
+    let (global_logger, loggers, forwarders) = open_loggers(&cfg, &hostname, &rings, &mut errors);
     let files = tls::store::Store::new(cfg.global.tls.extra_del_ext);
     let (backends, by_name) = backends(&cfg, limits, &loggers, &files, &mut errors);
     let frontends = frontends(
@@ -47,6 +52,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         &mut errors,
     );
     let peers_tls = tls::peers_tls(&cfg, &files, &mut errors);
+    let log_tls = tls::log_tls(&cfg, &files, &mut errors);
     // From now on the runtime API names what the store holds.
     files.seal();
     if !errors.is_empty() {
@@ -98,6 +104,9 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         tables: super::tables::Tables::build(&cfg),
         peers_tls,
         peering: Default::default(),
+        rings,
+        forwarders,
+        log_tls,
         cfg,
     })
 }
@@ -176,7 +185,13 @@ fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<(SocketAddr, boo
 
 /// The global logger and one per proxy (same index as `cfg.proxies`);
 /// targets shared by several sections share one sink.
-fn open_loggers(cfg: &Config, hostname: &str, errors: &mut Vec<String>) -> (Logger, Vec<Logger>) {
+/// The global logger, each proxy's, and each `log-forward` section's.
+fn open_loggers(
+    cfg: &Config,
+    hostname: &str,
+    rings: &[Arc<log::ring::Ring>],
+    errors: &mut Vec<String>,
+) -> (Logger, Vec<Logger>, Vec<Logger>) {
     let g = &cfg.global;
     let log_host = g
         .log_send_hostname
@@ -192,7 +207,7 @@ fn open_loggers(cfg: &Config, hostname: &str, errors: &mut Vec<String>) -> (Logg
     let mut cache = HashMap::new();
     let global_tag = g.log_tag.clone().unwrap_or_else(|| "haproxy".into());
     let mut open = |targets: &[weir_config::LogTarget], tag: &str| {
-        open_logger(targets, &mut cache, tag, &log_host).unwrap_or_else(|e| {
+        open_logger(targets, &mut cache, tag, &log_host, rings).unwrap_or_else(|e| {
             errors.push(e);
             Logger::default()
         })
@@ -203,7 +218,12 @@ fn open_loggers(cfg: &Config, hostname: &str, errors: &mut Vec<String>) -> (Logg
         .iter()
         .map(|px| open(&px.logs, px.log_tag.as_deref().unwrap_or(&global_tag)))
         .collect();
-    (global, per_proxy)
+    let forwarders = cfg
+        .log_forwards
+        .iter()
+        .map(|f| open(&f.logs, &global_tag))
+        .collect();
+    (global, per_proxy, forwarders)
 }
 
 fn open_logger(
@@ -211,14 +231,16 @@ fn open_logger(
     cache: &mut HashMap<String, Arc<log::Sink>>,
     tag: &str,
     host: &str,
+    rings: &[Arc<log::ring::Ring>],
 ) -> Result<Logger, String> {
+    let ring = |n: &str| rings.iter().find(|r| r.name == n).cloned();
     let mut sinks = Vec::new();
     for t in targets {
         let key = format!("{:?}", t);
         let sink = match cache.get(&key) {
             Some(s) => s.clone(),
             None => {
-                let s = log::open_sink(t, &resolve)
+                let s = log::open_sink(t, &resolve, &ring)
                     .map_err(|e| format!("[{}] log target: {e}", t.loc))?;
                 cache.insert(key, s.clone());
                 s

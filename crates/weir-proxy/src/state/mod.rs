@@ -371,6 +371,12 @@ pub struct Shared {
     pub peers_tls: Vec<crate::tls::PeersTls>,
     /// The peers sections' sessions, for `show peers`.
     pub peering: peering::Board,
+    /// The `ring` sections' buffers, in the configuration's order.
+    pub rings: Vec<Arc<crate::log::ring::Ring>>,
+    /// Each `log-forward` section's targets.
+    pub forwarders: Vec<crate::log::Logger>,
+    /// TLS of `log-forward` binds and `ring` servers.
+    pub log_tls: crate::tls::LogTls,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

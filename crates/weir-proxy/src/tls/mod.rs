@@ -344,9 +344,73 @@ pub fn check(cfg: &Config) -> Vec<String> {
             }
         }
     }
-    // The peers sections' TLS, for its errors.
+    // The peers, log-forward and ring sections' TLS, for its errors.
     peers_tls(cfg, &files, &mut out);
+    log_tls(cfg, &files, &mut out);
     out
+}
+
+/// TLS of `log-forward` bind lines (per section, per line) and `ring`
+/// servers (per ring, per server).
+#[derive(Debug, Default)]
+pub struct LogTls {
+    pub binds: Vec<Vec<Option<Arc<BindConfig>>>>,
+    pub servers: Vec<Vec<Option<Arc<ClientTls>>>>,
+}
+
+/// Builds [`LogTls`]; a certificate that does not load is an error with
+/// its line.
+pub fn log_tls(cfg: &Config, files: &store::Store, errors: &mut Vec<String>) -> LogTls {
+    let g = &cfg.global.tls;
+    let binds = cfg
+        .log_forwards
+        .iter()
+        .map(|f| {
+            f.binds
+                .iter()
+                .map(|b| {
+                    let t = b.tls.as_ref()?;
+                    bind_config(t, g, files)
+                        .map_err(|es| {
+                            errors.extend(es.iter().map(|e| {
+                                format!(
+                                    "[ALERT] parsing [{}] : 'bind' in log-forward '{}' : {e}",
+                                    b.loc, f.name
+                                )
+                            }))
+                        })
+                        .ok()
+                        .map(Arc::new)
+                })
+                .collect()
+        })
+        .collect();
+    let servers = cfg
+        .rings
+        .iter()
+        .map(|r| {
+            r.servers
+                .iter()
+                .map(|s| {
+                    if !s.tls.enabled {
+                        return None;
+                    }
+                    client_config(&s.tls, g, files)
+                        .map_err(|es| {
+                            errors.extend(es.iter().map(|e| {
+                                format!(
+                                    "[ALERT] parsing [{}] : 'server {}' in ring '{}' : {e}",
+                                    s.loc, s.name, r.name
+                                )
+                            }))
+                        })
+                        .ok()
+                        .map(Arc::new)
+                })
+                .collect()
+        })
+        .collect();
+    LogTls { binds, servers }
 }
 
 /// One `peers` section's TLS: the `bind … ssl` side, and the client side

@@ -29,6 +29,7 @@ mod idle_sleep;
 mod iperf;
 mod jwt;
 mod lifecycle;
+mod log_forward;
 mod logging;
 mod nginx_origin;
 mod peers_interop;

@@ -353,10 +353,12 @@ impl Syslog {
             let mut buf = [0u8; 65536];
             loop {
                 match s2.recv(&mut buf) {
-                    Ok(n) => l2
-                        .lock()
-                        .unwrap()
-                        .push(String::from_utf8_lossy(&buf[..n]).into_owned()),
+                    // Each message ends with a line end, as haproxy's: a
+                    // line without one shows it.
+                    Ok(n) => l2.lock().unwrap().push(match buf[..n].strip_suffix(b"\n") {
+                        Some(m) => String::from_utf8_lossy(m).into_owned(),
+                        None => format!("{}<no line end>", String::from_utf8_lossy(&buf[..n])),
+                    }),
                     Err(e)
                         if e.kind() == std::io::ErrorKind::WouldBlock
                             || e.kind() == std::io::ErrorKind::TimedOut => {}

@@ -1,5 +1,8 @@
-//! Log sinks (UDP syslog, unix datagram, stdout/stderr), syslog framing
-//! (rfc3164, rfc5424, short, raw) and rendering of compiled log formats.
+//! Log sinks (UDP syslog, unix datagram, stdout/stderr, rings), syslog
+//! framing (rfc3164, rfc5424, short, raw), the relay of received
+//! messages (`log-forward`) and rendering of compiled log formats.
+
+pub mod ring;
 
 use crate::ids::ServerId;
 use crate::sys;
@@ -27,6 +30,7 @@ enum Out {
     /// A non-blocking description of stdout/stderr: a reader that stalls
     /// loses lines instead of stalling the event loop.
     Stream(std::fs::File),
+    Ring(Arc<ring::Ring>),
 }
 
 /// One opened `log` target.
@@ -51,8 +55,10 @@ pub struct Logger {
 pub fn open_sink(
     t: &LogTarget,
     resolve: &dyn Fn(&weir_config::addr::ServerAddr) -> Result<std::net::SocketAddr, String>,
+    rings: &dyn Fn(&str) -> Option<Arc<ring::Ring>>,
 ) -> Result<Arc<Sink>, String> {
     let out = match &t.dest {
+        LogDest::Ring(name) => Out::Ring(rings(name).ok_or_else(|| format!("no ring '{name}'"))?),
         LogDest::Stdout => Out::Stream(nonblocking_std(1)?),
         LogDest::Stderr => Out::Stream(nonblocking_std(2)?),
         LogDest::Udp(a) => {
@@ -94,6 +100,13 @@ impl Logger {
     pub fn is_empty(&self) -> bool {
         self.sinks.is_empty()
     }
+    /// Relays a received message to every target ([`Sink::relay`]).
+    pub fn relay(&self, original: &[u8], now: &weir_proto::syslog::Now) {
+        let m = weir_proto::syslog::parse(original);
+        for s in &self.sinks {
+            s.relay(&m, original, now);
+        }
+    }
     /// Sends `msg` at `severity` to every target whose levels allow it.
     /// Never blocks: a full socket drops the message.
     pub fn send(&self, severity: u8, msg: &str) {
@@ -115,7 +128,7 @@ impl Logger {
             let sev = severity.max(t.min_level);
             let pri = u32::from(t.facility) * 8 + u32::from(sev);
             let mut line = String::with_capacity(msg.len() + 64);
-            match t.format {
+            match s.format() {
                 LogFormatKind::Raw => {}
                 LogFormatKind::Short => {
                     let _ = write!(line, "<{pri}>");
@@ -150,27 +163,101 @@ impl Logger {
                 }
             }
             line.push_str(msg);
-            let mut cut = t.max_len.min(line.len());
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
+            s.emit(line.into_bytes());
+        }
+    }
+}
+
+impl Sink {
+    /// The format lines are written in: the line's, or its ring's, or
+    /// rfc3164.
+    fn format(&self) -> LogFormatKind {
+        match (&self.target.format, &self.out) {
+            (Some(f), _) => *f,
+            (None, Out::Ring(r)) => r.format,
+            (None, _) => LogFormatKind::Rfc3164,
+        }
+    }
+
+    /// Writes one whole message, cut at the target's `len` (and its
+    /// ring's `maxlen`).
+    fn emit(&self, mut line: Vec<u8>) {
+        let mut max = self.target.max_len;
+        if let Out::Ring(r) = &self.out {
+            max = max.min(r.maxlen);
+        }
+        line.truncate(max);
+        // A line end after the `len` bytes, as haproxy sends each message
+        // (a ring's senders frame its lines themselves).
+        if !matches!(self.out, Out::Ring(_)) {
+            line.push(b'\n');
+        }
+        match &self.out {
+            Out::Udp(sock) => {
+                let _ = sock.send(&line);
             }
-            line.truncate(cut);
-            match &s.out {
-                Out::Udp(sock) => {
-                    let _ = sock.send(line.as_bytes());
-                }
-                Out::Unix(sock, path) => {
-                    let _ = sock.send_to(line.as_bytes(), path);
-                }
-                Out::Stream(f) => {
-                    line.push('\n');
-                    // One write(2) per line keeps lines from different threads
-                    // whole; EAGAIN (a full pipe) drops the line.
-                    use std::io::Write;
-                    let _ = (&*f).write(line.as_bytes());
-                }
+            Out::Unix(sock, path) => {
+                let _ = sock.send_to(&line, path);
+            }
+            Out::Stream(f) => {
+                // One write(2) per line keeps lines from different threads
+                // whole; EAGAIN (a full pipe) drops the line.
+                use std::io::Write;
+                let _ = (&*f).write(&line);
+            }
+            Out::Ring(r) => r.push(&line),
+        }
+    }
+
+    /// Relays a received message (`log-forward`): dropped above the
+    /// target's level or outside its sample, written in its format (as it
+    /// came when the line gives none).
+    pub fn relay(
+        &self,
+        m: &weir_proto::syslog::Message<'_>,
+        original: &[u8],
+        now: &weir_proto::syslog::Now,
+    ) {
+        use weir_proto::syslog::{render, severity, Format};
+        let t = &self.target;
+        if severity(m) > t.max_level {
+            return;
+        }
+        if let Some(sample) = &t.sample {
+            let n = self
+                .count
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if !sample.keeps(n) {
+                return;
             }
         }
+        let fmt = match (&t.format, &self.out) {
+            (None, Out::Ring(r)) => Some(r.format),
+            (f, _) => *f,
+        };
+        let fmt = match fmt {
+            None => Format::Unchanged,
+            Some(LogFormatKind::Rfc3164) => Format::Rfc3164,
+            Some(LogFormatKind::Rfc5424) => Format::Rfc5424,
+            Some(LogFormatKind::Short) => Format::Short,
+            Some(LogFormatKind::Raw) => Format::Raw,
+        };
+        self.emit(render(m, original, fmt, t.facility, now));
+    }
+}
+
+/// The present moment as relayed messages without a date get it.
+pub fn syslog_now() -> weir_proto::syslog::Now {
+    let now = crate::clock::wall();
+    let (y, mon, day, h, m, sec, off) = sys::local_time(now.as_secs() as i64);
+    weir_proto::syslog::Now {
+        year: y,
+        rfc3164: format!("{} {day:>2} {h:02}:{m:02}:{sec:02}", month(mon)),
+        rfc5424: format!(
+            "{y:04}-{mon:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{:06}{}",
+            now.subsec_micros(),
+            tz(off, true)
+        ),
     }
 }
 
@@ -645,5 +732,5 @@ fn strip_authority(path: &str) -> &str {
 }
 
 #[cfg(test)]
-#[path = "log_tests.rs"]
+#[path = "tests.rs"]
 mod tests;
