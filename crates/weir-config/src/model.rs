@@ -136,6 +136,9 @@ pub struct Global {
     /// `ssl-default-bind-*`, `tune.ssl.*`, `crt-base`, `ca-base`.
     pub tls: crate::tls::TlsGlobal,
     pub bufsize: usize,
+    /// `tune.maxrewrite`: the room a full buffer leaves for rewrites
+    /// (see [`Global::rewrite_room`]).
+    pub maxrewrite: Option<usize>,
     /// `tune.http.maxhdr`: most header lines in a request or response.
     pub maxhdr: usize,
     /// `tune.http.cookielen`: the most characters `capture cookie` keeps.
@@ -201,6 +204,14 @@ impl Default for H2Tune {
     }
 }
 
+impl Global {
+    /// The reserve a message's first reads leave free for rewrites:
+    /// `tune.maxrewrite`, 1024 by default, at most half of `bufsize`.
+    pub fn rewrite_room(&self) -> usize {
+        self.maxrewrite.unwrap_or(1024).min(self.bufsize / 2)
+    }
+}
+
 impl Default for Global {
     fn default() -> Self {
         Global {
@@ -224,6 +235,7 @@ impl Default for Global {
             stats_timeout: None,
             tls: crate::tls::TlsGlobal::default(),
             bufsize: 16384,
+            maxrewrite: None,
             maxhdr: 101,
             cookielen: 63,
             h2: H2Tune::default(),

@@ -52,6 +52,9 @@ pub enum Ctr {
     SslSess,
     SslReused,
     SslFailed,
+    /// Rewrites that found no room (`wrew`), and internal errors (`eint`).
+    Wrew,
+    Eint,
     /// Queue, connect, response and total times: sums in ms and how many
     /// were summed (for `qtime` … `ttime`, averaged by [`crate::rates`]).
     QSum,
@@ -292,6 +295,9 @@ pub fn count(
     f.add(Ctr::BytesIn, rec.bytes_in);
     f.add(Ctr::BytesOut, rec.bytes_out);
     let term = rec.term;
+    let eint = u64::from(term.cause == Cause::Internal);
+    f.add(Ctr::Wrew, u64::from(rec.failed_rewrites[0]));
+    f.add(Ctr::Eint, eint);
     // A request refused before any server: a bad one (`PR` with 400, 408 …
     // or `CR`/`cR`), or one denied by a rule (`PR` with 403 and the like).
     let invalid = (term.client_side() && term.state == State::Request)
@@ -326,6 +332,8 @@ pub fn count(
     let both = Both(be.counters.at(slot), s);
     let (b, s) = (&both.0, &both.1);
     both.add(Ctr::Sessions, 1);
+    both.add(Ctr::Wrew, u64::from(rec.failed_rewrites[1]));
+    both.add(Ctr::Eint, eint);
     if http && response_rejected(rec) {
         both.add(Ctr::RespDenied, 1);
     }

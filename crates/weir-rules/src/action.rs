@@ -152,6 +152,9 @@ pub enum ReqAction {
     SetVar(VarSet, VarValue),
     UnsetVar(String),
     /// Accepted for compatibility; weir's logs have one level per line.
+    /// `strict-mode on|off`: whether a rewrite that finds no room fails
+    /// the message (a 500) for the rules after it in this set.
+    StrictMode(bool),
     SetLogLevel,
     /// `set-timeout server|tunnel <time>|<expr>`: the exchange's timeout
     /// (an expression gives milliseconds).
@@ -209,6 +212,8 @@ pub enum ResAction {
     },
     SetVar(VarSet, VarValue),
     UnsetVar(String),
+    /// `strict-mode on|off`, as [`ReqAction::StrictMode`].
+    StrictMode(bool),
     SetLogLevel,
     /// `wait-for-body time <t> [at-least <bytes>]`: the response's body
     /// (or that much of it) is read before the response goes on; in time,
@@ -734,6 +739,7 @@ pub fn parse_request_rule(
                 exactly::<1>(args, name)?;
                 ReqAction::SetLogLevel
             }
+            "strict-mode" => ReqAction::StrictMode(strict_mode(args)?),
             "wait-for-body" => wait_for_body(args)?,
             "set-timeout" => set_timeout(args, load)?,
             "use-service" => match args {
@@ -828,6 +834,7 @@ pub fn parse_response_rule(
                 exactly::<1>(args, name)?;
                 ResAction::SetLogLevel
             }
+            "strict-mode" => ResAction::StrictMode(strict_mode(args)?),
             "wait-for-body" => {
                 let (time, at_least) = wait_args(args)?;
                 ResAction::WaitForBody { time, at_least }
@@ -846,3 +853,12 @@ pub fn parse_response_rule(
 #[cfg(test)]
 #[path = "action_tests.rs"]
 mod tests;
+
+/// `strict-mode on|off`.
+fn strict_mode(args: &[String]) -> Result<bool, String> {
+    match args {
+        [v] if v == "on" => Ok(true),
+        [v] if v == "off" => Ok(false),
+        _ => Err("'strict-mode' expects 'on' or 'off'".into()),
+    }
+}

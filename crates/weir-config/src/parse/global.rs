@@ -341,18 +341,19 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
         "crt-base" => g.tls.crt_base = Some(one(words, "a directory")?.to_string()),
         "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
         "ssl-load-extra-del-ext" => g.tls.extra_del_ext = true,
-        "tune.maxrewrite" | "tune.ssl.capture-buffer-size" | "tune.ssl.capture-cipherlist-size" => {
+        "tune.maxrewrite" => {
+            let v = parse_size(one(words, "a size")?)?;
+            g.maxrewrite = Some(usize::try_from(v).unwrap_or(usize::MAX));
+        }
+        "tune.ssl.capture-buffer-size" | "tune.ssl.capture-cipherlist-size" => {
             let v = one(words, "a size")?;
             parse_size(v)?;
-            let why = if kw == "tune.maxrewrite" {
-                "weir rewrites a head into a new one and reserves no room for rewrites"
-            } else {
-                "weir does not capture the ClientHello's cipher list"
-            };
             st.diags.push(
                 Level::Notice,
                 Some(loc),
-                format!("'{kw}' has no effect: {why}"),
+                format!(
+                    "'{kw}' has no effect: weir does not capture the ClientHello's cipher list"
+                ),
             );
         }
         "tune.ssl.ssl-ctx-cache-size"

@@ -775,11 +775,16 @@ fn tunables_without_effect_are_accepted_with_a_note() {
         .filter(|d| d.level == Level::Notice)
         .map(|d| d.to_string())
         .collect();
-    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        notes[0].contains(":2") && notes[0].contains("no effect"),
+        notes[0].contains(":3") && notes[0].contains("no effect"),
         "{notes:?}"
     );
+    // `tune.maxrewrite` is the room rewrites have (at most half a buffer).
+    let g = &p.config.as_ref().unwrap().global;
+    assert_eq!((g.maxrewrite, g.rewrite_room()), (Some(1024), 1024));
+    let g = ok("global\n  tune.bufsize 2048\n  tune.maxrewrite 4096\n").global;
+    assert_eq!(g.rewrite_room(), 1024);
     let e = errors("global\n  tune.maxrewrite lots\n");
     assert!(
         e[0].contains(":2") && e[0].contains("tune.maxrewrite"),

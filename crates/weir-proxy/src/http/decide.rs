@@ -7,6 +7,7 @@
 use super::head;
 use super::io::{send, Buf};
 use super::peer::Peer;
+use super::room::Room;
 use super::rules::{self, ExCtx, Vars, Verdict};
 use crate::state::FrontendId;
 use crate::state::{BackendRt, Shared};
@@ -31,6 +32,22 @@ pub(super) struct BodyWait<'a> {
 }
 
 impl BodyWait<'_> {
+    /// The room rewrites of `req` have: its head and the body bytes read
+    /// behind it (see [`Room`]).
+    fn room(&self, g: &weir_config::Global, req: &RequestHead) -> Room {
+        let body = match &self.body {
+            Some(b) => b.len(),
+            None => self.cbuf.bytes().len().saturating_sub(self.used),
+        };
+        let version = if req.minor == 0 {
+            "HTTP/1.0"
+        } else {
+            "HTTP/1.1"
+        };
+        let head = super::room::head(&[&req.method, &req.uri, version], &req.headers);
+        Room::new(g, head, body)
+    }
+
     /// Reads the body into the buffer until it is complete, `at_least`
     /// bytes of it are there, the buffer is full or `deadline` passes.
     /// A deadline reached first is a 408, as haproxy answers.
@@ -117,6 +134,7 @@ impl BodyWait<'_> {
 }
 
 /// Runs `rules`, buffering the body where a `wait-for-body` rule asks.
+#[allow(clippy::too_many_arguments)]
 async fn run(
     rules: &[Rule<ReqAction>],
     px: &Proxy,
@@ -125,7 +143,10 @@ async fn run(
     tmpl: &mut ExCtx<'_>,
     dirty: &mut bool,
     bw: &mut BodyWait<'_>,
+    room: &mut Room,
 ) -> Verdict {
+    // Each rule set starts strict.
+    room.strict = true;
     let mut from = 0;
     loop {
         let v = rules::run_request(
@@ -136,6 +157,7 @@ async fn run(
             tmpl,
             dirty,
             bw.body.as_deref(),
+            room,
         );
         let Verdict::WaitBody {
             next,
@@ -192,14 +214,17 @@ pub(super) async fn decide<'s>(
     // `tcp-request content` rules track (an `http-request track-sc*`
     // counts it when it starts).
     vars.track.count(weir_stick::Event::HttpReq);
-    let mut verdict = run(&fe_px.http_request, fe_px, req, vars, tmpl, dirty, bw).await;
+    let mut room = bw.room(&sh.cfg.global, req);
+    let r = &mut room;
+    let mut verdict = run(&fe_px.http_request, fe_px, req, vars, tmpl, dirty, bw, r).await;
     if matches!(verdict, Verdict::Continue) {
-        verdict = run(&fe_px.redirects, fe_px, req, vars, tmpl, dirty, bw).await;
+        verdict = run(&fe_px.redirects, fe_px, req, vars, tmpl, dirty, bw, r).await;
     }
     if matches!(verdict, Verdict::Continue) {
         verdict = restrict_names(fe_px, req, dirty);
     }
     if !matches!(verdict, Verdict::Continue) {
+        vars.rewrites_failed(room.failed(), false);
         return (verdict, None);
     }
     let chosen = {
@@ -211,6 +236,9 @@ pub(super) async fn decide<'s>(
         };
         sh.select_backend(fe_idx, &ctx)
     };
+    // (What the frontend's rules could not rewrite counts whatever comes.)
+    vars.rewrites_failed(room.failed(), false);
+    let mut room = room.after_frontend();
     if let Some(be) = chosen.filter(|b| b.proxy != fe.proxy) {
         let be_px = sh.proxy(be.proxy);
         tmpl.be = Some(be);
@@ -220,14 +248,16 @@ pub(super) async fn decide<'s>(
         if let Some(v) = content_rules(be_px, req, vars, tmpl) {
             return (v, chosen);
         }
-        verdict = run(&be_px.http_request, be_px, req, vars, tmpl, dirty, bw).await;
+        let r = &mut room;
+        verdict = run(&be_px.http_request, be_px, req, vars, tmpl, dirty, bw, r).await;
         if matches!(verdict, Verdict::Continue) {
-            verdict = run(&be_px.redirects, be_px, req, vars, tmpl, dirty, bw).await;
+            verdict = run(&be_px.redirects, be_px, req, vars, tmpl, dirty, bw, r).await;
         }
         if matches!(verdict, Verdict::Continue) {
             verdict = restrict_names(be_px, req, dirty);
         }
     }
+    vars.rewrites_failed(room.failed(), true);
     (verdict, chosen)
 }
 

@@ -428,10 +428,18 @@ async fn answer<'r>(
         Verdict::Continue | Verdict::WaitBody { .. } => return None,
         Verdict::Fail(status, term) => {
             cbuf.consume(used);
-            if let Some(be) = chosen {
-                rec.backend = &be.name;
-            }
-            return Some(fail(fe_px, fe_px, status, term));
+            let o = fail(fe_px, fe_px, status, term);
+            let Some(be) = chosen else {
+                return Some(o);
+            };
+            rec.backend = &be.name;
+            // An internal error (a rewrite that found no room) counts on
+            // the backend chosen, as haproxy's `eint`.
+            return Some(if term.cause == Cause::Internal {
+                o.at(be, None)
+            } else {
+                o
+            });
         }
         Verdict::Close { reset, http } => {
             cbuf.consume(used);

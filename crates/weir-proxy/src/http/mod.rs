@@ -21,6 +21,7 @@ pub mod pool;
 mod read;
 mod request;
 mod respond;
+pub mod room;
 pub mod rules;
 mod samples;
 pub mod service;
@@ -527,6 +528,7 @@ impl<'a> Session<'a> {
             }
             rec.ta = ms(crate::clock::elapsed(start));
             rec.tt = rec.ta + ti;
+            rec.failed_rewrites = vars.failed_rewrites;
             crate::stats::count(sh, fe_idx, out.be, out.srv, &rec, true);
             if !vars.track.is_empty() {
                 rules::count_exchange(&vars.track, &rec);

@@ -129,7 +129,24 @@ pub(super) async fn head<'r>(
         }
     }
     let mut rdirty = !res.canonical;
-    let replaced = http_rules(r, &stmpl, &mut res, req, body, rec, vars, &mut rdirty);
+    // The room the response's rewrites have: its head and the body bytes
+    // read behind it.
+    let status = res.status.to_string();
+    let head = super::room::head(&["HTTP/1.1", &status, &res.reason], &res.headers);
+    let read = sbuf.bytes().len().saturating_sub(rused);
+    let mut room = super::room::Room::new(&tmpl.sh.cfg.global, head, read);
+    let replaced = http_rules(
+        r,
+        &stmpl,
+        &mut res,
+        req,
+        body,
+        rec,
+        vars,
+        &mut rdirty,
+        &mut room,
+    );
+    vars.rewrites_failed(room.failed(), true);
     if let (Some(ps), None) = (&p.persist, &replaced) {
         let (flag, changed) =
             cookie::on_response(r.be_px, s.srv, ps, &req.method, &mut res, p.now_secs);
@@ -312,6 +329,7 @@ fn http_rules(
     rec: &mut LogRecord<'_>,
     vars: &mut Vars,
     rdirty: &mut bool,
+    room: &mut super::room::Room,
 ) -> Option<Local> {
     let fe_px = r.f.fe_px;
     let rtmpl = ExCtx {
@@ -320,7 +338,7 @@ fn http_rules(
         ..*tmpl
     };
     let order = rules::response_order(Some(r.be_px), fe_px);
-    let replaced = rules::run_response_phases(order, false, res, vars, &rtmpl, rdirty);
+    let replaced = rules::run_response_phases(order, false, res, vars, &rtmpl, rdirty, room);
     if !fe_px.http.capture_res.is_empty() {
         rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
     }
@@ -361,7 +379,8 @@ async fn replace<'r>(
     let mut o = answer_local(&mut empty, 0, req, local);
     o.bytes_in = s.bytes_in;
     o.t_res = s.t_res;
-    o
+    // Counted on the backend and server that answered, as haproxy does.
+    o.at(r.be, Some(s.srv))
 }
 
 /// Both connections' fate after this response.

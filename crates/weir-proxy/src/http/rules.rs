@@ -4,6 +4,7 @@
 //! `deny`, `return` and `redirect`.
 
 use super::errors;
+use super::room::Room;
 pub use super::view::{ExCtx, L4Ctx};
 use crate::state::procvars::{ProcVars, VarStore};
 use crate::term::{Cause, State, Term};
@@ -36,6 +37,9 @@ pub struct Vars {
     /// The place in the configuration of the proxy whose rules run
     /// (stick fetches without a table name read its table).
     pub own_table: Option<usize>,
+    /// Rewrites of the exchange that found no room (`wrew`): all of
+    /// them, and those once a backend was chosen.
+    pub failed_rewrites: [u32; 2],
 }
 
 /// The timeouts `set-timeout` gave one exchange (none: the backend's).
@@ -57,6 +61,7 @@ impl Vars {
             proc: proc.clone(),
             track: Default::default(),
             own_table: None,
+            failed_rewrites: [0; 2],
         }
     }
     pub(crate) fn get(&self, name: &str) -> Option<Sample> {
@@ -100,6 +105,15 @@ impl Vars {
             && self.unique_id.is_none()
             && self.track.is_empty()
     }
+    /// Counts rewrites that found no room; `backend`: once a backend was
+    /// chosen.
+    pub fn rewrites_failed(&mut self, n: u32, backend: bool) {
+        self.failed_rewrites[0] += n;
+        if backend {
+            self.failed_rewrites[1] += n;
+        }
+    }
+
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
         self.captures.clear();
@@ -108,6 +122,7 @@ impl Vars {
         self.last_rule = None;
         self.track.end_stream();
         self.own_table = None;
+        self.failed_rewrites = [0; 2];
         self.vals
             .retain(|n| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -169,6 +184,7 @@ pub fn run_response_phases<'p>(
     vars: &mut Vars,
     tmpl: &ExCtx<'_>,
     dirty: &mut bool,
+    room: &mut Room,
 ) -> Option<Local> {
     for after in [false, true] {
         if !after && after_only {
@@ -180,7 +196,7 @@ pub fn run_response_phases<'p>(
             } else {
                 &px.http_response
             };
-            if let Some(r) = run_response(rules, px, res, vars, tmpl, dirty) {
+            if let Some(r) = run_response(rules, px, res, vars, tmpl, dirty, room) {
                 return Some(r);
             }
         }
@@ -213,7 +229,10 @@ pub fn after_local<'p>(
         return local;
     };
     let mut dirty = false;
-    if let Some(r) = run_response_phases(pxs, true, &mut res, vars, tmpl, &mut dirty) {
+    // weir's own answer, whole.
+    let head = local.bytes.len().min(used);
+    let mut room = Room::new(&tmpl.sh.cfg.global, head, local.bytes.len() - head);
+    if let Some(r) = run_response_phases(pxs, true, &mut res, vars, tmpl, &mut dirty, &mut room) {
         return Local { keep: false, ..r };
     }
     if dirty {
@@ -247,6 +266,30 @@ enum Edit {
     Timeout(weir_rules::action::TimeoutKind, Option<Duration>),
     /// `track-sc*`: what to track.
     Track(weir_rules::stick::TrackReq),
+    /// `strict-mode on|off`.
+    Strict(bool),
+}
+
+/// Applies a header edit within `room`: one that does not fit is undone;
+/// false then.
+fn header_in_room(
+    hs: &mut Vec<Header>,
+    room: &mut Room,
+    op: &HeaderOp,
+    value: Vec<u8>,
+    w: &[u8],
+) -> bool {
+    let before = super::room::fields(hs);
+    let saved = room.tight(value.len() + w.len()).then(|| hs.clone());
+    apply_header(hs, op, value, w);
+    let grown = super::room::fields(hs) as i64 - before as i64;
+    if room.take(grown) {
+        return true;
+    }
+    if let Some(old) = saved {
+        *hs = old;
+    }
+    false
 }
 
 fn apply_header(hs: &mut Vec<Header>, op: &HeaderOp, value: Vec<u8>, w: &[u8]) {
@@ -397,6 +440,7 @@ pub fn run_request(
     tmpl: &mut ExCtx<'_>,
     dirty: &mut bool,
     body: Option<&[u8]>,
+    room: &mut Room,
 ) -> Verdict {
     vars.rules_of(tmpl.sh, px);
     for (i, rule) in rules.iter().enumerate() {
@@ -413,7 +457,13 @@ pub fn run_request(
             request_step(rule, i, px, req, &ctx)
         };
         match step {
-            Step::Edit(edit) => apply_request_edit(edit, req, vars, tmpl, dirty),
+            Step::Edit(edit) => {
+                if !apply_request_edit(edit, req, vars, tmpl, dirty, room) && room.strict {
+                    // A rewrite that found no room: an internal error.
+                    vars.last_rule = rule.at.clone();
+                    return Verdict::Fail(500, Term::new(Cause::Internal, State::Request));
+                }
+            }
             Step::Stop(v) => {
                 if !matches!(v, Verdict::WaitBody { .. }) {
                     vars.last_rule = rule.at.clone();
@@ -518,6 +568,7 @@ fn request_step(
             None => return Step::Skip,
         },
         ReqAction::SetLogLevel => return Step::Skip,
+        ReqAction::StrictMode(on) => Edit::Strict(*on),
         ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
             Some(u) => Edit::Uri(u),
             None => return Step::Stop(Verdict::Fail(400, Term::new(Cause::Proxy, State::Request))),
@@ -551,20 +602,26 @@ fn request_step(
 }
 
 /// Applies a request rule's edit.
+/// Applies an edit of the request; false when a rewrite found no room.
 fn apply_request_edit(
     edit: Edit,
     req: &mut RequestHead,
     vars: &mut Vars,
     tmpl: &mut ExCtx<'_>,
     dirty: &mut bool,
-) {
+    room: &mut Room,
+) -> bool {
     match edit {
         Edit::Header(op, v, w) => {
-            apply_header(&mut req.headers, &op, v, &w);
-            *dirty = true;
+            let fits = header_in_room(&mut req.headers, room, &op, v, &w);
+            *dirty |= fits;
+            return fits;
         }
         Edit::Uri(u) => {
             if !u.is_empty() && !u.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                if !room.take(u.len() as i64 - req.uri.len() as i64) {
+                    return false;
+                }
                 req.uri = u;
                 *dirty = true;
             }
@@ -574,10 +631,14 @@ fn apply_request_edit(
                 && m.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
             {
+                if !room.take(m.len() as i64 - req.method.len() as i64) {
+                    return false;
+                }
                 req.method = m;
                 *dirty = true;
             }
         }
+        Edit::Strict(on) => room.strict = on,
         Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
         Edit::SetVar(_, None) | Edit::Status(..) => {}
         Edit::UnsetVar(n) => vars.unset(&n),
@@ -602,6 +663,7 @@ fn apply_request_edit(
             }
         }
     }
+    true
 }
 
 /// Runs response `rules` on `res`; returns a replacement answer when a rule
@@ -613,8 +675,10 @@ pub fn run_response(
     vars: &mut Vars,
     tmpl: &ExCtx<'_>,
     dirty: &mut bool,
+    room: &mut Room,
 ) -> Option<Local> {
     vars.rules_of(tmpl.sh, px);
+    room.strict = true;
     for rule in rules {
         // `Err`: the rule ends the set (with an answer replacing the
         // server's, or none for `allow`).
@@ -669,6 +733,7 @@ pub fn run_response(
                     Some(t) => Ok(Edit::Track(t)),
                     None => continue,
                 },
+                ResAction::StrictMode(on) => Ok(Edit::Strict(*on)),
                 // Done before the rules ran (see `respond::wait_body`).
                 ResAction::SetLogLevel | ResAction::WaitForBody { .. } => continue,
             }
@@ -680,18 +745,33 @@ pub fn run_response(
                 return answer;
             }
         };
-        match edit {
+        let fits = match edit {
             Edit::Header(op, v, w) => {
-                apply_header(&mut res.headers, &op, v, &w);
-                *dirty = true;
+                let fits = header_in_room(&mut res.headers, room, &op, v, &w);
+                *dirty |= fits;
+                fits
             }
             Edit::Status(s, r) => {
-                res.status = s;
-                res.reason = r;
-                *dirty = true;
+                let fits = room.take(r.len() as i64 - res.reason.len() as i64);
+                if fits {
+                    res.status = s;
+                    res.reason = r;
+                    *dirty = true;
+                }
+                fits
             }
-            Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
-            Edit::UnsetVar(n) => vars.unset(&n),
+            Edit::Strict(on) => {
+                room.strict = on;
+                true
+            }
+            Edit::SetVar(n, Some(v)) => {
+                vars.set_if(&n, v);
+                true
+            }
+            Edit::UnsetVar(n) => {
+                vars.unset(&n);
+                true
+            }
             Edit::Track(t) => {
                 if let Some(new) = vars.track.track(t.slot, false, &t.table, &t.key) {
                     // The request was counted before this tracker began,
@@ -701,8 +781,25 @@ pub fn run_response(
                         new.count(ev);
                     }
                 }
+                true
             }
-            _ => {}
+            _ => true,
+        };
+        if !fits && room.strict {
+            // A rewrite that found no room: an internal error in place of
+            // the server's answer.
+            vars.last_rule = rule.at.clone();
+            let ctx = ExCtx {
+                res: Some(res),
+                vars: Some(vars),
+                ..*tmpl
+            };
+            return Some(Local {
+                bytes: errors::reply_of(&[px], 500, &ctx),
+                status: 500,
+                term: Term::new(Cause::Internal, State::Headers),
+                keep: !errors::closes(500),
+            });
         }
     }
     None

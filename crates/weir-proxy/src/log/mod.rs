@@ -393,6 +393,9 @@ pub struct LogRecord<'a> {
     pub logged: bool,
     /// `%ID`.
     pub unique_id: Option<String>,
+    /// Rewrites of the exchange that found no room (`wrew`): all of
+    /// them, and those once a backend was chosen.
+    pub failed_rewrites: [u32; 2],
 }
 
 /// Renders a compiled format for one record (a sample that finds nothing

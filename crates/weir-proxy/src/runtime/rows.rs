@@ -180,7 +180,8 @@ fn listener_rows(px: &weir_config::Proxy, fe: &crate::state::FrontendRt, http: b
             .set("ssl_reused_sess", c.get(Ctr::SslReused))
             .set("ssl_failed_handshake", c.get(Ctr::SslFailed));
         if http {
-            r.set_all(&["wrew", "eint"], 0);
+            r.set("wrew", c.get(Ctr::Wrew))
+                .set("eint", c.get(Ctr::Eint));
         }
         rows.push(r);
     }
@@ -281,7 +282,8 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     r.set("req_tot", c.get(Ctr::Requests))
                         .set("req_rate", v.req_rate)
                         .set("req_rate_max", v.req_rate_max)
-                        .set_all(&["wrew", "eint"], 0)
+                        .set("wrew", c.get(Ctr::Wrew))
+                        .set("eint", c.get(Ctr::Eint))
                         .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
                         .set_all(&["cache_lookups", "cache_hits"], 0);
                 }
@@ -399,7 +401,9 @@ fn server_row(
         .set("type", stat::TYPE_SERVER)
         .set("cli_abrt", c.get(Ctr::CliAbort))
         .set("srv_abrt", c.get(Ctr::SrvAbort))
-        .set_all(&["wrew", "eint", "connect", "reuse"], 0)
+        .set("wrew", c.get(Ctr::Wrew))
+        .set("eint", c.get(Ctr::Eint))
+        .set_all(&["connect", "reuse"], 0)
         .set_all(
             &[
                 "idle_conn_cur",
@@ -519,7 +523,9 @@ fn backend_row(
         .set("type", stat::TYPE_BACKEND)
         .set("cli_abrt", c.get(Ctr::CliAbort))
         .set("srv_abrt", c.get(Ctr::SrvAbort))
-        .set_all(&["wrew", "eint", "connect", "reuse", "conn_tot"], 0)
+        .set("wrew", c.get(Ctr::Wrew))
+        .set("eint", c.get(Ctr::Eint))
+        .set_all(&["connect", "reuse", "conn_tot"], 0)
         .set("mode", mode_name(px.mode))
         .set("algo", algo_name(px))
         .set("uweight", weight);

@@ -36,6 +36,7 @@ mod peers_interop;
 mod prometheus;
 mod proxy_protocol;
 mod reuse_keys;
+mod rewrite_room;
 mod runtime_api;
 mod seeds;
 mod server_state;
