@@ -20,6 +20,9 @@ use crate::tls::{BindConfig, ClientTls};
 const MAX_MESSAGE: usize = 64 * 1024;
 /// The wait before connecting again to a ring server.
 const RETRY: Duration = Duration::from_secs(1);
+/// The longest a TLS handshake on a `bind … ssl` line may take without
+/// `timeout client`.
+const HANDSHAKE: Duration = Duration::from_secs(10);
 /// Lines sent per write to a ring server.
 const BATCH: usize = 64;
 
@@ -161,10 +164,14 @@ async fn streams(sh: Arc<Shared>, fwd: usize, l: TcpListener, tls: Option<Arc<Bi
 async fn stream(sh: &Shared, fwd: usize, s: TcpStream, tls: Option<&BindConfig>) {
     let idle = sh.cfg.log_forwards.get(fwd).and_then(|f| f.timeout_client);
     let c = match tls {
-        Some(cfg) => match crate::tls::accept(Conn::Tcp(s), cfg, &[], idle).await {
-            Ok(c) => c,
-            Err(_) => return,
-        },
+        // (A handshake never takes a slot for ever, even without
+        // `timeout client`.)
+        Some(cfg) => {
+            match crate::tls::accept(Conn::Tcp(s), cfg, &[], idle.or(Some(HANDSHAKE))).await {
+                Ok(c) => c,
+                Err(_) => return,
+            }
+        }
         None => Conn::Tcp(s),
     };
     let Some(l) = sh.forwarders.get(fwd) else {

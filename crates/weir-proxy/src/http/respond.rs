@@ -131,8 +131,8 @@ pub(super) async fn head<'r>(
     let mut rdirty = !res.canonical;
     // The room the response's rewrites have: its head and the body bytes
     // read behind it.
-    let status = res.status.to_string();
-    let head = super::room::head(&["HTTP/1.1", &status, &res.reason], &res.headers);
+    // (A status is three digits.)
+    let head = super::room::head(&["HTTP/1.1", "200", &res.reason], &res.headers);
     let read = sbuf.bytes().len().saturating_sub(rused);
     let mut room = super::room::Room::new(&tmpl.sh.cfg.global, head, read);
     let replaced = http_rules(

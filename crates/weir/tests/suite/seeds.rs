@@ -32,18 +32,14 @@ fn fetch_from(addr: &str) -> String {
     s
 }
 
+/// Waits until `addr` itself listens (a server of the test may hold its
+/// port on another address).
 fn wait_bound(addr: &str) {
+    let a: std::net::SocketAddrV4 = addr.parse().unwrap();
     wait_for(
         &format!("weir to listen on {addr}"),
         Duration::from_secs(10),
-        || {
-            let port: u16 = addr
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .unwrap();
-            listening(port).then_some(())
-        },
+        || listening_on(a).then_some(()),
     );
 }
 

@@ -39,6 +39,24 @@ pub fn tempdir(name: &str) -> PathBuf {
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// True when a socket listens on `port` (any address, IPv4 or IPv6).
+/// Whether something listens on IPv4 address `addr` itself (not only on
+/// its port, as [`listening`] tells).
+pub fn listening_on(addr: std::net::SocketAddrV4) -> bool {
+    let needle = format!(
+        "{:08X}:{:04X}",
+        u32::from_le_bytes(addr.ip().octets()),
+        addr.port()
+    );
+    std::fs::read_to_string("/proc/net/tcp")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .any(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.len() > 3 && cols[1] == needle && cols[3] == "0A"
+        })
+}
+
 pub fn listening(port: u16) -> bool {
     let needle = format!(":{port:04X} ");
     ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
