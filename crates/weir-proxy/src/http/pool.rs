@@ -178,14 +178,19 @@ pub fn put(
     source_addr: Option<SocketAddr>,
     proven: bool,
 ) {
+    // `pool-max-conn` counts the server's idle connections of every
+    // thread, as haproxy's does.
+    if slot
+        .max_per_server
+        .is_some_and(|m| idle_everywhere((slot.be, slot.srv)) >= m)
+    {
+        return;
+    }
     let start_purge = with_pool(|p| {
         if p.count >= slot.max_total {
             return false;
         }
         let list = p.idle.entry((slot.be, slot.srv)).or_default();
-        if slot.max_per_server.is_some_and(|m| list.len() >= m) {
-            return false;
-        }
         list.push(IdleConn {
             conn,
             server_addr,
@@ -201,6 +206,15 @@ pub fn put(
     if start_purge {
         crate::profile::spawn::<crate::profile::Purge, _>(purge());
     }
+}
+
+/// The idle connections to a server in every thread's pool.
+fn idle_everywhere(key: Key) -> usize {
+    let pools: Vec<Shared> = lock(&POOLS).clone();
+    pools
+        .iter()
+        .map(|p| lock(p).idle.get(&key).map_or(0, Vec::len))
+        .sum()
 }
 
 /// Closes expired and dead idle connections once a second while any are

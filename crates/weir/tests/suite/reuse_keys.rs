@@ -112,3 +112,50 @@ fn idle_connections_serve_only_requests_they_fit_as_haproxy() {
         ]
     );
 }
+
+/// `pool-max-conn` counts a server's idle connections on every thread,
+/// beside haproxy (its reg-test connection/http_reuse_safe): with one
+/// allowed, a new client's first request goes on a connection of its own
+/// (`http-reuse safe`), which then closes, and its next requests take the
+/// one idle connection, whichever thread holds it.
+#[test]
+fn pool_max_conn_is_the_servers_whatever_the_thread() {
+    let cfg = |s: u16, r: u16| {
+        format!(
+            "global\n    nbthread 2\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen sender\n    bind 127.0.0.1:{s}\n    http-reuse safe\n\
+             \x20   http-request set-header client-id %[req.hdr(client-id)] if {{ req.hdr(client-id) -m found }}\n\
+             \x20   server srv 127.0.0.1:{r} pool-max-conn 1\n\
+             listen receiver\n    bind 127.0.0.1:{r}\n\
+             \x20   http-request set-var(sess.client_id) req.hdr(client-id)\n\
+             \x20   http-request return status 200\n\
+             \x20   http-after-response set-header client-id %[var(sess.client_id)]\n"
+        )
+    };
+    let story = |port: u16| -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 1..=6 {
+            let mut c = Client::connect(port);
+            for n in 0..3 {
+                let id = if n == 0 {
+                    format!("client-id: c{i}\r\n")
+                } else {
+                    String::new()
+                };
+                c.send(format!("GET / HTTP/1.1\r\nHost: t\r\n{id}\r\n").as_bytes());
+                let r = c.response("GET");
+                out.push(format!("c{i}:{}", r.header("client-id").unwrap_or("-")));
+            }
+        }
+        out
+    };
+    let (hs, hr, ws, wr) = (free_port(), free_port(), free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hs, hr), hs) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(ws, wr), ws);
+    let theirs = story(hs);
+    assert_eq!(story(ws), theirs);
+    assert_eq!(&theirs[3..6], ["c2:c2", "c2:c1", "c2:c1"]);
+}
