@@ -95,6 +95,18 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let bound = bind::bind_all(&sh, opts.takeover.as_deref(), quiet)?;
     let peers = peers::bind(&sh, quiet)?;
     let forwards = logfwd::bind(&sh)?;
+    // As haproxy: a process with nothing to listen on does not start (a
+    // stats socket, a peers or log-forward listener is enough).
+    if bound.per_thread.iter().all(Vec::is_empty)
+        && bound.stats.is_empty()
+        && !peers.listens()
+        && !forwards.listens()
+    {
+        return Err(vec![format!(
+            "[ALERT]    ({}) : [haproxy.main()] No enabled listener found (check for 'bind' directives) ! Exiting.",
+            std::process::id()
+        )]);
+    }
     detach(&sh.cfg.global, &opts)?;
     for (pids, sig) in [
         (&opts.soft_stop_pids, libc::SIGUSR1),

@@ -32,6 +32,13 @@ pub struct Bound {
     tcp: Vec<(usize, std::net::TcpListener, Option<Arc<BindConfig>>)>,
 }
 
+impl Bound {
+    /// Whether a section listens.
+    pub fn listens(&self) -> bool {
+        !self.udp.is_empty() || !self.tcp.is_empty()
+    }
+}
+
 /// Binds every `dgram-bind` and `bind` line; errors name the line.
 pub fn bind(sh: &Shared) -> Result<Bound, Vec<String>> {
     let mut out = Bound {

@@ -58,9 +58,10 @@ pub fn run_thread(
         // Wakes this thread's idle HTTP clients at their deadlines, and
         // its sleeping sessions (HTTP and `mode tcp`).
         crate::profile::spawn::<crate::profile::Idle, _>(crate::http::idle::sweep(sh.clone()));
-        // A process that only relays logs (`log-forward`) runs until it
-        // is stopped, as haproxy's.
-        if listeners.is_empty() && !sh.cfg.log_forwards.is_empty() {
+        // A thread with no listener of its own serves the process's other
+        // duties (its CLI, checks, peers, log relays) until it is stopped,
+        // as haproxy's.
+        if listeners.is_empty() {
             let mut stop = sh.stopping.subscribe();
             let _ = stop.wait_for(|s| *s).await;
         }

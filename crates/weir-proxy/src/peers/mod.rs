@@ -135,6 +135,13 @@ pub struct Bound {
     sections: Vec<(Arc<Section>, Option<std::net::TcpListener>)>,
 }
 
+impl Bound {
+    /// Whether a section listens.
+    pub fn listens(&self) -> bool {
+        self.sections.iter().any(|(_, l)| l.is_some())
+    }
+}
+
 /// The local peer's name: `localpeer`/`-L`, else the host name.
 fn local_name(sh: &Shared) -> String {
     sh.cfg

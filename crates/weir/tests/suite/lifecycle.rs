@@ -710,3 +710,52 @@ fn soft_stop_serves_the_clients_waiting_in_the_accept_queue() {
     drop(held);
     assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
 }
+
+/// As haproxy: a configuration with only backends runs while it has a CLI
+/// (its checks go on, the CLI answers) until it is stopped; with nothing
+/// to listen on at all, it does not start.
+#[test]
+fn a_process_without_frontends_runs_with_its_cli_and_not_without_a_listener() {
+    let dir = tempdir("no-frontend");
+    let sock = dir.join("s.sock");
+    let up = Server::start(|_| {});
+    let backends = format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+         backend b\n    server s 127.0.0.1:{} check inter 100ms fall 1 rise 1\n",
+        up.port()
+    );
+    let mut w = Weir::spawn(
+        &format!(
+            "global\n    stats socket {} level admin\n{backends}",
+            sock.display()
+        ),
+        &[],
+    );
+    let op_state = |sock: &std::path::Path| -> Option<String> {
+        if !sock.exists() {
+            return None;
+        }
+        let state = ask(sock, "show servers state b\n");
+        let line = state.lines().find(|l| l.contains(" s "))?;
+        line.split(' ').nth(5).map(str::to_string)
+    };
+    // Its checks go on: the server is up, then down once it is gone.
+    wait_for("'s' up", Duration::from_secs(10), || {
+        (op_state(&sock).as_deref() == Some("2")).then_some(())
+    });
+    drop(up);
+    wait_for("'s' down", Duration::from_secs(10), || {
+        (op_state(&sock).as_deref() == Some("0")).then_some(())
+    });
+    w.signal(libc::SIGUSR1);
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
+    // Nothing to listen on: not started, as haproxy says.
+    let mut w = Weir::spawn(&backends, &[]);
+    assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(1));
+    assert!(
+        w.stderr()
+            .contains("No enabled listener found (check for 'bind' directives) ! Exiting."),
+        "{}",
+        w.stderr()
+    );
+}
