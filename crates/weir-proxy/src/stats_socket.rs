@@ -112,7 +112,10 @@ async fn session(sh: &Shared, c: &Conn, level: Level, exposed: Option<&Vec<std::
         if mode.interactive && next == Next::Continue {
             out.extend_from_slice(b"> ");
         }
-        if !send(c, &out, idle).await || next == Next::Close || !mode.interactive {
+        // Without `prompt`, the lines that came with this one are answered
+        // too, as haproxy does; then the session ends.
+        let more = input.buf.iter().any(|b| !b.is_ascii_whitespace());
+        if !send(c, &out, idle).await || next == Next::Close || !(mode.interactive || more) {
             return;
         }
     }

@@ -953,3 +953,33 @@ fn servers_state_and_ids_as_haproxy() {
     settled("a/s4 checked", "a/s4", 10, "6");
     agree("after the runtime commands");
 }
+
+/// Without `prompt`, lines sent together are each answered before the
+/// session ends, as haproxy does.
+#[test]
+fn lines_sent_together_are_each_answered() {
+    let dir = tempdir("cli-lines");
+    let cfg = |sock: &std::path::Path, port: u16| {
+        format!(
+            "global\n    stats socket {} level admin\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    default_backend b\nbackend b\n    server s 127.0.0.1:9\n",
+            sock.display()
+        )
+    };
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wp, hp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(&hs, hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(&ws, wp), wp);
+    for sock in [&hs, &ws] {
+        let t = ask(sock, "show servers state\nshow backend\n");
+        assert!(
+            t.contains("# be_id be_name") && t.contains("# name\nb\n"),
+            "{t}"
+        );
+    }
+    // One line: one answer, then the end.
+    assert!(!ask(&ws, "show backend\n").contains("be_id"));
+}
