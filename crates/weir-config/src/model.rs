@@ -292,8 +292,17 @@ pub struct StatsSocket {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormatKind {
     Rfc3164,
+    /// `local`: RFC 3164 without the host name.
+    Local,
     Rfc5424,
+    /// `<severity>` and the text.
     Short,
+    /// `<priority>` (facility and severity) and the text.
+    Priority,
+    /// The ISO date and the text.
+    Iso,
+    /// `<severity>`, the ISO date and the text.
+    Timed,
     Raw,
 }
 

@@ -33,8 +33,16 @@ pub enum Format {
     /// No `format` on the line: the message goes as it came.
     Unchanged,
     Rfc3164,
+    /// RFC 3164 without the host.
+    Local,
     Rfc5424,
     Short,
+    /// `<priority>` and the text.
+    Priority,
+    /// The ISO date and the text.
+    Iso,
+    /// `<severity>`, the ISO date and the text.
+    Timed,
     Raw,
 }
 
@@ -232,17 +240,23 @@ pub fn render(m: &Message<'_>, original: &[u8], fmt: Format, facility: u8, now: 
         Format::Unchanged => return original.to_vec(),
         Format::Raw => {}
         Format::Short => out.extend_from_slice(format!("<{}>", pri % 8).as_bytes()),
-        Format::Rfc3164 => {
+        Format::Priority => out.extend_from_slice(format!("<{pri}>").as_bytes()),
+        Format::Iso => out.extend_from_slice(format!("{} ", iso(m, now)).as_bytes()),
+        Format::Timed => out.extend_from_slice(format!("<{}>{} ", pri % 8, iso(m, now)).as_bytes()),
+        Format::Rfc3164 | Format::Local => {
             let ts = match m.time {
                 Some(Time::Rfc3164(mon, d, h, mi, s)) => date_3164(mon, d, h, mi, s),
                 Some(Time::Rfc5424(t)) => from_5424(t).unwrap_or_else(|| now.rfc3164.clone()),
                 None => now.rfc3164.clone(),
             };
-            let host = m.host.unwrap_or("localhost");
+            let host = match fmt {
+                Format::Local => String::new(),
+                _ => format!("{} ", m.host.unwrap_or("localhost")),
+            };
             let head = match (m.tag, m.pid) {
-                (Some(t), Some(p)) => format!("<{pri}>{ts} {host} {t}[{p}]: "),
-                (Some(t), None) => format!("<{pri}>{ts} {host} {t}: "),
-                _ => format!("<{pri}>{ts} {host} "),
+                (Some(t), Some(p)) => format!("<{pri}>{ts} {host}{t}[{p}]: "),
+                (Some(t), None) => format!("<{pri}>{ts} {host}{t}: "),
+                _ => format!("<{pri}>{ts} {host}"),
             };
             out.extend_from_slice(head.as_bytes());
         }
@@ -268,6 +282,17 @@ pub fn render(m: &Message<'_>, original: &[u8], fmt: Format, facility: u8, now: 
     }
     out.extend_from_slice(m.msg);
     out
+}
+
+/// The message's date as an ISO one (the present one without a date).
+fn iso(m: &Message<'_>, now: &Now) -> String {
+    match m.time {
+        Some(Time::Rfc3164(mon, d, h, mi, s)) => {
+            format!("{}-{mon:02}-{d:02}T{h:02}:{mi:02}:{s:02}-00:00", now.year)
+        }
+        Some(Time::Rfc5424(t)) => t.to_string(),
+        None => now.rfc5424.clone(),
+    }
 }
 
 fn date_3164(mon: u32, d: u32, h: u32, mi: u32, s: u32) -> String {

@@ -60,6 +60,33 @@ fn rfc3164_short_raw_and_unchanged_targets() {
         [s(A), s(B), s(C), s(D)],
         ["<6>hello world", "<5>msg five", "<0>just text", "<3>m3"]
     );
+    let l = |i| out(i, Format::Local, 17);
+    assert_eq!(
+        [l(A), l(B), l(C)],
+        [
+            "<134>Nov 26 21:10:42 haproxy[1234]: hello world",
+            "<13>Nov 26 21:10:42 app[99]: msg five",
+            "<136>Nov 26 21:11:15 just text"
+        ]
+    );
+    let p = |i| out(i, Format::Priority, 16);
+    assert_eq!(
+        [p(A), p(B), p(C)],
+        ["<134>hello world", "<13>msg five", "<128>just text"]
+    );
+    let t = |i| out(i, Format::Timed, 17);
+    assert_eq!(
+        [t(A), t(B), t(C)],
+        [
+            "<6>2026-11-26T21:10:42-00:00 hello world",
+            "<5>2026-11-26T21:10:42.123456+00:00 msg five",
+            "<0>2026-11-26T21:11:15.750268+00:00 just text"
+        ]
+    );
+    assert_eq!(
+        out(A, Format::Iso, 17),
+        "2026-11-26T21:10:42-00:00 hello world"
+    );
     let r = |i| out(i, Format::Raw, 17);
     assert_eq!(
         [r(A), r(B), r(C), r(E)],

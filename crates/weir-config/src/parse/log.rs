@@ -104,9 +104,13 @@ pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String>
 /// A `format` name of a `log` line or a `ring`.
 pub fn format_kind(v: &str) -> Result<LogFormatKind, String> {
     Ok(match v {
-        "rfc3164" | "local" => LogFormatKind::Rfc3164,
+        "rfc3164" => LogFormatKind::Rfc3164,
+        "local" => LogFormatKind::Local,
         "rfc5424" => LogFormatKind::Rfc5424,
-        "short" | "priority" => LogFormatKind::Short,
+        "short" => LogFormatKind::Short,
+        "priority" => LogFormatKind::Priority,
+        "iso" => LogFormatKind::Iso,
+        "timed" => LogFormatKind::Timed,
         "raw" => LogFormatKind::Raw,
         other => return Err(format!("unknown log format '{other}'")),
     })

@@ -128,25 +128,41 @@ impl Logger {
             let sev = severity.max(t.min_level);
             let pri = u32::from(t.facility) * 8 + u32::from(sev);
             let mut line = String::with_capacity(msg.len() + 64);
+            let iso = || {
+                let (y, mon, day, h, m, sec, off) = sys::local_time(now.as_secs() as i64);
+                format!(
+                    "{y:04}-{mon:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{:06}{}",
+                    now.subsec_micros(),
+                    tz(off, true)
+                )
+            };
             match s.format() {
                 LogFormatKind::Raw => {}
                 LogFormatKind::Short => {
+                    let _ = write!(line, "<{sev}>");
+                }
+                LogFormatKind::Priority => {
                     let _ = write!(line, "<{pri}>");
                 }
-                LogFormatKind::Rfc3164 => {
+                LogFormatKind::Iso => {
+                    let _ = write!(line, "{} ", iso());
+                }
+                LogFormatKind::Timed => {
+                    let _ = write!(line, "<{sev}>{} ", iso());
+                }
+                f @ (LogFormatKind::Rfc3164 | LogFormatKind::Local) => {
                     let (_, mon, day, h, m, sec, _) = sys::local_time(now.as_secs() as i64);
                     let _ = write!(
                         line,
                         "<{pri}>{} {day:>2} {h:02}:{m:02}:{sec:02} ",
                         month(mon)
                     );
-                    if !self.host.is_empty() {
+                    if !self.host.is_empty() && f == LogFormatKind::Rfc3164 {
                         let _ = write!(line, "{} ", self.host);
                     }
                     let _ = write!(line, "{}[{}]: ", self.tag, self.pid);
                 }
                 LogFormatKind::Rfc5424 => {
-                    let (y, mon, day, h, m, sec, off) = sys::local_time(now.as_secs() as i64);
                     let host = if self.host.is_empty() {
                         "-"
                     } else {
@@ -154,9 +170,8 @@ impl Logger {
                     };
                     let _ = write!(
                         line,
-                        "<{pri}>1 {y:04}-{mon:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{:06}{} {host} {} {} - - ",
-                        now.subsec_micros(),
-                        tz(off, true),
+                        "<{pri}>1 {} {host} {} {} - - ",
+                        iso(),
                         self.tag,
                         self.pid
                     );
@@ -238,8 +253,12 @@ impl Sink {
         let fmt = match fmt {
             None => Format::Unchanged,
             Some(LogFormatKind::Rfc3164) => Format::Rfc3164,
+            Some(LogFormatKind::Local) => Format::Local,
             Some(LogFormatKind::Rfc5424) => Format::Rfc5424,
             Some(LogFormatKind::Short) => Format::Short,
+            Some(LogFormatKind::Priority) => Format::Priority,
+            Some(LogFormatKind::Iso) => Format::Iso,
+            Some(LogFormatKind::Timed) => Format::Timed,
             Some(LogFormatKind::Raw) => Format::Raw,
         };
         self.emit(render(m, original, fmt, t.facility, now));

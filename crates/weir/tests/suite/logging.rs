@@ -116,8 +116,60 @@ fn rfc5424_with_hostname_and_short_formats() {
         "{long}"
     );
     assert!(f[7].contains(" px px/s1 "), "{long}");
-    let short = syslog.wait_line(&format!("<{pri}>127.0.0.1:"), Duration::from_secs(5));
+    // `short` gives the severity alone, as haproxy's.
+    let short = syslog.wait_line("<6>127.0.0.1:", Duration::from_secs(5));
     assert!(short.contains(" px px/s1 "), "{short}");
+}
+
+/// Each `format` of a `log` line lays out the same message as haproxy's
+/// (the dates and process ids aside).
+#[test]
+fn every_log_format_as_haproxy() {
+    const FORMATS: [&str; 8] = [
+        "rfc3164", "local", "rfc5424", "short", "priority", "iso", "timed", "raw",
+    ];
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let sinks: Vec<Syslog> = FORMATS.iter().map(|_| Syslog::start()).collect();
+        let port = free_port();
+        let mut cfg = String::from("global\n  log-send-hostname edge1\n");
+        for (f, s) in FORMATS.iter().zip(&sinks) {
+            cfg += &format!("  log 127.0.0.1:{} format {f} local1\n", s.port());
+        }
+        cfg += &format!(
+            "defaults\n  mode http\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n\
+             frontend f\n  bind 127.0.0.1:{port}\n  log global\n  log-format \"hello %ST\"\n  http-request return status 200\n"
+        );
+        let _p = start(&cfg, port);
+        let mut c = crate::common::http::Client::connect(port);
+        assert_eq!(c.get("/").status, 200);
+        sinks
+            .iter()
+            .map(|s| {
+                let l = s.wait_line("hello 200", Duration::from_secs(5));
+                // Dates and process ids differ by nature.
+                l.split(' ')
+                    .map(|w| {
+                        if w.contains("T") && w.contains(':') && w.len() > 20 {
+                            // (`timed` puts the severity before it.)
+                            let pri = w.split_inclusive('>').next().filter(|p| p.starts_with('<'));
+                            format!("{}<date>", pri.unwrap_or(""))
+                        } else if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) {
+                            "<pid>".to_string()
+                        } else if w.chars().filter(|c| *c == ':').count() == 2 && w.len() == 8 {
+                            "<time>".to_string()
+                        } else {
+                            w.split('[').next().unwrap_or(w).to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    };
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
 }
 
 #[test]
