@@ -118,7 +118,12 @@ pub(super) fn exchange<'r, 'a>(
         let mut dirty = !req.canonical;
         let client_head = req.method == "HEAD";
         let mut tmpl = template(f, acc, first);
-        if f.fe_px.http.monitor_uri.as_deref() == Some(req.uri.as_str()) {
+        if f.fe_px
+            .http
+            .monitor_uri
+            .as_deref()
+            .is_some_and(|m| monitor_matches(m, &req.uri))
+        {
             return Box::pin(monitor(f, &tmpl, cbuf, used, req, vars)).await;
         }
         super::samples::start_record(f.fe_px, rec, req, vars, &tmpl);
@@ -287,6 +292,20 @@ async fn no_backend<'r>(
     };
     let local = after(local, f.sh, f.fe_px, None, vars, &view);
     answer_local(cbuf, used, req, local)
+}
+
+/// Whether request target `uri` is `monitor-uri`'s `m`, as haproxy 2.6
+/// compares them: a path is compared with the target's path (an
+/// absolute-form target's too), an absolute URI with the whole target.
+fn monitor_matches(m: &str, uri: &str) -> bool {
+    if !m.starts_with('/') {
+        return m == uri;
+    }
+    let path = match uri.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| rest.get(i..).unwrap_or("/")),
+        None => uri,
+    };
+    path == m
 }
 
 /// `monitor-uri`: a 200, or a 503 when a `monitor fail` condition holds

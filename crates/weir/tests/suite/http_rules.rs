@@ -836,3 +836,53 @@ fn option_transparent_connects_to_the_destination_the_rules_leave() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains(":5") && err.contains("ignored"), "{err}");
 }
+
+/// `monitor-uri` compared as haproxy 2.6 does: a path with the target's
+/// path (an absolute-form target's too, its query counting), an absolute
+/// URI with the whole target.
+#[test]
+fn monitor_uri_matches_as_haproxy() {
+    let cfg = |p1: u16, p2: u16| {
+        format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+             frontend fe1\n    bind 127.0.0.1:{p1}\n    monitor-uri /health\n\
+             frontend fe2\n    bind 127.0.0.1:{p2}\n    monitor-uri http://www.haproxy.org/health\n"
+        )
+    };
+    let targets = [
+        "/health",
+        "/health?x=1",
+        "/hEAlth",
+        "/health/",
+        "http://www.haproxy.org/health",
+        "http://h/health?x=1",
+        "http://h",
+    ];
+    let statuses = |p1: u16, p2: u16| -> Vec<String> {
+        let mut out = Vec::new();
+        for port in [p1, p2] {
+            for t in targets {
+                let raw = format!(
+                    "GET {t} HTTP/1.1\r\nHost: www.haproxy.org\r\nConnection: close\r\n\r\n"
+                );
+                let (status, _, _) = exchange_once(port, &raw).unwrap();
+                out.push(
+                    format!("{port}:{t}:{status}")
+                        .replace(&port.to_string(), if port == p1 { "fe1" } else { "fe2" }),
+                );
+            }
+        }
+        out
+    };
+    let (h1, h2, w1, w2) = (free_port(), free_port(), free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(h1, h2), h1) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(w1, w2), w1);
+    let theirs = statuses(h1, h2);
+    assert_eq!(statuses(w1, w2), theirs);
+    assert!(
+        theirs.contains(&"fe1:http://www.haproxy.org/health:200".to_string()),
+        "{theirs:?}"
+    );
+}
