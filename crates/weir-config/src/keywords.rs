@@ -266,7 +266,7 @@ pub const PROXY: &[Keyword] = &[
     kw("http-check connect", "D-LB", Status::Refused),
     kw("http-check disable-on-404", "D-LB", Status::Refused),
     kw("http-check expect", "D-LB", Status::Partly("status, rstatus, string, rstring, with `!`; one expect rule (the last one)")),
-    kw("http-check send", "D-LB", Status::Partly("meth, uri, ver, hdr, body")),
+    kw("http-check send", "D-LB", Status::Partly("meth, uri, ver, hdr, body (one request; a section's own `http-check` or `option httpchk` lines replace what `defaults` gave, as haproxy's rule sets do, and header lines hidden after the version give way to `hdr`)")),
     kw("http-check send-state", "D-LB", Status::Refused),
     kw("http-check set-var", "D-LB", Status::Refused),
     kw("http-check unset-var", "D-LB", Status::Refused),

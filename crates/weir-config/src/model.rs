@@ -663,6 +663,10 @@ pub struct CheckExpect {
 /// `http-check send` and `http-check expect` lines of a backend.
 #[derive(Debug, Clone, Default)]
 pub struct HttpCheckRules {
+    /// Written in this section (not inherited from `defaults`): a
+    /// section's own `option httpchk` or `http-check` line replaces what
+    /// it inherited, as haproxy's rule sets do.
+    pub own: bool,
     pub method: Option<String>,
     pub uri: Option<String>,
     pub version: Option<String>,
@@ -1039,6 +1043,7 @@ impl Proxy {
         p.servers.clear();
         p.use_backends.clear();
         p.description = None;
+        p.http_check.own = false;
         if !kind.is_frontend() {
             p.default_backend = None;
         }

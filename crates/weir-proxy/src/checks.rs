@@ -149,11 +149,16 @@ async fn check_once(
 
 /// The request `option httpchk` sends, with `http-check send` overrides.
 pub fn http_request(hc: &HttpCheck, r: &HttpCheckRules) -> String {
+    let mut version = r.version.as_deref().unwrap_or(&hc.version);
+    if !r.headers.is_empty() || r.body.is_some() {
+        // Header lines hidden after the version (the old way) give way to
+        // `http-check send`'s, as in haproxy.
+        version = version.split("\r\n").next().unwrap_or(version);
+    }
     let mut out = format!(
-        "{} {} {}\r\n",
+        "{} {} {version}\r\n",
         r.method.as_deref().unwrap_or(&hc.method),
         r.uri.as_deref().unwrap_or(&hc.uri),
-        r.version.as_deref().unwrap_or(&hc.version)
     );
     for (n, v) in &r.headers {
         out.push_str(&format!("{n}: {v}\r\n"));
@@ -276,6 +281,8 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
     };
     tokio::time::sleep(offset).await;
     let mut stop = sh.stopping.subscribe();
+    // The last check's outcome, for `option log-health-checks`.
+    let mut last: Option<(bool, String, String)> = None;
     loop {
         if rt.check_restart.swap(false, Ordering::Relaxed) {
             health = Health::new(s.rise, s.fall);
@@ -291,19 +298,23 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         }
         let target = rt.target();
         let r = check_once(px, s, &target, rt.check_tls.as_deref()).await;
-        let was_up = health.is_up();
+        let before = health.value();
         let changed = health.on_result(r.ok);
         if let Ok(mut v) = rt.check.lock() {
             v.record(&r, health.is_up(), health.value());
         }
+        // `option log-health-checks`: a line whenever the outcome or the
+        // health changed, before the server's own state line.
+        let outcome = (r.ok, r.reason.clone(), r.detail.clone());
+        if px.options.log_health_checks
+            && (last.as_ref() != Some(&outcome) || health.value() != before)
+        {
+            let msg = check_line(&be.name, &s.name, &r, &health, s.rise, s.fall);
+            be.logger.send(level::NOTICE, &msg);
+        }
+        last = Some(outcome);
         if let Some(up) = changed {
             on_change(&sh, &be, id, up, &r);
-        } else if px.options.log_health_checks && !r.ok && was_up {
-            let msg = format!(
-                "Health check for server {}/{} failed, reason: {}{}, check duration: {}ms, status: {} UP.",
-                be.name, s.name, r.reason, r.detail, r.duration.as_millis(), "still"
-            );
-            be.logger.send(level::NOTICE, &msg);
         }
         let wait = if health.transitioning() {
             s.fastinter.unwrap_or(s.inter)
@@ -319,6 +330,29 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
     }
 }
 
+/// A check's line as haproxy logs it with `option log-health-checks`:
+/// its outcome, and the health as `x/y UP|DOWN` (an up server counts the
+/// failures it may still take, a down one the successes it has).
+fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall: u32) -> String {
+    let (rise, fall) = (rise.max(1), fall.max(1));
+    let status = if h.is_up() {
+        format!("{}/{fall} UP", h.value() + 1 - rise)
+    } else {
+        format!("{}/{rise} DOWN", h.value())
+    };
+    // (A check that passed is told without the reason phrase.)
+    let detail = match r.ok {
+        true => r.detail.split(", info:").next().unwrap_or_default(),
+        false => &r.detail,
+    };
+    format!(
+        "Health check for server {be}/{srv} {}, reason: {}{detail}, check duration: {}ms, status: {status}.",
+        if r.ok { "succeeded" } else { "failed" },
+        r.reason,
+        r.duration.as_millis()
+    )
+}
+
 fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &CheckResult) {
     let s = sh.proxy(be.proxy).server(id);
     let (act, bck) = {
@@ -329,15 +363,26 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &Check
     let srv = be.server(id);
     let cur = srv.cur_conns.load(Ordering::Relaxed);
     let queued = be.queued.load(Ordering::Relaxed);
+    // With `option log-health-checks` the check's own line told why.
+    let why = if sh.proxy(be.proxy).options.log_health_checks {
+        String::new()
+    } else {
+        format!(
+            ", reason: {}{}, check duration: {}ms",
+            r.reason,
+            r.detail,
+            r.duration.as_millis()
+        )
+    };
     let msg = if up {
         format!(
-            "Server {}/{} is UP, reason: {}{}, check duration: {}ms. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue.",
-            be.name, s.name, r.reason, r.detail, r.duration.as_millis()
+            "Server {}/{} is UP{why}. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue.",
+            be.name, s.name
         )
     } else {
         format!(
-            "Server {}/{} is DOWN, reason: {}{}, check duration: {}ms. {act} active and {bck} backup servers left. {cur} sessions active, 0 requeued, {} remaining in queue.",
-            be.name, s.name, r.reason, r.detail, r.duration.as_millis(), srv.queued.load(Ordering::Relaxed)
+            "Server {}/{} is DOWN{why}. {act} active and {bck} backup servers left. {cur} sessions active, 0 requeued, {} remaining in queue.",
+            be.name, s.name, srv.queued.load(Ordering::Relaxed)
         )
     };
     let sev = if up { level::NOTICE } else { level::ALERT };

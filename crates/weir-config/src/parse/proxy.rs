@@ -343,8 +343,14 @@ fn http_fields(
             };
         }
         "retry-on" => p.http.retry_on = Some(super::http::retry_on(args)?),
-        "http-check send" => super::http::check_send(&mut p.http_check, args)?,
-        "http-check expect" => p.http_check.expect = Some(super::http::check_expect(args)?),
+        "http-check send" => {
+            own_checks(p, true);
+            super::http::check_send(&mut p.http_check, args)?
+        }
+        "http-check expect" => {
+            own_checks(p, true);
+            p.http_check.expect = Some(super::http::check_expect(args)?)
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -819,6 +825,7 @@ fn options(
                 p.options.httpchk = None;
                 return Ok(true);
             }
+            own_checks(p, false);
             let (method, uri, version) = match args {
                 [] => ("OPTIONS", "/", "HTTP/1.0"),
                 [u] => ("OPTIONS", u.as_str(), "HTTP/1.0"),
@@ -884,5 +891,26 @@ fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
         &mut p.options.clitcpka_params
     } else {
         &mut p.options.srvtcpka_params
+    }
+}
+
+/// A section's first `option httpchk` or `http-check` line drops the check
+/// rules it inherited from `defaults` (and an `http-check` line the
+/// inherited request line too: its own starts from `OPTIONS / HTTP/1.0`).
+fn own_checks(p: &mut Proxy, rules: bool) {
+    if p.kind == ProxyKind::Defaults || p.http_check.own {
+        p.http_check.own = true;
+        return;
+    }
+    p.http_check = crate::model::HttpCheckRules {
+        own: true,
+        ..Default::default()
+    };
+    if let (true, Some(h)) = (rules, p.options.httpchk.as_mut()) {
+        *h = HttpCheck {
+            method: "OPTIONS".into(),
+            uri: "/".into(),
+            version: "HTTP/1.0".into(),
+        };
     }
 }

@@ -252,3 +252,58 @@ fn http_check_send_and_expect() {
     let out = w2.wait_output("Server px/s is DOWN", Duration::from_secs(3));
     assert!(out.contains("Layer7 wrong status, code: 400"), "{out}");
 }
+
+/// `option log-health-checks` beside haproxy: a line for each check whose
+/// outcome or health changed (`succeeded … status: 2/2 UP`, `failed …
+/// 1/2 UP`, `… 0/2 DOWN`), before the server's own line, which then gives
+/// no reason.
+#[test]
+fn health_check_lines_as_haproxy() {
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let log = Syslog::start();
+        let srv = Server::start(|mut c| {
+            use std::io::{Read, Write};
+            let mut b = [0u8; 1024];
+            let _ = c.read(&mut b);
+            let _ = c.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
+        });
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n    option log-health-checks\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    default_backend b\n\
+             backend b\n    log 127.0.0.1:{} local0\n    option httpchk\n    server srv 127.0.0.1:{} check inter 200ms rise 2 fall 2\n",
+            log.port(),
+            srv.port()
+        );
+        let _p = start(&cfg, port);
+        log.wait_line("succeeded", Duration::from_secs(10));
+        drop(srv);
+        log.wait_line("has no server available", Duration::from_secs(10));
+        let lines = log.lines.lock().unwrap().clone();
+        lines
+            .iter()
+            .filter(|l| l.contains("b/srv") || l.contains("no server"))
+            .map(|l| {
+                // Dates, process ids and durations differ by nature.
+                let text = l.split_once("]: ").map_or(l.as_str(), |(_, t)| t);
+                let pri = l.split('>').next().unwrap_or("");
+                let text: Vec<String> = text
+                    .split(' ')
+                    .map(|w| match w.strip_suffix("ms,") {
+                        Some(n) if n.bytes().all(|b| b.is_ascii_digit()) => "Nms,".into(),
+                        _ => w.to_string(),
+                    })
+                    .collect();
+                format!("{pri}> {}", text.join(" "))
+            })
+            .collect()
+    };
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
+    assert!(
+        theirs.iter().any(|l| l.ends_with("status: 0/2 DOWN.")),
+        "{theirs:?}"
+    );
+}
