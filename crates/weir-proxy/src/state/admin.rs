@@ -19,8 +19,14 @@ pub fn set_weight(be: &BackendRt, i: usize, s: &ServerRt, w: u32) {
     }
 }
 
-/// Puts server `i` in maintenance, drain, or back to ready.
+/// Puts server `i` in maintenance, drain, or back to ready, and logs the
+/// change as haproxy does.
 pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
+    let (was_maint, backup) = be
+        .set()
+        .state(i)
+        .map_or((false, false), |(_, m, _, b)| (m, b));
+    let was_drain = s.drain.load(Ordering::Relaxed);
     {
         let mut set = be.set();
         if st != AdminState::Maint && set.state(i).is_some_and(|(_, maint, _, _)| maint) {
@@ -42,6 +48,57 @@ pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
     }
     if st == AdminState::Ready {
         be.slot_freed.notify_waiters();
+    }
+    log_state(be, s, st, was_maint, was_drain, backup);
+}
+
+/// The lines haproxy logs when the administrative state changes.
+fn log_state(be: &BackendRt, s: &ServerRt, st: AdminState, maint: bool, drain: bool, backup: bool) {
+    use crate::log::level;
+    let who = format!(
+        "{}Server {}/{}",
+        if backup { "Backup " } else { "" },
+        be.name,
+        s.name
+    );
+    let (act, bck) = be.set().usable_counts();
+    let none = act == 0 && bck == 0;
+    let cur = s.cur_conns.load(Ordering::Relaxed);
+    let lines: Vec<(u8, String)> = match (st, maint, drain) {
+        (AdminState::Maint, false, _) => vec![(
+            level::ALERT,
+            format!(
+                "{who} is going DOWN for maintenance. {act} active and {bck} backup servers left.{} {cur} sessions active, 0 requeued, 0 remaining in queue.",
+                if act == 0 && bck > 0 { " Running on backup." } else { "" }
+            ),
+        )],
+        (AdminState::Ready, true, _) => vec![(
+            level::NOTICE,
+            format!("{who} is UP/READY (leaving forced maintenance)."),
+        )],
+        (AdminState::Drain, true, _) => vec![
+            (level::NOTICE, format!("{who} is UP/DRAIN (leaving forced maintenance).")),
+            (level::NOTICE, format!("{who} remains in forced drain mode.")),
+        ],
+        (AdminState::Drain, false, false) => vec![(
+            level::NOTICE,
+            format!("{who} enters drain state. {act} active and {bck} backup servers online. 0 sessions requeued, 0 total in queue."),
+        )],
+        (AdminState::Ready, false, true) => vec![(
+            level::NOTICE,
+            format!("{who} is UP (leaving forced drain)."),
+        )],
+        _ => Vec::new(),
+    };
+    let going = !lines.is_empty() && matches!(st, AdminState::Maint | AdminState::Drain);
+    for (sev, line) in lines {
+        be.logger.send(sev, &line);
+    }
+    if going && none {
+        be.logger.send(
+            level::EMERG,
+            &format!("backend {} has no server available!", be.name),
+        );
     }
 }
 
