@@ -374,15 +374,21 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &Check
             r.duration.as_millis()
         )
     };
+    let who = format!(
+        "{}Server {}/{}",
+        if s.backup { "Backup " } else { "" },
+        be.name,
+        s.name
+    );
     let msg = if up {
         format!(
-            "Server {}/{} is UP{why}. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue.",
-            be.name, s.name
+            "{who} is UP{why}. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue."
         )
     } else {
         format!(
-            "Server {}/{} is DOWN{why}. {act} active and {bck} backup servers left. {cur} sessions active, 0 requeued, {} remaining in queue.",
-            be.name, s.name, srv.queued.load(Ordering::Relaxed)
+            "{who} is DOWN{why}. {act} active and {bck} backup servers left.{} {cur} sessions active, 0 requeued, {} remaining in queue.",
+            if act == 0 && bck > 0 { " Running on backup." } else { "" },
+            srv.queued.load(Ordering::Relaxed)
         )
     };
     let sev = if up { level::NOTICE } else { level::ALERT };

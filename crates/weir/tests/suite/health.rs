@@ -307,3 +307,46 @@ fn health_check_lines_as_haproxy() {
         "{theirs:?}"
     );
 }
+
+/// A backup server's state lines, and "Running on backup", beside haproxy.
+#[test]
+fn backup_server_lines_as_haproxy() {
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let log = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    default_backend b\n\
+             backend b\n    log 127.0.0.1:{} daemon\n    server s1 127.0.0.1:1 check inter 200ms\n    server s2 127.0.0.1:1 backup check inter 200ms\n",
+            log.port()
+        );
+        let _p = start(&cfg, port);
+        log.wait_line("has no server available", Duration::from_secs(10));
+        let lines = log.lines.lock().unwrap().clone();
+        let mut out: Vec<String> = lines
+            .iter()
+            .filter_map(|l| l.split_once("]: ").map(|(_, t)| t.to_string()))
+            .filter(|l| !l.contains(" started."))
+            // (Durations differ by nature.)
+            .map(|l| {
+                l.split(' ')
+                    .map(|w| match w.strip_suffix("ms.") {
+                        Some(n) if n.bytes().all(|b| b.is_ascii_digit()) => "Nms.",
+                        _ => w,
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
+    assert!(
+        theirs.iter().any(|l| l.contains("Running on backup.")),
+        "{theirs:?}"
+    );
+}
