@@ -137,8 +137,14 @@ fn tls_server_errors_and_checks() {
         be,
         &global,
     );
-    let line = log.wait_line("be/plain is DOWN", Duration::from_secs(10));
+    // (With `option log-health-checks` the check's own line gives the
+    // reason, the server's line none, as in haproxy.)
+    let line = log.wait_line(
+        "Health check for server be/plain failed",
+        Duration::from_secs(10),
+    );
     assert!(line.contains("Layer6"), "{line}");
+    log.wait_line("be/plain is DOWN.", Duration::from_secs(10));
     for _ in 0..4 {
         let (code, body) = get(port, "x");
         assert_eq!(code, 200, "only the TLS server gets traffic: {body}");
