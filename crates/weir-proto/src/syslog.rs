@@ -27,11 +27,10 @@ pub enum Time<'a> {
     Rfc5424(&'a str),
 }
 
-/// How a target writes what it relays.
+/// The layout of a syslog message: a `log` line's or a ring's `format`
+/// (weir-config names it `LogFormatKind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// No `format` on the line: the message goes as it came.
-    Unchanged,
     Rfc3164,
     /// RFC 3164 without the host.
     Local,
@@ -56,7 +55,8 @@ pub struct Now {
     pub rfc5424: String,
 }
 
-const MONTHS: [&str; 12] = [
+/// Month names as syslog dates write them.
+pub const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
@@ -231,13 +231,21 @@ pub fn severity(m: &Message<'_>) -> u8 {
     m.pri.map_or(0, |p| p % 8)
 }
 
-/// Writes `m` (which came as `original`) in `fmt`; a message without a
-/// priority gets `facility` and severity 0.
-pub fn render(m: &Message<'_>, original: &[u8], fmt: Format, facility: u8, now: &Now) -> Vec<u8> {
+/// Writes `m` (which came as `original`) in `fmt` (`None`: as it came); a
+/// message without a priority gets `facility` and severity 0.
+pub fn render(
+    m: &Message<'_>,
+    original: &[u8],
+    fmt: Option<Format>,
+    facility: u8,
+    now: &Now,
+) -> Vec<u8> {
+    let Some(fmt) = fmt else {
+        return original.to_vec();
+    };
     let pri = m.pri.unwrap_or(facility.wrapping_mul(8));
     let mut out = Vec::with_capacity(original.len() + 64);
     match fmt {
-        Format::Unchanged => return original.to_vec(),
         Format::Raw => {}
         Format::Short => out.extend_from_slice(format!("<{}>", pri % 8).as_bytes()),
         Format::Priority => out.extend_from_slice(format!("<{pri}>").as_bytes()),

@@ -233,7 +233,7 @@ impl Sink {
         original: &[u8],
         now: &weir_proto::syslog::Now,
     ) {
-        use weir_proto::syslog::{render, severity, Format};
+        use weir_proto::syslog::{render, severity};
         let t = &self.target;
         if severity(m) > t.max_level {
             return;
@@ -249,17 +249,6 @@ impl Sink {
         let fmt = match (&t.format, &self.out) {
             (None, Out::Ring(r)) => Some(r.format),
             (f, _) => *f,
-        };
-        let fmt = match fmt {
-            None => Format::Unchanged,
-            Some(LogFormatKind::Rfc3164) => Format::Rfc3164,
-            Some(LogFormatKind::Local) => Format::Local,
-            Some(LogFormatKind::Rfc5424) => Format::Rfc5424,
-            Some(LogFormatKind::Short) => Format::Short,
-            Some(LogFormatKind::Priority) => Format::Priority,
-            Some(LogFormatKind::Iso) => Format::Iso,
-            Some(LogFormatKind::Timed) => Format::Timed,
-            Some(LogFormatKind::Raw) => Format::Raw,
         };
         self.emit(render(m, original, fmt, t.facility, now));
     }
@@ -318,9 +307,7 @@ fn nonblocking_std(fd: i32) -> Result<std::fs::File, String> {
         })
 }
 
-pub const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+pub use weir_proto::syslog::MONTHS;
 
 /// The name of month `mon` (1 to 12).
 fn month(mon: u32) -> &'static str {

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod admin_logs;
 mod audit;
 mod balancing;
 mod cli;
