@@ -119,6 +119,8 @@ pub enum Command {
     ShowInfo(Format),
     ShowStat(StatFilter, Format),
     ShowServersState(Option<String>),
+    /// `show servers conn [<backend>]`.
+    ShowServersConn(Option<String>),
     ShowBackend,
     ShowEnv(Option<String>),
     GetWeight(ServerRef),
@@ -216,7 +218,8 @@ impl Command {
         use Command::*;
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo(_) | ShowStat(..)
-            | ShowServersState(_) | ShowBackend | GetWeight(_) | ShowPeers(_) => Level::User,
+            | ShowServersState(_) | ShowServersConn(_) | ShowBackend | GetWeight(_)
+            | ShowPeers(_) => Level::User,
             ShowEnv(_)
             | ClearCounters { all: false }
             | ShowErrors(..)
@@ -397,6 +400,8 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         }
         ["show", "servers", "state"] => ShowServersState(None),
         ["show", "servers", "state", b] => ShowServersState(Some(b.to_string())),
+        ["show", "servers", "conn"] => ShowServersConn(None),
+        ["show", "servers", "conn", b] => ShowServersConn(Some(b.to_string())),
         ["show", "backend"] => ShowBackend,
         ["experimental-mode", "on"] => ExperimentalMode(true),
         ["experimental-mode", "off"] => ExperimentalMode(false),
@@ -816,6 +821,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "show profiling",
         "per-task calls, CPU and wake-up latency",
         Level::Operator,
+    ),
+    (
+        "show servers conn [<bk>]",
+        "servers' connections in use and idle, per thread",
+        Level::User,
     ),
     (
         "show servers state [<bk>]",

@@ -56,8 +56,9 @@ thread_local! {
     static POOL: Shared = register();
 }
 
-/// Every thread's pool, for the others to take from.
-static POOLS: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
+/// Every thread's pool with its worker number, for the others to take
+/// from (and `show servers conn` to count).
+static POOLS: Mutex<Vec<(usize, Shared)>> = Mutex::new(Vec::new());
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -65,7 +66,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn register() -> Shared {
     let p = Shared::default();
-    lock(&POOLS).push(p.clone());
+    lock(&POOLS).push((crate::stats::thread_slot(), p.clone()));
     p
 }
 
@@ -145,8 +146,8 @@ fn steal(w: &Want) -> Option<IdleConn> {
     let c = POOL.with(|mine| {
         lock(&POOLS)
             .iter()
-            .filter(|p| !Arc::ptr_eq(p, mine))
-            .find_map(|p| p.try_lock().ok()?.take(&w))
+            .filter(|(_, p)| !Arc::ptr_eq(p, mine))
+            .find_map(|(_, p)| p.try_lock().ok()?.take(&w))
     })?;
     let conn = crate::http::lot::rehome(c.conn)?;
     Some(IdleConn { conn, ..c })
@@ -210,11 +211,44 @@ pub fn put(
 
 /// The idle connections to a server in every thread's pool.
 fn idle_everywhere(key: Key) -> usize {
-    let pools: Vec<Shared> = lock(&POOLS).clone();
-    pools
-        .iter()
-        .map(|p| lock(p).idle.get(&key).map_or(0, Vec::len))
-        .sum()
+    census(key.0, key.1).total()
+}
+
+/// A server's idle connections, as `show servers conn` counts them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Census {
+    /// Those that carried one exchange only (haproxy's "unsafe" list).
+    pub unproven: usize,
+    /// Those that carried several (its "safe" list).
+    pub proven: usize,
+    /// (worker number, count) of each thread holding some.
+    pub per_thread: Vec<(usize, usize)>,
+}
+
+impl Census {
+    pub fn total(&self) -> usize {
+        self.unproven + self.proven
+    }
+}
+
+/// Counts the idle connections to server `srv` of backend `be` in every
+/// thread's pool.
+pub fn census(be: ProxyId, srv: ServerId) -> Census {
+    let pools: Vec<(usize, Shared)> = lock(&POOLS).clone();
+    let mut c = Census::default();
+    for (thread, p) in &pools {
+        let p = lock(p);
+        let Some(list) = p.idle.get(&(be, srv)) else {
+            continue;
+        };
+        let proven = list.iter().filter(|i| i.proven).count();
+        c.proven += proven;
+        c.unproven += list.len() - proven;
+        if !list.is_empty() {
+            c.per_thread.push((*thread, list.len()));
+        }
+    }
+    c
 }
 
 /// Closes expired and dead idle connections once a second while any are

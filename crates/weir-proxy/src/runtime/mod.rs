@@ -2,8 +2,10 @@
 //! and changes servers and frontends (state, weight, address, limits,
 //! checks) through the same server set the balancer and the health checks
 //! use; `rows` gathers `show stat`/`show info` values from the counters,
+//! `conns` counts servers' connections in use and idle,
 //! `patterns` serves maps and ACL files, `diag` errors and threads.
 
+mod conns;
 mod diag;
 mod patterns;
 mod peers;
@@ -95,6 +97,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::ShowStat(f, Format::Typed) => weir_admin::typed::stat_typed(&stat_rows(sh, f)),
         Command::ShowStat(f, Format::Json) => weir_admin::typed::stat_json(&stat_rows(sh, f)),
         Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
+        Command::ShowServersConn(b) => conns::show(sh, b.as_deref()),
         Command::GetVar(name) => get_var(sh, name),
         Command::Ssl(c) => ssl::run(sh, c),
         Command::Table(t) => tables::run(sh, t, true),

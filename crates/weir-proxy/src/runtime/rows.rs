@@ -541,6 +541,9 @@ fn backend_row(
 }
 
 pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
+    if only.is_some_and(|n| !sh.backends.iter().any(|b| b.name == n)) {
+        return "Can't find backend.\n".into();
+    }
     let mut out = Vec::new();
     for be in &sh.backends {
         if only.is_some_and(|n| n != be.name) {

@@ -21,17 +21,19 @@ fn state_changes_log_as_haproxy() {
             log.port()
         );
         let _p = start(&cfg, port);
-        for c in [
-            "disable server b/s1",
-            "disable server b/s2",
-            "enable server b/s1",
-            "set server b/s2 state drain",
-            "set server b/s1 state drain",
-            "set server b/s1 state ready",
+        // Each change's last line is awaited before the next is asked:
+        // haproxy applies a change after answering the command.
+        for (c, last) in [
+            ("disable server b/s1", "s1 is going DOWN"),
+            ("disable server b/s2", "has no server available"),
+            ("enable server b/s1", "s1 is UP/READY"),
+            ("set server b/s2 state drain", "s2 remains in forced drain"),
+            ("set server b/s1 state drain", "s1 enters drain"),
+            ("set server b/s1 state ready", "leaving forced drain"),
         ] {
             ask(sock, &format!("{c}\n"));
+            log.wait_line(last, Duration::from_secs(5));
         }
-        log.wait_line("leaving forced drain", Duration::from_secs(5));
         let lines = log.lines.lock().unwrap().clone();
         lines
             .iter()

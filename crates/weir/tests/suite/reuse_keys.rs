@@ -8,12 +8,15 @@
 use crate::common::http::Client;
 use crate::common::tls::Pki;
 use crate::common::*;
+use std::path::Path;
 
-/// The senders on `ports[0..3]` and their receivers on `ports[3..7]`.
-fn cfg(p: &[u16; 7], pem: &str) -> String {
+/// The senders on `ports[0..3]` and their receivers on `ports[3..7]`,
+/// with a stats socket at `sock`.
+fn cfg(p: &[u16; 7], pem: &str, sock: &Path) -> String {
     let answer = "http-request return status 200 hdr x-first %[http_first_req]";
     format!(
-        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+        "global\n    stats socket {}\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
          listen dst\n    bind 127.0.0.1:{}\n    http-request set-dst-port hdr(x-dst-port)\n    server s 127.0.0.1:0 pool-low-conn 2\n\
          listen proxy\n    bind 127.0.0.1:{} accept-proxy\n    http-reuse always\n    server s 127.0.0.1:{} send-proxy\n\
          listen sni\n    bind 127.0.0.1:{}\n    server s 127.0.0.1:{} ssl sni req.hdr(x-sni) verify none pool-low-conn 2\n\
@@ -21,7 +24,16 @@ fn cfg(p: &[u16; 7], pem: &str) -> String {
          listen r2\n    bind 127.0.0.1:{}\n    {answer} hdr x-to r2\n\
          listen rp\n    bind 127.0.0.1:{} accept-proxy\n    {answer} hdr x-to %[src_port]\n\
          listen rs\n    bind 127.0.0.1:{} ssl crt {pem}\n    {answer} hdr x-to %[ssl_fc_sni]\n",
-        p[0], p[1], p[5], p[2], p[6], p[3], p[4], p[5], p[6]
+        sock.display(),
+        p[0],
+        p[1],
+        p[5],
+        p[2],
+        p[6],
+        p[3],
+        p[4],
+        p[5],
+        p[6]
     )
 }
 
@@ -54,8 +66,11 @@ fn proxied(port: u16, sport: u16) -> Client {
     c
 }
 
-/// The whole story through one proxy whose ports are `p`.
-fn story(p: &[u16; 7]) -> Vec<String> {
+/// The whole story through one proxy whose ports are `p` and stats socket
+/// `sock`. A client's next connection is made once the last exchange left
+/// its server connection idle (which a proxy does after the client may
+/// have read the response).
+fn story(p: &[u16; 7], sock: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let (r1, r2) = (p[3].to_string(), p[4].to_string());
     let mut c = Client::connect(p[0]);
@@ -67,6 +82,7 @@ fn story(p: &[u16; 7]) -> Vec<String> {
     for sport in [40000, 40000, 50000, 40000] {
         let mut c = proxied(p[1], sport);
         out.extend(run(&mut c, "x-n", &["1".into()]));
+        conns_settled(sock);
     }
     let names = [
         "a.example",
@@ -86,11 +102,13 @@ fn idle_connections_serve_only_requests_they_fit_as_haproxy() {
     let pki = Pki::new();
     let pem = pki.path("certs/1-www.pem");
     let (wp, hp) = (ports(), ports());
-    let Some(_h) = Haproxy::start(&cfg(&hp, &pem), hp[0]) else {
+    let dir = tempdir("reuse-keys");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let Some(_h) = Haproxy::start(&cfg(&hp, &pem, &hs), hp[0]) else {
         panic!("haproxy is not installed: tests/run installs it");
     };
-    let _w = Weir::start(&cfg(&wp, &pem), wp[0]);
-    let (ours, theirs) = (story(&wp), story(&hp));
+    let _w = Weir::start(&cfg(&wp, &pem, &ws), wp[0]);
+    let (ours, theirs) = (story(&wp, &ws), story(&hp, &hs));
     assert_eq!(ours, theirs, "weir's answers, then haproxy's");
     assert_eq!(
         ours,
@@ -120,9 +138,9 @@ fn idle_connections_serve_only_requests_they_fit_as_haproxy() {
 /// one idle connection, whichever thread holds it.
 #[test]
 fn pool_max_conn_is_the_servers_whatever_the_thread() {
-    let cfg = |s: u16, r: u16| {
+    let cfg = |s: u16, r: u16, sock: &Path| {
         format!(
-            "global\n    nbthread 2\n\
+            "global\n    nbthread 2\n    stats socket {}\n\
              defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
              listen sender\n    bind 127.0.0.1:{s}\n    http-reuse safe\n\
              \x20   http-request set-header client-id %[req.hdr(client-id)] if {{ req.hdr(client-id) -m found }}\n\
@@ -130,10 +148,13 @@ fn pool_max_conn_is_the_servers_whatever_the_thread() {
              listen receiver\n    bind 127.0.0.1:{r}\n\
              \x20   http-request set-var(sess.client_id) req.hdr(client-id)\n\
              \x20   http-request return status 200\n\
-             \x20   http-after-response set-header client-id %[var(sess.client_id)]\n"
+             \x20   http-after-response set-header client-id %[var(sess.client_id)]\n",
+            sock.display()
         )
     };
-    let story = |port: u16| -> Vec<String> {
+    // Each client comes once the last one's connections are idle or
+    // closed.
+    let story = |port: u16, sock: &Path| -> Vec<String> {
         let mut out = Vec::new();
         for i in 1..=6 {
             let mut c = Client::connect(port);
@@ -147,15 +168,76 @@ fn pool_max_conn_is_the_servers_whatever_the_thread() {
                 let r = c.response("GET");
                 out.push(format!("c{i}:{}", r.header("client-id").unwrap_or("-")));
             }
+            conns_settled(sock);
         }
         out
     };
     let (hs, hr, ws, wr) = (free_port(), free_port(), free_port(), free_port());
-    let Some(_h) = Haproxy::start(&cfg(hs, hr), hs) else {
+    let dir = tempdir("pool-max-conn");
+    let (wsock, hsock) = (dir.join("w.sock"), dir.join("h.sock"));
+    let Some(_h) = Haproxy::start(&cfg(hs, hr, &hsock), hs) else {
         panic!("haproxy is not installed: tests/run installs it");
     };
-    let _w = Weir::start(&cfg(ws, wr), ws);
-    let theirs = story(hs);
-    assert_eq!(story(ws), theirs);
+    let _w = Weir::start(&cfg(ws, wr, &wsock), ws);
+    let theirs = story(hs, &hsock);
+    assert_eq!(story(ws, &wsock), theirs);
     assert_eq!(&theirs[3..6], ["c2:c2", "c2:c1", "c2:c1"]);
+}
+
+/// `show servers conn` beside haproxy: a server's idle connections that
+/// carried one request (unsafe) or several (safe), its `pool-max-conn`
+/// and `pool-purge-delay`, per thread; a backend that is not there.
+#[test]
+fn show_servers_conn_as_haproxy() {
+    let cfg = |a: u16, b: u16, r: u16, sock: &Path| {
+        format!(
+            "global\n    nbthread 1\n    stats socket {}\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen one\n    bind 127.0.0.1:{a}\n    server s1 127.0.0.1:{r} pool-max-conn 1\n\
+             listen two\n    bind 127.0.0.1:{b}\n    server s2 127.0.0.1:{r} pool-purge-delay 3s\n    server s3 127.0.0.1:{r}\n\
+             listen receiver\n    bind 127.0.0.1:{r}\n    http-request return status 200\n",
+            sock.display()
+        )
+    };
+    let story = |a: u16, b: u16, sock: &Path| -> Vec<String> {
+        let mut c = Client::connect(a);
+        for _ in 0..2 {
+            c.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+            c.response("GET");
+        }
+        drop(c);
+        conns_settled(sock);
+        let mut c = Client::connect(b);
+        c.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        c.response("GET");
+        conns_settled(sock);
+        let mut out: Vec<String> = ask(sock, "show servers conn\n")
+            .lines()
+            .map(|l| {
+                // (Past the name, the addresses differ: the ports.)
+                let f: Vec<&str> = l.split(' ').collect();
+                let keep = f.iter().enumerate().filter(|(i, _)| !(2..=3).contains(i));
+                keep.map(|(_, w)| *w).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        out.push(ask(sock, "show servers conn nope\n"));
+        out.push(ask(sock, "show servers state nope\n"));
+        out
+    };
+    let (ha, hb, hr) = (free_port(), free_port(), free_port());
+    let (wa, wb, wr) = (free_port(), free_port(), free_port());
+    let dir = tempdir("servers-conn");
+    let (wsock, hsock) = (dir.join("w.sock"), dir.join("h.sock"));
+    let Some(_h) = Haproxy::start(&cfg(ha, hb, hr, &hsock), ha) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wa, wb, wr, &wsock), wa);
+    let theirs = story(ha, hb, &hsock);
+    assert_eq!(story(wa, wb, &wsock), theirs);
+    assert!(
+        theirs
+            .iter()
+            .any(|l| l.starts_with("one/s1 2/1 - 5000 0 1 1 0 1 1 1 1")),
+        "{theirs:?}"
+    );
 }

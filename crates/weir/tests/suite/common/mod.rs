@@ -513,6 +513,24 @@ pub fn ask(sock: &std::path::Path, line: &str) -> String {
     s
 }
 
+/// `show servers conn` once no server connection is in use (`used_cur`
+/// 0 on every line): each finished exchange has left its connection idle
+/// or closed it.
+pub fn conns_settled(sock: &std::path::Path) -> String {
+    wait_for(
+        "every server connection idle or closed",
+        Duration::from_secs(5),
+        || {
+            let d = ask(sock, "show servers conn\n");
+            let busy = d
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .any(|l| l.split(' ').nth(6) != Some("0"));
+            (!busy && d.starts_with('#')).then_some(d)
+        },
+    )
+}
+
 /// The `show sess` line of the client at `src`, once it has `part`.
 pub fn sess_line(sock: &std::path::Path, src: &str, part: &str) -> String {
     wait_for(
