@@ -55,6 +55,10 @@ pub enum Ctr {
     /// Rewrites that found no room (`wrew`), and internal errors (`eint`).
     Wrew,
     Eint,
+    /// HTTP/1 body bytes moved with splice(2): received on this side
+    /// (`h1_spliced_bytes_in`) and sent (`h1_spliced_bytes_out`).
+    H1SplicedIn,
+    H1SplicedOut,
     /// Queue, connect, response and total times: sums in ms and how many
     /// were summed (for `qtime` … `ttime`, averaged by [`crate::rates`]).
     QSum,

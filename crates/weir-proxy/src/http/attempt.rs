@@ -406,8 +406,9 @@ pub(super) fn upload<'u>(
     // Boxed: a request without a body (the common case) does not carry
     // its state.
     let size = r.f.sh.bufsize;
+    let sp = r.splicing(true);
     Some(Box::pin(transfer(
-        r.f.client, cbuf, sconn, rest, size, t, true,
+        r.f.client, cbuf, sconn, rest, size, t, true, sp,
     )))
 }
 

@@ -48,6 +48,33 @@ pub(super) struct Route<'r> {
     pub tunnel_timeout: Option<std::time::Duration>,
 }
 
+impl<'r> Route<'r> {
+    /// The splicing `option splice-*` allows for the request's body
+    /// (`request`) or the response's, on either proxy, unless `nosplice`.
+    pub fn splicing(&self, request: bool) -> Option<super::splicing::Splicing<'r>> {
+        let sh = self.f.sh;
+        let on = |o: &weir_config::ProxyOptions| {
+            o.splice_auto
+                || if request {
+                    o.splice_request
+                } else {
+                    o.splice_response
+                }
+        };
+        if sh.nosplice || !(on(&self.f.fe_px.options) || on(&self.be_px.options)) {
+            return None;
+        }
+        let fe = &sh.frontend(self.f.fe_idx).counters;
+        let be = &self.be.counters;
+        let (from, to) = if request { (fe, be) } else { (be, fe) };
+        Some(super::splicing::Splicing {
+            pipesize: sh.pipesize,
+            from,
+            to,
+        })
+    }
+}
+
 /// The request as the server gets it, made once for every try.
 pub(super) struct Prepared<'k> {
     /// The head was rewritten: `wire` starts with it, not its bytes.

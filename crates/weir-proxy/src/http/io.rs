@@ -4,7 +4,8 @@
 //! soon as they are empty, so an idle keep-alive connection holds none.
 
 use super::peer::Peer;
-use crate::conn::Io;
+use super::splicing::{self, Spliced, Splicing};
+use crate::conn::{Conn, Io};
 use crate::forward::{get_buffer, put_buffer};
 use std::io;
 use std::time::Duration;
@@ -208,6 +209,9 @@ pub struct XferTimeouts {
 /// Copies a body of `framing` from `buf` + `src` to `dst`. Bytes after the
 /// body stay in `buf` (a pipelined request). Returns the body bytes
 /// written. `request` selects the error flavour of a bad chunk.
+/// With `sp`, what is not buffered yet of a body of known length or one
+/// that ends with the connection is spliced, between plain TCP sockets.
+#[allow(clippy::too_many_arguments)]
 pub async fn transfer(
     src: Peer<'_>,
     buf: &mut Buf,
@@ -216,8 +220,10 @@ pub async fn transfer(
     size: usize,
     t: XferTimeouts,
     request: bool,
+    sp: Option<Splicing<'_>>,
 ) -> Result<u64, XferError> {
-    copy_body(src, buf, Some(dst), framing, size, t, request).await
+    let sp = sp.and_then(|sp| Some((splicing::sockets(src, dst)?, sp)));
+    copy_body(src, buf, Some(dst), framing, size, t, request, sp).await
 }
 
 /// Reads a response body of `framing` from `buf` + `src` to its end and
@@ -230,7 +236,7 @@ pub async fn drain(
     size: usize,
     t: XferTimeouts,
 ) -> Result<u64, XferError> {
-    copy_body(src, buf, None, framing, size, t, false).await
+    copy_body(src, buf, None, framing, size, t, false, None).await
 }
 
 /// Writes `bytes` to `dst`, or nowhere.
@@ -241,7 +247,11 @@ async fn put(dst: Option<Peer<'_>>, bytes: &[u8], t: Option<Duration>) -> Result
     }
 }
 
+/// The sockets under both peers and the splicing allowed between them.
+type SpliceWay<'a> = ((&'a Conn, &'a Conn), Splicing<'a>);
+
 /// [`transfer`] and [`drain`]: the body to `dst`, or dropped.
+#[allow(clippy::too_many_arguments)]
 async fn copy_body(
     src: Peer<'_>,
     buf: &mut Buf,
@@ -250,6 +260,7 @@ async fn copy_body(
     size: usize,
     t: XferTimeouts,
     request: bool,
+    mut sp: Option<SpliceWay<'_>>,
 ) -> Result<u64, XferError> {
     match framing {
         Framing::None | Framing::Tunnel => Ok(0),
@@ -258,6 +269,15 @@ async fn copy_body(
             let mut sent = 0u64;
             while left > 0 {
                 if buf.is_empty() {
+                    if let Some(((s, d), way)) = sp {
+                        match splicing::body(s, d, Some(left), t, way).await? {
+                            Spliced::Done(k) => return Ok(sent + k),
+                            Spliced::Unsupported(k) => {
+                                (sent, left, sp) = (sent + k, left - k, None);
+                                continue;
+                            }
+                        }
+                    }
                     more(buf, src, size, t.read).await?;
                 }
                 let avail = buf.bytes();
@@ -273,6 +293,12 @@ async fn copy_body(
             let mut sent = 0u64;
             loop {
                 if buf.is_empty() {
+                    if let Some(((s, d), way)) = sp.take() {
+                        match splicing::body(s, d, None, t, way).await? {
+                            Spliced::Done(k) => return Ok(sent + k),
+                            Spliced::Unsupported(k) => sent += k,
+                        }
+                    }
                     match more(buf, src, size, t.read).await {
                         Err(XferError::SrcClosed) => return Ok(sent),
                         r => r?,

@@ -25,6 +25,7 @@ pub mod room;
 pub mod rules;
 mod samples;
 pub mod service;
+pub(crate) mod splicing;
 pub mod view;
 
 use crate::conn::{Conn, Io};

@@ -566,7 +566,8 @@ pub(super) async fn body<'r>(
                 }
                 drained
             } else {
-                transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false).await
+                let sp = r.splicing(false);
+                transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false, sp).await
             }
         },
         up

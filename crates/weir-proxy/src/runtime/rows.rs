@@ -287,6 +287,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                         .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
                         .set_all(&["cache_lookups", "cache_hits"], 0);
                 }
+                spliced(&mut r, c);
                 rows.push(r);
                 if want(8) && px.options.socket_stats {
                     rows.extend(listener_rows(px, fe, http));
@@ -537,6 +538,7 @@ fn backend_row(
             .set_all(&["comp_in", "comp_out", "comp_byp", "comp_rsp"], 0)
             .set_all(&["cache_lookups", "cache_hits"], 0);
     }
+    spliced(&mut r, c);
     r
 }
 
@@ -614,4 +616,11 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
         }
     }
     stat::servers_state(&out)
+}
+
+/// The HTTP/1 body bytes a frontend or backend moved with splice(2)
+/// (haproxy's h1 module counters).
+fn spliced(r: &mut Row, c: &crate::stats::Counters) {
+    r.set("h1_spliced_bytes_in", c.get(Ctr::H1SplicedIn))
+        .set("h1_spliced_bytes_out", c.get(Ctr::H1SplicedOut));
 }

@@ -25,6 +25,7 @@ mod http_abort;
 mod http_actions_differential;
 mod http_differential;
 mod http_rules;
+mod http_splice;
 mod httplog_differential;
 mod idle_sleep;
 mod iperf;

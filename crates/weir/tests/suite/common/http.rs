@@ -179,6 +179,7 @@ pub struct Seen {
 }
 
 /// The test origin. Paths: `/?s=N` N bytes, `/chunked?s=N` chunked,
+/// `/noclen?s=N` N bytes ending with the connection,
 /// `/close` answers with `Connection: close`, `/setcookie` sets
 /// `JSESSIONID=abc`, `/auth` answers 401, `/slow?ms=N` waits, `/garbage`
 /// answers junk, `/empty` closes without answering, `/ws` switches
@@ -222,7 +223,8 @@ pub fn base64(b: &[u8], url: bool) -> String {
     out
 }
 
-fn sized(n: usize) -> Vec<u8> {
+/// The body `/?s=N` answers: N bytes of the alphabet, over and over.
+pub fn sized(n: usize) -> Vec<u8> {
     (0..n).map(|i| b'a' + (i % 26) as u8).collect()
 }
 
@@ -308,6 +310,13 @@ impl Origin {
                                 }
                             }
                         }
+                    }
+                    "/noclen" => {
+                        // A body that ends with the connection.
+                        let mut o = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+                        o.extend_from_slice(&sized(param(&uri, "s").unwrap_or(0)));
+                        let _ = w.write_all(&o);
+                        return;
                     }
                     "/chunked" => {
                         let b = sized(param(&uri, "s").unwrap_or(0));
