@@ -112,6 +112,18 @@ fn counters_fetches_and_show_table_as_haproxy() {
     let theirs = [requests(hp, COUNTED), requests(hp, &[("/inc", "bob")])];
     assert_eq!(ours, theirs, "weir's answers, then haproxy's");
     assert_eq!(ours[0][2], "200 3 1 1 1 1 1 0 1 2 9 1 1 0 1 1 0");
+    // The clients have left once each proxy has seen them go.
+    for sock in [&ws, &hs] {
+        wait_for(
+            "the tracked connections to end",
+            Duration::from_secs(5),
+            || {
+                ask(sock, "show table fe\n")
+                    .contains(" conn_cur=0 ")
+                    .then_some(())
+            },
+        );
+    }
     let mut seen = Vec::new();
     for cmd in [
         "show table fe\n",

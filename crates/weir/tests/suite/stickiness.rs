@@ -82,6 +82,20 @@ fn stick_on_match_and_store_response_as_haproxy() {
     assert_eq!(ours[7], ours[8], "the cookie set sticks");
     assert_eq!(ours[8], ours[9]);
     assert_eq!(ours[9], ours[11]);
+    // Compared once each proxy has let go of every entry (the last
+    // exchange may still hold one just after its response).
+    for sock in [&ws, &hs] {
+        wait_for("the entries to be let go", Duration::from_secs(5), || {
+            ["show table be\n", "show table sessions\n"]
+                .iter()
+                .all(|c| {
+                    !ask(sock, c)
+                        .lines()
+                        .any(|l| l.contains(" use=") && !l.contains(" use=0 "))
+                })
+                .then_some(())
+        });
+    }
     for cmd in ["show table be\n", "show table sessions\n", "show table\n"] {
         let (o, t) = (normalized(&ask(&ws, cmd)), normalized(&ask(&hs, cmd)));
         assert_eq!(o, t, "{cmd}: weir's, then haproxy's");
