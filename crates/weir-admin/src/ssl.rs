@@ -40,6 +40,10 @@ pub enum SslCmd {
         cert: String,
         line: Option<usize>,
     },
+    /// `show ssl ocsp-response [<id>]`.
+    ShowOcsp(Option<String>),
+    /// `set ssl ocsp-response <base64>` (or as payload).
+    SetOcsp(String),
 }
 
 fn kind(w: &str) -> Option<FileKind> {
@@ -66,6 +70,15 @@ fn usage(m: &str) -> CliError {
 /// when they name no `ssl` command.
 pub fn parse(verb: &str, rest: &[&str]) -> Option<Result<SslCmd, CliError>> {
     let r = match (verb, rest) {
+        ("show", ["ocsp-response"]) => Ok(SslCmd::ShowOcsp(None)),
+        ("show", ["ocsp-response", id, ..]) => Ok(SslCmd::ShowOcsp(Some(id.to_string()))),
+        ("set", ["ocsp-response", "<<", lines @ ..]) if !lines.is_empty() => {
+            Ok(SslCmd::SetOcsp(lines.join("\n")))
+        }
+        ("set", ["ocsp-response", b64]) if *b64 != "<<" => Ok(SslCmd::SetOcsp(b64.to_string())),
+        ("set", ["ocsp-response", ..]) => Err(usage(
+            "'set ssl ocsp-response' expects response in base64 encoding.",
+        )),
         ("show", ["crt-list", args @ ..]) => {
             let (numbers, args) = match args {
                 ["-n", rest @ ..] => (true, rest),

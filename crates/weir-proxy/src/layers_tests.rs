@@ -91,7 +91,7 @@ const STATICS: &[(&str, &str, &str)] = &[
     (
         "http/pool.rs",
         "POOLS",
-        "every thread's idle server connections, for a thread whose own has none",
+        "every thread's idle server connections by worker, for a thread whose own has none and for `show servers conn`",
     ),
     (
         "http/lot.rs",

@@ -24,6 +24,7 @@ pub mod live;
 pub mod matching;
 pub mod mqtt;
 pub mod normalize;
+pub mod ocsp;
 pub mod patref;
 pub mod payload;
 pub mod sample;

@@ -4,7 +4,7 @@
 //! HAProxy's `*_s_dn` and `*_i_dn` give.
 
 /// One DER element: (tag, contents, rest). `None` on malformed input.
-fn tlv(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(crate) fn tlv(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, b) = b.split_first()?;
     let (&l0, mut b) = b.split_first()?;
     let len = if l0 < 0x80 {
@@ -39,7 +39,7 @@ fn oid_name(oid: &[u8]) -> String {
     }
 }
 
-fn dotted(oid: &[u8]) -> String {
+pub(crate) fn dotted(oid: &[u8]) -> String {
     let mut parts: Vec<u64> = Vec::new();
     let mut v = 0u64;
     for &b in oid {
@@ -87,6 +87,17 @@ fn attributes(mut name: &[u8]) -> Option<Vec<(String, String)>> {
         }
     }
     Some(out)
+}
+
+/// `C = FR, O = Org, CN = name` from a Name's contents (OpenSSL's
+/// `XN_FLAG_ONELINE`).
+pub fn spaced(name: &[u8]) -> String {
+    attributes(name)
+        .unwrap_or_default()
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `/C=FR/O=Org/CN=name` from a Name's contents.

@@ -218,7 +218,7 @@ pub fn crl(der: &[u8]) -> Option<String> {
 }
 
 /// A signature algorithm's long name (`sha256WithRSAEncryption`).
-fn long_sig_name(oid: &[u8]) -> String {
+pub(crate) fn long_sig_name(oid: &[u8]) -> String {
     match super::sig_alg_name(oid).as_str() {
         "RSA-MD5" => "md5WithRSAEncryption".into(),
         "RSA-SHA1" => "sha1WithRSAEncryption".into(),

@@ -7,6 +7,7 @@
 
 mod conns;
 mod diag;
+mod ocsp;
 mod patterns;
 mod peers;
 mod rows;

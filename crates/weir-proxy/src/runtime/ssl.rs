@@ -70,7 +70,7 @@ fn uses(c: &Ctx<'_>, f: &FileRef) -> bool {
 
 /// Rebuilds every context built from `file`, and puts them in force only
 /// when all of them build; the number rebuilt.
-fn rebuild(sh: &Shared, file: &FileRef) -> Result<usize, Vec<String>> {
+pub(super) fn rebuild(sh: &Shared, file: &FileRef) -> Result<usize, Vec<String>> {
     let g = &sh.cfg.global.tls;
     let mut done = Vec::new();
     for c in contexts(sh).into_iter().filter(|c| uses(c, file)) {
@@ -114,6 +114,8 @@ pub fn run(sh: &Shared, cmd: &SslCmd) -> String {
             Ok(()) => format!("Entry '{cert}' deleted in crtlist '{list}'!\n"),
             Err(e) => format!("Can't delete the entry: {e}\n"),
         },
+        SslCmd::ShowOcsp(id) => super::ocsp::show(sh, id.as_deref()),
+        SslCmd::SetOcsp(b64) => super::ocsp::set(sh, b64),
     }
 }
 
@@ -144,6 +146,11 @@ fn show(sh: &Shared, k: Kind, arg: &str) -> String {
         },
         _ => (arg, None),
     };
+    if k == Kind::Cert {
+        if let Some(text) = super::ocsp::show_file(sh, name) {
+            return text;
+        }
+    }
     let Some(c) = sh.tls_files.entry(k, name) else {
         return match k {
             Kind::Cert => {
@@ -171,7 +178,8 @@ fn show(sh: &Shared, k: Kind, arg: &str) -> String {
             for der in f.chain.iter().skip(1) {
                 out.push_str(&weir_rules::x509::text::chain(der));
             }
-            out.push_str("OCSP Response Key: \n");
+            let key = f.ocsp.as_deref().and_then(super::ocsp::key_of);
+            out.push_str(&format!("OCSP Response Key: {}\n", key.unwrap_or_default()));
         }
         Content::Ca(l) => {
             for (i, der) in l.iter().enumerate().filter(|(i, _)| pick(*i)) {

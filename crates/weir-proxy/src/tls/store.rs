@@ -295,6 +295,11 @@ impl Store {
     /// or updates the kind's transaction. `Ok(true)` when it was created.
     pub fn set(&self, kind: Kind, name: &str, payload: &str) -> Result<(String, bool), String> {
         let mut f = self.lock();
+        if let Some(base) = name.strip_suffix(".ocsp") {
+            if kind == Kind::Cert && f.entries.contains_key(&(kind, base.to_string())) {
+                return set_ocsp_file(&mut f, base, payload);
+            }
+        }
         let (target, key_only) = match kind {
             Kind::Cert => self.cert_target(&f, name).ok_or_else(|| {
                 "Can't replace a certificate which is not referenced by the configuration!"
@@ -364,6 +369,12 @@ impl Store {
                             .into(),
                     );
                 };
+                if c.ocsp
+                    .as_deref()
+                    .is_some_and(|d| weir_rules::ocsp::parse(d).is_none())
+                {
+                    return Err("Unable to parse OCSP response.".into());
+                }
                 Content::Cert(self.certify(c.chain.clone(), key.clone_key(), c.ocsp.clone())?)
             }
             other => other.clone(),
@@ -395,6 +406,41 @@ impl Store {
         f.txs.insert(t.kind, (t.name, t.tx));
     }
 
+    /// `set ssl ocsp-response`: `der` replaces the response of every
+    /// certificate whose response has the same certificate ID (`key`).
+    /// The certificates changed and their old content, for
+    /// [`Store::restore`]; none when no certificate has that ID.
+    pub fn set_ocsp(&self, key: &str, der: &[u8]) -> Result<Vec<Named>, String> {
+        let mut f = self.lock();
+        let same = |c: &CertFile| {
+            let r = c.ocsp.as_deref().and_then(weir_rules::ocsp::parse);
+            r.and_then(|r| r.basic)
+                .is_some_and(|b| b.responses.first().is_some_and(|s| s.key() == key))
+        };
+        let names: Vec<String> = f
+            .entries
+            .iter()
+            .filter_map(|((k, n), c)| match c {
+                Content::Cert(c) if *k == Kind::Cert && same(c) => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut olds = Vec::new();
+        for n in names {
+            let key = (Kind::Cert, n.clone());
+            let Some(Content::Cert(c)) = f.entries.get(&key).cloned() else {
+                continue;
+            };
+            let Some(k) = &c.key else {
+                continue;
+            };
+            let new = self.certify(c.chain.clone(), k.clone_key(), Some(der.to_vec()))?;
+            f.entries.insert(key, Content::Cert(new));
+            olds.push((n, Content::Cert(c)));
+        }
+        Ok(olds)
+    }
+
     /// Replaces a file's content directly (a `crt-list` edited by `add|del
     /// ssl crt-list`), returning the old one for [`Store::restore`].
     pub fn replace(&self, kind: Kind, name: &str, c: Content) -> Option<Content> {
@@ -410,6 +456,37 @@ impl Store {
             None => f.entries.remove(&key),
         };
     }
+}
+
+/// `set ssl cert <crt>.ocsp` with a base64 payload: the certificate's
+/// transaction (started from the certificate when there is none) takes
+/// it as its OCSP response, checked at commit.
+fn set_ocsp_file(f: &mut Files, base: &str, payload: &str) -> Result<(String, bool), String> {
+    if let Some((t, _)) = f.txs.get(&Kind::Cert).filter(|(t, _)| t != base) {
+        return Err(format!(
+            "The ongoing transaction is about '{t}' but you are trying to set '{base}'"
+        ));
+    }
+    let der = weir_rules::ocsp::from_base64(payload).ok_or_else(|| {
+        "'set ssl cert' received invalid base64 encoded OCSP response.".to_string()
+    })?;
+    let created = !f.txs.contains_key(&Kind::Cert);
+    let content = match f.txs.get(&Kind::Cert) {
+        Some((_, c)) => c.clone(),
+        None => f
+            .entries
+            .get(&(Kind::Cert, base.to_string()))
+            .cloned()
+            .unwrap_or_else(|| Content::empty(Kind::Cert)),
+    };
+    let Content::Cert(mut c) = content else {
+        return Err("Invalid payload".into());
+    };
+    c.ocsp = Some(der);
+    c.ck = None;
+    f.txs
+        .insert(Kind::Cert, (base.to_string(), Content::Cert(c)));
+    Ok((base.to_string(), created))
 }
 
 /// A transaction's content with a payload's PEM blocks in: certificates

@@ -54,6 +54,7 @@ mod tcp_to_http;
 mod tls;
 
 mod tls_certs;
+mod tls_ocsp;
 mod tls_records;
 mod tls_runtime;
 mod tls_servers;
