@@ -24,7 +24,11 @@ pub fn run(sh: &Shared, cmd: &TableCmd, operator: bool) -> String {
     }
 }
 
+/// The table's heading; expired entries go first, so that `used:`
+/// counts the entries listed below it (haproxy's expiry task removes
+/// them as they expire).
 fn head(t: &Table) -> String {
+    t.purge();
     header(t.name(), t.def().key.name(), t.def().size, t.used())
 }
 

@@ -291,3 +291,39 @@ fn mode_tcp_tracking_as_haproxy() {
     };
     assert_eq!(table(&ws), table(&hs), "weir's table, then haproxy's");
 }
+
+/// `show table`'s `used:` counts the entries it lists, also once an entry
+/// expired and before the table's purge came by (haproxy's reg-test
+/// stick-table/converteers_ref_cnt_never_dec accepts `used:0`, or
+/// `used:1` with the entry).
+#[test]
+fn used_counts_the_entries_listed_as_they_expire() {
+    let dir = tempdir("stick-expiry");
+    let sock = dir.join("w.sock");
+    let port = free_port();
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n\
+         \x20   stick-table type ip size 10 expire 50ms store http_req_cnt\n\
+         \x20   http-request track-sc0 src\n\
+         \x20   http-request return status 200\n",
+        sock.display()
+    );
+    let _w = Weir::start(&cfg, port);
+    assert_eq!(requests(port, &[("/", "a")]), ["200 -"]);
+    let mut listed = Vec::new();
+    wait_for("the entry to expire", Duration::from_secs(5), || {
+        let t = ask(&sock, "show table fe\n");
+        let lines = t.lines().filter(|l| l.contains(": key=")).count();
+        let used = t
+            .split("used:")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse::<usize>().ok());
+        assert_eq!(used, Some(lines), "{t}");
+        listed.push(lines);
+        (lines == 0).then_some(())
+    });
+    assert_eq!(listed.first(), Some(&1), "the entry was listed once");
+}
