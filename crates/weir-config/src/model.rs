@@ -5,8 +5,10 @@ use crate::diag::Loc;
 use crate::logformat::LogFormat;
 use std::time::Duration;
 
+mod check;
 mod log;
 mod server;
+pub use check::*;
 pub use log::*;
 pub use server::*;
 
@@ -389,6 +391,9 @@ pub struct ProxyOptions {
     pub srvtcpka_params: TcpKa,
     pub allbackups: bool,
     pub httpchk: Option<HttpCheck>,
+    /// `option tcp-check` or a protocol check (none: a connection check,
+    /// or `option httpchk`'s).
+    pub check_proto: Option<CheckProto>,
     /// `option httplog clf`.
     pub httplog_clf: bool,
     /// `option httpslog`.
@@ -726,6 +731,7 @@ pub struct Proxy {
     pub balance_key: Option<BalanceKey>,
     pub cookie: Option<CookieCfg>,
     pub http_check: HttpCheckRules,
+    pub tcp_check: TcpCheckRules,
     pub hash_type: HashType,
     pub servers: Vec<Server>,
     pub default_server: ServerDefaults,
@@ -892,6 +898,7 @@ impl Proxy {
             balance_key: None,
             cookie: None,
             http_check: HttpCheckRules::default(),
+            tcp_check: TcpCheckRules::default(),
             hash_type: HashType::default(),
             servers: Vec::new(),
             default_server: ServerDefaults::default(),
@@ -943,6 +950,7 @@ impl Proxy {
         p.use_backends.clear();
         p.description = None;
         p.http_check.own = false;
+        p.tcp_check.own = false;
         if !kind.is_frontend() {
             p.default_backend = None;
         }

@@ -435,6 +435,9 @@ pub struct CheckResult {
     /// `, code: N`, `, info: "…"` details.
     pub detail: String,
     pub duration: std::time::Duration,
+    /// The log line of a check that passed gives its info (a check
+    /// script's; an HTTP check's reason phrase is left out).
+    pub log_info: bool,
 }
 
 /// A server's health as the runtime API shows it; its check task writes it
@@ -528,6 +531,7 @@ fn short_code(reason: &str) -> &'static str {
         "Layer6 timeout" => "L6TOUT",
         "Layer6 invalid response" => "L6RSP",
         "Layer7 check passed" => "L7OK",
+        "Layer7 check conditionally passed" => "L7OKC",
         "Layer7 timeout" => "L7TOUT",
         "Layer7 invalid response" => "L7RSP",
         "Layer7 wrong status" => "L7STS",

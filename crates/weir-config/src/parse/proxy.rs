@@ -151,8 +151,9 @@ pub(super) fn apply(
             }
         }
     }
-    const FAMILIES: [Family; 10] = [
+    const FAMILIES: [Family; 11] = [
         wiring,
+        |_, p, name, args, negate, _| super::check::checks(p, name, args, negate),
         super::persist::persistence,
         super::stick::tables,
         http_fields,
@@ -825,6 +826,7 @@ fn options(
                 p.options.httpchk = None;
                 return Ok(true);
             }
+            p.options.check_proto = None;
             own_checks(p, false);
             let (method, uri, version) = match args {
                 [] => ("OPTIONS", "/", "HTTP/1.0"),

@@ -10,6 +10,7 @@ mod common;
 mod admin_logs;
 mod audit;
 mod balancing;
+mod check_scripts;
 mod cli;
 mod converters_differential;
 mod counters_differential;

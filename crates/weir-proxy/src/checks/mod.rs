@@ -15,6 +15,8 @@ use tokio::time::Instant;
 use weir_balance::Health;
 use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
 
+mod script;
+
 /// Starts one check task per server with `check` on the current runtime.
 pub fn spawn_all(sh: &Arc<Shared>) {
     for be in &sh.backends {
@@ -39,6 +41,87 @@ pub fn spawn_all(sh: &Arc<Shared>) {
     }
 }
 
+/// Where and how long a check connects: the server's check address and
+/// port unless a rule gives its own.
+pub(crate) struct Dial<'a> {
+    pub px: &'a Proxy,
+    pub s: &'a Server,
+    pub target: &'a ServerTarget,
+    pub tls: Option<&'a crate::tls::ClientTls>,
+}
+
+/// Why a connection for a check failed: its status and info.
+pub(crate) struct DialError {
+    pub reason: &'static str,
+    pub info: String,
+}
+
+impl Dial<'_> {
+    pub fn connect_timeout(&self) -> Duration {
+        let inter = self.s.inter;
+        self.px.timeouts.connect.map_or(inter, |c| c.min(inter))
+    }
+
+    /// The address a check connects to (`port`, `addr`: a rule's own).
+    fn addr(&self, port: Option<u16>, ip: Option<std::net::IpAddr>) -> Result<SocketAddr, String> {
+        match self.target {
+            ServerTarget::Inet { addr, .. } => {
+                let base = match &self.s.check_addr {
+                    Some(a) => a.parse().map_err(|_| format!("bad check address '{a}'"))?,
+                    None => addr.ip(),
+                };
+                let port = port.or(self.s.check_port).unwrap_or(addr.port());
+                Ok(SocketAddr::new(ip.unwrap_or(base), port))
+            }
+            ServerTarget::Unix(_) => Err(String::new()),
+        }
+    }
+
+    /// Connects (and shakes hands under `tls`), or says why not.
+    pub async fn open(
+        &self,
+        port: Option<u16>,
+        ip: Option<std::net::IpAddr>,
+        tls: bool,
+    ) -> Result<Conn, DialError> {
+        let conn_timeout = self.connect_timeout();
+        let err = |reason, info: String| DialError { reason, info };
+        let addr = self.addr(port, ip);
+        let conn = match (&addr, self.target) {
+            (Ok(a), _) => tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(*a))
+                .await
+                .map(|r| r.map(Conn::Tcp)),
+            (Err(_), ServerTarget::Unix(p)) if port.is_none() && ip.is_none() => {
+                tokio::time::timeout(conn_timeout, tokio::net::UnixStream::connect(p))
+                    .await
+                    .map(|r| r.map(Conn::Unix))
+            }
+            (Err(e), _) => return Err(err("Layer4 connection problem", e.clone())),
+        };
+        let stream = match conn {
+            Err(_) => return Err(err("Layer4 timeout", String::new())),
+            Ok(Err(e)) => {
+                let info = match e.kind() {
+                    std::io::ErrorKind::ConnectionRefused => "Connection refused".to_string(),
+                    _ => e.to_string(),
+                };
+                return Err(err("Layer4 connection problem", info));
+            }
+            Ok(Ok(c)) => c,
+        };
+        let Some(t) = self.tls.filter(|_| tls) else {
+            return Ok(stream);
+        };
+        // Checks send no SNI (HAProxy's `check-sni` is not supported).
+        let name = crate::tls::server_name(None, addr.as_ref().ok().copied());
+        match crate::tls::connect(stream, t.config(), name, Some(conn_timeout)).await {
+            Ok(c) => Ok(c),
+            Err(crate::tls::HandshakeError::Timeout) => Err(err("Layer6 timeout", String::new())),
+            Err(e) => Err(err("Layer6 invalid response", e.message().to_string())),
+        }
+    }
+}
+
 async fn check_once(
     px: &Proxy,
     s: &Server,
@@ -47,63 +130,23 @@ async fn check_once(
 ) -> CheckResult {
     let started = Instant::now();
     let inter = s.inter;
-    let conn_timeout = px.timeouts.connect.map_or(inter, |c| c.min(inter));
     let read_timeout = px.timeouts.check.unwrap_or(inter);
     let fail = |reason: &str, detail: String| CheckResult {
         ok: false,
         reason: reason.into(),
         detail,
         duration: started.elapsed(),
+        log_info: false,
     };
-    let addr: Result<SocketAddr, String> = match target {
-        ServerTarget::Inet { addr, .. } => {
-            let ip = match &s.check_addr {
-                Some(a) => a.parse().map_err(|_| format!("bad check address '{a}'")),
-                None => Ok(addr.ip()),
-            };
-            let port = s.check_port.unwrap_or(addr.port());
-            ip.map(|ip| SocketAddr::new(ip, port))
-        }
-        ServerTarget::Unix(_) => Err(String::new()),
-    };
-    let conn = match (&addr, target) {
-        (Ok(a), _) => tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(*a))
-            .await
-            .map(|r| r.map(Conn::Tcp)),
-        (Err(_), ServerTarget::Unix(p)) => {
-            tokio::time::timeout(conn_timeout, tokio::net::UnixStream::connect(p))
-                .await
-                .map(|r| r.map(Conn::Unix))
-        }
-        (Err(e), _) => return fail("Layer4 connection problem", format!(", info: \"{e}\"")),
-    };
-    let mut stream = match conn {
-        Err(_) => return fail("Layer4 timeout", String::new()),
-        Ok(Err(e)) => {
-            let info = match e.kind() {
-                std::io::ErrorKind::ConnectionRefused => "Connection refused".to_string(),
-                _ => e.to_string(),
-            };
-            return fail("Layer4 connection problem", format!(", info: \"{info}\""));
-        }
-        Ok(Ok(c)) => c,
-    };
-    if let Some(t) = tls {
-        // Checks send no SNI (HAProxy's `check-sni` is not supported).
-        let name = crate::tls::server_name(None, addr.as_ref().ok().copied());
-        stream = match crate::tls::connect(stream, t.config(), name, Some(conn_timeout)).await {
-            Ok(c) => c,
-            Err(crate::tls::HandshakeError::Timeout) => {
-                return fail("Layer6 timeout", String::new())
-            }
-            Err(e) => {
-                return fail(
-                    "Layer6 invalid response",
-                    format!(", info: \"{}\"", e.message()),
-                )
-            }
-        };
+    let dial = Dial { px, s, target, tls };
+    if let Some(rules) = script::rules_of(px) {
+        return script::run(&dial, &rules, px.options.check_proto, started).await;
     }
+    let stream = match dial.open(None, None, true).await {
+        Ok(c) => c,
+        Err(e) if e.info.is_empty() => return fail(e.reason, String::new()),
+        Err(e) => return fail(e.reason, format!(", info: \"{}\"", e.info)),
+    };
     let Some(hc) = &px.options.httpchk else {
         return CheckResult {
             ok: true,
@@ -115,6 +158,7 @@ async fn check_once(
             .into(),
             detail: String::new(),
             duration: started.elapsed(),
+            log_info: false,
         };
     };
     let req = http_request(hc, &px.http_check);
@@ -215,6 +259,7 @@ pub fn evaluate_expect(resp: &[u8], e: &CheckExpect, duration: Duration) -> Chec
             reason: "Layer7 check passed".into(),
             detail: format!(", code: {code}, info: \"{info}\""),
             duration,
+            log_info: false,
         }
     } else {
         let why = match e.kind {
@@ -229,6 +274,7 @@ pub fn evaluate_expect(resp: &[u8], e: &CheckExpect, duration: Duration) -> Chec
                 e.text
             ),
             duration,
+            log_info: false,
         }
     }
 }
@@ -253,18 +299,21 @@ pub fn evaluate_status_line(resp: &[u8], duration: Duration) -> CheckResult {
             reason: "Layer7 check passed".into(),
             detail: format!(", code: {c}, info: \"{msg}\""),
             duration,
+            log_info: false,
         },
         (true, Some(c)) => CheckResult {
             ok: false,
             reason: "Layer7 wrong status".into(),
             detail: format!(", code: {c}, info: \"{msg}\""),
             duration,
+            log_info: false,
         },
         _ => CheckResult {
             ok: false,
             reason: "Layer7 invalid response".into(),
             detail: String::new(),
             duration,
+            log_info: false,
         },
     }
 }
@@ -341,7 +390,7 @@ fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall:
         format!("{}/{rise} DOWN", h.value())
     };
     // (A check that passed is told without the reason phrase.)
-    let detail = match r.ok {
+    let detail = match r.ok && !r.log_info {
         true => r.detail.split(", info:").next().unwrap_or_default(),
         false => &r.detail,
     };
@@ -443,5 +492,5 @@ async fn slowstart(be: Arc<BackendRt>, idx: usize, full: u32, period: Duration) 
 }
 
 #[cfg(test)]
-#[path = "checks_tests.rs"]
+#[path = "tests.rs"]
 mod tests;

@@ -1,0 +1,131 @@
+//! Health-check scripts: `option tcp-check` with its `tcp-check` rules,
+//! and the protocol checks weir builds from such rules (`option
+//! redis-check`).
+
+/// The check a section's servers run, beside `option httpchk` (the last
+/// `option …-check` line of the section wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckProto {
+    /// `option tcp-check`: the section's `tcp-check` rules (none: a
+    /// connection check).
+    TcpCheck,
+    /// `option redis-check`: `PING`, answered by `+PONG`.
+    Redis,
+}
+
+/// The `tcp-check` rules of a section.
+#[derive(Debug, Clone, Default)]
+pub struct TcpCheckRules {
+    /// Written in this section: its first `tcp-check` line drops the rules
+    /// `defaults` gave.
+    pub own: bool,
+    pub rules: Vec<TcpCheckRule>,
+    /// A `tcp-check comment` waiting for its rule.
+    pub pending_comment: Option<String>,
+}
+
+/// One step of a check script.
+#[derive(Debug, Clone)]
+pub enum TcpCheckRule {
+    Connect(CheckConnect),
+    /// `send` and `send-binary`: the bytes.
+    Send {
+        data: Vec<u8>,
+        comment: Option<String>,
+    },
+    Expect(TcpExpect),
+    /// `tcp-check comment`: a step of its own, whose message the next
+    /// rule reports when it fails.
+    Comment(String),
+}
+
+/// `tcp-check connect [default] [port <p>] [addr <ip>] [linger]`.
+#[derive(Debug, Clone, Default)]
+pub struct CheckConnect {
+    /// `default`: the server's check settings (`check-ssl`) apply.
+    pub default: bool,
+    pub port: Option<u16>,
+    pub addr: Option<std::net::IpAddr>,
+    pub comment: Option<String>,
+}
+
+/// A check status a rule may set (`L7OK`, `L4TOUT`, …).
+pub type CheckStatus = &'static str;
+
+/// `tcp-check expect …`.
+#[derive(Debug, Clone)]
+pub struct TcpExpect {
+    pub negate: bool,
+    /// `min-recv`: bytes needed before the rule is judged (`None`: any).
+    pub min_recv: Option<usize>,
+    pub comment: Option<String>,
+    pub ok_status: CheckStatus,
+    pub error_status: CheckStatus,
+    pub tout_status: CheckStatus,
+    pub on_success: Option<String>,
+    pub on_error: Option<CheckInfo>,
+    /// `status-code <int>`: the code reported.
+    pub status_code: Option<i64>,
+    pub pattern: TcpMatch,
+}
+
+/// What a failed expect rule reports as its info.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckInfo {
+    Text(String),
+    /// The first line of what the server sent (redis-check's).
+    FirstLine,
+}
+
+/// What an expect rule looks for in what the server sent.
+#[derive(Debug, Clone)]
+pub enum TcpMatch {
+    String(Vec<u8>),
+    RString(weir_rules::matching::Pattern),
+    Binary(Vec<u8>),
+    /// A regex over the bytes in upper-case hex.
+    RBinary(weir_rules::matching::Pattern),
+}
+
+impl TcpMatch {
+    /// Bytes an exact pattern needs (regexes: none).
+    pub fn exact_len(&self) -> Option<usize> {
+        match self {
+            TcpMatch::String(b) | TcpMatch::Binary(b) => Some(b.len()),
+            _ => None,
+        }
+    }
+}
+
+impl TcpExpect {
+    /// An expect rule with haproxy's default statuses.
+    pub fn new(pattern: TcpMatch) -> TcpExpect {
+        TcpExpect {
+            negate: false,
+            min_recv: None,
+            comment: None,
+            ok_status: "L7OK",
+            error_status: "L7RSP",
+            tout_status: "L7TOUT",
+            on_success: None,
+            on_error: None,
+            status_code: None,
+            pattern,
+        }
+    }
+}
+
+/// The script `option redis-check` runs.
+pub fn redis_rules() -> Vec<TcpCheckRule> {
+    let mut e = TcpExpect::new(TcpMatch::String(b"+PONG\r\n".to_vec()));
+    e.error_status = "L7STS";
+    e.on_success = Some("Redis server is ok".into());
+    e.on_error = Some(CheckInfo::FirstLine);
+    vec![
+        TcpCheckRule::Send {
+            data: b"*1\r\n$4\r\nPING\r\n".to_vec(),
+            comment: None,
+        },
+        TcpCheckRule::Expect(e),
+    ]
+}

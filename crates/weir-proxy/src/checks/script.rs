@@ -1,0 +1,340 @@
+//! Check scripts: the `tcp-check` rules of `option tcp-check`, and the
+//! protocol checks made of such rules (`option redis-check`). Each rule
+//! runs in turn on one connection (a `connect` rule opens another): `send`
+//! writes and forgets what was read, `expect` reads until its pattern is
+//! decided. Results and their info read as haproxy 2.6 writes them.
+
+use super::{CheckResult, Dial};
+use crate::conn::Conn;
+use std::borrow::Cow;
+use tokio::time::Instant;
+use weir_config::{CheckInfo, CheckProto, Proxy, TcpCheckRule, TcpExpect, TcpMatch};
+
+/// The most a check keeps of what the server sent (haproxy's buffer).
+const MAX_READ: usize = 16384;
+
+/// The rules a section's checks run, when they run a script.
+pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
+    match px.options.check_proto? {
+        CheckProto::TcpCheck if !px.tcp_check.rules.is_empty() => {
+            Some(Cow::Borrowed(&px.tcp_check.rules))
+        }
+        CheckProto::TcpCheck => None,
+        CheckProto::Redis => Some(Cow::Owned(weir_config::redis_rules())),
+    }
+}
+
+/// A script's outcome before it becomes a [`CheckResult`]: haproxy's
+/// short status, the code when the status carries one, the info.
+struct Outcome {
+    status: &'static str,
+    code: Option<i64>,
+    info: String,
+}
+
+impl Outcome {
+    fn new(status: &'static str, info: impl Into<String>) -> Outcome {
+        Outcome {
+            status,
+            code: None,
+            info: info.into(),
+        }
+    }
+
+    fn result(self, started: Instant) -> CheckResult {
+        let (reason, ok) = long(self.status);
+        // Statuses of an answer that was read carry its code.
+        let code =
+            matches!(self.status, "L7OK" | "L7OKC" | "L7STS").then(|| self.code.unwrap_or(0));
+        let mut detail = code.map(|c| format!(", code: {c}")).unwrap_or_default();
+        if !self.info.is_empty() {
+            detail.push_str(&format!(", info: \"{}\"", self.info));
+        }
+        CheckResult {
+            ok,
+            reason: reason.into(),
+            detail,
+            duration: started.elapsed(),
+            log_info: true,
+        }
+    }
+}
+
+/// A short status's long form, and whether it passes.
+fn long(status: &str) -> (&'static str, bool) {
+    match status {
+        "L7OK" => ("Layer7 check passed", true),
+        "L7OKC" => ("Layer7 check conditionally passed", true),
+        "L6OK" => ("Layer6 check passed", true),
+        "L4OK" => ("Layer4 check passed", true),
+        "L7STS" => ("Layer7 wrong status", false),
+        "L7TOUT" => ("Layer7 timeout", false),
+        "L6RSP" => ("Layer6 invalid response", false),
+        "L6TOUT" => ("Layer6 timeout", false),
+        "L4CON" => ("Layer4 connection problem", false),
+        "L4TOUT" => ("Layer4 timeout", false),
+        _ => ("Layer7 invalid response", false),
+    }
+}
+
+/// The short status of a connection failure's long form.
+fn short(reason: &str) -> &'static str {
+    match reason {
+        "Layer4 timeout" => "L4TOUT",
+        "Layer6 timeout" => "L6TOUT",
+        "Layer6 invalid response" => "L6RSP",
+        _ => "L4CON",
+    }
+}
+
+/// The connection a script works on and what it read.
+struct Session {
+    conn: Option<Conn>,
+    buf: Vec<u8>,
+    closed: bool,
+    tls: bool,
+    deadline: Instant,
+    /// A user's `tcp-check` rules (failures name their step).
+    user: bool,
+}
+
+/// Runs `rules` against the server; `proto` says whose they are (a user's
+/// `tcp-check` rules name their steps in failures).
+pub(super) async fn run(
+    dial: &Dial<'_>,
+    rules: &[TcpCheckRule],
+    proto: Option<CheckProto>,
+    started: Instant,
+) -> CheckResult {
+    let user = proto == Some(CheckProto::TcpCheck);
+    let read_timeout = dial.px.timeouts.check.unwrap_or(dial.s.inter);
+    let mut ss = Session {
+        conn: None,
+        buf: Vec::new(),
+        closed: false,
+        tls: false,
+        deadline: Instant::now() + read_timeout,
+        user,
+    };
+    // (Leading comments are steps, not the first rule.)
+    let first = rules
+        .iter()
+        .find(|r| !matches!(r, TcpCheckRule::Comment(_)));
+    if !matches!(first, Some(TcpCheckRule::Connect(_))) {
+        match dial.open(None, None, true).await {
+            Ok(c) => {
+                ss.conn = Some(c);
+                ss.tls = dial.tls.is_some();
+            }
+            Err(e) => {
+                let info = match user {
+                    true => format!("{} at initial connection step of tcp-check", e.info),
+                    false => e.info,
+                };
+                return Outcome::new(short(e.reason), info).result(started);
+            }
+        }
+        ss.deadline = Instant::now() + read_timeout;
+    }
+    let mut last: Option<&TcpExpect> = None;
+    for (i, rule) in rules.iter().enumerate() {
+        let step = i + 1;
+        let done = match rule {
+            TcpCheckRule::Connect(c) => {
+                ss.conn = None;
+                let tls = c.default && dial.tls.is_some();
+                match dial.open(c.port, c.addr, tls).await {
+                    Ok(conn) => {
+                        ss = Session {
+                            conn: Some(conn),
+                            buf: Vec::new(),
+                            closed: false,
+                            tls,
+                            deadline: Instant::now() + read_timeout,
+                            user,
+                        };
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let what = match c.port {
+                            Some(p) => format!("connect port {p}"),
+                            None => "connect".into(),
+                        };
+                        let info = format!("{} at step {step} of tcp-check ({what})", e.info);
+                        Err(Outcome::new(
+                            short(e.reason),
+                            with_comment(info, &c.comment),
+                        ))
+                    }
+                }
+            }
+            TcpCheckRule::Send { data, comment } => send(&mut ss, data, step, comment).await,
+            TcpCheckRule::Expect(e) => {
+                last = Some(e);
+                expect(&mut ss, e, step).await
+            }
+            TcpCheckRule::Comment(_) => Ok(()),
+        };
+        if let Err(o) = done {
+            return o.result(started);
+        }
+    }
+    let tag = if user { "(tcp-check)" } else { "" };
+    let o = match last {
+        Some(e) => Outcome {
+            status: e.ok_status,
+            code: e.status_code,
+            info: e.on_success.clone().unwrap_or_else(|| tag.into()),
+        },
+        None => Outcome::new(if ss.tls { "L6OK" } else { "L4OK" }, tag),
+    };
+    o.result(started)
+}
+
+fn with_comment(info: String, comment: &Option<String>) -> String {
+    match comment {
+        Some(c) => format!("{info} comment: '{c}'"),
+        None => info,
+    }
+}
+
+/// `send`: what was read so far is forgotten, `data` written.
+async fn send(
+    ss: &mut Session,
+    data: &[u8],
+    step: usize,
+    comment: &Option<String>,
+) -> Result<(), Outcome> {
+    ss.buf.clear();
+    let Some(c) = &ss.conn else {
+        return Err(Outcome::new(
+            "L4CON",
+            format!("at step {step} of tcp-check (send)"),
+        ));
+    };
+    match tokio::time::timeout_at(ss.deadline, c.send_all(data)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            let info = format!("{e} at step {step} of tcp-check (send)");
+            Err(Outcome::new("L4CON", with_comment(info, comment)))
+        }
+        Err(_) => {
+            let info = format!(" at step {step} of tcp-check (send)");
+            Err(Outcome::new("L7TOUT", with_comment(info, comment)))
+        }
+    }
+}
+
+/// Whether `buf` holds what `m` looks for.
+fn found(m: &TcpMatch, buf: &[u8]) -> bool {
+    let re = |p: &weir_rules::matching::Pattern, b: &[u8]| {
+        weir_rules::matching::matches(
+            weir_rules::matching::Method::Reg,
+            false,
+            &weir_rules::Sample::Str(b.to_vec()),
+            p,
+        )
+    };
+    match m {
+        TcpMatch::String(s) | TcpMatch::Binary(s) => {
+            !s.is_empty() && buf.windows(s.len()).any(|w| w == s.as_slice())
+        }
+        TcpMatch::RString(p) => re(p, buf),
+        TcpMatch::RBinary(p) => {
+            let hex: String = buf.iter().map(|b| format!("{b:02X}")).collect();
+            re(p, hex.as_bytes())
+        }
+    }
+}
+
+/// How a failure names the pattern: `'text'`, or its kind.
+fn named(m: &TcpMatch) -> String {
+    match m {
+        TcpMatch::String(s) => format!("'{}'", String::from_utf8_lossy(s)),
+        TcpMatch::RString(_) => "(regex)".into(),
+        TcpMatch::Binary(_) => "(binary)".into(),
+        TcpMatch::RBinary(_) => "(binary regex)".into(),
+    }
+}
+
+/// How a timeout names the rule.
+fn described(m: &TcpMatch) -> String {
+    match m {
+        TcpMatch::String(s) => format!("expect string '{}'", String::from_utf8_lossy(s)),
+        TcpMatch::RString(_) => "expect regex".into(),
+        TcpMatch::Binary(_) => "expect binary".into(),
+        TcpMatch::RBinary(_) => "expect binary regex".into(),
+    }
+}
+
+/// `expect`: reads until the rule is decided.
+async fn expect(ss: &mut Session, e: &TcpExpect, step: usize) -> Result<(), Outcome> {
+    let need = match e.min_recv {
+        Some(n) => e.pattern.exact_len().map_or(n, |l| l.min(n)),
+        None => 1,
+    };
+    loop {
+        let have = ss.buf.len();
+        if have >= need || ss.closed {
+            if have == 0 {
+                let info = format!("TCPCHK got an empty response at step {step}");
+                return Err(failed(e, ss, info));
+            }
+            match (found(&e.pattern, &ss.buf), e.negate) {
+                (true, false) | (false, true) => return Ok(()),
+                (true, true) => {
+                    let info = format!(
+                        "TCPCHK matched unwanted content {} at step {step}",
+                        named(&e.pattern)
+                    );
+                    return Err(failed(e, ss, info));
+                }
+                (false, false) if ss.closed || have >= MAX_READ => {
+                    let info = format!(
+                        "TCPCHK did not match content {} at step {step}",
+                        named(&e.pattern)
+                    );
+                    return Err(failed(e, ss, info));
+                }
+                (false, false) => {}
+            }
+        }
+        let Some(c) = &ss.conn else {
+            ss.closed = true;
+            continue;
+        };
+        let mut chunk = vec![0u8; MAX_READ - have.min(MAX_READ)];
+        match tokio::time::timeout_at(ss.deadline, c.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => ss.closed = true,
+            Ok(Ok(n)) => ss.buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
+            Err(_) if !ss.user => return Err(Outcome::new(e.tout_status, "")),
+            Err(_) => {
+                let info = format!(" at step {step} of tcp-check ({})", described(&e.pattern));
+                let info = with_comment(info, &e.comment);
+                return Err(Outcome::new(e.tout_status, info));
+            }
+        }
+    }
+}
+
+/// An expect rule's failure: its error status, and its own info when it
+/// has one.
+fn failed(e: &TcpExpect, ss: &Session, info: String) -> Outcome {
+    let info = match &e.on_error {
+        Some(CheckInfo::Text(t)) => t.clone(),
+        Some(CheckInfo::FirstLine) => {
+            let end = ss
+                .buf
+                .windows(2)
+                .position(|w| w == b"\r\n")
+                .unwrap_or(ss.buf.len());
+            String::from_utf8_lossy(ss.buf.get(..end).unwrap_or_default()).into_owned()
+        }
+        None => with_comment(info, &e.comment),
+    };
+    Outcome {
+        status: e.error_status,
+        code: e.status_code,
+        info,
+    }
+}

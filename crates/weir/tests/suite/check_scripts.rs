@@ -1,0 +1,214 @@
+//! Check scripts beside haproxy 2.6: `option tcp-check` with `tcp-check
+//! connect|send|send-binary|expect` rules, and `option redis-check`
+//! against a real Redis server. Each backend's first `option
+//! log-health-checks` line is compared (its duration left out): passes,
+//! mismatches, unwanted content, binary patterns, timeouts, custom
+//! statuses and messages, refused connections with their step.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A server writing `banner` on each connection, then reading until the
+/// client leaves (or closing at once with `close`).
+fn banner(banner: &'static [u8], close: bool) -> Server {
+    Server::start(move |mut c| {
+        let _ = c.write_all(banner);
+        if close {
+            return;
+        }
+        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut b = [0u8; 256];
+        while matches!(c.read(&mut b), Ok(n) if n > 0) {}
+    })
+}
+
+/// Debian's redis-server on a free port, without persistence.
+struct Redis(Child, u16);
+
+impl Redis {
+    fn start() -> Redis {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--bind",
+                "127.0.0.1",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server is not installed: tests/run installs it");
+        let r = Redis(child, port);
+        wait_for("redis-server", Duration::from_secs(10), || {
+            listening(port).then_some(())
+        });
+        r
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Backends and their rules: (name, rules, server port).
+fn backends(
+    valid: u16,
+    other: u16,
+    error: u16,
+    bin: u16,
+    closed: u16,
+    redis: u16,
+) -> Vec<(&'static str, String, u16)> {
+    vec![
+        ("pass", "option tcp-check\n    tcp-check send hello\\r\\n\n    tcp-check expect rstring ^val\n    tcp-check expect string valid".into(), valid),
+        ("mismatch", "option tcp-check\n    tcp-check expect string nope".into(), other),
+        ("unwanted", "option tcp-check\n    tcp-check expect ! string error".into(), error),
+        ("binary", "option tcp-check\n    tcp-check expect binary 0a0b".into(), bin),
+        ("rbinary", "option tcp-check\n    tcp-check expect rbinary ^0a".into(), bin),
+        ("rbinaryok", "option tcp-check\n    tcp-check send-binary 50494e470d0a\n    tcp-check expect rbinary ^76616C6964".into(), valid),
+        ("regex", "option tcp-check\n    tcp-check expect rstring nope".into(), other),
+        ("timeout", "option tcp-check\n    tcp-check comment \"waits\"\n    tcp-check expect string nope".into(), valid),
+        ("toutstatus", "option tcp-check\n    tcp-check expect string nope tout-status L4TOUT".into(), valid),
+        ("okstatus", "option tcp-check\n    tcp-check expect string valid ok-status L6OK on-success \"all good\"".into(), valid),
+        ("errstatus", "option tcp-check\n    tcp-check expect string nope error-status L7STS on-error \"bad banner\" status-code int(42)".into(), other),
+        ("norules", "option tcp-check".into(), valid),
+        ("minrecv", "option tcp-check\n    tcp-check expect min-recv 100 string valid".into(), other),
+        ("initial", "option tcp-check\n    tcp-check expect string nope".into(), closed),
+        ("ports", format!("option tcp-check\n    tcp-check connect port {valid}\n    tcp-check connect port {closed}"), valid),
+        ("redis", "option redis-check".into(), redis),
+        ("notredis", "option redis-check".into(), other),
+        ("redissilent", "option redis-check".into(), error),
+    ]
+}
+
+fn cfg(port: u16, syslog: u16, bes: &[(&str, String, u16)]) -> String {
+    let mut c = format!(
+        "defaults\n    mode tcp\n    timeout connect 1s\n    timeout check 300ms\n    timeout client 5s\n    timeout server 5s\n    option log-health-checks\n    log 127.0.0.1:{syslog} local0\n\
+         listen front\n    bind 127.0.0.1:{port}\n    server x 127.0.0.1:{port}\n"
+    );
+    for (name, rules, srv) in bes {
+        c.push_str(&format!(
+            "backend {name}\n    {rules}\n    server s 127.0.0.1:{srv} check inter 1s rise 1 fall 1\n"
+        ));
+    }
+    c
+}
+
+/// Each backend's first health check line, without its duration.
+fn first_lines(log: &Syslog, bes: &[(&str, String, u16)]) -> Vec<String> {
+    bes.iter()
+        .map(|(name, _, _)| {
+            let needle = format!("Health check for server {name}/s ");
+            let l = log.wait_line(&needle, Duration::from_secs(10));
+            let l = l.split_once("]: ").map_or(l.as_str(), |x| x.1).to_string();
+            match l.split_once(", check duration: ") {
+                Some((a, b)) => format!("{a}, {}", b.split_once(", ").map_or(b, |x| x.1)),
+                None => l,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn tcp_check_and_redis_check_log_as_haproxy() {
+    let (valid, other, error) = (
+        banner(b"valid\r\n", false),
+        banner(b"other\r\n", true),
+        banner(b"error here\r\n", false),
+    );
+    let bin = banner(&[1, 2, 3], true);
+    let redis = Redis::start();
+    let closed = free_port();
+    let bes = backends(
+        valid.port(),
+        other.port(),
+        error.port(),
+        bin.port(),
+        closed,
+        redis.1,
+    );
+    let (hlog, wlog) = (Syslog::start(), Syslog::start());
+    let (hp, wp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hp, hlog.port(), &bes), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wp, wlog.port(), &bes), wp);
+    let (theirs, ours) = (first_lines(&hlog, &bes), first_lines(&wlog, &bes));
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert_eq!(o, t, "weir's line, then haproxy's");
+    }
+    let get = |name: &str| {
+        ours.iter()
+            .find(|l| l.contains(&format!(" {name}/s ")))
+            .unwrap()
+            .clone()
+    };
+    assert!(
+        get("pass")
+            .contains("succeeded, reason: Layer7 check passed, code: 0, info: \"(tcp-check)\""),
+        "{}",
+        get("pass")
+    );
+    assert!(
+        get("redis").contains("info: \"Redis server is ok\""),
+        "{}",
+        get("redis")
+    );
+    assert!(
+        get("notredis").contains("Layer7 wrong status, code: 0, info: \"other\""),
+        "{}",
+        get("notredis")
+    );
+    assert!(get("timeout").contains("Layer7 timeout, info: \" at step 2 of tcp-check (expect string 'nope') comment: 'waits'\""), "{}", get("timeout"));
+    assert!(
+        get("ports").contains(&format!(
+            "Connection refused at step 2 of tcp-check (connect port {closed})"
+        )),
+        "{}",
+        get("ports")
+    );
+}
+
+/// A `tcp-check` line weir cannot run is an error with its line, never
+/// dropped.
+#[test]
+fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
+    let cfg = "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+               backend b\n    option tcp-check\n\
+               \x20   tcp-check connect ssl\n\
+               \x20   tcp-check expect string-lf %[src]\n\
+               \x20   tcp-check expect min-recv 3\n\
+               \x20   tcp-check send-binary 0g\n\
+               \x20   tcp-check expect string ok on-error \"%[res.payload(0,0)]\"\n\
+               \x20   tcp-check send-lf %[src]\n\
+               \x20   server s 127.0.0.1:1 check\n";
+    let (code, out, err) = check_cfg(cfg);
+    let text = format!("{out}{err}");
+    assert_ne!(code, 0, "{text}");
+    for (line, what) in [
+        (8, "'ssl' is not supported by weir yet"),
+        (9, "'string-lf' is not supported by weir yet"),
+        (10, "expects [!] string|rstring|binary|rbinary <pattern>"),
+        (11, "is not a hexadecimal string"),
+        (
+            12,
+            "'on-error' with a log-format expression is not supported by weir yet",
+        ),
+        (13, "'tcp-check send-lf' is not supported by weir yet"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&format!(":{line}]")) && l.contains(what)),
+            "line {line}: {what}\n{text}"
+        );
+    }
+}
