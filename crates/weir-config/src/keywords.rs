@@ -328,7 +328,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option prefer-last-server", "D-LB", Status::Partly("while the client's connection is awake: one that slept (idle 200 ms) starts over with the balancer")),
     kw("option redis-check", "D-LB", Status::Supported),
     kw("option redispatch", "D-LB", Status::Supported),
-    kw("option smtpchk", "D-LB", Status::Refused),
+    kw("option smtpchk", "D-LB", Status::Supported),
     kw("option socket-stats", "DFL-", Status::Partly("a `show stat` row per bind line (type 3, `sock-N` or its `name`): sessions, bytes, denied and bad requests, TLS sessions; a bind line with several addresses has one row, where haproxy has one per address; the stats page's table shows no listener rows (its CSV and JSON exports do)")),
     kw("option splice-auto", "DFLB", Status::Partly("splices both ways whenever both sides are plain TCP, without haproxy's guess of which transfers are worth it")),
     kw("option splice-request", "DFLB", Status::Partly("`mode tcp` data, and in `mode http` the part of an HTTP/1 request body of known length not read with its head, between plain TCP sockets (counted in `h1_spliced_bytes_in|out`); chunked bodies and TLS or HTTP/2 sides are copied")),

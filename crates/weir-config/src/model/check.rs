@@ -4,13 +4,16 @@
 
 /// The check a section's servers run, beside `option httpchk` (the last
 /// `option …-check` line of the section wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckProto {
     /// `option tcp-check`: the section's `tcp-check` rules (none: a
     /// connection check).
     TcpCheck,
     /// `option redis-check`: `PING`, answered by `+PONG`.
     Redis,
+    /// `option smtpchk [<hello> <domain>]`: the greeting, the hello line
+    /// given (`HELO localhost` by default), `QUIT`, each answered by 2xx.
+    Smtp(String),
 }
 
 /// The `tcp-check` rules of a section.
@@ -62,10 +65,10 @@ pub struct TcpExpect {
     pub ok_status: CheckStatus,
     pub error_status: CheckStatus,
     pub tout_status: CheckStatus,
-    pub on_success: Option<String>,
+    pub on_success: Option<CheckInfo>,
     pub on_error: Option<CheckInfo>,
-    /// `status-code <int>`: the code reported.
-    pub status_code: Option<i64>,
+    /// `status-code`: the code reported.
+    pub status_code: Option<CheckCode>,
     pub pattern: TcpMatch,
 }
 
@@ -75,6 +78,17 @@ pub enum CheckInfo {
     Text(String),
     /// The first line of what the server sent (redis-check's).
     FirstLine,
+    /// The first line after its 3-digit code (smtpchk's).
+    AfterCode,
+}
+
+/// The code a rule reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckCode {
+    /// `status-code int(<n>)`.
+    Fixed(i64),
+    /// The number the server's answer starts with (smtpchk's).
+    Leading,
 }
 
 /// What an expect rule looks for in what the server sent.
@@ -119,7 +133,7 @@ impl TcpExpect {
 pub fn redis_rules() -> Vec<TcpCheckRule> {
     let mut e = TcpExpect::new(TcpMatch::String(b"+PONG\r\n".to_vec()));
     e.error_status = "L7STS";
-    e.on_success = Some("Redis server is ok".into());
+    e.on_success = Some(CheckInfo::Text("Redis server is ok".into()));
     e.on_error = Some(CheckInfo::FirstLine);
     vec![
         TcpCheckRule::Send {
@@ -128,4 +142,42 @@ pub fn redis_rules() -> Vec<TcpCheckRule> {
         },
         TcpCheckRule::Expect(e),
     ]
+}
+
+/// The script `option smtpchk` runs with hello line `hello` (`HELO
+/// localhost`): each answer must have a 3-digit code (else an invalid
+/// response) starting with 2 (else a wrong status, with its code).
+pub fn smtp_rules(hello: &str) -> Vec<TcpCheckRule> {
+    let answer = |last: bool, sep: &str| {
+        let re =
+            |p: &str| weir_rules::matching::compile(weir_rules::matching::Method::Reg, p, false);
+        let Ok(any) = re(&format!("^[0-9]{{3}}[{sep}\r]")) else {
+            return Vec::new();
+        };
+        // A reply of several lines (`250-…`) is read to its last line.
+        let Ok(ok) = re(r"^2[0-9]{2}(-[^\r\n]*\r\n([0-9]{3}-[^\r\n]*\r\n)*[0-9]{3})?[ \r]") else {
+            return Vec::new();
+        };
+        let mut form = TcpExpect::new(TcpMatch::RString(any));
+        form.min_recv = Some(4);
+        form.on_error = Some(CheckInfo::FirstLine);
+        let mut good = TcpExpect::new(TcpMatch::RString(ok));
+        good.error_status = "L7STS";
+        good.on_error = Some(CheckInfo::AfterCode);
+        good.status_code = Some(CheckCode::Leading);
+        if last {
+            good.on_success = Some(CheckInfo::AfterCode);
+        }
+        vec![TcpCheckRule::Expect(form), TcpCheckRule::Expect(good)]
+    };
+    let send = |line: String| TcpCheckRule::Send {
+        data: line.into_bytes(),
+        comment: None,
+    };
+    let mut rules = answer(false, " ");
+    rules.push(send(format!("{hello}\r\n")));
+    rules.extend(answer(false, "- "));
+    rules.push(send("QUIT\r\n".into()));
+    rules.extend(answer(true, " "));
+    rules
 }

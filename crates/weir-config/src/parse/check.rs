@@ -1,7 +1,8 @@
 //! `option tcp-check`, `option redis-check` and the `tcp-check` rules.
 
 use crate::model::{
-    CheckConnect, CheckInfo, CheckProto, Proxy, ProxyKind, TcpCheckRule, TcpExpect, TcpMatch,
+    CheckCode, CheckConnect, CheckInfo, CheckProto, Proxy, ProxyKind, TcpCheckRule, TcpExpect,
+    TcpMatch,
 };
 
 /// The check keywords; `Ok(false)` for another family's.
@@ -12,18 +13,22 @@ pub(super) fn checks(
     negate: bool,
 ) -> Result<bool, String> {
     match name {
-        "option tcp-check" | "option redis-check" => {
-            super::proxy::no_args(args)?;
+        "option tcp-check" | "option redis-check" | "option smtpchk" => {
             if negate {
+                super::proxy::no_args(args)?;
                 p.options.check_proto = None;
                 return Ok(true);
             }
+            let proto = match name {
+                "option tcp-check" => CheckProto::TcpCheck,
+                "option redis-check" => CheckProto::Redis,
+                _ => CheckProto::Smtp(smtp_hello(args)?),
+            };
+            if !matches!(proto, CheckProto::Smtp(_)) {
+                super::proxy::no_args(args)?;
+            }
             p.options.httpchk = None;
-            p.options.check_proto = Some(if name == "option tcp-check" {
-                CheckProto::TcpCheck
-            } else {
-                CheckProto::Redis
-            });
+            p.options.check_proto = Some(proto);
         }
         "tcp-check comment" => {
             own(p);
@@ -52,6 +57,17 @@ pub(super) fn checks(
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// The hello line of `option smtpchk [<hello> <domain>]`: `HELO` or
+/// `EHLO` with the domain given, `HELO localhost` otherwise.
+fn smtp_hello(args: &[String]) -> Result<String, String> {
+    match args {
+        [] => Ok("HELO localhost".into()),
+        [h, d] if h == "HELO" || h == "EHLO" => Ok(format!("{h} {d}")),
+        [_, _] => Ok("HELO localhost".into()),
+        _ => Err("expects nothing, or <hello> <domain>".into()),
+    }
 }
 
 /// A section's first `tcp-check` line drops the rules `defaults` gave.
@@ -183,7 +199,9 @@ fn expect(args: &[String]) -> Result<TcpExpect, String> {
             "tout-status" => {
                 e.tout_status = status(take("a status")?, &["L7TOUT", "L6TOUT", "L4TOUT"])?
             }
-            "on-success" => e.on_success = Some(message(take("a message")?, "on-success")?),
+            "on-success" => {
+                e.on_success = Some(CheckInfo::Text(message(take("a message")?, "on-success")?))
+            }
             "on-error" => {
                 e.on_error = Some(CheckInfo::Text(message(take("a message")?, "on-error")?))
             }
@@ -196,7 +214,7 @@ fn expect(args: &[String]) -> Result<TcpExpect, String> {
                     .ok_or_else(|| {
                         format!("'status-code {v}' is not supported by weir yet (only 'int(<n>)')")
                     })?;
-                e.status_code = Some(n);
+                e.status_code = Some(CheckCode::Fixed(n));
             }
             "!" => negate = true,
             kind => {

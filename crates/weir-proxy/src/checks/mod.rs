@@ -140,7 +140,7 @@ async fn check_once(
     };
     let dial = Dial { px, s, target, tls };
     if let Some(rules) = script::rules_of(px) {
-        return script::run(&dial, &rules, px.options.check_proto, started).await;
+        return script::run(&dial, &rules, px.options.check_proto.as_ref(), started).await;
     }
     let stream = match dial.open(None, None, true).await {
         Ok(c) => c,

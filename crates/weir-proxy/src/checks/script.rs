@@ -8,19 +8,20 @@ use super::{CheckResult, Dial};
 use crate::conn::Conn;
 use std::borrow::Cow;
 use tokio::time::Instant;
-use weir_config::{CheckInfo, CheckProto, Proxy, TcpCheckRule, TcpExpect, TcpMatch};
+use weir_config::{CheckCode, CheckInfo, CheckProto, Proxy, TcpCheckRule, TcpExpect, TcpMatch};
 
 /// The most a check keeps of what the server sent (haproxy's buffer).
 const MAX_READ: usize = 16384;
 
 /// The rules a section's checks run, when they run a script.
 pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
-    match px.options.check_proto? {
+    match px.options.check_proto.as_ref()? {
         CheckProto::TcpCheck if !px.tcp_check.rules.is_empty() => {
             Some(Cow::Borrowed(&px.tcp_check.rules))
         }
         CheckProto::TcpCheck => None,
         CheckProto::Redis => Some(Cow::Owned(weir_config::redis_rules())),
+        CheckProto::Smtp(hello) => Some(Cow::Owned(weir_config::smtp_rules(hello))),
     }
 }
 
@@ -103,10 +104,10 @@ struct Session {
 pub(super) async fn run(
     dial: &Dial<'_>,
     rules: &[TcpCheckRule],
-    proto: Option<CheckProto>,
+    proto: Option<&CheckProto>,
     started: Instant,
 ) -> CheckResult {
-    let user = proto == Some(CheckProto::TcpCheck);
+    let user = proto == Some(&CheckProto::TcpCheck);
     let read_timeout = dial.px.timeouts.check.unwrap_or(dial.s.inter);
     let mut ss = Session {
         conn: None,
@@ -183,8 +184,11 @@ pub(super) async fn run(
     let o = match last {
         Some(e) => Outcome {
             status: e.ok_status,
-            code: e.status_code,
-            info: e.on_success.clone().unwrap_or_else(|| tag.into()),
+            code: e.status_code.and_then(|c| code_of(c, &ss.buf)),
+            info: e
+                .on_success
+                .as_ref()
+                .map_or_else(|| tag.into(), |i| info_of(i, &ss.buf)),
         },
         None => Outcome::new(if ss.tls { "L6OK" } else { "L4OK" }, tag),
     };
@@ -321,20 +325,35 @@ async fn expect(ss: &mut Session, e: &TcpExpect, step: usize) -> Result<(), Outc
 /// has one.
 fn failed(e: &TcpExpect, ss: &Session, info: String) -> Outcome {
     let info = match &e.on_error {
-        Some(CheckInfo::Text(t)) => t.clone(),
-        Some(CheckInfo::FirstLine) => {
-            let end = ss
-                .buf
-                .windows(2)
-                .position(|w| w == b"\r\n")
-                .unwrap_or(ss.buf.len());
-            String::from_utf8_lossy(ss.buf.get(..end).unwrap_or_default()).into_owned()
-        }
+        Some(i) => info_of(i, &ss.buf),
         None => with_comment(info, &e.comment),
     };
     Outcome {
         status: e.error_status,
-        code: e.status_code,
+        code: e.status_code.and_then(|c| code_of(c, &ss.buf)),
         info,
+    }
+}
+
+/// A rule's message, from what the server sent when it says so.
+fn info_of(i: &CheckInfo, buf: &[u8]) -> String {
+    let line = |b: &[u8]| {
+        let end = b.windows(2).position(|w| w == b"\r\n").unwrap_or(b.len());
+        String::from_utf8_lossy(b.get(..end).unwrap_or_default()).into_owned()
+    };
+    match i {
+        CheckInfo::Text(t) => t.clone(),
+        CheckInfo::FirstLine => line(buf),
+        CheckInfo::AfterCode => line(buf.get(4..).unwrap_or_default())
+            .trim_start_matches(' ')
+            .to_string(),
+    }
+}
+
+/// A rule's code, from what the server sent when it says so.
+fn code_of(c: CheckCode, buf: &[u8]) -> Option<i64> {
+    match c {
+        CheckCode::Fixed(n) => Some(n),
+        CheckCode::Leading => std::str::from_utf8(buf.get(..3)?).ok()?.parse().ok(),
     }
 }

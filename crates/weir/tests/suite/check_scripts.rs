@@ -24,6 +24,27 @@ fn banner(banner: &'static [u8], close: bool) -> Server {
     })
 }
 
+/// An SMTP dialog: greeting, a reply to the hello line (`hello_reply`,
+/// several lines in one write maybe), `221` to `QUIT`.
+fn smtp(hello_reply: &'static str) -> Server {
+    Server::start(move |c| {
+        let mut w = c.try_clone().unwrap();
+        let mut r = std::io::BufReader::new(c);
+        let mut line = String::new();
+        let _ = w.write_all(b"220 test.example ESMTP\r\n");
+        use std::io::BufRead;
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let _ = w.write_all(hello_reply.as_bytes());
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 || line != "QUIT\r\n" {
+            return;
+        }
+        let _ = w.write_all(b"221 test.example closing\r\n");
+    })
+}
+
 /// Debian's redis-server on a free port, without persistence.
 struct Redis(Child, u16);
 
@@ -59,6 +80,13 @@ impl Drop for Redis {
     }
 }
 
+/// Servers the SMTP checks talk to: plain, several reply lines, refusing.
+struct Smtp {
+    plain: u16,
+    multi: u16,
+    refusing: u16,
+}
+
 /// Backends and their rules: (name, rules, server port).
 fn backends(
     valid: u16,
@@ -67,8 +95,13 @@ fn backends(
     bin: u16,
     closed: u16,
     redis: u16,
+    s: &Smtp,
 ) -> Vec<(&'static str, String, u16)> {
     vec![
+        ("smtp", "option smtpchk".into(), s.plain),
+        ("esmtp", "option smtpchk EHLO test.example".into(), s.multi),
+        ("smtpdown", "option smtpchk".into(), s.refusing),
+        ("notsmtp", "option smtpchk".into(), other),
         ("pass", "option tcp-check\n    tcp-check send hello\\r\\n\n    tcp-check expect rstring ^val\n    tcp-check expect string valid".into(), valid),
         ("mismatch", "option tcp-check\n    tcp-check expect string nope".into(), other),
         ("unwanted", "option tcp-check\n    tcp-check expect ! string error".into(), error),
@@ -128,6 +161,14 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
     let bin = banner(&[1, 2, 3], true);
     let redis = Redis::start();
     let closed = free_port();
+    let plain = smtp("250 test.example\r\n");
+    let multi = smtp("250-test.example\r\n250-PIPELINING\r\n250 8BITMIME\r\n");
+    let refusing = smtp("512 DNS error\r\n");
+    let s = Smtp {
+        plain: plain.port(),
+        multi: multi.port(),
+        refusing: refusing.port(),
+    };
     let bes = backends(
         valid.port(),
         other.port(),
@@ -135,6 +176,7 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         bin.port(),
         closed,
         redis.1,
+        &s,
     );
     let (hlog, wlog) = (Syslog::start(), Syslog::start());
     let (hp, wp) = (free_port(), free_port());
@@ -157,6 +199,22 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
             .contains("succeeded, reason: Layer7 check passed, code: 0, info: \"(tcp-check)\""),
         "{}",
         get("pass")
+    );
+    assert!(
+        get("smtp").contains("Layer7 check passed, code: 221, info: \"test.example closing\""),
+        "{}",
+        get("smtp")
+    );
+    assert!(
+        get("esmtp").contains("Layer7 check passed, code: 221"),
+        "{}",
+        get("esmtp")
+    );
+    assert!(
+        // (A refusal on a connection left open is waited on, as by haproxy.)
+        get("smtpdown").contains("failed, reason: Layer7 timeout"),
+        "{}",
+        get("smtpdown")
     );
     assert!(
         get("redis").contains("info: \"Redis server is ok\""),
