@@ -14,6 +14,12 @@ pub enum CheckProto {
     /// `option smtpchk [<hello> <domain>]`: the greeting, the hello line
     /// given (`HELO localhost` by default), `QUIT`, each answered by 2xx.
     Smtp(String),
+    /// `option pgsql-check user <name>`: a StartupMessage, answered by an
+    /// authentication request.
+    Pgsql(String),
+    /// `option mysql-check [user <name> [post-41|pre-41]]`: the server's
+    /// greeting, then (with a user) a login and `QUIT`, answered by OK.
+    Mysql(Option<(String, bool)>),
 }
 
 /// The `tcp-check` rules of a section.
@@ -40,6 +46,19 @@ pub enum TcpCheckRule {
     /// `tcp-check comment`: a step of its own, whose message the next
     /// rule reports when it fails.
     Comment(String),
+    /// A protocol check's answer, judged by its protocol's rules.
+    Reply(Reply),
+}
+
+/// The answers protocol checks judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// An authentication request (or an error) to a StartupMessage.
+    Pgsql,
+    /// The greeting; `last`: the check ends with it.
+    MysqlGreeting { last: bool },
+    /// The answer to a login.
+    MysqlLogin,
 }
 
 /// `tcp-check connect [default] [port <p>] [addr <ip>] [linger]`.
@@ -180,4 +199,58 @@ pub fn smtp_rules(hello: &str) -> Vec<TcpCheckRule> {
     rules.push(send("QUIT\r\n".into()));
     rules.extend(answer(true, " "));
     rules
+}
+
+/// The script `option pgsql-check user <user>` runs.
+pub fn pgsql_rules(user: &str) -> Vec<TcpCheckRule> {
+    let mut msg = Vec::new();
+    msg.extend_from_slice(&0x0003_0000u32.to_be_bytes());
+    for part in [b"user".as_slice(), user.as_bytes(), b""] {
+        msg.extend_from_slice(part);
+        msg.push(0);
+    }
+    let len = u32::try_from(msg.len() + 4).unwrap_or(u32::MAX);
+    let mut data = len.to_be_bytes().to_vec();
+    data.extend_from_slice(&msg);
+    vec![
+        TcpCheckRule::Send {
+            data,
+            comment: None,
+        },
+        TcpCheckRule::Reply(Reply::Pgsql),
+    ]
+}
+
+/// The script `option mysql-check [user <user> [post-41|pre-41]]` runs.
+pub fn mysql_rules(login: Option<&(String, bool)>) -> Vec<TcpCheckRule> {
+    let Some((user, post41)) = login else {
+        return vec![TcpCheckRule::Reply(Reply::MysqlGreeting { last: true })];
+    };
+    let mut body = Vec::new();
+    if *post41 {
+        // Capabilities (4.1 protocol, secure connection), the largest
+        // packet, the character set, 23 bytes of filler.
+        body.extend_from_slice(&[0x00, 0x82, 0x00, 0x00, 0x00, 0x80, 0x00, 0x01, 0x21]);
+        body.extend_from_slice(&[0; 23]);
+    } else {
+        body.extend_from_slice(&[0x00, 0x80, 0x00, 0x00, 0x01]);
+    }
+    body.extend_from_slice(user.as_bytes());
+    // The user's end, and an empty password.
+    body.extend_from_slice(&[0, 0]);
+    let len = u32::try_from(body.len()).unwrap_or(0).to_le_bytes();
+    let mut data = vec![len[0], len[1], len[2], 1];
+    data.extend_from_slice(&body);
+    // QUIT, as the session's first command.
+    data.extend_from_slice(&[0x01, 0x00, 0x00, 0x00, 0x01]);
+    // Sent at once, as haproxy does: the greeting and the answer to the
+    // login are read after.
+    vec![
+        TcpCheckRule::Send {
+            data,
+            comment: None,
+        },
+        TcpCheckRule::Reply(Reply::MysqlGreeting { last: false }),
+        TcpCheckRule::Reply(Reply::MysqlLogin),
+    ]
 }

@@ -13,7 +13,8 @@ pub(super) fn checks(
     negate: bool,
 ) -> Result<bool, String> {
     match name {
-        "option tcp-check" | "option redis-check" | "option smtpchk" => {
+        "option tcp-check" | "option redis-check" | "option smtpchk" | "option pgsql-check"
+        | "option mysql-check" => {
             if negate {
                 super::proxy::no_args(args)?;
                 p.options.check_proto = None;
@@ -22,9 +23,14 @@ pub(super) fn checks(
             let proto = match name {
                 "option tcp-check" => CheckProto::TcpCheck,
                 "option redis-check" => CheckProto::Redis,
-                _ => CheckProto::Smtp(smtp_hello(args)?),
+                "option smtpchk" => CheckProto::Smtp(smtp_hello(args)?),
+                "option pgsql-check" => match args {
+                    [u, name] if u == "user" => CheckProto::Pgsql(name.clone()),
+                    _ => return Err("expects 'user <username>'".into()),
+                },
+                _ => CheckProto::Mysql(mysql_login(args)?),
             };
-            if !matches!(proto, CheckProto::Smtp(_)) {
+            if matches!(proto, CheckProto::TcpCheck | CheckProto::Redis) {
                 super::proxy::no_args(args)?;
             }
             p.options.httpchk = None;
@@ -67,6 +73,19 @@ fn smtp_hello(args: &[String]) -> Result<String, String> {
         [h, d] if h == "HELO" || h == "EHLO" => Ok(format!("{h} {d}")),
         [_, _] => Ok("HELO localhost".into()),
         _ => Err("expects nothing, or <hello> <domain>".into()),
+    }
+}
+
+/// The login of `option mysql-check [user <name> [post-41|pre-41]]`
+/// (post-41 by default).
+fn mysql_login(args: &[String]) -> Result<Option<(String, bool)>, String> {
+    match args {
+        [] => Ok(None),
+        [u, name] if u == "user" => Ok(Some((name.clone(), true))),
+        [u, name, v] if u == "user" && (v == "post-41" || v == "pre-41") => {
+            Ok(Some((name.clone(), v == "post-41")))
+        }
+        _ => Err("expects nothing, or 'user <username> [post-41|pre-41]'".into()),
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use weir_balance::Health;
 use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
 
+mod proto;
 mod script;
 
 /// Starts one check task per server with `check` on the current runtime.

@@ -4,6 +4,7 @@
 //! writes and forgets what was read, `expect` reads until its pattern is
 //! decided. Results and their info read as haproxy 2.6 writes them.
 
+use super::proto::Verdict;
 use super::{CheckResult, Dial};
 use crate::conn::Conn;
 use std::borrow::Cow;
@@ -22,6 +23,8 @@ pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
         CheckProto::TcpCheck => None,
         CheckProto::Redis => Some(Cow::Owned(weir_config::redis_rules())),
         CheckProto::Smtp(hello) => Some(Cow::Owned(weir_config::smtp_rules(hello))),
+        CheckProto::Pgsql(user) => Some(Cow::Owned(weir_config::pgsql_rules(user))),
+        CheckProto::Mysql(login) => Some(Cow::Owned(weir_config::mysql_rules(login.as_ref()))),
     }
 }
 
@@ -97,6 +100,8 @@ struct Session {
     deadline: Instant,
     /// A user's `tcp-check` rules (failures name their step).
     user: bool,
+    /// What a protocol's greeting said (MySQL's version).
+    learnt: String,
 }
 
 /// Runs `rules` against the server; `proto` says whose they are (a user's
@@ -116,6 +121,7 @@ pub(super) async fn run(
         tls: false,
         deadline: Instant::now() + read_timeout,
         user,
+        learnt: String::new(),
     };
     // (Leading comments are steps, not the first rule.)
     let first = rules
@@ -153,6 +159,7 @@ pub(super) async fn run(
                             tls,
                             deadline: Instant::now() + read_timeout,
                             user,
+                            learnt: String::new(),
                         };
                         Ok(())
                     }
@@ -175,6 +182,12 @@ pub(super) async fn run(
                 expect(&mut ss, e, step).await
             }
             TcpCheckRule::Comment(_) => Ok(()),
+            TcpCheckRule::Reply(r) => match reply(&mut ss, *r).await {
+                // A protocol's last answer decides the check.
+                Ok(Some(o)) => return o.result(started),
+                Ok(None) => Ok(()),
+                Err(o) => Err(o),
+            },
         };
         if let Err(o) = done {
             return o.result(started);
@@ -355,5 +368,40 @@ fn code_of(c: CheckCode, buf: &[u8]) -> Option<i64> {
     match c {
         CheckCode::Fixed(n) => Some(n),
         CheckCode::Leading => std::str::from_utf8(buf.get(..3)?).ok()?.parse().ok(),
+    }
+}
+
+/// A protocol check's answer: `Ok(None)` to go on, `Ok(Some(_))` when it
+/// passed and ends the check, `Err(_)` when it failed.
+async fn reply(ss: &mut Session, r: weir_config::Reply) -> Result<Option<Outcome>, Outcome> {
+    loop {
+        match super::proto::judge(r, &ss.buf, ss.closed, &ss.learnt) {
+            Verdict::More if ss.closed => return Err(Outcome::new("L7RSP", "")),
+            Verdict::More => {}
+            Verdict::Next(v, took) => {
+                ss.learnt = v;
+                ss.buf.drain(..took.min(ss.buf.len()));
+                return Ok(None);
+            }
+            Verdict::Done(status, code, info) => {
+                let o = Outcome { status, code, info };
+                return if long(status).1 { Ok(Some(o)) } else { Err(o) };
+            }
+        }
+        let Some(c) = &ss.conn else {
+            ss.closed = true;
+            continue;
+        };
+        let have = ss.buf.len();
+        let mut chunk = vec![0u8; MAX_READ - have.min(MAX_READ)];
+        if chunk.is_empty() {
+            ss.closed = true;
+            continue;
+        }
+        match tokio::time::timeout_at(ss.deadline, c.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => ss.closed = true,
+            Ok(Ok(n)) => ss.buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
+            Err(_) => return Err(Outcome::new("L7TOUT", "")),
+        }
     }
 }

@@ -45,6 +45,21 @@ fn smtp(hello_reply: &'static str) -> Server {
     })
 }
 
+/// A server reading `expect` bytes (all it gets before them with `first`
+/// written first), then writing `reply`.
+fn scripted(first: &'static [u8], expect: usize, reply: &'static [u8]) -> Server {
+    Server::start(move |mut c| {
+        let _ = c.write_all(first);
+        let mut got = vec![0u8; expect];
+        if c.read_exact(&mut got).is_ok() {
+            let _ = c.write_all(reply);
+        }
+    })
+}
+
+/// A MySQL 8.0.19 greeting.
+const MYSQL_GREETING: &[u8] = b"J\0\0\0\n8.0.19\0\n\0\0\0o<\x02^bIA\r\0\xff\xff\xff\x02\0\xff\xc7\x15\0\0\0\0\0\0\0\0\0\0|\x18!Y\x10n'a\x14C\\ \0caching_sha2_password\0";
+
 /// Debian's redis-server on a free port, without persistence.
 struct Redis(Child, u16);
 
@@ -80,11 +95,19 @@ impl Drop for Redis {
     }
 }
 
-/// Servers the SMTP checks talk to: plain, several reply lines, refusing.
+/// Servers the protocol checks talk to: SMTP plain, with several reply
+/// lines, refusing; PostgreSQL asking for a password, failing; MySQL
+/// greeting only, accepting a login, refusing one.
 struct Smtp {
     plain: u16,
     multi: u16,
     refusing: u16,
+    pg_auth: u16,
+    pg_fatal: u16,
+    my_greet: u16,
+    my_ok: u16,
+    my_refused: u16,
+    my_refused41: u16,
 }
 
 /// Backends and their rules: (name, rules, server port).
@@ -102,6 +125,13 @@ fn backends(
         ("esmtp", "option smtpchk EHLO test.example".into(), s.multi),
         ("smtpdown", "option smtpchk".into(), s.refusing),
         ("notsmtp", "option smtpchk".into(), other),
+        ("pgsql", "option pgsql-check user postgres".into(), s.pg_auth),
+        ("pgfatal", "option pgsql-check user postgres".into(), s.pg_fatal),
+        ("notpgsql", "option pgsql-check user postgres".into(), other),
+        ("mysql", "option mysql-check".into(), s.my_greet),
+        ("mysqllogin", "option mysql-check user check".into(), s.my_ok),
+        ("mysqlpre41", "option mysql-check user check pre-41".into(), s.my_refused),
+        ("mysqlpost41", "option mysql-check user check".into(), s.my_refused41),
         ("pass", "option tcp-check\n    tcp-check send hello\\r\\n\n    tcp-check expect rstring ^val\n    tcp-check expect string valid".into(), valid),
         ("mismatch", "option tcp-check\n    tcp-check expect string nope".into(), other),
         ("unwanted", "option tcp-check\n    tcp-check expect ! string error".into(), error),
@@ -164,10 +194,23 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
     let plain = smtp("250 test.example\r\n");
     let multi = smtp("250-test.example\r\n250-PIPELINING\r\n250 8BITMIME\r\n");
     let refusing = smtp("512 DNS error\r\n");
+    let pg_auth = scripted(b"", 23, b"R\0\0\0\x0c\0\0\0\x05salt");
+    let pg_fatal = scripted(b"", 23, b"E\0\0\0\x0bSFATAL\0\0");
+    let my_greet = scripted(MYSQL_GREETING, 0, b"");
+    // post-41's login and QUIT: 47 bytes; pre-41's: 22 (user "check").
+    let my_ok = scripted(MYSQL_GREETING, 48, b"\x07\0\0\x02\0\0\0\x02\0\0\0");
+    let my_refused = scripted(MYSQL_GREETING, 21, b"\x0f\0\0\x02\xff\x15\x04#28000denied");
+    let my_refused41 = scripted(MYSQL_GREETING, 48, b"\x0f\0\0\x02\xff\x15\x04#28000denied");
     let s = Smtp {
+        my_refused41: my_refused41.port(),
         plain: plain.port(),
         multi: multi.port(),
         refusing: refusing.port(),
+        pg_auth: pg_auth.port(),
+        pg_fatal: pg_fatal.port(),
+        my_greet: my_greet.port(),
+        my_ok: my_ok.port(),
+        my_refused: my_refused.port(),
     };
     let bes = backends(
         valid.port(),
@@ -204,6 +247,18 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         get("smtp").contains("Layer7 check passed, code: 221, info: \"test.example closing\""),
         "{}",
         get("smtp")
+    );
+    let has = |name: &str, what: &str| assert!(get(name).contains(what), "{}", get(name));
+    has(
+        "pgsql",
+        "passed, code: 0, info: \"PostgreSQL server is ok\"",
+    );
+    has("pgfatal", "Layer7 invalid response, info: \"FATAL\"");
+    has("mysql", "passed, code: 0, info: \"8.0.19\"");
+    has("mysqllogin", "passed, code: 0, info: \"8.0.19\"");
+    has(
+        "mysqlpre41",
+        "Layer7 wrong status, code: 1045, info: \"#28000denied\"",
     );
     assert!(
         get("esmtp").contains("Layer7 check passed, code: 221"),
