@@ -76,9 +76,10 @@ fn pgsql(buf: &[u8], closed: bool) -> Verdict {
 /// The payload of the first MySQL packet (3-byte length, sequence), or
 /// the verdict while it is incomplete.
 fn mysql_packet(buf: &[u8], closed: bool) -> Result<&[u8], Verdict> {
-    let whole = buf
-        .get(..3)
-        .map(|l| 4 + (usize::from(l[0]) | usize::from(l[1]) << 8 | usize::from(l[2]) << 16));
+    let whole = match buf {
+        [a, b, c, ..] => Some(4 + (usize::from(*a) | usize::from(*b) << 8 | usize::from(*c) << 16)),
+        _ => None,
+    };
     match whole {
         Some(n) if buf.len() >= n => Ok(buf.get(4..n).unwrap_or_default()),
         _ if closed => Err(Verdict::Done("L7RSP", None, String::new())),
@@ -88,9 +89,9 @@ fn mysql_packet(buf: &[u8], closed: bool) -> Result<&[u8], Verdict> {
 
 /// An error packet: its code and message.
 fn mysql_error(p: &[u8]) -> Verdict {
-    let code = match p.get(1..3) {
-        Some(c) => i64::from(u16::from_le_bytes([c[0], c[1]])),
-        None => 0,
+    let code = match p {
+        [_, lo, hi, ..] => i64::from(u16::from_le_bytes([*lo, *hi])),
+        _ => 0,
     };
     // (The SQL state of 4.1's errors stays in the message, as haproxy
     // reports it.)
