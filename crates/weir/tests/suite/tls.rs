@@ -9,7 +9,6 @@ use crate::common::http::{fnv, Origin};
 use crate::common::tls::*;
 use crate::common::*;
 use std::io::Write;
-use std::process::Command;
 use std::time::Duration;
 #[test]
 fn https_requests_bodies_and_sni_selection() {
@@ -627,46 +626,7 @@ fn ocsp_response_is_stapled() {
     let pki = Pki::new();
     let d = pki.dir.as_path();
     // An OCSP response for the www certificate, signed by the CA itself.
-    let serial = Command::new("openssl")
-        .args(["x509", "-in", "www.crt", "-noout", "-serial"])
-        .current_dir(d)
-        .output()
-        .expect("openssl");
-    let serial = String::from_utf8_lossy(&serial.stdout)
-        .trim()
-        .trim_start_matches("serial=")
-        .to_string();
-    std::fs::write(
-        d.join("index.txt"),
-        format!("V\t301231000000Z\t\t{serial}\tunknown\t/CN=www.example.com\n"),
-    )
-    .unwrap();
-    openssl(
-        d,
-        &[
-            "ocsp", "-issuer", "ca.pem", "-cert", "www.crt", "-reqout", "req.der",
-        ],
-    );
-    openssl(
-        d,
-        &[
-            "ocsp",
-            "-index",
-            "index.txt",
-            "-rsigner",
-            "ca.pem",
-            "-rkey",
-            "ca.key",
-            "-CA",
-            "ca.pem",
-            "-reqin",
-            "req.der",
-            "-respout",
-            "certs/1-www.pem.ocsp",
-            "-ndays",
-            "1",
-        ],
-    );
+    std::fs::write(d.join("certs/1-www.pem.ocsp"), pki.ocsp_response(false)).unwrap();
     let port = free_port();
     let cfg = tls_cfg(port, &format!("crt {}", pki.path("certs")), None, "");
     let _w = Weir::start(&cfg, port);

@@ -4,73 +4,9 @@
 //! handshakes, `set ssl cert <crt>.ocsp` + `commit` do so through a
 //! transaction, and bad responses are refused with haproxy's words.
 
-use crate::common::tls::{openssl, run, Pki};
+use crate::common::tls::{run, Pki};
 use crate::common::*;
 use std::path::Path;
-
-/// Responses for the `www` certificate made by `openssl ocsp`, signed by
-/// the test CA: (good, revoked), DER.
-fn responses(pki: &Pki) -> (Vec<u8>, Vec<u8>) {
-    let d = pki.dir.as_path();
-    let out = run(
-        &[
-            "openssl",
-            "x509",
-            "-in",
-            &pki.path("www.crt"),
-            "-serial",
-            "-noout",
-        ],
-        b"",
-    );
-    let serial = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .trim_start_matches("serial=")
-        .to_string();
-    openssl(
-        d,
-        &[
-            "ocsp",
-            "-issuer",
-            "ca.pem",
-            "-cert",
-            "www.crt",
-            "-reqout",
-            "req.der",
-            "-no_nonce",
-        ],
-    );
-    let mut made = Vec::new();
-    // index.txt lines: status, expiry, revocation (date,reason), serial.
-    for (state, revocation, out) in [
-        ("V", "", "good.der"),
-        ("R", "240101000000Z,keyCompromise", "revoked.der"),
-    ] {
-        std::fs::write(
-            d.join("index.txt"),
-            format!(
-                "{state}\t351231000000Z\t{revocation}\t{serial}\tunknown\t/CN=www.example.com\n"
-            ),
-        )
-        .unwrap();
-        let args = [
-            "ocsp",
-            "-index",
-            "index.txt",
-            "-rsigner",
-            "ca.pem",
-            "-rkey",
-            "ca.key",
-            "-CA",
-            "ca.pem",
-        ];
-        let mut args = args.to_vec();
-        args.extend(["-reqin", "req.der", "-respout", out, "-ndays", "30"]);
-        openssl(d, &args);
-        made.push(std::fs::read(d.join(out)).unwrap());
-    }
-    (made[0].clone(), made[1].clone())
-}
 
 fn b64(der: &[u8]) -> String {
     crate::common::http::base64(der, false)
@@ -160,7 +96,7 @@ fn story(port: u16, sock: &Path, crt: &str, good: &[u8], revoked: &[u8]) -> Vec<
 #[test]
 fn stapled_responses_are_shown_and_replaced_as_haproxy_does() {
     let pki = Pki::new();
-    let (good, revoked) = responses(&pki);
+    let (good, revoked) = (pki.ocsp_response(false), pki.ocsp_response(true));
     let dir = tempdir("tls-ocsp");
     let crt = dir.join("www.pem").to_string_lossy().into_owned();
     std::fs::copy(pki.path("certs/1-www.pem"), &crt).unwrap();

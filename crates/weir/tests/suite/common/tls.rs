@@ -164,6 +164,67 @@ impl Pki {
     pub fn path(&self, name: &str) -> String {
         self.dir.join(name).to_string_lossy().into_owned()
     }
+    /// An OCSP response for the `www` certificate made by `openssl ocsp`,
+    /// signed by the CA: good, or revoked (keyCompromise) with `revoked`;
+    /// DER.
+    pub fn ocsp_response(&self, revoked: bool) -> Vec<u8> {
+        let d = self.dir.as_path();
+        let out = run(
+            &[
+                "openssl",
+                "x509",
+                "-in",
+                &self.path("www.crt"),
+                "-serial",
+                "-noout",
+            ],
+            b"",
+        );
+        let serial = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .trim_start_matches("serial=")
+            .to_string();
+        // index.txt: status, expiry, revocation (date,reason), serial.
+        let (state, revocation) = match revoked {
+            true => ("R", "240101000000Z,keyCompromise"),
+            false => ("V", ""),
+        };
+        std::fs::write(
+            d.join("index.txt"),
+            format!(
+                "{state}\t351231000000Z\t{revocation}\t{serial}\tunknown\t/CN=www.example.com\n"
+            ),
+        )
+        .unwrap();
+        openssl(
+            d,
+            &[
+                "ocsp",
+                "-issuer",
+                "ca.pem",
+                "-cert",
+                "www.crt",
+                "-reqout",
+                "req.der",
+                "-no_nonce",
+            ],
+        );
+        let signer = [
+            "-index",
+            "index.txt",
+            "-rsigner",
+            "ca.pem",
+            "-rkey",
+            "ca.key",
+            "-CA",
+            "ca.pem",
+        ];
+        let mut args = vec!["ocsp"];
+        args.extend(signer);
+        args.extend(["-reqin", "req.der", "-respout", "resp.der", "-ndays", "30"]);
+        openssl(d, &args);
+        std::fs::read(d.join("resp.der")).unwrap()
+    }
 }
 
 /// curl through weir with `name` resolved to 127.0.0.1 (so SNI is sent).
