@@ -20,6 +20,11 @@ pub enum CheckProto {
     /// `option mysql-check [user <name> [post-41|pre-41]]`: the server's
     /// greeting, then (with a user) a login and `QUIT`, answered by OK.
     Mysql(Option<(String, bool)>),
+    /// `option ldap-check`: an anonymous bind, answered by success.
+    Ldap,
+    /// `option ssl-hello-chk`: a TLS ClientHello, answered by a handshake
+    /// or an alert record.
+    SslHello,
 }
 
 /// The `tcp-check` rules of a section.
@@ -59,6 +64,8 @@ pub enum Reply {
     MysqlGreeting { last: bool },
     /// The answer to a login.
     MysqlLogin,
+    /// A BindResponse to an anonymous bind.
+    Ldap,
 }
 
 /// `tcp-check connect [default] [port <p>] [addr <ip>] [linger]`.
@@ -252,5 +259,59 @@ pub fn mysql_rules(login: Option<&(String, bool)>) -> Vec<TcpCheckRule> {
         },
         TcpCheckRule::Reply(Reply::MysqlGreeting { last: false }),
         TcpCheckRule::Reply(Reply::MysqlLogin),
+    ]
+}
+
+/// The script `option ldap-check` runs: an anonymous simple bind (LDAPv3,
+/// message 1) and its response.
+pub fn ldap_rules() -> Vec<TcpCheckRule> {
+    vec![
+        TcpCheckRule::Send {
+            data: vec![
+                0x30, 0x0c, 0x02, 0x01, 0x01, 0x60, 0x07, 0x02, 0x01, 0x03, 0x04, 0x00, 0x80, 0x00,
+            ],
+            comment: None,
+        },
+        TcpCheckRule::Reply(Reply::Ldap),
+    ]
+}
+
+/// The script `option ssl-hello-chk` runs: a TLS 1.2 ClientHello (no
+/// extensions, a few common suites), passed by a handshake or alert
+/// record in answer.
+pub fn ssl_hello_rules() -> Vec<TcpCheckRule> {
+    let suites: [u16; 8] = [
+        0xc02f, 0xc02b, 0xc030, 0xc02c, 0x009c, 0x002f, 0x0035, 0x000a,
+    ];
+    let mut hello = vec![0x03, 0x03];
+    // The client random: fixed, as nothing is negotiated.
+    hello.extend((0u8..32).map(|i| i.wrapping_mul(37)));
+    hello.push(0); // no session id
+    hello.extend_from_slice(&u16::try_from(suites.len() * 2).unwrap_or(0).to_be_bytes());
+    for s in suites {
+        hello.extend_from_slice(&s.to_be_bytes());
+    }
+    hello.extend_from_slice(&[0x01, 0x00]); // null compression
+    let len = u32::try_from(hello.len()).unwrap_or(0).to_be_bytes();
+    let mut hs = vec![0x01, len[1], len[2], len[3]];
+    hs.extend_from_slice(&hello);
+    let rlen = u16::try_from(hs.len()).unwrap_or(0).to_be_bytes();
+    let mut data = vec![0x16, 0x03, 0x01, rlen[0], rlen[1]];
+    data.extend_from_slice(&hs);
+    let re = weir_rules::matching::compile(weir_rules::matching::Method::Reg, "^1[56]", false);
+    let Ok(re) = re else {
+        return Vec::new();
+    };
+    let mut e = TcpExpect::new(TcpMatch::RBinary(re));
+    e.min_recv = Some(5);
+    e.ok_status = "L6OK";
+    e.error_status = "L6RSP";
+    e.tout_status = "L6TOUT";
+    vec![
+        TcpCheckRule::Send {
+            data,
+            comment: None,
+        },
+        TcpCheckRule::Expect(e),
     ]
 }

@@ -13,8 +13,13 @@ pub(super) fn checks(
     negate: bool,
 ) -> Result<bool, String> {
     match name {
-        "option tcp-check" | "option redis-check" | "option smtpchk" | "option pgsql-check"
-        | "option mysql-check" => {
+        "option tcp-check"
+        | "option redis-check"
+        | "option smtpchk"
+        | "option pgsql-check"
+        | "option mysql-check"
+        | "option ldap-check"
+        | "option ssl-hello-chk" => {
             if negate {
                 super::proxy::no_args(args)?;
                 p.options.check_proto = None;
@@ -23,6 +28,8 @@ pub(super) fn checks(
             let proto = match name {
                 "option tcp-check" => CheckProto::TcpCheck,
                 "option redis-check" => CheckProto::Redis,
+                "option ldap-check" => CheckProto::Ldap,
+                "option ssl-hello-chk" => CheckProto::SslHello,
                 "option smtpchk" => CheckProto::Smtp(smtp_hello(args)?),
                 "option pgsql-check" => match args {
                     [u, name] if u == "user" => CheckProto::Pgsql(name.clone()),
@@ -30,7 +37,10 @@ pub(super) fn checks(
                 },
                 _ => CheckProto::Mysql(mysql_login(args)?),
             };
-            if matches!(proto, CheckProto::TcpCheck | CheckProto::Redis) {
+            if matches!(
+                proto,
+                CheckProto::TcpCheck | CheckProto::Redis | CheckProto::Ldap | CheckProto::SslHello
+            ) {
                 super::proxy::no_args(args)?;
             }
             p.options.httpchk = None;

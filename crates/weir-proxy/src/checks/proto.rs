@@ -39,6 +39,7 @@ pub fn judge(r: Reply, buf: &[u8], closed: bool, version: &str) -> Verdict {
                 _ => Verdict::Done("L7RSP", None, String::new()),
             },
         },
+        Reply::Ldap => ldap(buf, closed),
         Reply::MysqlLogin => match mysql_packet(buf, closed) {
             Err(v) => v,
             Ok(p) => match p.first() {
@@ -101,6 +102,60 @@ fn mysql_error(p: &[u8]) -> Verdict {
         Some(code),
         String::from_utf8_lossy(msg).into_owned(),
     )
+}
+
+/// A BER element's tag and length at the start of `b`, and where its
+/// content starts; `None` while incomplete.
+fn ber(b: &[u8]) -> Option<(u8, usize, usize)> {
+    let (&tag, rest) = b.split_first()?;
+    let (&l0, rest) = rest.split_first()?;
+    if l0 < 0x80 {
+        return Some((tag, usize::from(l0), 2));
+    }
+    let n = usize::from(l0 & 0x7f);
+    let digits = rest.get(..n)?;
+    let len = digits
+        .iter()
+        .fold(0usize, |a, &d| (a << 8) | usize::from(d));
+    Some((tag, len, 2 + n))
+}
+
+/// A BindResponse: its result code decides (0 passes).
+fn ldap(buf: &[u8], closed: bool) -> Verdict {
+    let not_ldap = || Verdict::Done("L7RSP", None, "Not LDAPv3 protocol".into());
+    let parsed = (|| {
+        let (tag, _, at) = ber(buf)?;
+        if tag != 0x30 {
+            return Some(Err(()));
+        }
+        let rest = buf.get(at..)?;
+        let (id_tag, id_len, id_at) = ber(rest)?;
+        if id_tag != 0x02 {
+            return Some(Err(()));
+        }
+        let rest = rest.get(id_at + id_len..)?;
+        let (op, _, op_at) = ber(rest)?;
+        if op != 0x61 {
+            return Some(Err(()));
+        }
+        let rest = rest.get(op_at..)?;
+        let (code_tag, _, code_at) = ber(rest)?;
+        if code_tag != 0x0a {
+            return Some(Err(()));
+        }
+        Some(Ok(*rest.get(code_at)?))
+    })();
+    match parsed {
+        None if closed => not_ldap(),
+        None => Verdict::More,
+        Some(Err(())) => not_ldap(),
+        Some(Ok(0)) => Verdict::Done("L7OK", Some(0), "Success".into()),
+        Some(Ok(c)) => Verdict::Done(
+            "L7STS",
+            Some(i64::from(c)),
+            "See RFC: http://tools.ietf.org/html/rfc4511#section-4.1.9".into(),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -95,3 +95,39 @@ fn mysql_logins_are_the_bytes_servers_expect() {
     assert_eq!(pg.len(), 23);
     assert_eq!(&pg[..8], &[0, 0, 0, 23, 0, 3, 0, 0]);
 }
+
+#[test]
+fn ldap_bind_responses() {
+    let j = |b: &[u8], closed| judge(Reply::Ldap, b, closed, "");
+    assert_eq!(
+        j(&hex("300C02010161070A010004000400"), false),
+        Verdict::Done("L7OK", Some(0), "Success".into())
+    );
+    assert_eq!(
+        j(&hex("300C02010160070A010004000400"), false),
+        Verdict::Done("L7RSP", None, "Not LDAPv3 protocol".into())
+    );
+    assert_eq!(
+        j(&hex("300C02010161070A010104000400"), false),
+        Verdict::Done(
+            "L7STS",
+            Some(1),
+            "See RFC: http://tools.ietf.org/html/rfc4511#section-4.1.9".into()
+        )
+    );
+    // Long lengths, and the result code arriving later.
+    let part = hex("3084000000100201016184000000070A01");
+    assert_eq!(j(&part, false), Verdict::More);
+    assert_eq!(
+        j(&[part.clone(), hex("0004000400")].concat(), false),
+        Verdict::Done("L7OK", Some(0), "Success".into())
+    );
+    assert_eq!(
+        j(&part, true),
+        Verdict::Done("L7RSP", None, "Not LDAPv3 protocol".into())
+    );
+    assert_eq!(
+        j(b"HTTP/1.1 400", false),
+        Verdict::Done("L7RSP", None, "Not LDAPv3 protocol".into())
+    );
+}

@@ -25,6 +25,8 @@ pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
         CheckProto::Smtp(hello) => Some(Cow::Owned(weir_config::smtp_rules(hello))),
         CheckProto::Pgsql(user) => Some(Cow::Owned(weir_config::pgsql_rules(user))),
         CheckProto::Mysql(login) => Some(Cow::Owned(weir_config::mysql_rules(login.as_ref()))),
+        CheckProto::Ldap => Some(Cow::Owned(weir_config::ldap_rules())),
+        CheckProto::SslHello => Some(Cow::Owned(weir_config::ssl_hello_rules())),
     }
 }
 
@@ -305,6 +307,10 @@ async fn expect(ss: &mut Session, e: &TcpExpect, step: usize) -> Result<(), Outc
                         named(&e.pattern)
                     );
                     return Err(failed(e, ss, info));
+                }
+                // (A protocol check's mismatch is told without details.)
+                (false, false) if (ss.closed || have >= MAX_READ) && !ss.user => {
+                    return Err(failed(e, ss, String::new()));
                 }
                 (false, false) if ss.closed || have >= MAX_READ => {
                     let info = format!(

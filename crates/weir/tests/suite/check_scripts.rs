@@ -108,6 +108,9 @@ struct Smtp {
     my_ok: u16,
     my_refused: u16,
     my_refused41: u16,
+    ldap: u16,
+    /// A TLS listener (a placeholder until it is started).
+    tls: u16,
 }
 
 /// Backends and their rules: (name, rules, server port).
@@ -125,6 +128,10 @@ fn backends(
         ("esmtp", "option smtpchk EHLO test.example".into(), s.multi),
         ("smtpdown", "option smtpchk".into(), s.refusing),
         ("notsmtp", "option smtpchk".into(), other),
+        ("ldap", "option ldap-check".into(), s.ldap),
+        ("notldap", "option ldap-check".into(), other),
+        ("sslhello", "option ssl-hello-chk".into(), s.tls),
+        ("notssl", "option ssl-hello-chk".into(), other),
         ("pgsql", "option pgsql-check user postgres".into(), s.pg_auth),
         ("pgfatal", "option pgsql-check user postgres".into(), s.pg_fatal),
         ("notpgsql", "option pgsql-check user postgres".into(), other),
@@ -201,7 +208,14 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
     let my_ok = scripted(MYSQL_GREETING, 48, b"\x07\0\0\x02\0\0\0\x02\0\0\0");
     let my_refused = scripted(MYSQL_GREETING, 21, b"\x0f\0\0\x02\xff\x15\x04#28000denied");
     let my_refused41 = scripted(MYSQL_GREETING, 48, b"\x0f\0\0\x02\xff\x15\x04#28000denied");
+    let ldap = scripted(
+        b"",
+        14,
+        b"\x30\x0c\x02\x01\x01\x61\x07\x0a\x01\x00\x04\x00\x04\x00",
+    );
     let s = Smtp {
+        ldap: ldap.port(),
+        tls: free_port(),
         my_refused41: my_refused41.port(),
         plain: plain.port(),
         multi: multi.port(),
@@ -223,6 +237,16 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
     );
     let (hlog, wlog) = (Syslog::start(), Syslog::start());
     let (hp, wp) = (free_port(), free_port());
+    // The TLS listener that both answer the ssl-hello check with is
+    // weir's: it runs beside both.
+    let pki = crate::common::tls::Pki::new();
+    let pem = pki.path("certs/1-www.pem");
+    let tport = free_port();
+    let _t = Weir::start(&format!("defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\nlisten tls\n    bind 127.0.0.1:{tport} ssl crt {pem}\n    server x 127.0.0.1:1\n"), tport);
+    let bes: Vec<_> = bes
+        .into_iter()
+        .map(|(n, r, p)| (n, r, if p == s.tls { tport } else { p }))
+        .collect();
     let Some(_h) = Haproxy::start(&cfg(hp, hlog.port(), &bes), hp) else {
         panic!("haproxy is not installed: tests/run installs it");
     };
@@ -249,6 +273,13 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
     has(
         "pgsql",
         "passed, code: 0, info: \"PostgreSQL server is ok\"",
+    );
+    has("sslhello", "succeeded, reason: Layer6 check passed");
+    has("notssl", "failed, reason: Layer6 invalid response");
+    has("ldap", "Layer7 check passed, code: 0, info: \"Success\"");
+    has(
+        "notldap",
+        "Layer7 invalid response, info: \"Not LDAPv3 protocol\"",
     );
     has("pgfatal", "Layer7 invalid response, info: \"FATAL\"");
     has("mysql", "passed, code: 0, info: \"8.0.19\"");
