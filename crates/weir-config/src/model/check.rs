@@ -177,7 +177,9 @@ pub fn smtp_rules(hello: &str) -> Vec<TcpCheckRule> {
     let answer = |last: bool, sep: &str| {
         let re =
             |p: &str| weir_rules::matching::compile(weir_rules::matching::Method::Reg, p, false);
-        let Ok(any) = re(&format!("^[0-9]{{3}}[{sep}\r]")) else {
+        // A whole line: its code, then the rest of it (a reply can
+        // come in pieces, its line end last).
+        let Ok(any) = re(&format!(r"^[0-9]{{3}}([{sep}][^\r\n]*)?\r\n")) else {
             return Vec::new();
         };
         // A reply of several lines (`250-…`) is read to its last line.

@@ -104,7 +104,12 @@ impl Dial<'_> {
             Ok(Err(e)) => {
                 let info = match e.kind() {
                     std::io::ErrorKind::ConnectionRefused => "Connection refused".to_string(),
-                    _ => e.to_string(),
+                    // haproxy's words for another connect(2) failure.
+                    _ => {
+                        let text = e.to_string();
+                        let text = text.split(" (os error").next().unwrap_or(&text);
+                        format!("General socket error ({text})")
+                    }
                 };
                 return Err(err("Layer4 connection problem", info));
             }
