@@ -598,6 +598,10 @@ pub struct ServerTls {
     pub ciphersuites: Option<Vec<Suite>>,
     /// `check-ssl`: health checks over TLS even without `ssl`.
     pub check_ssl: bool,
+    /// `check-sni <name>`: the name checks send.
+    pub check_sni: Option<String>,
+    /// `check-alpn <protocols>`: what checks offer.
+    pub check_alpn: Option<Vec<String>>,
     /// `no-ssl-reuse`: a full handshake for every connection.
     pub no_reuse: bool,
 }
@@ -630,6 +634,12 @@ impl ServerTls {
             "crl-file" => return one(need().map(|v| self.crl_file = Some(v.to_string()))),
             "crt" => return one(need().map(|v| self.crt = Some(v.to_string()))),
             "sni" => return one(need().map(|v| self.sni = Some(v.to_string()))),
+            "check-sni" => return one(need().map(|v| self.check_sni = Some(v.to_string()))),
+            "check-alpn" => {
+                return one(need()
+                    .and_then(parse_alpn)
+                    .map(|v| self.check_alpn = Some(v)))
+            }
             "verifyhost" => return one(need().map(|v| self.verifyhost = Some(v.to_string()))),
             "alpn" => return one(need().and_then(parse_alpn).map(|v| self.alpn = Some(v))),
             "ciphers" => {

@@ -73,6 +73,11 @@ pub enum Reply {
 pub struct CheckConnect {
     /// `default`: the server's check settings (`check-ssl`) apply.
     pub default: bool,
+    /// `ssl`: over TLS (the server's TLS settings), with `sni` and
+    /// `alpn` when given.
+    pub ssl: bool,
+    pub sni: Option<String>,
+    pub alpn: Option<Vec<String>>,
     pub port: Option<u16>,
     pub addr: Option<std::net::IpAddr>,
     pub comment: Option<String>,

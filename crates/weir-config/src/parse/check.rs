@@ -139,12 +139,18 @@ fn connect(args: &[String]) -> Result<CheckConnect, String> {
                 c.addr = Some(v.parse().map_err(|_| format!("invalid address '{v}'"))?);
             }
             "comment" => c.comment = Some(value(&mut it, "comment", "a message")?.to_string()),
-            o @ ("ssl" | "sni" | "alpn" | "proto" | "send-proxy" | "via-socks4") => {
+            "ssl" => c.ssl = true,
+            "sni" => c.sni = Some(value(&mut it, "sni", "a server name")?.to_string()),
+            "alpn" => {
+                let v = value(&mut it, "alpn", "a protocol list")?;
+                c.alpn = Some(v.split(',').map(str::to_string).collect());
+            }
+            o @ ("proto" | "send-proxy" | "via-socks4") => {
                 return Err(format!("'{o}' is not supported by weir yet"))
             }
             o => {
                 return Err(format!(
-                    "expects 'comment', 'port', 'addr', 'default' or 'linger' but got '{o}'"
+                    "expects 'comment', 'port', 'addr', 'ssl', 'sni', 'alpn', 'default' or 'linger' but got '{o}'"
                 ))
             }
         }

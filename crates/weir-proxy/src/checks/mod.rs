@@ -67,23 +67,41 @@ impl Dial<'_> {
     fn addr(&self, port: Option<u16>, ip: Option<std::net::IpAddr>) -> Result<SocketAddr, String> {
         match self.target {
             ServerTarget::Inet { addr, .. } => {
-                let base = match &self.s.check_addr {
-                    Some(a) => a.parse().map_err(|_| format!("bad check address '{a}'"))?,
-                    None => addr.ip(),
+                // `addr <ip>` or `addr <ip>:<port>` (whose port gives way
+                // to `port`).
+                let (base, addr_port) = match &self.s.check_addr {
+                    Some(a) => match (a.parse(), a.parse::<SocketAddr>()) {
+                        (Ok(ip), _) => (ip, None),
+                        (_, Ok(sa)) => (sa.ip(), Some(sa.port())),
+                        _ => return Err(format!("bad check address '{a}'")),
+                    },
+                    None => (addr.ip(), None),
                 };
-                let port = port.or(self.s.check_port).unwrap_or(addr.port());
+                let port = port
+                    .or(self.s.check_port)
+                    .or(addr_port)
+                    .unwrap_or(addr.port());
                 Ok(SocketAddr::new(ip.unwrap_or(base), port))
             }
             ServerTarget::Unix(_) => Err(String::new()),
         }
     }
 
-    /// Connects (and shakes hands under `tls`), or says why not.
+    /// The hello a check sends under TLS by default: the server's
+    /// `check-sni` and `check-alpn`.
+    pub fn hello(&self) -> Hello<'_> {
+        Hello {
+            sni: self.s.tls.check_sni.as_deref(),
+            alpn: self.s.tls.check_alpn.as_deref(),
+        }
+    }
+
+    /// Connects (and shakes hands with `tls`), or says why not.
     pub async fn open(
         &self,
         port: Option<u16>,
         ip: Option<std::net::IpAddr>,
-        tls: bool,
+        tls: Option<Hello<'_>>,
     ) -> Result<Conn, DialError> {
         let conn_timeout = self.connect_timeout();
         let err = |reason, info: String| DialError { reason, info };
@@ -115,17 +133,28 @@ impl Dial<'_> {
             }
             Ok(Ok(c)) => c,
         };
-        let Some(t) = self.tls.filter(|_| tls) else {
+        let (Some(t), Some(h)) = (self.tls, tls) else {
             return Ok(stream);
         };
-        // Checks send no SNI (HAProxy's `check-sni` is not supported).
-        let name = crate::tls::server_name(None, addr.as_ref().ok().copied());
-        match crate::tls::connect(stream, t.config(), name, Some(conn_timeout)).await {
+        let name = crate::tls::server_name(h.sni, addr.as_ref().ok().copied());
+        let cfg = t.config();
+        let alpn = match h.alpn {
+            Some(a) => crate::tls::alpn_list(Some(a)),
+            None => cfg.alpn_protocols.clone(),
+        };
+        match crate::tls::connect_alpn(stream, cfg, name, alpn, Some(conn_timeout)).await {
             Ok(c) => Ok(c),
             Err(crate::tls::HandshakeError::Timeout) => Err(err("Layer6 timeout", String::new())),
             Err(e) => Err(err("Layer6 invalid response", e.message().to_string())),
         }
     }
+}
+
+/// What a check's TLS hello carries.
+#[derive(Clone, Copy)]
+pub(crate) struct Hello<'a> {
+    pub sni: Option<&'a str>,
+    pub alpn: Option<&'a [String]>,
 }
 
 async fn check_once(
@@ -148,7 +177,7 @@ async fn check_once(
     if let Some(rules) = script::rules_of(px) {
         return script::run(&dial, &rules, px.options.check_proto.as_ref(), started).await;
     }
-    let stream = match dial.open(None, None, true).await {
+    let stream = match dial.open(None, None, Some(dial.hello())).await {
         Ok(c) => c,
         Err(e) if e.info.is_empty() => return fail(e.reason, String::new()),
         Err(e) => return fail(e.reason, format!(", info: \"{}\"", e.info)),

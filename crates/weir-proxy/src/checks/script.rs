@@ -130,7 +130,7 @@ pub(super) async fn run(
         .iter()
         .find(|r| !matches!(r, TcpCheckRule::Comment(_)));
     if !matches!(first, Some(TcpCheckRule::Connect(_))) {
-        match dial.open(None, None, true).await {
+        match dial.open(None, None, Some(dial.hello())).await {
             Ok(c) => {
                 ss.conn = Some(c);
                 ss.tls = dial.tls.is_some();
@@ -151,8 +151,16 @@ pub(super) async fn run(
         let done = match rule {
             TcpCheckRule::Connect(c) => {
                 ss.conn = None;
-                let tls = c.default && dial.tls.is_some();
-                match dial.open(c.port, c.addr, tls).await {
+                let hello = match (c.ssl, c.default) {
+                    (true, _) => Some(super::Hello {
+                        sni: c.sni.as_deref(),
+                        alpn: c.alpn.as_deref(),
+                    }),
+                    (false, true) => Some(dial.hello()),
+                    (false, false) => None,
+                };
+                let tls = hello.is_some() && dial.tls.is_some();
+                match dial.open(c.port, c.addr, hello).await {
                     Ok(conn) => {
                         ss = Session {
                             conn: Some(conn),

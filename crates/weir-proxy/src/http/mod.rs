@@ -433,6 +433,7 @@ impl<'a> Session<'a> {
             let ti = ms(start.saturating_duration_since(idle_since));
             let mut rec = LogRecord {
                 listener: Some(acc.bind.index),
+                tls: acc.bind.tls.is_some(),
                 client: acc.peer,
                 frontend_addr: acc.local,
                 frontend: &fe.name,

@@ -333,6 +333,8 @@ pub struct LogRecord<'a> {
     /// The listener (its place in the frontend's bind lines), for its
     /// `option socket-stats` counters.
     pub listener: Option<usize>,
+    /// The listener speaks TLS (`%ft` marks it with `~`).
+    pub tls: bool,
     pub client: Option<std::net::SocketAddr>,
     pub frontend_addr: Option<std::net::SocketAddr>,
     pub frontend: &'a str,
@@ -555,7 +557,13 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         Var::ClientPort => ip_or_dash(out, r.client, true),
         Var::FrontendIp => ip_or_dash(out, r.frontend_addr, false),
         Var::FrontendPort => ip_or_dash(out, r.frontend_addr, true),
-        Var::FrontendName | Var::FrontendNameTransport => out.push_str(r.frontend),
+        Var::FrontendName => out.push_str(r.frontend),
+        Var::FrontendNameTransport => {
+            out.push_str(r.frontend);
+            if r.tls {
+                out.push('~');
+            }
+        }
         Var::BackendName => out.push_str(r.backend),
         Var::ServerName => out.push_str(r.server.unwrap_or("<NOSRV>")),
         Var::ServerIp => ip_or_dash(out, r.server_addr, false),

@@ -390,12 +390,21 @@ fn server(
         }
     };
     let srv_tls = client_tls(s.tls.enabled);
-    let check_tls =
-        if s.tls.check_ssl || (s.tls.enabled && s.check_port.is_none() && s.check_addr.is_none()) {
-            srv_tls.clone().or_else(|| client_tls(true))
-        } else {
-            None
-        };
+    // (A `tcp-check connect ssl` rule needs TLS settings too.)
+    let script_tls = px.options.check_proto == Some(weir_config::CheckProto::TcpCheck)
+        && px
+            .tcp_check
+            .rules
+            .iter()
+            .any(|r| matches!(r, weir_config::TcpCheckRule::Connect(c) if c.ssl));
+    let check_tls = if s.tls.check_ssl
+        || script_tls
+        || (s.tls.enabled && s.check_port.is_none() && s.check_addr.is_none())
+    {
+        srv_tls.clone().or_else(|| client_tls(true))
+    } else {
+        None
+    };
     let h2 = if px.mode != Mode::Http {
         super::H2Use::Never
     } else if s.h2 {

@@ -257,6 +257,7 @@ fn record<'a>(
     let fe = sh.frontend(fe_idx);
     LogRecord {
         listener: Some(acc.bind.index),
+        tls: acc.bind.tls.is_some(),
         client: acc.peer,
         frontend_addr: acc.local,
         frontend: &fe.name,

@@ -240,6 +240,7 @@ pub(crate) fn forward<'a>(
         be.release(link.srv);
         let rec = LogRecord {
             listener: Some(acc.bind.index),
+            tls: acc.bind.tls.is_some(),
             client: acc.peer,
             frontend_addr: acc.local,
             frontend: &fe.name,

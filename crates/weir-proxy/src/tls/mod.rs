@@ -16,7 +16,7 @@ mod verify;
 pub use accept::accept;
 pub use client::{client_config, ClientTls};
 pub use route::{bind_config, BindConfig};
-pub use stream::{connect, Dormant, HandshakeError, TlsStream};
+pub use stream::{connect, connect_alpn, Dormant, HandshakeError, TlsStream};
 
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
@@ -311,7 +311,7 @@ pub fn server_config(
 }
 
 /// An `alpn` list as rustls takes it.
-fn alpn_list(list: Option<&[String]>) -> Vec<Vec<u8>> {
+pub(crate) fn alpn_list(list: Option<&[String]>) -> Vec<Vec<u8>> {
     list.unwrap_or_default()
         .iter()
         .map(|a| a.as_bytes().to_vec())

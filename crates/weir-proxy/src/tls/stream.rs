@@ -293,7 +293,21 @@ pub async fn connect(
     name: rustls::pki_types::ServerName<'static>,
     timeout: Option<Duration>,
 ) -> Result<Conn, HandshakeError> {
-    let cc = rustls::ClientConnection::new(cfg, name).map_err(HandshakeError::Tls)?;
+    let alpn = cfg.alpn_protocols.clone();
+    connect_alpn(io, cfg, name, alpn, timeout).await
+}
+
+/// [`connect`] offering `alpn` instead of the configuration's protocols
+/// (a health check's `check-alpn`).
+pub async fn connect_alpn(
+    io: Conn,
+    cfg: Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+    alpn: Vec<Vec<u8>>,
+    timeout: Option<Duration>,
+) -> Result<Conn, HandshakeError> {
+    let cc =
+        rustls::ClientConnection::new_with_alpn(cfg, name, alpn).map_err(HandshakeError::Tls)?;
     let mut st = State {
         tls: Connection::Client(cc),
         eof: false,

@@ -309,7 +309,7 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
 fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
     let cfg = "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
                backend b\n    option tcp-check\n\
-               \x20   tcp-check connect ssl\n\
+               \x20   tcp-check connect send-proxy\n\
                \x20   tcp-check expect string-lf %[src]\n\
                \x20   tcp-check expect min-recv 3\n\
                \x20   tcp-check send-binary 0g\n\
@@ -320,7 +320,7 @@ fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
     let text = format!("{out}{err}");
     assert_ne!(code, 0, "{text}");
     for (line, what) in [
-        (8, "'ssl' is not supported by weir yet"),
+        (8, "'send-proxy' is not supported by weir yet"),
         (9, "'string-lf' is not supported by weir yet"),
         (10, "expects [!] string|rstring|binary|rbinary <pattern>"),
         (11, "is not a hexadecimal string"),
@@ -335,5 +335,82 @@ fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
                 .any(|l| l.contains(&format!(":{line}]")) && l.contains(what)),
             "line {line}: {what}\n{text}"
         );
+    }
+}
+
+/// Checks over TLS beside haproxy: `check-sni` and `check-alpn` on a
+/// server line, `tcp-check connect ssl sni … alpn …`, against a TLS
+/// listener that accepts only the expected name or protocols (haproxy's,
+/// in front of both); and a TLS frontend's log line marks its name with
+/// `~`.
+#[test]
+fn checks_over_tls_name_and_offer_what_they_are_told() {
+    let pki = crate::common::tls::Pki::new();
+    let pem = pki.path("certs/1-www.pem");
+    let (sni_port, alpn_port, fe_port) = (free_port(), free_port(), free_port());
+    let gate = format!(
+        "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen by_sni\n    bind 127.0.0.1:{sni_port}\n    tcp-request inspect-delay 1s\n\
+         \x20   tcp-request content accept if {{ req.ssl_sni check.example }}\n    tcp-request content reject\n    server fe 127.0.0.1:{fe_port}\n\
+         listen by_alpn\n    bind 127.0.0.1:{alpn_port}\n    tcp-request inspect-delay 1s\n\
+         \x20   tcp-request content accept if {{ req.ssl_alpn h2 }}\n    tcp-request content reject\n    server fe 127.0.0.1:{fe_port}\n\
+         frontend tls\n    bind 127.0.0.1:{fe_port} ssl crt {pem}\n    mode http\n    http-request return status 200\n"
+    );
+    // (haproxy stands at the gate, as in its own reg-test.)
+    let Some(_gate) = Haproxy::start(&gate, fe_port) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let bes = [
+        ("sni", format!("server s 127.0.0.1:{sni_port} check check-ssl check-sni check.example verify none")),
+        ("badsni", format!("server s 127.0.0.1:{sni_port} check check-ssl check-sni other.example verify none")),
+        ("alpn", format!("server s 127.0.0.1:{alpn_port} check check-ssl check-alpn h2,http/1.1 verify none")),
+        ("noalpn", format!("server s 127.0.0.1:{alpn_port} check check-ssl verify none")),
+        ("script", format!("option tcp-check\n    tcp-check connect ssl sni check.example\n    server s 127.0.0.1:{sni_port} check verify none")),
+        ("scriptalpn", format!("option tcp-check\n    tcp-check connect ssl alpn h2\n    server s 127.0.0.1:{alpn_port} check verify none")),
+    ];
+    let cfg = |syslog: u16, port: u16| {
+        let mut c = format!(
+            "defaults\n    mode tcp\n    timeout connect 1s\n    timeout check 1s\n    timeout client 5s\n    timeout server 5s\n    option log-health-checks\n    log 127.0.0.1:{syslog} local0\n\
+             frontend web\n    mode http\n    option httplog\n    bind 127.0.0.1:{port} ssl crt {pem}\n    http-request return status 200\n"
+        );
+        for (name, lines) in &bes {
+            c.push_str(&format!(
+                "backend {name}\n    default-server inter 1s rise 1 fall 1\n    {lines}\n"
+            ));
+        }
+        c
+    };
+    let (hlog, wlog) = (Syslog::start(), Syslog::start());
+    let (hp, wp) = (free_port(), free_port());
+    let Some(_h) = Haproxy::start(&cfg(hlog.port(), hp), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(wlog.port(), wp), wp);
+    let named: Vec<(&str, String, u16)> = bes.iter().map(|(n, _)| (*n, String::new(), 0)).collect();
+    let (theirs, ours) = (first_lines(&hlog, &named), first_lines(&wlog, &named));
+    // A handshake the gate cuts reads "SSL handshake failure" in
+    // haproxy's line and "Connection closed during SSL handshake" in
+    // weir's (haproxy's own reg-test accepts either).
+    let same = |l: &String| {
+        l.replace(
+            "Connection closed during SSL handshake",
+            "SSL handshake failure",
+        )
+    };
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert_eq!(same(o), same(t), "weir's line, then haproxy's");
+    }
+    let verdicts: Vec<bool> = ours.iter().map(|l| l.contains(" succeeded, ")).collect();
+    assert_eq!(
+        verdicts,
+        [true, false, true, false, true, true],
+        "{ours:#?}"
+    );
+    // The TLS frontend's name in an httplog line: `web~`.
+    for (port, log) in [(hp, &hlog), (wp, &wlog)] {
+        let o = crate::common::tls::curl(port, "www.example.com", "/", &[]);
+        assert!(o.status.success());
+        let l = log.wait_line("\"GET / HTTP/1.1\"", Duration::from_secs(5));
+        assert!(l.contains(" web~ web/<NOSRV> "), "{l}");
     }
 }
