@@ -302,8 +302,10 @@ async fn expect(ss: &mut Session, e: &TcpExpect, step: usize) -> Result<(), Outc
     };
     loop {
         let have = ss.buf.len();
+        // `min-recv 0`: whatever is there decides.
+        let conclusive = ss.closed || have >= MAX_READ || e.min_recv == Some(0);
         if have >= need || ss.closed {
-            if have == 0 {
+            if have == 0 && ss.closed {
                 let info = format!("TCPCHK got an empty response at step {step}");
                 return Err(failed(e, ss, info));
             }
@@ -317,10 +319,10 @@ async fn expect(ss: &mut Session, e: &TcpExpect, step: usize) -> Result<(), Outc
                     return Err(failed(e, ss, info));
                 }
                 // (A protocol check's mismatch is told without details.)
-                (false, false) if (ss.closed || have >= MAX_READ) && !ss.user => {
+                (false, false) if conclusive && !ss.user => {
                     return Err(failed(e, ss, String::new()));
                 }
-                (false, false) if ss.closed || have >= MAX_READ => {
+                (false, false) if conclusive => {
                     let info = format!(
                         "TCPCHK did not match content {} at step {step}",
                         named(&e.pattern)
