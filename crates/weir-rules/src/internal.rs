@@ -213,20 +213,10 @@ fn date(a: &[String]) -> Result<Internal, String> {
 }
 
 fn unhex(h: &str) -> Result<Vec<u8>, String> {
-    let digit = |c: u8| (c as char).to_digit(16);
-    let b = h.as_bytes();
-    if !b.len().is_multiple_of(2) {
+    if !h.len().is_multiple_of(2) {
         return Err("fetch method 'bin' expects an even number of hexadecimal digits".into());
     }
-    b.chunks(2)
-        .map(|p| match p {
-            &[x, y] => match (digit(x), digit(y)) {
-                (Some(x), Some(y)) => Ok((x * 16 + y) as u8),
-                _ => Err(format!("fetch method 'bin': '{h}' is not hexadecimal")),
-            },
-            _ => Err(format!("fetch method 'bin': '{h}' is not hexadecimal")),
-        })
-        .collect()
+    crate::matching::unhex(h).ok_or_else(|| format!("fetch method 'bin': '{h}' is not hexadecimal"))
 }
 
 /// Evaluates an internal fetch.

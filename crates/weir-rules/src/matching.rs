@@ -307,14 +307,19 @@ pub fn compile(method: Method, word: &str, icase: bool) -> Result<Pattern, Strin
     })
 }
 
-/// Bytes from hex digits (an even number of them).
-fn unhex(w: &str) -> Option<Vec<u8>> {
+/// Bytes from hex digits (an even number of them, nothing else: no sign
+/// as `from_str_radix` would take).
+pub fn unhex(w: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| (c as char).to_digit(16);
     let b = w.as_bytes();
-    if b.len() % 2 == 1 {
+    if !b.len().is_multiple_of(2) {
         return None;
     }
     b.chunks(2)
-        .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
+        .map(|p| match p {
+            &[x, y] => Some((digit(x)? * 16 + digit(y)?) as u8),
+            _ => None,
+        })
         .collect()
 }
 
@@ -342,4 +347,16 @@ pub fn backrefs(w: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unhex_takes_pairs_of_hex_digits_only() {
+        assert_eq!(super::unhex("0aFf"), Some(vec![0x0a, 0xff]));
+        assert_eq!(super::unhex(""), Some(vec![]));
+        for bad in ["0", "0g", "+f", "-1", " 1"] {
+            assert_eq!(super::unhex(bad), None, "{bad}");
+        }
+    }
 }

@@ -175,19 +175,10 @@ fn send(args: &[String], binary: bool) -> Result<(Vec<u8>, Option<String>), Stri
 }
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
-    let digits = s.as_bytes();
-    if !digits.len().is_multiple_of(2) || digits.is_empty() {
-        return Err(format!("'{s}' is not an even number of hexadecimal digits"));
+    match weir_rules::matching::unhex(s) {
+        Some(b) if !b.is_empty() => Ok(b),
+        _ => Err(format!("'{s}' is not a hexadecimal string")),
     }
-    digits
-        .chunks(2)
-        .map(|c| {
-            std::str::from_utf8(c)
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("'{s}' is not a hexadecimal string"))
-        })
-        .collect()
 }
 
 /// A status an expect rule may set, among those allowed for its use.

@@ -106,6 +106,36 @@ struct Session {
     learnt: String,
 }
 
+impl Session {
+    /// Reads what the server sends next into `buf` (up to [`MAX_READ`]);
+    /// its end, an error or a full buffer closes the reading. False when
+    /// the check's time ran out first.
+    async fn fill(&mut self) -> bool {
+        let at = self.buf.len();
+        let Some(c) = self.conn.as_ref().filter(|_| at < MAX_READ) else {
+            self.closed = true;
+            return true;
+        };
+        self.buf.resize(MAX_READ, 0);
+        let r = tokio::time::timeout_at(
+            self.deadline,
+            c.read(self.buf.get_mut(at..).unwrap_or_default()),
+        )
+        .await;
+        let n = match &r {
+            Ok(Ok(n)) => *n,
+            _ => 0,
+        };
+        self.buf.truncate(at + n);
+        match r {
+            Ok(Ok(0) | Err(_)) => self.closed = true,
+            Ok(Ok(_)) => {}
+            Err(_) => return false,
+        }
+        true
+    }
+}
+
 /// Runs `rules` against the server; `proto` says whose they are (a user's
 /// `tcp-check` rules name their steps in failures).
 pub(super) async fn run(
@@ -332,16 +362,12 @@ async fn expect(ss: &mut Session, e: &TcpExpect, step: usize) -> Result<(), Outc
                 (false, false) => {}
             }
         }
-        let Some(c) = &ss.conn else {
-            ss.closed = true;
+        if ss.fill().await {
             continue;
-        };
-        let mut chunk = vec![0u8; MAX_READ - have.min(MAX_READ)];
-        match tokio::time::timeout_at(ss.deadline, c.read(&mut chunk)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => ss.closed = true,
-            Ok(Ok(n)) => ss.buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
-            Err(_) if !ss.user => return Err(Outcome::new(e.tout_status, "")),
-            Err(_) => {
+        }
+        match ss.user {
+            false => return Err(Outcome::new(e.tout_status, "")),
+            true => {
                 let info = format!(" at step {step} of tcp-check ({})", described(&e.pattern));
                 let info = with_comment(info, &e.comment);
                 return Err(Outcome::new(e.tout_status, info));
@@ -404,20 +430,8 @@ async fn reply(ss: &mut Session, r: weir_config::Reply) -> Result<Option<Outcome
                 return if long(status).1 { Ok(Some(o)) } else { Err(o) };
             }
         }
-        let Some(c) = &ss.conn else {
-            ss.closed = true;
-            continue;
-        };
-        let have = ss.buf.len();
-        let mut chunk = vec![0u8; MAX_READ - have.min(MAX_READ)];
-        if chunk.is_empty() {
-            ss.closed = true;
-            continue;
-        }
-        match tokio::time::timeout_at(ss.deadline, c.read(&mut chunk)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => ss.closed = true,
-            Ok(Ok(n)) => ss.buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
-            Err(_) => return Err(Outcome::new("L7TOUT", "")),
+        if !ss.fill().await {
+            return Err(Outcome::new("L7TOUT", ""));
         }
     }
 }
