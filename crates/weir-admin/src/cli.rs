@@ -127,6 +127,14 @@ pub enum Command {
     SetWeight(ServerRef, Weight),
     SetState(ServerRef, AdminState),
     SetAddr(ServerRef, String, Option<u16>),
+    /// `set server <bk>/<srv> ssl on|off`.
+    SetServerSsl(ServerRef, bool),
+    /// `set server <bk>/<srv> fqdn <name>`.
+    SetServerFqdn(ServerRef, String),
+    /// `add server <bk>/<srv> <addr> [options]`: the words after the name.
+    AddServer(ServerRef, Vec<String>),
+    /// `del server <bk>/<srv>`.
+    DelServer(ServerRef),
     EnableServer(ServerRef),
     DisableServer(ServerRef),
     EnableHealth(ServerRef),
@@ -243,6 +251,10 @@ impl Command {
             SetWeight(..)
             | SetState(..)
             | SetAddr(..)
+            | SetServerSsl(..)
+            | SetServerFqdn(..)
+            | AddServer(..)
+            | DelServer(_)
             | EnableServer(_)
             | DisableServer(_)
             | EnableHealth(_)
@@ -457,9 +469,22 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
                         "'set server <srv> addr' expects <addr> [port <port>].".into(),
                     ))
                 }
+                ["ssl", "on"] => SetServerSsl(s, true),
+                ["ssl", "off"] => SetServerSsl(s, false),
+                ["ssl", ..] => {
+                    return Err(CliError::Usage(
+                        "'set server <srv> ssl' expects 'on' or 'off'.".into(),
+                    ))
+                }
+                ["fqdn", name] => SetServerFqdn(s, name.to_string()),
+                ["fqdn", ..] => {
+                    return Err(CliError::Usage(
+                        "set server <b>/<s> requires an FQDN.".into(),
+                    ))
+                }
                 _ => {
                     return Err(CliError::Usage(
-                        "'set server <srv>' only supports 'state', 'weight' and 'addr' in weir."
+                        "'set server <srv>' only supports 'state', 'weight', 'addr', 'ssl' and 'fqdn' in weir."
                             .into(),
                     ))
                 }
@@ -586,6 +611,12 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             which: w.to_string(),
             entries: vec![(key.to_string(), String::new())],
         },
+        ["add", "server", _, args @ ..] => AddServer(
+            server_ref(arg(2))?,
+            args.iter().map(|a| a.to_string()).collect(),
+        ),
+        ["del", "server", _] => DelServer(server_ref(arg(2))?),
+        ["add" | "del", "server", ..] => return Err(server_ref(None).unwrap_err()),
         ["add", "map" | "acl", ..] => {
             return Err(CliError::Usage(
                 "'add map' expects <map> <key> <value>, 'add acl' <acl> <pattern>.".into(),
@@ -647,6 +678,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Admin,
     ),
     (
+        "add server <bk>/<srv> <addr> [<options>]*",
+        "add a server, in maintenance (the options of a server line)",
+        Level::Admin,
+    ),
+    (
         "clear acl <acl>",
         "remove every pattern of an ACL file",
         Level::Admin,
@@ -671,6 +707,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
     (
         "del map <map> <key>|#<ref>",
         "remove entries of a map",
+        Level::Admin,
+    ),
+    (
+        "del server <bk>/<srv>",
+        "remove a server in maintenance that nothing else names",
         Level::Admin,
     ),
     (

@@ -357,7 +357,7 @@ pub struct ServerState {
     pub be_forced_id: bool,
     pub srv_forced_id: bool,
     pub port: u16,
-    pub use_ssl: bool,
+    pub use_ssl: i8,
     pub check_port: u16,
 }
 
@@ -406,7 +406,7 @@ pub fn servers_state(servers: &[ServerState]) -> String {
             u8::from(s.be_forced_id),
             u8::from(s.srv_forced_id),
             s.port,
-            u8::from(s.use_ssl),
+            s.use_ssl,
             s.check_port,
         ));
     }

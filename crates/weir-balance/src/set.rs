@@ -23,6 +23,8 @@ struct Slot {
     info: ServerInfo,
     up: bool,
     maint: bool,
+    /// Maintenance inherited from the server it tracks.
+    imaint: bool,
     weight: u32,
     conns: u32,
     /// Smooth weighted round-robin accumulator.
@@ -31,7 +33,7 @@ struct Slot {
 
 impl Slot {
     fn usable(&self) -> bool {
-        self.up && !self.maint && self.weight > 0
+        self.up && !self.maint && !self.imaint && self.weight > 0
     }
     fn has_room(&self) -> bool {
         self.info.maxconn.is_none_or(|m| self.conns < m)
@@ -80,6 +82,7 @@ impl ServerSet {
                 info,
                 up: true,
                 maint: false,
+                imaint: false,
                 conns: 0,
                 current: 0,
             })
@@ -99,6 +102,30 @@ impl ServerSet {
 
     pub fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Whether servers may be added at run time: every algorithm whose
+    /// picks do not depend on a fixed list (not `static-rr`, nor a
+    /// map-based hash), as haproxy's dynamic servers.
+    pub fn takes_new_servers(&self) -> bool {
+        let hashed = matches!(self.algo, Balance::Source | Balance::Key);
+        self.algo != Balance::StaticRr
+            && !(hashed && self.hash_type.method == weir_config::HashMethod::MapBased)
+    }
+
+    /// Adds a server (`add server`), in maintenance: its index.
+    pub fn add(&mut self, info: ServerInfo) -> usize {
+        self.slots.push(Slot {
+            weight: info.weight,
+            info,
+            up: true,
+            maint: true,
+            imaint: false,
+            conns: 0,
+            current: 0,
+        });
+        self.ring_dirty = true;
+        self.slots.len() - 1
     }
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
@@ -320,6 +347,17 @@ impl ServerSet {
             self.ring_dirty = true;
         }
     }
+    /// Maintenance inherited from a tracked server (`track`).
+    pub fn set_imaint(&mut self, i: usize, on: bool) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.imaint = on;
+            self.ring_dirty = true;
+        }
+    }
+    /// Whether server `i` is in maintenance through the server it tracks.
+    pub fn imaint(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| s.imaint)
+    }
     /// A new effective weight; ignored by `static-rr` once running, as in HAProxy,
     /// except to go to or from 0.
     pub fn set_weight(&mut self, i: usize, w: u32) {
@@ -349,7 +387,9 @@ impl ServerSet {
             .map(|s| (s.up, s.maint, s.weight, s.info.backup))
     }
     pub fn is_up(&self, i: usize) -> bool {
-        self.slots.get(i).is_some_and(|s| s.up && !s.maint)
+        self.slots
+            .get(i)
+            .is_some_and(|s| s.up && !s.maint && !s.imaint)
     }
     /// (usable active servers, usable backup servers).
     pub fn usable_counts(&self) -> (usize, usize) {

@@ -212,3 +212,21 @@ fn redispatch_avoids_the_failed_server() {
         "alone, it is retried"
     );
 }
+
+#[test]
+fn an_added_server_waits_in_maintenance_then_takes_its_share() {
+    let mut s = set(Balance::RoundRobin, &[1]);
+    assert!(s.takes_new_servers());
+    let i = s.add(ServerInfo {
+        id: 2,
+        weight: 1,
+        backup: false,
+        maxconn: None,
+    });
+    assert_eq!(i, 1);
+    assert_eq!(counts(&mut s, 10, true), vec![10, 0], "in maintenance");
+    s.set_maint(i, false);
+    assert_eq!(counts(&mut s, 10, true), vec![5, 5]);
+    assert!(!set(Balance::StaticRr, &[1]).takes_new_servers());
+    assert!(!set(Balance::Source, &[1]).takes_new_servers(), "map-based");
+}

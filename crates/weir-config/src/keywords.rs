@@ -597,7 +597,7 @@ pub const SERVER: &[Keyword] = &[
         "-",
         Status::Partly("accepted; connections to servers do not use TCP Fast Open yet"),
     ),
-    kw("track", "-", Status::Refused),
+    kw("track", "-", Status::Supported),
     kw("verify", "-", Status::Supported),
     kw("verifyhost", "-", Status::Supported),
     kw("weight", "-", Status::Supported),

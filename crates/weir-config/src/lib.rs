@@ -16,7 +16,7 @@ pub mod units;
 
 pub use diag::{Diagnostic, Diagnostics, Level, Loc};
 pub use model::*;
-pub use parse::{parse, Parsed, Source};
+pub use parse::{dynamic_server, parse, Parsed, Source};
 
 /// Loads `paths` (files, or directories whose `*.cfg` files are read in
 /// lexical order) into sources. Errors name the path that failed.

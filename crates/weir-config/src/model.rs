@@ -64,6 +64,33 @@ impl Config {
     pub fn proxy_index(&self, name: &str) -> Option<usize> {
         self.proxies.iter().position(|p| p.name == name)
     }
+    /// The names of the servers of proxy `pi` that other parts of the
+    /// configuration point to: a `track`, a `use-server` rule, a fetch's
+    /// argument (`del server` refuses them, as haproxy does).
+    pub fn server_refs(&self, pi: usize) -> std::collections::HashSet<String> {
+        let mut out = std::collections::HashSet::new();
+        let Some(px) = self.proxies.get(pi) else {
+            return out;
+        };
+        out.extend(px.use_servers.iter().map(|u| u.name.clone()));
+        for (i, p) in self.proxies.iter().enumerate() {
+            for (b, s) in &p.fetched_servers {
+                let named = if b.is_empty() { i == pi } else { *b == px.name };
+                if named {
+                    out.insert(s.clone());
+                }
+            }
+            for s in &p.servers {
+                if let Some(t) = &s.track {
+                    let named = t.0.as_deref().map_or(i == pi, |b| b == px.name);
+                    if named {
+                        out.insert(t.1.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// `global` section settings.
@@ -762,6 +789,9 @@ pub struct Proxy {
     pub state_file_name: Option<String>,
     /// `use-server <name> if|unless <cond>`, in order.
     pub use_servers: Vec<UseServer>,
+    /// Servers its rules' fetches name (`srv_conn(<bk>/<srv>)` …), as
+    /// (backend, server); the backend is empty for its own.
+    pub fetched_servers: Vec<(String, String)>,
     /// `force-persist if|unless <cond>`: a persistence (cookie,
     /// `use-server`) keeps its server even when it is down.
     pub force_persist: Vec<weir_rules::Cond>,
@@ -922,6 +952,7 @@ impl Proxy {
             load_state: LoadState::None,
             state_file_name: None,
             use_servers: Vec::new(),
+            fetched_servers: Vec::new(),
             force_persist: Vec::new(),
             ignore_persist: Vec::new(),
             stick_table: None,

@@ -581,6 +581,11 @@ impl BindTls {
 pub struct ServerTls {
     /// `ssl` (`no-ssl` turns it off again).
     pub enabled: bool,
+    /// `ssl` was seen on the line or its `default-server`: TLS settings are
+    /// prepared, so `set server … ssl on` may turn it on at run time.
+    pub prepared: bool,
+    /// `no-ssl` turned it off (haproxy's `srv_use_ssl` reads -1).
+    pub refused: bool,
     /// `verify none|required` (unset: `ssl-server-verify`, required).
     pub verify: Option<Verify>,
     pub ca_file: Option<String>,
@@ -612,8 +617,15 @@ impl ServerTls {
         let need = || arg.ok_or_else(|| format!("'{word}' expects an argument"));
         let one = |r: Result<(), String>| Some(r.map(|()| 2));
         match word {
-            "ssl" => self.enabled = true,
-            "no-ssl" => self.enabled = false,
+            "ssl" => {
+                self.enabled = true;
+                self.prepared = true;
+                self.refused = false;
+            }
+            "no-ssl" => {
+                self.enabled = false;
+                self.refused = true;
+            }
             "check-ssl" => self.check_ssl = true,
             "no-check-ssl" => self.check_ssl = false,
             "ssl-reuse" => self.no_reuse = false,

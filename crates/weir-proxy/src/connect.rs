@@ -417,7 +417,10 @@ async fn dial<C: Carry>(
             .await
             .map_err(|e| (ConnectFail::Refused, e))?;
     }
-    let tls = if ws { &s.ws.tls } else { &s.tls };
+    let tls = match ws {
+        true => s.ws.tls.as_ref().filter(|_| s.tls().is_some()),
+        false => s.tls(),
+    };
     if let Some(t) = tls {
         // The handshake counts in the connect time, as in HAProxy.
         let name = crate::tls::server_name(sni, c.server_addr);
@@ -437,6 +440,12 @@ async fn dial_plain(
     keepalive: Option<weir_config::TcpKa>,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
     let s = be.server(srv);
+    // A server with no address yet (`init-addr none`, a name `add server`
+    // does not resolve) is never reached at another's address.
+    if s.no_addr.load(std::sync::atomic::Ordering::Relaxed) {
+        let e = std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "server has no address");
+        return Err((ConnectFail::Refused, e));
+    }
     match s.target() {
         ServerTarget::Unix(path) => match UnixStream::connect(&path).await {
             Ok(c) => Ok(Connected {

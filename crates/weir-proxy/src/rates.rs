@@ -146,8 +146,8 @@ impl Rates {
         t.srv.resize_with(sh.backends.len(), Vec::new);
         for ((be, hist), srv) in sh.backends.iter().zip(&mut t.be).zip(&mut t.srv) {
             hist.push(snap(&be.counters, be.counters.get(Ctr::Sessions)));
-            grow(srv, be.servers.len());
-            for (s, hist) in be.servers.iter().zip(srv.iter_mut()) {
+            grow(srv, be.slot_count());
+            for ((_, s), hist) in be.slots.iter().zip(srv.iter_mut()) {
                 hist.push(snap(&s.counters, s.total.load(Ordering::Relaxed)));
             }
         }
@@ -219,7 +219,7 @@ pub async fn run(sh: std::sync::Arc<Shared>) {
                 sh.rates.sample(&sh);
                 sh.tables.purge();
                 // A backend's downtime: the seconds it had no usable server.
-                for be in sh.backends.iter().filter(|b| !b.servers.is_empty()) {
+                for be in sh.backends.iter().filter(|b| b.servers().next().is_some()) {
                     if be.set().usable_counts() == (0, 0) {
                         be.downtime.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }

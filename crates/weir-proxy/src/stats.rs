@@ -330,7 +330,7 @@ pub fn count(
         return;
     };
     let s = srv
-        .and_then(|i| be.servers.get(i.index()))
+        .and_then(|i| be.server_at(i))
         .map(|s| s.counters.at(slot));
     // The backend's counters, and its server's.
     let both = Both(be.counters.at(slot), s);
@@ -367,7 +367,7 @@ pub fn count(
     let failed = rec
         .failed_srv
         .or(srv)
-        .and_then(|i| be.servers.get(i.index()))
+        .and_then(|i| be.server_at(i))
         .map(|s| s.counters.at(slot));
     for (c, n) in [
         (Ctr::Retries, u64::from(rec.srv_retries)),

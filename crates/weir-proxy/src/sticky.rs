@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::state::{BackendRt, ServerConf, ServerId, ServerTarget, Shared};
+use crate::state::{BackendRt, ServerId, ServerTarget, Shared};
 use weir_config::{Proxy, StickKind, StickRule};
 use weir_rules::Ctx;
 use weir_stick::{DataType, Entry, Key, ReadValue, Table};
@@ -48,14 +48,14 @@ fn addr_of(be: &BackendRt, id: ServerId) -> String {
 
 /// The server `e` names in `be`: by its key (name or address), else by
 /// its id.
-fn server_of(be: &BackendRt, px: &Proxy, t: &Table, e: &Entry) -> Option<ServerId> {
+fn server_of(be: &BackendRt, t: &Table, e: &Entry) -> Option<ServerId> {
     let s = &t.def().schema;
     if let Some(ReadValue::Text(Some(k))) =
         s.find(DataType::ServerKey, 0).and_then(|c| t.read(e, c))
     {
         let found = if t.def().srvkey_addr {
-            (0..be.servers.len())
-                .map(ServerId::new)
+            be.servers()
+                .map(|(i, _)| i)
                 .find(|&i| addr_of(be, i) == k)
         } else {
             be.server_named(&k)
@@ -65,11 +65,10 @@ fn server_of(be: &BackendRt, px: &Proxy, t: &Table, e: &Entry) -> Option<ServerI
         }
     }
     match s.find(DataType::ServerId, 0).and_then(|c| t.read(e, c)) {
-        Some(ReadValue::Num(n)) if n > 0 => px
-            .servers
-            .iter()
-            .position(|s| u64::from(s.uid) == n)
-            .map(ServerId::new),
+        Some(ReadValue::Num(n)) if n > 0 => be
+            .servers()
+            .find(|(_, s)| u64::from(s.conf.uid) == n)
+            .map(|(i, _)| i),
         _ => None,
     }
 }
@@ -103,7 +102,7 @@ pub fn on_request(
         };
         if r.kind.matches() && out.server.is_none() && !assigned {
             if let Some(e) = t.lookup(&k) {
-                let id = server_of(be, px, t, &e);
+                let id = server_of(be, t, &e);
                 if let Some(id) = id.filter(|i| force || be.set().is_up(i.index())) {
                     out.server = Some(id);
                     t.touch(&e);
@@ -119,13 +118,13 @@ pub fn on_request(
 }
 
 /// Stores server `srv` under `key` of `t`.
-fn store_one(be: &BackendRt, px: &Proxy, srv: ServerId, t: &Table, key: &Key) {
+fn store_one(be: &BackendRt, srv: ServerId, t: &Table, key: &Key) {
     let Some(e) = t.get_or_create(key) else {
         return;
     };
     let s = &t.def().schema;
     if let Some(c) = s.find(DataType::ServerId, 0) {
-        t.write(&e, c, ReadValue::Num(u64::from(px.server(srv).uid)));
+        t.write(&e, c, ReadValue::Num(u64::from(be.server(srv).conf.uid)));
     }
     if let Some(c) = s.find(DataType::ServerKey, 0) {
         let k = if t.def().srvkey_addr {
@@ -140,9 +139,9 @@ fn store_one(be: &BackendRt, px: &Proxy, srv: ServerId, t: &Table, key: &Key) {
 
 impl Sticky {
     /// Stores the server the request went to (once it is connected).
-    pub fn store(&mut self, be: &BackendRt, px: &Proxy, srv: ServerId) {
+    pub fn store(&mut self, be: &BackendRt, srv: ServerId) {
         for (t, k) in std::mem::take(&mut self.stores) {
-            store_one(be, px, srv, &t, &k);
+            store_one(be, srv, &t, &k);
         }
     }
 }
@@ -158,7 +157,7 @@ pub fn on_response(sh: &Shared, be: &BackendRt, px: &Proxy, ctx: &dyn Ctx, srv: 
     {
         if let Some(t) = table_of(sh, px, r) {
             if let Some(k) = key(t, r, ctx) {
-                store_one(be, px, srv, t, &k);
+                store_one(be, srv, t, &k);
             }
         }
     }

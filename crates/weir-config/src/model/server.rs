@@ -72,6 +72,9 @@ pub struct Server {
     pub pool_purge_delay: Option<Duration>,
     /// `cookie <value>`: the value persistence cookies carry for it.
     pub cookie: Option<String>,
+    /// `track [<backend>/]<server>`: its state follows that server's
+    /// checks (backend `None`: its own).
+    pub track: Option<(Option<String>, String)>,
     /// TLS towards the server (`ssl`, or `check-ssl` for checks only).
     pub tls: crate::tls::ServerTls,
 }

@@ -23,6 +23,7 @@ mod tcp;
 mod tests;
 
 pub use global::{parse_set, thread_cpus};
+pub use server::dynamic_server;
 
 use crate::cond::{self, CondEnv};
 use crate::diag::{did_you_mean, Diagnostics, Level, Loc};

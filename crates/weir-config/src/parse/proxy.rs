@@ -17,6 +17,7 @@ fn column(kind: ProxyKind) -> char {
 }
 
 pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Loc) {
+    note_fetched_servers(p, words);
     // `no option X` and `default option X` prefixes.
     let (negate, words) = match words[0].as_str() {
         "no" if words.len() > 1 => (true, &words[1..]),
@@ -98,6 +99,34 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
 }
 
 /// The `balance` algorithms weir runs, as the error for another lists them.
+/// Records the servers that `srv_*(<bk>/<srv>)` fetches on this line name
+/// (`del server` refuses them).
+fn note_fetched_servers(p: &mut Proxy, words: &[String]) {
+    for w in words {
+        let mut rest = w.as_str();
+        while let Some(at) = rest.find("srv_") {
+            let tail = &rest[at..];
+            let name_end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(tail.len());
+            let after = &tail[name_end..];
+            rest = after;
+            let Some(args) = after.strip_prefix('(') else {
+                continue;
+            };
+            let arg = args.split([',', ')']).next().unwrap_or("");
+            if arg.is_empty() {
+                continue;
+            }
+            let named = match arg.split_once('/') {
+                Some((b, s)) => (b.to_string(), s.to_string()),
+                None => (String::new(), arg.to_string()),
+            };
+            p.fetched_servers.push(named);
+        }
+    }
+}
+
 pub(super) fn one<'a>(args: &'a [String], what: &str) -> Result<&'a str, String> {
     match args.len() {
         1 => Ok(args[0].as_str()),

@@ -387,6 +387,7 @@ pub(super) fn server(
     let mut id = None;
     // `cookie <value>` belongs to one server only.
     let mut cookie = None;
+    let mut track = None;
     let mut opts: Vec<String> = Vec::new();
     let mut it = words[3..].iter();
     while let Some(w) = it.next() {
@@ -394,6 +395,18 @@ pub(super) fn server(
             match it.next() {
                 Some(v) => cookie = Some(v.clone()),
                 None => errs.push(format!("'server {name}' : 'cookie' expects a value")),
+            }
+        } else if w == "track" {
+            match it.next() {
+                Some(v) => {
+                    track = Some(match v.split_once('/') {
+                        Some((b, s)) => (Some(b.to_string()), s.to_string()),
+                        None => (None, v.clone()),
+                    })
+                }
+                None => errs.push(format!(
+                    "'server {name}' : 'track' expects [<proxy>/]<server> as argument"
+                )),
             }
         } else {
             opts.push(w.clone());
@@ -438,8 +451,86 @@ pub(super) fn server(
         pool_max_conn: d.pool_max_conn,
         pool_purge_delay: d.pool_purge_delay,
         cookie,
+        track,
         tls: d.tls,
     })
+}
+
+/// The server options `add server` takes (management guide, "add
+/// server"); a server keyword not listed is refused there.
+const DYNAMIC_OPTIONS: &[&str] = &[
+    "agent-addr", "agent-check", "agent-inter", "agent-port", "agent-send", "allow-0rtt",
+    "alpn", "addr", "backup", "ca-file", "check", "check-alpn", "check-proto",
+    "check-send-proxy", "check-sni", "check-ssl", "check-via-socks4", "ciphers",
+    "ciphersuites", "crl-file", "crt", "disabled", "downinter", "enabled", "error-limit",
+    "fall", "fastinter", "force-sslv3", "force-tlsv10", "force-tlsv11", "force-tlsv12",
+    "force-tlsv13", "id", "inter", "maxconn", "maxqueue", "minconn", "no-ssl-reuse",
+    "no-sslv3", "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13", "no-tls-tickets", "npn",
+    "observe", "on-error", "on-marked-down", "on-marked-up", "pool-low-conn",
+    "pool-max-conn", "pool-purge-delay", "port", "proto", "proxy-v2-options", "rise",
+    "send-proxy", "send-proxy-v2", "send-proxy-v2-ssl", "send-proxy-v2-ssl-cn", "slowstart",
+    "sni", "source", "ssl", "ssl-max-ver", "ssl-min-ver", "tfo", "tls-tickets", "track",
+    "usesrc", "verify", "verifyhost", "weight", "ws",
+];
+
+/// The options of [`DYNAMIC_OPTIONS`] that take a value and are not in
+/// [`TAKES_ARG`] (TLS and agent settings, read elsewhere).
+const DYNAMIC_VALUED: &[&str] = &[
+    "agent-addr", "agent-inter", "agent-port", "agent-send", "check-alpn", "check-proto",
+    "check-sni", "ciphers", "ciphersuites", "crl-file", "npn", "ssl-max-ver", "ssl-min-ver",
+    "usesrc", "verifyhost",
+];
+
+/// `add server <backend>/<name> <addr> [options]` (runtime API): a server
+/// that takes nothing from `default-server`; the error is the one line the
+/// command answers, worded as haproxy's.
+pub fn dynamic_server(name: &str, args: &[String]) -> Result<Server, String> {
+    let Some(addr) = args.first() else {
+        return Err("'server' expects <name> and <addr>[:<port>] as arguments.".into());
+    };
+    let mut opts = args.iter().skip(1);
+    while let Some(w) = opts.next() {
+        let known = keywords::find(keywords::SERVER, w).is_some();
+        if DYNAMIC_OPTIONS.contains(&w.as_str()) {
+            if TAKES_ARG.contains(&w.as_str()) || DYNAMIC_VALUED.contains(&w.as_str()) {
+                opts.next();
+            }
+        } else if known {
+            return Err(format!("'{w}' option is not accepted for dynamic server"));
+        } else {
+            return Err(format!("unknown keyword '{w}'."));
+        }
+    }
+    // A name is never resolved here ("init-addr none"), and haproxy takes
+    // an address whose port does not read as one as a bare name.
+    let (text, name_only) = match parse_server_addr(addr, None) {
+        Ok(_) => (addr.clone(), None),
+        Err(_) => {
+            let host = addr.rsplit_once(':').map_or(addr.as_str(), |(h, _)| h);
+            ("0.0.0.0".to_string(), Some(host.to_string()))
+        }
+    };
+    let mut words = vec!["server".to_string(), name.to_string(), text];
+    words.extend(args.iter().skip(1).cloned());
+    let loc = Loc {
+        file: "cli".into(),
+        line: 0,
+    };
+    let mut s = server(&ServerDefaults::default(), &words, &loc).map_err(|es| {
+        let prefix = format!("'server {name}' : ");
+        let e = es.join("; ");
+        let e = e.strip_prefix(&prefix).unwrap_or(&e);
+        format!("{e}.")
+    })?;
+    s.init_addr = vec![crate::model::InitAddr::None];
+    if let Some(host) = name_only {
+        s.addr = ServerAddr::Inet {
+            host: crate::addr::Host::Name(host),
+            family: crate::addr::Family::Unspec,
+            port: crate::addr::PortSpec::Same,
+        };
+    }
+    Ok(s)
 }
 
 /// `bind <addr>[,<addr>…] <options>`.

@@ -5,7 +5,7 @@
 
 use crate::conn::Conn;
 use crate::log::level;
-use crate::state::{BackendRt, ServerConf, ServerId, ServerTarget, Shared};
+use crate::state::{BackendRt, ServerId, ServerTarget, Shared};
 pub use crate::stats::CheckResult;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -22,24 +22,30 @@ mod script;
 pub fn spawn_all(sh: &Arc<Shared>) {
     for be in &sh.backends {
         let px = sh.proxy(be.proxy);
+        // (A server that tracks another follows its checks instead.)
         let checked: Vec<(ServerId, &Server)> = px
             .servers
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.check)
+            .filter(|(_, s)| s.check && s.track.is_none())
             .map(|(i, s)| (ServerId::new(i), s))
             .collect();
         let n = checked.len().max(1) as u32;
         for (k, (i, s)) in checked.into_iter().enumerate() {
-            let offset = s.inter * k as u32 / n;
-            crate::profile::spawn::<crate::profile::Check, _>(check_loop(
-                sh.clone(),
-                be.clone(),
-                i,
-                offset,
-            ));
+            spawn_one(sh, be, i, s.inter * k as u32 / n);
         }
     }
+}
+
+/// Starts the check task of one server (a configured one, or one added at
+/// run time) after `offset`; it ends when the server is deleted.
+pub fn spawn_one(sh: &Arc<Shared>, be: &Arc<BackendRt>, id: ServerId, offset: Duration) {
+    crate::profile::spawn::<crate::profile::Check, _>(check_loop(
+        sh.clone(),
+        be.clone(),
+        id,
+        offset,
+    ));
 }
 
 /// Where and how long a check connects: the server's check address and
@@ -355,8 +361,8 @@ pub fn evaluate_status_line(resp: &[u8], duration: Duration) -> CheckResult {
 
 async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: Duration) {
     let px = sh.proxy(be.proxy);
-    let s = px.server(id);
     let rt = be.server(id);
+    let s = &*rt.conf;
     let idx = id.index();
     // Down from the start only when a server state file said so.
     let mut health = match be.set().state(idx) {
@@ -368,11 +374,16 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
     // The last check's outcome, for `option log-health-checks`.
     let mut last: Option<(bool, String, String)> = None;
     loop {
+        if rt.deleted.load(Ordering::Relaxed) {
+            return;
+        }
         if rt.check_restart.swap(false, Ordering::Relaxed) {
             health = Health::new(s.rise, s.fall);
         }
         let maint = be.set().state(idx).is_some_and(|(_, m, _, _)| m);
-        if maint || rt.checks_paused.load(Ordering::Relaxed) {
+        // (Nor is a server with no address yet.)
+        let unaddressed = rt.no_addr.load(Ordering::Relaxed);
+        if maint || unaddressed || rt.checks_paused.load(Ordering::Relaxed) {
             // `disable health`: the server keeps its state until resumed;
             // a server in maintenance is not checked.
             tokio::select! {
@@ -438,7 +449,7 @@ fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall:
 }
 
 fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &CheckResult) {
-    let s = sh.proxy(be.proxy).server(id);
+    let s = &*be.server(id).conf;
     let (act, bck) = {
         let mut set = be.set();
         set.set_up(id.index(), up);
@@ -502,6 +513,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &Check
             }
         }
     }
+    crate::state::track::pass_health(sh, be, srv, up);
 }
 
 /// Ramps a server's weight up after it came back (`slowstart`), unless it

@@ -14,7 +14,7 @@ use crate::connect::{self, Attempts, ConnectFail, Connected};
 use crate::log::LogRecord;
 use crate::session::Accepted;
 use crate::state::BackendRt;
-use crate::state::{ServerConf, ServerId};
+use crate::state::ServerId;
 use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
 use weir_config::{HttpReuse, RetryOn};
@@ -569,7 +569,7 @@ pub(super) fn response_failed<'r>(
 ) -> Outcome<'r> {
     let (be_px, fe_px) = (r.be_px, r.f.fe_px);
     if f == RespFail::Invalid {
-        let s = be_px.server(srv);
+        let s = &r.be.server(srv).conf;
         let server = Some((s.name.clone(), s.uid));
         let reason = "invalid response head".to_string();
         r.f.sh

@@ -197,7 +197,7 @@ pub(super) fn exchange<'r, 'a>(
             let slot = attempt::SrvSlot::new(be, conn.srv);
             crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
             attempt::note_server(r, &conn, reused, &mut p.persist, rec);
-            p.stick.store(r.be, r.be_px, conn.srv);
+            p.stick.store(r.be, conn.srv);
             let at = Some(conn.srv);
             let sent = attempt::send_request(r, &conn, req, &p, reused, &mut tries).await;
             let mut bytes_in = match sent {

@@ -524,7 +524,7 @@ impl<'a> Session<'a> {
             rec.t_res = out.t_res;
             if let Some(be) = out.be {
                 rec.beconn = be.conns.load(Ordering::Relaxed);
-                if let Some(s) = out.srv.and_then(|i| be.servers.get(i.index())) {
+                if let Some(s) = out.srv.and_then(|i| be.server_at(i)) {
                     rec.srvconn = s.cur_conns.load(Ordering::Relaxed);
                 }
             }
@@ -671,14 +671,13 @@ pub(super) fn park(sh: &Shared, h: Held) {
     if sh.proxy(be.proxy).http.reuse == HttpReuse::Never
         || matches!(h.conn.conn, peer::Upstream::H2(_))
         || be
-            .servers
-            .get(h.srv.index())
+            .server_at(h.srv)
             .is_some_and(|s| s.dispatch || s.proxy_v2.unique_id)
     {
         // (A PROXY header naming one request serves no other.)
         return;
     }
-    let srv = sh.proxy(be.proxy).servers.get(h.srv.index());
+    let srv = be.server_at(h.srv).map(|s| &s.conf);
     let slot = pool::Slot {
         be: h.be,
         srv: h.srv,

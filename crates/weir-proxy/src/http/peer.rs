@@ -160,7 +160,7 @@ fn h2_stream(srv: ServerId, up: upstream::Shared) -> Connected<Upstream> {
 
 impl Carry for Upstream {
     async fn reuse(be: &BackendRt, srv: ServerId, ws: bool) -> Option<Connected<Upstream>> {
-        let s = be.servers.get(srv.index())?;
+        let s = be.server_at(srv)?;
         let h2 = if ws { s.ws.h2 } else { s.h2 };
         if h2 == H2Use::Never {
             return None;
@@ -171,7 +171,7 @@ impl Carry for Upstream {
     }
 
     async fn open(be: &BackendRt, c: Connected, ws: bool) -> io::Result<Connected<Upstream>> {
-        let Some(s) = be.servers.get(c.srv.index()) else {
+        let Some(s) = be.server_at(c.srv) else {
             return Ok(c.map(Upstream::Conn));
         };
         let h2 = match if ws { s.ws.h2 } else { s.h2 } {

@@ -291,11 +291,9 @@ impl Ctx for ExCtx<'_> {
     }
     fn server_id(&self) -> Option<i64> {
         let (be, name) = (self.be?, self.srv?);
-        let px = self.sh.proxy(be.proxy);
-        px.servers
-            .iter()
-            .find(|s| s.name == name)
-            .map(|s| i64::from(s.uid))
+        be.servers()
+            .find(|(_, s)| s.name == name)
+            .map(|(_, s)| i64::from(s.conf.uid))
     }
     fn var(&self, name: &str) -> Option<Sample> {
         self.vars?.get(name)

@@ -2,7 +2,7 @@
 //! idle, per thread, in haproxy 2.6's columns.
 
 use crate::http::pool;
-use crate::state::{ServerConf, ServerId, ServerTarget, Shared};
+use crate::state::{ServerTarget, Shared};
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
@@ -19,10 +19,8 @@ pub(super) fn show(sh: &Shared, only: Option<&str>) -> String {
         if only.is_some_and(|o| o != be.name) {
             continue;
         }
-        let px = sh.proxy(be.proxy);
-        for (i, s) in be.servers.iter().enumerate() {
-            let id = ServerId::new(i);
-            let conf = px.server(id);
+        for (id, s) in be.servers() {
+            let conf = &s.conf;
             if conf.dispatch {
                 continue;
             }
@@ -45,7 +43,7 @@ pub(super) fn show(sh: &Shared, only: Option<&str>) -> String {
                 "{}/{} {}/{} {addr} {port} - {} {} {used_max} {used_max} {} {} {} {}",
                 be.name,
                 s.name,
-                px.uid,
+                sh.proxy(be.proxy).uid,
                 conf.uid,
                 conf.pool_purge_delay.map_or(0, |d| d.as_millis()),
                 s.cur_conns.load(Ordering::Relaxed),

@@ -11,6 +11,7 @@ mod ocsp;
 mod patterns;
 mod peers;
 mod rows;
+mod servers;
 mod sess;
 mod ssl;
 mod stats_page;
@@ -26,7 +27,7 @@ pub fn services() -> crate::http::service::Services {
     }
 }
 
-use crate::state::{admin, BackendRt, ServerConf, ServerId, ServerRt, Shared};
+use crate::state::{admin, BackendRt, ServerRt, Shared};
 use diag::{show_errors, threads};
 use patterns::{get_pattern, ref_sel, show_patterns, with_patterns};
 use rows::{info, servers_state};
@@ -37,10 +38,11 @@ use weir_admin::stat;
 /// Runs one command (its level was checked), including those that ask the
 /// worker threads (`show sess`, `shutdown session`); the answer without
 /// the blank line that ends it.
-pub async fn run_async(sh: &Shared, cmd: &Command) -> String {
+pub async fn run_async(sh: &std::sync::Arc<Shared>, cmd: &Command) -> String {
     match cmd {
         Command::ShowSess(sel) => sess::show(sh, *sel).await,
         Command::ShutdownSession(id) => sess::shutdown(sh, *id).await,
+        Command::AddServer(r, args) => servers::add(sh, r, args),
         _ => run(sh, cmd),
     }
 }
@@ -125,20 +127,29 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             out
         }
         Command::GetWeight(r) => match find(sh, r) {
-            Ok((be, i, _)) => {
+            Ok((be, i, s)) => {
                 let cur = be.set().state(i).map_or(0, |s| s.2);
-                let init = sh.proxy(be.proxy).server(ServerId::new(i)).weight;
+                let init = s.conf.weight;
                 format!("{cur} (initial {init})\n")
             }
             Err(e) => e,
         },
-        Command::SetWeight(r, w) => with_server(sh, r, |be, i, s| set_weight(sh, be, i, s, *w)),
-        Command::SetState(r, st) => with_server(sh, r, |be, i, s| set_state(be, i, s, *st)),
+        Command::SetWeight(r, w) => with_server(sh, r, |be, i, s| set_weight(be, i, s, *w)),
+        Command::SetState(r, st) => with_server(sh, r, |be, i, s| set_state(sh, be, i, s, *st)),
         Command::EnableServer(r) => {
-            with_server(sh, r, |be, i, s| set_state(be, i, s, AdminState::Ready))
+            with_server(sh, r, |be, i, s| set_state(sh, be, i, s, AdminState::Ready))
         }
         Command::DisableServer(r) => {
-            with_server(sh, r, |be, i, s| set_state(be, i, s, AdminState::Maint))
+            with_server(sh, r, |be, i, s| set_state(sh, be, i, s, AdminState::Maint))
+        }
+        Command::SetServerSsl(r, on) => with_server(sh, r, |_, _, s| servers::set_ssl(s, *on)),
+        Command::SetServerFqdn(r, _) => with_server(sh, r, |_, _, _| {
+            // (No server of weir resolves names at run time yet.)
+            "set server <b>/<s> fqdn failed because no resolution is configured.\n".into()
+        }),
+        Command::DelServer(r) => servers::delete(sh, r),
+        Command::AddServer(..) => {
+            "This command is only answered on the stats socket.\n".into()
         }
         Command::EnableHealth(r) | Command::DisableHealth(r) => {
             let pause = matches!(cmd, Command::DisableHealth(_));
@@ -256,12 +267,10 @@ fn find<'a>(sh: &'a Shared, r: &ServerRef) -> Result<(&'a BackendRt, usize, &'a 
         .find(|b| b.name == r.backend)
         .ok_or_else(|| "No such backend.\n".to_string())?;
     let (i, s) = be
-        .servers
-        .iter()
-        .enumerate()
+        .servers()
         .find(|(_, s)| s.name == r.server)
         .ok_or_else(|| "No such server.\n".to_string())?;
-    Ok((be, i, s))
+    Ok((be, i.index(), s))
 }
 
 fn with_frontend(
@@ -293,7 +302,7 @@ fn clear_counters(sh: &Shared, all: bool) {
         if all {
             be.counters.clear();
         }
-        for s in &be.servers {
+        for (_, s) in be.servers() {
             reset(&s.smax, s.cur_conns.load(Ordering::Relaxed));
             s.counters.clear_max();
             if all {
@@ -315,8 +324,8 @@ fn with_server(
     }
 }
 
-fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) -> String {
-    let init = sh.proxy(be.proxy).server(ServerId::new(i)).weight;
+fn set_weight(be: &BackendRt, i: usize, s: &ServerRt, w: Weight) -> String {
+    let init = s.conf.weight;
     let w = match w {
         Weight::Absolute(n) => n,
         Weight::Percent(p) => (u64::from(init) * u64::from(p) / 100).min(256) as u32,
@@ -325,8 +334,15 @@ fn set_weight(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, w: Weight) ->
     String::new()
 }
 
-fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
+/// Changes a server's administrative state; the servers that track it
+/// inherit a maintenance.
+fn set_state(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
+    let was = be.set().state(i).is_some_and(|x| x.1);
     admin::set_state(be, i, s, st);
+    let now = st == AdminState::Maint;
+    if was != now {
+        crate::state::track::pass_maint(sh, s, now);
+    }
     String::new()
 }
 

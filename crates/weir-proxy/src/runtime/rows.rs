@@ -4,7 +4,7 @@
 
 use crate::rates::View;
 use crate::state::{BackendRt, ServerRt, ServerTarget, Shared};
-use crate::state::{ProxyId, ServerConf, ServerId};
+use crate::state::{ProxyId, ServerId};
 use crate::stats::Ctr;
 use crate::term::{Cause, State, Term};
 use std::sync::atomic::Ordering;
@@ -302,11 +302,12 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
         };
         let set_states: Vec<_> = {
             let set = be.set();
-            (0..be.servers.len()).map(|i| set.state(i)).collect()
+            (0..be.slot_count()).map(|i| set.state(i)).collect()
         };
         if want(4) {
-            for (i, s) in be.servers.iter().enumerate() {
-                let conf = px.server(ServerId::new(i));
+            for (id, s) in be.servers() {
+                let i = id.index();
+                let conf = &s.conf;
                 let sid = conf.uid;
                 if f.sid.is_some_and(|want| want != sid) || conf.dispatch {
                     continue;
@@ -353,7 +354,7 @@ fn server_row(
     weight: u32,
     backup: bool,
 ) -> Row {
-    let conf = px.server(ServerId::new(i));
+    let conf = &s.conf;
     let ck = s.check.lock().map(|c| c.clone()).ok();
     let c = &s.counters;
     let mut r = Row::new();
@@ -495,9 +496,8 @@ fn backend_row(
         .map(|s| s.map_or(0, |s| s.2))
         .sum();
     let lbtot: u64 = be
-        .servers
-        .iter()
-        .map(|s| s.total.load(Ordering::Relaxed))
+        .servers()
+        .map(|(_, s)| s.total.load(Ordering::Relaxed))
         .sum();
     let mut r = Row::new();
     r.set("pxname", &px.name)
@@ -530,7 +530,7 @@ fn backend_row(
         .set("mode", mode_name(px.mode))
         .set("algo", algo_name(px))
         .set("uweight", weight);
-    if !be.servers.is_empty() {
+    if be.servers().next().is_some() {
         r.set("downtime", be.downtime.load(Ordering::Relaxed));
     }
     if http {
@@ -553,8 +553,9 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
         }
         let px = sh.proxy(be.proxy);
         let set = be.set();
-        for (i, s) in be.servers.iter().enumerate() {
-            let conf = px.server(ServerId::new(i));
+        for (id, s) in be.servers() {
+            let i = id.index();
+            let conf = &s.conf;
             if conf.dispatch {
                 continue;
             }
@@ -610,7 +611,7 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                 be_forced_id: px.id.is_some(),
                 srv_forced_id: conf.id.is_some(),
                 port,
-                use_ssl: s.tls.is_some(),
+                use_ssl: s.use_ssl.load(Ordering::Relaxed),
                 check_port: conf.check_port.unwrap_or(0),
             });
         }

@@ -38,8 +38,8 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
             let px = sh.proxy(fe.proxy);
             let be_rt = r.be.and_then(|b| sh.backend_of(b));
             let server = be_rt.zip(r.srv).and_then(|(b, i)| {
-                let s = b.servers.get(i.index())?;
-                let id = sh.proxy(b.proxy).servers.get(i.index())?.uid;
+                let s = b.server_at(i)?;
+                let id = s.conf.uid;
                 let addr = match s.target() {
                     ServerTarget::Inet { addr, .. } => addr.to_string(),
                     ServerTarget::Unix(p) => format!("unix@{p}"),

@@ -50,8 +50,8 @@ fn contexts(sh: &Shared) -> Vec<Ctx<'_>> {
         }
     }
     for be in &sh.backends {
-        for s in &be.servers {
-            for t in [&s.tls, &s.check_tls, &s.ws.tls].into_iter().flatten() {
+        for (_, s) in be.servers() {
+            for t in [&s.tls_ctx, &s.check_tls, &s.ws.tls].into_iter().flatten() {
                 if seen.insert(Arc::as_ptr(t) as usize) {
                     out.push(Ctx::Client(t));
                 }

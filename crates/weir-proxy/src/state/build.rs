@@ -42,6 +42,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     let (global_logger, loggers, forwarders) = open_loggers(&cfg, &hostname, &rings, &mut errors);
     let files = tls::store::Store::new(cfg.global.tls.extra_del_ext);
     let (backends, by_name) = backends(&cfg, limits, &loggers, &files, &mut errors);
+    super::track::link(&backends, &mut errors);
     let frontends = frontends(
         &cfg,
         limits,
@@ -272,10 +273,13 @@ fn backends(
         if !px.kind.is_backend() {
             continue;
         }
-        let mut servers = Vec::new();
+        let servers = boxcar::Vec::new();
         let mut infos = Vec::new();
+        let refs = cfg.server_refs(pi);
         for s in &px.servers {
-            if let Some(rt) = server(cfg, px, s, limits.nthreads, files, errors) {
+            let conf = Arc::new(s.clone());
+            if let Some(mut rt) = server(cfg, px, conf, limits.nthreads, files, errors) {
+                rt.referenced = refs.contains(&s.name);
                 servers.push(Arc::new(rt));
                 infos.push(ServerInfo {
                     id: s.uid,
@@ -298,7 +302,7 @@ fn backends(
         let seed = (std::process::id() as u64) << 32 ^ pi as u64 ^ 0x5eed;
         let has_sni = servers
             .iter()
-            .any(|s| s.tls.as_ref().is_some_and(|t| t.sni.is_some()));
+            .any(|(_, s)| s.tls_ctx.as_ref().is_some_and(|t| t.sni.is_some()));
         backends.push(Arc::new(BackendRt {
             has_sni,
             log_source,
@@ -317,7 +321,7 @@ fn backends(
                 set,
                 rng: Rng::new(seed),
             }),
-            servers,
+            slots: servers,
             conns: AtomicU32::new(0),
             queued: AtomicU32::new(0),
             smax: AtomicU32::new(0),
@@ -330,15 +334,17 @@ fn backends(
     (backends, by_name)
 }
 
-/// A server's live data: its address resolved, its TLS contexts built.
-fn server(
+/// A server's live data: its address resolved, its TLS contexts built
+/// (for a configured server, and for `add server`).
+pub fn server(
     cfg: &Config,
     px: &Proxy,
-    s: &Server,
+    conf: Arc<Server>,
     nthreads: usize,
     files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> Option<ServerRt> {
+    let s = &*conf;
     let mut unaddressed = false;
     let target = match &s.addr {
         ServerAddr::Unix(p) => ServerTarget::Unix(p.clone()),
@@ -389,7 +395,13 @@ fn server(
             }
         }
     };
-    let srv_tls = client_tls(s.tls.enabled);
+    // (`ssl` then `no-ssl` keeps the settings for `set server … ssl on`.)
+    let srv_tls = client_tls(s.tls.enabled || s.tls.prepared);
+    let use_ssl = match (s.tls.enabled, s.tls.refused) {
+        (true, _) => 1,
+        (false, true) => -1,
+        (false, false) => 0,
+    };
     // (A `tcp-check connect ssl` rule needs TLS settings too.)
     let script_tls = px.options.check_proto == Some(weir_config::CheckProto::TcpCheck)
         && px
@@ -409,12 +421,12 @@ fn server(
         super::H2Use::Never
     } else if s.h2 {
         super::H2Use::Always
-    } else if srv_tls.is_some() && s.tls.alpn.iter().flatten().any(|a| a == "h2") {
+    } else if s.tls.enabled && s.tls.alpn.iter().flatten().any(|a| a == "h2") {
         super::H2Use::IfNegotiated
     } else {
         super::H2Use::Never
     };
-    let (ws_h2, ws_alpn) = ws_route(s, h2, srv_tls.is_some());
+    let (ws_h2, ws_alpn) = ws_route(s, h2, s.tls.enabled);
     let ws_tls = match ws_alpn {
         Some(alpn) => {
             let mut t = s.tls.clone();
@@ -431,6 +443,11 @@ fn server(
     };
     Some(ServerRt {
         name: s.name.clone(),
+        dynamic: false,
+        deleted: AtomicBool::new(false),
+        referenced: false,
+        tracks: Default::default(),
+        trackers: Default::default(),
         target: Mutex::new(target),
         source,
         send_proxy: s.send_proxy,
@@ -457,8 +474,10 @@ fn server(
             h2: ws_h2,
             tls: ws_tls,
         },
-        tls: srv_tls,
+        tls_ctx: srv_tls,
+        use_ssl: std::sync::atomic::AtomicI8::new(use_ssl),
         check_tls,
+        conf: conf.clone(),
     })
 }
 

@@ -5,7 +5,7 @@
 //!
 //! The lookups below are the crate's only indexing by id. An id is minted by
 //! `state::build` from a place in the very list it indexes, and the lists
-//! never shrink, so a lookup cannot miss (a miss would be a bug in `build`,
+//! never shrink (a deleted server keeps its slot), so a lookup cannot miss (a miss would be a bug in `build`,
 //! not an input weir receives).
 #![allow(clippy::indexing_slicing)]
 
@@ -36,19 +36,7 @@ impl Shared {
 impl BackendRt {
     /// The live state of the server `id` names.
     pub fn server(&self, id: ServerId) -> &Arc<ServerRt> {
-        &self.servers[id.index()]
-    }
-}
-
-/// A section's configured servers, by id.
-pub trait ServerConf {
-    /// The configuration of the server `id` names.
-    fn server(&self, id: ServerId) -> &weir_config::Server;
-}
-
-impl ServerConf for weir_config::Proxy {
-    fn server(&self, id: ServerId) -> &weir_config::Server {
-        &self.servers[id.index()]
+        &self.slots[id.index()]
     }
 }
 

@@ -28,9 +28,8 @@ fn backend<'a>(sh: &'a Shared, here: &Here<'a>, name: &str) -> Option<(BackendId
 fn queued(be: &BackendRt) -> i64 {
     let own = i64::from(be.queued.load(Ordering::Relaxed));
     own + be
-        .servers
-        .iter()
-        .map(|s| i64::from(s.queued.load(Ordering::Relaxed)))
+        .servers()
+        .map(|(_, s)| i64::from(s.queued.load(Ordering::Relaxed)))
         .sum::<i64>()
 }
 
@@ -41,7 +40,8 @@ fn free_slots(be: &BackendRt, with_queue: bool) -> i64 {
     let set = be.set();
     let (act, _) = set.usable_counts();
     let mut total = 0i64;
-    for (i, s) in be.servers.iter().enumerate() {
+    for (id, s) in be.servers() {
+        let i = id.index();
         let Some((_, _, _, backup)) = set.state(i) else {
             continue;
         };
@@ -111,7 +111,7 @@ pub fn figure(sh: &Shared, here: &Here<'_>, q: &Live) -> Option<i64> {
 
 fn server(sh: &Shared, bid: BackendId, be: &BackendRt, sid: ServerId, f: SrvField) -> Option<i64> {
     let i = sid.index();
-    let s = be.servers.get(i)?;
+    let s = be.server_at(sid)?;
     let cur = i64::from(s.cur_conns.load(Ordering::Relaxed));
     Some(match f {
         SrvField::Conn => cur,
@@ -119,7 +119,7 @@ fn server(sh: &Shared, bid: BackendId, be: &BackendRt, sid: ServerId, f: SrvFiel
         SrvField::IsUp => i64::from(be.set().is_up(i)),
         SrvField::Queue => i64::from(s.queued.load(Ordering::Relaxed)),
         SrvField::Weight => i64::from(be.set().state(i)?.2),
-        SrvField::Iweight => i64::from(sh.proxy(be.proxy).servers.get(i)?.weight),
+        SrvField::Iweight => i64::from(s.conf.weight),
         SrvField::Uweight => i64::from(s.uweight.load(Ordering::Relaxed)),
         SrvField::SessRate => i64::try_from(sh.rates.server(bid, sid).rate).unwrap_or(i64::MAX),
     })

@@ -19,9 +19,10 @@ pub mod peering;
 pub mod procvars;
 pub mod saved;
 pub mod tables;
+pub mod track;
 pub mod workers;
 pub use build::{build, resolve, Carried, Limits};
-pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerConf, ServerId};
+pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerId};
 
 /// Where a server is reached.
 #[derive(Debug, Clone)]
@@ -33,6 +34,22 @@ pub enum ServerTarget {
 /// A server's live data.
 pub struct ServerRt {
     pub name: String,
+    /// Its configuration: the `server` line, or the `add server` command.
+    pub conf: Arc<weir_config::Server>,
+    /// Added through the runtime API (`add server`).
+    pub dynamic: bool,
+    /// Removed through the runtime API (`del server`): gone from every
+    /// list and pick; its slot stays, so ids are never reused for another.
+    pub deleted: AtomicBool,
+    /// Named by other parts of the configuration (`track`, `use-server`,
+    /// a fetch's argument): `del server` refuses it.
+    pub referenced: bool,
+    /// The server whose state it follows (`track`), linked once every
+    /// backend is built.
+    pub tracks: std::sync::OnceLock<(BackendId, ServerId)>,
+    /// The servers that track it, the last linked first (haproxy's order
+    /// when it passes a state on).
+    pub trackers: Mutex<Vec<(BackendId, ServerId)>>,
     pub target: Mutex<ServerTarget>,
     pub source: Option<SocketAddr>,
     pub send_proxy: Option<SendProxy>,
@@ -71,8 +88,13 @@ pub struct ServerRt {
     /// ([`crate::tcp`]) compares it with the count it fell asleep with.
     pub kills: AtomicU32,
     pub shutdown_on_down: bool,
-    /// `ssl`: TLS on its connections.
-    pub tls: Option<Arc<crate::tls::ClientTls>>,
+    /// Its TLS settings (`ssl`, or `ssl` turned off by `no-ssl`): used
+    /// while [`ServerRt::use_ssl`] is positive (read it through
+    /// [`ServerRt::tls`]).
+    pub tls_ctx: Option<Arc<crate::tls::ClientTls>>,
+    /// haproxy's `srv_use_ssl`: 1 with TLS, 0 without, -1 turned off by
+    /// `no-ssl` (`set server … ssl on|off` changes it).
+    pub use_ssl: std::sync::atomic::AtomicI8,
     /// TLS on its health checks (`ssl` without a check port or address,
     /// or `check-ssl`).
     pub check_tls: Option<Arc<crate::tls::ClientTls>>,
@@ -101,11 +123,16 @@ pub enum H2Use {
 }
 
 impl ServerRt {
+    /// TLS on its connections, while it is on.
+    pub fn tls(&self) -> Option<&Arc<crate::tls::ClientTls>> {
+        self.tls_ctx
+            .as_ref()
+            .filter(|_| self.use_ssl.load(Ordering::Relaxed) > 0)
+    }
     /// Its connections differ by an SNI computed per request: one serves
     /// only requests with the same SNI.
     pub fn private_sni(&self) -> bool {
-        self.tls
-            .as_ref()
+        self.tls()
             .and_then(|t| t.sni.as_ref())
             .is_some_and(|e| {
                 !matches!(e.fetch, weir_rules::sample::Fetch::Str(_)) || !e.convs.is_empty()
@@ -113,7 +140,7 @@ impl ServerRt {
     }
     /// The SNI for a connection to it, evaluated on `ctx`.
     pub fn sni(&self, ctx: &dyn weir_rules::Ctx) -> Option<String> {
-        let e = self.tls.as_ref()?.sni.as_ref()?;
+        let e = self.tls()?.sni.as_ref()?;
         let v = e.eval(ctx)?.to_bytes();
         String::from_utf8(v).ok().filter(|s| !s.is_empty())
     }
@@ -164,7 +191,10 @@ pub struct BackendRt {
     pub name: String,
     pub proxy: ProxyId,
     pub set: Mutex<Lb>,
-    pub servers: Vec<Arc<ServerRt>>,
+    /// Its servers by [`ServerId`], configured then added (`add server`):
+    /// a list that only grows, read without a lock; deleted servers keep
+    /// their slot. Read it through [`BackendRt::servers`].
+    pub slots: boxcar::Vec<Arc<ServerRt>>,
     pub conns: AtomicU32,
     pub queued: AtomicU32,
     pub smax: AtomicU32,
@@ -195,7 +225,24 @@ impl BackendRt {
         if !self.has_sni {
             return Vec::new();
         }
-        self.servers.iter().map(|s| s.sni(ctx)).collect()
+        self.slots.iter().map(|(_, s)| s.sni(ctx)).collect()
+    }
+
+    /// Its servers, deleted ones left out, with their ids.
+    pub fn servers(&self) -> impl Iterator<Item = (ServerId, &Arc<ServerRt>)> + '_ {
+        self.slots
+            .iter()
+            .filter(|(_, s)| !s.deleted.load(Ordering::Relaxed))
+            .map(|(i, s)| (ServerId::new(i), s))
+    }
+    /// How many servers it ever had (deleted ones included): the bound of
+    /// its ids.
+    pub fn slot_count(&self) -> usize {
+        self.slots.count()
+    }
+    /// The server of id `id` (deleted or not), when there is one.
+    pub fn server_at(&self, id: ServerId) -> Option<&Arc<ServerRt>> {
+        self.slots.get(id.index())
     }
 }
 
@@ -204,12 +251,9 @@ impl BackendRt {
     pub fn server_name(&self, id: Option<ServerId>) -> Option<&str> {
         id.map(|i| self.server(i).name.as_str())
     }
-    /// The server of this name (`use-server`).
+    /// The server of this name (`use-server`, the runtime API).
     pub fn server_named(&self, name: &str) -> Option<ServerId> {
-        self.servers
-            .iter()
-            .position(|s| s.name == name)
-            .map(ServerId::new)
+        self.servers().find(|(_, s)| s.name == name).map(|(i, _)| i)
     }
     /// Locks the server set; a poisoned lock (a panic elsewhere) is still usable.
     pub fn set(&self) -> MutexGuard<'_, Lb> {

@@ -4,7 +4,7 @@
 //! drain, and a checked server's down state. The file is what `show
 //! servers state` wrote before a reload.
 
-use super::{admin, BackendRt, ServerConf, ServerId, ServerTarget, Shared};
+use super::{admin, BackendRt, ServerId, ServerTarget, Shared};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -50,7 +50,7 @@ pub fn load(sh: &Shared) -> Vec<String> {
         });
         for s in saved.iter().filter(|s| s.be_name == be.name) {
             if let Some(id) = be.server_named(&s.srv_name) {
-                apply(be, px, id, s);
+                apply(be, id, s);
             }
         }
     }
@@ -75,7 +75,7 @@ fn path_for(g: &Global, px: &Proxy) -> Option<PathBuf> {
     })
 }
 
-fn apply(be: &BackendRt, px: &Proxy, id: ServerId, s: &ServerState) {
+fn apply(be: &BackendRt, id: ServerId, s: &ServerState) {
     let rt = be.server(id);
     let i = id.index();
     if let Ok(ip) = s.addr.parse::<IpAddr>() {
@@ -90,7 +90,7 @@ fn apply(be: &BackendRt, px: &Proxy, id: ServerId, s: &ServerState) {
         let port = (fixed && s.port != 0).then_some(s.port);
         let _ = admin::set_addr(rt, ip, port);
     }
-    if s.iweight == px.server(id).weight {
+    if s.iweight == rt.conf.weight {
         admin::set_weight(be, i, rt, s.uweight);
     }
     if s.admin_state & 0x01 != 0 {

@@ -362,7 +362,7 @@ fn run_tcp(
             }
         };
         let srv = be.server(conn.srv);
-        stick.store(&be, be_px, conn.srv);
+        stick.store(&be, conn.srv);
         crate::sessions::set_target(acc.reg, be.proxy, Some(conn.srv));
         rec.server = Some(&srv.name);
         rec.server_addr = conn.server_addr;
