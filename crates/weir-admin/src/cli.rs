@@ -139,6 +139,9 @@ pub enum Command {
     DisableServer(ServerRef),
     EnableHealth(ServerRef),
     DisableHealth(ServerRef),
+    /// `enable agent|disable agent <bk>/<srv>`.
+    EnableAgent(ServerRef),
+    DisableAgent(ServerRef),
     SetMaxconnGlobal(u32),
     SetMaxconnFrontend(String, u32),
     /// 0 lifts the limit.
@@ -259,6 +262,8 @@ impl Command {
             | DisableServer(_)
             | EnableHealth(_)
             | DisableHealth(_)
+            | EnableAgent(_)
+            | DisableAgent(_)
             | SetMaxconnGlobal(_)
             | SetMaxconnFrontend(..)
             | SetMaxconnServer(..)
@@ -494,6 +499,8 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["enable", "server", ..] => EnableServer(server_ref(arg(2))?),
         ["disable", "server", ..] => DisableServer(server_ref(arg(2))?),
         ["enable", "health", ..] => EnableHealth(server_ref(arg(2))?),
+        ["enable", "agent", ..] => EnableAgent(server_ref(arg(2))?),
+        ["disable", "agent", ..] => DisableAgent(server_ref(arg(2))?),
         ["set", "maxconn", "global", v] => SetMaxconnGlobal(int_arg(v)?),
         ["set", "maxconn", "frontend", f, v] => SetMaxconnFrontend(f.to_string(), int_arg(v)?),
         ["set", "maxconn", "server", _, v] => SetMaxconnServer(server_ref(arg(3))?, int_arg(v)?),
@@ -678,7 +685,7 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Admin,
     ),
     (
-        "add server <bk>/<srv> <addr> [<options>]*",
+        "add server <bk>/<srv> <addr> [opts]*",
         "add a server, in maintenance (the options of a server line)",
         Level::Admin,
     ),
@@ -715,6 +722,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         Level::Admin,
     ),
     (
+        "disable agent <bk>/<srv>",
+        "stop a server's agent check",
+        Level::Admin,
+    ),
+    (
         "disable frontend <fe>",
         "stop accepting on a frontend's listeners",
         Level::Admin,
@@ -727,6 +739,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
     (
         "disable server <bk>/<srv>",
         "put a server in maintenance (as 'set server … state maint')",
+        Level::Admin,
+    ),
+    (
+        "enable agent <bk>/<srv>",
+        "resume a server's agent check",
         Level::Admin,
     ),
     (

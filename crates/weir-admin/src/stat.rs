@@ -359,6 +359,10 @@ pub struct ServerState {
     pub port: u16,
     pub use_ssl: i8,
     pub check_port: u16,
+    /// The agent check's state bits (as `check_state`), 0 without one.
+    pub agent_state: u8,
+    pub agent_addr: Option<String>,
+    pub agent_port: u16,
 }
 
 /// HAProxy's number for a check status (`srv_check_status`): 1 before the
@@ -388,7 +392,7 @@ pub fn servers_state(servers: &[ServerState]) -> String {
     let mut out = format!("1\n# {SERVER_STATE_COLUMNS}\n");
     for s in servers {
         out.push_str(&format!(
-            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} 0 {} {} - {} - {} {} - - 0\n",
+            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} - {} - {} {} - {} {}\n",
             s.be_id,
             s.be_name,
             s.srv_id,
@@ -403,11 +407,14 @@ pub fn servers_state(servers: &[ServerState]) -> String {
             s.check_result,
             s.check_health,
             s.check_state,
+            s.agent_state,
             u8::from(s.be_forced_id),
             u8::from(s.srv_forced_id),
             s.port,
             s.use_ssl,
             s.check_port,
+            s.agent_addr.as_deref().unwrap_or("-"),
+            s.agent_port,
         ));
     }
     out

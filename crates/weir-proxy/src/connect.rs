@@ -443,7 +443,10 @@ async fn dial_plain(
     // A server with no address yet (`init-addr none`, a name `add server`
     // does not resolve) is never reached at another's address.
     if s.no_addr.load(std::sync::atomic::Ordering::Relaxed) {
-        let e = std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "server has no address");
+        let e = std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            "server has no address",
+        );
         return Err((ConnectFail::Refused, e));
     }
     match s.target() {

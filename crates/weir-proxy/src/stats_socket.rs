@@ -56,7 +56,12 @@ enum Next {
     Close,
 }
 
-async fn session(sh: &Arc<Shared>, c: &Conn, level: Level, exposed: Option<&Vec<std::os::fd::OwnedFd>>) {
+async fn session(
+    sh: &Arc<Shared>,
+    c: &Conn,
+    level: Level,
+    exposed: Option<&Vec<std::os::fd::OwnedFd>>,
+) {
     let mut mode = Mode {
         level,
         interactive: false,
@@ -166,7 +171,12 @@ struct Mode {
 }
 
 /// Runs one line's commands; every answer ends with a blank line.
-async fn answer(sh: &Arc<Shared>, line: &str, payload: &[String], mode: &mut Mode) -> (String, Next) {
+async fn answer(
+    sh: &Arc<Shared>,
+    line: &str,
+    payload: &[String],
+    mode: &mut Mode,
+) -> (String, Next) {
     let level = &mut mode.level;
     let mut out = String::new();
     let cmds = cli::split_with_payload(line, payload);

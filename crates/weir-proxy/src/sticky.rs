@@ -54,9 +54,7 @@ fn server_of(be: &BackendRt, t: &Table, e: &Entry) -> Option<ServerId> {
         s.find(DataType::ServerKey, 0).and_then(|c| t.read(e, c))
     {
         let found = if t.def().srvkey_addr {
-            be.servers()
-                .map(|(i, _)| i)
-                .find(|&i| addr_of(be, i) == k)
+            be.servers().map(|(i, _)| i).find(|&i| addr_of(be, i) == k)
         } else {
             be.server_named(&k)
         };

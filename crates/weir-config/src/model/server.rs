@@ -72,6 +72,10 @@ pub struct Server {
     pub pool_purge_delay: Option<Duration>,
     /// `cookie <value>`: the value persistence cookies carry for it.
     pub cookie: Option<String>,
+    /// `agent-check` and its settings.
+    pub agent: Agent,
+    /// `check-send-proxy`: its checks start with a PROXY header.
+    pub check_send_proxy: bool,
     /// `track [<backend>/]<server>`: its state follows that server's
     /// checks (backend `None`: its own).
     pub track: Option<(Option<String>, String)>,
@@ -134,6 +138,23 @@ pub struct ServerDefaults {
     pub pool_max_conn: Option<usize>,
     pub pool_purge_delay: Option<Duration>,
     pub tls: crate::tls::ServerTls,
+    pub agent: Agent,
+    pub check_send_proxy: bool,
+}
+
+/// An agent check (`agent-check`, `agent-addr`, `agent-port`,
+/// `agent-send`, `agent-inter`): a side channel whose one-line answers
+/// set a server's weight, limit and states.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Agent {
+    /// `agent-check` (`no-agent-check` turns it off).
+    pub enabled: bool,
+    pub addr: Option<String>,
+    pub port: Option<u16>,
+    /// Sent as is once connected.
+    pub send: String,
+    /// Between two checks (the server's `inter` when unset).
+    pub inter: Option<Duration>,
 }
 
 impl Default for ServerDefaults {
@@ -163,6 +184,8 @@ impl Default for ServerDefaults {
             pool_max_conn: None,
             pool_purge_delay: Some(Duration::from_secs(5)),
             tls: crate::tls::ServerTls::default(),
+            agent: Agent::default(),
+            check_send_proxy: false,
         }
     }
 }

@@ -184,7 +184,8 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
             if words.get(1).map(String::as_str) == Some("global") {
                 return Err("'log global' is only valid in proxy sections".into());
             }
-            let t = super::log::parse_log_target(&words[1..], loc)?;
+            let env = |n: &str| st.env.get(n);
+            let t = super::log::log_target_env(&words[1..], loc, &env)?;
             st.config.global.logs.push(t);
         }
         _ => return Ok(false),

@@ -25,6 +25,21 @@ fn level(name: &str) -> Result<u8, String> {
 }
 
 /// Parses the words after `log` (not `log global`).
+/// [`parse_log_target`] with environment variables in the address
+/// expanded, unquoted as well, as haproxy's address parser does (an unset
+/// one is empty).
+pub fn log_target_env(
+    args: &[String],
+    loc: &Loc,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<LogTarget, String> {
+    let mut a = args.to_vec();
+    if let Some(t) = a.first_mut() {
+        *t = crate::addr::expand_env(t, env);
+    }
+    parse_log_target(&a, loc)
+}
+
 pub fn parse_log_target(args: &[String], loc: &Loc) -> Result<LogTarget, String> {
     let target = args
         .first()

@@ -578,7 +578,8 @@ fn servers_and_limits(
                 no_args(&args[1..])?;
                 p.log_global = true;
             } else {
-                p.logs.push(super::log::parse_log_target(args, loc)?);
+                let env = |n: &str| st.env.get(n);
+                p.logs.push(super::log::log_target_env(args, loc, &env)?);
             }
         }
         "log-format" => {

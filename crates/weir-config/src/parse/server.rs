@@ -25,6 +25,10 @@ fn option_error(table: &'static [keywords::Keyword], what: &str, word: &str) -> 
 /// Server options followed by one argument (skipped together on error).
 const TAKES_ARG: &[&str] = &[
     "weight",
+    "agent-addr",
+    "agent-port",
+    "agent-send",
+    "agent-inter",
     "inter",
     "fastinter",
     "downinter",
@@ -254,6 +258,34 @@ fn server_options(
                     d.check_addr = Some(need(word)?.to_string());
                     2
                 }
+                "check-send-proxy" => {
+                    d.check_send_proxy = true;
+                    1
+                }
+                "agent-check" | "no-agent-check" => {
+                    d.agent.enabled = word == "agent-check";
+                    1
+                }
+                "agent-addr" => {
+                    d.agent.addr = Some(need(word)?.to_string());
+                    2
+                }
+                "agent-port" => {
+                    let p = parse_u32(need(word)?, word)?;
+                    if !(1..=65535).contains(&p) {
+                        return Err(format!("invalid agent port {p}"));
+                    }
+                    d.agent.port = Some(p as u16);
+                    2
+                }
+                "agent-send" => {
+                    d.agent.send = need(word)?.to_string();
+                    2
+                }
+                "agent-inter" => {
+                    d.agent.inter = Some(parse_duration(need(word)?)?);
+                    2
+                }
                 "maxconn" => {
                     d.maxconn = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
                     2
@@ -417,6 +449,11 @@ pub(super) fn server(
             .into_iter()
             .map(|e| format!("'server {name}' : {e}")),
     );
+    if d.agent.enabled && d.agent.port.is_none() {
+        errs.push(format!(
+            "'server {name}' : server {name} does not have agent port. Agent check has been disabled."
+        ));
+    }
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -452,6 +489,8 @@ pub(super) fn server(
         pool_purge_delay: d.pool_purge_delay,
         cookie,
         track,
+        agent: d.agent,
+        check_send_proxy: d.check_send_proxy,
         tls: d.tls,
     })
 }
@@ -459,26 +498,100 @@ pub(super) fn server(
 /// The server options `add server` takes (management guide, "add
 /// server"); a server keyword not listed is refused there.
 const DYNAMIC_OPTIONS: &[&str] = &[
-    "agent-addr", "agent-check", "agent-inter", "agent-port", "agent-send", "allow-0rtt",
-    "alpn", "addr", "backup", "ca-file", "check", "check-alpn", "check-proto",
-    "check-send-proxy", "check-sni", "check-ssl", "check-via-socks4", "ciphers",
-    "ciphersuites", "crl-file", "crt", "disabled", "downinter", "enabled", "error-limit",
-    "fall", "fastinter", "force-sslv3", "force-tlsv10", "force-tlsv11", "force-tlsv12",
-    "force-tlsv13", "id", "inter", "maxconn", "maxqueue", "minconn", "no-ssl-reuse",
-    "no-sslv3", "no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13", "no-tls-tickets", "npn",
-    "observe", "on-error", "on-marked-down", "on-marked-up", "pool-low-conn",
-    "pool-max-conn", "pool-purge-delay", "port", "proto", "proxy-v2-options", "rise",
-    "send-proxy", "send-proxy-v2", "send-proxy-v2-ssl", "send-proxy-v2-ssl-cn", "slowstart",
-    "sni", "source", "ssl", "ssl-max-ver", "ssl-min-ver", "tfo", "tls-tickets", "track",
-    "usesrc", "verify", "verifyhost", "weight", "ws",
+    "agent-addr",
+    "agent-check",
+    "agent-inter",
+    "agent-port",
+    "agent-send",
+    "allow-0rtt",
+    "alpn",
+    "addr",
+    "backup",
+    "ca-file",
+    "check",
+    "check-alpn",
+    "check-proto",
+    "check-send-proxy",
+    "check-sni",
+    "check-ssl",
+    "check-via-socks4",
+    "ciphers",
+    "ciphersuites",
+    "crl-file",
+    "crt",
+    "disabled",
+    "downinter",
+    "enabled",
+    "error-limit",
+    "fall",
+    "fastinter",
+    "force-sslv3",
+    "force-tlsv10",
+    "force-tlsv11",
+    "force-tlsv12",
+    "force-tlsv13",
+    "id",
+    "inter",
+    "maxconn",
+    "maxqueue",
+    "minconn",
+    "no-ssl-reuse",
+    "no-sslv3",
+    "no-tlsv10",
+    "no-tlsv11",
+    "no-tlsv12",
+    "no-tlsv13",
+    "no-tls-tickets",
+    "npn",
+    "observe",
+    "on-error",
+    "on-marked-down",
+    "on-marked-up",
+    "pool-low-conn",
+    "pool-max-conn",
+    "pool-purge-delay",
+    "port",
+    "proto",
+    "proxy-v2-options",
+    "rise",
+    "send-proxy",
+    "send-proxy-v2",
+    "send-proxy-v2-ssl",
+    "send-proxy-v2-ssl-cn",
+    "slowstart",
+    "sni",
+    "source",
+    "ssl",
+    "ssl-max-ver",
+    "ssl-min-ver",
+    "tfo",
+    "tls-tickets",
+    "track",
+    "usesrc",
+    "verify",
+    "verifyhost",
+    "weight",
+    "ws",
 ];
 
 /// The options of [`DYNAMIC_OPTIONS`] that take a value and are not in
 /// [`TAKES_ARG`] (TLS and agent settings, read elsewhere).
 const DYNAMIC_VALUED: &[&str] = &[
-    "agent-addr", "agent-inter", "agent-port", "agent-send", "check-alpn", "check-proto",
-    "check-sni", "ciphers", "ciphersuites", "crl-file", "npn", "ssl-max-ver", "ssl-min-ver",
-    "usesrc", "verifyhost",
+    "agent-addr",
+    "agent-inter",
+    "agent-port",
+    "agent-send",
+    "check-alpn",
+    "check-proto",
+    "check-sni",
+    "ciphers",
+    "ciphersuites",
+    "crl-file",
+    "npn",
+    "ssl-max-ver",
+    "ssl-min-ver",
+    "usesrc",
+    "verifyhost",
 ];
 
 /// `add server <backend>/<name> <addr> [options]` (runtime API): a server

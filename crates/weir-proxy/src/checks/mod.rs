@@ -15,27 +15,47 @@ use tokio::time::Instant;
 use weir_balance::Health;
 use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
 
+mod agent;
 mod proto;
 mod script;
 
-/// Starts one check task per server with `check` on the current runtime.
+/// Starts the health check and agent tasks of every server, spread as
+/// haproxy spreads them: the n-th of N starts after n/N of the shortest
+/// interval, counted over every backend.
 pub fn spawn_all(sh: &Arc<Shared>) {
+    // (A server that tracks another follows its checks instead.)
+    let mut tasks: Vec<(&Arc<BackendRt>, ServerId, bool)> = Vec::new();
     for be in &sh.backends {
-        let px = sh.proxy(be.proxy);
-        // (A server that tracks another follows its checks instead.)
-        let checked: Vec<(ServerId, &Server)> = px
-            .servers
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.check && s.track.is_none())
-            .map(|(i, s)| (ServerId::new(i), s))
-            .collect();
-        let n = checked.len().max(1) as u32;
-        for (k, (i, s)) in checked.into_iter().enumerate() {
-            spawn_one(sh, be, i, s.inter * k as u32 / n);
+        for (id, s) in be.servers() {
+            if s.conf.check && s.conf.track.is_none() {
+                tasks.push((be, id, false));
+            }
+            if s.conf.agent.enabled {
+                tasks.push((be, id, true));
+            }
+        }
+    }
+    let inter = |(be, id, agent): &(&Arc<BackendRt>, ServerId, bool)| {
+        let c = &be.server(*id).conf;
+        if *agent {
+            c.agent.inter.unwrap_or(c.inter)
+        } else {
+            c.inter
+        }
+    };
+    let shortest = tasks.iter().map(inter).min().unwrap_or_default();
+    let n = tasks.len().max(1) as u32;
+    for (k, (be, id, agent)) in tasks.into_iter().enumerate() {
+        let offset = shortest * k as u32 / n;
+        if agent {
+            agent::spawn(sh, be, id, offset);
+        } else {
+            spawn_one(sh, be, id, offset);
         }
     }
 }
+
+pub use agent::spawn as spawn_agent;
 
 /// Starts the check task of one server (a configured one, or one added at
 /// run time) after `offset`; it ends when the server is deleted.
@@ -53,6 +73,9 @@ pub fn spawn_one(sh: &Arc<Shared>, be: &Arc<BackendRt>, id: ServerId, offset: Du
 pub(crate) struct Dial<'a> {
     pub px: &'a Proxy,
     pub s: &'a Server,
+    /// A PROXY header first (`check-send-proxy`, or `send-proxy` on a
+    /// configured server checked on its own address and port).
+    pub proxy: Option<weir_config::SendProxy>,
     pub target: &'a ServerTarget,
     pub tls: Option<&'a crate::tls::ClientTls>,
 }
@@ -139,6 +162,23 @@ impl Dial<'_> {
             }
             Ok(Ok(c)) => c,
         };
+        let stream = match (self.proxy, stream) {
+            (Some(v), Conn::Tcp(mut c)) => {
+                let header = match (c.local_addr(), c.peer_addr()) {
+                    (Ok(src), Ok(dst)) if v == weir_config::SendProxy::V1 => {
+                        weir_proto::proxy_protocol::encode_v1(src, dst)
+                    }
+                    (Ok(src), Ok(dst)) => weir_proto::proxy_protocol::encode_v2(src, dst),
+                    _ => return Err(err("Layer4 connection problem", String::new())),
+                };
+                use tokio::io::AsyncWriteExt;
+                if let Err(e) = c.write_all(&header).await {
+                    return Err(err("Layer4 connection problem", e.to_string()));
+                }
+                Conn::Tcp(c)
+            }
+            (_, c) => c,
+        };
         let (Some(t), Some(h)) = (self.tls, tls) else {
             return Ok(stream);
         };
@@ -168,6 +208,7 @@ async fn check_once(
     s: &Server,
     target: &ServerTarget,
     tls: Option<&crate::tls::ClientTls>,
+    proxy: Option<weir_config::SendProxy>,
 ) -> CheckResult {
     let started = Instant::now();
     let inter = s.inter;
@@ -179,7 +220,13 @@ async fn check_once(
         duration: started.elapsed(),
         log_info: false,
     };
-    let dial = Dial { px, s, target, tls };
+    let dial = Dial {
+        px,
+        s,
+        target,
+        tls,
+        proxy,
+    };
     if let Some(rules) = script::rules_of(px) {
         return script::run(&dial, &rules, px.options.check_proto.as_ref(), started).await;
     }
@@ -364,6 +411,13 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
     let rt = be.server(id);
     let s = &*rt.conf;
     let idx = id.index();
+    // A configured server's checks on its own address and port carry its
+    // PROXY header; a dynamic one's only with `check-send-proxy`.
+    let own = s.check_port.is_none() && s.check_addr.is_none() && !rt.dynamic;
+    let proxy = match s.check_send_proxy {
+        true => Some(s.send_proxy.unwrap_or(weir_config::SendProxy::V1)),
+        false => s.send_proxy.filter(|_| own),
+    };
     // Down from the start only when a server state file said so.
     let mut health = match be.set().state(idx) {
         Some((false, ..)) => Health::down(s.rise, s.fall),
@@ -392,7 +446,7 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
             }
         }
         let target = rt.target();
-        let r = check_once(px, s, &target, rt.check_tls.as_deref()).await;
+        let r = check_once(px, s, &target, rt.check_tls.as_deref(), proxy).await;
         let before = health.value();
         let changed = health.on_result(r.ok);
         if let Ok(mut v) = rt.check.lock() {
@@ -408,8 +462,8 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
             be.logger.send(level::NOTICE, &msg);
         }
         last = Some(outcome);
-        if let Some(up) = changed {
-            on_change(&sh, &be, id, up, &r);
+        if changed.is_some() {
+            settle(&sh, &be, id, &r);
         }
         let wait = if health.transitioning() {
             s.fastinter.unwrap_or(s.inter)
@@ -446,6 +500,29 @@ fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall:
         r.reason,
         r.duration.as_millis()
     )
+}
+
+/// A server is up when its health check (if any) and its agent (if it
+/// said "down") both allow it: applies a change of either.
+pub(crate) fn settle(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, r: &CheckResult) {
+    let rt = be.server(id);
+    let check_up = rt.check.lock().map(|v| !v.enabled || v.up).unwrap_or(true);
+    let want = check_up && !rt.agent_down.load(Ordering::Relaxed);
+    let i = id.index();
+    let (now, maint) = {
+        let set = be.set();
+        let st = set.state(i).unwrap_or((true, false, 0, false));
+        (st.0, st.1 || set.imaint(i))
+    };
+    if want == now {
+        return;
+    }
+    if maint {
+        // (In maintenance a change is kept, not told.)
+        be.set().set_up(i, want);
+    } else {
+        on_change(sh, be, id, want, r);
+    }
 }
 
 fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &CheckResult) {
@@ -506,7 +583,7 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &Check
             sh.kill_sessions(srv);
         }
         if act == 0 && bck == 0 {
-            let msg = format!("backend {} has no server available!", be.name);
+            let msg = format!("{} {} has no server available!", be.kind_word, be.name);
             be.logger.send(level::EMERG, &msg);
             if !sh.cfg.global.quiet {
                 crate::log::console("ALERT", &msg);

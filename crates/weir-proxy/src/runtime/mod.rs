@@ -148,13 +148,21 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             "set server <b>/<s> fqdn failed because no resolution is configured.\n".into()
         }),
         Command::DelServer(r) => servers::delete(sh, r),
-        Command::AddServer(..) => {
-            "This command is only answered on the stats socket.\n".into()
-        }
+        Command::AddServer(..) => "This command is only answered on the stats socket.\n".into(),
         Command::EnableHealth(r) | Command::DisableHealth(r) => {
             let pause = matches!(cmd, Command::DisableHealth(_));
             with_server(sh, r, |_, _, s| {
                 s.checks_paused.store(pause, Ordering::Relaxed);
+                String::new()
+            })
+        }
+        Command::EnableAgent(r) | Command::DisableAgent(r) => {
+            let pause = matches!(cmd, Command::DisableAgent(_));
+            with_server(sh, r, |_, _, s| {
+                if !s.conf.agent.enabled {
+                    return "Agent was not configured on this server, cannot enable.\n".into();
+                }
+                s.agent_paused.store(pause, Ordering::Relaxed);
                 String::new()
             })
         }
@@ -337,12 +345,7 @@ fn set_weight(be: &BackendRt, i: usize, s: &ServerRt, w: Weight) -> String {
 /// Changes a server's administrative state; the servers that track it
 /// inherit a maintenance.
 fn set_state(sh: &Shared, be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) -> String {
-    let was = be.set().state(i).is_some_and(|x| x.1);
-    admin::set_state(be, i, s, st);
-    let now = st == AdminState::Maint;
-    if was != now {
-        crate::state::track::pass_maint(sh, s, now);
-    }
+    admin::set_state_tracked(sh, be, i, s, st);
     String::new()
 }
 

@@ -574,6 +574,9 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
             } else if maint {
                 admin |= 0x01;
             }
+            if set.imaint(i) {
+                admin |= 0x02;
+            }
             if conf.disabled {
                 admin |= 0x04;
             }
@@ -613,6 +616,14 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                 port,
                 use_ssl: s.use_ssl.load(Ordering::Relaxed),
                 check_port: conf.check_port.unwrap_or(0),
+                // Configured 0x2, running 0x4, paused 0x8, an agent 0x10.
+                agent_state: match conf.agent.enabled {
+                    false => 0,
+                    true if s.agent_paused.load(Ordering::Relaxed) => 0x12,
+                    true => 0x16,
+                },
+                agent_addr: conf.agent.addr.clone(),
+                agent_port: conf.agent.port.unwrap_or(0),
             });
         }
     }

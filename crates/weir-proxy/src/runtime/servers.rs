@@ -52,8 +52,15 @@ fn try_add(sh: &Arc<Shared>, r: &ServerRef, args: &[String]) -> Result<(), Strin
         return Err(why.join("\n"));
     };
     rt.dynamic = true;
-    // Health checks wait for `enable health`, as haproxy's.
+    // Unlike a configured one, a dynamic server's checks go over TLS only
+    // with `check-ssl` (as haproxy's).
+    let script = px.options.check_proto == Some(weir_config::CheckProto::TcpCheck);
+    if !conf.tls.check_ssl && !script {
+        rt.check_tls = None;
+    }
+    // Health and agent checks wait for `enable health|agent`, as haproxy's.
     rt.checks_paused.store(conf.check, Ordering::Relaxed);
+    rt.agent_paused.store(true, Ordering::Relaxed);
     let id = {
         let mut set = be.set();
         let slot = be.slots.push(Arc::new(rt));
@@ -72,6 +79,9 @@ fn try_add(sh: &Arc<Shared>, r: &ServerRef, args: &[String]) -> Result<(), Strin
         track::attach(&sh.backends, (bi, id), &be.name, t)?;
     } else if conf.check {
         crate::checks::spawn_one(sh, be, id, std::time::Duration::ZERO);
+    }
+    if conf.agent.enabled {
+        crate::checks::spawn_agent(sh, be, id, std::time::Duration::ZERO);
     }
     Ok(())
 }

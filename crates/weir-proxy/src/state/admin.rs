@@ -19,6 +19,22 @@ pub fn set_weight(be: &BackendRt, i: usize, s: &ServerRt, w: u32) {
     }
 }
 
+/// [`set_state`], and the servers that track it inherit a maintenance.
+pub fn set_state_tracked(
+    sh: &super::Shared,
+    be: &BackendRt,
+    i: usize,
+    s: &ServerRt,
+    st: AdminState,
+) {
+    let was = be.set().state(i).is_some_and(|x| x.1);
+    set_state(be, i, s, st);
+    let now = st == AdminState::Maint;
+    if was != now {
+        super::track::pass_maint(sh, be, s, now);
+    }
+}
+
 /// Puts server `i` in maintenance, drain, or back to ready, and logs the
 /// change as haproxy does.
 pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
@@ -26,6 +42,8 @@ pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
         .set()
         .state(i)
         .map_or((false, false), |(_, m, _, b)| (m, b));
+    let agent_down = s.agent_down.load(Ordering::Relaxed);
+    let was_up = be.set().state(i).is_none_or(|st| st.0);
     let was_drain = s.drain.load(Ordering::Relaxed);
     {
         let mut set = be.set();
@@ -49,11 +67,21 @@ pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
     if st == AdminState::Ready {
         be.slot_freed.notify_waiters();
     }
-    log_state(be, s, st, was_maint, was_drain, backup);
+    let down = agent_down || (st == AdminState::Maint && !was_up);
+    log_state(be, s, st, (was_maint, was_drain), backup, down);
 }
 
-/// The lines haproxy logs when the administrative state changes.
-fn log_state(be: &BackendRt, s: &ServerRt, st: AdminState, maint: bool, drain: bool, backup: bool) {
+/// The lines haproxy logs when the administrative state changes (from
+/// maintenance or drain, as `was` says).
+fn log_state(
+    be: &BackendRt,
+    s: &ServerRt,
+    st: AdminState,
+    (maint, drain): (bool, bool),
+    backup: bool,
+    down: bool,
+) {
+    let op = if down { "DOWN" } else { "UP" };
     use crate::log::level;
     let who = format!(
         "{}Server {}/{}",
@@ -65,6 +93,10 @@ fn log_state(be: &BackendRt, s: &ServerRt, st: AdminState, maint: bool, drain: b
     let none = act == 0 && bck == 0;
     let cur = s.cur_conns.load(Ordering::Relaxed);
     let lines: Vec<(u8, String)> = match (st, maint, drain) {
+        (AdminState::Maint, false, _) if down => vec![(
+            level::NOTICE,
+            format!("{who} was DOWN and now enters maintenance."),
+        )],
         (AdminState::Maint, false, _) => vec![(
             level::ALERT,
             format!(
@@ -74,10 +106,10 @@ fn log_state(be: &BackendRt, s: &ServerRt, st: AdminState, maint: bool, drain: b
         )],
         (AdminState::Ready, true, _) => vec![(
             level::NOTICE,
-            format!("{who} is UP/READY (leaving forced maintenance)."),
+            format!("{who} is {op}/READY (leaving forced maintenance)."),
         )],
         (AdminState::Drain, true, _) => vec![
-            (level::NOTICE, format!("{who} is UP/DRAIN (leaving forced maintenance).")),
+            (level::NOTICE, format!("{who} is {op}/DRAIN (leaving forced maintenance).")),
             (level::NOTICE, format!("{who} remains in forced drain mode.")),
         ],
         (AdminState::Drain, false, false) => vec![(
@@ -90,14 +122,17 @@ fn log_state(be: &BackendRt, s: &ServerRt, st: AdminState, maint: bool, drain: b
         )],
         _ => Vec::new(),
     };
-    let going = !lines.is_empty() && matches!(st, AdminState::Maint | AdminState::Drain);
+    // (A server that was down already takes nothing away.)
+    let going = !lines.is_empty()
+        && matches!(st, AdminState::Maint | AdminState::Drain)
+        && !(st == AdminState::Maint && down);
     for (sev, line) in lines {
         be.logger.send(sev, &line);
     }
     if going && none {
         be.logger.send(
             level::EMERG,
-            &format!("backend {} has no server available!", be.name),
+            &format!("{} {} has no server available!", be.kind_word, be.name),
         );
     }
 }
@@ -105,7 +140,8 @@ fn log_state(be: &BackendRt, s: &ServerRt, st: AdminState, maint: bool, drain: b
 /// A server leaving maintenance is up at once, its check restarting from
 /// "just up" (`rise`), as in HAProxy.
 fn leave_maint(set: &mut weir_balance::ServerSet, i: usize, s: &ServerRt) {
-    set.set_up(i, true);
+    // (Unless its agent said it is down.)
+    set.set_up(i, !s.agent_down.load(Ordering::Relaxed));
     s.check_restart.store(true, Ordering::Relaxed);
     if let Ok(mut v) = s.check.lock() {
         if v.enabled {

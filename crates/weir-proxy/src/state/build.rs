@@ -316,6 +316,10 @@ fn backends(
                 relaxed_target: false,
             },
             name: px.name.clone(),
+            kind_word: match px.kind {
+                weir_config::ProxyKind::Listen => "proxy",
+                _ => "backend",
+            },
             proxy: ProxyId::new(pi),
             set: Mutex::new(super::Lb {
                 set,
@@ -464,6 +468,8 @@ pub fn server(
         drain: AtomicBool::new(false),
         no_addr: AtomicBool::new(unaddressed),
         checks_paused: AtomicBool::new(false),
+        agent_paused: AtomicBool::new(false),
+        agent_down: AtomicBool::new(false),
         check_restart: AtomicBool::new(false),
         maxqueue: s.maxqueue,
         kill: tokio::sync::Notify::new(),

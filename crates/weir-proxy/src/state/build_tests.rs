@@ -52,7 +52,7 @@ fn frontends_point_at_backends_by_index_and_keep_their_bind_lines() {
     // `disabled` starts in maintenance; a unix server keeps its path.
     let b2 = &sh.backends[1];
     assert_eq!(b2.set().state(0).map(|s| s.1), Some(true));
-    assert!(matches!(b2.servers[1].target(), ServerTarget::Unix(p) if p == "/tmp/x.sock"));
+    assert!(matches!(b2.slots[1].target(), ServerTarget::Unix(p) if p == "/tmp/x.sock"));
     assert_eq!(sh.maxconn, 100);
 }
 

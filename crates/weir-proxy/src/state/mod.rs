@@ -77,6 +77,11 @@ pub struct ServerRt {
     /// until one is set, as haproxy's "MAINT (resolution)".
     pub no_addr: AtomicBool,
     pub checks_paused: AtomicBool,
+    /// `disable agent`: its agent check is not run.
+    pub agent_paused: AtomicBool,
+    /// Its agent said "down", "fail" or "stopped" (and not "up" since):
+    /// it is down whatever its health check says.
+    pub agent_down: AtomicBool,
     /// Set when the server leaves maintenance: as HAProxy's, it comes back
     /// up and its check counts again from "just up".
     pub check_restart: AtomicBool,
@@ -132,11 +137,9 @@ impl ServerRt {
     /// Its connections differ by an SNI computed per request: one serves
     /// only requests with the same SNI.
     pub fn private_sni(&self) -> bool {
-        self.tls()
-            .and_then(|t| t.sni.as_ref())
-            .is_some_and(|e| {
-                !matches!(e.fetch, weir_rules::sample::Fetch::Str(_)) || !e.convs.is_empty()
-            })
+        self.tls().and_then(|t| t.sni.as_ref()).is_some_and(|e| {
+            !matches!(e.fetch, weir_rules::sample::Fetch::Str(_)) || !e.convs.is_empty()
+        })
     }
     /// The SNI for a connection to it, evaluated on `ctx`.
     pub fn sni(&self, ctx: &dyn weir_rules::Ctx) -> Option<String> {
@@ -189,6 +192,9 @@ impl std::ops::DerefMut for Lb {
 /// A backend's live data.
 pub struct BackendRt {
     pub name: String,
+    /// How haproxy's messages name it: "backend", or "proxy" for a
+    /// `listen` section.
+    pub kind_word: &'static str,
     pub proxy: ProxyId,
     pub set: Mutex<Lb>,
     /// Its servers by [`ServerId`], configured then added (`add server`):

@@ -128,12 +128,12 @@ pub fn pass_health(sh: &Shared, from: &BackendRt, s: &ServerRt, up: bool) {
         let via = format!("via {}/{}", from.name, s.name);
         let line = if up {
             format!(
-                "Server {}/{} is UP ({via}). {act} active and {bck} backup servers online. 0 sessions requeued, 0 total in queue.",
+                "Server {}/{} is UP {via}. {act} active and {bck} backup servers online. 0 sessions requeued, 0 total in queue.",
                 be.name, f.name
             )
         } else {
             format!(
-                "Server {}/{} is DOWN ({via}). {act} active and {bck} backup servers left. {} sessions active, 0 requeued, 0 remaining in queue.",
+                "Server {}/{} is DOWN {via}. {act} active and {bck} backup servers left. {} sessions active, 0 requeued, 0 remaining in queue.",
                 be.name,
                 f.name,
                 f.cur_conns.load(Ordering::Relaxed)
@@ -149,8 +149,9 @@ pub fn pass_health(sh: &Shared, from: &BackendRt, s: &ServerRt, up: bool) {
 }
 
 /// A tracked server entered or left maintenance: its followers inherit
-/// it; one not in maintenance of its own says so in the logs.
-pub fn pass_maint(sh: &Shared, s: &ServerRt, on: bool) {
+/// it, each with haproxy's line.
+pub fn pass_maint(sh: &Shared, from: &BackendRt, s: &ServerRt, on: bool) {
+    let via = format!("via {}/{}", from.name, s.name);
     for (b, i) in followers(s) {
         let Some(be) = sh.backends.get(b.index()) else {
             continue;
@@ -158,32 +159,38 @@ pub fn pass_maint(sh: &Shared, s: &ServerRt, on: bool) {
         let Some(f) = be.server_at(i) else {
             continue;
         };
-        let (forced, was, act, bck) = {
+        let (forced, was, up, act, bck) = {
             let mut set = be.set();
-            let forced = set.state(i.index()).is_some_and(|st| st.1);
+            let st = set.state(i.index()).unwrap_or((true, false, 0, false));
             let was = set.imaint(i.index());
             set.set_imaint(i.index(), on);
             let (act, bck) = set.usable_counts();
-            (forced, was, act, bck)
+            (st.1, was, st.0, act, bck)
         };
-        if forced || was == on {
+        if was == on || (forced && on) {
             continue;
         }
-        let line = if on {
-            format!(
-                "Server {}/{} is going DOWN for maintenance. {act} active and {bck} backup servers left. {} sessions active, 0 requeued, 0 remaining in queue.",
-                be.name,
-                f.name,
+        let who = format!("Server {}/{}", be.name, f.name);
+        let line = match (on, forced, up) {
+            (false, true, _) => format!("{who} remains in forced maintenance."),
+            (false, false, _) => format!("{who} is UP/READY (leaving maintenance)."),
+            (true, _, false) => format!("{who} was DOWN and now enters maintenance {via}."),
+            (true, _, true) => format!(
+                "{who} is going DOWN for maintenance {via}. {act} active and {bck} backup servers left. {} sessions active, 0 requeued, 0 remaining in queue.",
                 f.cur_conns.load(Ordering::Relaxed)
-            )
-        } else {
-            format!("Server {}/{} is UP/READY (leaving maintenance).", be.name, f.name)
+            ),
         };
-        be.logger
-            .send(if on { level::ALERT } else { level::NOTICE }, &line);
+        let sev = if on && up {
+            level::ALERT
+        } else {
+            level::NOTICE
+        };
+        be.logger.send(sev, &line);
         if !on {
             be.slot_freed.notify_waiters();
         }
-        pass_maint(sh, f, on);
+        if !forced {
+            pass_maint(sh, be, f, on);
+        }
     }
 }

@@ -1,0 +1,235 @@
+//! Agent checks (`agent-check`): every `agent-inter`, a TCP connection to
+//! the agent, `agent-send` written, one line read; its words set the
+//! server's weight (`75%`), limit (`maxconn:30`), administrative state
+//! (`ready`, `drain`, `maint`) and operational state (`up`, `down`,
+//! `fail`, `stopped`), as haproxy's agent does. An agent that cannot be
+//! reached changes nothing (the health check judges reachability).
+
+use super::{settle, Ordering};
+use crate::log::level;
+use crate::state::{admin, BackendRt, ServerId, ServerRt, ServerTarget, Shared};
+use crate::stats::CheckResult;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use weir_admin::cli::AdminState;
+
+/// The longest reply read: a line beyond it is judged on what came.
+const MAX_REPLY: usize = 1024;
+
+/// What one reply asks for; `None` where it says nothing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reply {
+    pub weight_pct: Option<u32>,
+    pub maxconn: Option<u32>,
+    pub admin: Option<AdminState>,
+    /// `up`, or `down`/`fail`/`stopped`: the word, for the log line.
+    pub op: Option<(bool, String)>,
+}
+
+/// Reads an agent's line: words split by spaces, tabs and commas, up to
+/// the first line end; a word that starts with `#` starts a description
+/// of the state (`fail #disk full` is logged as `fail (disk full)`).
+/// Unknown words are left.
+pub(crate) fn parse_reply(text: &[u8]) -> Reply {
+    let line = text
+        .split(|b| matches!(b, b'\r' | b'\n'))
+        .next()
+        .unwrap_or(text);
+    let line = String::from_utf8_lossy(line);
+    let (line, desc) = split_description(&line);
+    let mut r = Reply::default();
+    for w in line.split([' ', '\t', ',']).filter(|w| !w.is_empty()) {
+        let lower = w.to_ascii_lowercase();
+        match lower.as_str() {
+            "ready" => r.admin = Some(AdminState::Ready),
+            "drain" => r.admin = Some(AdminState::Drain),
+            "maint" => r.admin = Some(AdminState::Maint),
+            "up" => r.op = Some((true, lower)),
+            "down" | "fail" | "stopped" => {
+                let word = match &desc {
+                    Some(d) => format!("{lower} ({d})"),
+                    None => lower,
+                };
+                r.op = Some((false, word));
+            }
+            _ => {
+                if let Some(n) = lower.strip_prefix("maxconn:") {
+                    r.maxconn = n.parse().ok().or(r.maxconn);
+                } else if let Some(p) = lower.strip_suffix('%') {
+                    r.weight_pct = p.parse().ok().or(r.weight_pct);
+                }
+            }
+        }
+    }
+    r
+}
+
+/// The words before a word that starts with `#`, and the text after it.
+fn split_description(line: &str) -> (&str, Option<String>) {
+    let mut at = 0;
+    for w in line.split_inclusive([' ', '\t', ',']) {
+        if w.starts_with('#') {
+            let d = line.get(at + 1..).unwrap_or_default().trim();
+            return (line.get(..at).unwrap_or(line), Some(d.to_string()));
+        }
+        at += w.len();
+    }
+    (line, None)
+}
+
+/// Starts the agent task of server `id` (paused for a server added at run
+/// time until `enable agent`) after `offset`; it ends with the process or the server.
+pub fn spawn(sh: &Arc<Shared>, be: &Arc<BackendRt>, id: ServerId, offset: Duration) {
+    crate::profile::spawn::<crate::profile::Check, _>(run(sh.clone(), be.clone(), id, offset));
+}
+
+async fn run(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: Duration) {
+    tokio::time::sleep(offset).await;
+    let rt = be.server(id);
+    let a = &rt.conf.agent;
+    let inter = a.inter.unwrap_or(rt.conf.inter);
+    let mut stop = sh.stopping.subscribe();
+    // The last outcome logged (`option log-health-checks`).
+    let mut last: Option<(bool, String)> = None;
+    loop {
+        if rt.deleted.load(Ordering::Relaxed) {
+            return;
+        }
+        if !rt.agent_paused.load(Ordering::Relaxed) {
+            let started = Instant::now();
+            if let Some(text) = ask(&sh, &be, rt).await {
+                apply(&sh, &be, id, &parse_reply(&text), started, &mut last);
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(inter) => {}
+            _ = stop.wait_for(|v| *v) => return,
+        }
+    }
+}
+
+/// One exchange with the agent: its reply, or `None` when it could not be
+/// reached or said nothing in time.
+async fn ask(sh: &Shared, be: &BackendRt, rt: &ServerRt) -> Option<Vec<u8>> {
+    let a = &rt.conf.agent;
+    let port = a.port?;
+    let ip = match &a.addr {
+        Some(text) => text.parse().ok()?,
+        None => match rt.target() {
+            ServerTarget::Inet { addr, .. } => addr.ip(),
+            ServerTarget::Unix(_) => return None,
+        },
+    };
+    let px = sh.proxy(be.proxy);
+    let wait = px
+        .timeouts
+        .check
+        .or(px.timeouts.connect)
+        .unwrap_or(rt.conf.inter);
+    let exchange = async {
+        let mut c = tokio::net::TcpStream::connect((ip, port)).await.ok()?;
+        if !a.send.is_empty() {
+            c.write_all(a.send.as_bytes()).await.ok()?;
+        }
+        let mut got = Vec::new();
+        let mut buf = [0u8; 256];
+        while got.len() < MAX_REPLY && !got.iter().any(|b| matches!(b, b'\r' | b'\n')) {
+            match c.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(buf.get(..n).unwrap_or_default()),
+            }
+        }
+        Some(got)
+    };
+    tokio::time::timeout(wait.max(Duration::from_millis(1)), exchange)
+        .await
+        .ok()
+        .flatten()
+        .filter(|g| !g.is_empty())
+}
+
+/// Applies a reply in haproxy's order: weight, limit, administrative
+/// state, then the operational state with its log line.
+fn apply(
+    sh: &Shared,
+    be: &Arc<BackendRt>,
+    id: ServerId,
+    r: &Reply,
+    started: Instant,
+    last: &mut Option<(bool, String)>,
+) {
+    let rt = be.server(id);
+    let i = id.index();
+    if let Some(p) = r.weight_pct {
+        let w = (u64::from(rt.conf.weight) * u64::from(p) / 100).min(256) as u32;
+        admin::set_weight(be, i, rt, w);
+    }
+    if let Some(m) = r.maxconn {
+        be.set().set_maxconn(i, (m > 0).then_some(m));
+        be.slot_freed.notify_waiters();
+    }
+    if let Some(st) = r.admin {
+        admin::set_state_tracked(sh, be, i, rt, st);
+    }
+    let Some((up, word)) = &r.op else {
+        return;
+    };
+    rt.agent_down.store(!up, Ordering::Relaxed);
+    let res = CheckResult {
+        ok: *up,
+        reason: if *up {
+            "Layer7 check passed"
+        } else {
+            "Layer7 wrong status"
+        }
+        .into(),
+        detail: format!(", code: 0, info: \"via agent : {word}\""),
+        duration: started.elapsed(),
+        log_info: true,
+    };
+    let outcome = (*up, word.clone());
+    if sh.proxy(be.proxy).options.log_health_checks && last.as_ref() != Some(&outcome) {
+        let line = format!(
+            "Agent check for server {}/{} {}, reason: {}{}, check duration: {}ms, status: {}.",
+            be.name,
+            rt.name,
+            if *up { "succeeded" } else { "failed" },
+            res.reason,
+            res.detail,
+            res.duration.as_millis(),
+            if *up { "1/1 UP" } else { "0/1 DOWN" }
+        );
+        be.logger.send(level::NOTICE, &line);
+    }
+    *last = Some(outcome);
+    settle(sh, be, id, &res);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_sets_what_it_names_and_nothing_else() {
+        let r = parse_reply(b"75%,maxconn:30,maint,down\n");
+        assert_eq!(r.weight_pct, Some(75));
+        assert_eq!(r.maxconn, Some(30));
+        assert_eq!(r.admin, Some(AdminState::Maint));
+        assert_eq!(r.op, Some((false, "down".into())));
+        let r = parse_reply(b"up ready\tgarbage 200% # all fine, really\nstopped\n");
+        assert_eq!(r.op, Some((true, "up".into())), "one line only");
+        assert_eq!(r.admin, Some(AdminState::Ready));
+        assert_eq!(r.weight_pct, Some(200));
+        assert_eq!(r.maxconn, None);
+        assert_eq!(
+            parse_reply(b"down#broken"),
+            Reply::default(),
+            "one unknown word"
+        );
+        let r = parse_reply(b"fail #disk full, 10%");
+        assert_eq!(r.op, Some((false, "fail (disk full, 10%)".into())));
+        assert_eq!(r.weight_pct, None, "inside the description");
+        assert_eq!(parse_reply(b"nonsense"), Reply::default());
+    }
+}
