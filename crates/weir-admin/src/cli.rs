@@ -119,6 +119,8 @@ pub enum Command {
     ShowInfo(Format),
     ShowStat(StatFilter, Format),
     ShowServersState(Option<String>),
+    /// `show resolvers [<section>]`.
+    ShowResolvers(Option<String>),
     /// `show servers conn [<backend>]`.
     ShowServersConn(Option<String>),
     ShowBackend,
@@ -230,7 +232,8 @@ impl Command {
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo(_) | ShowStat(..)
             | ShowServersState(_) | ShowServersConn(_) | ShowBackend | GetWeight(_)
-            | ShowPeers(_) => Level::User,
+            | ShowPeers(_)
+            | ShowResolvers(_) => Level::User,
             ShowEnv(_)
             | ClearCounters { all: false }
             | ShowErrors(..)
@@ -415,6 +418,8 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
             let rest = words.get(2..).unwrap_or_default();
             ShowStat(stat_filter(rest)?, format_of(rest))
         }
+        ["show", "resolvers"] => ShowResolvers(None),
+        ["show", "resolvers", r] => ShowResolvers(Some(r.to_string())),
         ["show", "servers", "state"] => ShowServersState(None),
         ["show", "servers", "state", b] => ShowServersState(Some(b.to_string())),
         ["show", "servers", "conn"] => ShowServersConn(None),
@@ -879,6 +884,11 @@ pub const HELP: &[(&str, &str, Level)] = &[
         "show profiling",
         "per-task calls, CPU and wake-up latency",
         Level::Operator,
+    ),
+    (
+        "show resolvers [<section>]",
+        "name servers' counters per resolvers section",
+        Level::User,
     ),
     (
         "show servers conn [<bk>]",

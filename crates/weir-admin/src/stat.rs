@@ -363,6 +363,10 @@ pub struct ServerState {
     pub agent_state: u8,
     pub agent_addr: Option<String>,
     pub agent_port: u16,
+    /// The name it resolves (`srv_fqdn`), and the SRV name that gave it
+    /// (`srvrecord`).
+    pub fqdn: Option<String>,
+    pub srvrecord: Option<String>,
 }
 
 /// HAProxy's number for a check status (`srv_check_status`): 1 before the
@@ -392,7 +396,7 @@ pub fn servers_state(servers: &[ServerState]) -> String {
     let mut out = format!("1\n# {SERVER_STATE_COLUMNS}\n");
     for s in servers {
         out.push_str(&format!(
-            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} - {} - {} {} - {} {}\n",
+            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} - {} {}\n",
             s.be_id,
             s.be_name,
             s.srv_id,
@@ -410,7 +414,9 @@ pub fn servers_state(servers: &[ServerState]) -> String {
             s.agent_state,
             u8::from(s.be_forced_id),
             u8::from(s.srv_forced_id),
+            s.fqdn.as_deref().unwrap_or("-"),
             s.port,
+            s.srvrecord.as_deref().unwrap_or("-"),
             s.use_ssl,
             s.check_port,
             s.agent_addr.as_deref().unwrap_or("-"),

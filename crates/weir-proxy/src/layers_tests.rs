@@ -18,7 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "state",
         &["state", "stats", "rates", "capture", "limits", "profile"],
     ),
-    ("backend", &["connect", "checks", "sticky"]),
+    ("backend", &["connect", "checks", "dns", "sticky"]),
     ("session", &["session", "sessions", "forward"]),
     ("protocols", &["tcp", "http", "h2"]),
     ("runtime", &["runtime"]),

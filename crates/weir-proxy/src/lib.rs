@@ -16,6 +16,7 @@ pub mod clock;
 pub mod conn;
 pub mod connect;
 pub mod cut;
+pub mod dns;
 pub mod forward;
 pub mod h2;
 pub mod http;
@@ -130,6 +131,7 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
     let nthreads = sh.nthreads;
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
+        dns::spawn_all(&sh);
         tokio::spawn(rates::run(sh.clone()));
         let teachers = peers::spawn(peers, &sh.stopping);
         logfwd::spawn(&sh, forwards);

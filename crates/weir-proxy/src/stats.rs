@@ -555,3 +555,52 @@ fn detail_code(detail: &str) -> Option<u16> {
         .parse()
         .ok()
 }
+
+/// A `resolvers` section's figures, per name server (`show resolvers`):
+/// what the resolver task sent and what came back, counted as haproxy
+/// counts them.
+#[derive(Debug)]
+pub struct ResolverStats {
+    pub name: String,
+    pub servers: Vec<NameServerStats>,
+}
+
+/// One name server's counters.
+#[derive(Debug, Default)]
+pub struct NameServerStats {
+    pub id: String,
+    pub addr: Option<std::net::SocketAddr>,
+    /// Queries sent, and those `send` refused.
+    pub sent: AtomicU64,
+    pub snd_error: AtomicU64,
+    /// Answers with records, and those that changed a server.
+    pub valid: AtomicU64,
+    pub update: AtomicU64,
+    pub nx: AtomicU64,
+    pub timeout: AtomicU64,
+    pub refused: AtomicU64,
+    pub other: AtomicU64,
+    /// Datagrams dropped: undecodable, another id or question (late or
+    /// spoofed), cut (TC).
+    pub invalid: AtomicU64,
+    pub truncated: AtomicU64,
+    pub outdated: AtomicU64,
+}
+
+impl ResolverStats {
+    /// Empty counters for every name server of `r`.
+    pub fn new(r: &weir_config::Resolvers) -> ResolverStats {
+        ResolverStats {
+            name: r.name.clone(),
+            servers: r
+                .nameservers
+                .iter()
+                .map(|(id, addr)| NameServerStats {
+                    id: id.clone(),
+                    addr: Some(*addr),
+                    ..NameServerStats::default()
+                })
+                .collect(),
+        }
+    }
+}

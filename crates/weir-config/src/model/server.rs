@@ -76,6 +76,10 @@ pub struct Server {
     pub agent: Agent,
     /// `check-send-proxy`: its checks start with a PROXY header.
     pub check_send_proxy: bool,
+    /// `resolvers` and the `resolve-*` settings.
+    pub resolve: Resolve,
+    /// Made by `server-template`: one slot of a name's records.
+    pub template: bool,
     /// `track [<backend>/]<server>`: its state follows that server's
     /// checks (backend `None`: its own).
     pub track: Option<(Option<String>, String)>,
@@ -140,6 +144,22 @@ pub struct ServerDefaults {
     pub tls: crate::tls::ServerTls,
     pub agent: Agent,
     pub check_send_proxy: bool,
+    pub resolve: Resolve,
+}
+
+/// How a server's name is resolved at run time (`resolvers`,
+/// `resolve-prefer`, `resolve-net`, `resolve-opts`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolve {
+    /// The `resolvers` section asked (none: resolved once at start).
+    pub resolvers: Option<String>,
+    /// `resolve-prefer ipv4` (ipv6 is haproxy's default).
+    pub prefer_v4: bool,
+    /// `resolve-net`: networks preferred, in order.
+    pub nets: Vec<(std::net::IpAddr, u8)>,
+    pub allow_dup_ip: bool,
+    pub ignore_weight: bool,
+    pub prevent_dup_ip: bool,
 }
 
 /// An agent check (`agent-check`, `agent-addr`, `agent-port`,
@@ -186,6 +206,7 @@ impl Default for ServerDefaults {
             tls: crate::tls::ServerTls::default(),
             agent: Agent::default(),
             check_send_proxy: false,
+            resolve: Resolve::default(),
         }
     }
 }

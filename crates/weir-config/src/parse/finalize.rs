@@ -20,6 +20,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         cfg.global.nbproc = None;
     }
     transparent(cfg, diags);
+    resolvers_named(cfg, diags);
     // A proxy's `source` goes to its servers without one.
     for p in &mut cfg.proxies {
         if let Some(src) = &p.source {
@@ -195,6 +196,31 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 DEFAULT_TCP_FORMAT
             };
             p.log_format = logformat::compile(text).ok();
+        }
+    }
+}
+
+/// Every `resolvers <name>` a server names exists and has a name server.
+fn resolvers_named(cfg: &Config, diags: &mut Diagnostics) {
+    for r in cfg.resolvers.iter().filter(|r| r.nameservers.is_empty()) {
+        diags.alert(&r.loc, format!("resolvers '{}' : no nameserver configured", r.name));
+    }
+    for p in &cfg.proxies {
+        for s in &p.servers {
+            let Some(r) = &s.resolve.resolvers else {
+                continue;
+            };
+            if !cfg.resolvers.iter().any(|x| x.name == *r) {
+                diags.alert(
+                    &s.loc,
+                    format!(
+                        "{} '{}' : server '{}' : unable to find required resolvers section '{r}'",
+                        p.kind.keyword(),
+                        p.name,
+                        s.name
+                    ),
+                );
+            }
         }
     }
 }

@@ -14,6 +14,7 @@ mod peers;
 mod persist;
 mod proxy;
 mod refs;
+mod resolvers;
 mod server;
 mod stick;
 #[cfg(test)]
@@ -91,6 +92,8 @@ enum Section {
     Userlist(String),
     /// The last `peers` section.
     Peers,
+    /// The last `resolvers` section.
+    Resolvers,
     /// The last `ring`, `log-forward` section.
     Ring,
     LogForward,
@@ -383,6 +386,7 @@ impl State<'_> {
             }
             Section::Global => global::line(self, words, loc),
             Section::Peers => peers::line(self, words, loc),
+            Section::Resolvers => resolvers::line(self, words, loc),
             Section::Ring => logfwd::ring_line(self, words, loc),
             Section::LogForward => logfwd::forward_line(self, words, loc),
             Section::Proxy => {
@@ -437,6 +441,14 @@ impl State<'_> {
                 (false, _) => Section::Skipped,
                 (true, "ring") => Section::Ring,
                 _ => Section::LogForward,
+            };
+            return;
+        }
+        if kw == "resolvers" {
+            self.section = if resolvers::open(self, words, loc) {
+                Section::Resolvers
+            } else {
+                Section::Skipped
             };
             return;
         }

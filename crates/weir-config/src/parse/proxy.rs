@@ -99,6 +99,22 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
 }
 
 /// The `balance` algorithms weir runs, as the error for another lists them.
+/// `server-template`'s `<num>` (1 to num) or `<from>-<to>`.
+fn template_range(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("invalid range '{text}' (expects <num> or <from>-<to>)");
+    let (from, to) = match text.split_once('-') {
+        Some((a, b)) => (
+            a.parse::<u32>().map_err(|_| bad())?,
+            b.parse::<u32>().map_err(|_| bad())?,
+        ),
+        None => (1, text.parse::<u32>().map_err(|_| bad())?),
+    };
+    if from == 0 || to < from || to - from >= 100_000 {
+        return Err(bad());
+    }
+    Ok((from, to))
+}
+
 /// Records the servers that `srv_*(<bk>/<srv>)` fetches on this line name
 /// (`del server` refuses them).
 fn note_fetched_servers(p: &mut Proxy, words: &[String]) {
@@ -549,6 +565,29 @@ fn servers_and_limits(
                 Err(errs) => {
                     for e in errs {
                         st.diags.alert(loc, e);
+                    }
+                }
+            }
+        }
+        "server-template" => {
+            let [prefix, range, addr, opts @ ..] = args else {
+                return Err("expects <prefix> <num | range> <fqdn>[:<port>] [params*]".into());
+            };
+            let (from, to) = template_range(range)?;
+            let addr = crate::addr::expand_env(addr, &|n| st.env.get(n));
+            for i in from..=to {
+                let mut full = vec!["server".to_string(), format!("{prefix}{i}"), addr.clone()];
+                full.extend_from_slice(opts);
+                match super::server::server(&p.default_server, &full, loc) {
+                    Ok(mut s) => {
+                        s.template = true;
+                        p.servers.push(s);
+                    }
+                    Err(errs) => {
+                        for e in errs {
+                            st.diags.alert(loc, e);
+                        }
+                        break;
                     }
                 }
             }

@@ -54,6 +54,9 @@ const TAKES_ARG: &[&str] = &[
     "error-limit",
     "init-addr",
     "resolvers",
+    "resolve-prefer",
+    "resolve-net",
+    "resolve-opts",
     "sni",
     "alpn",
     "proto",
@@ -258,6 +261,37 @@ fn server_options(
                     d.check_addr = Some(need(word)?.to_string());
                     2
                 }
+                "resolvers" => {
+                    d.resolve.resolvers = Some(need(word)?.to_string());
+                    2
+                }
+                "resolve-prefer" => {
+                    d.resolve.prefer_v4 = match need(word)? {
+                        "ipv4" => true,
+                        "ipv6" => false,
+                        w => return Err(format!("'resolve-prefer' expects 'ipv4' or 'ipv6', got '{w}'")),
+                    };
+                    2
+                }
+                "resolve-net" => {
+                    let mut nets = Vec::new();
+                    for n in need(word)?.split(',') {
+                        nets.push(parse_net(n).ok_or_else(|| format!("'resolve-net' : invalid network '{n}'"))?);
+                    }
+                    d.resolve.nets = nets;
+                    2
+                }
+                "resolve-opts" => {
+                    for o in need(word)?.split(',') {
+                        match o {
+                            "allow-dup-ip" => d.resolve.allow_dup_ip = true,
+                            "ignore-weight" => d.resolve.ignore_weight = true,
+                            "prevent-dup-ip" => d.resolve.prevent_dup_ip = true,
+                            _ => return Err(format!("'resolve-opts' : unknown option '{o}'")),
+                        }
+                    }
+                    2
+                }
                 "check-send-proxy" => {
                     d.check_send_proxy = true;
                     1
@@ -364,6 +398,21 @@ fn server_options(
         }
     }
     errs
+}
+
+/// `<ip>/<bits>` or `<ip>/<netmask>`.
+fn parse_net(text: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (ip, bits) = text.split_once('/')?;
+    let ip: std::net::IpAddr = ip.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let bits = match bits.parse::<u8>() {
+        Ok(b) if b <= max => b,
+        _ => match bits.parse::<std::net::Ipv4Addr>() {
+            Ok(m) if ip.is_ipv4() => u32::from(m).count_ones() as u8,
+            _ => return None,
+        },
+    };
+    Some((ip, bits))
 }
 
 /// `default-server <options>`.
@@ -491,6 +540,8 @@ pub(super) fn server(
         track,
         agent: d.agent,
         check_send_proxy: d.check_send_proxy,
+        resolve: d.resolve,
+        template: false,
         tls: d.tls,
     })
 }

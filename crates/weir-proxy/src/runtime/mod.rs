@@ -101,6 +101,7 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
         Command::ShowStat(f, Format::Json) => weir_admin::typed::stat_json(&stat_rows(sh, f)),
         Command::ShowServersState(b) => servers_state(sh, b.as_deref()),
         Command::ShowServersConn(b) => conns::show(sh, b.as_deref()),
+        Command::ShowResolvers(r) => crate::dns::show(sh, r.as_deref()),
         Command::GetVar(name) => get_var(sh, name),
         Command::Ssl(c) => ssl::run(sh, c),
         Command::Table(t) => tables::run(sh, t, true),

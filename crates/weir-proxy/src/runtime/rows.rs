@@ -577,6 +577,9 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
             if set.imaint(i) {
                 admin |= 0x02;
             }
+            if s.from_srv.load(Ordering::Relaxed) {
+                admin |= 0x40;
+            }
             if conf.disabled {
                 admin |= 0x04;
             }
@@ -623,6 +626,14 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                     true => 0x16,
                 },
                 agent_addr: conf.agent.addr.clone(),
+                fqdn: s.fqdn.lock().ok().and_then(|f| f.clone()),
+                srvrecord: match &conf.addr {
+                    weir_config::addr::ServerAddr::Inet {
+                        host: weir_config::addr::Host::Name(n),
+                        ..
+                    } if n.starts_with('_') => Some(n.clone()),
+                    _ => None,
+                },
                 agent_port: conf.agent.port.unwrap_or(0),
             });
         }

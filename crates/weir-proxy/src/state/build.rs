@@ -108,6 +108,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         rings,
         forwarders,
         log_tls,
+        dns: cfg.resolvers.iter().map(stats::ResolverStats::new).collect(),
         cfg,
     })
 }
@@ -161,6 +162,11 @@ fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<(SocketAddr, boo
             ..
         }
     );
+    // (An SRV name has no address of its own: its records give them.)
+    let srv_name = matches!(a, ServerAddr::Inet { host: weir_config::addr::Host::Name(n), .. } if n.starts_with('_'));
+    if srv_name && s.resolve.resolvers.is_some() {
+        return Ok((SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), port), true));
+    }
     if s.init_addr.is_empty() || literal {
         return resolve(a).map(|x| (x, false));
     }
@@ -469,6 +475,14 @@ pub fn server(
         no_addr: AtomicBool::new(unaddressed),
         checks_paused: AtomicBool::new(false),
         agent_paused: AtomicBool::new(false),
+        fqdn: Mutex::new(match &s.addr {
+            ServerAddr::Inet {
+                host: weir_config::addr::Host::Name(n),
+                ..
+            } if !n.starts_with('_') => Some(n.clone()),
+            _ => None,
+        }),
+        from_srv: AtomicBool::new(false),
         agent_down: AtomicBool::new(false),
         check_restart: AtomicBool::new(false),
         maxqueue: s.maxqueue,

@@ -77,6 +77,11 @@ pub struct ServerRt {
     /// until one is set, as haproxy's "MAINT (resolution)".
     pub no_addr: AtomicBool,
     pub checks_paused: AtomicBool,
+    /// The name it resolves (`srv_fqdn`): its configured host name, or
+    /// the target an SRV record gave it.
+    pub fqdn: Mutex<Option<String>>,
+    /// Its name came from an SRV record (haproxy's admin bit 0x40).
+    pub from_srv: AtomicBool,
     /// `disable agent`: its agent check is not run.
     pub agent_paused: AtomicBool,
     /// Its agent said "down", "fail" or "stopped" (and not "up" since):
@@ -427,6 +432,8 @@ pub struct Shared {
     pub forwarders: Vec<crate::log::Logger>,
     /// TLS of `log-forward` binds and `ring` servers.
     pub log_tls: crate::tls::LogTls,
+    /// Each `resolvers` section's counters, in the configuration's order.
+    pub dns: Vec<crate::stats::ResolverStats>,
 }
 
 /// Raises `max` to `v` when `v` is larger (`smax`, `qmax`).

@@ -159,8 +159,16 @@ pub fn pass_maint(sh: &Shared, from: &BackendRt, s: &ServerRt, on: bool) {
         let Some(f) = be.server_at(i) else {
             continue;
         };
+        // (Leaving it, it takes the state of the server it tracks.)
+        let tracked_up = f.tracks.get().and_then(|(tb, ti)| {
+            let set = sh.backends.get(tb.index())?.set();
+            set.state(ti.index()).map(|st| st.0)
+        });
         let (forced, was, up, act, bck) = {
             let mut set = be.set();
+            if let (false, Some(u)) = (on, tracked_up) {
+                set.set_up(i.index(), u);
+            }
             let st = set.state(i.index()).unwrap_or((true, false, 0, false));
             let was = set.imaint(i.index());
             set.set_imaint(i.index(), on);

@@ -87,11 +87,25 @@ fn all_servers_down_logs_no_server_available() {
          listen px\n  bind 127.0.0.1:{port}\n  server a 127.0.0.1:{dead} check inter 100ms\n"
     );
     let w = Weir::start(&cfg, port);
-    w.wait_output(
-        "backend px has no server available!",
-        Duration::from_secs(3),
-    );
+    // (haproxy calls a listen section a proxy there.)
+    w.wait_output("proxy px has no server available!", Duration::from_secs(3));
     assert_eq!(fetch(port).unwrap(), "", "closed at once");
+    let cfg = format!(
+        "defaults
+  mode tcp
+  timeout connect 200ms
+  timeout client 5s
+  timeout server 5s
+         frontend fe
+  bind 127.0.0.1:{port}
+  default_backend be
+         backend be
+  server a 127.0.0.1:{dead} check inter 100ms
+"
+    );
+    let port2 = free_port();
+    let w2 = Weir::start(&cfg.replace(&format!(":{port}"), &format!(":{port2}")), port2);
+    w2.wait_output("backend be has no server available!", Duration::from_secs(3));
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod admin_logs;
 mod audit;
 mod balancing;
 mod check_scripts;
+mod dynamic_servers;
 mod cli;
 mod converters_differential;
 mod counters_differential;

@@ -1,0 +1,134 @@
+//! Which server of a group (the servers of one backend resolved by one
+//! name: a `server-template`, or `server` lines naming the same host)
+//! takes which record: a server keeps a record still answered, the
+//! records left go to servers without one, in order; a server with no
+//! record left loses its address. Pure, so that it is tested alone.
+
+use std::net::IpAddr;
+
+/// One record a server may take: an address (and, from SRV, a port and a
+/// weight, and the target's name as its key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rec {
+    /// What identifies it across answers: the address, or for SRV the
+    /// target and port.
+    pub key: String,
+    pub ip: IpAddr,
+    pub port: Option<u16>,
+    pub weight: Option<u16>,
+    /// The SRV target it names.
+    pub target: Option<String>,
+    /// Where the address came from, as logged: `<section>/<server>`, or
+    /// `DNS additional record`.
+    pub how: String,
+}
+
+/// The record each server of the group takes now (`None`: none), from
+/// what each held (`held`, by key) and the answer's records in order.
+/// Without `allow_dup`, no two servers take one record; with it, servers
+/// left over share the records in turn.
+pub fn assign(held: &[Option<String>], recs: &[Rec], allow_dup: bool) -> Vec<Option<usize>> {
+    let mut out: Vec<Option<usize>> = held
+        .iter()
+        .map(|h| h.as_ref().and_then(|k| recs.iter().position(|r| r.key == *k)))
+        .collect();
+    // (Two servers holding one record: the first keeps it.)
+    if !allow_dup {
+        for i in 0..out.len() {
+            let taken = out.get(..i).unwrap_or_default().contains(&out.get(i).copied().flatten());
+            if taken && out.get(i).copied().flatten().is_some() {
+                if let Some(o) = out.get_mut(i) {
+                    *o = None;
+                }
+            }
+        }
+    }
+    let taken: Vec<usize> = out.iter().flatten().copied().collect();
+    let mut free = (0..recs.len()).filter(|r| !taken.contains(r));
+    for o in out.iter_mut().filter(|o| o.is_none()) {
+        *o = free.next();
+    }
+    if allow_dup && !recs.is_empty() {
+        let mut again = (0..recs.len()).cycle();
+        for o in out.iter_mut().filter(|o| o.is_none()) {
+            *o = again.next();
+        }
+    }
+    out
+}
+
+/// Orders a name's addresses as a server prefers them: those of the
+/// `resolve-net` networks first (in their order), then the rest; the
+/// family asked for first (`resolve-prefer`) is the caller's.
+pub fn prefer(ips: &mut [IpAddr], nets: &[(IpAddr, u8)]) {
+    let rank = |ip: &IpAddr| {
+        nets.iter()
+            .position(|(n, bits)| in_net(ip, n, *bits))
+            .unwrap_or(nets.len())
+    };
+    ips.sort_by_key(rank);
+}
+
+fn in_net(ip: &IpAddr, net: &IpAddr, bits: u8) -> bool {
+    match (ip, net) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(bits.min(32))).unwrap_or(0);
+            u32::from(*a) & mask == u32::from(*n) & mask
+        }
+        (IpAddr::V6(a), IpAddr::V6(n)) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(bits.min(128))).unwrap_or(0);
+            u128::from(*a) & mask == u128::from(*n) & mask
+        }
+        _ => false,
+    }
+}
+
+/// haproxy's weight for an SRV record's (0 to 65535 onto 1 to 256).
+pub fn srv_weight(w: u16) -> u32 {
+    u32::from(w) / 256 + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recs(ips: &[&str]) -> Vec<Rec> {
+        ips.iter()
+            .map(|i| Rec {
+                key: i.to_string(),
+                ip: i.parse().unwrap(),
+                port: None,
+                weight: None,
+                target: None,
+                how: "dns/ns1".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn servers_keep_their_records_and_free_ones_fill_the_gaps() {
+        let held = [Some("10.0.0.2".to_string()), None, Some("10.0.0.9".to_string())];
+        let r = recs(&["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
+        assert_eq!(assign(&held, &r, false), [Some(1), Some(0), Some(2)]);
+        // One record gone, one server left without.
+        let r = recs(&["10.0.0.2"]);
+        assert_eq!(assign(&held, &r, false), [Some(0), None, None]);
+        assert_eq!(assign(&held, &r, true), [Some(0), Some(0), Some(0)]);
+        assert_eq!(assign(&held, &[], false), [None, None, None]);
+        let dup = [Some("10.0.0.2".to_string()), Some("10.0.0.2".to_string())];
+        assert_eq!(assign(&dup, &recs(&["10.0.0.2", "10.0.0.5"]), false), [Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn preferred_networks_come_first() {
+        let mut ips: Vec<IpAddr> = ["192.168.1.5", "10.1.2.3", "172.16.0.1"]
+            .iter()
+            .map(|i| i.parse().unwrap())
+            .collect();
+        prefer(&mut ips, &[("10.0.0.0".parse().unwrap(), 8), ("172.16.0.0".parse().unwrap(), 12)]);
+        assert_eq!(ips[0].to_string(), "10.1.2.3");
+        assert_eq!(ips[1].to_string(), "172.16.0.1");
+        assert_eq!(srv_weight(0), 1);
+        assert_eq!(srv_weight(65535), 256);
+    }
+}

@@ -1,0 +1,513 @@
+//! Name resolution at run time (`resolvers` sections, manual §5.3.2): one
+//! task per section resolves the names its servers carry — A and AAAA
+//! (the preferred family first), SRV for `_service._proto.name` — every
+//! `hold valid`, waking every `timeout resolve`; it asks every name server
+//! over UDP, takes the first answer to the question asked (`wire`), and
+//! gives each server of a name its record (`assign`): a new address, a
+//! port and a weight from SRV, or none (maintenance "resolution") once an
+//! error has lasted past its `hold` period.
+
+pub mod assign;
+pub mod wire;
+
+use crate::log::level;
+use crate::state::{admin, BackendRt, ServerId, Shared};
+use crate::stats::{NameServerStats, ResolverStats};
+use assign::Rec;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::net::UdpSocket;
+use weir_config::addr::{Host, ServerAddr};
+use weir_config::Resolvers;
+use wire::{Answer, Kind};
+
+/// The servers of one backend resolved through one name.
+struct Group {
+    be: Arc<BackendRt>,
+    name: String,
+    members: Vec<ServerId>,
+    /// The record each member holds (its key), as last given.
+    held: Vec<Option<String>>,
+    opts: weir_config::Resolve,
+    last_valid: Option<Instant>,
+    last_try: Option<Instant>,
+}
+
+/// What a resolution came to.
+enum Outcome {
+    Valid(Vec<Rec>),
+    Nx,
+    Refused,
+    Other,
+    Timeout,
+}
+
+/// Starts the task of every `resolvers` section some server uses.
+pub fn spawn_all(sh: &Arc<Shared>) {
+    for (ri, r) in sh.cfg.resolvers.iter().enumerate() {
+        let groups = groups_of(sh, &r.name);
+        if !groups.is_empty() {
+            tokio::spawn(run(sh.clone(), ri, groups));
+        }
+    }
+}
+
+/// The groups of servers that resolve their names through section `name`.
+fn groups_of(sh: &Shared, name: &str) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    for be in &sh.backends {
+        for (id, s) in be.servers() {
+            if s.conf.resolve.resolvers.as_deref() != Some(name) {
+                continue;
+            }
+            let ServerAddr::Inet {
+                host: Host::Name(host),
+                ..
+            } = &s.conf.addr
+            else {
+                continue;
+            };
+            let host = host.to_ascii_lowercase();
+            let held = s.target();
+            let key = match held {
+                crate::state::ServerTarget::Inet { addr, .. } if !s.no_addr.load(Ordering::Relaxed) => {
+                    Some(addr.ip().to_string())
+                }
+                _ => None,
+            };
+            match out
+                .iter_mut()
+                .find(|g| Arc::ptr_eq(&g.be, be) && g.name == host)
+            {
+                Some(g) => {
+                    g.members.push(id);
+                    g.held.push(key);
+                }
+                None => out.push(Group {
+                    be: be.clone(),
+                    name: host,
+                    members: vec![id],
+                    held: vec![key],
+                    opts: s.conf.resolve.clone(),
+                    last_valid: None,
+                    last_try: None,
+                }),
+            }
+        }
+    }
+    out
+}
+
+async fn run(sh: Arc<Shared>, ri: usize, mut groups: Vec<Group>) {
+    let Some(r) = sh.cfg.resolvers.get(ri) else {
+        return;
+    };
+    let Some(stats) = sh.dns.get(ri) else {
+        return;
+    };
+    let mut q = match Querier::new(r, stats).await {
+        Ok(q) => q,
+        Err(e) => {
+            sh.global_logger.send(
+                level::ALERT,
+                &format!("resolvers {}: cannot open a socket: {e}", r.name),
+            );
+            return;
+        }
+    };
+    let mut stop = sh.stopping.subscribe();
+    loop {
+        for g in groups.iter_mut() {
+            let due = match (g.last_valid, g.last_try) {
+                (Some(v), _) if v.elapsed() < r.hold.valid => false,
+                (_, Some(t)) => t.elapsed() >= r.resolve,
+                (_, None) => true,
+            };
+            if !due {
+                continue;
+            }
+            g.last_try = Some(Instant::now());
+            let out = resolve(&mut q, g).await;
+            apply(r, g, out);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(r.resolve) => {}
+            _ = stop.wait_for(|v| *v) => return,
+        }
+    }
+}
+
+/// A name's records: SRV with their targets' addresses, or addresses of
+/// the preferred family (the other when it has none).
+async fn resolve(q: &mut Querier<'_>, g: &Group) -> Outcome {
+    let families = if g.opts.prefer_v4 {
+        [Kind::A, Kind::Aaaa]
+    } else {
+        [Kind::Aaaa, Kind::A]
+    };
+    if g.name.starts_with('_') {
+        return match q.ask(&g.name, Kind::Srv).await {
+            Some((Answer::Records { srvs, extra, .. }, _)) => {
+                let mut recs = Vec::new();
+                // (haproxy hands the records out last first.)
+                for s in srvs.into_iter().rev() {
+                    let found = match extra.get(&s.target).and_then(|v| v.first()) {
+                        Some(ip) => Some((*ip, "DNS additional record".to_string())),
+                        None => first_ip(q, &s.target, families).await,
+                    };
+                    if let Some((ip, how)) = found {
+                        recs.push(Rec {
+                            key: format!("{}:{}", s.target, s.port),
+                            ip,
+                            port: Some(s.port),
+                            weight: Some(s.weight),
+                            target: Some(s.target),
+                            how,
+                        });
+                    }
+                }
+                Outcome::Valid(recs)
+            }
+            other => error_of(other.map(|a| a.0)),
+        };
+    }
+    for kind in families {
+        match q.ask(&g.name, kind).await {
+            Some((Answer::Records { mut ips, .. }, how)) if !ips.is_empty() => {
+                assign::prefer(&mut ips, &g.opts.nets);
+                return Outcome::Valid(
+                    ips.into_iter()
+                        .map(|ip| Rec {
+                            key: ip.to_string(),
+                            ip,
+                            port: None,
+                            weight: None,
+                            target: None,
+                            how: how.clone(),
+                        })
+                        .collect(),
+                );
+            }
+            Some((Answer::Records { .. }, _)) => continue,
+            other => return error_of(other.map(|a| a.0)),
+        }
+    }
+    Outcome::Valid(Vec::new())
+}
+
+async fn first_ip(q: &mut Querier<'_>, name: &str, families: [Kind; 2]) -> Option<(IpAddr, String)> {
+    for kind in families {
+        if let Some((Answer::Records { ips, .. }, how)) = q.ask(name, kind).await {
+            if let Some(ip) = ips.first() {
+                return Some((*ip, how));
+            }
+        }
+    }
+    None
+}
+
+fn error_of(a: Option<Answer>) -> Outcome {
+    match a {
+        Some(Answer::NxDomain) => Outcome::Nx,
+        Some(Answer::Refused) => Outcome::Refused,
+        Some(Answer::Other) => Outcome::Other,
+        Some(Answer::Records { .. }) => Outcome::Valid(Vec::new()),
+        None => Outcome::Timeout,
+    }
+}
+
+/// Gives each server of the group its record, or takes its address away
+/// once an error has lasted longer than its hold period.
+fn apply(r: &Resolvers, g: &mut Group, out: Outcome) {
+    let (recs, why) = match out {
+        Outcome::Valid(recs) => {
+            g.last_valid = Some(Instant::now());
+            let why = match g.name.starts_with('_') {
+                true => "entry removed from SRV record",
+                false => "No IP for server ",
+            };
+            (recs, why)
+        }
+        other => {
+            let (hold, why) = match other {
+                Outcome::Nx => (r.hold.nx, "DNS NX status"),
+                Outcome::Refused => (r.hold.refused, "DNS refused status"),
+                Outcome::Timeout => (r.hold.timeout, "DNS timeout status"),
+                _ => (r.hold.other, "unspecified DNS error"),
+            };
+            if g.last_valid.is_some_and(|v| v.elapsed() < hold) {
+                return;
+            }
+            (Vec::new(), why)
+        }
+    };
+    let allow_dup = g.opts.allow_dup_ip && !g.opts.prevent_dup_ip;
+    let picks = assign::assign(&g.held, &recs, allow_dup);
+    for (k, pick) in picks.into_iter().enumerate() {
+        let rec = pick.and_then(|p| recs.get(p));
+        let key = rec.map(|x| x.key.clone());
+        let (Some(held), Some(&id)) = (g.held.get(k), g.members.get(k)) else {
+            continue;
+        };
+        if *held == key {
+            continue;
+        }
+        match rec {
+            Some(rec) => give(g, id, rec),
+            None => take(g, id, why),
+        }
+        if let Some(h) = g.held.get_mut(k) {
+            *h = key;
+        }
+    }
+}
+
+/// Server `id` gets the address (and port, weight) of `rec`.
+fn give(g: &Group, id: ServerId, rec: &Rec) {
+    let be = &g.be;
+    let s = be.server(id);
+    let was_unaddressed = s.no_addr.load(Ordering::Relaxed);
+    let old = match admin::set_addr(s, rec.ip, rec.port) {
+        Ok(old) => old,
+        Err(_) => return,
+    };
+    if let (Some(w), false) = (rec.weight, g.opts.ignore_weight) {
+        admin::set_weight(be, id.index(), s, assign::srv_weight(w));
+    }
+    let who = format!("{}/{}", be.name, s.name);
+    let log = |line: String| be.logger.send(level::NOTICE, &line);
+    match was_unaddressed {
+        true => log(format!("{who} changed its IP from (none) to {} by {}.", rec.ip, rec.how)),
+        false if old.ip() != rec.ip => log(format!(
+            "{who} changed its IP from {} to {} by {}.",
+            old.ip(),
+            rec.ip,
+            rec.how
+        )),
+        false => {}
+    }
+    if let Some(t) = &rec.target {
+        let before = s.fqdn.lock().ok().and_then(|mut f| f.replace(t.clone()));
+        s.from_srv.store(true, Ordering::Relaxed);
+        if before.as_deref() != Some(t.as_str()) {
+            let was = before.unwrap_or_else(|| "(null)".into());
+            log(format!("{who} changed its FQDN from {was} to {t} by 'SRV record'"));
+        }
+    }
+    if was_unaddressed {
+        be.set().set_maint(id.index(), false);
+        be.slot_freed.notify_waiters();
+        let name = rec.target.as_deref().unwrap_or(&g.name);
+        log(format!("Server {who} ('{name}') is UP/READY (resolves again)."));
+        if rec.target.is_none() {
+            log(format!("Server {who} administratively READY thanks to valid DNS answer."));
+        }
+    }
+}
+
+/// Server `id` loses its address: maintenance until a record comes back.
+fn take(g: &Group, id: ServerId, why: &str) {
+    let be = &g.be;
+    let s = be.server(id);
+    if s.no_addr.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    s.conn_gen.fetch_add(1, Ordering::Relaxed);
+    // (A slot an SRV record filled forgets its target and port.)
+    if s.from_srv.load(Ordering::Relaxed) {
+        if let Ok(mut f) = s.fqdn.lock() {
+            *f = None;
+        }
+        if let Ok(mut t) = s.target.lock() {
+            if let crate::state::ServerTarget::Inet { addr, .. } = &mut *t {
+                addr.set_port(0);
+            }
+        }
+    }
+    let (act, bck) = {
+        let mut set = be.set();
+        set.set_maint(id.index(), true);
+        set.usable_counts()
+    };
+    be.logger.send(
+        level::ALERT,
+        &format!(
+            "Server {}/{} is going DOWN for maintenance ({why}). {act} active and {bck} backup servers left. {} sessions active, 0 requeued, 0 remaining in queue.",
+            be.name,
+            s.name,
+            s.cur_conns.load(Ordering::Relaxed)
+        ),
+    );
+}
+
+/// Asks a section's name servers, over one UDP socket per family.
+struct Querier<'a> {
+    r: &'a Resolvers,
+    stats: &'a ResolverStats,
+    v4: Option<UdpSocket>,
+    v6: Option<UdpSocket>,
+    next_id: u16,
+}
+
+impl<'a> Querier<'a> {
+    async fn new(r: &'a Resolvers, stats: &'a ResolverStats) -> std::io::Result<Querier<'a>> {
+        let has = |v4: bool| r.nameservers.iter().any(|(_, a)| a.is_ipv4() == v4);
+        let v4 = match has(true) {
+            true => Some(UdpSocket::bind("0.0.0.0:0").await?),
+            false => None,
+        };
+        let v6 = match has(false) {
+            true => Some(UdpSocket::bind("[::]:0").await?),
+            false => None,
+        };
+        // (Ids need not be secret from a peer that sees the queries; they
+        // must not repeat soon, nor start where another process's do.)
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let seed = (std::process::id() as u16) ^ (nanos as u16);
+        Ok(Querier {
+            r,
+            stats,
+            v4,
+            v6,
+            next_id: seed,
+        })
+    }
+
+    fn ns(&self, from: SocketAddr) -> Option<&NameServerStats> {
+        self.stats.servers.iter().find(|s| s.addr == Some(from))
+    }
+
+    /// The first answer to `name`/`kind` from any name server, with the
+    /// `<section>/<server>` that gave it, trying `resolve_retries` times
+    /// `timeout retry` apart; `None` on timeout.
+    async fn ask(&mut self, name: &str, kind: Kind) -> Option<(Answer, String)> {
+        for _ in 0..self.r.retries.max(1) {
+            self.next_id = self.next_id.wrapping_add(1);
+            let id = self.next_id;
+            let Some(msg) = wire::query(id, name, kind, self.r.payload_size) else {
+                return Some((Answer::Other, String::new()));
+            };
+            for (sock, (_, addr)) in self.r.nameservers.iter().filter_map(|ns| {
+                let s = if ns.1.is_ipv4() { self.v4.as_ref() } else { self.v6.as_ref() };
+                s.map(|s| (s, ns))
+            }) {
+                let c = self.stats.servers.iter().find(|s| s.addr == Some(*addr));
+                match sock.send_to(&msg, addr).await {
+                    Ok(_) => c.map(|c| c.sent.fetch_add(1, Ordering::Relaxed)),
+                    Err(_) => c.map(|c| c.snd_error.fetch_add(1, Ordering::Relaxed)),
+                };
+            }
+            let deadline = tokio::time::Instant::now() + self.r.retry;
+            if let Some(a) = self.wait(id, name, kind, deadline).await {
+                return Some(a);
+            }
+        }
+        for s in &self.stats.servers {
+            s.timeout.fetch_add(1, Ordering::Relaxed);
+        }
+        None
+    }
+
+    /// Reads datagrams until the answer to query `id` or the deadline.
+    async fn wait(
+        &self,
+        id: u16,
+        name: &str,
+        kind: Kind,
+        deadline: tokio::time::Instant,
+    ) -> Option<(Answer, String)> {
+        let size = usize::from(self.r.payload_size.max(512));
+        let (mut buf, mut buf6) = (vec![0u8; size], vec![0u8; size]);
+        loop {
+            let got = tokio::time::timeout_at(deadline, async {
+                match (&self.v4, &self.v6) {
+                    (Some(a), Some(b)) => tokio::select! {
+                        r = a.recv_from(&mut buf) => r.map(|(n, f)| (n, f, false)),
+                        r = b.recv_from(&mut buf6) => r.map(|(n, f)| (n, f, true)),
+                    },
+                    (Some(a), None) => a.recv_from(&mut buf).await.map(|(n, f)| (n, f, false)),
+                    (None, Some(b)) => b.recv_from(&mut buf6).await.map(|(n, f)| (n, f, true)),
+                    (None, None) => std::future::pending().await,
+                }
+            })
+            .await;
+            let (n, from, six) = match got {
+                Err(_) => return None,
+                Ok(Err(_)) => continue,
+                Ok(Ok(x)) => x,
+            };
+            // (A datagram from an address that is no name server of the
+            // section is not even read.)
+            let Some(c) = self.ns(from) else {
+                continue;
+            };
+            let data = if six { &buf6 } else { &buf };
+            let data = data.get(..n).unwrap_or_default();
+            match wire::answer(data, id, name, kind) {
+                Ok(a) => {
+                    let ctr = match &a {
+                        Answer::Records { .. } => &c.valid,
+                        Answer::NxDomain => &c.nx,
+                        Answer::Refused => &c.refused,
+                        Answer::Other => &c.other,
+                    };
+                    ctr.fetch_add(1, Ordering::Relaxed);
+                    return Some((a, format!("{}/{}", self.stats.name, c.id)));
+                }
+                Err(wire::Invalid::Truncated) => {
+                    c.truncated.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(wire::Invalid::WrongId) => {
+                    c.outdated.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(_) => {
+                    c.invalid.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+/// `show resolvers [<section>]`, in haproxy's layout.
+pub fn show(sh: &Shared, only: Option<&str>) -> String {
+    if only.is_some_and(|n| !sh.dns.iter().any(|r| r.name == n)) {
+        return "Can't find that resolvers section\n".into();
+    }
+    let mut out = String::new();
+    for r in sh.dns.iter().filter(|r| only.is_none_or(|n| n == r.name)) {
+        out.push_str(&format!("Resolvers section {}\n", r.name));
+        for s in &r.servers {
+            let v = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            out.push_str(&format!(" nameserver {}:\n", s.id));
+            for (k, c) in [
+                ("sent", &s.sent),
+                ("snd_error", &s.snd_error),
+                ("valid", &s.valid),
+                ("update", &s.update),
+            ] {
+                out.push_str(&format!("  {:<13}{}\n", format!("{k}:"), v(c)));
+            }
+            out.push_str("  cname:       0\n  cname_error: 0\n");
+            let any_err = v(&s.nx) + v(&s.timeout) + v(&s.refused) + v(&s.other) + v(&s.invalid);
+            out.push_str(&format!("  any_err:     {any_err}\n"));
+            for (k, c) in [
+                ("nx", &s.nx),
+                ("timeout", &s.timeout),
+                ("refused", &s.refused),
+                ("other", &s.other),
+                ("invalid", &s.invalid),
+            ] {
+                out.push_str(&format!("  {:<13}{}\n", format!("{k}:"), v(c)));
+            }
+            out.push_str("  too_big:     0\n");
+            for (k, c) in [("truncated", &s.truncated), ("outdated", &s.outdated)] {
+                out.push_str(&format!("  {:<13}{}\n", format!("{k}:"), v(c)));
+            }
+        }
+    }
+    out
+}
