@@ -232,8 +232,7 @@ impl Command {
         match self {
             Help | Prompt | Quit | Lower(_) | ShowCliLevel | ShowInfo(_) | ShowStat(..)
             | ShowServersState(_) | ShowServersConn(_) | ShowBackend | GetWeight(_)
-            | ShowPeers(_)
-            | ShowResolvers(_) => Level::User,
+            | ShowPeers(_) | ShowResolvers(_) => Level::User,
             ShowEnv(_)
             | ClearCounters { all: false }
             | ShowErrors(..)

@@ -203,7 +203,10 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
 /// Every `resolvers <name>` a server names exists and has a name server.
 fn resolvers_named(cfg: &Config, diags: &mut Diagnostics) {
     for r in cfg.resolvers.iter().filter(|r| r.nameservers.is_empty()) {
-        diags.alert(&r.loc, format!("resolvers '{}' : no nameserver configured", r.name));
+        diags.alert(
+            &r.loc,
+            format!("resolvers '{}' : no nameserver configured", r.name),
+        );
     }
     for p in &cfg.proxies {
         for s in &p.servers {

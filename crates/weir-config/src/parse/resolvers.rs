@@ -77,8 +77,10 @@ fn apply(sec: &mut Resolvers, kw: &str, args: &[String]) -> Result<(), String> {
             let text = std::fs::read_to_string("/etc/resolv.conf")
                 .map_err(|e| format!("cannot read /etc/resolv.conf: {e}"))?;
             for (i, ip) in resolv_conf(&text).into_iter().enumerate() {
-                sec.nameservers
-                    .push((format!("resolv.conf-{}", i + 1), std::net::SocketAddr::new(ip, 53)));
+                sec.nameservers.push((
+                    format!("resolv.conf-{}", i + 1),
+                    std::net::SocketAddr::new(ip, 53),
+                ));
             }
         }
         "accepted_payload_size" => {
@@ -107,7 +109,9 @@ fn apply(sec: &mut Resolvers, kw: &str, args: &[String]) -> Result<(), String> {
                 "refused" => h.refused = t,
                 "timeout" => h.timeout = t,
                 "obsolete" => h.obsolete = t,
-                w => return Err(format!("unknown status '{w}' (expects valid, nx, other, refused, timeout or obsolete)")),
+                w => return Err(format!(
+                    "unknown status '{w}' (expects valid, nx, other, refused, timeout or obsolete)"
+                )),
             }
         }
         _ => return Err(format!("unknown keyword '{kw}' in 'resolvers' section")),

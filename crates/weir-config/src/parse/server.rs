@@ -269,14 +269,21 @@ fn server_options(
                     d.resolve.prefer_v4 = match need(word)? {
                         "ipv4" => true,
                         "ipv6" => false,
-                        w => return Err(format!("'resolve-prefer' expects 'ipv4' or 'ipv6', got '{w}'")),
+                        w => {
+                            return Err(format!(
+                                "'resolve-prefer' expects 'ipv4' or 'ipv6', got '{w}'"
+                            ))
+                        }
                     };
                     2
                 }
                 "resolve-net" => {
                     let mut nets = Vec::new();
                     for n in need(word)?.split(',') {
-                        nets.push(parse_net(n).ok_or_else(|| format!("'resolve-net' : invalid network '{n}'"))?);
+                        nets.push(
+                            parse_net(n)
+                                .ok_or_else(|| format!("'resolve-net' : invalid network '{n}'"))?,
+                        );
                     }
                     d.resolve.nets = nets;
                     2

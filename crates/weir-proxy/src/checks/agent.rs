@@ -176,15 +176,6 @@ fn apply(
         return;
     };
     rt.agent_down.store(!up, Ordering::Relaxed);
-    // (haproxy's server health, shown by `show servers state`, drops to 0
-    // with an agent's "down" and stays there without a health check.)
-    if !up {
-        if let Ok(mut v) = rt.check.lock() {
-            if !v.enabled {
-                v.health = 0;
-            }
-        }
-    }
     let res = CheckResult {
         ok: *up,
         reason: if *up {

@@ -30,12 +30,18 @@ pub struct Rec {
 pub fn assign(held: &[Option<String>], recs: &[Rec], allow_dup: bool) -> Vec<Option<usize>> {
     let mut out: Vec<Option<usize>> = held
         .iter()
-        .map(|h| h.as_ref().and_then(|k| recs.iter().position(|r| r.key == *k)))
+        .map(|h| {
+            h.as_ref()
+                .and_then(|k| recs.iter().position(|r| r.key == *k))
+        })
         .collect();
     // (Two servers holding one record: the first keeps it.)
     if !allow_dup {
         for i in 0..out.len() {
-            let taken = out.get(..i).unwrap_or_default().contains(&out.get(i).copied().flatten());
+            let taken = out
+                .get(..i)
+                .unwrap_or_default()
+                .contains(&out.get(i).copied().flatten());
             if taken && out.get(i).copied().flatten().is_some() {
                 if let Some(o) = out.get_mut(i) {
                     *o = None;
@@ -72,11 +78,15 @@ pub fn prefer(ips: &mut [IpAddr], nets: &[(IpAddr, u8)]) {
 fn in_net(ip: &IpAddr, net: &IpAddr, bits: u8) -> bool {
     match (ip, net) {
         (IpAddr::V4(a), IpAddr::V4(n)) => {
-            let mask = u32::MAX.checked_shl(32 - u32::from(bits.min(32))).unwrap_or(0);
+            let mask = u32::MAX
+                .checked_shl(32 - u32::from(bits.min(32)))
+                .unwrap_or(0);
             u32::from(*a) & mask == u32::from(*n) & mask
         }
         (IpAddr::V6(a), IpAddr::V6(n)) => {
-            let mask = u128::MAX.checked_shl(128 - u32::from(bits.min(128))).unwrap_or(0);
+            let mask = u128::MAX
+                .checked_shl(128 - u32::from(bits.min(128)))
+                .unwrap_or(0);
             u128::from(*a) & mask == u128::from(*n) & mask
         }
         _ => false,
@@ -107,7 +117,11 @@ mod tests {
 
     #[test]
     fn servers_keep_their_records_and_free_ones_fill_the_gaps() {
-        let held = [Some("10.0.0.2".to_string()), None, Some("10.0.0.9".to_string())];
+        let held = [
+            Some("10.0.0.2".to_string()),
+            None,
+            Some("10.0.0.9".to_string()),
+        ];
         let r = recs(&["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
         assert_eq!(assign(&held, &r, false), [Some(1), Some(0), Some(2)]);
         // One record gone, one server left without.
@@ -116,7 +130,10 @@ mod tests {
         assert_eq!(assign(&held, &r, true), [Some(0), Some(0), Some(0)]);
         assert_eq!(assign(&held, &[], false), [None, None, None]);
         let dup = [Some("10.0.0.2".to_string()), Some("10.0.0.2".to_string())];
-        assert_eq!(assign(&dup, &recs(&["10.0.0.2", "10.0.0.5"]), false), [Some(0), Some(1)]);
+        assert_eq!(
+            assign(&dup, &recs(&["10.0.0.2", "10.0.0.5"]), false),
+            [Some(0), Some(1)]
+        );
     }
 
     #[test]
@@ -125,7 +142,13 @@ mod tests {
             .iter()
             .map(|i| i.parse().unwrap())
             .collect();
-        prefer(&mut ips, &[("10.0.0.0".parse().unwrap(), 8), ("172.16.0.0".parse().unwrap(), 12)]);
+        prefer(
+            &mut ips,
+            &[
+                ("10.0.0.0".parse().unwrap(), 8),
+                ("172.16.0.0".parse().unwrap(), 12),
+            ],
+        );
         assert_eq!(ips[0].to_string(), "10.1.2.3");
         assert_eq!(ips[1].to_string(), "172.16.0.1");
         assert_eq!(srv_weight(0), 1);

@@ -72,7 +72,9 @@ fn groups_of(sh: &Shared, name: &str) -> Vec<Group> {
             let host = host.to_ascii_lowercase();
             let held = s.target();
             let key = match held {
-                crate::state::ServerTarget::Inet { addr, .. } if !s.no_addr.load(Ordering::Relaxed) => {
+                crate::state::ServerTarget::Inet { addr, .. }
+                    if !s.no_addr.load(Ordering::Relaxed) =>
+                {
                     Some(addr.ip().to_string())
                 }
                 _ => None,
@@ -197,7 +199,11 @@ async fn resolve(q: &mut Querier<'_>, g: &Group) -> Outcome {
     Outcome::Valid(Vec::new())
 }
 
-async fn first_ip(q: &mut Querier<'_>, name: &str, families: [Kind; 2]) -> Option<(IpAddr, String)> {
+async fn first_ip(
+    q: &mut Querier<'_>,
+    name: &str,
+    families: [Kind; 2],
+) -> Option<(IpAddr, String)> {
     for kind in families {
         if let Some((Answer::Records { ips, .. }, how)) = q.ask(name, kind).await {
             if let Some(ip) = ips.first() {
@@ -279,7 +285,10 @@ fn give(g: &Group, id: ServerId, rec: &Rec) {
     let who = format!("{}/{}", be.name, s.name);
     let log = |line: String| be.logger.send(level::NOTICE, &line);
     match was_unaddressed {
-        true => log(format!("{who} changed its IP from (none) to {} by {}.", rec.ip, rec.how)),
+        true => log(format!(
+            "{who} changed its IP from (none) to {} by {}.",
+            rec.ip, rec.how
+        )),
         false if old.ip() != rec.ip => log(format!(
             "{who} changed its IP from {} to {} by {}.",
             old.ip(),
@@ -293,16 +302,22 @@ fn give(g: &Group, id: ServerId, rec: &Rec) {
         s.from_srv.store(true, Ordering::Relaxed);
         if before.as_deref() != Some(t.as_str()) {
             let was = before.unwrap_or_else(|| "(null)".into());
-            log(format!("{who} changed its FQDN from {was} to {t} by 'SRV record'"));
+            log(format!(
+                "{who} changed its FQDN from {was} to {t} by 'SRV record'"
+            ));
         }
     }
     if was_unaddressed {
         be.set().set_maint(id.index(), false);
         be.slot_freed.notify_waiters();
         let name = rec.target.as_deref().unwrap_or(&g.name);
-        log(format!("Server {who} ('{name}') is UP/READY (resolves again)."));
+        log(format!(
+            "Server {who} ('{name}') is UP/READY (resolves again)."
+        ));
         if rec.target.is_none() {
-            log(format!("Server {who} administratively READY thanks to valid DNS answer."));
+            log(format!(
+                "Server {who} administratively READY thanks to valid DNS answer."
+            ));
         }
     }
 }
@@ -331,6 +346,7 @@ fn take(g: &Group, id: ServerId, why: &str) {
         set.set_maint(id.index(), true);
         set.usable_counts()
     };
+    admin::entered_maint(s);
     be.logger.send(
         level::ALERT,
         &format!(
@@ -392,7 +408,11 @@ impl<'a> Querier<'a> {
                 return Some((Answer::Other, String::new()));
             };
             for (sock, (_, addr)) in self.r.nameservers.iter().filter_map(|ns| {
-                let s = if ns.1.is_ipv4() { self.v4.as_ref() } else { self.v6.as_ref() };
+                let s = if ns.1.is_ipv4() {
+                    self.v4.as_ref()
+                } else {
+                    self.v6.as_ref()
+                };
                 s.map(|s| (s, ns))
             }) {
                 let c = self.stats.servers.iter().find(|s| s.addr == Some(*addr));

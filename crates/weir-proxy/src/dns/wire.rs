@@ -130,7 +130,10 @@ pub fn answer(buf: &[u8], id: u16, name: &str, kind: Kind) -> Result<Answer, Inv
             RData::AAAA(a) => IpAddr::V6(a.0),
             _ => continue,
         };
-        extra.entry(bare(r.name())).or_insert_with(Vec::new).push(ip);
+        extra
+            .entry(bare(r.name()))
+            .or_insert_with(Vec::new)
+            .push(ip);
     }
     Ok(Answer::Records { ips, srvs, extra })
 }

@@ -23,11 +23,11 @@ fn a_query_asks_one_question_with_edns_when_larger() {
     let q = query(7, "www.example", Kind::A, 512).unwrap();
     let m = Message::from_vec(&q).unwrap();
     assert_eq!(m.id(), 7);
-    assert!(m.recursion_desired() && m.edns().is_none());
+    assert!(m.recursion_desired() && m.extensions().is_none());
     assert_eq!(m.queries()[0].name().to_ascii(), "www.example.");
     let q = query(8, "_http._tcp.example", Kind::Srv, 4096).unwrap();
     let m = Message::from_vec(&q).unwrap();
-    assert_eq!(m.edns().map(|e| e.max_payload()), Some(4096));
+    assert_eq!(m.extensions().as_ref().map(|e| e.max_payload()), Some(4096));
     assert_eq!(m.queries()[0].query_type(), RecordType::SRV);
 }
 
@@ -35,13 +35,31 @@ fn a_query_asks_one_question_with_edns_when_larger() {
 fn records_of_the_type_asked_and_srv_targets_addresses() {
     let mut m = reply(1, "www.example", Kind::A, ResponseCode::NoError);
     let n = fqdn("www.example").unwrap();
-    m.add_answer(Record::from_rdata(n.clone(), 60, RData::A(A::new(10, 0, 0, 1))));
-    m.add_answer(Record::from_rdata(n.clone(), 60, RData::A(A::new(10, 0, 0, 2))));
-    m.add_answer(Record::from_rdata(n, 60, RData::AAAA(AAAA::new(0, 0, 0, 0, 0, 0, 0, 1))));
+    m.add_answer(Record::from_rdata(
+        n.clone(),
+        60,
+        RData::A(A::new(10, 0, 0, 1)),
+    ));
+    m.add_answer(Record::from_rdata(
+        n.clone(),
+        60,
+        RData::A(A::new(10, 0, 0, 2)),
+    ));
+    m.add_answer(Record::from_rdata(
+        n,
+        60,
+        RData::AAAA(AAAA::new(0, 0, 0, 0, 0, 0, 0, 1)),
+    ));
     let Answer::Records { ips, .. } = answer(&bytes(&m), 1, "WWW.example", Kind::A).unwrap() else {
         panic!()
     };
-    assert_eq!(ips, ["10.0.0.1".parse::<IpAddr>().unwrap(), "10.0.0.2".parse().unwrap()]);
+    assert_eq!(
+        ips,
+        [
+            "10.0.0.1".parse::<IpAddr>().unwrap(),
+            "10.0.0.2".parse().unwrap()
+        ]
+    );
 
     let mut m = reply(2, "_http._tcp.example", Kind::Srv, ResponseCode::NoError);
     let t = fqdn("node1.example").unwrap();
@@ -65,7 +83,10 @@ fn records_of_the_type_asked_and_srv_targets_addresses() {
             priority: 0
         }]
     );
-    assert_eq!(extra["node1.example"], ["10.0.0.9".parse::<IpAddr>().unwrap()]);
+    assert_eq!(
+        extra["node1.example"],
+        ["10.0.0.9".parse::<IpAddr>().unwrap()]
+    );
 }
 
 #[test]
@@ -83,15 +104,37 @@ fn error_codes_are_told_apart() {
 #[test]
 fn spoofed_truncated_and_malformed_datagrams_are_dropped() {
     let m = reply(4, "x.example", Kind::A, ResponseCode::NoError);
-    assert_eq!(answer(&bytes(&m), 5, "x.example", Kind::A), Err(Invalid::WrongId));
-    assert_eq!(answer(&bytes(&m), 4, "y.example", Kind::A), Err(Invalid::WrongQuestion));
-    assert_eq!(answer(&bytes(&m), 4, "x.example", Kind::Aaaa), Err(Invalid::WrongQuestion));
+    assert_eq!(
+        answer(&bytes(&m), 5, "x.example", Kind::A),
+        Err(Invalid::WrongId)
+    );
+    assert_eq!(
+        answer(&bytes(&m), 4, "y.example", Kind::A),
+        Err(Invalid::WrongQuestion)
+    );
+    assert_eq!(
+        answer(&bytes(&m), 4, "x.example", Kind::Aaaa),
+        Err(Invalid::WrongQuestion)
+    );
     let mut t = m.clone();
     t.set_truncated(true);
-    assert_eq!(answer(&bytes(&t), 4, "x.example", Kind::A), Err(Invalid::Truncated));
+    assert_eq!(
+        answer(&bytes(&t), 4, "x.example", Kind::A),
+        Err(Invalid::Truncated)
+    );
     let q = query(4, "x.example", Kind::A, 512).unwrap();
-    assert_eq!(answer(&q, 4, "x.example", Kind::A), Err(Invalid::WrongId), "a query, not an answer");
-    assert_eq!(answer(b"\x00\x04\x81", 4, "x.example", Kind::A), Err(Invalid::Malformed));
+    assert_eq!(
+        answer(&q, 4, "x.example", Kind::A),
+        Err(Invalid::WrongId),
+        "a query, not an answer"
+    );
+    assert_eq!(
+        answer(b"\x00\x04\x81", 4, "x.example", Kind::A),
+        Err(Invalid::Malformed)
+    );
     let full = bytes(&m);
-    assert_eq!(answer(&full[..full.len() - 3], 4, "x.example", Kind::A), Err(Invalid::Malformed));
+    assert_eq!(
+        answer(&full[..full.len() - 3], 4, "x.example", Kind::A),
+        Err(Invalid::Malformed)
+    );
 }

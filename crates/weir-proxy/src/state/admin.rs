@@ -51,7 +51,10 @@ pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
             leave_maint(&mut set, i, s);
         }
         match st {
-            AdminState::Maint => set.set_maint(i, true),
+            AdminState::Maint => {
+                set.set_maint(i, true);
+                entered_maint(s);
+            }
             AdminState::Drain => {
                 s.drain.store(true, Ordering::Relaxed);
                 set.set_maint(i, false);
@@ -134,6 +137,14 @@ fn log_state(
             level::EMERG,
             &format!("{} {} has no server available!", be.kind_word, be.name),
         );
+    }
+}
+
+/// A server entering maintenance has no health left (`show servers
+/// state` reads 0); its check, if any, gives it back on leaving.
+pub fn entered_maint(s: &ServerRt) {
+    if let Ok(mut v) = s.check.lock() {
+        v.health = 0;
     }
 }
 

@@ -108,7 +108,11 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         rings,
         forwarders,
         log_tls,
-        dns: cfg.resolvers.iter().map(stats::ResolverStats::new).collect(),
+        dns: cfg
+            .resolvers
+            .iter()
+            .map(stats::ResolverStats::new)
+            .collect(),
         cfg,
     })
 }
@@ -165,7 +169,10 @@ fn init_addr(s: &weir_config::Server, a: &ServerAddr) -> Result<(SocketAddr, boo
     // (An SRV name has no address of its own: its records give them.)
     let srv_name = matches!(a, ServerAddr::Inet { host: weir_config::addr::Host::Name(n), .. } if n.starts_with('_'));
     if srv_name && s.resolve.resolvers.is_some() {
-        return Ok((SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), port), true));
+        return Ok((
+            SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), port),
+            true,
+        ));
     }
     if s.init_addr.is_empty() || literal {
         return resolve(a).map(|x| (x, false));
@@ -302,6 +309,9 @@ fn backends(
                 .is_some_and(|rt| rt.no_addr.load(std::sync::atomic::Ordering::Relaxed));
             if s.disabled || unaddressed {
                 set.set_maint(si, true);
+                if let Some(rt) = servers.get(si) {
+                    super::admin::entered_maint(rt);
+                }
             }
         }
         by_name.insert(px.name.clone(), BackendId::new(backends.len()));

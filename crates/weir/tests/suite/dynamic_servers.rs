@@ -32,7 +32,10 @@ fn state_lines(sock: &std::path::Path, be: &str) -> Vec<String> {
 fn bare(line: &str) -> String {
     let l = line.split_once("]: ").map_or(line, |x| x.1);
     match l.split_once("check duration: ") {
-        Some((a, b)) => format!("{a}check duration: -{}", b.split_once("ms").map_or(b, |x| x.1)),
+        Some((a, b)) => format!(
+            "{a}check duration: -{}",
+            b.split_once("ms").map_or(b, |x| x.1)
+        ),
         None => l.to_string(),
     }
 }
@@ -128,7 +131,10 @@ fn add_server_and_del_server_as_haproxy() {
     has("again => New server registered.");
     for log in [&hlog, &wlog] {
         let l = log.wait_line("front/s2 is UP/READY", Duration::from_secs(5));
-        assert!(l.ends_with("Server front/s2 is UP/READY (leaving forced maintenance)."), "{l}");
+        assert!(
+            l.ends_with("Server front/s2 is UP/READY (leaving forced maintenance)."),
+            "{l}"
+        );
     }
 }
 
@@ -159,7 +165,14 @@ const REPLIES: &[&str] = &[
     "up",
 ];
 
-fn agent_cfg(sock: &std::path::Path, port: u16, syslog: u16, agent: u16, one: u16, closed: u16) -> String {
+fn agent_cfg(
+    sock: &std::path::Path,
+    port: u16,
+    syslog: u16,
+    agent: u16,
+    one: u16,
+    closed: u16,
+) -> String {
     format!(
         "global\n    stats socket {} level admin\n\
          defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\

@@ -104,8 +104,14 @@ fn all_servers_down_logs_no_server_available() {
 "
     );
     let port2 = free_port();
-    let w2 = Weir::start(&cfg.replace(&format!(":{port}"), &format!(":{port2}")), port2);
-    w2.wait_output("backend be has no server available!", Duration::from_secs(3));
+    let w2 = Weir::start(
+        &cfg.replace(&format!(":{port}"), &format!(":{port2}")),
+        port2,
+    );
+    w2.wait_output(
+        "backend be has no server available!",
+        Duration::from_secs(3),
+    );
 }
 
 #[test]

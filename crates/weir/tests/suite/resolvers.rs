@@ -1,0 +1,300 @@
+//! DNS at run time against a real name server (Debian's dnsmasq on a high
+//! port), beside haproxy 2.6: `resolvers` sections, servers found by name
+//! (A records) and `server-template` slots filled from SRV records; the
+//! records change during the test (an address moves, an SRV record goes
+//! away, a name stops existing) and both proxies must log the same lines
+//! and list the same servers. Bad answers (another id, another question,
+//! garbage) from a hostile name server are dropped and counted.
+
+use crate::common::*;
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// dnsmasq answering for `*.test` from a hosts directory it watches, and
+/// the SRV records of its configuration (changed by restarting it).
+struct Dnsmasq {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Dnsmasq {
+    fn start(dir: &Path, hosts: &str, srv: &[&str]) -> Dnsmasq {
+        let mut d = Dnsmasq {
+            child: None,
+            port: free_port(),
+            dir: dir.to_path_buf(),
+        };
+        std::fs::create_dir_all(dir.join("hosts")).unwrap();
+        d.set_hosts(hosts);
+        d.restart(srv);
+        d
+    }
+    /// Replaces the A records (dnsmasq reads the directory again itself).
+    fn set_hosts(&self, hosts: &str) {
+        let tmp = self.dir.join("hosts.tmp");
+        std::fs::write(&tmp, hosts).unwrap();
+        std::fs::rename(&tmp, self.dir.join("hosts").join("a")).unwrap();
+    }
+    /// Starts (again) with these SRV records (`name,target,port,prio,weight`).
+    fn restart(&mut self, srv: &[&str]) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let mut conf = format!(
+            "port={}\nlisten-address=127.0.0.1\nbind-interfaces\nno-resolv\nno-hosts\nhostsdir={}\nuser=root\nlocal=/test/\n",
+            self.port,
+            self.dir.join("hosts").display()
+        );
+        for s in srv {
+            conf.push_str(&format!("srv-host={s}\n"));
+        }
+        let path = self.dir.join("dnsmasq.conf");
+        std::fs::write(&path, conf).unwrap();
+        let child = Command::new("dnsmasq")
+            .args(["-k", "-C", path.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dnsmasq is not installed: tests/run installs dnsmasq-base");
+        self.child = Some(child);
+        let port = self.port;
+        wait_for("dnsmasq to listen", Duration::from_secs(10), || {
+            listening(port).then_some(())
+        });
+    }
+}
+
+impl Drop for Dnsmasq {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn cfg(sock: &Path, port: u16, syslog: u16, ns: u16, web_port: u16) -> String {
+    format!(
+        "global\n    stats socket {} level admin\n\
+         resolvers dns\n    nameserver ns1 127.0.0.1:{ns}\n    hold valid 300ms\n    hold nx 300ms\n    hold obsolete 0s\n    timeout resolve 100ms\n    timeout retry 200ms\n\
+         defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{syslog} local0\n    balance roundrobin\n\
+         \x20   server web web.test:{web_port} resolvers dns init-addr none\n\
+         backend pool\n    log 127.0.0.1:{syslog} local0\n\
+         \x20   server-template srv 3 _http._tcp.svc.test resolvers dns init-addr none\n",
+        sock.display()
+    )
+}
+
+/// The log lines naming servers, without their headers.
+fn server_lines(log: &Syslog) -> Vec<String> {
+    log.lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains("fe/") || l.contains("pool/"))
+        .map(|l| l.split_once("]: ").map_or(l.as_str(), |x| x.1).to_string())
+        .collect()
+}
+
+/// `show servers state` without the seconds since the last change.
+fn states(sock: &Path) -> Vec<String> {
+    ask(sock, "show servers state\n")
+        .lines()
+        .skip(2)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut f: Vec<&str> = l.split(' ').collect();
+            if let Some(t) = f.get_mut(9) {
+                *t = "-";
+            }
+            f.join(" ")
+        })
+        .collect()
+}
+
+fn wait_both(what: &str, logs: [&Syslog; 2], needle: &str) {
+    for log in logs {
+        wait_for(what, Duration::from_secs(10), || {
+            server_lines(log)
+                .iter()
+                .any(|l| l.contains(needle))
+                .then_some(())
+        });
+    }
+}
+
+#[test]
+fn names_and_srv_records_follow_a_real_name_server_as_haproxy() {
+    let dir = tempdir("resolvers");
+    // The web server moves from 127.0.0.1 to 127.0.0.2 (same port).
+    let one = Server::named("one");
+    let l2 = TcpListener::bind(("127.0.0.2", one.port())).unwrap();
+    let _two = Server::start_on(l2, |mut c| {
+        use std::io::Write;
+        let _ = c.write_all(b"two");
+    });
+    let mut dns = Dnsmasq::start(
+        &dir.join("dns"),
+        "127.0.0.1 web.test\n127.0.0.1 node1.test\n127.0.0.2 node2.test\n",
+        &[
+            "_http._tcp.svc.test,node1.test,18081,0,100",
+            "_http._tcp.svc.test,node2.test,18082,0,300",
+        ],
+    );
+    let (hs, ws) = (dir.join("h.sock"), dir.join("w.sock"));
+    let (hp, wp) = (free_port(), free_port());
+    let (hlog, wlog) = (Syslog::start(), Syslog::start());
+    let Some(_h) = Haproxy::start(&cfg(&hs, hp, hlog.port(), dns.port, one.port()), hp) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let _w = Weir::start(&cfg(&ws, wp, wlog.port(), dns.port, one.port()), wp);
+    let logs = [&hlog, &wlog];
+    wait_both("web resolved", logs, "fe/web administratively READY");
+    wait_both("srv1 filled", logs, "pool/srv1 ('node2.test') is UP/READY");
+    wait_both("srv2 filled", logs, "pool/srv2 ('node1.test') is UP/READY");
+    assert_eq!(fetch(wp).unwrap(), "one");
+    assert_eq!(states(&ws), states(&hs), "weir's, then haproxy's");
+
+    // The address moves.
+    dns.set_hosts("127.0.0.2 web.test\n127.0.0.1 node1.test\n127.0.0.2 node2.test\n");
+    wait_both(
+        "web moved",
+        logs,
+        "fe/web changed its IP from 127.0.0.1 to 127.0.0.2 by dns/ns1.",
+    );
+    assert_eq!(fetch(wp).unwrap(), "two", "traffic follows the new address");
+    assert_eq!(fetch(hp).unwrap(), "two");
+
+    // An SRV record goes away; the name stops existing.
+    dns.set_hosts("127.0.0.1 node1.test\n127.0.0.2 node2.test\n");
+    dns.restart(&["_http._tcp.svc.test,node1.test,18081,0,100"]);
+    wait_both(
+        "srv1 emptied",
+        logs,
+        "pool/srv1 is going DOWN for maintenance (entry removed from SRV record).",
+    );
+    wait_both(
+        "web gone",
+        logs,
+        "fe/web is going DOWN for maintenance (DNS NX status).",
+    );
+    assert_eq!(states(&ws), states(&hs));
+    // (Each server's lines in order; the servers' order depends on when
+    // each proxy's resolutions ran.)
+    for who in ["fe/web ", "pool/srv1 ", "pool/srv2 ", "pool/srv3 "] {
+        let of = |log: &Syslog| -> Vec<String> {
+            server_lines(log)
+                .into_iter()
+                .filter(|l| l.contains(who))
+                .collect()
+        };
+        assert_eq!(of(&wlog), of(&hlog), "{who}");
+    }
+    assert_eq!(fetch(wp).unwrap(), "", "no server left: closed");
+    let shown = ask(&ws, "show resolvers dns\n");
+    assert!(
+        shown.starts_with("Resolvers section dns\n nameserver ns1:\n  sent: "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  nx:          ") && !shown.contains("  nx:          0\n"),
+        "{shown}"
+    );
+}
+
+/// A hostile name server: to each query, a datagram with another id, one
+/// for another question and garbage, then the true answer.
+fn hostile() -> (UdpSocket, u16) {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = s.local_addr().unwrap().port();
+    let s2 = s.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1500];
+        while let Ok((n, from)) = s2.recv_from(&mut buf) {
+            let q = &buf[..n];
+            let answer = |q: &[u8], ip: [u8; 4]| -> Vec<u8> {
+                // Header: same id, QR + RD + RA, one question, one answer.
+                let mut r = vec![q[0], q[1], 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0];
+                let qend = 12 + q[12..].iter().position(|b| *b == 0).unwrap() + 5;
+                r.extend_from_slice(&q[12..qend]);
+                let qtype = [q[qend - 4], q[qend - 3]];
+                r.extend_from_slice(&[0xc0, 12]);
+                r.extend_from_slice(&qtype);
+                r.extend_from_slice(&[0, 1, 0, 0, 0, 60]);
+                if qtype == [0, 1] {
+                    r.extend_from_slice(&[0, 4]);
+                    r.extend_from_slice(&ip);
+                } else {
+                    r.truncate(r.len() - 10);
+                    r[7] = 0;
+                }
+                r
+            };
+            let mut wrong_id = answer(q, [10, 6, 6, 6]);
+            wrong_id[1] ^= 0xff;
+            let mut other = q.to_vec();
+            // (Another letter: names compare without case.)
+            if let Some(b) = other.get_mut(13) {
+                *b ^= 0x01;
+            }
+            let wrong_question = answer(&other, [10, 6, 6, 7]);
+            for d in [
+                &wrong_id[..],
+                &wrong_question[..],
+                b"\xde\xad\xbe\xef",
+                &answer(q, [127, 0, 0, 1])[..],
+            ] {
+                let _ = s2.send_to(d, from);
+            }
+        }
+    });
+    (s, port)
+}
+
+#[test]
+fn spoofed_and_garbage_answers_are_dropped_and_counted() {
+    let (_ns, port) = hostile();
+    let one = Server::named("one");
+    let dir = tempdir("resolvers-bad");
+    let sock = dir.join("w.sock");
+    let fe = free_port();
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         resolvers dns\n    nameserver evil 127.0.0.1:{port}\n    timeout resolve 100ms\n    timeout retry 300ms\n\
+         defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen fe\n    bind 127.0.0.1:{fe}\n    server web web.test:{} resolvers dns init-addr none resolve-prefer ipv4\n",
+        sock.display(),
+        one.port()
+    );
+    let _w = Weir::start(&cfg, fe);
+    let st = wait_for("web resolved", Duration::from_secs(10), || {
+        let s = states(&sock);
+        s.iter()
+            .any(|l| l.contains(" web 127.0.0.1 2 "))
+            .then_some(s)
+    });
+    assert!(
+        st[0].contains(" web 127.0.0.1 "),
+        "never a spoofed address: {st:?}"
+    );
+    assert_eq!(fetch(fe).unwrap(), "one");
+    let shown = ask(&sock, "show resolvers\n");
+    let count = |k: &str| -> u64 {
+        shown
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{k}:")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    assert!(count("valid") >= 1, "{shown}");
+    assert!(count("outdated") >= 1, "another id: {shown}");
+    assert!(
+        count("invalid") >= 2,
+        "another question and garbage: {shown}"
+    );
+}
