@@ -109,9 +109,11 @@ fn apply(sec: &mut Resolvers, kw: &str, args: &[String]) -> Result<(), String> {
                 "refused" => h.refused = t,
                 "timeout" => h.timeout = t,
                 "obsolete" => h.obsolete = t,
-                w => return Err(format!(
+                w => {
+                    return Err(format!(
                     "unknown status '{w}' (expects valid, nx, other, refused, timeout or obsolete)"
-                )),
+                ))
+                }
             }
         }
         _ => return Err(format!("unknown keyword '{kw}' in 'resolvers' section")),

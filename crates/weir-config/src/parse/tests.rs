@@ -129,12 +129,17 @@ fn refused_keywords_and_sections_by_name() {
     );
     let e = errors("backend b\n  server s www.test:80 resolvers dns init-addr none\n");
     assert!(
-        e[0].contains("t.cfg:2") && e[0].contains("unable to find required resolvers section 'dns'"),
+        e[0].contains("t.cfg:2")
+            && e[0].contains("unable to find required resolvers section 'dns'"),
         "{e:?}"
     );
     let c = ok("resolvers dns\n  nameserver a 127.0.0.1:53\n  hold valid 5s\n  timeout resolve 2s\nbackend b\n  server-template s 2-3 www.test:80 resolvers dns init-addr none resolve-prefer ipv4\n");
     assert_eq!(c.resolvers[0].hold.valid, std::time::Duration::from_secs(5));
-    let names: Vec<&str> = c.proxies[0].servers.iter().map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = c.proxies[0]
+        .servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
     assert_eq!(names, ["s2", "s3"]);
     assert!(c.proxies[0].servers[0].resolve.prefer_v4 && c.proxies[0].servers[1].template);
     let e = errors("frontend f\n  bind :443 npn h2\n");

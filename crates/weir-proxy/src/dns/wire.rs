@@ -3,8 +3,9 @@
 //! only if it is the answer to that query (same id, same question);
 //! anything else is dropped by the caller and counted.
 
-use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
-use hickory_proto::rr::{Name, RData, RecordType};
+use hickory_proto::op::{Edns, Header, Message, MessageType, OpCode, Query, ResponseCode};
+use hickory_proto::rr::{Name, RData, Record, RecordType};
+use hickory_proto::serialize::binary::{BinDecodable, BinDecoder};
 use std::collections::HashMap;
 use std::net::IpAddr;
 
@@ -87,31 +88,70 @@ fn fqdn(name: &str) -> Option<Name> {
     Some(n)
 }
 
+/// A message read section by section: the header, the question and the
+/// answers must decode; the additional records are taken up to the first
+/// that does not (some servers write compression pointers past 16 KiB in
+/// large answers, which cannot be followed: the targets named there are
+/// then asked for themselves).
+struct Decoded {
+    header: Header,
+    queries: Vec<Query>,
+    answers: Vec<Record>,
+    additionals: Vec<Record>,
+}
+
+fn decode(buf: &[u8]) -> Option<Decoded> {
+    let mut d = BinDecoder::new(buf);
+    let header = Header::read(&mut d).ok()?;
+    let queries = (0..header.query_count())
+        .map(|_| Query::read(&mut d).ok())
+        .collect::<Option<Vec<_>>>()?;
+    let answers = (0..header.answer_count())
+        .map(|_| Record::read(&mut d).ok())
+        .collect::<Option<Vec<_>>>()?;
+    let mut additionals = Vec::new();
+    let authority = (0..header.name_server_count()).all(|_| Record::read(&mut d).is_ok());
+    if authority {
+        for _ in 0..header.additional_count() {
+            match Record::read(&mut d) {
+                Ok(r) => additionals.push(r),
+                Err(_) => break,
+            }
+        }
+    }
+    Some(Decoded {
+        header,
+        queries,
+        answers,
+        additionals,
+    })
+}
+
 /// Reads `buf` as the answer to the query `id` for `name` of `kind`.
 pub fn answer(buf: &[u8], id: u16, name: &str, kind: Kind) -> Result<Answer, Invalid> {
-    let m = Message::from_vec(buf).map_err(|_| Invalid::Malformed)?;
-    if m.message_type() != MessageType::Response || m.id() != id {
+    let m = decode(buf).ok_or(Invalid::Malformed)?;
+    if m.header.message_type() != MessageType::Response || m.header.id() != id {
         return Err(Invalid::WrongId);
     }
     let asked = fqdn(name).ok_or(Invalid::WrongQuestion)?;
-    let same = m.queries().len() == 1
-        && m.queries().iter().all(|q| {
+    let same = m.queries.len() == 1
+        && m.queries.iter().all(|q| {
             q.query_type() == kind.record_type() && q.name().to_lowercase() == asked.to_lowercase()
         });
     if !same {
         return Err(Invalid::WrongQuestion);
     }
-    if m.truncated() {
+    if m.header.truncated() {
         return Err(Invalid::Truncated);
     }
-    match m.response_code() {
+    match m.header.response_code() {
         ResponseCode::NoError => {}
         ResponseCode::NXDomain => return Ok(Answer::NxDomain),
         ResponseCode::Refused => return Ok(Answer::Refused),
         _ => return Ok(Answer::Other),
     }
     let (mut ips, mut srvs, mut extra) = (Vec::new(), Vec::new(), HashMap::new());
-    for r in m.answers() {
+    for r in &m.answers {
         match (kind, r.data()) {
             (Kind::A, RData::A(a)) => ips.push(IpAddr::V4(a.0)),
             (Kind::Aaaa, RData::AAAA(a)) => ips.push(IpAddr::V6(a.0)),
@@ -124,7 +164,7 @@ pub fn answer(buf: &[u8], id: u16, name: &str, kind: Kind) -> Result<Answer, Inv
             _ => {}
         }
     }
-    for r in m.additionals() {
+    for r in &m.additionals {
         let ip = match r.data() {
             RData::A(a) => IpAddr::V4(a.0),
             RData::AAAA(a) => IpAddr::V6(a.0),

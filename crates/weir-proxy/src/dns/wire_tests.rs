@@ -138,3 +138,27 @@ fn spoofed_truncated_and_malformed_datagrams_are_dropped() {
         Err(Invalid::Malformed)
     );
 }
+
+#[test]
+fn an_additional_record_that_does_not_decode_leaves_the_answers() {
+    let mut m = reply(9, "_h._tcp.example", Kind::Srv, ResponseCode::NoError);
+    let t = fqdn("n1.example").unwrap();
+    m.add_answer(Record::from_rdata(
+        fqdn("_h._tcp.example").unwrap(),
+        60,
+        RData::SRV(SRV::new(0, 1, 80, t.clone())),
+    ));
+    m.add_additional(Record::from_rdata(t, 60, RData::A(A::new(10, 0, 0, 9))));
+    let mut b = bytes(&m);
+    // The additional record's owner: a compression pointer made an
+    // extended label (as a pointer past 16 KiB comes out).
+    let at = b.len() - 16;
+    assert_eq!(b[at] & 0xc0, 0xc0);
+    b[at] = 0x74;
+    let Answer::Records { srvs, extra, .. } = answer(&b, 9, "_h._tcp.example", Kind::Srv).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(srvs.len(), 1);
+    assert!(extra.is_empty(), "its target is asked for itself");
+}

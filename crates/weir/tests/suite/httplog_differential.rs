@@ -92,15 +92,21 @@ fn normalized(line: &str, clf: bool) -> Vec<String> {
 /// Extra lines: (global, frontend, sections after the others).
 type Extra = (&'static str, &'static str, &'static str);
 
+/// The stats socket of the proxy listening on `port`.
+fn sock(port: u16) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("httplog-{port}.sock"))
+}
+
 fn cfg(port: u16, sys: u16, origin: u16, dead: u16, clf: bool, extra: Extra) -> String {
     format!(
-        "global\n    nbthread 1\n    log 127.0.0.1:{sys} local0\n{}\n\
+        "global\n    nbthread 1\n    log 127.0.0.1:{sys} local0\n    stats socket {} level admin\n{}\n\
          defaults\n    mode http\n    log global\n    option httplog{}\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
          frontend fe\n    bind 127.0.0.1:{port}\n    capture request header Host len 20\n    capture response header X-Server len 20\n\
          {}\n\
          \x20   http-request deny if {{ path /deny }}\n    use_backend dead if {{ path /dead }}\n    default_backend be\n\
          backend be\n    server s 127.0.0.1:{origin}\n\
          backend dead\n    retries 0\n    server d 127.0.0.1:{dead}\n{}",
+        sock(port).display(),
         extra.0,
         if clf { " clf" } else { "" },
         extra.1,
@@ -149,6 +155,14 @@ fn compare(
     for (req, needle) in requests {
         let mut lines = Vec::new();
         for (port, sys) in [(wport, &wsys), (hport, &hsys)] {
+            // The connection counts a line gives: each proxy has seen the
+            // last client go before the next comes.
+            wait_for("the last client gone", Duration::from_secs(5), || {
+                show_stat(&sock(port))
+                    .iter()
+                    .any(|r| r["svname"] == "FRONTEND" && r["pxname"] == "fe" && r["scur"] == "0")
+                    .then_some(())
+            });
             let mut c = Client::connect(port);
             match (req.split_once('\0'), gate) {
                 (Some((first, rest)), Some(g)) => {
