@@ -28,29 +28,28 @@ pub struct Rec {
 /// Without `allow_dup`, no two servers take one record; with it, servers
 /// left over share the records in turn.
 pub fn assign(held: &[Option<String>], recs: &[Rec], allow_dup: bool) -> Vec<Option<usize>> {
+    // (Linear in servers and records: a thousand of each is common.)
+    let index: std::collections::HashMap<&str, usize> = recs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, r)| (r.key.as_str(), i))
+        .collect();
+    let mut taken = vec![false; recs.len()];
     let mut out: Vec<Option<usize>> = held
         .iter()
         .map(|h| {
-            h.as_ref()
-                .and_then(|k| recs.iter().position(|r| r.key == *k))
+            let i = *index.get(h.as_deref()?)?;
+            // (Two servers holding one record: the first keeps it.)
+            let t = taken.get_mut(i)?;
+            if *t && !allow_dup {
+                return None;
+            }
+            *t = true;
+            Some(i)
         })
         .collect();
-    // (Two servers holding one record: the first keeps it.)
-    if !allow_dup {
-        for i in 0..out.len() {
-            let taken = out
-                .get(..i)
-                .unwrap_or_default()
-                .contains(&out.get(i).copied().flatten());
-            if taken && out.get(i).copied().flatten().is_some() {
-                if let Some(o) = out.get_mut(i) {
-                    *o = None;
-                }
-            }
-        }
-    }
-    let taken: Vec<usize> = out.iter().flatten().copied().collect();
-    let mut free = (0..recs.len()).filter(|r| !taken.contains(r));
+    let mut free = (0..recs.len()).filter(|r| !taken.get(*r).copied().unwrap_or(true));
     for o in out.iter_mut().filter(|o| o.is_none()) {
         *o = free.next();
     }

@@ -8,17 +8,17 @@
 //! error has lasted past its `hold` period.
 
 pub mod assign;
+mod query;
 pub mod wire;
 
 use crate::log::level;
 use crate::state::{admin, BackendRt, ServerId, Shared};
-use crate::stats::{NameServerStats, ResolverStats};
 use assign::Rec;
-use std::net::{IpAddr, SocketAddr};
+use query::Querier;
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::net::UdpSocket;
 use weir_config::addr::{Host, ServerAddr};
 use weir_config::Resolvers;
 use wire::{Answer, Kind};
@@ -153,11 +153,27 @@ async fn resolve(q: &mut Querier<'_>, g: &Group) -> Outcome {
         return match q.ask(&g.name, Kind::Srv).await {
             Some((Answer::Records { srvs, extra, .. }, _)) => {
                 let mut recs = Vec::new();
+                // A target missing from the additional records is asked
+                // in the family those records use first (one query, not
+                // two, for each when they are all of one family).
+                let v4 = extra.values().flatten().any(IpAddr::is_ipv4);
+                let v6 = extra.values().flatten().any(IpAddr::is_ipv6);
+                let families = match (v4, v6) {
+                    (true, false) => [Kind::A, Kind::Aaaa],
+                    (false, true) => [Kind::Aaaa, Kind::A],
+                    _ => families,
+                };
                 // (haproxy hands the records out last first.)
-                for s in srvs.into_iter().rev() {
+                let missing: Vec<&str> = srvs
+                    .iter()
+                    .filter(|s| !extra.contains_key(&s.target))
+                    .map(|s| s.target.as_str())
+                    .collect();
+                let asked = first_ips(q, &missing, families).await;
+                for s in srvs.iter().rev() {
                     let found = match extra.get(&s.target).and_then(|v| v.first()) {
                         Some(ip) => Some((*ip, "DNS additional record".to_string())),
-                        None => first_ip(q, &s.target, families).await,
+                        None => asked.get(s.target.as_str()).cloned(),
                     };
                     if let Some((ip, how)) = found {
                         recs.push(Rec {
@@ -165,7 +181,7 @@ async fn resolve(q: &mut Querier<'_>, g: &Group) -> Outcome {
                             ip,
                             port: Some(s.port),
                             weight: Some(s.weight),
-                            target: Some(s.target),
+                            target: Some(s.target.clone()),
                             how,
                         });
                     }
@@ -199,19 +215,32 @@ async fn resolve(q: &mut Querier<'_>, g: &Group) -> Outcome {
     Outcome::Valid(Vec::new())
 }
 
-async fn first_ip(
+/// The first address of each name (the first family, then the other for
+/// those it gave none), with where it came from.
+async fn first_ips<'n>(
     q: &mut Querier<'_>,
-    name: &str,
+    names: &[&'n str],
     families: [Kind; 2],
-) -> Option<(IpAddr, String)> {
+) -> std::collections::HashMap<&'n str, (IpAddr, String)> {
+    let mut found = std::collections::HashMap::new();
     for kind in families {
-        if let Some((Answer::Records { ips, .. }, how)) = q.ask(name, kind).await {
-            if let Some(ip) = ips.first() {
-                return Some((*ip, how));
+        let left: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !found.contains_key(n))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        for (n, got) in left.iter().zip(q.ask_many(&left, kind).await) {
+            if let Some((Answer::Records { ips, .. }, how)) = got {
+                if let Some(ip) = ips.first() {
+                    found.insert(*n, (*ip, how));
+                }
             }
         }
     }
-    None
+    found
 }
 
 fn error_of(a: Option<Answer>) -> Outcome {
@@ -356,140 +385,6 @@ fn take(g: &Group, id: ServerId, why: &str) {
             s.cur_conns.load(Ordering::Relaxed)
         ),
     );
-}
-
-/// Asks a section's name servers, over one UDP socket per family.
-struct Querier<'a> {
-    r: &'a Resolvers,
-    stats: &'a ResolverStats,
-    v4: Option<UdpSocket>,
-    v6: Option<UdpSocket>,
-    next_id: u16,
-}
-
-impl<'a> Querier<'a> {
-    async fn new(r: &'a Resolvers, stats: &'a ResolverStats) -> std::io::Result<Querier<'a>> {
-        let has = |v4: bool| r.nameservers.iter().any(|(_, a)| a.is_ipv4() == v4);
-        let v4 = match has(true) {
-            true => Some(UdpSocket::bind("0.0.0.0:0").await?),
-            false => None,
-        };
-        let v6 = match has(false) {
-            true => Some(UdpSocket::bind("[::]:0").await?),
-            false => None,
-        };
-        // (Ids need not be secret from a peer that sees the queries; they
-        // must not repeat soon, nor start where another process's do.)
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let seed = (std::process::id() as u16) ^ (nanos as u16);
-        Ok(Querier {
-            r,
-            stats,
-            v4,
-            v6,
-            next_id: seed,
-        })
-    }
-
-    fn ns(&self, from: SocketAddr) -> Option<&NameServerStats> {
-        self.stats.servers.iter().find(|s| s.addr == Some(from))
-    }
-
-    /// The first answer to `name`/`kind` from any name server, with the
-    /// `<section>/<server>` that gave it, trying `resolve_retries` times
-    /// `timeout retry` apart; `None` on timeout.
-    async fn ask(&mut self, name: &str, kind: Kind) -> Option<(Answer, String)> {
-        for _ in 0..self.r.retries.max(1) {
-            self.next_id = self.next_id.wrapping_add(1);
-            let id = self.next_id;
-            let Some(msg) = wire::query(id, name, kind, self.r.payload_size) else {
-                return Some((Answer::Other, String::new()));
-            };
-            for (sock, (_, addr)) in self.r.nameservers.iter().filter_map(|ns| {
-                let s = if ns.1.is_ipv4() {
-                    self.v4.as_ref()
-                } else {
-                    self.v6.as_ref()
-                };
-                s.map(|s| (s, ns))
-            }) {
-                let c = self.stats.servers.iter().find(|s| s.addr == Some(*addr));
-                match sock.send_to(&msg, addr).await {
-                    Ok(_) => c.map(|c| c.sent.fetch_add(1, Ordering::Relaxed)),
-                    Err(_) => c.map(|c| c.snd_error.fetch_add(1, Ordering::Relaxed)),
-                };
-            }
-            let deadline = tokio::time::Instant::now() + self.r.retry;
-            if let Some(a) = self.wait(id, name, kind, deadline).await {
-                return Some(a);
-            }
-        }
-        for s in &self.stats.servers {
-            s.timeout.fetch_add(1, Ordering::Relaxed);
-        }
-        None
-    }
-
-    /// Reads datagrams until the answer to query `id` or the deadline.
-    async fn wait(
-        &self,
-        id: u16,
-        name: &str,
-        kind: Kind,
-        deadline: tokio::time::Instant,
-    ) -> Option<(Answer, String)> {
-        let size = usize::from(self.r.payload_size.max(512));
-        let (mut buf, mut buf6) = (vec![0u8; size], vec![0u8; size]);
-        loop {
-            let got = tokio::time::timeout_at(deadline, async {
-                match (&self.v4, &self.v6) {
-                    (Some(a), Some(b)) => tokio::select! {
-                        r = a.recv_from(&mut buf) => r.map(|(n, f)| (n, f, false)),
-                        r = b.recv_from(&mut buf6) => r.map(|(n, f)| (n, f, true)),
-                    },
-                    (Some(a), None) => a.recv_from(&mut buf).await.map(|(n, f)| (n, f, false)),
-                    (None, Some(b)) => b.recv_from(&mut buf6).await.map(|(n, f)| (n, f, true)),
-                    (None, None) => std::future::pending().await,
-                }
-            })
-            .await;
-            let (n, from, six) = match got {
-                Err(_) => return None,
-                Ok(Err(_)) => continue,
-                Ok(Ok(x)) => x,
-            };
-            // (A datagram from an address that is no name server of the
-            // section is not even read.)
-            let Some(c) = self.ns(from) else {
-                continue;
-            };
-            let data = if six { &buf6 } else { &buf };
-            let data = data.get(..n).unwrap_or_default();
-            match wire::answer(data, id, name, kind) {
-                Ok(a) => {
-                    let ctr = match &a {
-                        Answer::Records { .. } => &c.valid,
-                        Answer::NxDomain => &c.nx,
-                        Answer::Refused => &c.refused,
-                        Answer::Other => &c.other,
-                    };
-                    ctr.fetch_add(1, Ordering::Relaxed);
-                    return Some((a, format!("{}/{}", self.stats.name, c.id)));
-                }
-                Err(wire::Invalid::Truncated) => {
-                    c.truncated.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(wire::Invalid::WrongId) => {
-                    c.outdated.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(_) => {
-                    c.invalid.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
-    }
 }
 
 /// `show resolvers [<section>]`, in haproxy's layout.
