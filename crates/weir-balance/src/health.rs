@@ -74,6 +74,13 @@ impl Health {
             self.health > 0
         }
     }
+    /// `on-error sudden-death`: an up server keeps one failure left
+    /// before it goes down.
+    pub fn sudden_death(&mut self) {
+        if self.up {
+            self.health = self.rise;
+        }
+    }
     /// Forces a state (runtime commands, `disabled` servers).
     pub fn force(&mut self, up: bool) {
         self.up = up;

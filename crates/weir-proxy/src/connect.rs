@@ -588,6 +588,14 @@ pub async fn connect<C: Carry>(
                 dial(be, srv, local, srvtcpka(px), name, hs, pp, ws).await
             }
         };
+        let made = match &r {
+            Ok(_) => Some(true),
+            Err((ConnectFail::Refused | ConnectFail::Timeout, _)) => Some(false),
+            Err(_) => None,
+        };
+        if let Some(ok) = made {
+            crate::state::observe::report(be, srv, crate::state::observe::Seen::Connect(ok));
+        }
         match r {
             Ok(c) => {
                 at.tc = Some(crate::clock::elapsed(started));

@@ -78,6 +78,8 @@ pub struct Server {
     pub check_send_proxy: bool,
     /// `resolvers` and the `resolve-*` settings.
     pub resolve: Resolve,
+    /// `observe`, `error-limit`, `on-error`: health from the traffic.
+    pub observe: Observe,
     /// Made by `server-template`: one slot of a name's records.
     pub template: bool,
     /// `track [<backend>/]<server>`: its state follows that server's
@@ -145,6 +147,37 @@ pub struct ServerDefaults {
     pub agent: Agent,
     pub check_send_proxy: bool,
     pub resolve: Resolve,
+    pub observe: Observe,
+}
+
+/// What traffic tells of a server's health (`observe layer4|layer7`):
+/// `limit` consecutive errors (`error-limit`) call for `action`
+/// (`on-error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observe {
+    /// `None`: not observed; `Some(false)` layer 4, `Some(true)` layer 7.
+    pub layer7: Option<bool>,
+    pub limit: u32,
+    pub action: OnError,
+}
+
+impl Default for Observe {
+    fn default() -> Self {
+        Observe {
+            layer7: None,
+            limit: 10,
+            action: OnError::FailCheck,
+        }
+    }
+}
+
+/// `on-error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    FastInter,
+    FailCheck,
+    SuddenDeath,
+    MarkDown,
 }
 
 /// How a server's name is resolved at run time (`resolvers`,
@@ -207,6 +240,7 @@ impl Default for ServerDefaults {
             agent: Agent::default(),
             check_send_proxy: false,
             resolve: Resolve::default(),
+            observe: Observe::default(),
         }
     }
 }

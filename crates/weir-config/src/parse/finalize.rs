@@ -9,6 +9,8 @@ use std::collections::HashMap;
 /// The legacy one-line log HAProxy writes when neither `option tcplog` nor
 /// `log-format` is set.
 pub const DEFAULT_TCP_FORMAT: &str = "Connect from %ci:%cp to %fi:%fp (%f/TCP)";
+/// The same for a `mode http` frontend without `option httplog`.
+pub const DEFAULT_HTTP_FORMAT: &str = "Connect from %ci:%cp to %fi:%fp (%f/HTTP)";
 
 pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     if let (Some(_), Some(_)) = (cfg.global.nbproc, cfg.global.nbthread) {
@@ -192,6 +194,8 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
                 HTTPLOG_FORMAT
             } else if p.options.tcplog {
                 TCPLOG_FORMAT
+            } else if p.mode == Mode::Http {
+                DEFAULT_HTTP_FORMAT
             } else {
                 DEFAULT_TCP_FORMAT
             };

@@ -299,6 +299,35 @@ fn server_options(
                     }
                     2
                 }
+                "observe" => {
+                    d.observe.layer7 =
+                        Some(match need(word)? {
+                            "layer4" => false,
+                            "layer7" => true,
+                            w => return Err(format!(
+                                "'observe' expects one of 'none', 'layer4', 'layer7' but got '{w}'"
+                            )),
+                        });
+                    2
+                }
+                "error-limit" => {
+                    let n = parse_u32(need(word)?, word)?;
+                    if n == 0 {
+                        return Err("'error-limit' expects a positive number".into());
+                    }
+                    d.observe.limit = n;
+                    2
+                }
+                "on-error" => {
+                    d.observe.action = match need(word)? {
+                        "fastinter" => crate::model::OnError::FastInter,
+                        "fail-check" => crate::model::OnError::FailCheck,
+                        "sudden-death" => crate::model::OnError::SuddenDeath,
+                        "mark-down" => crate::model::OnError::MarkDown,
+                        w => return Err(format!("'on-error' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got '{w}'")),
+                    };
+                    2
+                }
                 "check-send-proxy" => {
                     d.check_send_proxy = true;
                     1
@@ -548,6 +577,7 @@ pub(super) fn server(
         agent: d.agent,
         check_send_proxy: d.check_send_proxy,
         resolve: d.resolve,
+        observe: d.observe,
         template: false,
         tls: d.tls,
     })

@@ -447,24 +447,14 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         }
         let target = rt.target();
         let r = check_once(px, s, &target, rt.check_tls.as_deref(), proxy).await;
-        let before = health.value();
-        let changed = health.on_result(r.ok);
-        if let Ok(mut v) = rt.check.lock() {
-            v.record(&r, health.is_up(), health.value());
-        }
-        // `option log-health-checks`: a line whenever the outcome or the
-        // health changed, before the server's own state line.
-        let outcome = (r.ok, r.reason.clone(), r.detail.clone());
-        if px.options.log_health_checks
-            && (last.as_ref() != Some(&outcome) || health.value() != before)
-        {
-            let msg = check_line(&be.name, &s.name, &r, &health, s.rise, s.fall);
-            be.logger.send(level::NOTICE, &msg);
-        }
-        last = Some(outcome);
-        if changed.is_some() {
-            settle(&sh, &be, id, &r);
-        }
+        let mut j = Judge {
+            sh: &sh,
+            be: &be,
+            id,
+            health: &mut health,
+            last: &mut last,
+        };
+        j.result(&r, None);
         let wait = if health.transitioning() {
             s.fastinter.unwrap_or(s.inter)
         } else if health.is_up() {
@@ -472,9 +462,93 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         } else {
             s.downinter.unwrap_or(s.inter)
         };
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
+        let woke = tokio::select! {
+            _ = tokio::time::sleep(wait) => false,
+            _ = rt.observe_wake.notified() => true,
             _ = stop.wait_for(|v| *v) => return,
+        };
+        // `error-limit` errors in a row in its traffic: `on-error`, and
+        // the next check at `fastinter`.
+        let seen = rt.observed.lock().ok().and_then(|mut o| o.take());
+        if let (true, Some((n, seen))) = (woke, seen) {
+            let r = CheckResult {
+                ok: false,
+                reason: "Health analyze".into(),
+                detail: format!(
+                    ", info: \"Detected {n} consecutive errors, last one was: {}\"",
+                    seen.describe()
+                ),
+                duration: Duration::ZERO,
+                log_info: false,
+            };
+            let mut j = Judge {
+                sh: &sh,
+                be: &be,
+                id,
+                health: &mut health,
+                last: &mut last,
+            };
+            use weir_config::OnError;
+            match s.observe.action {
+                OnError::FastInter => {}
+                OnError::FailCheck => j.result(&r, None),
+                OnError::SuddenDeath => {
+                    j.health.sudden_death();
+                    if let Ok(mut v) = rt.check.lock() {
+                        v.health = j.health.value();
+                    }
+                }
+                OnError::MarkDown => j.result(&r, Some(false)),
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(s.fastinter.unwrap_or(s.inter)) => {}
+                _ = stop.wait_for(|v| *v) => return,
+            }
+        }
+    }
+}
+
+/// Applies one check result (or an observed failure) to a server: its
+/// health, its view for the runtime API, the log line of `option
+/// log-health-checks`, and its state.
+struct Judge<'a> {
+    sh: &'a Shared,
+    be: &'a Arc<BackendRt>,
+    id: ServerId,
+    health: &'a mut Health,
+    /// The last check's outcome, for `option log-health-checks`.
+    last: &'a mut Option<(bool, String, String)>,
+}
+
+impl Judge<'_> {
+    /// `force`: the state this result sets whatever the counts
+    /// (`on-error mark-down`).
+    fn result(&mut self, r: &CheckResult, force: Option<bool>) {
+        let (be, rt) = (self.be, self.be.server(self.id));
+        let (px, s) = (self.sh.proxy(be.proxy), &*rt.conf);
+        let before = (self.health.value(), self.health.is_up());
+        let changed = match force {
+            Some(up) => {
+                self.health.force(up);
+                (before.1 != up).then_some(up)
+            }
+            None => self.health.on_result(r.ok),
+        };
+        if let Ok(mut v) = rt.check.lock() {
+            v.record(r, self.health.is_up(), self.health.value());
+        }
+        // `option log-health-checks`: a line whenever the outcome or the
+        // health changed, before the server's own state line.
+        let outcome = (r.ok, r.reason.clone(), r.detail.clone());
+        if px.options.log_health_checks
+            && (self.last.as_ref() != Some(&outcome) || self.health.value() != before.0)
+        {
+            let msg = check_line(&be.name, &s.name, r, self.health, s.rise, s.fall);
+            be.logger.send(level::NOTICE, &msg);
+        }
+        *self.last = Some(outcome);
+        if changed.is_some() {
+            settle(self.sh, be, self.id, r);
         }
     }
 }
@@ -494,11 +568,15 @@ fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall:
         true => r.detail.split(", info:").next().unwrap_or_default(),
         false => &r.detail,
     };
+    // (A failure seen in the traffic took no check time.)
+    let duration = match r.reason.as_str() {
+        "Health analyze" => String::new(),
+        _ => format!(", check duration: {}ms", r.duration.as_millis()),
+    };
     format!(
-        "Health check for server {be}/{srv} {}, reason: {}{detail}, check duration: {}ms, status: {status}.",
+        "Health check for server {be}/{srv} {}, reason: {}{detail}{duration}, status: {status}.",
         if r.ok { "succeeded" } else { "failed" },
         r.reason,
-        r.duration.as_millis()
     )
 }
 

@@ -215,6 +215,7 @@ pub(super) fn exchange<'r, 'a>(
             // beside the response, which is relayed at once (as haproxy).
             let mut up = attempt::upload(r, &mut *cbuf, sconn, &p);
             let (went_up, resp) = attempt::response(r, sconn, &mut sbuf, req, up.as_mut()).await;
+            observe_response(r.be, conn.srv, &resp);
             if went_up.is_some() || resp.is_err() {
                 up = None;
             }
@@ -739,4 +740,27 @@ fn finish(
         // CPU per connection).
         conn.conn.peer().set_reset_on_close();
     }
+}
+
+/// What a response (or its failure) tells of the server's health
+/// (`observe layer7`); a client's own failures say nothing of it.
+fn observe_response(
+    be: &crate::state::BackendRt,
+    srv: crate::state::ServerId,
+    resp: &attempt::Resp,
+) {
+    use super::read::RespFail;
+    use crate::state::observe::{report, Seen};
+    let seen = match resp {
+        Ok((head, _)) => Seen::Response(Some(head.status)),
+        Err(
+            RespFail::Timeout
+            | RespFail::Invalid
+            | RespFail::Empty
+            | RespFail::Closed
+            | RespFail::Reset,
+        ) => Seen::Response(None),
+        Err(_) => return,
+    };
+    report(be, srv, seen);
 }

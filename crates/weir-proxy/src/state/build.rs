@@ -485,6 +485,9 @@ pub fn server(
         no_addr: AtomicBool::new(unaddressed),
         checks_paused: AtomicBool::new(false),
         agent_paused: AtomicBool::new(false),
+        errors_in_row: AtomicU32::new(0),
+        observed: Mutex::new(None),
+        observe_wake: tokio::sync::Notify::new(),
         fqdn: Mutex::new(match &s.addr {
             ServerAddr::Inet {
                 host: weir_config::addr::Host::Name(n),

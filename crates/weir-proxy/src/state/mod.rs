@@ -15,6 +15,7 @@ pub mod admin;
 pub mod build;
 pub mod ids;
 pub mod live;
+pub mod observe;
 pub mod peering;
 pub mod procvars;
 pub mod saved;
@@ -82,6 +83,13 @@ pub struct ServerRt {
     pub fqdn: Mutex<Option<String>>,
     /// Its name came from an SRV record (haproxy's admin bit 0x40).
     pub from_srv: AtomicBool,
+    /// Errors in a row seen in its traffic (`observe`).
+    pub errors_in_row: AtomicU32,
+    /// The `error-limit` reached, for its check: the count and the last
+    /// error.
+    pub observed: Mutex<Option<(u32, observe::Seen)>>,
+    /// Wakes its check when `error-limit` is reached.
+    pub observe_wake: Notify,
     /// `disable agent`: its agent check is not run.
     pub agent_paused: AtomicBool,
     /// Its agent said "down", "fail" or "stopped" (and not "up" since):

@@ -36,6 +36,7 @@ mod lifecycle;
 mod log_forward;
 mod logging;
 mod nginx_origin;
+mod observe;
 mod peers_interop;
 mod prometheus;
 mod proxy_protocol;

@@ -117,6 +117,24 @@ fn states(sock: &Path) -> Vec<String> {
         .collect()
 }
 
+/// State lines without the slots' ids and names, sorted.
+fn unnamed(v: Vec<String>) -> Vec<String> {
+    let mut v: Vec<String> = v
+        .iter()
+        .map(|l| {
+            let pool = l.contains(" pool ");
+            l.split(' ')
+                .enumerate()
+                .filter(|(i, _)| !pool || (*i != 2 && *i != 3))
+                .map(|(_, x)| x)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 fn wait_both(what: &str, logs: [&Syslog; 2], needle: &str) {
     for log in logs {
         wait_for(what, Duration::from_secs(10), || {
@@ -155,10 +173,16 @@ fn names_and_srv_records_follow_a_real_name_server_as_haproxy() {
     let _w = Weir::start(&cfg(&ws, wp, wlog.port(), dns.port, one.port()), wp);
     let logs = [&hlog, &wlog];
     wait_both("web resolved", logs, "fe/web administratively READY");
-    wait_both("srv1 filled", logs, "pool/srv1 ('node2.test') is UP/READY");
-    wait_both("srv2 filled", logs, "pool/srv2 ('node1.test') is UP/READY");
+    // (Which slot takes which record depends on the answer's order, which
+    // dnsmasq may shuffle: slots are compared without their names.)
+    wait_both("srv1 filled", logs, "pool/srv1 ('node");
+    wait_both("srv2 filled", logs, "pool/srv2 ('node");
     assert_eq!(fetch(wp).unwrap(), "one");
-    assert_eq!(states(&ws), states(&hs), "weir's, then haproxy's");
+    assert_eq!(
+        unnamed(states(&ws)),
+        unnamed(states(&hs)),
+        "weir's, then haproxy's"
+    );
 
     // The address moves.
     dns.set_hosts("127.0.0.2 web.test\n127.0.0.1 node1.test\n127.0.0.2 node2.test\n");
@@ -174,27 +198,37 @@ fn names_and_srv_records_follow_a_real_name_server_as_haproxy() {
     dns.set_hosts("127.0.0.1 node1.test\n127.0.0.2 node2.test\n");
     dns.restart(&["_http._tcp.svc.test,node1.test,18081,0,100"]);
     wait_both(
-        "srv1 emptied",
+        "a slot emptied",
         logs,
-        "pool/srv1 is going DOWN for maintenance (entry removed from SRV record).",
+        "is going DOWN for maintenance (entry removed from SRV record).",
     );
     wait_both(
         "web gone",
         logs,
         "fe/web is going DOWN for maintenance (DNS NX status).",
     );
-    assert_eq!(states(&ws), states(&hs));
-    // (Each server's lines in order; the servers' order depends on when
-    // each proxy's resolutions ran.)
-    for who in ["fe/web ", "pool/srv1 ", "pool/srv2 ", "pool/srv3 "] {
-        let of = |log: &Syslog| -> Vec<String> {
-            server_lines(log)
-                .into_iter()
-                .filter(|l| l.contains(who))
-                .collect()
-        };
-        assert_eq!(of(&wlog), of(&hlog), "{who}");
-    }
+    assert_eq!(unnamed(states(&ws)), unnamed(states(&hs)));
+    // (The web server's lines in order; the slots' lines as a set.)
+    let web = |log: &Syslog| -> Vec<String> {
+        server_lines(log)
+            .into_iter()
+            .filter(|l| l.contains("fe/web "))
+            .collect()
+    };
+    assert_eq!(web(&wlog), web(&hlog));
+    let pool = |log: &Syslog| -> Vec<String> {
+        let mut v: Vec<String> = server_lines(log)
+            .into_iter()
+            .filter(|l| l.contains("pool/"))
+            .map(|l| match l.split_once("pool/srv") {
+                Some((a, b)) => format!("{a}pool/srv?{}", b.get(1..).unwrap_or("")),
+                None => l,
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(pool(&wlog), pool(&hlog));
     assert_eq!(fetch(wp).unwrap(), "", "no server left: closed");
     let shown = ask(&ws, "show resolvers dns\n");
     assert!(
