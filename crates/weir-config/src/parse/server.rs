@@ -300,14 +300,15 @@ fn server_options(
                     2
                 }
                 "observe" => {
-                    d.observe.layer7 =
-                        Some(match need(word)? {
-                            "layer4" => false,
-                            "layer7" => true,
-                            w => return Err(format!(
+                    d.observe.layer7 = Some(match need(word)? {
+                        "layer4" => false,
+                        "layer7" => true,
+                        w => {
+                            return Err(format!(
                                 "'observe' expects one of 'none', 'layer4', 'layer7' but got '{w}'"
-                            )),
-                        });
+                            ))
+                        }
+                    });
                     2
                 }
                 "error-limit" => {

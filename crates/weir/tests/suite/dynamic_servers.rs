@@ -10,23 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// `show servers state` lines without the seconds since the last change
-/// (the one column that depends on when it is asked).
-fn state_lines(sock: &std::path::Path, be: &str) -> Vec<String> {
-    ask(sock, &format!("show servers state {be}\n"))
-        .lines()
-        .skip(2)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut f: Vec<&str> = l.split(' ').collect();
-            if let Some(t) = f.get_mut(9) {
-                *t = "-";
-            }
-            f.join(" ")
-        })
-        .collect()
-}
-
 /// A syslog line without its header (priority, date, pid) and with check
 /// durations left out.
 fn bare(line: &str) -> String {
@@ -74,7 +57,7 @@ fn add_and_delete(sock: &std::path::Path, port: u16, two: u16) -> Vec<String> {
     say(format!("add server front/s2 127.0.0.1:{two}"));
     say("del server front/nope".into());
     let mut out2 = std::mem::take(&mut out);
-    out2.extend(state_lines(sock, "front"));
+    out2.extend(servers_state_lines(sock, "front"));
     let before = names(port, 4);
     out2.push(format!("in maintenance: {before:?}"));
     let mut say = |line: &str| {
@@ -93,11 +76,11 @@ fn add_and_delete(sock: &std::path::Path, port: u16, two: u16) -> Vec<String> {
     say("disable server front/s2");
     say("del server front/s2");
     out2.push(format!("enabled, weight 3 of 4, took {took} of 8"));
-    out2.extend(state_lines(sock, "front"));
+    out2.extend(servers_state_lines(sock, "front"));
     out2.push(format!("deleted: {:?}", names(port, 3)));
     let a = ask(sock, &format!("add server front/s2 127.0.0.1:{two}\n"));
     out2.push(format!("again => {}", a.trim_end()));
-    out2.extend(state_lines(sock, "front"));
+    out2.extend(servers_state_lines(sock, "front"));
     out2
 }
 
@@ -257,7 +240,7 @@ fn agent_checks_and_tracking_as_haproxy() {
             .collect()
     };
     assert_eq!(
-        no_agent_port(state_lines(&ws, "front")),
-        no_agent_port(state_lines(&hs, "front"))
+        no_agent_port(servers_state_lines(&ws, "front")),
+        no_agent_port(servers_state_lines(&hs, "front"))
     );
 }

@@ -101,22 +101,6 @@ fn server_lines(log: &Syslog) -> Vec<String> {
         .collect()
 }
 
-/// `show servers state` without the seconds since the last change.
-fn states(sock: &Path) -> Vec<String> {
-    ask(sock, "show servers state\n")
-        .lines()
-        .skip(2)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut f: Vec<&str> = l.split(' ').collect();
-            if let Some(t) = f.get_mut(9) {
-                *t = "-";
-            }
-            f.join(" ")
-        })
-        .collect()
-}
-
 /// State lines without the slots' ids and names, sorted.
 fn unnamed(v: Vec<String>) -> Vec<String> {
     let mut v: Vec<String> = v
@@ -179,8 +163,8 @@ fn names_and_srv_records_follow_a_real_name_server_as_haproxy() {
     wait_both("srv2 filled", logs, "pool/srv2 ('node");
     assert_eq!(fetch(wp).unwrap(), "one");
     assert_eq!(
-        unnamed(states(&ws)),
-        unnamed(states(&hs)),
+        unnamed(servers_state_lines(&ws, "")),
+        unnamed(servers_state_lines(&hs, "")),
         "weir's, then haproxy's"
     );
 
@@ -207,7 +191,10 @@ fn names_and_srv_records_follow_a_real_name_server_as_haproxy() {
         logs,
         "fe/web is going DOWN for maintenance (DNS NX status).",
     );
-    assert_eq!(unnamed(states(&ws)), unnamed(states(&hs)));
+    assert_eq!(
+        unnamed(servers_state_lines(&ws, "")),
+        unnamed(servers_state_lines(&hs, ""))
+    );
     // (The web server's lines in order; the slots' lines as a set.)
     let web = |log: &Syslog| -> Vec<String> {
         server_lines(log)
@@ -307,7 +294,7 @@ fn spoofed_and_garbage_answers_are_dropped_and_counted() {
     );
     let _w = Weir::start(&cfg, fe);
     let st = wait_for("web resolved", Duration::from_secs(10), || {
-        let s = states(&sock);
+        let s = servers_state_lines(&sock, "");
         s.iter()
             .any(|l| l.contains(" web 127.0.0.1 2 "))
             .then_some(s)

@@ -504,6 +504,24 @@ pub fn show_stat(sock: &std::path::Path) -> Vec<std::collections::HashMap<String
         .collect()
 }
 
+/// `show servers state [<be>]` lines (`be` empty: every backend) without
+/// the seconds since the last change, the one column that depends on when
+/// it is asked.
+pub fn servers_state_lines(sock: &std::path::Path, be: &str) -> Vec<String> {
+    ask(sock, &format!("show servers state {be}\n"))
+        .lines()
+        .skip(2)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut f: Vec<&str> = l.split(' ').collect();
+            if let Some(t) = f.get_mut(9) {
+                *t = "-";
+            }
+            f.join(" ")
+        })
+        .collect()
+}
+
 /// One line to a unix socket (weir's `stats socket`), the whole answer back.
 pub fn ask(sock: &std::path::Path, line: &str) -> String {
     let mut u = std::os::unix::net::UnixStream::connect(sock).unwrap();
