@@ -576,6 +576,17 @@ fn prepare<'k>(
     };
     let (mut persist, cookie_changed) = cookie::on_request(be_px, req, now_secs);
     dirty |= cookie_changed;
+    // (A cookie naming a server deleted at run time names none.)
+    if let Some(p) = persist.as_mut() {
+        let gone = p
+            .server
+            .and_then(|i| r.be.server_at(i))
+            .is_some_and(|s| s.deleted.load(std::sync::atomic::Ordering::Relaxed));
+        if gone {
+            p.server = None;
+            p.req_flag = b'I';
+        }
+    }
     if let Some(p) = &persist {
         rec.cookie_flags = [p.req_flag, b'N'];
     }

@@ -52,6 +52,9 @@ fn try_add(sh: &Arc<Shared>, r: &ServerRef, args: &[String]) -> Result<(), Strin
         return Err(why.join("\n"));
     };
     rt.dynamic = true;
+    if rt.tls_ctx.as_ref().is_some_and(|t| t.sni.is_some()) {
+        be.has_sni.store(true, Ordering::Relaxed);
+    }
     // Unlike a configured one, a dynamic server's checks go over TLS only
     // with `check-ssl` (as haproxy's).
     let script = px.options.check_proto == Some(weir_config::CheckProto::TcpCheck);

@@ -320,7 +320,7 @@ fn backends(
             .iter()
             .any(|(_, s)| s.tls_ctx.as_ref().is_some_and(|t| t.sni.is_some()));
         backends.push(Arc::new(BackendRt {
-            has_sni,
+            has_sni: AtomicBool::new(has_sni),
             log_source,
             sockbufs: (
                 cfg.global.sockbufs.rcv_server,

@@ -225,7 +225,7 @@ pub struct BackendRt {
     pub logger: Logger,
     /// Some server has `sni <expr>`: SNIs are computed per session (and
     /// only then).
-    pub has_sni: bool,
+    pub has_sni: AtomicBool,
     /// HTTP/1.1 head limits (`tune.bufsize`, `tune.http.maxhdr`), for the
     /// HTTP/2 streams to its servers.
     pub limits: weir_proto::h1::Limits,
@@ -241,7 +241,7 @@ impl BackendRt {
     /// Each server's SNI for a session evaluated on `ctx` (empty when no
     /// server has an `sni` expression).
     pub fn snis(&self, ctx: &dyn weir_rules::Ctx) -> Vec<Option<String>> {
-        if !self.has_sni {
+        if !self.has_sni.load(Ordering::Relaxed) {
             return Vec::new();
         }
         self.slots.iter().map(|(_, s)| s.sni(ctx)).collect()

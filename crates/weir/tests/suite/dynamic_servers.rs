@@ -244,3 +244,43 @@ fn agent_checks_and_tracking_as_haproxy() {
         no_agent_port(servers_state_lines(&hs, "front"))
     );
 }
+
+/// A persistence cookie that names a deleted server names none: the
+/// request is balanced, even with `option persist`.
+#[test]
+fn a_cookie_for_a_deleted_server_is_not_followed() {
+    use crate::common::http::{Client, Origin};
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    let dir = tempdir("dyncookie");
+    let sock = dir.join("w.sock");
+    let port = free_port();
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen fe\n    bind 127.0.0.1:{port}\n    option persist\n    cookie SRV insert indirect\n\
+         \x20   server s1 127.0.0.1:{} cookie a\n    server s2 127.0.0.1:{} cookie b\n",
+        sock.display(),
+        o1.port(),
+        o2.port()
+    );
+    let _w = Weir::start(&cfg, port);
+    let ask_with = |cookie: &str| {
+        let mut c = Client::connect(port);
+        c.send(
+            format!(
+                "GET / HTTP/1.1\r\nHost: t\r\nCookie: SRV={cookie}\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        c.response("GET")
+            .header("x-server")
+            .unwrap_or("-")
+            .to_string()
+    };
+    assert_eq!(ask_with("b"), "o2");
+    assert_eq!(ask(&sock, "disable server fe/s2\n").trim(), "");
+    assert_eq!(ask(&sock, "del server fe/s2\n").trim(), "Server deleted.");
+    for _ in 0..4 {
+        assert_eq!(ask_with("b"), "o1", "never the deleted server");
+    }
+}
