@@ -65,6 +65,16 @@ fn add_and_delete(sock: &std::path::Path, port: u16, two: u16) -> Vec<String> {
         out2.push(format!("{line} => {}", a.trim_end()));
     };
     say("enable server front/s2");
+    // (haproxy applies a state change just after its answer.)
+    let s2_is = |op_admin: &str| {
+        wait_for("the new state", Duration::from_secs(5), || {
+            servers_state_lines(sock, "front")
+                .iter()
+                .any(|l| l.contains(&format!(" s2 127.0.0.1 {op_admin} ")))
+                .then_some(())
+        })
+    };
+    s2_is("2 0");
     let after = names(port, 8);
     let took = after.iter().filter(|n| *n == "two").count();
     let mut say = |line: &str| {
@@ -74,6 +84,7 @@ fn add_and_delete(sock: &std::path::Path, port: u16, two: u16) -> Vec<String> {
     say("del server front/s2");
     say("del server front/s1");
     say("disable server front/s2");
+    s2_is("0 1");
     say("del server front/s2");
     out2.push(format!("enabled, weight 3 of 4, took {took} of 8"));
     out2.extend(servers_state_lines(sock, "front"));

@@ -42,7 +42,9 @@ fn cfg(port: u16, syslog: u16, origin: u16, action: &str) -> String {
     )
 }
 
-/// The check and state lines of server fe/s, without headers and durations.
+/// The check and state lines of server fe/s, without headers, durations
+/// and the count of sessions active (haproxy acts within the session that
+/// saw the last error; weir's check does, just after it may have ended).
 fn lines(log: &Syslog) -> Vec<String> {
     log.lines
         .lock()
@@ -51,12 +53,19 @@ fn lines(log: &Syslog) -> Vec<String> {
         .filter(|l| l.contains("fe/s "))
         .map(|l| {
             let l = l.split_once("]: ").map_or(l.as_str(), |x| x.1);
-            match l.split_once("check duration: ") {
+            let l = match l.split_once("check duration: ") {
                 Some((a, b)) => format!(
                     "{a}check duration: -{}",
                     b.split_once("ms").map_or(b, |x| x.1)
                 ),
                 None => l.to_string(),
+            };
+            match l.split_once(" sessions active") {
+                Some((a, b)) => format!(
+                    "{} N sessions active{b}",
+                    a.rsplit_once(' ').map_or(a, |x| x.0)
+                ),
+                None => l,
             }
         })
         .collect()
