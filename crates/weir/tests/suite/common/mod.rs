@@ -524,7 +524,10 @@ pub fn servers_state_lines(sock: &std::path::Path, be: &str) -> Vec<String> {
 
 /// One line to a unix socket (weir's `stats socket`), the whole answer back.
 pub fn ask(sock: &std::path::Path, line: &str) -> String {
-    let mut u = std::os::unix::net::UnixStream::connect(sock).unwrap();
+    // (A proxy may open its stats socket just after its listeners.)
+    let mut u = wait_for("the stats socket", Duration::from_secs(5), || {
+        std::os::unix::net::UnixStream::connect(sock).ok()
+    });
     u.write_all(line.as_bytes()).unwrap();
     let mut s = String::new();
     u.read_to_string(&mut s).unwrap();
