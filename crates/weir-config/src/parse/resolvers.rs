@@ -138,3 +138,7 @@ pub(crate) fn resolv_conf(text: &str) -> Vec<std::net::IpAddr> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "resolvers_tests.rs"]
+mod tests;

@@ -1,4 +1,5 @@
-//! Unit tests of `server.rs`: TLS options of `bind` and `server` lines.
+//! Unit tests of `server.rs`: TLS options of `bind` and `server` lines,
+//! agent checks, `add server`'s lines.
 
 use super::super::tests::{errors, ok};
 
@@ -79,5 +80,44 @@ fn tls_server_options() {
         e.iter()
             .any(|m| m.contains("'verify' expects 'none' or 'required'")),
         "{e:?}"
+    );
+}
+
+#[test]
+fn an_agent_check_needs_its_port() {
+    let e = errors("backend b\n  server s 127.0.0.1:80 agent-check\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("server s does not have agent port"),
+        "{e:?}"
+    );
+    let c = ok("backend b\n  server s 127.0.0.1:80 agent-check agent-port 81 agent-send \"hi\\n\" agent-inter 5s\n");
+    let a = &c.proxies[0].servers[0].agent;
+    assert!(a.enabled && a.port == Some(81) && a.send == "hi\n");
+    assert_eq!(a.inter, Some(std::time::Duration::from_secs(5)));
+}
+
+#[test]
+fn add_server_takes_a_server_line_without_default_server() {
+    let w = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    let s = crate::dynamic_server("s1", &w("127.0.0.1:80 check weight 7 track be/s0")).unwrap();
+    assert!(
+        s.check && s.weight == 7 && s.rise == 2,
+        "defaults are haproxy's, not the backend's"
+    );
+    assert_eq!(s.track, Some((Some("be".into()), "s0".into())));
+    assert_eq!(s.init_addr, vec![crate::InitAddr::None]);
+    let e = |a: &str| crate::dynamic_server("s1", &w(a)).unwrap_err();
+    assert_eq!(
+        e(""),
+        "'server' expects <name> and <addr>[:<port>] as arguments."
+    );
+    assert_eq!(
+        e("127.0.0.1:80 cookie x"),
+        "'cookie' option is not accepted for dynamic server"
+    );
+    assert_eq!(e("127.0.0.1:80 bogus"), "unknown keyword 'bogus'.");
+    let named = crate::dynamic_server("s1", &w("${A}:${P}")).unwrap();
+    assert!(
+        matches!(named.addr, crate::addr::ServerAddr::Inet { host: crate::addr::Host::Name(ref h), .. } if h == "${A}")
     );
 }

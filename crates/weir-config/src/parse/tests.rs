@@ -96,19 +96,6 @@ fn all_errors_are_collected() {
 }
 
 #[test]
-fn an_agent_check_needs_its_port() {
-    let e = errors("backend b\n  server s 127.0.0.1:80 agent-check\n");
-    assert!(
-        e[0].contains("t.cfg:2") && e[0].contains("server s does not have agent port"),
-        "{e:?}"
-    );
-    let c = ok("backend b\n  server s 127.0.0.1:80 agent-check agent-port 81 agent-send \"hi\\n\" agent-inter 5s\n");
-    let a = &c.proxies[0].servers[0].agent;
-    assert!(a.enabled && a.port == Some(81) && a.send == "hi\n");
-    assert_eq!(a.inter, Some(std::time::Duration::from_secs(5)));
-}
-
-#[test]
 fn refused_keywords_and_sections_by_name() {
     let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  filter cache c\n");
     assert!(
@@ -127,21 +114,6 @@ fn refused_keywords_and_sections_by_name() {
             .any(|m| m.contains("'redir' is not supported by weir yet")),
         "{e:?}"
     );
-    let e = errors("backend b\n  server s www.test:80 resolvers dns init-addr none\n");
-    assert!(
-        e[0].contains("t.cfg:2")
-            && e[0].contains("unable to find required resolvers section 'dns'"),
-        "{e:?}"
-    );
-    let c = ok("resolvers dns\n  nameserver a 127.0.0.1:53\n  hold valid 5s\n  timeout resolve 2s\nbackend b\n  server-template s 2-3 www.test:80 resolvers dns init-addr none resolve-prefer ipv4\n");
-    assert_eq!(c.resolvers[0].hold.valid, std::time::Duration::from_secs(5));
-    let names: Vec<&str> = c.proxies[0]
-        .servers
-        .iter()
-        .map(|s| s.name.as_str())
-        .collect();
-    assert_eq!(names, ["s2", "s3"]);
-    assert!(c.proxies[0].servers[0].resolve.prefer_v4 && c.proxies[0].servers[1].template);
     let e = errors("frontend f\n  bind :443 npn h2\n");
     assert!(
         e.iter()
@@ -971,32 +943,6 @@ fn an_fcgi_app_section_is_accepted_with_a_note_and_nothing_can_use_it() {
         e.iter()
             .any(|m| m.contains("'use-fcgi-app' is not supported by weir yet")),
         "{e:?}"
-    );
-}
-
-#[test]
-fn add_server_takes_a_server_line_without_default_server() {
-    let w = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-    let s = crate::dynamic_server("s1", &w("127.0.0.1:80 check weight 7 track be/s0")).unwrap();
-    assert!(
-        s.check && s.weight == 7 && s.rise == 2,
-        "defaults are haproxy's, not the backend's"
-    );
-    assert_eq!(s.track, Some((Some("be".into()), "s0".into())));
-    assert_eq!(s.init_addr, vec![crate::InitAddr::None]);
-    let e = |a: &str| crate::dynamic_server("s1", &w(a)).unwrap_err();
-    assert_eq!(
-        e(""),
-        "'server' expects <name> and <addr>[:<port>] as arguments."
-    );
-    assert_eq!(
-        e("127.0.0.1:80 cookie x"),
-        "'cookie' option is not accepted for dynamic server"
-    );
-    assert_eq!(e("127.0.0.1:80 bogus"), "unknown keyword 'bogus'.");
-    let named = crate::dynamic_server("s1", &w("${A}:${P}")).unwrap();
-    assert!(
-        matches!(named.addr, crate::addr::ServerAddr::Inet { host: crate::addr::Host::Name(ref h), .. } if h == "${A}")
     );
 }
 

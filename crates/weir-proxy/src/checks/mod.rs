@@ -419,20 +419,25 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         false => s.send_proxy.filter(|_| own),
     };
     // Down from the start only when a server state file said so.
-    let mut health = match be.set().state(idx) {
+    let health = match be.set().state(idx) {
         Some((false, ..)) => Health::down(s.rise, s.fall),
         _ => Health::new(s.rise, s.fall),
     };
     tokio::time::sleep(offset).await;
     let mut stop = sh.stopping.subscribe();
-    // The last check's outcome, for `option log-health-checks`.
-    let mut last: Option<(bool, String, String)> = None;
+    let mut j = Judge {
+        sh: &sh,
+        be: &be,
+        id,
+        health,
+        last: None,
+    };
     loop {
         if rt.deleted.load(Ordering::Relaxed) {
             return;
         }
         if rt.check_restart.swap(false, Ordering::Relaxed) {
-            health = Health::new(s.rise, s.fall);
+            j.health = Health::new(s.rise, s.fall);
         }
         let maint = be.set().state(idx).is_some_and(|(_, m, _, _)| m);
         // (Nor is a server with no address yet.)
@@ -447,17 +452,10 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         }
         let target = rt.target();
         let r = check_once(px, s, &target, rt.check_tls.as_deref(), proxy).await;
-        let mut j = Judge {
-            sh: &sh,
-            be: &be,
-            id,
-            health: &mut health,
-            last: &mut last,
-        };
         j.result(&r, None);
-        let wait = if health.transitioning() {
+        let wait = if j.health.transitioning() {
             s.fastinter.unwrap_or(s.inter)
-        } else if health.is_up() {
+        } else if j.health.is_up() {
             s.inter
         } else {
             s.downinter.unwrap_or(s.inter)
@@ -481,13 +479,6 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
                 duration: Duration::ZERO,
                 log_info: false,
             };
-            let mut j = Judge {
-                sh: &sh,
-                be: &be,
-                id,
-                health: &mut health,
-                last: &mut last,
-            };
             use weir_config::OnError;
             match s.observe.action {
                 OnError::FastInter => {}
@@ -510,14 +501,14 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
 
 /// Applies one check result (or an observed failure) to a server: its
 /// health, its view for the runtime API, the log line of `option
-/// log-health-checks`, and its state.
+/// log-health-checks`, and its state. One per check task.
 struct Judge<'a> {
     sh: &'a Shared,
     be: &'a Arc<BackendRt>,
     id: ServerId,
-    health: &'a mut Health,
+    health: Health,
     /// The last check's outcome, for `option log-health-checks`.
-    last: &'a mut Option<(bool, String, String)>,
+    last: Option<(bool, String, String)>,
 }
 
 impl Judge<'_> {
@@ -543,10 +534,10 @@ impl Judge<'_> {
         if px.options.log_health_checks
             && (self.last.as_ref() != Some(&outcome) || self.health.value() != before.0)
         {
-            let msg = check_line(&be.name, &s.name, r, self.health, s.rise, s.fall);
+            let msg = check_line(&be.name, &s.name, r, &self.health, s.rise, s.fall);
             be.logger.send(level::NOTICE, &msg);
         }
-        *self.last = Some(outcome);
+        self.last = Some(outcome);
         if changed.is_some() {
             settle(self.sh, be, self.id, r);
         }
