@@ -391,6 +391,21 @@ impl ServerSet {
             .get(i)
             .is_some_and(|s| s.up && !s.maint && !s.imaint)
     }
+    /// The weight of the farm: the usable active servers' (the usable
+    /// backup servers' when no active one is).
+    pub fn usable_weight(&self) -> u32 {
+        let sum = |backup: bool| -> u32 {
+            self.slots
+                .iter()
+                .filter(|s| s.info.backup == backup && s.usable())
+                .map(|s| s.weight)
+                .sum()
+        };
+        match sum(false) {
+            0 => sum(true),
+            w => w,
+        }
+    }
     /// (usable active servers, usable backup servers).
     pub fn usable_counts(&self) -> (usize, usize) {
         let act = self

@@ -262,14 +262,14 @@ pub const PROXY: &[Keyword] = &[
     kw("hash-balance-factor", "D-LB", Status::Refused),
     kw("hash-type", "D-LB", Status::Partly("map-based and consistent with sdbm, djb2, crc32 and avalanche as documented; `wt6` is weir's own mixing function, not bit-identical")),
     kw("http-after-response", "DFLB", Status::Partly("the actions of `http-response` (header actions, set-status, set-var, allow …), on the server's responses and on the answers weir makes from rules (deny, return, redirect, auth, tarpit, an `http-response` deny) and the stats page; not yet on the error pages of a failed exchange (400, 408, 502, 503, 504)")),
-    kw("http-check comment", "D-LB", Status::Refused),
-    kw("http-check connect", "D-LB", Status::Refused),
-    kw("http-check disable-on-404", "D-LB", Status::Refused),
-    kw("http-check expect", "D-LB", Status::Partly("status, rstatus, string, rstring, with `!`; one expect rule (the last one)")),
-    kw("http-check send", "D-LB", Status::Partly("meth, uri, ver, hdr, body (one request; a section's own `http-check` or `option httpchk` lines replace what `defaults` gave, as haproxy's rule sets do, and header lines hidden after the version give way to `hdr`)")),
-    kw("http-check send-state", "D-LB", Status::Refused),
-    kw("http-check set-var", "D-LB", Status::Refused),
-    kw("http-check unset-var", "D-LB", Status::Refused),
+    kw("http-check comment", "D-LB", Status::Supported),
+    kw("http-check connect", "D-LB", Status::Partly("`port`, `addr`, `ssl`, `sni`, `alpn`, `proto h1|h2`, `default`, `linger`, `comment`; `send-proxy` and `via-socks4` are refused; a port expression is refused (a number only)")),
+    kw("http-check disable-on-404", "D-LB", Status::Supported),
+    kw("http-check expect", "D-LB", Status::Partly("`[!] status|rstatus|hdr|fhdr|string|rstring|string-lf`, `comment`, `ok-status`, `error-status`, `tout-status`, `on-success`/`on-error` (log-format), `status-code` (an expression); `min-recv` is read but an HTTP rule waits for the head (and the body when its pattern reads it)")),
+    kw("http-check send", "D-LB", Status::Supported),
+    kw("http-check send-state", "D-LB", Status::Supported),
+    kw("http-check set-var", "D-LB", Status::Supported),
+    kw("http-check unset-var", "D-LB", Status::Supported),
     kw("http-error", "DFLB", Status::Partly("status with content-type, string, file, errorfile, errorfiles (a section defined above the line), default-errorfiles, hdr, lf-string and lf-file; a reply with formats is rendered on the request for the answers rules make (`deny`, `tarpit`, `return … default-errorfiles`); errors weir makes outside the rules (a server's 502/503/504, a request that does not parse) use the static pages only")),
     kw("http-request", "DFLB", Status::Partly("strict-mode on|off, allow, deny (`deny_status`/`status`, and the answer options of `return`), reject, tarpit, return (an empty header or an empty body's content type left out, as haproxy does; `errorfiles <name>` needs the `http-errors` section defined above the rule), redirect, set-header, add-header, del-header (`-m str|beg|end|sub|reg`), replace-header, replace-value, set-path, set-pathq, set-query, set-uri (an absolute-form target keeps its scheme and authority), replace-path, replace-pathq, replace-uri, set-src, set-dst, set-src-port, set-dst-port (the addresses the log, later rules, `option forwardfor` and `option originalto` see), set-method, set-var and set-var-fmt (with the `ifexists`, `ifnotexists`, `ifempty`, `ifnotempty`, `ifset`, `ifnotset`, `ifgt`, `iflt` conditions), unset-var, set-log-level (accepted), wait-for-body (a body not there in time is a 408, as in haproxy), auth, normalize-uri (every 2.6 normalizer), set-timeout server|tunnel (not in a frontend, as in haproxy), capture with `len` or `id` (a `declare capture request` slot), use-service prometheus-exporter; others are refused by name")),
     kw("http-response", "DFLB", Status::Partly("strict-mode on|off, allow, deny (with `return`'s answer options), return, redirect (replaces the server's response), set-header, add-header, del-header (`-m`), replace-header, replace-value, set-status, set-var, set-var-fmt (with conditions), unset-var, wait-for-body (the first whose condition holds on the head reads the body — whole, `at-least` bytes or a full buffer — before the rules run; in time, or a 504)")),
@@ -310,7 +310,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option http-restrict-req-hdr-names", "DFLB", Status::Supported),
     kw("option http-server-close", "DFLB", Status::Supported),
     kw("option http-use-proxy-header", "DFL-", Status::Refused),
-    kw("option httpchk", "D-LB", Status::Partly("method, URI and version; the check passes on a 2xx or 3xx status line")),
+    kw("option httpchk", "D-LB", Status::Supported),
     kw("option httpclose", "DFLB", Status::Supported),
     kw("option httplog", "DFL-", Status::Partly("HAProxy's layout; in `mode tcp` it falls back to `tcplog` with a warning, as HAProxy does; `clf` logs HAProxy's CLF layout")),
     kw("option httpslog", "DFL-", Status::Partly("haproxy 2.6's HTTPS format; `ssl_fc_err`, `ssl_c_ca_err` and `fc_err` read 0 on the sessions it logs (a failed handshake has a log line of its own) and `ssl_c_err` is `ssl_c_verify`")),
@@ -374,14 +374,14 @@ pub const PROXY: &[Keyword] = &[
     kw("stick store-response", "--LB", Status::Supported),
     kw("stick-table", "-FLB", Status::Partly("every type, size, expire, nopurge, srvkey, `peers` and store data type of 2.6")),
     kw("tcp-check comment", "D-LB", Status::Supported),
-    kw("tcp-check connect", "D-LB", Status::Partly("`port`, `addr`, `ssl`, `sni`, `alpn`, `default`, `linger`, `comment`; `proto`, `send-proxy` and `via-socks4` are refused")),
-    kw("tcp-check expect", "D-LB", Status::Partly("`[!] string|rstring|binary|rbinary`, `min-recv`, `comment`, `ok-status`, `error-status`, `tout-status`; `on-success`/`on-error` as plain text and `status-code` as `int(<n>)`; `string-lf`/`binary-lf` are refused")),
+    kw("tcp-check connect", "D-LB", Status::Partly("`port`, `addr`, `ssl`, `sni`, `alpn`, `default`, `linger`, `comment`; `send-proxy` and `via-socks4` are refused; a port expression is refused (a number only)")),
+    kw("tcp-check expect", "D-LB", Status::Supported),
     kw("tcp-check send", "D-LB", Status::Supported),
     kw("tcp-check send-binary", "D-LB", Status::Supported),
-    kw("tcp-check send-binary-lf", "D-LB", Status::Refused),
-    kw("tcp-check send-lf", "D-LB", Status::Refused),
-    kw("tcp-check set-var", "D-LB", Status::Refused),
-    kw("tcp-check unset-var", "D-LB", Status::Refused),
+    kw("tcp-check send-binary-lf", "D-LB", Status::Supported),
+    kw("tcp-check send-lf", "D-LB", Status::Supported),
+    kw("tcp-check set-var", "D-LB", Status::Supported),
+    kw("tcp-check unset-var", "D-LB", Status::Supported),
     kw("tcp-request connection", "DFL-", Status::Partly(TCP_ACTIONS)),
     kw("tcp-request content", "DFLB", Status::Partly(TCP_CONTENT)),
     kw("tcp-request inspect-delay", "DFLB", Status::Partly("in `mode tcp`, how long `tcp-request content` rules wait for the client's bytes (`req.len`, `req.payload`, `req.payload_lv`, `req.proto_http`/`HTTP`, `req.ssl_*`, `wait_end`/`WAIT_END`); the bytes then go to the server first. In `mode http` the rules see the parsed request and do not wait")),
@@ -521,6 +521,7 @@ pub const SERVER: &[Keyword] = &[
     kw("ca-file", "-", Status::Supported),
     kw("check", "-", Status::Supported),
     kw("check-alpn", "-", Status::Supported),
+    kw("check-proto", "-", Status::Partly("`h1` and `h2` (HTTP checks over HTTP/2 with prior knowledge)")),
     kw("check-send-proxy", "-", Status::Supported),
     kw("check-sni", "-", Status::Supported),
     kw("check-ssl", "-", Status::Supported),
@@ -627,7 +628,17 @@ pub fn find_proxy(words: &[String]) -> Option<&'static Keyword> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    find(PROXY, &w(3))
+    // `tcp-check set-var(<name>) …`: the action word carries its name.
+    let action = match (words.first().map(String::as_str), words.get(1)) {
+        (Some(f @ ("tcp-check" | "http-check")), Some(a)) if a.contains('(') => {
+            let a = a.split('(').next().unwrap_or("");
+            let a = if a == "set-var-fmt" { "set-var" } else { a };
+            find(PROXY, &format!("{f} {a}"))
+        }
+        _ => None,
+    };
+    action
+        .or_else(|| find(PROXY, &w(3)))
         .or_else(|| find(PROXY, &w(2)))
         .or_else(|| find(PROXY, &w(1)))
 }

@@ -421,10 +421,14 @@ pub struct ProxyOptions {
     pub clitcpka_params: TcpKa,
     pub srvtcpka_params: TcpKa,
     pub allbackups: bool,
-    pub httpchk: Option<HttpCheck>,
-    /// `option tcp-check` or a protocol check (none: a connection check,
-    /// or `option httpchk`'s).
+    /// `option httpchk`, `option tcp-check` or a protocol check (none: a
+    /// connection check).
     pub check_proto: Option<CheckProto>,
+    /// `http-check send-state`: HTTP checks tell the server how it is seen.
+    pub check_send_state: bool,
+    /// `http-check disable-on-404`: a running server answering 404 to its
+    /// HTTP check stops taking new traffic (NOLB).
+    pub check_disable_404: bool,
     /// `option httplog clf`.
     pub httplog_clf: bool,
     /// `option httpslog`.
@@ -565,49 +569,6 @@ pub enum RetryOn {
     JunkResponse,
     ResponseTimeout,
     Status(u16),
-}
-
-/// `option httpchk [<method>] [<uri>] [<version>]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpCheck {
-    pub method: String,
-    pub uri: String,
-    pub version: String,
-}
-
-/// What `http-check expect` requires of a check's response.
-#[derive(Debug, Clone)]
-pub enum ExpectKind {
-    /// `status <code|a-b>[,…]`.
-    Status(Vec<(u16, u16)>),
-    RStatus(weir_rules::matching::Pattern),
-    /// `string <text>`: the body contains it.
-    String(String),
-    RString(weir_rules::matching::Pattern),
-}
-
-/// `http-check expect [!] <kind> <pattern>`.
-#[derive(Debug, Clone)]
-pub struct CheckExpect {
-    pub negate: bool,
-    pub kind: ExpectKind,
-    /// The words as written, for the log.
-    pub text: String,
-}
-
-/// `http-check send` and `http-check expect` lines of a backend.
-#[derive(Debug, Clone, Default)]
-pub struct HttpCheckRules {
-    /// Written in this section (not inherited from `defaults`): a
-    /// section's own `option httpchk` or `http-check` line replaces what
-    /// it inherited, as haproxy's rule sets do.
-    pub own: bool,
-    pub method: Option<String>,
-    pub uri: Option<String>,
-    pub version: Option<String>,
-    pub headers: Vec<(String, String)>,
-    pub body: Option<String>,
-    pub expect: Option<CheckExpect>,
 }
 
 /// One `bind` line (possibly several addresses).
@@ -761,7 +722,8 @@ pub struct Proxy {
     pub balance: Balance,
     pub balance_key: Option<BalanceKey>,
     pub cookie: Option<CookieCfg>,
-    pub http_check: HttpCheckRules,
+    /// The `http-check` rules (with `option httpchk`'s request).
+    pub http_check: TcpCheckRules,
     pub tcp_check: TcpCheckRules,
     pub hash_type: HashType,
     pub servers: Vec<Server>,
@@ -931,7 +893,7 @@ impl Proxy {
             balance: Balance::RoundRobin,
             balance_key: None,
             cookie: None,
-            http_check: HttpCheckRules::default(),
+            http_check: TcpCheckRules::default(),
             tcp_check: TcpCheckRules::default(),
             hash_type: HashType::default(),
             servers: Vec::new(),

@@ -13,7 +13,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log",
         ],
     ),
-    ("net", &["conn", "listen", "takeover", "tls"]),
+    ("net", &["conn", "conn_io", "listen", "takeover", "tls"]),
     (
         "state",
         &["state", "stats", "rates", "capture", "limits", "profile"],

@@ -14,6 +14,7 @@ pub mod capture;
 pub mod checks;
 pub mod clock;
 pub mod conn;
+pub mod conn_io;
 pub mod connect;
 pub mod cut;
 pub mod dns;

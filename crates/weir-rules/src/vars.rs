@@ -7,7 +7,7 @@ use crate::fmt::Fmt;
 use crate::sample::{Ctx, Expr, Sample};
 
 /// The scopes a variable name starts with.
-pub const SCOPES: [&str; 5] = ["proc", "sess", "txn", "req", "res"];
+pub const SCOPES: [&str; 6] = ["proc", "sess", "txn", "req", "res", "check"];
 
 /// A variable name with one of HAProxy's scopes and only the characters
 /// the manual allows after it.
@@ -49,7 +49,7 @@ impl VarSet {
         let name = parts.next().unwrap_or("").trim();
         if !is_var(name) {
             return Err(format!(
-                "invalid variable name '{name}' (expects proc., sess., txn., req. or res. followed by a name)"
+                "invalid variable name '{name}' (expects proc., sess., txn., req., res. or check. followed by a name)"
             ));
         }
         let conds = parts

@@ -1,11 +1,18 @@
 //! Health-check scripts: `option tcp-check` with its `tcp-check` rules,
-//! and the protocol checks weir builds from such rules (`option
-//! redis-check`).
+//! `option httpchk` with its `http-check` rules, and the protocol checks
+//! weir builds from such rules (`option redis-check`).
 
-/// The check a section's servers run, beside `option httpchk` (the last
-/// `option …-check` line of the section wins).
+use weir_rules::matching::Pattern;
+use weir_rules::vars::{VarSet, VarValue};
+use weir_rules::{Expr, Fmt};
+
+/// The check a section's servers run (the last `option …-check` or
+/// `option httpchk` line of the section wins).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckProto {
+    /// `option httpchk`: the section's `http-check` rules, with the
+    /// request of the option's line.
+    Http,
     /// `option tcp-check`: the section's `tcp-check` rules (none: a
     /// connection check).
     TcpCheck,
@@ -27,11 +34,11 @@ pub enum CheckProto {
     SslHello,
 }
 
-/// The `tcp-check` rules of a section.
+/// The `tcp-check` (or `http-check`) rules of a section.
 #[derive(Debug, Clone, Default)]
 pub struct TcpCheckRules {
-    /// Written in this section: its first `tcp-check` line drops the rules
-    /// `defaults` gave.
+    /// Written in this section: its first `tcp-check` (`http-check`) line
+    /// drops the rules `defaults` gave.
     pub own: bool,
     pub rules: Vec<TcpCheckRule>,
     /// A `tcp-check comment` waiting for its rule.
@@ -47,12 +54,76 @@ pub enum TcpCheckRule {
         data: Vec<u8>,
         comment: Option<String>,
     },
+    /// `send-lf` and `send-binary-lf` (`binary`: the text rendered is
+    /// hexadecimal).
+    SendLf {
+        fmt: Fmt,
+        binary: bool,
+        comment: Option<String>,
+    },
+    /// `tcp-check expect` and `http-check expect`.
     Expect(TcpExpect),
     /// `tcp-check comment`: a step of its own, whose message the next
     /// rule reports when it fails.
     Comment(String),
     /// A protocol check's answer, judged by its protocol's rules.
     Reply(Reply),
+    /// `set-var(…)` and `set-var-fmt(…)`.
+    SetVar(VarSet, VarValue),
+    UnsetVar(String),
+    /// `http-check send` (or `option httpchk`'s request).
+    HttpSend(Box<HttpSend>),
+}
+
+impl TcpCheckRule {
+    /// Comments and variables: steps that neither talk to the server nor
+    /// order the script.
+    pub fn is_aside(&self) -> bool {
+        matches!(
+            self,
+            TcpCheckRule::Comment(_) | TcpCheckRule::SetVar(..) | TcpCheckRule::UnsetVar(_)
+        )
+    }
+}
+
+/// A text of a rule, plain or log-format (`uri` or `uri-lf`).
+#[derive(Debug, Clone)]
+pub enum CheckText {
+    Plain(String),
+    Fmt(Fmt),
+}
+
+/// `http-check send [meth M] [uri U|uri-lf F] [ver V] [hdr N F]…
+/// [body S|body-lf F] [comment C]`: what is not given falls back to
+/// `OPTIONS / HTTP/1.0` and no body.
+#[derive(Debug, Clone, Default)]
+pub struct HttpSend {
+    pub meth: Option<String>,
+    pub uri: Option<CheckText>,
+    pub ver: Option<String>,
+    /// Names as written; values are log-format strings.
+    pub headers: Vec<(String, Fmt)>,
+    pub body: Option<CheckText>,
+    pub comment: Option<String>,
+    /// `option httpchk`'s request: the first `http-check send` fills it in
+    /// and takes its place.
+    pub implicit: bool,
+}
+
+impl HttpSend {
+    /// Overwrites what `later` gives (an `http-check send` over `option
+    /// httpchk`'s request).
+    pub fn merge(&mut self, later: HttpSend) {
+        self.meth = later.meth.or(self.meth.take());
+        self.uri = later.uri.or(self.uri.take());
+        self.ver = later.ver.or(self.ver.take());
+        if !later.headers.is_empty() {
+            self.headers = later.headers;
+        }
+        self.body = later.body.or(self.body.take());
+        self.comment = later.comment.or(self.comment.take());
+        self.implicit = false;
+    }
 }
 
 /// The answers protocol checks judge.
@@ -81,6 +152,8 @@ pub struct CheckConnect {
     pub port: Option<u16>,
     pub addr: Option<std::net::IpAddr>,
     pub comment: Option<String>,
+    /// `proto h1|h2`: the HTTP version of an `http-check` connection.
+    pub proto: Option<String>,
 }
 
 /// A check status a rule may set (`L7OK`, `L4TOUT`, …).
@@ -104,9 +177,11 @@ pub struct TcpExpect {
 }
 
 /// What a failed expect rule reports as its info.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CheckInfo {
     Text(String),
+    /// A log-format string (`on-success`, `on-error`).
+    Fmt(Fmt),
     /// The first line of what the server sent (redis-check's).
     FirstLine,
     /// The first line after its 3-digit code (smtpchk's).
@@ -114,10 +189,12 @@ pub enum CheckInfo {
 }
 
 /// The code a rule reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CheckCode {
     /// `status-code int(<n>)`.
     Fixed(i64),
+    /// `status-code <expr>`: another expression, evaluated on the answer.
+    Expr(Expr),
     /// The number the server's answer starts with (smtpchk's).
     Leading,
 }
@@ -130,9 +207,54 @@ pub enum TcpMatch {
     Binary(Vec<u8>),
     /// A regex over the bytes in upper-case hex.
     RBinary(weir_rules::matching::Pattern),
+    /// `string-lf`, `binary-lf` (`true`): rendered when judged.
+    Lf(Fmt, bool),
+    /// `http-check expect status <code|a-b>[,…]`.
+    Status(Vec<(u16, u16)>),
+    RStatus(Pattern),
+    /// `http-check expect hdr|fhdr …`.
+    Hdr(Box<HdrMatch>),
+}
+
+/// `hdr|fhdr name[-lf] [-m <meth>] <name> [value[-lf] [-m <meth>] <value>]`.
+#[derive(Debug, Clone)]
+pub struct HdrMatch {
+    /// `fhdr`: the whole value, commas included.
+    pub full: bool,
+    pub name: HdrPat,
+    pub value: Option<HdrPat>,
+}
+
+/// One side of a header match: how it compares, and to what.
+#[derive(Debug, Clone)]
+pub struct HdrPat {
+    pub how: HdrHow,
+    pub text: CheckText,
+    /// `-m reg`'s compiled regex.
+    pub re: Option<Pattern>,
+}
+
+/// The matching methods of `hdr` and `fhdr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HdrHow {
+    Str,
+    Beg,
+    End,
+    Sub,
+    Reg,
 }
 
 impl TcpMatch {
+    /// The status a failed match sets by default: a status or a header
+    /// that does not match is a wrong status, other content an invalid
+    /// response.
+    pub fn error_status(&self) -> CheckStatus {
+        match self {
+            TcpMatch::Status(_) | TcpMatch::RStatus(_) | TcpMatch::Hdr(_) => "L7STS",
+            _ => "L7RSP",
+        }
+    }
+
     /// Bytes an exact pattern needs (regexes: none).
     pub fn exact_len(&self) -> Option<usize> {
         match self {
@@ -150,7 +272,7 @@ impl TcpExpect {
             min_recv: None,
             comment: None,
             ok_status: "L7OK",
-            error_status: "L7RSP",
+            error_status: pattern.error_status(),
             tout_status: "L7TOUT",
             on_success: None,
             on_error: None,
@@ -158,6 +280,32 @@ impl TcpExpect {
             pattern,
         }
     }
+}
+
+/// The script an `option httpchk` section runs: its rules, with the
+/// request `OPTIONS / HTTP/1.0` when none sends one, and after the last
+/// request an expect rule of a 2xx or 3xx status when none follows it.
+/// (The connection to the server is opened first when no rule does.)
+pub fn http_rules(own: &[TcpCheckRule]) -> Vec<TcpCheckRule> {
+    let mut rules = own.to_vec();
+    if !rules.iter().any(|r| matches!(r, TcpCheckRule::HttpSend(_))) {
+        let first = rules.iter().position(|r| !r.is_aside());
+        let at = match first.and_then(|i| rules.get(i).map(|r| (i, r))) {
+            Some((i, TcpCheckRule::Connect(_))) => i + 1,
+            Some((i, _)) => i,
+            None => rules.len(),
+        };
+        rules.insert(at, TcpCheckRule::HttpSend(Box::default()));
+    }
+    if !matches!(
+        rules.iter().rev().find(|r| !r.is_aside()),
+        Some(TcpCheckRule::Expect(_))
+    ) {
+        rules.push(TcpCheckRule::Expect(TcpExpect::new(TcpMatch::Status(
+            vec![(200, 399)],
+        ))));
+    }
+    rules
 }
 
 /// The script `option redis-check` runs.

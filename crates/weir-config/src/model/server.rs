@@ -60,6 +60,8 @@ pub struct Server {
     pub proxy_v2: ProxyV2Options,
     /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
     pub h2: bool,
+    /// `check-proto h1|h2`: the HTTP version of checks (none: `proto`'s).
+    pub check_h2: Option<bool>,
     /// `ws`: the protocol of WebSocket upgrades.
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
@@ -137,6 +139,7 @@ pub struct ServerDefaults {
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
     pub h2: bool,
+    pub check_h2: Option<bool>,
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
@@ -230,6 +233,7 @@ impl Default for ServerDefaults {
             send_proxy: None,
             proxy_v2: ProxyV2Options::default(),
             h2: false,
+            check_h2: None,
             ws: WsMode::Auto,
             source: None,
             shutdown_on_down: false,

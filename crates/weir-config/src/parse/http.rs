@@ -1,9 +1,7 @@
 //! Arguments of the HTTP keywords of a proxy: `option forwardfor`,
 //! `errorfile`.
 
-use crate::model::{
-    CheckExpect, CookieCfg, CookieMode, ExpectKind, ForwardFor, HttpCheckRules, Proxy, RetryOn,
-};
+use crate::model::{CookieCfg, CookieMode, ForwardFor, Proxy, RetryOn};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -208,78 +206,6 @@ pub(super) fn cookie(args: &[String]) -> Result<CookieCfg, String> {
         return Err("'indirect' cannot be used with 'prefix'".into());
     }
     Ok(c)
-}
-
-/// `http-check send [meth M] [uri U] [ver V] [hdr name value]… [body S]`.
-pub(super) fn check_send(r: &mut HttpCheckRules, args: &[String]) -> Result<(), String> {
-    let mut it = args.iter();
-    while let Some(w) = it.next() {
-        let mut val = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("'{w}' expects a value"))
-        };
-        match w.as_str() {
-            "meth" => r.method = Some(val()?),
-            "uri" => r.uri = Some(val()?),
-            "ver" => r.version = Some(val()?),
-            "hdr" => {
-                let n = val()?;
-                let v = val()?;
-                r.headers.push((n, v));
-            }
-            "body" => r.body = Some(val()?),
-            o => {
-                return Err(format!(
-                    "unexpected '{o}' (expects meth, uri, ver, hdr or body)"
-                ))
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `http-check expect [!] status|rstatus|string|rstring <pattern>`.
-pub(super) fn check_expect(args: &[String]) -> Result<CheckExpect, String> {
-    let (negate, rest) = match args.first().map(String::as_str) {
-        Some("!") => (true, &args[1..]),
-        _ => (false, args),
-    };
-    let [kind, pat] = rest else {
-        return Err("expects [!] status|rstatus|string|rstring <pattern>".into());
-    };
-    let re = |p: &str| weir_rules::matching::compile(weir_rules::matching::Method::Reg, p, false);
-    let kind = match kind.as_str() {
-        "status" => {
-            let mut codes = Vec::new();
-            for part in pat.split(',') {
-                let (a, b) = part.split_once('-').unwrap_or((part, part));
-                let a: u16 = a
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("invalid status '{part}'"))?;
-                let b: u16 = b
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("invalid status '{part}'"))?;
-                codes.push((a, b));
-            }
-            ExpectKind::Status(codes)
-        }
-        "rstatus" => ExpectKind::RStatus(re(pat)?),
-        "string" => ExpectKind::String(pat.clone()),
-        "rstring" => ExpectKind::RString(re(pat)?),
-        o => {
-            return Err(format!(
-                "'http-check expect {o}' is not supported by weir yet"
-            ))
-        }
-    };
-    Ok(CheckExpect {
-        negate,
-        kind,
-        text: args.join(" "),
-    })
 }
 
 /// `retry-on <keyword>…`.

@@ -4,7 +4,7 @@ use super::State;
 use crate::diag::{did_you_mean, Loc};
 use crate::keywords::{self, Status};
 use crate::logformat;
-use crate::model::{HttpCheck, HttpConnMode, HttpReuse, Mode, Proxy, ProxyKind};
+use crate::model::{HttpConnMode, HttpReuse, Mode, Proxy, ProxyKind};
 use crate::units::{parse_duration, parse_u32};
 
 fn column(kind: ProxyKind) -> char {
@@ -87,7 +87,12 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
         );
         return;
     }
-    let nargs = entry.name.split(' ').count();
+    // (An action word found by its prefix, `set-var(<name>)`, stays an
+    // argument.)
+    let mut nargs = entry.name.split(' ').count();
+    if words.get(nargs - 1).map(String::as_str) != entry.name.split(' ').next_back() {
+        nargs -= 1;
+    }
     let args = &words[nargs..];
     match apply(st, p, entry.name, args, negate, loc) {
         Err(e) => st.diags.alert(loc, format!("'{}' : {e}", entry.name)),
@@ -389,14 +394,6 @@ fn http_fields(
             };
         }
         "retry-on" => p.http.retry_on = Some(super::http::retry_on(args)?),
-        "http-check send" => {
-            own_checks(p, true);
-            super::http::check_send(&mut p.http_check, args)?
-        }
-        "http-check expect" => {
-            own_checks(p, true);
-            p.http_check.expect = Some(super::http::check_expect(args)?)
-        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -890,25 +887,6 @@ fn options(
         "option tcp-smart-accept" | "option tcp-smart-connect" | "option contstats" => {
             flag(args)?;
         }
-        "option httpchk" => {
-            if negate {
-                p.options.httpchk = None;
-                return Ok(true);
-            }
-            p.options.check_proto = None;
-            own_checks(p, false);
-            let (method, uri, version) = match args {
-                [] => ("OPTIONS", "/", "HTTP/1.0"),
-                [u] => ("OPTIONS", u.as_str(), "HTTP/1.0"),
-                [m, u] => (m.as_str(), u.as_str(), "HTTP/1.0"),
-                [m, u, v, ..] => (m.as_str(), u.as_str(), v.as_str()),
-            };
-            p.options.httpchk = Some(HttpCheck {
-                method: method.into(),
-                uri: uri.into(),
-                version: version.into(),
-            });
-        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -962,26 +940,5 @@ fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
         &mut p.options.clitcpka_params
     } else {
         &mut p.options.srvtcpka_params
-    }
-}
-
-/// A section's first `option httpchk` or `http-check` line drops the check
-/// rules it inherited from `defaults` (and an `http-check` line the
-/// inherited request line too: its own starts from `OPTIONS / HTTP/1.0`).
-fn own_checks(p: &mut Proxy, rules: bool) {
-    if p.kind == ProxyKind::Defaults || p.http_check.own {
-        p.http_check.own = true;
-        return;
-    }
-    p.http_check = crate::model::HttpCheckRules {
-        own: true,
-        ..Default::default()
-    };
-    if let (true, Some(h)) = (rules, p.options.httpchk.as_mut()) {
-        *h = HttpCheck {
-            method: "OPTIONS".into(),
-            uri: "/".into(),
-            version: "HTTP/1.0".into(),
-        };
     }
 }

@@ -202,16 +202,20 @@ fn server_options(
                     };
                     2
                 }
-                "proto" => {
-                    d.h2 = match need(word)? {
+                "proto" | "check-proto" => {
+                    let h2 = match need(word)? {
                         "h2" => true,
                         "h1" => false,
                         p => {
                             return Err(format!(
-                                "'proto' expects 'h1' or 'h2' on a server line, got '{p}'"
+                                "'{word}' expects 'h1' or 'h2' on a server line, got '{p}'"
                             ))
                         }
                     };
+                    match word {
+                        "proto" => d.h2 = h2,
+                        _ => d.check_h2 = Some(h2),
+                    }
                     2
                 }
                 "weight" => {
@@ -567,6 +571,7 @@ pub(super) fn server(
         send_proxy: d.send_proxy,
         proxy_v2: d.proxy_v2,
         h2: d.h2,
+        check_h2: d.check_h2,
         ws: d.ws,
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,

@@ -320,7 +320,7 @@ fn options_and_logs() {
         l.log_format.as_ref().unwrap().source,
         crate::logformat::HTTPLOG_FORMAT
     );
-    assert_eq!(l.options.httpchk.as_ref().unwrap().uri, "/health");
+    assert_eq!(l.options.check_proto, Some(crate::model::CheckProto::Http));
     let e = errors("frontend f\n  bind :1\n  log-format %zz\n");
     assert!(e[0].contains("no such format variable"), "{e:?}");
 }

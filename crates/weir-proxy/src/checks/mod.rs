@@ -13,9 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use weir_balance::Health;
-use weir_config::{CheckExpect, ExpectKind, HttpCheck, HttpCheckRules, Proxy, Server};
+use weir_config::{Proxy, Server};
 
 mod agent;
+mod ctx;
+mod http;
 mod proto;
 mod script;
 
@@ -209,17 +211,9 @@ async fn check_once(
     target: &ServerTarget,
     tls: Option<&crate::tls::ClientTls>,
     proxy: Option<weir_config::SendProxy>,
+    env: &ctx::Env,
 ) -> CheckResult {
     let started = Instant::now();
-    let inter = s.inter;
-    let read_timeout = px.timeouts.check.unwrap_or(inter);
-    let fail = |reason: &str, detail: String| CheckResult {
-        ok: false,
-        reason: reason.into(),
-        detail,
-        duration: started.elapsed(),
-        log_info: false,
-    };
     let dial = Dial {
         px,
         s,
@@ -228,181 +222,72 @@ async fn check_once(
         proxy,
     };
     if let Some(rules) = script::rules_of(px) {
-        return script::run(&dial, &rules, px.options.check_proto.as_ref(), started).await;
+        return script::run(&dial, &rules, px.options.check_proto.as_ref(), started, env).await;
     }
-    let stream = match dial.open(None, None, Some(dial.hello())).await {
-        Ok(c) => c,
-        Err(e) if e.info.is_empty() => return fail(e.reason, String::new()),
-        Err(e) => return fail(e.reason, format!(", info: \"{}\"", e.info)),
+    let (ok, reason, detail) = match dial.open(None, None, Some(dial.hello())).await {
+        Ok(_) if tls.is_some() => (true, "Layer6 check passed", String::new()),
+        Ok(_) => (true, "Layer4 check passed", String::new()),
+        Err(e) if e.info.is_empty() => (false, e.reason, String::new()),
+        Err(e) => (false, e.reason, format!(", info: \"{}\"", e.info)),
     };
-    let Some(hc) = &px.options.httpchk else {
-        return CheckResult {
-            ok: true,
-            reason: if tls.is_some() {
-                "Layer6 check passed"
-            } else {
-                "Layer4 check passed"
+    CheckResult {
+        ok,
+        reason: reason.into(),
+        detail,
+        duration: started.elapsed(),
+        log_info: false,
+    }
+}
+
+/// What a check's rules see of the backend and server (`env`'s state
+/// header as `http-check send-state` words it, from the health `h`).
+fn env_of(sh: &Shared, be: &BackendRt, id: ServerId, h: &Health) -> ctx::Env {
+    let px = sh.proxy(be.proxy);
+    let rt = be.server(id);
+    let s = &*rt.conf;
+    let (up, maint, weight, total) = {
+        let set = be.set();
+        let (up, maint, weight, _) = set.state(id.index()).unwrap_or((true, false, 0, false));
+        (up, maint, weight, set.usable_weight())
+    };
+    let state = px.options.check_send_state.then(|| {
+        let (rise, fall) = (s.rise.max(1), s.fall.max(1));
+        let word = match (maint, up) {
+            (true, _) => "MAINT".to_string(),
+            (false, true) if h.value() + 1 < rise + fall => {
+                format!("UP {}/{fall}", h.value() + 1 - rise)
             }
-            .into(),
-            detail: String::new(),
-            duration: started.elapsed(),
-            log_info: false,
+            (false, true) => "UP".into(),
+            (false, false) if h.value() > 0 => format!("DOWN {}/{rise}", h.value()),
+            (false, false) => "DOWN".into(),
         };
-    };
-    let req = http_request(hc, &px.http_check);
-    // The status line is enough unless an expect rule reads the body.
-    let want_body = matches!(
-        px.http_check.expect.as_ref().map(|e| &e.kind),
-        Some(ExpectKind::String(_) | ExpectKind::RString(_))
-    );
-    let io = async {
-        let mut buf = vec![0u8; 16384];
-        let mut have = 0;
-        stream.send_all(req.as_bytes()).await?;
-        loop {
-            let n = stream.read(buf.get_mut(have..).unwrap_or_default()).await?;
-            have = (have + n).min(buf.len());
-            let got = buf.get(..have).unwrap_or_default();
-            let line_done = got.windows(2).any(|w| w == b"\r\n");
-            if n == 0 || have == buf.len() || (line_done && !want_body) {
-                return Ok::<Vec<u8>, std::io::Error>(got.to_vec());
-            }
-        }
-    };
-    match tokio::time::timeout(read_timeout, io).await {
-        Err(_) => fail("Layer7 timeout", String::new()),
-        Ok(Err(e)) => fail("Layer7 invalid response", format!(", info: \"{e}\"")),
-        Ok(Ok(resp)) => match &px.http_check.expect {
-            None => evaluate_status_line(&resp, started.elapsed()),
-            Some(e) => evaluate_expect(&resp, e, started.elapsed()),
-        },
-    }
-}
-
-/// The request `option httpchk` sends, with `http-check send` overrides.
-pub fn http_request(hc: &HttpCheck, r: &HttpCheckRules) -> String {
-    let mut version = r.version.as_deref().unwrap_or(&hc.version);
-    if !r.headers.is_empty() || r.body.is_some() {
-        // Header lines hidden after the version (the old way) give way to
-        // `http-check send`'s, as in haproxy.
-        version = version.split("\r\n").next().unwrap_or(version);
-    }
-    let mut out = format!(
-        "{} {} {version}\r\n",
-        r.method.as_deref().unwrap_or(&hc.method),
-        r.uri.as_deref().unwrap_or(&hc.uri),
-    );
-    for (n, v) in &r.headers {
-        out.push_str(&format!("{n}: {v}\r\n"));
-    }
-    if let Some(b) = &r.body {
-        out.push_str(&format!("Content-Length: {}\r\n", b.len()));
-    }
-    out.push_str("Connection: close\r\n\r\n");
-    if let Some(b) = &r.body {
-        out.push_str(b);
-    }
-    out
-}
-
-/// Judges a response by an `http-check expect` rule.
-pub fn evaluate_expect(resp: &[u8], e: &CheckExpect, duration: Duration) -> CheckResult {
-    let base = evaluate_status_line(resp, duration);
-    if base.reason == "Layer7 invalid response" {
-        return base;
-    }
-    let line_end = resp
-        .windows(2)
-        .position(|w| w == b"\r\n")
-        .unwrap_or(resp.len());
-    let line = String::from_utf8_lossy(resp.get(..line_end).unwrap_or(resp)).into_owned();
-    let code_text = line.split(' ').nth(1).unwrap_or("").to_string();
-    let code: u16 = code_text.parse().unwrap_or(0);
-    let body = resp
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .and_then(|i| resp.get(i + 4..))
-        .unwrap_or_default();
-    let sample = |b: &[u8]| weir_rules::Sample::Str(b.to_vec());
-    let matched = match &e.kind {
-        ExpectKind::Status(ranges) => ranges.iter().any(|(a, b)| (*a..=*b).contains(&code)),
-        ExpectKind::RStatus(re) => weir_rules::matching::matches(
-            weir_rules::matching::Method::Reg,
-            false,
-            &sample(code_text.as_bytes()),
-            re,
-        ),
-        ExpectKind::String(s) => !s.is_empty() && body.windows(s.len()).any(|w| w == s.as_bytes()),
-        ExpectKind::RString(re) => weir_rules::matching::matches(
-            weir_rules::matching::Method::Reg,
-            false,
-            &sample(body),
-            re,
-        ),
-    };
-    let info = line.splitn(3, ' ').nth(2).unwrap_or("").to_string();
-    if matched != e.negate {
-        CheckResult {
-            ok: true,
-            reason: "Layer7 check passed".into(),
-            detail: format!(", code: {code}, info: \"{info}\""),
-            duration,
-            log_info: false,
-        }
-    } else {
-        let why = match e.kind {
-            ExpectKind::Status(_) | ExpectKind::RStatus(_) => "Layer7 wrong status",
-            _ => "Layer7 response error",
+        let (addr, port) = match rt.target() {
+            ServerTarget::Inet { addr, .. } => (addr.ip().to_string(), addr.port().to_string()),
+            ServerTarget::Unix(_) => ("unix".into(), "unix".into()),
         };
-        CheckResult {
-            ok: false,
-            reason: why.into(),
-            detail: format!(
-                ", code: {code}, info: \"did not match 'http-check expect {}'\"",
-                e.text
-            ),
-            duration,
-            log_info: false,
-        }
-    }
-}
-
-/// Judges a status line: 2xx and 3xx pass.
-pub fn evaluate_status_line(resp: &[u8], duration: Duration) -> CheckResult {
-    let line_end = resp
-        .windows(2)
-        .position(|w| w == b"\r\n")
-        .unwrap_or(resp.len());
-    let line = String::from_utf8_lossy(resp.get(..line_end).unwrap_or(resp));
-    let mut parts = line.splitn(3, ' ');
-    let (ver, code, msg) = (
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or(""),
-    );
-    let status: Option<u16> = code.parse().ok().filter(|c| (100..600).contains(c));
-    match (ver.starts_with("HTTP/"), status) {
-        (true, Some(c)) if (200..400).contains(&c) => CheckResult {
-            ok: true,
-            reason: "Layer7 check passed".into(),
-            detail: format!(", code: {c}, info: \"{msg}\""),
-            duration,
-            log_info: false,
-        },
-        (true, Some(c)) => CheckResult {
-            ok: false,
-            reason: "Layer7 wrong status".into(),
-            detail: format!(", code: {c}, info: \"{msg}\""),
-            duration,
-            log_info: false,
-        },
-        _ => CheckResult {
-            ok: false,
-            reason: "Layer7 invalid response".into(),
-            detail: String::new(),
-            duration,
-            log_info: false,
-        },
+        let node = sh.cfg.global.node.as_deref().unwrap_or(&sh.hostname);
+        let scur = rt.cur_conns.load(Ordering::Relaxed);
+        let be_cur: u64 = be
+            .servers()
+            .map(|(_, s)| u64::from(s.cur_conns.load(Ordering::Relaxed)))
+            .sum();
+        format!(
+            "{word}; address={addr}; port={port}; name={}/{}; node={node}; weight={weight}/{total}; scur={scur}/{be_cur}; qcur={}",
+            be.name,
+            s.name,
+            rt.queued.load(Ordering::Relaxed)
+        )
+    });
+    ctx::Env {
+        be: be.name.clone(),
+        be_id: i64::from(px.uid),
+        srv: s.name.clone(),
+        srv_id: i64::from(s.uid),
+        vars: ctx::Vars::new(&sh.proc_vars),
+        state,
+        running: up && !maint,
+        disable_404: px.options.check_disable_404,
+        h2: s.check_h2.unwrap_or(s.h2),
     }
 }
 
@@ -451,7 +336,8 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
             }
         }
         let target = rt.target();
-        let r = check_once(px, s, &target, rt.check_tls.as_deref(), proxy).await;
+        let env = env_of(&sh, &be, id, &j.health);
+        let r = check_once(px, s, &target, rt.check_tls.as_deref(), proxy, &env).await;
         j.result(&r, None);
         let wait = if j.health.transitioning() {
             s.fastinter.unwrap_or(s.inter)

@@ -17,7 +17,6 @@
 mod body;
 mod convert;
 pub mod front;
-mod io;
 pub mod upstream;
 pub(crate) mod ws;
 

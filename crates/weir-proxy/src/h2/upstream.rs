@@ -10,7 +10,7 @@
 
 use super::body::{gone, In, Out, Writer};
 use super::convert;
-use super::io::{ConnIo, Preface};
+use crate::conn_io::{ConnIo, Preface};
 use crate::conn::Conn;
 use crate::state::ProxyId;
 use crate::state::ServerId;

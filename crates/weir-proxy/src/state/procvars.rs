@@ -55,6 +55,10 @@ impl VarStore {
 pub struct ProcVars(Arc<VarStore>);
 
 impl ProcVars {
+    /// The store itself.
+    pub fn store(&self) -> &VarStore {
+        &self.0
+    }
     pub fn get(&self, name: &str) -> Option<Sample> {
         self.0.get(name)
     }

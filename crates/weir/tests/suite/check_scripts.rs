@@ -303,32 +303,32 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
     );
 }
 
-/// A `tcp-check` line weir cannot run is an error with its line, never
-/// dropped.
+/// A `tcp-check` line weir cannot run (or that is wrong) is an error with
+/// its line, never dropped.
 #[test]
 fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
     let cfg = "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
                backend b\n    option tcp-check\n\
                \x20   tcp-check connect send-proxy\n\
-               \x20   tcp-check expect string-lf %[src]\n\
+               \x20   tcp-check expect string-lf %[nosuch]\n\
                \x20   tcp-check expect min-recv 3\n\
                \x20   tcp-check send-binary 0g\n\
-               \x20   tcp-check expect string ok on-error \"%[res.payload(0,0)]\"\n\
-               \x20   tcp-check send-lf %[src]\n\
+               \x20   tcp-check expect string ok on-error \"%[res.payload(0\"\n\
+               \x20   tcp-check connect via-socks4\n\
                \x20   server s 127.0.0.1:1 check\n";
     let (code, out, err) = check_cfg(cfg);
     let text = format!("{out}{err}");
     assert_ne!(code, 0, "{text}");
     for (line, what) in [
         (8, "'send-proxy' is not supported by weir yet"),
-        (9, "'string-lf' is not supported by weir yet"),
-        (10, "expects [!] string|rstring|binary|rbinary <pattern>"),
-        (11, "is not a hexadecimal string"),
+        (9, "nosuch"),
         (
-            12,
-            "'on-error' with a log-format expression is not supported by weir yet",
+            10,
+            "expects [!] string|rstring|binary|rbinary|string-lf|binary-lf <pattern>",
         ),
-        (13, "'tcp-check send-lf' is not supported by weir yet"),
+        (11, "is not a hexadecimal string"),
+        (12, "missing ']'"),
+        (13, "'via-socks4' is not supported by weir yet"),
     ] {
         assert!(
             text.lines()

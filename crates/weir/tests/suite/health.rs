@@ -223,14 +223,15 @@ fn slowstart_ramps_a_returning_server_up() {
     });
 }
 
-/// Answers checks with `body` after checking what `http-check send` adds.
+/// Answers checks with `body` after checking what `http-check send` adds
+/// (header names in lower case, as haproxy 2.6 sends them).
 fn body_server(body: &'static str) -> Server {
     Server::start(move |mut c| {
         let mut b = [0u8; 2048];
         let n = c.read(&mut b).unwrap_or(0);
         let req = String::from_utf8_lossy(&b[..n]).into_owned();
         let ok = req.starts_with("POST /status HTTP/1.1\r\n")
-            && req.contains("Host: health\r\n")
+            && req.contains("host: health\r\n")
             && req.ends_with("\r\n\r\nping");
         let status = if ok { "200 OK" } else { "400 Bad Request" };
         let _ = c.write_all(
@@ -257,7 +258,7 @@ fn http_check_send_and_expect() {
     let w = Weir::start(&cfg, port);
     let out = w.wait_output("Server px/bad is DOWN", Duration::from_secs(3));
     assert!(
-        out.contains("reason: Layer7 response error, code: 200"),
+        out.contains("reason: Layer7 invalid response, info: \"HTTP content check did not match\""),
         "{out}"
     );
     assert!(!out.contains("Server px/good is DOWN"), "{out}");
