@@ -25,6 +25,8 @@ struct Slot {
     maint: bool,
     /// Maintenance inherited from the server it tracks.
     imaint: bool,
+    /// Up but taking no new traffic (a check's NOLB).
+    nolb: bool,
     weight: u32,
     conns: u32,
     /// Smooth weighted round-robin accumulator.
@@ -33,7 +35,7 @@ struct Slot {
 
 impl Slot {
     fn usable(&self) -> bool {
-        self.up && !self.maint && !self.imaint && self.weight > 0
+        self.up && !self.maint && !self.imaint && !self.nolb && self.weight > 0
     }
     fn has_room(&self) -> bool {
         self.info.maxconn.is_none_or(|m| self.conns < m)
@@ -83,6 +85,7 @@ impl ServerSet {
                 up: true,
                 maint: false,
                 imaint: false,
+                nolb: false,
                 conns: 0,
                 current: 0,
             })
@@ -121,6 +124,7 @@ impl ServerSet {
             up: true,
             maint: true,
             imaint: false,
+            nolb: false,
             conns: 0,
             current: 0,
         });
@@ -351,6 +355,14 @@ impl ServerSet {
     pub fn set_imaint(&mut self, i: usize, on: bool) {
         if let Some(s) = self.slots.get_mut(i) {
             s.imaint = on;
+            self.ring_dirty = true;
+        }
+    }
+    /// A check said server `i` takes no new traffic (NOLB), or again does.
+    pub fn set_nolb(&mut self, i: usize, on: bool) {
+        if let Some(s) = self.slots.get_mut(i) {
+            s.nolb = on;
+            s.current = 0;
             self.ring_dirty = true;
         }
     }

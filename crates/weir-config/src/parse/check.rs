@@ -558,9 +558,11 @@ fn hdr_match(full: bool, it: &mut std::slice::Iter<'_, String>) -> Result<HdrMat
                 "end" => HdrHow::End,
                 "sub" => HdrHow::Sub,
                 "reg" => HdrHow::Reg,
-                m => return Err(format!(
+                m => {
+                    return Err(format!(
                     "'{what}': unknown matching method '{m}' (expects str, beg, end, sub or reg)"
-                )),
+                ))
+                }
             };
             w = value(it, first, "a pattern")?;
         }

@@ -254,10 +254,16 @@ fn env_of(sh: &Shared, be: &BackendRt, id: ServerId, h: &Health) -> ctx::Env {
         let (rise, fall) = (s.rise.max(1), s.fall.max(1));
         let word = match (maint, up) {
             (true, _) => "MAINT".to_string(),
-            (false, true) if h.value() + 1 < rise + fall => {
-                format!("UP {}/{fall}", h.value() + 1 - rise)
+            (false, true) => {
+                let word = match rt.nolb.load(Ordering::Relaxed) {
+                    true => "NOLB",
+                    false => "UP",
+                };
+                match h.value() + 1 < rise + fall {
+                    true => format!("{word} {}/{fall}", h.value() + 1 - rise),
+                    false => word.into(),
+                }
             }
-            (false, true) => "UP".into(),
             (false, false) if h.value() > 0 => format!("DOWN {}/{rise}", h.value()),
             (false, false) => "DOWN".into(),
         };
@@ -427,8 +433,56 @@ impl Judge<'_> {
         if changed.is_some() {
             settle(self.sh, be, self.id, r);
         }
+        self.nolb(r);
+    }
+
+    /// A conditional pass (`L7OKC`) of a running server takes it out of
+    /// balancing (NOLB, "is stopping"); a plain pass puts it back.
+    fn nolb(&self, r: &CheckResult) {
+        let (be, rt) = (self.be, self.be.server(self.id));
+        let cond = r.ok && r.reason == CONDITIONAL;
+        let was = rt.nolb.load(Ordering::Relaxed);
+        let running = self.health.is_up();
+        let now = match (was, running) {
+            (true, false) => false,
+            (false, true) if cond => true,
+            (true, true) if r.ok && !cond => false,
+            _ => return,
+        };
+        rt.nolb.store(now, Ordering::Relaxed);
+        let (act, bck) = {
+            let mut set = be.set();
+            set.set_nolb(self.id.index(), now);
+            set.usable_counts()
+        };
+        if !running {
+            // (The server went down: its own line told.)
+            return;
+        }
+        let s = &rt.conf;
+        let who = format!(
+            "{}Server {}/{}",
+            if s.backup { "Backup " } else { "" },
+            be.name,
+            s.name
+        );
+        let queued = be.queued.load(Ordering::Relaxed);
+        let msg = match now {
+            true => format!("{who} is stopping. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue."),
+            false => format!("{who} is UP. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue."),
+        };
+        be.logger.send(level::NOTICE, &msg);
+        if !self.sh.cfg.global.quiet {
+            crate::log::console("WARNING", &msg);
+        }
+        if !now {
+            be.slot_freed.notify_waiters();
+        }
     }
 }
+
+/// The reason of a conditional pass (`L7OKC`).
+const CONDITIONAL: &str = "Layer7 check conditionally passed";
 
 /// A check's line as haproxy logs it with `option log-health-checks`:
 /// its outcome, and the health as `x/y UP|DOWN` (an up server counts the
@@ -450,9 +504,13 @@ fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall:
         "Health analyze" => String::new(),
         _ => format!(", check duration: {}ms", r.duration.as_millis()),
     };
+    let verdict = match (r.ok, r.reason == CONDITIONAL) {
+        (true, true) => "conditionally succeeded",
+        (true, false) => "succeeded",
+        (false, _) => "failed",
+    };
     format!(
-        "Health check for server {be}/{srv} {}, reason: {}{detail}{duration}, status: {status}.",
-        if r.ok { "succeeded" } else { "failed" },
+        "Health check for server {be}/{srv} {verdict}, reason: {}{detail}{duration}, status: {status}.",
         r.reason,
     )
 }

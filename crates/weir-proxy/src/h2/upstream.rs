@@ -10,8 +10,8 @@
 
 use super::body::{gone, In, Out, Writer};
 use super::convert;
-use crate::conn_io::{ConnIo, Preface};
 use crate::conn::Conn;
+use crate::conn_io::{ConnIo, Preface};
 use crate::state::ProxyId;
 use crate::state::ServerId;
 use bytes::Bytes;

@@ -359,6 +359,11 @@ fn server_row(
     let c = &s.counters;
     let mut r = Row::new();
     let unaddressed = s.no_addr.load(Ordering::Relaxed);
+    // (A check's conditional pass: up, but out of balancing.)
+    let up = match s.nolb.load(Ordering::Relaxed) {
+        true => "NOLB",
+        false => "UP",
+    };
     let status = match &ck {
         _ if maint && unaddressed => "MAINT (resolution)".to_string(),
         _ if maint => "MAINT".to_string(),
@@ -367,9 +372,9 @@ fn server_row(
             let full = v.rise + v.fall - 1;
             match (v.up, v.health) {
                 (true, h) if h < full && !v.code.is_empty() => {
-                    format!("UP {}/{}", h + 1 - v.rise, v.fall)
+                    format!("{up} {}/{}", h + 1 - v.rise, v.fall)
                 }
-                (true, _) => "UP".into(),
+                (true, _) => up.into(),
                 (false, 0) => "DOWN".into(),
                 (false, h) => format!("DOWN {h}/{}", v.rise),
             }
@@ -602,7 +607,12 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                 srv_id: conf.uid,
                 srv_name: s.name.clone(),
                 addr,
-                op_state: if up && !maint { 2 } else { 0 },
+                // (Running 2; stopping, a check's NOLB, 3.)
+                op_state: match (up && !maint, s.nolb.load(Ordering::Relaxed)) {
+                    (true, true) => 3,
+                    (true, false) => 2,
+                    (false, _) => 0,
+                },
                 admin_state: admin,
                 uweight: s.uweight.load(Ordering::Relaxed),
                 iweight: conf.weight,

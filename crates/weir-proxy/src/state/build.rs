@@ -482,6 +482,7 @@ pub fn server(
         uweight: AtomicU32::new(s.weight),
         conn_gen: AtomicU32::new(0),
         drain: AtomicBool::new(false),
+        nolb: AtomicBool::new(false),
         no_addr: AtomicBool::new(unaddressed),
         checks_paused: AtomicBool::new(false),
         agent_paused: AtomicBool::new(false),

@@ -74,6 +74,10 @@ pub struct ServerRt {
     /// generation are closed instead.
     pub conn_gen: AtomicU32,
     pub drain: AtomicBool,
+    /// A passed HTTP check said to take no new traffic (`L7OKC`: a 404
+    /// with `http-check disable-on-404`, or `ok-status L7OKC`): haproxy's
+    /// NOLB, out of balancing until a plain pass.
+    pub nolb: AtomicBool,
     /// Started without an address (`init-addr … none`): in maintenance
     /// until one is set, as haproxy's "MAINT (resolution)".
     pub no_addr: AtomicBool,

@@ -25,6 +25,7 @@ mod health;
 mod http;
 mod http_abort;
 mod http_actions_differential;
+mod http_checks;
 mod http_differential;
 mod http_rules;
 mod http_splice;
