@@ -252,12 +252,9 @@ pub fn parse_server_addr(text: &str, default_port: Option<u16>) -> Result<Server
     }
     let (host, port) = split_host_port(rest)?;
     // A server without an address takes the client's destination, as
-    // `0.0.0.0` does (an address made of unset variables, in haproxy).
-    let host = if host.is_empty() && default_port.is_none() {
-        "0.0.0.0"
-    } else {
-        host
-    };
+    // `0.0.0.0` does (an address made of unset variables, in haproxy); a
+    // log target without one is this host's, as haproxy takes `log :`.
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
     if host.is_empty() || host == "*" {
         return Err(format!("missing address in '{text}'"));
     }

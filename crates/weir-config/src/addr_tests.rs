@@ -123,7 +123,11 @@ fn server_forms() {
         parse_server_addr(":80", None).unwrap(),
         parse_server_addr("0.0.0.0:80", None).unwrap()
     );
-    assert!(parse_server_addr(":514", Some(514)).is_err());
+    // A log target without one: this host's (haproxy takes `log :`).
+    assert_eq!(
+        parse_server_addr(":", Some(514)).unwrap(),
+        parse_server_addr("0.0.0.0:514", None).unwrap()
+    );
     let env = |n: &str| (n == "P").then(|| "8080".to_string());
     assert_eq!(expand_env("${H}:$P", &env), ":8080");
     assert_eq!(expand_env("a$", &env), "a$");

@@ -525,6 +525,7 @@ pub const SERVER: &[Keyword] = &[
     kw("check-send-proxy", "-", Status::Supported),
     kw("check-sni", "-", Status::Supported),
     kw("check-ssl", "-", Status::Supported),
+    kw("check-via-socks4", "-", Status::Supported),
     kw("ciphers", "-", Status::Partly("a suite weir does not offer is refused on a server line (there is no warning to give there)")),
     kw("ciphersuites", "-", Status::Supported),
     kw("cookie", "-", Status::Supported),
@@ -585,12 +586,9 @@ pub const SERVER: &[Keyword] = &[
     kw("send-proxy", "-", Status::Partly("sent before any TLS handshake; in `mode http` a connection that sent one serves only its client's requests (it is never shared through the idle pool)")),
     kw("send-proxy-v2", "-", Status::Partly("as `send-proxy`")),
     kw("send-proxy-v2-ssl", "-", Status::Refused),
-    kw(
-        "slowstart",
-        "-",
-        Status::Partly("parsed and validated; the weight ramp-up comes later"),
-    ),
+    kw("slowstart", "-", Status::Supported),
     kw("sni", "-", Status::Supported),
+    kw("socks4", "-", Status::Partly("an IPv4 `<ip>:<port>` (no name); connections to IPv4 servers go through the SOCKS4 proxy (user id `HAProxy`, as haproxy's); an IPv6 server cannot be reached that way and its connections fail")),
     kw(
         "source",
         "-",

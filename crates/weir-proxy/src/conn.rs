@@ -264,6 +264,25 @@ impl Conn {
     }
 }
 
+/// Asks the SOCKS4 proxy `conn` is connected to for a connection to `dst`
+/// (the `socks4` server option) and reads its grant.
+pub async fn socks4(conn: &Conn, dst: std::net::SocketAddr) -> io::Result<()> {
+    use weir_proto::socks4::{connect_request, reply, REPLY_LEN};
+    let std::net::SocketAddr::V4(dst) = dst else {
+        return Err(io::Error::other("SOCKS4 reaches IPv4 addresses only"));
+    };
+    conn.send_all(&connect_request(dst)).await?;
+    let mut got = [0u8; REPLY_LEN];
+    let mut have = 0;
+    while have < REPLY_LEN {
+        match conn.read(got.get_mut(have..).unwrap_or_default()).await? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => have += n,
+        }
+    }
+    reply(&got).map_err(|code| io::Error::other(format!("SOCKS4 proxy refused ({code:#04x})")))
+}
+
 /// Waits until what `io` holds below (in the TLS layer) was sent.
 pub async fn flush<I: Io + ?Sized>(io: &I) -> io::Result<()> {
     while io.has_pending() {

@@ -492,15 +492,22 @@ async fn dial_plain(
             if let Some(src) = s.source {
                 sock.bind(src).map_err(|e| (ConnectFail::Refused, e))?;
             }
+            // (`socks4`: through the proxy, which connects to the server.)
             let stream = sock
-                .connect(addr)
+                .connect(s.conf.socks4.unwrap_or(addr))
                 .await
                 .map_err(|e| (ConnectFail::Refused, e))?;
             // Nagle stays on, as in HAProxy: whole chunks are written at once.
             let source_addr = be.log_source.then(|| stream.local_addr().ok()).flatten();
+            let conn = Conn::Tcp(stream);
+            if s.conf.socks4.is_some() {
+                crate::conn::socks4(&conn, addr)
+                    .await
+                    .map_err(|e| (ConnectFail::Refused, e))?;
+            }
             Ok(Connected {
                 srv,
-                conn: Conn::Tcp(stream),
+                conn,
                 server_addr: Some(addr),
                 source_addr,
                 key: 0,

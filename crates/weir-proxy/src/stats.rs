@@ -535,6 +535,7 @@ fn short_code(reason: &str) -> &'static str {
         "Layer7 timeout" => "L7TOUT",
         "Layer7 invalid response" => "L7RSP",
         "Layer7 wrong status" => "L7STS",
+        "Socket error" => "SOCKERR",
         _ => "UNK",
     }
 }

@@ -59,10 +59,11 @@ impl Sample {
         }
     }
     /// The sample as an address (a string's, spaces and tabs around it
-    /// ignored).
+    /// ignored; an integer's 32 bits as IPv4, as haproxy casts it).
     pub fn to_ip(&self) -> Option<IpAddr> {
         match self {
             Sample::Ip(a) => Some(*a),
+            Sample::Int(i) => Some(IpAddr::V4(std::net::Ipv4Addr::from(*i as u32))),
             Sample::Str(s) => std::str::from_utf8(trim_ows(s)).ok()?.parse().ok(),
             _ => None,
         }

@@ -209,6 +209,8 @@ fn strings_become_numbers_without_unicode_whitespace() {
     assert_eq!(s("\u{85}5").to_int(), None);
     assert_eq!(s(" 127.0.0.1 ").to_ip(), "127.0.0.1".parse().ok());
     assert_eq!(s("\u{a0}127.0.0.1").to_ip(), None);
+    // An integer is an IPv4 address, as haproxy casts it.
+    assert_eq!(Sample::Int(0x7f00_0001).to_ip(), "127.0.0.1".parse().ok());
 }
 
 #[test]

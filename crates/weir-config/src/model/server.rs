@@ -78,6 +78,10 @@ pub struct Server {
     pub agent: Agent,
     /// `check-send-proxy`: its checks start with a PROXY header.
     pub check_send_proxy: bool,
+    /// `check-via-socks4`: its checks go through its `socks4` proxy.
+    pub check_via_socks4: bool,
+    /// `socks4 <ip>:<port>`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<std::net::SocketAddr>,
     /// `resolvers` and the `resolve-*` settings.
     pub resolve: Resolve,
     /// `observe`, `error-limit`, `on-error`: health from the traffic.
@@ -149,6 +153,8 @@ pub struct ServerDefaults {
     pub tls: crate::tls::ServerTls,
     pub agent: Agent,
     pub check_send_proxy: bool,
+    pub check_via_socks4: bool,
+    pub socks4: Option<std::net::SocketAddr>,
     pub resolve: Resolve,
     pub observe: Observe,
 }
@@ -243,6 +249,8 @@ impl Default for ServerDefaults {
             tls: crate::tls::ServerTls::default(),
             agent: Agent::default(),
             check_send_proxy: false,
+            check_via_socks4: false,
+            socks4: None,
             resolve: Resolve::default(),
             observe: Observe::default(),
         }

@@ -66,6 +66,8 @@ const TAKES_ARG: &[&str] = &[
     "verify",
     "redir",
     "namespace",
+    "socks4",
+    "check-proto",
 ];
 
 /// `bind` options followed by a value.
@@ -337,6 +339,21 @@ fn server_options(
                     d.check_send_proxy = true;
                     1
                 }
+                "check-via-socks4" => {
+                    d.check_via_socks4 = true;
+                    1
+                }
+                "socks4" => {
+                    let v = need(word)?;
+                    let sa = v.parse::<std::net::SocketAddr>().map_err(|_| match v
+                        .parse::<std::net::IpAddr>()
+                    {
+                        Ok(_) => format!("'socks4 {v}' : missing port specification in '{v}'."),
+                        Err(_) => format!("'socks4 {v}' : expects <ip>:<port>"),
+                    })?;
+                    d.socks4 = Some(sa);
+                    2
+                }
                 "agent-check" | "no-agent-check" => {
                     d.agent.enabled = word == "agent-check";
                     1
@@ -582,6 +599,8 @@ pub(super) fn server(
         track,
         agent: d.agent,
         check_send_proxy: d.check_send_proxy,
+        check_via_socks4: d.check_via_socks4,
+        socks4: d.socks4,
         resolve: d.resolve,
         observe: d.observe,
         template: false,
@@ -654,6 +673,7 @@ const DYNAMIC_OPTIONS: &[&str] = &[
     "send-proxy-v2-ssl-cn",
     "slowstart",
     "sni",
+    "socks4",
     "source",
     "ssl",
     "ssl-max-ver",
@@ -676,7 +696,6 @@ const DYNAMIC_VALUED: &[&str] = &[
     "agent-port",
     "agent-send",
     "check-alpn",
-    "check-proto",
     "check-sni",
     "ciphers",
     "ciphersuites",

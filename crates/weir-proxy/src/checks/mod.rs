@@ -137,10 +137,15 @@ impl Dial<'_> {
         let conn_timeout = self.connect_timeout();
         let err = |reason, info: String| DialError { reason, info };
         let addr = self.addr(port, ip);
+        // `check-via-socks4`: through the server's SOCKS4 proxy.
+        let socks = self.s.socks4.filter(|_| self.s.check_via_socks4);
         let conn = match (&addr, self.target) {
-            (Ok(a), _) => tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(*a))
-                .await
-                .map(|r| r.map(Conn::Tcp)),
+            (Ok(a), _) => {
+                let to = socks.unwrap_or(*a);
+                tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(to))
+                    .await
+                    .map(|r| r.map(Conn::Tcp))
+            }
             (Err(_), ServerTarget::Unix(p)) if port.is_none() && ip.is_none() => {
                 tokio::time::timeout(conn_timeout, tokio::net::UnixStream::connect(p))
                     .await
@@ -164,6 +169,12 @@ impl Dial<'_> {
             }
             Ok(Ok(c)) => c,
         };
+        if let (Some(_), Ok(a)) = (socks, &addr) {
+            let asked = tokio::time::timeout(conn_timeout, crate::conn::socks4(&stream, *a)).await;
+            if !matches!(asked, Ok(Ok(()))) {
+                return Err(err("Socket error", "SOCKS4 Proxy deny the request".into()));
+            }
+        }
         let stream = match (self.proxy, stream) {
             (Some(v), Conn::Tcp(mut c)) => {
                 let header = match (c.local_addr(), c.peer_addr()) {

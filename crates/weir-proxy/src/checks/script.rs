@@ -41,14 +41,15 @@ pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
 struct Outcome {
     status: &'static str,
     code: Option<i64>,
-    info: String,
+    /// As read or written (escaped when told, as haproxy does).
+    info: Vec<u8>,
     /// The info is an HTTP reason phrase: a passed check's log line
     /// leaves it out.
     quiet: bool,
 }
 
 impl Outcome {
-    fn new(status: &'static str, info: impl Into<String>) -> Outcome {
+    fn new(status: &'static str, info: impl Into<Vec<u8>>) -> Outcome {
         Outcome {
             status,
             code: None,
@@ -64,7 +65,7 @@ impl Outcome {
             matches!(self.status, "L7OK" | "L7OKC" | "L7STS").then(|| self.code.unwrap_or(0));
         let mut detail = code.map(|c| format!(", code: {c}")).unwrap_or_default();
         if !self.info.is_empty() {
-            detail.push_str(&format!(", info: \"{}\"", self.info));
+            detail.push_str(&format!(", info: \"{}\"", escaped(&self.info)));
         }
         CheckResult {
             ok,
@@ -89,6 +90,7 @@ fn long(status: &str) -> (&'static str, bool) {
         "L6TOUT" => ("Layer6 timeout", false),
         "L4CON" => ("Layer4 connection problem", false),
         "L4TOUT" => ("Layer4 timeout", false),
+        "SOCKERR" => ("Socket error", false),
         _ => ("Layer7 invalid response", false),
     }
 }
@@ -99,6 +101,7 @@ fn short(reason: &str) -> &'static str {
         "Layer4 timeout" => "L4TOUT",
         "Layer6 timeout" => "L6TOUT",
         "Layer6 invalid response" => "L6RSP",
+        "Socket error" => "SOCKERR",
         _ => "L4CON",
     }
 }
@@ -296,8 +299,8 @@ fn passed(ss: &Session<'_>, last: Option<&TcpExpect>) -> Outcome {
         .and_then(|c| code_of(c, &ss.buf, &ctx));
     let (info, quiet) = match (&e.on_success, &ss.reply) {
         (Some(i), _) => (info_of(i, &ss.buf, &ctx), false),
-        (None, Some(r)) if ss.http => (r.reason.clone(), true),
-        (None, _) => (tag.to_string(), false),
+        (None, Some(r)) if ss.http => (r.reason.clone().into_bytes(), true),
+        (None, _) => (tag.into(), false),
     };
     Outcome {
         status: e.ok_status,
@@ -421,16 +424,15 @@ async fn http_expect(ss: &mut Session<'_>, e: &TcpExpect) -> Result<Option<Outco
         .status_code
         .as_ref()
         .and_then(|c| code_of(c, &ss.buf, &ctx));
-    let info = match (&e.on_error, h::reads_body(&e.pattern), e.negate) {
+    let mut info = match (&e.on_error, h::reads_body(&e.pattern), e.negate) {
         (Some(i), _, _) => info_of(i, &ss.buf, &ctx),
-        (None, false, _) => r.reason.clone(),
-        (None, true, false) => "HTTP content check did not match".into(),
-        (None, true, true) => "HTTP check matched unwanted content".into(),
+        (None, false, _) => r.reason.clone().into_bytes(),
+        (None, true, false) => b"HTTP content check did not match".to_vec(),
+        (None, true, true) => b"HTTP check matched unwanted content".to_vec(),
     };
-    let info = match &e.comment {
-        Some(c) if e.on_error.is_none() => format!("{info} comment: {c}"),
-        _ => info,
-    };
+    if let (Some(c), None) = (&e.comment, &e.on_error) {
+        info.extend_from_slice(format!(" comment: {c}").as_bytes());
+    }
     Err(Outcome {
         status: e.error_status,
         code: code.or(Some(i64::from(r.status))),
@@ -583,7 +585,7 @@ fn failed(e: &TcpExpect, ss: &Session<'_>, info: String) -> Outcome {
     let ctx = ss.ctx();
     let info = match &e.on_error {
         Some(i) => info_of(i, &ss.buf, &ctx),
-        None => with_comment(info, &e.comment),
+        None => with_comment(info, &e.comment).into_bytes(),
     };
     Outcome {
         status: e.error_status,
@@ -597,19 +599,34 @@ fn failed(e: &TcpExpect, ss: &Session<'_>, info: String) -> Outcome {
 }
 
 /// A rule's message, from what the server sent when it says so.
-fn info_of(i: &CheckInfo, buf: &[u8], ctx: &dyn Ctx) -> String {
+fn info_of(i: &CheckInfo, buf: &[u8], ctx: &dyn Ctx) -> Vec<u8> {
     let line = |b: &[u8]| {
         let end = b.windows(2).position(|w| w == b"\r\n").unwrap_or(b.len());
-        String::from_utf8_lossy(b.get(..end).unwrap_or_default()).into_owned()
+        b.get(..end).unwrap_or_default().to_vec()
     };
     match i {
-        CheckInfo::Text(t) => t.clone(),
-        CheckInfo::Fmt(f) => String::from_utf8_lossy(&f.render(ctx)).into_owned(),
+        CheckInfo::Text(t) => t.clone().into_bytes(),
+        CheckInfo::Fmt(f) => f.render(ctx),
         CheckInfo::FirstLine => line(buf),
-        CheckInfo::AfterCode => line(buf.get(4..).unwrap_or_default())
-            .trim_start_matches(' ')
-            .to_string(),
+        CheckInfo::AfterCode => {
+            let l = line(buf.get(4..).unwrap_or_default());
+            let start = l.iter().position(|&c| c != b' ').unwrap_or(l.len());
+            l.get(start..).unwrap_or_default().to_vec()
+        }
     }
+}
+
+/// A check's info as haproxy logs it: control bytes, bytes past ASCII,
+/// quotes and angle brackets as `<XX>`.
+fn escaped(info: &[u8]) -> String {
+    let mut out = String::with_capacity(info.len());
+    for &b in info {
+        match b {
+            0x20..=0x7e if !matches!(b, b'"' | b'<' | b'>') => out.push(char::from(b)),
+            _ => out.push_str(&format!("<{b:02X}>")),
+        }
+    }
+    out
 }
 
 /// A rule's code, from what the server sent when it says so.
@@ -637,7 +654,7 @@ async fn reply(ss: &mut Session<'_>, r: weir_config::Reply) -> Result<Option<Out
                 let o = Outcome {
                     status,
                     code,
-                    info,
+                    info: info.into_bytes(),
                     quiet: false,
                 };
                 return if long(status).1 { Ok(Some(o)) } else { Err(o) };

@@ -3,7 +3,9 @@
 //! against a real Redis server. Each backend's first `option
 //! log-health-checks` line is compared (its duration left out): passes,
 //! mismatches, unwanted content, binary patterns, timeouts, custom
-//! statuses and messages, refused connections with their step.
+//! statuses and messages, refused connections with their step; and the
+//! log-format forms (`send-lf`, `string-lf`, `binary-lf`, `on-error`,
+//! `status-code`) with `set-var`.
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -111,6 +113,7 @@ struct Smtp {
     ldap: u16,
     /// A TLS listener (a placeholder until it is started).
     tls: u16,
+    echo: u16,
 }
 
 /// Backends and their rules: (name, rules, server port).
@@ -157,6 +160,10 @@ fn backends(
         ("redis", "option redis-check".into(), redis),
         ("notredis", "option redis-check".into(), other),
         ("redissilent", "option redis-check".into(), error),
+        ("lf", "option tcp-check\n    tcp-check set-var(check.w) str(val)\n    tcp-check expect string-lf \"%[var(check.w)]id\"".into(), valid),
+        ("lfunwanted", "option tcp-check\n    tcp-check set-var-fmt(check.w) \"err%[str(or)]\"\n    tcp-check expect ! string-lf \"%[var(check.w)]\" error-status L7STS on-error \"saw %[res.payload(0,5)] in %[be_name]\" status-code \"int(7)\"".into(), error),
+        ("lfbin", "option tcp-check\n    tcp-check expect binary-lf \"%[str(val),hex]\"".into(), valid),
+        ("lfsend", "option tcp-check\n    tcp-check send-lf \"%[srv_name]-%[be_name]\\r\\n\"\n    tcp-check unset-var(check.none)\n    tcp-check expect string-lf \"s-%[be_name]\" on-success \"echoed %[res.payload(0,0)]\"".into(), s.echo),
     ]
 }
 
@@ -213,7 +220,9 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         14,
         b"\x30\x0c\x02\x01\x01\x61\x07\x0a\x01\x00\x04\x00\x04\x00",
     );
+    let echo = Server::echo();
     let s = Smtp {
+        echo: echo.port(),
         ldap: ldap.port(),
         tls: free_port(),
         my_refused41: my_refused41.port(),
@@ -301,6 +310,9 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         "ports",
         &format!("Connection refused at step 2 of tcp-check (connect port {closed})"),
     );
+    has("lf", "succeeded, reason: Layer7 check passed");
+    has("lfunwanted", "code: 7, info: \"saw error in lfunwanted\"");
+    has("lfsend", "info: \"echoed s-lfsend");
 }
 
 /// A `tcp-check` line weir cannot run (or that is wrong) is an error with

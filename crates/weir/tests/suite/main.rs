@@ -49,6 +49,7 @@ mod seeds;
 mod server_state;
 mod smuggling;
 mod smuggling_h2;
+mod socks4;
 mod stats_page;
 mod stick_tables;
 mod stickiness;
