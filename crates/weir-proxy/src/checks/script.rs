@@ -543,7 +543,11 @@ async fn expect(ss: &mut Session<'_>, e: &TcpExpect, step: usize) -> Result<(), 
                 return Err(failed(e, ss, info));
             }
             match (found(&e.pattern, &ss.buf, &ss.ctx()), e.negate) {
-                (true, false) | (false, true) => return Ok(()),
+                (true, false) => return Ok(()),
+                // Unwanted content could still come, unless all came or
+                // `min-recv` bounds the rule.
+                (false, true) if conclusive || e.min_recv.is_some() => return Ok(()),
+                (false, true) => {}
                 (true, true) => {
                     let info = format!(
                         "TCPCHK matched unwanted content {} at step {step}",

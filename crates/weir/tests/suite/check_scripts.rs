@@ -160,6 +160,8 @@ fn backends(
         ("redis", "option redis-check".into(), redis),
         ("notredis", "option redis-check".into(), other),
         ("redissilent", "option redis-check".into(), error),
+        ("negwait", "option tcp-check\n    tcp-check expect ! string nope".into(), valid),
+        ("negmin", "option tcp-check\n    tcp-check expect min-recv 3 ! string nope".into(), valid),
         ("lf", "option tcp-check\n    tcp-check set-var(check.w) str(val)\n    tcp-check expect string-lf \"%[var(check.w)]id\"".into(), valid),
         ("lfunwanted", "option tcp-check\n    tcp-check set-var-fmt(check.w) \"err%[str(or)]\"\n    tcp-check expect ! string-lf \"%[var(check.w)]\" error-status L7STS on-error \"saw %[res.payload(0,5)] in %[be_name]\" status-code \"int(7)\"".into(), error),
         ("lfbin", "option tcp-check\n    tcp-check expect binary-lf \"%[str(val),hex]\"".into(), valid),
@@ -311,6 +313,9 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         &format!("Connection refused at step 2 of tcp-check (connect port {closed})"),
     );
     has("lf", "succeeded, reason: Layer7 check passed");
+    // (A negated rule waits for all the data, unless min-recv bounds it.)
+    has("negwait", "failed, reason: Layer7 timeout");
+    has("negmin", "succeeded");
     has("lfunwanted", "code: 7, info: \"saw error in lfunwanted\"");
     has("lfsend", "info: \"echoed s-lfsend");
 }
