@@ -333,7 +333,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option splice-auto", "DFLB", Status::Partly("splices both ways whenever both sides are plain TCP, without haproxy's guess of which transfers are worth it")),
     kw("option splice-request", "DFLB", Status::Partly("`mode tcp` data, and in `mode http` the part of an HTTP/1 request body of known length not read with its head, between plain TCP sockets (counted in `h1_spliced_bytes_in|out`); chunked bodies and TLS or HTTP/2 sides are copied")),
     kw("option splice-response", "DFLB", Status::Partly("`mode tcp` data, and in `mode http` the part of an HTTP/1 response body of known length or ending with the connection not read with its head, between plain TCP sockets (counted in `h1_spliced_bytes_in|out`); chunked bodies and TLS or HTTP/2 sides are copied")),
-    kw("option spop-check", "D-LB", Status::Refused),
+    kw("option spop-check", "D-LB", Status::Supported),
     kw("option srvtcpka", "D-LB", Status::Supported),
     kw("option ssl-hello-chk", "D-LB", Status::Partly("a TLS 1.2 ClientHello (haproxy sends SSLv3's); a handshake or alert record in answer passes")),
     kw("option tcp-check", "D-LB", Status::Supported),

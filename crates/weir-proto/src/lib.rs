@@ -12,4 +12,5 @@ pub mod h1;
 pub mod h2;
 pub mod proxy_protocol;
 pub mod socks4;
+pub mod spop;
 pub mod syslog;

@@ -32,6 +32,9 @@ pub enum CheckProto {
     /// `option ssl-hello-chk`: a TLS ClientHello, answered by a handshake
     /// or an alert record.
     SslHello,
+    /// `option spop-check`: SPOP's HAPROXY-HELLO with `healthcheck`,
+    /// answered by a valid AGENT-HELLO.
+    Spop,
 }
 
 /// The `tcp-check` (or `http-check`) rules of a section.
@@ -137,6 +140,8 @@ pub enum Reply {
     MysqlLogin,
     /// A BindResponse to an anonymous bind.
     Ldap,
+    /// An AGENT-HELLO to a health check's HAPROXY-HELLO.
+    Spop,
 }
 
 /// `tcp-check connect [default] [port <p>] [addr <ip>] [linger]`.

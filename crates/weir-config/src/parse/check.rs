@@ -115,6 +115,7 @@ fn check_option(
         | "option mysql-check"
         | "option ldap-check"
         | "option ssl-hello-chk"
+        | "option spop-check"
         | "option httpchk" => name,
         _ => return Ok(None),
     };
@@ -132,6 +133,7 @@ fn check_option(
         "option redis-check" => CheckProto::Redis,
         "option ldap-check" => CheckProto::Ldap,
         "option ssl-hello-chk" => CheckProto::SslHello,
+        "option spop-check" => CheckProto::Spop,
         "option smtpchk" => CheckProto::Smtp(smtp_hello(args)?),
         "option pgsql-check" => match args {
             [u, name] if u == "user" => CheckProto::Pgsql(name.clone()),
@@ -141,7 +143,11 @@ fn check_option(
     };
     if matches!(
         proto,
-        CheckProto::TcpCheck | CheckProto::Redis | CheckProto::Ldap | CheckProto::SslHello
+        CheckProto::TcpCheck
+            | CheckProto::Redis
+            | CheckProto::Ldap
+            | CheckProto::SslHello
+            | CheckProto::Spop
     ) {
         super::proxy::no_args(args)?;
     }

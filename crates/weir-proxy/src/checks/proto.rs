@@ -1,6 +1,7 @@
 //! What protocol checks make of an answer (pure): PostgreSQL's reply to a
-//! StartupMessage, MySQL's greeting and its reply to a login, with the
-//! status, code and info haproxy 2.6 reports for each.
+//! StartupMessage, MySQL's greeting and its reply to a login, LDAP's bind
+//! response, an SPOA's hello, with the status, code and info haproxy 2.6
+//! reports for each.
 
 use weir_config::Reply;
 
@@ -40,6 +41,7 @@ pub fn judge(r: Reply, buf: &[u8], closed: bool, version: &str) -> Verdict {
             },
         },
         Reply::Ldap => ldap(buf, closed),
+        Reply::Spop => spop(buf, closed),
         Reply::MysqlLogin => match mysql_packet(buf, closed) {
             Err(v) => v,
             Ok(p) => match p.first() {
@@ -155,6 +157,16 @@ fn ldap(buf: &[u8], closed: bool) -> Verdict {
             Some(i64::from(c)),
             "See RFC: http://tools.ietf.org/html/rfc4511#section-4.1.9".into(),
         ),
+    }
+}
+
+/// An SPOA's hello: valid, or why not in haproxy's words.
+fn spop(buf: &[u8], closed: bool) -> Verdict {
+    match weir_proto::spop::agent_hello(buf) {
+        Ok(Some(_)) => Verdict::Done("L7OK", Some(0), "SPOA server is ok".into()),
+        Ok(None) if closed => Verdict::Done("L7RSP", None, String::new()),
+        Ok(None) => Verdict::More,
+        Err(e) => Verdict::Done("L7RSP", None, e.message()),
     }
 }
 

@@ -33,6 +33,13 @@ pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
         CheckProto::Mysql(login) => Some(Cow::Owned(weir_config::mysql_rules(login.as_ref()))),
         CheckProto::Ldap => Some(Cow::Owned(weir_config::ldap_rules())),
         CheckProto::SslHello => Some(Cow::Owned(weir_config::ssl_hello_rules())),
+        CheckProto::Spop => Some(Cow::Owned(vec![
+            TcpCheckRule::Send {
+                data: weir_proto::spop::healthcheck_hello(),
+                comment: None,
+            },
+            TcpCheckRule::Reply(weir_config::Reply::Spop),
+        ])),
     }
 }
 

@@ -5,7 +5,8 @@
 //! mismatches, unwanted content, binary patterns, timeouts, custom
 //! statuses and messages, refused connections with their step; and the
 //! log-format forms (`send-lf`, `string-lf`, `binary-lf`, `on-error`,
-//! `status-code`) with `set-var`.
+//! `status-code`) with `set-var`; `option spop-check` against agents
+//! answering as haproxy's reg-test's do.
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -114,6 +115,8 @@ struct Smtp {
     /// A TLS listener (a placeholder until it is started).
     tls: u16,
     echo: u16,
+    /// SPOAs: a good hello, an empty frame, a fragment, version 1.0.
+    spop: [u16; 4],
 }
 
 /// Backends and their rules: (name, rules, server port).
@@ -160,6 +163,11 @@ fn backends(
         ("redis", "option redis-check".into(), redis),
         ("notredis", "option redis-check".into(), other),
         ("redissilent", "option redis-check".into(), error),
+        ("spop", "option spop-check".into(), s.spop[0]),
+        ("spopempty", "option spop-check".into(), s.spop[1]),
+        ("spopfrag", "option spop-check".into(), s.spop[2]),
+        ("spopv1", "option spop-check".into(), s.spop[3]),
+        ("notspop", "option spop-check".into(), other),
         ("negwait", "option tcp-check\n    tcp-check expect ! string nope".into(), valid),
         ("negmin", "option tcp-check\n    tcp-check expect min-recv 3 ! string nope".into(), valid),
         ("lf", "option tcp-check\n    tcp-check set-var(check.w) str(val)\n    tcp-check expect string-lf \"%[var(check.w)]id\"".into(), valid),
@@ -223,7 +231,20 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         b"\x30\x0c\x02\x01\x01\x61\x07\x0a\x01\x00\x04\x00\x04\x00",
     );
     let echo = Server::echo();
+    // haproxy's HAPROXY-HELLO is 82 bytes; the answers of its reg-test.
+    let spops = [
+        scripted(b"", 82, b"\0\0\0\x36\x65\0\0\0\x01\0\0\x07version\x08\x032.0\x0emax-frame-size\x03\xfc\xf0\x06\x0ccapabilities\x08\0"),
+        scripted(b"", 82, b"\0\0\0\0"),
+        scripted(b"", 82, b"\0\0\0\x07\x65\0\0\0\0\0\0"),
+        scripted(b"", 82, b"\0\0\0\x14\x65\0\0\0\x01\0\0\x07version\x08\x031.0"),
+    ];
     let s = Smtp {
+        spop: [
+            spops[0].port(),
+            spops[1].port(),
+            spops[2].port(),
+            spops[3].port(),
+        ],
         echo: echo.port(),
         ldap: ldap.port(),
         tls: free_port(),
@@ -313,6 +334,8 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
         &format!("Connection refused at step 2 of tcp-check (connect port {closed})"),
     );
     has("lf", "succeeded, reason: Layer7 check passed");
+    has("spop", "info: \"SPOA server is ok\"");
+    has("spopv1", "info: \"unsupported version\"");
     // (A negated rule waits for all the data, unless min-recv bounds it.)
     has("negwait", "failed, reason: Layer7 timeout");
     has("negmin", "succeeded");
