@@ -159,6 +159,10 @@ pub struct CheckConnect {
     pub comment: Option<String>,
     /// `proto h1|h2`: the HTTP version of an `http-check` connection.
     pub proto: Option<String>,
+    /// `send-proxy`: a PROXY header first.
+    pub send_proxy: bool,
+    /// `via-socks4`: through the server's `socks4` proxy.
+    pub via_socks4: bool,
 }
 
 /// A check status a rule may set (`L7OK`, `L4TOUT`, …).

@@ -349,12 +349,11 @@ fn connect(args: &[String]) -> Result<CheckConnect, String> {
                     p => return Err(format!("'proto {p}' is not supported by weir (h1 or h2)")),
                 })
             }
-            o @ ("send-proxy" | "via-socks4") => {
-                return Err(format!("'{o}' is not supported by weir yet"))
-            }
+            "send-proxy" => c.send_proxy = true,
+            "via-socks4" => c.via_socks4 = true,
             o => {
                 return Err(format!(
-                    "expects 'comment', 'port', 'addr', 'ssl', 'sni', 'alpn', 'proto', 'default' or 'linger' but got '{o}'"
+                    "expects 'comment', 'port', 'addr', 'send-proxy', 'via-socks4', 'ssl', 'sni', 'alpn', 'proto', 'default' or 'linger' but got '{o}'"
                 ))
             }
         }

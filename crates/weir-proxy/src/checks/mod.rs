@@ -72,12 +72,15 @@ pub fn spawn_one(sh: &Arc<Shared>, be: &Arc<BackendRt>, id: ServerId, offset: Du
 
 /// Where and how long a check connects: the server's check address and
 /// port unless a rule gives its own.
+#[derive(Clone, Copy)]
 pub(crate) struct Dial<'a> {
     pub px: &'a Proxy,
     pub s: &'a Server,
     /// A PROXY header first (`check-send-proxy`, or `send-proxy` on a
     /// configured server checked on its own address and port).
     pub proxy: Option<weir_config::SendProxy>,
+    /// Through this SOCKS4 proxy (`check-via-socks4`).
+    pub socks: Option<SocketAddr>,
     pub target: &'a ServerTarget,
     pub tls: Option<&'a crate::tls::ClientTls>,
 }
@@ -137,8 +140,7 @@ impl Dial<'_> {
         let conn_timeout = self.connect_timeout();
         let err = |reason, info: String| DialError { reason, info };
         let addr = self.addr(port, ip);
-        // `check-via-socks4`: through the server's SOCKS4 proxy.
-        let socks = self.s.socks4.filter(|_| self.s.check_via_socks4);
+        let socks = self.socks;
         let conn = match (&addr, self.target) {
             (Ok(a), _) => {
                 let to = socks.unwrap_or(*a);
@@ -231,6 +233,7 @@ async fn check_once(
         target,
         tls,
         proxy,
+        socks: s.socks4.filter(|_| s.check_via_socks4),
     };
     if let Some(rules) = script::rules_of(px) {
         return script::run(&dial, &rules, px.options.check_proto.as_ref(), started, env).await;

@@ -338,6 +338,21 @@ async fn connect(
         Some(p) => p == "h2",
         None => c.default && ss.env.h2,
     };
+    // The rule's PROXY header and SOCKS4 proxy (with `default`, the
+    // server's too).
+    let dial = Dial {
+        proxy: match (c.send_proxy, c.default) {
+            (true, _) => Some(dial.proxy.unwrap_or(weir_config::SendProxy::V1)),
+            (false, true) => dial.proxy,
+            (false, false) => None,
+        },
+        socks: match (c.via_socks4, c.default) {
+            (true, _) => dial.s.socks4,
+            (false, true) => dial.socks,
+            (false, false) => None,
+        },
+        ..*dial
+    };
     match dial.open(c.port, c.addr, hello).await {
         Ok(conn) => {
             ss.opened(conn, tls, h2);

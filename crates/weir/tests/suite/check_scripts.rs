@@ -349,18 +349,18 @@ fn tcp_check_and_redis_check_log_as_haproxy() {
 fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
     let cfg = "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
                backend b\n    option tcp-check\n\
-               \x20   tcp-check connect send-proxy\n\
+               \x20   tcp-check connect send-proxi\n\
                \x20   tcp-check expect string-lf %[nosuch]\n\
                \x20   tcp-check expect min-recv 3\n\
                \x20   tcp-check send-binary 0g\n\
                \x20   tcp-check expect string ok on-error \"%[res.payload(0\"\n\
-               \x20   tcp-check connect via-socks4\n\
+               \x20   tcp-check connect via-sock4\n\
                \x20   server s 127.0.0.1:1 check\n";
     let (code, out, err) = check_cfg(cfg);
     let text = format!("{out}{err}");
     assert_ne!(code, 0, "{text}");
     for (line, what) in [
-        (8, "'send-proxy' is not supported by weir yet"),
+        (8, "but got 'send-proxi'"),
         (9, "nosuch"),
         (
             10,
@@ -368,7 +368,7 @@ fn tcp_check_lines_weir_cannot_run_are_refused_by_line() {
         ),
         (11, "is not a hexadecimal string"),
         (12, "missing ']'"),
-        (13, "'via-socks4' is not supported by weir yet"),
+        (13, "but got 'via-sock4'"),
     ] {
         assert!(
             text.lines()
@@ -453,4 +453,58 @@ fn checks_over_tls_name_and_offer_what_they_are_told() {
         let l = log.wait_line("\"GET / HTTP/1.1\"", Duration::from_secs(5));
         assert!(l.contains(" web~ web/<NOSRV> "), "{l}");
     }
+}
+
+/// `tcp-check connect send-proxy` sends a PROXY header; an explicit
+/// `connect` without `default` leaves the server's `check-send-proxy`
+/// out; as haproxy does.
+#[test]
+fn tcp_check_connect_send_proxy_as_haproxy() {
+    use std::sync::{Arc, Mutex};
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let rec = |seen: Arc<Mutex<Vec<String>>>, tag: &'static str| {
+            Server::start(move |mut c| {
+                let mut got = Vec::new();
+                let mut b = [0u8; 256];
+                while !got.ends_with(b"hi") {
+                    match c.read(&mut b) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.extend_from_slice(&b[..n]),
+                    }
+                }
+                // (The source port differs by nature.)
+                let text = String::from_utf8_lossy(&got).into_owned();
+                let text = match text.strip_prefix("PROXY TCP4 127.0.0.1 127.0.0.1 ") {
+                    Some(rest) => format!("PROXY {}", rest.split_once("\r\n").map_or("", |x| x.1)),
+                    None => text,
+                };
+                seen.lock().unwrap().push(format!("{tag}: {text}"));
+            })
+        };
+        let (a, b) = (rec(seen.clone(), "a"), rec(seen.clone(), "b"));
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen front\n    bind 127.0.0.1:{port}\n    server x 127.0.0.1:{port}\n\
+             backend a\n    option tcp-check\n    tcp-check connect\n    tcp-check send hi\n    server s 127.0.0.1:{} check check-send-proxy inter 200ms\n\
+             backend b\n    option tcp-check\n    tcp-check connect send-proxy\n    tcp-check send hi\n    server s 127.0.0.1:{} check inter 200ms\n",
+            a.port(),
+            b.port()
+        );
+        let _p = start(&cfg, port);
+        wait_for("both checks", Duration::from_secs(5), || {
+            let s = seen.lock().unwrap();
+            (s.iter().any(|l| l.starts_with("a:")) && s.iter().any(|l| l.starts_with("b:")))
+                .then_some(())
+        });
+        let mut got = seen.lock().unwrap().clone();
+        got.sort();
+        got.dedup();
+        got
+    };
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
+    assert_eq!(theirs, ["a: hi", "b: PROXY hi"]);
 }
