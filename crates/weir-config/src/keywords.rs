@@ -570,7 +570,7 @@ pub const SERVER: &[Keyword] = &[
         "-",
         Status::Partly("`shutdown-sessions` only"),
     ),
-    kw("on-marked-up", "-", Status::Refused),
+    kw("on-marked-up", "-", Status::Supported),
     kw("pool-low-conn", "-", Status::Partly("accepted and changes nothing: weir reuses an idle connection that fits wherever one is, as haproxy does with `pool-low-conn` set (without it, haproxy may open a new one)")),
     kw("pool-max-conn", "-", Status::Supported),
     kw("pool-purge-delay", "-", Status::Partly("an idle server connection unused for the delay is closed (HAProxy closes half of them each delay); 0 keeps them")),

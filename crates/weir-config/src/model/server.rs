@@ -66,6 +66,9 @@ pub struct Server {
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`: when this server comes up,
+    /// the backup servers' sessions are closed.
+    pub shutdown_backup_on_up: bool,
     pub slowstart: Option<Duration>,
     /// `pool-max-conn`: idle connections kept per thread (`None`: no limit).
     pub pool_max_conn: Option<usize>,
@@ -147,6 +150,9 @@ pub struct ServerDefaults {
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
     pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`: when this server comes up,
+    /// the backup servers' sessions are closed.
+    pub shutdown_backup_on_up: bool,
     pub slowstart: Option<Duration>,
     pub pool_max_conn: Option<usize>,
     pub pool_purge_delay: Option<Duration>,
@@ -243,6 +249,7 @@ impl Default for ServerDefaults {
             ws: WsMode::Auto,
             source: None,
             shutdown_on_down: false,
+            shutdown_backup_on_up: false,
             slowstart: None,
             pool_max_conn: None,
             pool_purge_delay: Some(Duration::from_secs(5)),

@@ -436,6 +436,16 @@ fn server_options(
                     d.shutdown_on_down = true;
                     2
                 }
+                "on-marked-up" => {
+                    let a = need(word)?;
+                    if a != "shutdown-backup-sessions" {
+                        return Err(format!(
+                            "'on-marked-up' expects 'shutdown-backup-sessions', got '{a}'"
+                        ));
+                    }
+                    d.shutdown_backup_on_up = true;
+                    2
+                }
                 _ => match d.tls.apply(word, arg) {
                     // A server line has no warnings: a suite it names that
                     // weir lacks is refused there.
@@ -592,6 +602,7 @@ pub(super) fn server(
         ws: d.ws,
         source: d.source,
         shutdown_on_down: d.shutdown_on_down,
+        shutdown_backup_on_up: d.shutdown_backup_on_up,
         slowstart: d.slowstart,
         pool_max_conn: d.pool_max_conn,
         pool_purge_delay: d.pool_purge_delay,

@@ -424,8 +424,8 @@ fn server_option_errors() {
     assert_eq!(e.len(), 2, "{e:?}");
     let e = errors("backend b\n  server s\n");
     assert!(e[0].contains("missing address"));
-    let e = errors("backend b\n  server s 127.0.0.1:1 on-marked-up shutdown-backup-sessions\n");
-    assert!(e[0].contains("not supported by weir yet"));
+    let e = errors("backend b\n  server s 127.0.0.1:1 on-marked-up shutdown-sessions\n");
+    assert!(e[0].contains("expects 'shutdown-backup-sessions'"), "{e:?}");
 }
 
 #[test]

@@ -597,6 +597,11 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &Check
     }
     if up {
         be.slot_freed.notify_waiters();
+        if s.shutdown_backup_on_up {
+            for (_, b) in be.servers().filter(|(_, b)| b.conf.backup) {
+                sh.kill_sessions(b);
+            }
+        }
         if let Some(period) = s.slowstart.filter(|p| !p.is_zero()) {
             crate::profile::spawn::<crate::profile::Check, _>(slowstart(
                 be.clone(),

@@ -140,6 +140,54 @@ fn on_marked_down_shutdown_sessions_kills_established_sessions() {
     assert!(t.elapsed() < Duration::from_secs(2));
 }
 
+/// `on-marked-up shutdown-backup-sessions`: when the primary server comes
+/// back, the sessions on the backup server are closed (beside haproxy).
+#[test]
+fn on_marked_up_shutdown_backup_sessions_as_haproxy() {
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| {
+        let backup = Server::start(|mut c| {
+            let _ = c.write_all(b"bk");
+            let mut b = [0u8; 16];
+            let _ = c.read(&mut b);
+        });
+        let primary = TcpListener::bind("127.0.0.1:0").unwrap();
+        let pport = primary.local_addr().unwrap().port();
+        drop(primary);
+        let log = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n  mode tcp\n  timeout connect 200ms\n  timeout client 30s\n  timeout server 30s\n\
+             listen px\n  bind 127.0.0.1:{port}\n  log 127.0.0.1:{} local0\n\
+             \x20 server a 127.0.0.1:{pport} check inter 100ms rise 1 fall 1 on-marked-up shutdown-backup-sessions\n\
+             \x20 server b 127.0.0.1:{} backup\n",
+            log.port(),
+            backup.port()
+        );
+        let _p = start(&cfg, port);
+        log.wait_line("px/a is DOWN", Duration::from_secs(5));
+        let mut c = client(port);
+        let mut b = [0u8; 2];
+        c.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"bk");
+        // The primary comes back: the session on the backup is closed.
+        let l = TcpListener::bind(("127.0.0.1", pport)).unwrap();
+        let _a = Server::start_on(l, |mut c| {
+            let _ = c.write_all(b"pr");
+        });
+        log.wait_line("px/a is UP", Duration::from_secs(5));
+        c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let r = c.read(&mut b);
+        let closed = match &r {
+            Ok(n) => *n == 0,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        assert!(closed, "the session on the backup is closed: {r:?}");
+    };
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+}
+
 fn http_server(status: &'static str) -> Server {
     Server::start(move |mut c| {
         let mut b = [0u8; 1024];
