@@ -133,6 +133,9 @@ pub enum Command {
     SetServerSsl(ServerRef, bool),
     /// `set server <bk>/<srv> fqdn <name>`.
     SetServerFqdn(ServerRef, String),
+    /// `set server <bk>/<srv> check-addr|check-port|agent-addr|agent-port|
+    /// agent-send|agent|health …`.
+    SetServerCheck(ServerRef, crate::cli_set::CheckSet),
     /// `add server <bk>/<srv> <addr> [options]`: the words after the name.
     AddServer(ServerRef, Vec<String>),
     /// `del server <bk>/<srv>`.
@@ -258,6 +261,7 @@ impl Command {
             | SetAddr(..)
             | SetServerSsl(..)
             | SetServerFqdn(..)
+            | SetServerCheck(..)
             | AddServer(..)
             | DelServer(_)
             | EnableServer(_)
@@ -451,54 +455,7 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
         ["show", "env", v] => ShowEnv(Some(v.to_string())),
         ["get", "weight", ..] => GetWeight(server_ref(arg(2))?),
         ["set", "weight", ..] => SetWeight(server_ref(arg(2))?, parse_weight(arg(3))?),
-        ["set", "server", _, rest @ ..] => {
-            let s = server_ref(arg(2))?;
-            match rest {
-                ["weight", ..] => SetWeight(s, parse_weight(arg(4))?),
-                ["state", st] => SetState(
-                    s,
-                    match *st {
-                        "ready" => AdminState::Ready,
-                        "drain" => AdminState::Drain,
-                        "maint" => AdminState::Maint,
-                        _ => return Err(state_usage()),
-                    },
-                ),
-                ["state", ..] => return Err(state_usage()),
-                ["addr", a] => SetAddr(s, a.to_string(), None),
-                ["addr", a, "port", p] => {
-                    let p =
-                        p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
-                            CliError::Usage(format!("'{p}' is not a valid port."))
-                        })?;
-                    SetAddr(s, a.to_string(), Some(p))
-                }
-                ["addr", ..] => {
-                    return Err(CliError::Usage(
-                        "'set server <srv> addr' expects <addr> [port <port>].".into(),
-                    ))
-                }
-                ["ssl", "on"] => SetServerSsl(s, true),
-                ["ssl", "off"] => SetServerSsl(s, false),
-                ["ssl", ..] => {
-                    return Err(CliError::Usage(
-                        "'set server <srv> ssl' expects 'on' or 'off'.".into(),
-                    ))
-                }
-                ["fqdn", name] => SetServerFqdn(s, name.to_string()),
-                ["fqdn", ..] => {
-                    return Err(CliError::Usage(
-                        "set server <b>/<s> requires an FQDN.".into(),
-                    ))
-                }
-                _ => {
-                    return Err(CliError::Usage(
-                        "'set server <srv>' only supports 'state', 'weight', 'addr', 'ssl' and 'fqdn' in weir."
-                            .into(),
-                    ))
-                }
-            }
-        }
+        ["set", "server", _, rest @ ..] => crate::cli_set::set_server(server_ref(arg(2))?, rest)?,
         ["set", "server", ..] => return Err(server_ref(None).unwrap_err()),
         ["enable", "server", ..] => EnableServer(server_ref(arg(2))?),
         ["disable", "server", ..] => DisableServer(server_ref(arg(2))?),
@@ -669,10 +626,6 @@ pub fn parse(words: &[String]) -> Result<Command, CliError> {
 fn int_arg(v: &str) -> Result<u32, CliError> {
     v.parse()
         .map_err(|_| CliError::Usage(format!("'{v}' is not a valid number.")))
-}
-
-fn state_usage() -> CliError {
-    CliError::Usage("'set server <srv> state' expects 'ready', 'drain' and 'maint'.".into())
 }
 
 /// The commands as `help` lists them: syntax, what it does, the level it

@@ -132,7 +132,21 @@ fn bad_arguments_get_one_line_and_unknown_words_are_unknown() {
         "'set server <srv> state' expects 'ready', 'drain' and 'maint'."
     );
     assert!(msg("set server be/s1 addr 1.2.3.4 port 0").contains("port"));
-    assert!(!msg("set server be/s1 agent up").contains('\n'));
+    assert!(!msg("set server be/s1 nosuch up").contains('\n'));
+    assert_eq!(
+        msg("set server be/s1 health sideways"),
+        "'set server <srv> health' expects 'up', 'stopping', or 'down'."
+    );
+    assert_eq!(
+        parse(&w("set server be/s1 check-addr 10.0.0.1 port 81")),
+        Ok(Command::SetServerCheck(
+            ServerRef {
+                backend: "be".into(),
+                server: "s1".into()
+            },
+            crate::cli_set::CheckSet::CheckAddr("10.0.0.1".into(), Some("81".into()))
+        ))
+    );
     assert_eq!(parse(&w("xyzzy")), Err(CliError::Unknown));
     assert_eq!(parse(&w("show nothing")), Err(CliError::Unknown));
 }

@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cli;
+pub mod cli_set;
 pub mod errors;
 pub mod page;
 pub mod prom;

@@ -359,6 +359,8 @@ pub struct ServerState {
     pub port: u16,
     pub use_ssl: i8,
     pub check_port: u16,
+    /// The check address (`addr`, `set server … check-addr`).
+    pub check_addr: Option<String>,
     /// The agent check's state bits (as `check_state`), 0 without one.
     pub agent_state: u8,
     pub agent_addr: Option<String>,
@@ -396,7 +398,7 @@ pub fn servers_state(servers: &[ServerState]) -> String {
     let mut out = format!("1\n# {SERVER_STATE_COLUMNS}\n");
     for s in servers {
         out.push_str(&format!(
-            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} - {} {}\n",
+            "{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}\n",
             s.be_id,
             s.be_name,
             s.srv_id,
@@ -419,6 +421,7 @@ pub fn servers_state(servers: &[ServerState]) -> String {
             s.srvrecord.as_deref().unwrap_or("-"),
             s.use_ssl,
             s.check_port,
+            s.check_addr.as_deref().unwrap_or("-"),
             s.agent_addr.as_deref().unwrap_or("-"),
             s.agent_port,
         ));

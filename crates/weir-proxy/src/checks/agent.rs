@@ -113,14 +113,18 @@ async fn run(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: Duration
 /// reached or said nothing in time.
 async fn ask(sh: &Shared, be: &BackendRt, rt: &ServerRt) -> Option<Vec<u8>> {
     let a = &rt.conf.agent;
-    let port = a.port?;
-    let ip = match &a.addr {
-        Some(text) => text.parse().ok()?,
-        None => match rt.target() {
+    // (What the runtime API set first.)
+    let set = rt.targets.lock().map(|t| t.clone()).unwrap_or_default();
+    let port = set.agent_port.or(a.port)?;
+    let ip = match (set.agent_addr, &a.addr) {
+        (Some(ip), _) => ip,
+        (None, Some(text)) => text.parse().ok()?,
+        (None, None) => match rt.target() {
             ServerTarget::Inet { addr, .. } => addr.ip(),
             ServerTarget::Unix(_) => return None,
         },
     };
+    let send = set.agent_send.as_deref().unwrap_or(&a.send);
     let px = sh.proxy(be.proxy);
     let wait = px
         .timeouts
@@ -129,8 +133,8 @@ async fn ask(sh: &Shared, be: &BackendRt, rt: &ServerRt) -> Option<Vec<u8>> {
         .unwrap_or(rt.conf.inter);
     let exchange = async {
         let mut c = tokio::net::TcpStream::connect((ip, port)).await.ok()?;
-        if !a.send.is_empty() {
-            c.write_all(a.send.as_bytes()).await.ok()?;
+        if !send.is_empty() {
+            c.write_all(send.as_bytes()).await.ok()?;
         }
         let mut got = Vec::new();
         let mut buf = [0u8; 256];

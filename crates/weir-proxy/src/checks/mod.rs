@@ -17,6 +17,7 @@ use weir_config::{Proxy, Server};
 
 mod agent;
 mod ctx;
+pub(crate) mod force;
 mod http;
 mod proto;
 mod script;
@@ -81,6 +82,8 @@ pub(crate) struct Dial<'a> {
     pub proxy: Option<weir_config::SendProxy>,
     /// Through this SOCKS4 proxy (`check-via-socks4`).
     pub socks: Option<SocketAddr>,
+    /// The check address and port the runtime API set.
+    pub set: &'a crate::state::CheckTargets,
     pub target: &'a ServerTarget,
     pub tls: Option<&'a crate::tls::ClientTls>,
 }
@@ -103,15 +106,18 @@ impl Dial<'_> {
             ServerTarget::Inet { addr, .. } => {
                 // `addr <ip>` or `addr <ip>:<port>` (whose port gives way
                 // to `port`).
-                let (base, addr_port) = match &self.s.check_addr {
-                    Some(a) => match (a.parse(), a.parse::<SocketAddr>()) {
+                // (The runtime API's `check-addr` and `check-port` first.)
+                let (base, addr_port) = match (self.set.check_addr, &self.s.check_addr) {
+                    (Some(ip), _) => (ip, None),
+                    (None, Some(a)) => match (a.parse(), a.parse::<SocketAddr>()) {
                         (Ok(ip), _) => (ip, None),
                         (_, Ok(sa)) => (sa.ip(), Some(sa.port())),
                         _ => return Err(format!("bad check address '{a}'")),
                     },
-                    None => (addr.ip(), None),
+                    (None, None) => (addr.ip(), None),
                 };
                 let port = port
+                    .or(self.set.check_port.filter(|p| *p > 0))
                     .or(self.s.check_port)
                     .or(addr_port)
                     .unwrap_or(addr.port());
@@ -218,23 +224,9 @@ pub(crate) struct Hello<'a> {
     pub alpn: Option<&'a [String]>,
 }
 
-async fn check_once(
-    px: &Proxy,
-    s: &Server,
-    target: &ServerTarget,
-    tls: Option<&crate::tls::ClientTls>,
-    proxy: Option<weir_config::SendProxy>,
-    env: &ctx::Env,
-) -> CheckResult {
+async fn check_once(dial: Dial<'_>, env: &ctx::Env) -> CheckResult {
+    let (px, tls) = (dial.px, dial.tls);
     let started = Instant::now();
-    let dial = Dial {
-        px,
-        s,
-        target,
-        tls,
-        proxy,
-        socks: s.socks4.filter(|_| s.check_via_socks4),
-    };
     if let Some(rules) = script::rules_of(px) {
         return script::run(&dial, &rules, px.options.check_proto.as_ref(), started, env).await;
     }
@@ -344,6 +336,12 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         if rt.check_restart.swap(false, Ordering::Relaxed) {
             j.health = Health::new(s.rise, s.fall);
         }
+        // `set server … health up|down`: the state is set; its health too.
+        match rt.health_forced.swap(0, Ordering::Relaxed) {
+            1 => j.health.force(true),
+            2 => j.health.force(false),
+            _ => {}
+        }
         let maint = be.set().state(idx).is_some_and(|(_, m, _, _)| m);
         // (Nor is a server with no address yet.)
         let unaddressed = rt.no_addr.load(Ordering::Relaxed);
@@ -357,7 +355,17 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
         }
         let target = rt.target();
         let env = env_of(&sh, &be, id, &j.health);
-        let r = check_once(px, s, &target, rt.check_tls.as_deref(), proxy, &env).await;
+        let set = rt.targets.lock().map(|t| t.clone()).unwrap_or_default();
+        let dial = Dial {
+            px,
+            s,
+            target: &target,
+            tls: rt.check_tls.as_deref(),
+            proxy,
+            socks: s.socks4.filter(|_| s.check_via_socks4),
+            set: &set,
+        };
+        let r = check_once(dial, &env).await;
         j.result(&r, None);
         let wait = if j.health.transitioning() {
             s.fastinter.unwrap_or(s.inter)
@@ -463,35 +471,46 @@ impl Judge<'_> {
             (true, true) if r.ok && !cond => false,
             _ => return,
         };
-        rt.nolb.store(now, Ordering::Relaxed);
-        let (act, bck) = {
-            let mut set = be.set();
-            set.set_nolb(self.id.index(), now);
-            set.usable_counts()
-        };
-        if !running {
-            // (The server went down: its own line told.)
-            return;
-        }
-        let s = &rt.conf;
-        let who = format!(
-            "{}Server {}/{}",
-            if s.backup { "Backup " } else { "" },
-            be.name,
-            s.name
-        );
-        let queued = be.queued.load(Ordering::Relaxed);
-        let msg = match now {
-            true => format!("{who} is stopping. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue."),
-            false => format!("{who} is UP. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue."),
-        };
-        be.logger.send(level::NOTICE, &msg);
-        if !self.sh.cfg.global.quiet {
-            crate::log::console("WARNING", &msg);
-        }
-        if !now {
-            be.slot_freed.notify_waiters();
-        }
+        // (A server that went down: its own line told.)
+        set_nolb(self.sh, be, self.id, now, running.then_some(""));
+    }
+}
+
+/// Takes server `id` out of balancing while it stays up (NOLB), or puts
+/// it back; `told`: the state line's reason (none: no line).
+pub(crate) fn set_nolb(
+    sh: &Shared,
+    be: &Arc<BackendRt>,
+    id: ServerId,
+    on: bool,
+    told: Option<&str>,
+) {
+    let rt = be.server(id);
+    rt.nolb.store(on, Ordering::Relaxed);
+    let (act, bck) = {
+        let mut set = be.set();
+        set.set_nolb(id.index(), on);
+        set.usable_counts()
+    };
+    if !on {
+        be.slot_freed.notify_waiters();
+    }
+    let Some(why) = told else {
+        return;
+    };
+    let s = &rt.conf;
+    let who = format!(
+        "{}Server {}/{}",
+        if s.backup { "Backup " } else { "" },
+        be.name,
+        s.name
+    );
+    let queued = be.queued.load(Ordering::Relaxed);
+    let word = if on { "stopping" } else { "UP" };
+    let msg = format!("{who} is {word}{why}. {act} active and {bck} backup servers online. 0 sessions requeued, {queued} total in queue.");
+    be.logger.send(level::NOTICE, &msg);
+    if !sh.cfg.global.quiet {
+        crate::log::console("WARNING", &msg);
     }
 }
 
@@ -548,11 +567,22 @@ pub(crate) fn settle(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, r: &CheckRe
         // (In maintenance a change is kept, not told.)
         be.set().set_up(i, want);
     } else {
-        on_change(sh, be, id, want, r);
+        // With `option log-health-checks` the check's own line told why.
+        let why = match sh.proxy(be.proxy).options.log_health_checks {
+            true => String::new(),
+            false => format!(
+                ", reason: {}{}, check duration: {}ms",
+                r.reason,
+                r.detail,
+                r.duration.as_millis()
+            ),
+        };
+        on_change(sh, be, id, want, &why);
     }
 }
 
-fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &CheckResult) {
+/// Server `id` goes up or down, `why` (as its state line tells it).
+pub(crate) fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, why: &str) {
     let s = &*be.server(id).conf;
     let (act, bck) = {
         let mut set = be.set();
@@ -562,17 +592,6 @@ fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, r: &Check
     let srv = be.server(id);
     let cur = srv.cur_conns.load(Ordering::Relaxed);
     let queued = be.queued.load(Ordering::Relaxed);
-    // With `option log-health-checks` the check's own line told why.
-    let why = if sh.proxy(be.proxy).options.log_health_checks {
-        String::new()
-    } else {
-        format!(
-            ", reason: {}{}, check duration: {}ms",
-            r.reason,
-            r.detail,
-            r.duration.as_millis()
-        )
-    };
     let who = format!(
         "{}Server {}/{}",
         if s.backup { "Backup " } else { "" },

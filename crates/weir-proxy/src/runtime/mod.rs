@@ -148,6 +148,16 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             // (No server of weir resolves names at run time yet.)
             "set server <b>/<s> fqdn failed because no resolution is configured.\n".into()
         }),
+        Command::SetServerCheck(r, c) => {
+            let be = sh.backends.iter().find(|b| b.name == r.backend);
+            match (find(sh, r), be) {
+                (Ok((_, i, _)), Some(be)) => {
+                    crate::checks::force::apply(sh, be, crate::state::ServerId::new(i), c)
+                }
+                (Err(e), _) => e,
+                (Ok(_), None) => "No such backend.\n".into(),
+            }
+        }
         Command::DelServer(r) => servers::delete(sh, r),
         Command::AddServer(..) => "This command is only answered on the stats socket.\n".into(),
         Command::EnableHealth(r) | Command::DisableHealth(r) => {

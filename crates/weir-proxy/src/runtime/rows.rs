@@ -561,6 +561,7 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
         for (id, s) in be.servers() {
             let i = id.index();
             let conf = &s.conf;
+            let targets = s.targets.lock().map(|t| t.clone()).unwrap_or_default();
             if conf.dispatch {
                 continue;
             }
@@ -628,14 +629,21 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                 srv_forced_id: conf.id.is_some(),
                 port,
                 use_ssl: s.use_ssl.load(Ordering::Relaxed),
-                check_port: conf.check_port.unwrap_or(0),
+                check_port: targets.check_port.or(conf.check_port).unwrap_or(0),
+                check_addr: targets
+                    .check_addr
+                    .map(|a| a.to_string())
+                    .or_else(|| conf.check_addr.clone()),
                 // Configured 0x2, running 0x4, paused 0x8, an agent 0x10.
                 agent_state: match conf.agent.enabled {
                     false => 0,
                     true if s.agent_paused.load(Ordering::Relaxed) => 0x12,
                     true => 0x16,
                 },
-                agent_addr: conf.agent.addr.clone(),
+                agent_addr: targets
+                    .agent_addr
+                    .map(|a| a.to_string())
+                    .or_else(|| conf.agent.addr.clone()),
                 fqdn: s.fqdn.lock().ok().and_then(|f| f.clone()),
                 srvrecord: match &conf.addr {
                     weir_config::addr::ServerAddr::Inet {
@@ -644,7 +652,7 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                     } if n.starts_with('_') => Some(n.clone()),
                     _ => None,
                 },
-                agent_port: conf.agent.port.unwrap_or(0),
+                agent_port: targets.agent_port.or(conf.agent.port).unwrap_or(0),
             });
         }
     }

@@ -499,6 +499,8 @@ pub fn server(
         from_srv: AtomicBool::new(false),
         agent_down: AtomicBool::new(false),
         check_restart: AtomicBool::new(false),
+        health_forced: std::sync::atomic::AtomicU8::new(0),
+        targets: std::sync::Mutex::new(super::CheckTargets::default()),
         maxqueue: s.maxqueue,
         kill: tokio::sync::Notify::new(),
         kills: AtomicU32::new(0),

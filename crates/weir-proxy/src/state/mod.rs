@@ -102,6 +102,12 @@ pub struct ServerRt {
     /// Set when the server leaves maintenance: as HAProxy's, it comes back
     /// up and its check counts again from "just up".
     pub check_restart: AtomicBool,
+    /// `set server … health up|down`: the health the check task takes at
+    /// its next round (0: none, 1: up, 2: down).
+    pub health_forced: std::sync::atomic::AtomicU8,
+    /// What the runtime API changed of the server's check and agent
+    /// targets.
+    pub targets: std::sync::Mutex<CheckTargets>,
     pub maxqueue: Option<u32>,
     /// Woken when sessions on this server must be killed (marked down with
     /// `on-marked-down shutdown-sessions`).
@@ -502,4 +508,16 @@ impl Shared {
     pub fn proxy_timeout(d: Option<Duration>) -> Option<Duration> {
         d.filter(|d| !d.is_zero())
     }
+}
+
+/// A server's check and agent targets as the runtime API set them (`set
+/// server … check-addr|check-port|agent-addr|agent-port|agent-send`); none
+/// set: the configuration's.
+#[derive(Debug, Clone, Default)]
+pub struct CheckTargets {
+    pub check_addr: Option<std::net::IpAddr>,
+    pub check_port: Option<u16>,
+    pub agent_addr: Option<std::net::IpAddr>,
+    pub agent_port: Option<u16>,
+    pub agent_send: Option<String>,
 }

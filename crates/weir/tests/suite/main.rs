@@ -47,6 +47,7 @@ mod rewrite_room;
 mod runtime_api;
 mod seeds;
 mod server_state;
+mod set_server;
 mod smuggling;
 mod smuggling_h2;
 mod socks4;
