@@ -564,6 +564,8 @@ fn detail_code(detail: &str) -> Option<u16> {
 pub struct ResolverStats {
     pub name: String,
     pub servers: Vec<NameServerStats>,
+    /// Wakes the section's task (a server's name changed at run time).
+    pub wake: tokio::sync::Notify,
 }
 
 /// One name server's counters.
@@ -602,6 +604,7 @@ impl ResolverStats {
                     ..NameServerStats::default()
                 })
                 .collect(),
+            wake: tokio::sync::Notify::new(),
         }
     }
 }

@@ -121,6 +121,7 @@ async fn run(sh: Arc<Shared>, ri: usize, mut groups: Vec<Group>) {
     };
     let mut stop = sh.stopping.subscribe();
     loop {
+        moved(&mut groups);
         for g in groups.iter_mut() {
             let due = match (g.last_valid, g.last_try) {
                 (Some(v), _) if v.elapsed() < r.hold.valid => false,
@@ -136,9 +137,101 @@ async fn run(sh: Arc<Shared>, ri: usize, mut groups: Vec<Group>) {
         }
         tokio::select! {
             _ = tokio::time::sleep(r.resolve) => {}
+            _ = stats.wake.notified() => {}
             _ = stop.wait_for(|v| *v) => return,
         }
     }
+}
+
+/// Moves the servers `set server … fqdn` gave another name to that name's
+/// group (made when none resolves it yet), to be resolved at once.
+fn moved(groups: &mut Vec<Group>) {
+    let mut out = Vec::new();
+    for g in groups.iter_mut() {
+        let mut k = 0;
+        while let Some(&id) = g.members.get(k) {
+            let s = g.be.server(id);
+            if !s.fqdn_moved.swap(false, Ordering::Relaxed) {
+                k += 1;
+                continue;
+            }
+            let name = s
+                .fqdn
+                .lock()
+                .ok()
+                .and_then(|f| f.clone())
+                .unwrap_or_default();
+            g.members.remove(k);
+            let held = g.held.remove(k);
+            out.push((
+                g.be.clone(),
+                name.to_ascii_lowercase(),
+                id,
+                held,
+                g.opts.clone(),
+            ));
+        }
+    }
+    groups.retain(|g| !g.members.is_empty());
+    for (be, name, id, held, opts) in out {
+        match groups
+            .iter_mut()
+            .find(|g| Arc::ptr_eq(&g.be, &be) && g.name == name)
+        {
+            Some(g) => {
+                g.members.push(id);
+                g.held.push(held);
+                g.last_valid = None;
+                g.last_try = None;
+            }
+            None => groups.push(Group {
+                be,
+                name,
+                members: vec![id],
+                held: vec![held],
+                opts,
+                last_valid: None,
+                last_try: None,
+            }),
+        }
+    }
+}
+
+/// `set server <bk>/<srv> fqdn <name>`: the answer; the server's resolver
+/// task takes the new name at once.
+pub fn set_fqdn(sh: &Shared, be: &BackendRt, s: &crate::state::ServerRt, name: &str) -> String {
+    let who = format!("{}/{}", be.name, s.name);
+    let Some(ri) = s
+        .conf
+        .resolve
+        .resolvers
+        .as_deref()
+        .and_then(|r| sh.cfg.resolvers.iter().position(|x| x.name == r))
+    else {
+        return "set server <b>/<s> fqdn failed because no resolution is configured.\n".into();
+    };
+    let valid = !name.is_empty()
+        && name.len() <= 255
+        && name.trim_end_matches('.').split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        });
+    if !valid {
+        return format!("could not update {who} FQDN by 'stats socket command'\n");
+    }
+    let before = s
+        .fqdn
+        .lock()
+        .ok()
+        .and_then(|mut f| f.replace(name.to_string()))
+        .unwrap_or_else(|| "(null)".into());
+    s.fqdn_moved.store(true, Ordering::Relaxed);
+    if let Some(st) = sh.dns.get(ri) {
+        st.wake.notify_one();
+    }
+    format!("{who} changed its FQDN from {before} to {name} by 'stats socket command'\n")
 }
 
 /// A name's records: SRV with their targets' addresses, or addresses of

@@ -144,10 +144,9 @@ pub fn run(sh: &Shared, cmd: &Command) -> String {
             with_server(sh, r, |be, i, s| set_state(sh, be, i, s, AdminState::Maint))
         }
         Command::SetServerSsl(r, on) => with_server(sh, r, |_, _, s| servers::set_ssl(s, *on)),
-        Command::SetServerFqdn(r, _) => with_server(sh, r, |_, _, _| {
-            // (No server of weir resolves names at run time yet.)
-            "set server <b>/<s> fqdn failed because no resolution is configured.\n".into()
-        }),
+        Command::SetServerFqdn(r, name) => {
+            with_server(sh, r, |be, _, s| crate::dns::set_fqdn(sh, be, s, name))
+        }
         Command::SetServerCheck(r, c) => {
             let be = sh.backends.iter().find(|b| b.name == r.backend);
             match (find(sh, r), be) {

@@ -489,6 +489,7 @@ pub fn server(
         errors_in_row: AtomicU32::new(0),
         observed: Mutex::new(None),
         observe_wake: tokio::sync::Notify::new(),
+        fqdn_moved: AtomicBool::new(false),
         fqdn: Mutex::new(match &s.addr {
             ServerAddr::Inet {
                 host: weir_config::addr::Host::Name(n),

@@ -85,6 +85,9 @@ pub struct ServerRt {
     /// The name it resolves (`srv_fqdn`): its configured host name, or
     /// the target an SRV record gave it.
     pub fqdn: Mutex<Option<String>>,
+    /// `set server … fqdn` gave it another name to resolve (the resolver
+    /// task moves it to that name's group).
+    pub fqdn_moved: AtomicBool,
     /// Its name came from an SRV record (haproxy's admin bit 0x40).
     pub from_srv: AtomicBool,
     /// Errors in a row seen in its traffic (`observe`).

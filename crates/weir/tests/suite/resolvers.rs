@@ -319,3 +319,51 @@ fn spoofed_and_garbage_answers_are_dropped_and_counted() {
         "another question and garbage: {shown}"
     );
 }
+
+/// `set server … fqdn`: the server resolves its new name at once (the
+/// answer, the log lines and `show servers state` as haproxy's); a server
+/// without resolvers, or a malformed name, is refused in haproxy's words.
+#[test]
+fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
+    let dir = tempdir("set-fqdn");
+    let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n127.0.0.3 b.test\n", &[]);
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let log = Syslog::start();
+        let port = free_port();
+        let sock = dir.join(format!("s{port}.sock"));
+        let cfg = format!(
+            "global\n    stats socket {} level admin\n\
+             resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 200ms\n    timeout resolve 100ms\n\
+             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n\
+             \x20   server s a.test:80 resolvers dns init-addr none\n    server t 127.0.0.1:80\n",
+            sock.display(),
+            dns.port,
+            log.port()
+        );
+        let _p = start(&cfg, port);
+        log.wait_line("to 127.0.0.2 by dns/ns1", Duration::from_secs(10));
+        let mut out = Vec::new();
+        for cmd in [
+            "set server fe/s fqdn b.test",
+            "set server fe/t fqdn b.test",
+            "set server fe/s fqdn bad..name",
+        ] {
+            out.push(format!("{cmd} -> {:?}", ask(&sock, &format!("{cmd}\n"))));
+        }
+        log.wait_line("to 127.0.0.3 by dns/ns1", Duration::from_secs(10));
+        out.extend(servers_state_lines(&sock, "fe"));
+        out.extend(server_lines(&log));
+        out
+    };
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
+    assert!(
+        theirs
+            .iter()
+            .any(|l| l.contains("changed its FQDN from a.test to b.test")),
+        "{theirs:#?}"
+    );
+}
