@@ -11,6 +11,9 @@ pub struct Resolvers {
     /// `nameserver <id> <ip>:<port>` (UDP), and those of
     /// `/etc/resolv.conf` with `parse-resolv-conf`.
     pub nameservers: Vec<(String, std::net::SocketAddr)>,
+    /// The name servers asked over TCP (`nameserver <id> tcp@<ip>:<port>`),
+    /// by address.
+    pub tcp: Vec<std::net::SocketAddr>,
     /// `accepted_payload_size` (EDNS0; 512 without it).
     pub payload_size: u16,
     /// `resolve_retries`: queries sent before a resolution times out.

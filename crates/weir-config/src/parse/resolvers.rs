@@ -20,6 +20,7 @@ pub(super) fn open(st: &mut State<'_>, words: &[String], loc: &Loc) -> bool {
                 name: n.clone(),
                 loc: loc.clone(),
                 nameservers: Vec::new(),
+                tcp: Vec::new(),
                 payload_size: 512,
                 retries: 3,
                 resolve: std::time::Duration::from_secs(1),
@@ -57,10 +58,9 @@ fn apply(sec: &mut Resolvers, kw: &str, args: &[String]) -> Result<(), String> {
             let [id, addr] = args else {
                 return Err("expects <id> and <ip>:<port>".into());
             };
-            if addr.starts_with("tcp@") {
-                return Err("name servers over TCP are not supported by weir yet".into());
-            }
+            let tcp = addr.starts_with("tcp@");
             let a = addr.strip_prefix("udp@").unwrap_or(addr);
+            let a = a.strip_prefix("tcp@").unwrap_or(a);
             let sa = match a.parse() {
                 Ok(sa) => sa,
                 Err(_) => a
@@ -72,6 +72,9 @@ fn apply(sec: &mut Resolvers, kw: &str, args: &[String]) -> Result<(), String> {
                 return Err(format!("'{id}' is declared twice"));
             }
             sec.nameservers.push((id.clone(), sa));
+            if tcp {
+                sec.tcp.push(sa);
+            }
         }
         "parse-resolv-conf" => {
             let text = std::fs::read_to_string("/etc/resolv.conf")

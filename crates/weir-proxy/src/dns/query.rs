@@ -1,15 +1,20 @@
-//! Asking a section's name servers over UDP (one socket per family):
-//! queries go out to every name server, up to [`WINDOW`] in flight, and
-//! each is matched to its answer by id and question; what does not match
-//! is counted and dropped. A try that gets no answer within `timeout
-//! retry` is sent again, `resolve_retries` times in all.
+//! Asking a section's name servers over UDP (one socket per family) or
+//! TCP (`tcp@`: one connection each, kept open, messages with their
+//! 2-byte length, answers read by a task of their own): queries go out to
+//! every name server, up to [`WINDOW`] in flight, and each is matched to
+//! its answer by id and question; what does not match is counted and
+//! dropped. A try that gets no answer within `timeout retry` is sent
+//! again, `resolve_retries` times in all.
 
 use super::wire::{self, Answer, Kind};
 use crate::stats::ResolverStats;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use tokio::net::UdpSocket;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::{TcpStream, UdpSocket};
+use tokio::sync::mpsc;
 use weir_config::Resolvers;
 
 /// Queries in flight at once: a name server's receive buffer holds them
@@ -28,11 +33,32 @@ pub struct Querier<'a> {
     /// Where datagrams are read, one per family (`accepted_payload_size`
     /// each, kept from query to query).
     bufs: (Vec<u8>, Vec<u8>),
+    /// The connections to TCP name servers (none until the first query,
+    /// or after one broke), and where their reader tasks hand answers.
+    tcp: Vec<(SocketAddr, Option<OwnedWriteHalf>)>,
+    from_tcp: (
+        mpsc::UnboundedSender<(SocketAddr, Vec<u8>)>,
+        mpsc::UnboundedReceiver<(SocketAddr, Vec<u8>)>,
+    ),
+    /// The last answer a TCP name server gave.
+    tcp_buf: Vec<u8>,
+}
+
+/// Where the message just received is.
+#[derive(Clone, Copy)]
+enum Src {
+    V4,
+    V6,
+    Tcp,
 }
 
 impl<'a> Querier<'a> {
     pub async fn new(r: &'a Resolvers, stats: &'a ResolverStats) -> std::io::Result<Querier<'a>> {
-        let has = |v4: bool| r.nameservers.iter().any(|(_, a)| a.is_ipv4() == v4);
+        let has = |v4: bool| {
+            r.nameservers
+                .iter()
+                .any(|(_, a)| a.is_ipv4() == v4 && !r.tcp.contains(a))
+        };
         let v4 = match has(true) {
             true => Some(UdpSocket::bind("0.0.0.0:0").await?),
             false => None,
@@ -55,6 +81,9 @@ impl<'a> Querier<'a> {
             v6,
             next_id: seed,
             bufs: (vec![0u8; size], vec![0u8; size]),
+            tcp: r.tcp.iter().map(|a| (*a, None)).collect(),
+            from_tcp: mpsc::unbounded_channel(),
+            tcp_buf: Vec::new(),
         })
     }
 
@@ -96,10 +125,10 @@ impl<'a> Querier<'a> {
                 if flying.is_empty() {
                     break;
                 }
-                let Some((n, from, six)) = self.recv(deadline).await else {
+                let Some((n, from, src)) = self.recv(deadline).await else {
                     break;
                 };
-                if let Some((id, got)) = self.read(n, from, six, &flying, names, kind) {
+                if let Some((id, got)) = self.read(n, from, src, &flying, names, kind) {
                     if let Some(i) = flying.remove(&id) {
                         if let Some(o) = out.get_mut(i) {
                             *o = Some(got);
@@ -122,33 +151,90 @@ impl<'a> Querier<'a> {
         let id = self.next_id;
         let msg = wire::query(id, name, kind, self.r.payload_size)?;
         for (_, addr) in &self.r.nameservers {
-            let sock = if addr.is_ipv4() { &self.v4 } else { &self.v6 };
-            let Some(sock) = sock else {
-                continue;
-            };
             let c = self.stats.servers.iter().find(|s| s.addr == Some(*addr));
-            match sock.send_to(&msg, addr).await {
-                Ok(_) => c.map(|c| c.sent.fetch_add(1, Ordering::Relaxed)),
-                Err(_) => c.map(|c| c.snd_error.fetch_add(1, Ordering::Relaxed)),
+            let sent = match self.r.tcp.contains(addr) {
+                true => self.send_tcp(*addr, &msg).await,
+                false => {
+                    let sock = if addr.is_ipv4() { &self.v4 } else { &self.v6 };
+                    let Some(sock) = sock else {
+                        continue;
+                    };
+                    sock.send_to(&msg, addr).await.is_ok()
+                }
+            };
+            match sent {
+                true => c.map(|c| c.sent.fetch_add(1, Ordering::Relaxed)),
+                false => c.map(|c| c.snd_error.fetch_add(1, Ordering::Relaxed)),
             };
         }
         Some(id)
     }
 
+    /// Writes `msg` with its length to the TCP name server at `addr`,
+    /// connecting first when there is no connection (its answers are read
+    /// by a task that ends with the connection).
+    async fn send_tcp(&mut self, addr: SocketAddr, msg: &[u8]) -> bool {
+        let retry = self.r.retry;
+        let tx = self.from_tcp.0.clone();
+        let Some((_, slot)) = self.tcp.iter_mut().find(|(a, _)| *a == addr) else {
+            return false;
+        };
+        if slot.is_none() {
+            let Ok(Ok(c)) = tokio::time::timeout(retry, TcpStream::connect(addr)).await else {
+                return false;
+            };
+            let (mut rd, wr) = c.into_split();
+            tokio::spawn(async move {
+                loop {
+                    let mut len = [0u8; 2];
+                    if rd.read_exact(&mut len).await.is_err() {
+                        return;
+                    }
+                    let mut m = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                    if rd.read_exact(&mut m).await.is_err() || tx.send((addr, m)).is_err() {
+                        return;
+                    }
+                }
+            });
+            *slot = Some(wr);
+        }
+        let mut framed = u16::try_from(msg.len()).unwrap_or(0).to_be_bytes().to_vec();
+        framed.extend_from_slice(msg);
+        let ok = match slot.as_mut() {
+            Some(w) => w.write_all(&framed).await.is_ok(),
+            None => false,
+        };
+        if !ok {
+            // (The next query connects again.)
+            *slot = None;
+        }
+        ok
+    }
+
     /// The next datagram (its length, sender, family), or `None` at the
     /// deadline.
-    async fn recv(&mut self, deadline: tokio::time::Instant) -> Option<(usize, SocketAddr, bool)> {
+    async fn recv(&mut self, deadline: tokio::time::Instant) -> Option<(usize, SocketAddr, Src)> {
         let (buf, buf6) = (&mut self.bufs.0, &mut self.bufs.1);
+        let (rx, tcp_buf) = (&mut self.from_tcp.1, &mut self.tcp_buf);
         loop {
-            let got = tokio::time::timeout_at(deadline, async {
+            let udp = async {
                 match (&self.v4, &self.v6) {
                     (Some(a), Some(b)) => tokio::select! {
-                        r = a.recv_from(buf) => r.map(|(n, f)| (n, f, false)),
-                        r = b.recv_from(buf6) => r.map(|(n, f)| (n, f, true)),
+                        r = a.recv_from(&mut *buf) => r.map(|(n, f)| (n, f, Src::V4)),
+                        r = b.recv_from(&mut *buf6) => r.map(|(n, f)| (n, f, Src::V6)),
                     },
-                    (Some(a), None) => a.recv_from(buf).await.map(|(n, f)| (n, f, false)),
-                    (None, Some(b)) => b.recv_from(buf6).await.map(|(n, f)| (n, f, true)),
+                    (Some(a), None) => a.recv_from(&mut *buf).await.map(|(n, f)| (n, f, Src::V4)),
+                    (None, Some(b)) => b.recv_from(&mut *buf6).await.map(|(n, f)| (n, f, Src::V6)),
                     (None, None) => std::future::pending().await,
+                }
+            };
+            let got = tokio::time::timeout_at(deadline, async {
+                tokio::select! {
+                    r = udp => r,
+                    Some((from, m)) = rx.recv() => {
+                        *tcp_buf = m;
+                        Ok((tcp_buf.len(), from, Src::Tcp))
+                    }
                 }
             })
             .await;
@@ -166,7 +252,7 @@ impl<'a> Querier<'a> {
         &self,
         n: usize,
         from: SocketAddr,
-        six: bool,
+        src: Src,
         flying: &HashMap<u16, usize>,
         names: &[&str],
         kind: Kind,
@@ -174,7 +260,11 @@ impl<'a> Querier<'a> {
         // (A datagram from an address that is no name server of the
         // section is not even read.)
         let c = self.stats.servers.iter().find(|s| s.addr == Some(from))?;
-        let data = if six { &self.bufs.1 } else { &self.bufs.0 };
+        let data = match src {
+            Src::V4 => &self.bufs.0,
+            Src::V6 => &self.bufs.1,
+            Src::Tcp => &self.tcp_buf,
+        };
         let data = data.get(..n).unwrap_or_default();
         let id = match data {
             [a, b, ..] => u16::from_be_bytes([*a, *b]),

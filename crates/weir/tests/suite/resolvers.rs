@@ -367,3 +367,42 @@ fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
         "{theirs:#?}"
     );
 }
+
+/// A name server over TCP (`tcp@`): names resolve through it as through
+/// haproxy's, and `show resolvers` counts its answers.
+#[test]
+fn a_name_server_over_tcp_as_haproxy() {
+    let dir = tempdir("dns-tcp");
+    let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n", &[]);
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let log = Syslog::start();
+        let port = free_port();
+        let sock = dir.join(format!("s{port}.sock"));
+        let cfg = format!(
+            "global\n    stats socket {} level admin\n\
+             resolvers dns\n    nameserver ns1 tcp@127.0.0.1:{}\n    hold valid 200ms\n    timeout resolve 100ms\n\
+             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n\
+             \x20   server s a.test:80 resolvers dns init-addr none\n",
+            sock.display(),
+            dns.port,
+            log.port()
+        );
+        let _p = start(&cfg, port);
+        log.wait_line("to 127.0.0.2 by dns/ns1", Duration::from_secs(10));
+        let shown = ask(&sock, "show resolvers\n");
+        let valid = shown
+            .lines()
+            .find(|l| l.trim_start().starts_with("valid:"))
+            .and_then(|l| l.split(':').nth(1)?.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        assert!(valid >= 1, "{shown}");
+        let mut out = servers_state_lines(&sock, "fe");
+        out.extend(server_lines(&log));
+        out
+    };
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
+}
