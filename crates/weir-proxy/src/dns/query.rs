@@ -37,12 +37,15 @@ pub struct Querier<'a> {
     /// or after one broke), and where their reader tasks hand answers.
     tcp: Vec<(SocketAddr, Option<OwnedWriteHalf>)>,
     from_tcp: (
-        mpsc::UnboundedSender<(SocketAddr, Vec<u8>)>,
-        mpsc::UnboundedReceiver<(SocketAddr, Vec<u8>)>,
+        mpsc::UnboundedSender<TcpAnswer>,
+        mpsc::UnboundedReceiver<TcpAnswer>,
     ),
     /// The last answer a TCP name server gave.
     tcp_buf: Vec<u8>,
 }
+
+/// An answer a TCP name server sent, and its address.
+type TcpAnswer = (SocketAddr, Vec<u8>);
 
 /// Where the message just received is.
 #[derive(Clone, Copy)]
