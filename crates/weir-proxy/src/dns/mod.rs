@@ -30,6 +30,9 @@ struct Group {
     members: Vec<ServerId>,
     /// The record each member holds (its key), as last given.
     held: Vec<Option<String>>,
+    /// When an answer last had each member's record (`hold obsolete`
+    /// keeps it that long after).
+    seen: Vec<Option<Instant>>,
     opts: weir_config::Resolve,
     last_valid: Option<Instant>,
     last_try: Option<Instant>,
@@ -86,12 +89,14 @@ fn groups_of(sh: &Shared, name: &str) -> Vec<Group> {
                 Some(g) => {
                     g.members.push(id);
                     g.held.push(key);
+                    g.seen.push(None);
                 }
                 None => out.push(Group {
                     be: be.clone(),
                     name: host,
                     members: vec![id],
                     held: vec![key],
+                    seen: vec![None],
                     opts: s.conf.resolve.clone(),
                     last_valid: None,
                     last_try: None,
@@ -162,6 +167,7 @@ fn moved(groups: &mut Vec<Group>) {
                 .and_then(|f| f.clone())
                 .unwrap_or_default();
             g.members.remove(k);
+            g.seen.remove(k);
             let held = g.held.remove(k);
             out.push((
                 g.be.clone(),
@@ -181,6 +187,7 @@ fn moved(groups: &mut Vec<Group>) {
             Some(g) => {
                 g.members.push(id);
                 g.held.push(held);
+                g.seen.push(None);
                 g.last_valid = None;
                 g.last_try = None;
             }
@@ -189,6 +196,7 @@ fn moved(groups: &mut Vec<Group>) {
                 name,
                 members: vec![id],
                 held: vec![held],
+                seen: vec![None],
                 opts,
                 last_valid: None,
                 last_try: None,
@@ -372,8 +380,36 @@ fn apply(r: &Resolvers, g: &mut Group, out: Outcome) {
         }
     };
     let allow_dup = g.opts.allow_dup_ip && !g.opts.prevent_dup_ip;
-    let picks = assign::assign(&g.held, &recs, allow_dup);
-    for (k, pick) in picks.into_iter().enumerate() {
+    // A record the answer no longer has stays `hold obsolete` after it
+    // was last seen; the others are given from the answer.
+    let now = Instant::now();
+    let mut open = Vec::new();
+    for (k, held) in g.held.iter().enumerate() {
+        let listed = held
+            .as_ref()
+            .is_some_and(|h| recs.iter().any(|r| &r.key == h));
+        let seen = g.seen.get_mut(k);
+        if let (true, Some(s)) = (listed, seen) {
+            *s = Some(now);
+            open.push(k);
+            continue;
+        }
+        let kept = held.is_some()
+            && g.seen
+                .get(k)
+                .copied()
+                .flatten()
+                .is_some_and(|t| t.elapsed() < r.hold.obsolete);
+        if !kept {
+            open.push(k);
+        }
+    }
+    let open_held: Vec<Option<String>> = open
+        .iter()
+        .map(|k| g.held.get(*k).cloned().flatten())
+        .collect();
+    let picks = assign::assign(&open_held, &recs, allow_dup);
+    for (&k, pick) in open.iter().zip(picks) {
         let rec = pick.and_then(|p| recs.get(p));
         let key = rec.map(|x| x.key.clone());
         let (Some(held), Some(&id)) = (g.held.get(k), g.members.get(k)) else {
@@ -385,6 +421,9 @@ fn apply(r: &Resolvers, g: &mut Group, out: Outcome) {
         match rec {
             Some(rec) => give(g, id, rec),
             None => take(g, id, why),
+        }
+        if let Some(s) = g.seen.get_mut(k) {
+            *s = key.as_ref().map(|_| now);
         }
         if let Some(h) = g.held.get_mut(k) {
             *h = key;

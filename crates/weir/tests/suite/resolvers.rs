@@ -406,3 +406,58 @@ fn a_name_server_over_tcp_as_haproxy() {
     let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
     assert_eq!(mine, theirs);
 }
+
+/// `hold obsolete`: a record an answer no longer has stays with its
+/// server that long, then the server goes to maintenance (haproxy and
+/// weir alike).
+#[test]
+fn hold_obsolete_keeps_a_vanished_record_for_a_while_as_haproxy() {
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let dir = tempdir("dns-obsolete");
+    let dns = Dnsmasq::start(&dir, "127.0.0.2 web.test\n127.0.0.3 web.test\n", &[]);
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| {
+        dns.set_hosts("127.0.0.2 web.test\n127.0.0.3 web.test\n");
+        let log = Syslog::start();
+        let port = free_port();
+        let sock = dir.join(format!("s{port}.sock"));
+        let cfg = format!(
+            "global\n    stats socket {} level admin\n\
+             resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 100ms\n    hold obsolete 3s\n    timeout resolve 100ms\n\
+             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n\
+             \x20   server-template w 2 web.test:80 resolvers dns init-addr none\n",
+            sock.display(),
+            dns.port,
+            log.port()
+        );
+        let _p = start(&cfg, port);
+        log.wait_line("to 127.0.0.3 by ", Duration::from_secs(10));
+        let valid = || {
+            ask(&sock, "show resolvers\n")
+                .lines()
+                .find(|l| l.trim_start().starts_with("valid:"))
+                .and_then(|l| l.split(':').nth(1)?.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        dns.set_hosts("127.0.0.2 web.test\n");
+        let gone = std::time::Instant::now();
+        // Three valid answers later the record is still held...
+        let before = valid();
+        wait_for("three more answers", Duration::from_secs(5), || {
+            (valid() >= before + 3).then_some(())
+        });
+        let held = ask(&sock, "show servers state fe\n");
+        if gone.elapsed() < Duration::from_secs(2) {
+            assert!(held.contains(" 127.0.0.3 "), "still held: {held}");
+        }
+        // ... then dropped, once `hold obsolete` passed.
+        log.wait_line("is going DOWN for maintenance", Duration::from_secs(10));
+        assert!(
+            gone.elapsed() >= Duration::from_millis(2500),
+            "{:?}",
+            gone.elapsed()
+        );
+    };
+    run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+}
