@@ -566,7 +566,14 @@ pub struct ResolverStats {
     pub servers: Vec<NameServerStats>,
     /// Wakes the section's task (a server's name changed at run time).
     pub wake: tokio::sync::Notify,
+    /// `do-resolve`'s answers: (name, IPv6 first) to the address and when
+    /// it came.
+    pub cache: std::sync::Mutex<DnsCache>,
 }
+
+/// `do-resolve`'s answers by (name, IPv6 first).
+pub type DnsCache =
+    std::collections::HashMap<(String, bool), (std::net::IpAddr, std::time::Instant)>;
 
 /// One name server's counters.
 #[derive(Debug, Default)]
@@ -605,6 +612,7 @@ impl ResolverStats {
                 })
                 .collect(),
             wake: tokio::sync::Notify::new(),
+            cache: std::sync::Mutex::new(DnsCache::new()),
         }
     }
 }

@@ -181,6 +181,9 @@ pub enum ReqAction {
         time: std::time::Duration,
         at_least: Option<u64>,
     },
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address of
+    /// the name `expr` gives, stored in `var` (nothing on failure).
+    DoResolve(Box<DoResolve>),
     /// `use-service <name>`: weir answers with a service of its own.
     UseService(Service),
 }
@@ -589,6 +592,48 @@ fn time_arg(v: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_micros(n.saturating_mul(us)))
 }
 
+/// What `do-resolve` asks and where the answer goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DoResolve {
+    pub var: String,
+    pub resolvers: String,
+    /// `ipv4` (false) or `ipv6` (true, the default): the family asked
+    /// first.
+    pub ipv6: bool,
+    pub expr: Expr,
+}
+
+/// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+fn do_resolve(action: &str, args: &[String], load: Loader<'_>) -> Result<DoResolve, String> {
+    let inner = action
+        .strip_prefix("do-resolve(")
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or("'do-resolve' expects (<var>,<resolvers>[,ipv4|ipv6])")?;
+    let mut parts = inner.split(',').map(str::trim);
+    let var = parts.next().unwrap_or("");
+    if !crate::vars::is_var(var) {
+        return Err(format!("'do-resolve': invalid variable name '{var}'"));
+    }
+    let resolvers = parts
+        .next()
+        .filter(|r| !r.is_empty())
+        .ok_or("'do-resolve' expects a resolvers section after the variable")?;
+    let ipv6 = match parts.next() {
+        None | Some("ipv6") => true,
+        Some("ipv4") => false,
+        Some(o) => return Err(format!("'do-resolve': expects 'ipv4' or 'ipv6', got '{o}'")),
+    };
+    let [e] = args else {
+        return Err("'do-resolve' expects one sample expression".into());
+    };
+    Ok(DoResolve {
+        var: var.to_string(),
+        resolvers: resolvers.to_string(),
+        ipv6,
+        expr: Expr::parse(e, load)?,
+    })
+}
+
 /// `wait-for-body time <t> [at-least <bytes>]`.
 /// Which timeout `set-timeout` changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -741,6 +786,9 @@ pub fn parse_request_rule(
             }
             "strict-mode" => ReqAction::StrictMode(strict_mode(args)?),
             "wait-for-body" => wait_for_body(args)?,
+            n if n.starts_with("do-resolve(") => {
+                ReqAction::DoResolve(Box::new(do_resolve(n, args, load)?))
+            }
             "set-timeout" => set_timeout(args, load)?,
             "use-service" => match args {
                 [s] if s == "prometheus-exporter" => ReqAction::UseService(Service::Prometheus),

@@ -112,3 +112,28 @@ fn return_errorfile_is_a_whole_response() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn do_resolve_forms() {
+    let r = rule("do-resolve(txn.ip,dns,ipv4) hdr(host)").unwrap(); // ok: fixed input
+    match r.action {
+        ReqAction::DoResolve(d) => {
+            assert_eq!(
+                (d.var.as_str(), d.resolvers.as_str(), d.ipv6),
+                ("txn.ip", "dns", false)
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        rule("do-resolve(txn.ip,dns) src").map(|r| r.action),
+        Ok(ReqAction::DoResolve(d)) if d.ipv6
+    ));
+    assert!(rule("do-resolve(nope,dns) src")
+        .unwrap_err()
+        .contains("invalid variable name"));
+    assert!(rule("do-resolve(txn.ip,dns,ipv5) src")
+        .unwrap_err()
+        .contains("'ipv4' or 'ipv6'"));
+    assert!(rule("do-resolve(txn.ip) src").is_err());
+}

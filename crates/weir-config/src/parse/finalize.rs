@@ -23,6 +23,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     }
     transparent(cfg, diags);
     resolvers_named(cfg, diags);
+    do_resolve_named(cfg, diags);
     // A proxy's `source` goes to its servers without one.
     for p in &mut cfg.proxies {
         if let Some(src) = &p.source {
@@ -228,6 +229,34 @@ fn resolvers_named(cfg: &Config, diags: &mut Diagnostics) {
                     ),
                 );
             }
+        }
+    }
+}
+
+/// Every `do-resolve` rule names a `resolvers` section (haproxy's words).
+fn do_resolve_named(cfg: &Config, diags: &mut Diagnostics) {
+    for p in &cfg.proxies {
+        for rule in &p.http_request {
+            let weir_rules::ReqAction::DoResolve(d) = &rule.action else {
+                continue;
+            };
+            if cfg.resolvers.iter().any(|r| r.name == d.resolvers) {
+                continue;
+            }
+            let loc = rule.at.as_ref().map_or_else(
+                || p.loc.clone(),
+                |a| crate::Loc {
+                    file: a.file.to_string(),
+                    line: a.line as usize,
+                },
+            );
+            diags.alert(
+                &loc,
+                format!(
+                    "Proxy '{}': Can't find resolvers section '{}' for do-resolve action.",
+                    p.name, d.resolvers
+                ),
+            );
         }
     }
 }

@@ -8,8 +8,10 @@
 //! error has lasted past its `hold` period.
 
 pub mod assign;
+mod lookup;
 mod query;
 pub mod wire;
+pub use lookup::lookup;
 
 use crate::log::level;
 use crate::state::{admin, BackendRt, ServerId, Shared};

@@ -133,7 +133,8 @@ impl BodyWait<'_> {
     }
 }
 
-/// Runs `rules`, buffering the body where a `wait-for-body` rule asks.
+/// Runs `rules`, buffering the body where a `wait-for-body` rule asks and
+/// resolving a name where a `do-resolve` rule does.
 #[allow(clippy::too_many_arguments)]
 async fn run(
     rules: &[Rule<ReqAction>],
@@ -159,6 +160,20 @@ async fn run(
             bw.body.as_deref(),
             room,
         );
+        if let Verdict::Resolve { next, name, how } = v {
+            // `do-resolve`: the request waits for the name's address.
+            let sh = tmpl.sh;
+            let ip = Box::pin(crate::dns::lookup(sh, &how.resolvers, &name, how.ipv6)).await;
+            if let Some(ip) = ip {
+                let var = weir_rules::vars::VarSet {
+                    name: how.var.clone(),
+                    conds: Vec::new(),
+                };
+                vars.set_if(&var, weir_rules::Sample::Ip(ip));
+            }
+            from += next;
+            continue;
+        }
         let Verdict::WaitBody {
             next,
             time,

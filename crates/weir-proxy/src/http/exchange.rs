@@ -405,7 +405,10 @@ async fn rules_phase<'r>(
             }
         }
     }
-    let go_on = matches!(verdict, Verdict::Continue | Verdict::WaitBody { .. });
+    let go_on = matches!(
+        verdict,
+        Verdict::Continue | Verdict::WaitBody { .. } | Verdict::Resolve { .. }
+    );
     if !go_on || chosen.is_none() {
         // Answered here: the log line's samples see the request as it is.
         request_samples(fe_px, rec, tmpl, &*req, vars, body.as_deref());
@@ -472,7 +475,7 @@ async fn answer<'r>(
         ..*tmpl
     };
     let local = match verdict {
-        Verdict::Continue | Verdict::WaitBody { .. } => return None,
+        Verdict::Continue | Verdict::WaitBody { .. } | Verdict::Resolve { .. } => return None,
         Verdict::Fail(status, term) => {
             cbuf.consume(used);
             let o = fail(fe_px, fe_px, status, term);

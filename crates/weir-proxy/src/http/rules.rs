@@ -148,6 +148,13 @@ pub enum Verdict {
         time: std::time::Duration,
         at_least: Option<u64>,
     },
+    /// `do-resolve`: resolve `name`, store its address in `var`, then run
+    /// the rules from `next`.
+    Resolve {
+        next: usize,
+        name: String,
+        how: Box<weir_rules::action::DoResolve>,
+    },
     /// The request cannot go on: answer `status` (0: nothing, the client
     /// is gone) and log `term`.
     Fail(u16, Term),
@@ -465,7 +472,7 @@ pub fn run_request(
                 }
             }
             Step::Stop(v) => {
-                if !matches!(v, Verdict::WaitBody { .. }) {
+                if !matches!(v, Verdict::WaitBody { .. } | Verdict::Resolve { .. }) {
                     vars.last_rule = rule.at.clone();
                 }
                 return v;
@@ -590,6 +597,17 @@ fn request_step(
             }));
         }
         ReqAction::UseService(s) => return Step::Stop(Verdict::Service(*s)),
+        ReqAction::DoResolve(d) => {
+            // (No name: nothing to ask, the variable stays unset.)
+            let Some(name) = d.expr.eval(ctx).map(|s| s.to_bytes()) else {
+                return Step::Skip;
+            };
+            return Step::Stop(Verdict::Resolve {
+                next: i + 1,
+                name: String::from_utf8_lossy(&name).into_owned(),
+                how: d.clone(),
+            });
+        }
         ReqAction::WaitForBody { time, at_least } => {
             return Step::Stop(Verdict::WaitBody {
                 next: i + 1,

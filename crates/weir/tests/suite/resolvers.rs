@@ -461,3 +461,47 @@ fn hold_obsolete_keeps_a_vanished_record_for_a_while_as_haproxy() {
     run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
     run(&|cfg, port| Box::new(Weir::start(cfg, port)));
 }
+
+/// `http-request do-resolve`: the request waits for the address of the
+/// name its expression gives (nothing stored for a name that does not
+/// resolve), as haproxy's; a section that does not exist is refused.
+#[test]
+fn do_resolve_stores_the_address_as_haproxy() {
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let dir = tempdir("do-resolve");
+    let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n127.0.0.3 b.test\n", &[]);
+    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+        let port = free_port();
+        let cfg = format!(
+            "resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 10s\n    timeout retry 300ms\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   http-request do-resolve(txn.ip,dns,ipv4) hdr(host),host_only\n\
+             \x20   http-request return status 200 content-type text/plain lf-string \"ip=%[var(txn.ip)]\"\n",
+            dns.port
+        );
+        let _p = start(&cfg, port);
+        ["a.test", "b.test:8080", "nosuch.test", "a.test"]
+            .iter()
+            .map(|host| {
+                let mut c = crate::common::http::Client::connect(port);
+                c.send(format!("GET / HTTP/1.1\r\nhost: {host}\r\n\r\n").as_bytes());
+                format!("{host}: {}", c.response("GET").text())
+            })
+            .collect()
+    };
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs);
+    assert_eq!(theirs[0], "a.test: ip=127.0.0.2");
+    let bad = "resolvers dns\n    nameserver ns1 127.0.0.1:53\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
+               frontend fe\n    bind 127.0.0.1:1\n    http-request do-resolve(txn.ip,nosuch) hdr(host)\n";
+    let (code, out, err) = check_cfg(bad);
+    assert_ne!(code, 0);
+    assert!(
+        format!("{out}{err}").contains(
+            ":10] : Proxy 'fe': Can't find resolvers section 'nosuch' for do-resolve action."
+        ),
+        "{out}{err}"
+    );
+}
