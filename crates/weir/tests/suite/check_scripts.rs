@@ -461,7 +461,7 @@ fn checks_over_tls_name_and_offer_what_they_are_told() {
 #[test]
 fn tcp_check_connect_send_proxy_as_haproxy() {
     use std::sync::{Arc, Mutex};
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let rec = |seen: Arc<Mutex<Vec<String>>>, tag: &'static str| {
             Server::start(move |mut c| {
@@ -503,8 +503,6 @@ fn tcp_check_connect_send_proxy_as_haproxy() {
         got.dedup();
         got
     };
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    let theirs = beside_haproxy(run);
     assert_eq!(theirs, ["a: hi", "b: PROXY hi"]);
 }

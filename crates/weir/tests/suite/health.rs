@@ -144,7 +144,7 @@ fn on_marked_down_shutdown_sessions_kills_established_sessions() {
 /// back, the sessions on the backup server are closed (beside haproxy).
 #[test]
 fn on_marked_up_shutdown_backup_sessions_as_haproxy() {
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| {
+    let run = |start: Start<'_>| {
         let backup = Server::start(|mut c| {
             let _ = c.write_all(b"bk");
             let mut b = [0u8; 16];
@@ -184,8 +184,7 @@ fn on_marked_up_shutdown_backup_sessions_as_haproxy() {
         assert!(closed, "the session on the backup is closed: {r:?}");
     };
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
-    run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    beside_haproxy(run);
 }
 
 fn http_server(status: &'static str) -> Server {
@@ -328,7 +327,7 @@ fn http_check_send_and_expect() {
 /// no reason.
 #[test]
 fn health_check_lines_as_haproxy() {
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         let log = Syslog::start();
         let srv = Server::start(|mut c| {
             use std::io::{Read, Write};
@@ -368,9 +367,7 @@ fn health_check_lines_as_haproxy() {
             .collect()
     };
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    let theirs = beside_haproxy(run);
     assert!(
         theirs.iter().any(|l| l.ends_with("status: 0/2 DOWN.")),
         "{theirs:?}"
@@ -380,7 +377,7 @@ fn health_check_lines_as_haproxy() {
 /// A backup server's state lines, and "Running on backup", beside haproxy.
 #[test]
 fn backup_server_lines_as_haproxy() {
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         let log = Syslog::start();
         let port = free_port();
         let cfg = format!(
@@ -411,9 +408,7 @@ fn backup_server_lines_as_haproxy() {
         out
     };
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    let theirs = beside_haproxy(run);
     assert!(
         theirs.iter().any(|l| l.contains("Running on backup.")),
         "{theirs:?}"

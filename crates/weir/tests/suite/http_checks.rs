@@ -182,7 +182,7 @@ fn http_check_requests_as_haproxy() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let target = check_target(seen.clone());
     let t = target.port();
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         seen.lock().unwrap().clear();
         let port = free_port();
         let cfg = format!(
@@ -203,9 +203,7 @@ fn http_check_requests_as_haproxy() {
         got.sort();
         got
     };
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    let theirs = beside_haproxy(run);
     assert!(
         theirs
             .iter()
@@ -236,7 +234,7 @@ fn disable_on_404_is_nolb_as_haproxy() {
         let _ = c.read(&mut buf);
         let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb");
     });
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         status.store(200, Ordering::SeqCst);
         let log = Syslog::start();
         let port = free_port();
@@ -286,9 +284,7 @@ fn disable_on_404_is_nolb_as_haproxy() {
             })
             .collect()
     };
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    beside_haproxy(run);
 }
 
 /// The order haproxy requires of `http-check` rules, refused at the same

@@ -327,7 +327,7 @@ fn spoofed_and_garbage_answers_are_dropped_and_counted() {
 fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
     let dir = tempdir("set-fqdn");
     let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n127.0.0.3 b.test\n", &[]);
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         let log = Syslog::start();
         let port = free_port();
         let sock = dir.join(format!("s{port}.sock"));
@@ -357,9 +357,7 @@ fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
         out
     };
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    let theirs = beside_haproxy(run);
     assert!(
         theirs
             .iter()
@@ -374,7 +372,7 @@ fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
 fn a_name_server_over_tcp_as_haproxy() {
     let dir = tempdir("dns-tcp");
     let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n", &[]);
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         let log = Syslog::start();
         let port = free_port();
         let sock = dir.join(format!("s{port}.sock"));
@@ -402,9 +400,7 @@ fn a_name_server_over_tcp_as_haproxy() {
         out
     };
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    beside_haproxy(run);
 }
 
 /// `hold obsolete`: a record an answer no longer has stays with its
@@ -415,7 +411,7 @@ fn hold_obsolete_keeps_a_vanished_record_for_a_while_as_haproxy() {
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
     let dir = tempdir("dns-obsolete");
     let dns = Dnsmasq::start(&dir, "127.0.0.2 web.test\n127.0.0.3 web.test\n", &[]);
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| {
+    let run = |start: Start<'_>| {
         dns.set_hosts("127.0.0.2 web.test\n127.0.0.3 web.test\n");
         let log = Syslog::start();
         let port = free_port();
@@ -458,8 +454,7 @@ fn hold_obsolete_keeps_a_vanished_record_for_a_while_as_haproxy() {
             gone.elapsed()
         );
     };
-    run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    beside_haproxy(run);
 }
 
 /// `http-request do-resolve`: the request waits for the address of the
@@ -470,7 +465,7 @@ fn do_resolve_stores_the_address_as_haproxy() {
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
     let dir = tempdir("do-resolve");
     let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n127.0.0.3 b.test\n", &[]);
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> Vec<String> {
+    let run = |start: Start<'_>| -> Vec<String> {
         let port = free_port();
         let cfg = format!(
             "resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 10s\n    timeout retry 300ms\n\
@@ -490,9 +485,7 @@ fn do_resolve_stores_the_address_as_haproxy() {
             })
             .collect()
     };
-    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
-    assert_eq!(mine, theirs);
+    let theirs = beside_haproxy(run);
     assert_eq!(theirs[0], "a.test: ip=127.0.0.2");
     let bad = "resolvers dns\n    nameserver ns1 127.0.0.1:53\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 1s\n    timeout server 1s\n\
                frontend fe\n    bind 127.0.0.1:1\n    http-request do-resolve(txn.ip,nosuch) hdr(host)\n";

@@ -62,7 +62,7 @@ fn set_server_checks_and_health_as_haproxy() {
         let mut b = [0u8; 64];
         while matches!(c.read(&mut b), Ok(n) if n > 0) {}
     });
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> (Vec<String>, Vec<String>) {
+    let run = |start: Start<'_>| -> (Vec<String>, Vec<String>) {
         let log = Syslog::start();
         let port = free_port();
         let sock = tempdir("set-server").join(format!("s{port}.sock"));
@@ -127,7 +127,7 @@ fn set_server_check_port_moves_the_checks() {
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
     let target = Server::start(|_| {});
     let closed = free_port();
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| {
+    let run = |start: Start<'_>| {
         let log = Syslog::start();
         let port = free_port();
         let sock = tempdir("set-check").join(format!("s{port}.sock"));
@@ -151,6 +151,5 @@ fn set_server_check_port_moves_the_checks() {
         assert_eq!(ask(&sock, &back), "\n");
         log.wait_line("px/s is UP", Duration::from_secs(5));
     };
-    run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    beside_haproxy(run);
 }

@@ -47,7 +47,7 @@ fn socks4_traffic_and_checks_as_haproxy() {
         let _ = c.read(&mut b);
         let _ = c.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\norigin");
     });
-    let run = |start: &dyn Fn(&str, u16) -> Box<dyn std::any::Any>| -> (String, Vec<String>, Vec<Vec<u8>>) {
+    let run = |start: Start<'_>| -> (String, Vec<String>, Vec<Vec<u8>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (good, bad) = (
             socks_proxy(true, seen.clone()),

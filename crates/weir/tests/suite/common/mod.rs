@@ -481,6 +481,20 @@ impl Haproxy {
     }
 }
 
+/// How a differential test starts the proxy under test on a
+/// configuration that listens on a port (stopped when dropped).
+pub type Start<'a> = &'a dyn Fn(&str, u16) -> Box<dyn std::any::Any>;
+
+/// Runs `run` with Debian's haproxy, then with weir; asserts both saw the
+/// same, and gives haproxy's.
+pub fn beside_haproxy<T: PartialEq + std::fmt::Debug>(run: impl Fn(Start<'_>) -> T) -> T {
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = run(&|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
+    let mine = run(&|cfg, port| Box::new(Weir::start(cfg, port)));
+    assert_eq!(mine, theirs, "weir's, then haproxy's");
+    theirs
+}
+
 /// `show stat` on a stats socket (weir's or haproxy's): one map of column
 /// to value per row.
 pub fn show_stat(sock: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
