@@ -604,7 +604,11 @@ pub struct DoResolve {
 }
 
 /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
-fn do_resolve(action: &str, args: &[String], load: Loader<'_>) -> Result<DoResolve, String> {
+pub(crate) fn do_resolve(
+    action: &str,
+    args: &[String],
+    load: Loader<'_>,
+) -> Result<DoResolve, String> {
     let inner = action
         .strip_prefix("do-resolve(")
         .and_then(|r| r.strip_suffix(')'))

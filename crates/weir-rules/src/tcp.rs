@@ -76,6 +76,8 @@ pub enum TcpAction {
     SwitchHttp(Option<bool>),
     /// `track-sc*`, `sc-inc-gpc*`, `sc-add-gpc`, `sc-set-gpt*`.
     Stick(crate::stick::StickAction),
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+    DoResolve(Box<crate::action::DoResolve>),
 }
 
 /// Actions of HAProxy that weir refuses by name, with the reason.
@@ -83,7 +85,6 @@ fn refused(name: &str) -> Option<&'static str> {
     let base = name.split('(').next().unwrap_or(name);
     Some(match base {
         "use-service" => "TCP services (Lua) are not supported by weir",
-        "do-resolve" => "resolvers are not supported by weir yet",
         "send-spoe-group" => "SPOE is not supported by weir",
         "ot-group" => "OpenTracing is not supported by weir",
         "expect-netscaler-cip" => "the NetScaler client IP protocol is not supported by weir",
@@ -100,9 +101,10 @@ fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
     match action {
         TcpAction::ExpectProxy => set == Connection,
         TcpAction::Close => set == Response,
-        TcpAction::Capture { .. } | TcpAction::SetLogLevel | TcpAction::SwitchHttp(_) => {
-            set == Content
-        }
+        TcpAction::Capture { .. }
+        | TcpAction::SetLogLevel
+        | TcpAction::SwitchHttp(_)
+        | TcpAction::DoResolve(_) => set == Content,
         TcpAction::SetAddr(..) => set != Response,
         TcpAction::Stick(_) => set != Response,
         _ => true,
@@ -166,6 +168,9 @@ pub fn parse_tcp_rule(
             None => return Err(format!("unknown action '{n}'")),
         },
         n if n.starts_with("unset-var(") => TcpAction::UnsetVar(var_name(n, "unset-var")?),
+        n if n.starts_with("do-resolve(") => {
+            TcpAction::DoResolve(Box::new(crate::action::do_resolve(n, args, load)?))
+        }
         n => {
             return Err(match refused(n) {
                 Some(why) => format!("action '{n}': {why}"),

@@ -236,14 +236,19 @@ fn resolvers_named(cfg: &Config, diags: &mut Diagnostics) {
 /// Every `do-resolve` rule names a `resolvers` section (haproxy's words).
 fn do_resolve_named(cfg: &Config, diags: &mut Diagnostics) {
     for p in &cfg.proxies {
-        for rule in &p.http_request {
-            let weir_rules::ReqAction::DoResolve(d) = &rule.action else {
-                continue;
-            };
+        let http = p.http_request.iter().filter_map(|r| match &r.action {
+            weir_rules::ReqAction::DoResolve(d) => Some((d, &r.at)),
+            _ => None,
+        });
+        let tcp = p.tcp.content.iter().filter_map(|r| match &r.action {
+            weir_rules::TcpAction::DoResolve(d) => Some((d, &r.at)),
+            _ => None,
+        });
+        for (d, at) in http.chain(tcp) {
             if cfg.resolvers.iter().any(|r| r.name == d.resolvers) {
                 continue;
             }
-            let loc = rule.at.as_ref().map_or_else(
+            let loc = at.as_ref().map_or_else(
                 || p.loc.clone(),
                 |a| crate::Loc {
                     file: a.file.to_string(),

@@ -222,7 +222,7 @@ pub(super) async fn decide<'s>(
             .flatten();
         return (v, chosen);
     }
-    if let Some(v) = content_rules(fe_px, req, vars, tmpl) {
+    if let Some(v) = content_rules(fe_px, req, vars, tmpl).await {
         return (v, None);
     }
     // The request counts on what the session and the frontend's
@@ -260,7 +260,7 @@ pub(super) async fn decide<'s>(
         if let Err(v) = bw.buffer_for(be_px, req, dirty).await {
             return (v, chosen);
         }
-        if let Some(v) = content_rules(be_px, req, vars, tmpl) {
+        if let Some(v) = content_rules(be_px, req, vars, tmpl).await {
             return (v, chosen);
         }
         let r = &mut room;
@@ -307,13 +307,13 @@ fn restrict_names(px: &weir_config::Proxy, req: &mut RequestHead, dirty: &mut bo
 /// A proxy's `tcp-request content` rules on a request, before its
 /// `http-request` rules: the addresses they set go to the exchange's view.
 /// `Some`: the request was refused (closed without an answer, `PR`).
-fn content_rules(
+async fn content_rules(
     px: &weir_config::Proxy,
     req: &RequestHead,
     vars: &mut Vars,
     tmpl: &mut ExCtx<'_>,
 ) -> Option<Verdict> {
-    use crate::tcp::rules::{run, Decision, Subject};
+    use crate::tcp::rules::{Decision, Subject};
     // A `mode tcp` client's first request after `switch-mode http` was
     // through these rules already, in TCP.
     // (An HTTP/2 stream was not: it came after the switch.)
@@ -327,17 +327,22 @@ fn content_rules(
         ..*tmpl
     };
     let mut subj = Subject {
+        resolve: None,
         peer: &mut tmpl.src,
         local: &mut tmpl.dst,
         expect_proxy: None,
         vars,
     };
-    let d = run(
+    let d = crate::tcp::rules::run_resolving(
+        tmpl.sh,
         weir_rules::TcpRuleSet::Content,
         &px.tcp.content,
+        0,
         &view,
         &mut subj,
-    );
+    )
+    .await
+    .unwrap_or(Decision::Go);
     match d {
         // (An HTTP stream is HTTP already: `switch-mode` ends the rules.)
         Decision::Go | Decision::Close | Decision::SwitchHttp(_) => None,

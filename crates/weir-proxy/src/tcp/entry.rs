@@ -209,12 +209,13 @@ async fn inspect(
             ..rules::l4_view(sh, fe_idx, client)
         };
         let mut subj = Subject {
+            resolve: None,
             peer: &mut acc.peer,
             local: &mut acc.local,
             expect_proxy: None,
             vars,
         };
-        match rules::run_from(TcpRuleSet::Content, content, from, &view, &mut subj) {
+        match rules::run_resolving(sh, TcpRuleSet::Content, content, from, &view, &mut subj).await {
             Ok(d) => return d,
             Err(i) => from = i,
         }
@@ -590,6 +591,7 @@ async fn response_rules(
         };
         let (mut peer, mut local) = (h.acc.peer, h.acc.local);
         let mut subj = Subject {
+            resolve: None,
             peer: &mut peer,
             local: &mut local,
             expect_proxy: None,

@@ -36,6 +36,9 @@ pub struct Subject<'v> {
     /// Where `expect-proxy` goes (connection rules only).
     pub expect_proxy: Option<&'v mut bool>,
     pub vars: &'v mut Vars,
+    /// A `do-resolve` rule's name, to resolve before the rules after it
+    /// run (see [`run_resolving`]).
+    pub resolve: Option<(String, Box<weir_rules::action::DoResolve>)>,
 }
 
 /// Runs `rules` of `set` in order, each condition seeing `tmpl` with the
@@ -116,6 +119,14 @@ pub fn run_from(
                 }
             }
             TcpAction::UnsetVar(name) => subj.vars.unset(name),
+            TcpAction::DoResolve(d) => {
+                // (No name: nothing to ask, the variable stays unset.)
+                if let Some(name) = d.expr.eval(&ctx).map(|s| s.to_bytes()) {
+                    let name = String::from_utf8_lossy(&name).into_owned();
+                    subj.resolve = Some((name, d.clone()));
+                    return Err(i + 1);
+                }
+            }
             TcpAction::SetAddr(part, e) => {
                 let v = e.eval(&ctx);
                 let addr = match part {
@@ -152,6 +163,37 @@ pub fn run_from(
         }
     }
     Ok(Decision::Go)
+}
+
+/// [`run_from`], resolving the names `do-resolve` rules ask: the rules
+/// after one run with its answer in its variable (nothing on an error).
+/// `Err` only for a payload that may still grow.
+pub async fn run_resolving(
+    sh: &Shared,
+    set: TcpRuleSet,
+    rules: &[Rule<TcpAction>],
+    mut from: usize,
+    tmpl: &ExCtx<'_>,
+    subj: &mut Subject<'_>,
+) -> Result<Decision, usize> {
+    loop {
+        let i = match run_from(set, rules, from, tmpl, subj) {
+            Err(i) => i,
+            done => return done,
+        };
+        let Some((name, how)) = subj.resolve.take() else {
+            return Err(i);
+        };
+        let ip = Box::pin(crate::dns::lookup(sh, &how.resolvers, &name, how.ipv6)).await;
+        if let Some(ip) = ip {
+            let var = weir_rules::vars::VarSet {
+                name: how.var.clone(),
+                conds: Vec::new(),
+            };
+            subj.vars.set_if(&var, Sample::Ip(ip));
+        }
+        from = i;
+    }
 }
 
 /// Before a request exists, only the session's and the process's
@@ -220,6 +262,7 @@ pub fn response(
     }
     let (mut peer, mut local) = (peer, local);
     let mut subj = Subject {
+        resolve: None,
         peer: &mut peer,
         local: &mut local,
         expect_proxy: None,
@@ -286,6 +329,7 @@ pub fn admit(
     vars.rules_of(sh, px);
     let conn = (acc.peer, acc.local);
     let mut subj = Subject {
+        resolve: None,
         peer: &mut acc.peer,
         local: &mut acc.local,
         expect_proxy: Some(&mut acc.accept_proxy),

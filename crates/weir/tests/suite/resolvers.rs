@@ -40,6 +40,10 @@ impl Dnsmasq {
     }
     /// Starts (again) with these SRV records (`name,target,port,prio,weight`).
     fn restart(&mut self, srv: &[&str]) {
+        self.start_tries(srv, 3);
+    }
+
+    fn start_tries(&mut self, srv: &[&str], tries: u32) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
@@ -54,17 +58,29 @@ impl Dnsmasq {
         }
         let path = self.dir.join("dnsmasq.conf");
         std::fs::write(&path, conf).unwrap();
-        let child = Command::new("dnsmasq")
+        let mut child = Command::new("dnsmasq")
             .args(["-k", "-C", path.to_str().unwrap()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("dnsmasq is not installed: tests/run installs dnsmasq-base");
-        self.child = Some(child);
         let port = self.port;
-        wait_for("dnsmasq to listen", Duration::from_secs(10), || {
-            listening(port).then_some(())
-        });
+        // (A port free for TCP may be another test's UDP socket: dnsmasq
+        // then exits, and starts again on another port.)
+        let up = wait_for(
+            "dnsmasq to listen or exit",
+            Duration::from_secs(10),
+            || match child.try_wait() {
+                Ok(Some(_)) => Some(false),
+                _ => listening(port).then_some(true),
+            },
+        );
+        self.child = Some(child);
+        if !up {
+            assert!(tries > 1, "dnsmasq exits at start (a port in use?)");
+            self.port = free_port();
+            self.start_tries(srv, tries - 1);
+        }
     }
 }
 
@@ -497,4 +513,34 @@ fn do_resolve_stores_the_address_as_haproxy() {
         ),
         "{out}{err}"
     );
+}
+
+/// `tcp-request content do-resolve` in `mode tcp`, the canonical use: the
+/// connection goes to the address found (`set-dst` on a `0.0.0.0`
+/// server), as haproxy's.
+#[test]
+fn tcp_request_do_resolve_as_haproxy() {
+    let dir = tempdir("tcp-do-resolve");
+    let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n", &[]);
+    let l = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    let oport = l.local_addr().unwrap().port();
+    let _origin = Server::start_on(l, |mut c| {
+        use std::io::Write;
+        let _ = c.write_all(b"reached 127.0.0.2");
+    });
+    let theirs = beside_haproxy(|start: Start<'_>| -> Vec<String> {
+        let tport = free_port();
+        let cfg = format!(
+            "resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 10s\n    timeout retry 300ms\n\
+             defaults\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen t\n    mode tcp\n    bind 127.0.0.1:{tport}\n    tcp-request inspect-delay 1s\n\
+             \x20   tcp-request content do-resolve(sess.ip,dns,ipv4) str(a.test)\n\
+             \x20   tcp-request content set-dst var(sess.ip)\n\
+             \x20   tcp-request content accept\n    server s 0.0.0.0:{oport}\n",
+            dns.port
+        );
+        let _p = start(&cfg, tport);
+        vec![fetch(tport).unwrap_or_default()]
+    });
+    assert_eq!(theirs, ["reached 127.0.0.2"]);
 }
