@@ -2,7 +2,7 @@
 //! health|agent|check-addr|check-port|agent-addr|agent-port|agent-send`),
 //! with haproxy 2.6's answers and "changed from CLI" state lines.
 
-use super::{on_change, set_nolb};
+use super::{set_nolb, set_state, settle_told};
 use crate::state::{BackendRt, ServerId, Shared};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -65,8 +65,7 @@ pub(crate) fn apply(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, c: &CheckSet
             CheckSet::AgentSend(v) => set(&|t| t.agent_send = Some(v.clone())),
             CheckSet::Agent(up) => {
                 rt.agent_down.store(!up, Ordering::Relaxed);
-                let check_up = rt.check.lock().map(|v| !v.enabled || v.up).unwrap_or(true);
-                state(sh, be, id, *up && check_up);
+                settle_told(sh, be, id, FROM_CLI);
                 String::new()
             }
             CheckSet::Health(h) => {
@@ -76,22 +75,6 @@ pub(crate) fn apply(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, c: &CheckSet
         })
     })();
     done.unwrap_or_else(|e| e)
-}
-
-/// Server `id` up or down now, told as changed from the CLI (kept
-/// silently in maintenance).
-fn state(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool) {
-    let i = id.index();
-    let (now, maint) = {
-        let set = be.set();
-        let st = set.state(i).unwrap_or((true, false, 0, false));
-        (st.0, st.1 || set.imaint(i))
-    };
-    match (now == up, maint) {
-        (true, _) => {}
-        (false, true) => be.set().set_up(i, up),
-        (false, false) => on_change(sh, be, id, up, FROM_CLI),
-    }
 }
 
 /// `health up|stopping|down`: the server's state and its check's health
@@ -114,7 +97,7 @@ fn health(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, h: Health) {
             if was_nolb {
                 set_nolb(sh, be, id, false, None);
             }
-            state(sh, be, id, false);
+            set_state(sh, be, id, false, FROM_CLI);
         }
         Health::Stopping => {
             let was_up = be.set().is_up(id.index());
@@ -127,6 +110,6 @@ fn health(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, h: Health) {
             }
         }
         Health::Up if was_nolb => set_nolb(sh, be, id, false, Some(FROM_CLI)),
-        Health::Up => state(sh, be, id, true),
+        Health::Up => set_state(sh, be, id, true, FROM_CLI),
     }
 }

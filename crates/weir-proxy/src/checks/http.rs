@@ -51,7 +51,7 @@ pub(super) fn request(send: &HttpSend, ctx: &dyn Ctx, state: Option<&str>) -> Re
         meth: send.meth.clone().unwrap_or_else(|| "OPTIONS".into()),
         uri: match uri.is_empty() {
             true => "/".into(),
-            false => String::from_utf8_lossy(&uri).into_owned(),
+            false => target(&uri),
         },
         ver: send.ver.clone().unwrap_or_else(|| "HTTP/1.0".into()),
         headers: Vec::new(),
@@ -60,11 +60,17 @@ pub(super) fn request(send: &HttpSend, ctx: &dyn Ctx, state: Option<&str>) -> Re
     let mut connection = None;
     for (name, value) in &send.headers {
         let name = name.to_ascii_lowercase();
+        let value = value.render(ctx);
+        // (A value a sample filled with a line end or NUL would end the
+        // head: the header is left out.)
+        if value.iter().any(|&c| matches!(c, b'\r' | b'\n' | 0)) {
+            continue;
+        }
         match name.as_str() {
             // (A length is the body's own.)
             "content-length" | "transfer-encoding" => {}
-            "connection" => connection = Some(value.render(ctx)),
-            _ => req.headers.push((name, value.render(ctx))),
+            "connection" => connection = Some(value),
+            _ => req.headers.push((name, value)),
         }
     }
     if let Some(s) = state {
@@ -83,6 +89,19 @@ pub(super) fn request(send: &HttpSend, ctx: &dyn Ctx, state: Option<&str>) -> Re
         None => {}
     }
     req
+}
+
+/// A request target from rendered bytes: spaces and control bytes (which
+/// would break the request line) percent-encoded.
+fn target(uri: &[u8]) -> String {
+    let mut out = String::with_capacity(uri.len());
+    for &c in uri {
+        match c {
+            0x21..=0x7e => out.push(char::from(c)),
+            _ => out.push_str(&format!("%{c:02X}")),
+        }
+    }
+    out
 }
 
 /// The request in HTTP/1.x.

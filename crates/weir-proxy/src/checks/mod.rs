@@ -551,33 +551,40 @@ fn check_line(be: &str, srv: &str, r: &CheckResult, h: &Health, rise: u32, fall:
 /// A server is up when its health check (if any) and its agent (if it
 /// said "down") both allow it: applies a change of either.
 pub(crate) fn settle(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, r: &CheckResult) {
+    // With `option log-health-checks` the check's own line told why.
+    let why = match sh.proxy(be.proxy).options.log_health_checks {
+        true => String::new(),
+        false => format!(
+            ", reason: {}{}, check duration: {}ms",
+            r.reason,
+            r.detail,
+            r.duration.as_millis()
+        ),
+    };
+    settle_told(sh, be, id, &why);
+}
+
+/// As [`settle`], the change told with `why`.
+pub(crate) fn settle_told(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, why: &str) {
     let rt = be.server(id);
     let check_up = rt.check.lock().map(|v| !v.enabled || v.up).unwrap_or(true);
     let want = check_up && !rt.agent_down.load(Ordering::Relaxed);
+    set_state(sh, be, id, want, why);
+}
+
+/// Server `id` up or down now (`why` its state line's reason); in
+/// maintenance the change is kept, not told.
+pub(crate) fn set_state(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool, why: &str) {
     let i = id.index();
     let (now, maint) = {
         let set = be.set();
         let st = set.state(i).unwrap_or((true, false, 0, false));
         (st.0, st.1 || set.imaint(i))
     };
-    if want == now {
-        return;
-    }
-    if maint {
-        // (In maintenance a change is kept, not told.)
-        be.set().set_up(i, want);
-    } else {
-        // With `option log-health-checks` the check's own line told why.
-        let why = match sh.proxy(be.proxy).options.log_health_checks {
-            true => String::new(),
-            false => format!(
-                ", reason: {}{}, check duration: {}ms",
-                r.reason,
-                r.detail,
-                r.duration.as_millis()
-            ),
-        };
-        on_change(sh, be, id, want, &why);
+    match (up == now, maint) {
+        (true, _) => {}
+        (false, true) => be.set().set_up(i, up),
+        (false, false) => on_change(sh, be, id, up, why),
     }
 }
 

@@ -45,6 +45,15 @@ fn request_defaults_and_header_order() {
         ..Default::default()
     };
     assert!(h1_bytes(&request(&close, &Bare, None)).ends_with(b"connection: close\r\n\r\n"));
+    // What a sample renders cannot break the head.
+    let hostile = HttpSend {
+        uri: Some(CheckText::Fmt(fmt("/a b%[str(x)]"))),
+        headers: vec![("x-a".into(), fmt("%[str(a),url_dec]\r\nx"))],
+        ..Default::default()
+    };
+    let r = request(&hostile, &Bare, None);
+    assert_eq!(r.uri, "/a%20bx");
+    assert!(r.headers.is_empty(), "{:?}", r.headers);
 }
 
 fn parsed(buf: &[u8], closed: bool, body: bool) -> Option<Reply> {

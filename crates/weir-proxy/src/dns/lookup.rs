@@ -3,7 +3,7 @@
 //! valid`, as haproxy's resolutions are shared.
 
 use super::query::Querier;
-use super::wire::{Answer, Kind};
+use super::wire::Kind;
 use crate::state::Shared;
 use std::net::IpAddr;
 use std::time::Instant;
@@ -28,22 +28,15 @@ pub async fn lookup(sh: &Shared, section: &str, name: &str, ipv6: bool) -> Optio
         true => [Kind::Aaaa, Kind::A],
         false => [Kind::A, Kind::Aaaa],
     };
-    for kind in families {
-        match q.ask(&name, kind).await {
-            Some((Answer::Records { ips, .. }, _)) => {
-                if let Some(ip) = ips.first().copied() {
-                    if let Ok(mut c) = stats.cache.lock() {
-                        // (A bounded cache: names come from requests.)
-                        if c.len() >= 4096 {
-                            c.clear();
-                        }
-                        c.insert(key, (ip, Instant::now()));
-                    }
-                    return Some(ip);
-                }
-            }
-            _ => return None,
+    let (ip, _) = super::first_ips(&mut q, &[&name], families)
+        .await
+        .remove(name.as_str())?;
+    if let Ok(mut c) = stats.cache.lock() {
+        // (A bounded cache: names come from requests.)
+        if c.len() >= 4096 {
+            c.clear();
         }
+        c.insert(key, (ip, Instant::now()));
     }
-    None
+    Some(ip)
 }

@@ -320,7 +320,7 @@ async fn resolve(q: &mut Querier<'_>, g: &Group) -> Outcome {
 
 /// The first address of each name (the first family, then the other for
 /// those it gave none), with where it came from.
-async fn first_ips<'n>(
+pub(super) async fn first_ips<'n>(
     q: &mut Querier<'_>,
     names: &[&'n str],
     families: [Kind; 2],

@@ -36,10 +36,7 @@ pub struct Querier<'a> {
     /// The connections to TCP name servers (none until the first query,
     /// or after one broke), and where their reader tasks hand answers.
     tcp: Vec<(SocketAddr, Option<OwnedWriteHalf>)>,
-    from_tcp: (
-        mpsc::UnboundedSender<TcpAnswer>,
-        mpsc::UnboundedReceiver<TcpAnswer>,
-    ),
+    from_tcp: (mpsc::Sender<TcpAnswer>, mpsc::Receiver<TcpAnswer>),
     /// The last answer a TCP name server gave.
     tcp_buf: Vec<u8>,
 }
@@ -85,7 +82,9 @@ impl<'a> Querier<'a> {
             next_id: seed,
             bufs: (vec![0u8; size], vec![0u8; size]),
             tcp: r.tcp.iter().map(|a| (*a, None)).collect(),
-            from_tcp: mpsc::unbounded_channel(),
+            // (Bounded: a name server that sends without end waits on
+            // the socket, not in memory.)
+            from_tcp: mpsc::channel(WINDOW),
             tcp_buf: Vec::new(),
         })
     }
@@ -194,7 +193,7 @@ impl<'a> Querier<'a> {
                         return;
                     }
                     let mut m = vec![0u8; usize::from(u16::from_be_bytes(len))];
-                    if rd.read_exact(&mut m).await.is_err() || tx.send((addr, m)).is_err() {
+                    if rd.read_exact(&mut m).await.is_err() || tx.send((addr, m)).await.is_err() {
                         return;
                     }
                 }
@@ -203,8 +202,13 @@ impl<'a> Querier<'a> {
         }
         let mut framed = u16::try_from(msg.len()).unwrap_or(0).to_be_bytes().to_vec();
         framed.extend_from_slice(msg);
+        // (A name server that does not read is given up after `timeout
+        // retry`.)
         let ok = match slot.as_mut() {
-            Some(w) => w.write_all(&framed).await.is_ok(),
+            Some(w) => matches!(
+                tokio::time::timeout(retry, w.write_all(&framed)).await,
+                Ok(Ok(()))
+            ),
             None => false,
         };
         if !ok {

@@ -162,15 +162,7 @@ async fn run(
         );
         if let Verdict::Resolve { next, name, how } = v {
             // `do-resolve`: the request waits for the name's address.
-            let sh = tmpl.sh;
-            let ip = Box::pin(crate::dns::lookup(sh, &how.resolvers, &name, how.ipv6)).await;
-            if let Some(ip) = ip {
-                let var = weir_rules::vars::VarSet {
-                    name: how.var.clone(),
-                    conds: Vec::new(),
-                };
-                vars.set_if(&var, weir_rules::Sample::Ip(ip));
-            }
+            crate::tcp::rules::do_resolve(tmpl.sh, &how, &name, vars).await;
             from += next;
             continue;
         }

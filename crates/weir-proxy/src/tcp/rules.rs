@@ -184,15 +184,22 @@ pub async fn run_resolving(
         let Some((name, how)) = subj.resolve.take() else {
             return Err(i);
         };
-        let ip = Box::pin(crate::dns::lookup(sh, &how.resolvers, &name, how.ipv6)).await;
-        if let Some(ip) = ip {
-            let var = weir_rules::vars::VarSet {
-                name: how.var.clone(),
-                conds: Vec::new(),
-            };
-            subj.vars.set_if(&var, Sample::Ip(ip));
-        }
+        do_resolve(sh, &how, &name, subj.vars).await;
         from = i;
+    }
+}
+
+/// `do-resolve` (TCP or HTTP rules): the address of `name` in the rule's
+/// variable; nothing stored on an error.
+pub async fn do_resolve(sh: &Shared, how: &weir_rules::action::DoResolve, name: &str, vars: &Vars) {
+    // (Boxed: only a request that resolves carries the query's state.)
+    let ip = Box::pin(crate::dns::lookup(sh, &how.resolvers, name, how.ipv6)).await;
+    if let Some(ip) = ip {
+        let var = weir_rules::vars::VarSet {
+            name: how.var.clone(),
+            conds: Vec::new(),
+        };
+        vars.set_if(&var, Sample::Ip(ip));
     }
 }
 

@@ -106,6 +106,19 @@ fn cfg(sock: &Path, port: u16, syslog: u16, ns: u16, web_port: u16) -> String {
     )
 }
 
+/// A configuration with a stats socket at `sock`, a `resolvers dns`
+/// section asking `ns` (with `extra` lines, `\n    ` between them) and a
+/// `mode tcp` proxy `fe` on `port`, logging to `syslog`, with `servers`.
+fn fe_cfg(sock: &Path, ns: &str, extra: &str, port: u16, syslog: u16, servers: &str) -> String {
+    format!(
+        "global\n    stats socket {} level admin\n\
+         resolvers dns\n    nameserver ns1 {ns}\n    {extra}\n\
+         defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{syslog} local0\n    {servers}\n",
+        sock.display()
+    )
+}
+
 /// The log lines naming servers, without their headers.
 fn server_lines(log: &Syslog) -> Vec<String> {
     log.lines
@@ -347,15 +360,14 @@ fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
         let log = Syslog::start();
         let port = free_port();
         let sock = dir.join(format!("s{port}.sock"));
-        let cfg = format!(
-            "global\n    stats socket {} level admin\n\
-             resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 200ms\n    timeout resolve 100ms\n\
-             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-             listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n\
-             \x20   server s a.test:80 resolvers dns init-addr none\n    server t 127.0.0.1:80\n",
-            sock.display(),
-            dns.port,
-            log.port()
+        let ns = format!("127.0.0.1:{}", dns.port);
+        let cfg = fe_cfg(
+            &sock,
+            &ns,
+            "hold valid 200ms\n    timeout resolve 100ms",
+            port,
+            log.port(),
+            "server s a.test:80 resolvers dns init-addr none\n    server t 127.0.0.1:80",
         );
         let _p = start(&cfg, port);
         log.wait_line("to 127.0.0.2 by dns/ns1", Duration::from_secs(10));
@@ -392,15 +404,14 @@ fn a_name_server_over_tcp_as_haproxy() {
         let log = Syslog::start();
         let port = free_port();
         let sock = dir.join(format!("s{port}.sock"));
-        let cfg = format!(
-            "global\n    stats socket {} level admin\n\
-             resolvers dns\n    nameserver ns1 tcp@127.0.0.1:{}\n    hold valid 200ms\n    timeout resolve 100ms\n\
-             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-             listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n\
-             \x20   server s a.test:80 resolvers dns init-addr none\n",
-            sock.display(),
-            dns.port,
-            log.port()
+        let ns = format!("tcp@127.0.0.1:{}", dns.port);
+        let cfg = fe_cfg(
+            &sock,
+            &ns,
+            "hold valid 200ms\n    timeout resolve 100ms",
+            port,
+            log.port(),
+            "server s a.test:80 resolvers dns init-addr none",
         );
         let _p = start(&cfg, port);
         log.wait_line("to 127.0.0.2 by dns/ns1", Duration::from_secs(10));
@@ -432,15 +443,14 @@ fn hold_obsolete_keeps_a_vanished_record_for_a_while_as_haproxy() {
         let log = Syslog::start();
         let port = free_port();
         let sock = dir.join(format!("s{port}.sock"));
-        let cfg = format!(
-            "global\n    stats socket {} level admin\n\
-             resolvers dns\n    nameserver ns1 127.0.0.1:{}\n    hold valid 100ms\n    hold obsolete 3s\n    timeout resolve 100ms\n\
-             defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-             listen fe\n    bind 127.0.0.1:{port}\n    log 127.0.0.1:{} local0\n\
-             \x20   server-template w 2 web.test:80 resolvers dns init-addr none\n",
-            sock.display(),
-            dns.port,
-            log.port()
+        let ns = format!("127.0.0.1:{}", dns.port);
+        let cfg = fe_cfg(
+            &sock,
+            &ns,
+            "hold valid 100ms\n    hold obsolete 3s\n    timeout resolve 100ms",
+            port,
+            log.port(),
+            "server-template w 2 web.test:80 resolvers dns init-addr none",
         );
         let _p = start(&cfg, port);
         log.wait_line("to 127.0.0.3 by ", Duration::from_secs(10));
