@@ -489,6 +489,10 @@ pub struct BindTls {
     /// (OpenSSL's codes) that do not end the handshake.
     pub crt_ignore_err: Option<IgnoreErr>,
     pub ca_ignore_err: Option<IgnoreErr>,
+    /// `generate-certificates`: a certificate is made for a name no loaded
+    /// one serves, signed by the `ca-sign-file` CA (a PEM with its key).
+    pub generate_certificates: bool,
+    pub ca_sign_file: Option<String>,
 }
 
 /// The certificate verification errors a bind ignores.
@@ -571,6 +575,14 @@ impl BindTls {
                 self.strict_sni = true;
                 Some(Ok(1))
             }
+            "generate-certificates" => {
+                self.generate_certificates = true;
+                Some(Ok(1))
+            }
+            "ca-sign-file" => two(need().map(|v| self.ca_sign_file = Some(v.to_string()))),
+            "ca-sign-pass" => Some(Err(
+                "'ca-sign-pass' is not supported: weir reads no encrypted key (give 'ca-sign-file' a PEM with a clear key)".into(),
+            )),
             _ => self.opts.apply(word, arg),
         }
     }
@@ -681,6 +693,9 @@ pub struct TlsGlobal {
     pub cachesize: usize,
     /// `tune.ssl.lifetime`: how long a session may be resumed, seconds.
     pub lifetime: u32,
+    /// `tune.ssl.ssl-ctx-cache-size`: certificates made by
+    /// `generate-certificates` kept, per bind line.
+    pub ctx_cache_size: usize,
     /// `crt-base`, `ca-base`: directories for relative paths.
     pub crt_base: Option<String>,
     pub ca_base: Option<String>,
@@ -703,6 +718,7 @@ impl Default for TlsGlobal {
             bind_opts: TlsOptions::default(),
             cachesize: 20000,
             lifetime: 300,
+            ctx_cache_size: 1000,
             crt_base: None,
             ca_base: None,
             extra_del_ext: false,

@@ -197,10 +197,9 @@ struct Tm {
     epoch: i64,
 }
 
-fn tm(epoch: i64, off: i64) -> Tm {
-    let t = epoch + off;
-    let days = t.div_euclid(86_400);
-    let rem = t.rem_euclid(86_400);
+/// Days since 1970-01-01 to (year, month 1–12, day), proleptic
+/// Gregorian.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -209,7 +208,14 @@ fn tm(epoch: i64, off: i64) -> Tm {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+fn tm(epoch: i64, off: i64) -> Tm {
+    let t = epoch + off;
+    let days = t.div_euclid(86_400);
+    let rem = t.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let before = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
     let yday =

@@ -275,6 +275,13 @@ pub fn signed_parts(der: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 /// Whether a certificate's basicConstraints make it a CA (`None` without
 /// the extension, as in an X.509 v1 certificate).
 pub fn is_ca(der: &[u8]) -> Option<bool> {
+    let value = extension(der, &[0x55, 0x1d, 0x13])?;
+    let (_, bc, _) = tlv(value)?;
+    Some(matches!(tlv(bc), Some((0x01, [b], _)) if *b != 0))
+}
+
+/// The value (the OCTET STRING's contents) of a certificate's extension.
+pub(crate) fn extension<'a>(der: &'a [u8], wanted: &[u8]) -> Option<&'a [u8]> {
     let mut tbs = tlv(from_spki(der)?)?.2;
     while let Some((tag, v, rest)) = tlv(tbs) {
         tbs = rest;
@@ -287,15 +294,13 @@ pub fn is_ca(der: &[u8]) -> Option<bool> {
             let (0x06, oid, mut val) = tlv(ext)? else {
                 continue;
             };
-            if oid != [0x55, 0x1d, 0x13] {
+            if oid != wanted {
                 continue;
             }
             if let Some((0x01, _, after)) = tlv(val) {
                 val = after;
             }
-            let (_, octets, _) = tlv(val)?;
-            let (_, bc, _) = tlv(octets)?;
-            return Some(matches!(tlv(bc), Some((0x01, [b], _)) if *b != 0));
+            return tlv(val).map(|(_, octets, _)| octets);
         }
     }
     None
@@ -430,6 +435,9 @@ pub fn key_alg_name(oid: &[u8]) -> String {
 
 #[path = "x509_text.rs"]
 pub mod text;
+
+#[path = "x509_forge.rs"]
+pub mod forge;
 
 #[cfg(test)]
 #[path = "x509_tests.rs"]

@@ -326,6 +326,9 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
                 }
             }
         }
+        "tune.ssl.ssl-ctx-cache-size" => {
+            g.tls.ctx_cache_size = parse_u32(one(words, "a number")?, kw)? as usize;
+        }
         "tune.ssl.cachesize" => {
             g.tls.cachesize = parse_u32(one(words, "an integer")?, kw)? as usize;
         }
@@ -357,17 +360,12 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
                 ),
             );
         }
-        "tune.ssl.ssl-ctx-cache-size"
-        | "tune.idletimer"
+        "tune.idletimer"
         | "tune.recv_enough"
         | "tune.sched.low-latency"
         | "tune.fd.edge-triggered"
         | "tune.ssl.force-private-cache" => {
             let why = match kw {
-                "tune.ssl.ssl-ctx-cache-size" => {
-                    parse_u32(one(words, "a number")?, kw)?;
-                    "weir generates no certificates, so it caches none"
-                }
                 "tune.idletimer" => {
                     parse_duration(one(words, "a time")?)?;
                     "weir's splicing does not depend on the stream's idle time"

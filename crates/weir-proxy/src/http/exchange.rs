@@ -625,6 +625,8 @@ fn prepare<'k>(
     let sni = r.be.snis(&ExCtx {
         req: Some(&*req),
         be: Some(r.be),
+        vars: Some(vars),
+        body,
         ..*tmpl
     });
     Prepared {

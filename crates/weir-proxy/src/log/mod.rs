@@ -537,18 +537,10 @@ fn date(out: &mut String, accept: std::time::Duration, gmt: bool, local_zone: bo
     }
 }
 
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+/// Days since 1970-01-01 to (year, month, day), in the log's types.
 fn civil_from_days(z: i64) -> (i32, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = (yoe + era * 400 + i64::from(m <= 2)) as i32;
-    (y, m, d)
+    let (y, m, d) = weir_rules::textconv::civil_from_days(z);
+    (y as i32, m as u32, d as u32)
 }
 
 fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {

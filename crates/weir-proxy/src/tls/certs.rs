@@ -114,11 +114,13 @@ pub fn names(ck: &CertifiedKey) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if let Ok(ee) = webpki::EndEntityCert::try_from(der) {
         out.extend(ee.valid_dns_names().map(|n| n.to_ascii_lowercase()));
-        if let Some(cn) = weir_rules::x509::common_name(ee.subject()) {
-            let cn = cn.to_ascii_lowercase();
-            if !out.contains(&cn) {
-                out.push(cn);
-            }
+    }
+    // The CN, read by weir's own DER reader: webpki refuses an X.509 v1
+    // certificate, whose CN OpenSSL indexes all the same.
+    let cn = weir_rules::x509::parse(der).and_then(|c| weir_rules::x509::common_name(c.subject));
+    if let Some(cn) = cn.map(|c| c.to_ascii_lowercase()) {
+        if !out.contains(&cn) {
+            out.push(cn);
         }
     }
     out
@@ -210,6 +212,8 @@ pub struct SniIndex {
     /// Each certificate's leaf in DER, by the address of its key (what
     /// `ssl_f_*` read: shared, not copied per connection).
     leaves: HashMap<usize, Arc<[u8]>>,
+    /// `generate-certificates`: makes one for a name nothing serves.
+    pub forge: Option<Arc<super::forge::Forge>>,
 }
 
 impl SniIndex {
@@ -259,6 +263,9 @@ impl SniIndex {
                     return Some(c);
                 }
             }
+            if let Some(m) = self.made(&name) {
+                return Some(m.ck);
+            }
         }
         if self.strict {
             return None;
@@ -266,10 +273,19 @@ impl SniIndex {
         self.default.clone()
     }
 
+    /// A certificate made for `name` (`generate-certificates`) on the
+    /// default certificate's key.
+    fn made(&self, name: &str) -> Option<super::forge::Made> {
+        self.forge.as_ref()?.get(name, self.default.as_ref()?)
+    }
+
     /// The leaf certificate (DER) the handshake of `hello` presents.
     pub fn leaf(&self, hello: &ClientHello<'_>) -> Option<Arc<[u8]>> {
         let ck = self.pick(hello.server_name(), hello.signature_schemes())?;
-        self.leaves.get(&(Arc::as_ptr(&ck) as usize)).cloned()
+        match self.leaves.get(&(Arc::as_ptr(&ck) as usize)) {
+            Some(l) => Some(l.clone()),
+            None => Some(self.made(hello.server_name()?)?.leaf),
+        }
     }
 
     pub fn is_empty(&self) -> bool {

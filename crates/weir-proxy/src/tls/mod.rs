@@ -6,6 +6,7 @@
 mod accept;
 pub(crate) mod certs;
 pub(crate) mod client;
+mod forge;
 pub(crate) mod route;
 pub mod store;
 mod stream;
@@ -136,9 +137,11 @@ fn load_certs(
     t: &BindTls,
     g: &TlsGlobal,
     r: &store::Reader<'_>,
+    forge: Option<Arc<forge::Forge>>,
 ) -> Result<certs::SniIndex, Vec<String>> {
     let mut idx = certs::SniIndex::default();
     idx.strict = t.strict_sni;
+    idx.forge = forge;
     let mut errs = Vec::new();
     let add_file = |idx: &mut certs::SniIndex, path: &str, filters: &[String]| {
         r.cert(path).map(|ck| {
@@ -276,11 +279,12 @@ pub fn server_config(
     t: &BindTls,
     g: &TlsGlobal,
     r: &store::Reader<'_>,
+    forge: Option<Arc<forge::Forge>>,
 ) -> Result<route::Bound, Vec<String>> {
     let p = Arc::new(provider(t, g));
     let opts = t.opts.or(&g.bind_opts);
     let versions = versions(&opts)?;
-    let idx = Arc::new(load_certs(t, g, r)?);
+    let idx = Arc::new(load_certs(t, g, r, forge)?);
     let builder = ServerConfig::builder_with_provider(p.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| vec![format!("inconsistent TLS settings: {e}")])?;

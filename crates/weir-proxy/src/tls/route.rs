@@ -3,6 +3,7 @@
 //! options), picked by the SNI of the client's hello. They are rebuilt
 //! from the store when a file they were built from changes at run time.
 
+use super::forge::Forge;
 use super::store::{FileRef, Reader, Store};
 use super::{certs, server_config};
 use rustls::ServerConfig;
@@ -41,6 +42,9 @@ pub struct Routes {
 pub struct BindConfig {
     /// The line's TLS settings, to rebuild from.
     t: BindTls,
+    /// `generate-certificates`: its CA and the certificates made, kept
+    /// across rebuilds.
+    forge: Option<Arc<Forge>>,
     live: RwLock<Arc<Routes>>,
 }
 
@@ -94,7 +98,7 @@ impl BindConfig {
     /// Builds its configurations again from the store's files, to be put
     /// in force with [`BindConfig::install`].
     pub fn rebuild(&self, g: &TlsGlobal, files: &Store) -> Result<Arc<Routes>, Vec<String>> {
-        routes(&self.t, g, files).map(Arc::new)
+        routes(&self.t, g, files, self.forge.clone()).map(Arc::new)
     }
 
     pub fn install(&self, r: Arc<Routes>) {
@@ -105,15 +109,39 @@ impl BindConfig {
 /// Builds a bind line's configurations. Errors are messages without
 /// location (the caller adds the bind's `file:line`).
 pub fn bind_config(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<BindConfig, Vec<String>> {
+    let forge = forge(t, g)?;
     Ok(BindConfig {
         t: t.clone(),
-        live: RwLock::new(Arc::new(routes(t, g, files)?)),
+        live: RwLock::new(Arc::new(routes(t, g, files, forge.clone())?)),
+        forge,
     })
 }
 
-fn routes(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<Routes, Vec<String>> {
+/// The CA of `generate-certificates` (`ca-sign-file`, read once).
+fn forge(t: &BindTls, g: &TlsGlobal) -> Result<Option<Arc<Forge>>, Vec<String>> {
+    if !t.generate_certificates {
+        return Ok(None);
+    }
+    let Some(file) = &t.ca_sign_file else {
+        return Err(vec![
+            "cannot enable certificate generation, no CA certificate File configured".into(),
+        ]);
+    };
+    let path = with_base(g.ca_base.as_deref(), file);
+    let p = super::provider(t, g);
+    Forge::load(&path, &p, g.ctx_cache_size)
+        .map(|f| Some(Arc::new(f)))
+        .map_err(|e| vec![e])
+}
+
+fn routes(
+    t: &BindTls,
+    g: &TlsGlobal,
+    files: &Store,
+    forge: Option<Arc<Forge>>,
+) -> Result<Routes, Vec<String>> {
     let r = Reader::new(files);
-    let default = server_config(t, g, &r)?;
+    let default = server_config(t, g, &r, forge)?;
     let mut routes = Vec::new();
     let mut errs = Vec::new();
     for list in &t.crt_lists {
@@ -148,7 +176,10 @@ pub fn line_tls(t: &BindTls, opts: &[String]) -> Result<BindTls, String> {
     lt.crt_lists = Vec::new();
     let mut i = 0;
     while let Some(w) = opts.get(i).map(String::as_str) {
-        if matches!(w, "crt" | "crt-list" | "strict-sni") {
+        if matches!(
+            w,
+            "crt" | "crt-list" | "strict-sni" | "generate-certificates" | "ca-sign-file"
+        ) {
             return Err(format!("'{w}' is not a crt-list option"));
         }
         match lt.apply(w, opts.get(i + 1).map(String::as_str)) {
@@ -173,7 +204,7 @@ fn route(
     // The line was picked by name: its one certificate serves whatever
     // name picked it (`strict-sni` applies to the choice of line).
     lt.strict_sni = false;
-    let cfg = server_config(&lt, g, r)?;
+    let cfg = server_config(&lt, g, r, None)?;
     let path = with_base(g.crt_base.as_deref(), &l.crt);
     let ck = r.cert(&path).map_err(|e| vec![e])?;
     let (neg, pos): (Vec<&String>, Vec<&String>) =

@@ -61,6 +61,7 @@ mod tcp_to_http;
 mod tls;
 
 mod tls_certs;
+mod tls_generate;
 mod tls_ocsp;
 mod tls_records;
 mod tls_runtime;

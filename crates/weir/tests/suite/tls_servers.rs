@@ -77,6 +77,14 @@ fn tls_to_servers_verify_sni_and_names() {
         body.contains("sni=a.example.org"),
         "a different name, a different connection: {body}"
     );
+    // The SNI from a variable the request's rules set.
+    let (_w6, port6) = front(
+        &format!("server s 127.0.0.1:{oport} ssl verify none sni var(txn.name)"),
+        "    http-request set-var(txn.name) req.hdr(host),lower",
+        "",
+    );
+    let (_, body) = get(port6, "Named.Test");
+    assert!(body.contains("sni=named.test"), "{body}");
 
     // No name: the chain alone is checked, as HAProxy does.
     let (_w3, port3) = front(
