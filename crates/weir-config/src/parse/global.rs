@@ -46,7 +46,7 @@ fn one<'a>(words: &'a [String], what: &str) -> Result<&'a str, String> {
 /// Applies one supported global keyword; `Err` is the message of an alert.
 pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> {
     type Family = fn(&mut State<'_>, &[String], &Loc) -> Result<bool, String>;
-    const FAMILIES: [Family; 4] = [process, tuning, tls, stopping_and_env];
+    const FAMILIES: [Family; 5] = [process, tuning, tls, stopping_and_env, without_effect];
     for family in FAMILIES {
         if family(st, words, loc)? {
             return Ok(());
@@ -349,57 +349,6 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
             let v = parse_size(one(words, "a size")?)?;
             g.maxrewrite = Some(usize::try_from(v).unwrap_or(usize::MAX));
         }
-        "tune.ssl.capture-buffer-size" | "tune.ssl.capture-cipherlist-size" => {
-            let v = one(words, "a size")?;
-            parse_size(v)?;
-            st.diags.push(
-                Level::Notice,
-                Some(loc),
-                format!(
-                    "'{kw}' has no effect: weir does not capture the ClientHello's cipher list"
-                ),
-            );
-        }
-        "tune.idletimer"
-        | "tune.recv_enough"
-        | "tune.sched.low-latency"
-        | "tune.fd.edge-triggered"
-        | "tune.ssl.force-private-cache" => {
-            let why = match kw {
-                "tune.idletimer" => {
-                    parse_duration(one(words, "a time")?)?;
-                    "weir's splicing does not depend on the stream's idle time"
-                }
-                "tune.recv_enough" => {
-                    parse_size(one(words, "a size")?)?;
-                    "weir reads what the socket holds in one call"
-                }
-                "tune.sched.low-latency" | "tune.fd.edge-triggered" => {
-                    match words.get(1).map(String::as_str) {
-                        Some("on" | "off") => {}
-                        _ => return Err(format!("'{kw}' expects 'on' or 'off'")),
-                    }
-                    if kw == "tune.fd.edge-triggered" {
-                        "weir's event loop is always edge-triggered"
-                    } else {
-                        "weir's threads have no task classes to reorder"
-                    }
-                }
-                _ => "weir's TLS session cache is one per process already",
-            };
-            st.diags.push(
-                Level::Notice,
-                Some(loc),
-                format!("'{kw}' has no effect: {why}"),
-            );
-        }
-        "tune.ssl.default-dh-param" => {
-            st.diags.push(
-                Level::Notice,
-                Some(loc),
-                "'tune.ssl.default-dh-param' is ignored: weir's TLS needs no DH parameters",
-            );
-        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -649,4 +598,74 @@ fn int_between(words: &[String], min: u32, max: u32) -> Result<u32, String> {
         .ok()
         .filter(|n| (min..=max).contains(n))
         .ok_or_else(|| format!("expects an integer between {min} and {max}, got '{v}'"))
+}
+
+/// What a keyword without effect takes, checked all the same.
+#[derive(Clone, Copy)]
+enum Arg {
+    Nothing,
+    Time,
+    Size,
+    Number,
+    OnOff,
+    /// A file that must be readable, as HAProxy reads it.
+    File,
+}
+
+/// Keywords weir accepts with a note: what they tune does not exist in
+/// weir, so nothing measurable changes.
+const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
+    ("max-spread-checks", Arg::Time, "weir spreads each server's first check within its own 'inter'"),
+    ("maxpipes", Arg::Number, "weir keeps its spare splice pipes per thread and makes one when a splice needs it"),
+    ("nogetaddrinfo", Arg::Nothing, "weir resolves names at start with getaddrinfo either way"),
+    ("ssl-dh-param-file", Arg::File, "weir offers no DHE suite, so DH parameters are not used"),
+    ("tune.buffers.limit", Arg::Number, "weir allocates buffers as connections need them, without a pool to bound"),
+    ("tune.buffers.reserve", Arg::Number, "weir allocates buffers as connections need them, without a pool to bound"),
+    ("tune.fd.edge-triggered", Arg::OnOff, "weir's event loop is always edge-triggered"),
+    ("tune.idletimer", Arg::Time, "weir's splicing does not depend on the stream's idle time"),
+    ("tune.pattern.cache-size", Arg::Number, "weir keeps no cache of pattern match results"),
+    ("tune.pool-high-fd-ratio", Arg::Number, "weir bounds idle server connections with pool-max-conn and pool-purge-delay, not by file descriptors"),
+    ("tune.pool-low-fd-ratio", Arg::Number, "weir bounds idle server connections with pool-max-conn and pool-purge-delay, not by file descriptors"),
+    ("tune.recv_enough", Arg::Size, "weir reads what the socket holds in one call"),
+    ("tune.sched.low-latency", Arg::OnOff, "weir's threads have no task classes to reorder"),
+    ("tune.ssl.capture-buffer-size", Arg::Size, "weir does not capture the ClientHello's cipher list"),
+    ("tune.ssl.capture-cipherlist-size", Arg::Size, "weir does not capture the ClientHello's cipher list"),
+    ("tune.ssl.default-dh-param", Arg::Number, "weir offers no DHE suite, so DH parameters are not used"),
+    ("tune.ssl.force-private-cache", Arg::Nothing, "weir's TLS session cache is one per process already"),
+    ("tune.vars.global-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
+    ("tune.vars.proc-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
+    ("tune.vars.reqres-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
+    ("tune.vars.sess-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
+    ("tune.vars.txn-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
+];
+
+/// A keyword of [`WITHOUT_EFFECT`]: its argument checked, then a note;
+/// `Ok(false)` for another keyword.
+fn without_effect(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> {
+    let kw = words[0].as_str();
+    let Some(&(_, arg, why)) = WITHOUT_EFFECT.iter().find(|(k, _, _)| *k == kw) else {
+        return Ok(false);
+    };
+    match arg {
+        Arg::Nothing if words.len() > 1 => return Err("takes no argument".into()),
+        Arg::Nothing => {}
+        Arg::Time => drop(parse_duration(one(words, "a time")?)?),
+        Arg::Size => drop(parse_size(one(words, "a size")?)?),
+        Arg::Number => drop(parse_u32(one(words, "a number")?, kw)?),
+        Arg::OnOff => {
+            if !matches!(one(words, "'on' or 'off'")?, "on" | "off") {
+                return Err(format!("'{kw}' expects 'on' or 'off'"));
+            }
+        }
+        Arg::File => {
+            let f = one(words, "a file")?;
+            std::fs::File::open(f).map_err(|e| format!("unable to open '{f}': {e}"))?;
+        }
+    }
+    st.diags.push(
+        Level::Notice,
+        Some(loc),
+        format!("'{kw}' has no effect: {why}"),
+    );
+    Ok(true)
 }
