@@ -438,6 +438,11 @@ pub struct ProxyOptions {
     /// `option prefer-last-server`: a client's next request goes to its
     /// last server when the algorithm is not deterministic.
     pub prefer_last_server: bool,
+    /// `option http-pretend-keepalive`: in a closing mode, requests do not
+    /// tell the server `Connection: close` (weir closes after the answer).
+    pub pretend_keepalive: bool,
+    /// `option nolinger`: sockets close with a reset (SO_LINGER 0).
+    pub nolinger: bool,
     /// `option transparent`: with no `server` line, connections go to the
     /// client's destination address (after `set-dst`/`set-dst-port`).
     pub transparent: bool,

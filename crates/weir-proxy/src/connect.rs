@@ -489,6 +489,10 @@ async fn dial_plain(
             if let Some(n) = be.sockbufs.1 {
                 let _ = sock.set_send_buffer_size(n);
             }
+            if be.nolinger {
+                // A zero linger resets at once: close never blocks.
+                let _ = socket2::SockRef::from(&sock).set_linger(Some(std::time::Duration::ZERO));
+            }
             if let Some(src) = s.source {
                 sock.bind(src).map_err(|e| (ConnectFail::Refused, e))?;
             }

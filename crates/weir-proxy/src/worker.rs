@@ -197,8 +197,12 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
     // `mode http` answers leave as they are written: TCP_NODELAY set once
     // on the listener is inherited by every connection it accepts (one
     // setsockopt per connection fewer).
-    let nodelay =
-        sh.proxy(sh.frontend(fe).proxy).mode == weir_config::Mode::Http && listener.set_nodelay();
+    let px = sh.proxy(sh.frontend(fe).proxy);
+    let nodelay = px.mode == weir_config::Mode::Http && listener.set_nodelay();
+    // `option nolinger`: inherited the same way.
+    if px.options.nolinger {
+        listener.set_nolinger();
+    }
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
@@ -410,6 +414,14 @@ impl AnyListener {
                 s.set_nodelay(true).is_ok() && s.nodelay().unwrap_or(false)
             }
             AnyListener::Unix(_) => false,
+        }
+    }
+
+    /// Sets SO_LINGER 0 for the connections accepted from now on: they
+    /// close with a reset (`option nolinger`).
+    fn set_nolinger(&self) {
+        if let AnyListener::Tcp(l) = self {
+            let _ = socket2::SockRef::from(l).set_linger(Some(std::time::Duration::ZERO));
         }
     }
 

@@ -96,5 +96,8 @@ fn tunables_without_effect_are_accepted_with_a_note() {
     );
     let errs: Vec<String> = bad.diagnostics.errors().map(|d| d.to_string()).collect();
     assert_eq!(errs.len(), 3, "{errs:?}");
-    assert!(errs[1].contains("t.cfg:3") && errs[1].contains("/nonexistent/dh.pem"), "{errs:?}");
+    assert!(
+        errs[1].contains("t.cfg:3") && errs[1].contains("/nonexistent/dh.pem"),
+        "{errs:?}"
+    );
 }

@@ -837,6 +837,19 @@ fn options(
             }
         }
         "option dontlognull" => p.options.dontlognull = flag(args)?,
+        "option nolinger" => p.options.nolinger = flag(args)?,
+        "option http-pretend-keepalive" => {
+            p.options.pretend_keepalive = flag(args)?;
+            if p.kind == crate::model::ProxyKind::Frontend {
+                _st.diags.warn(
+                    _loc,
+                    format!(
+                        "'http-pretend-keepalive' ignored because frontend '{}' has no backend capability.",
+                        p.name
+                    ),
+                );
+            }
+        }
         "option logasap" => p.options.logasap = flag(args)?,
         "option http-ignore-probes" => p.options.http_ignore_probes = flag(args)?,
         "option socket-stats" => p.options.socket_stats = flag(args)?,

@@ -595,7 +595,19 @@ fn prepare<'k>(
     }
     let (use_server, force, stick) = persistence(r, tmpl, req, vars, persist.as_mut());
     let server_close = mode != HttpConnMode::KeepAlive || !req.keep_alive;
-    if mode != HttpConnMode::KeepAlive && !head::connection_has(&req.headers, "close") {
+    if mode != HttpConnMode::KeepAlive && be_px.options.pretend_keepalive {
+        // The server is told the connection stays open (a 1.0 request says
+        // so); weir closes it after the answer all the same.
+        let v = (req.minor == 0).then_some("keep-alive");
+        head::set_connection(&mut req.headers, v);
+        dirty = true;
+    } else if mode != HttpConnMode::KeepAlive && req.minor == 0 {
+        // HTTP/1.0 closes unless told otherwise: nothing to say, as haproxy.
+        if head::connection_has(&req.headers, "keep-alive") {
+            head::set_connection(&mut req.headers, None);
+            dirty = true;
+        }
+    } else if mode != HttpConnMode::KeepAlive && !head::connection_has(&req.headers, "close") {
         head::set_connection(&mut req.headers, Some("close"));
         dirty = true;
     }

@@ -322,6 +322,7 @@ fn backends(
         backends.push(Arc::new(BackendRt {
             has_sni: AtomicBool::new(has_sni),
             log_source,
+            nolinger: px.options.nolinger,
             sockbufs: (
                 cfg.global.sockbufs.rcv_server,
                 cfg.global.sockbufs.snd_server,

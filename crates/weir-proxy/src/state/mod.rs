@@ -248,6 +248,8 @@ pub struct BackendRt {
     /// `tune.rcvbuf.server` and `tune.sndbuf.server`, set on each server
     /// socket.
     pub sockbufs: (Option<u32>, Option<u32>),
+    /// `option nolinger`: server sockets close with a reset.
+    pub nolinger: bool,
 }
 
 impl BackendRt {

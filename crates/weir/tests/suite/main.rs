@@ -12,6 +12,7 @@ mod audit;
 mod balancing;
 mod check_scripts;
 mod cli;
+mod close_options;
 mod converters_differential;
 mod counters_differential;
 mod dynamic_servers;
