@@ -135,6 +135,11 @@ pub struct Global {
     pub maxrewrite: Option<usize>,
     /// `tune.http.maxhdr`: most header lines in a request or response.
     pub maxhdr: usize,
+    /// `no-memory-trimming`: freed memory is not given back to the system
+    /// (`malloc_trim`) after a burst of sessions fell asleep.
+    pub no_memory_trimming: bool,
+    /// `tune.http.logurilen`: the request line in logs is cut to it.
+    pub logurilen: usize,
     /// `tune.http.cookielen`: the most characters `capture cookie` keeps.
     pub cookielen: usize,
     /// `tune.h2.*`.
@@ -231,6 +236,8 @@ impl Default for Global {
             bufsize: 16384,
             maxrewrite: None,
             maxhdr: 101,
+            logurilen: 1024,
+            no_memory_trimming: false,
             cookielen: 63,
             h2: H2Tune::default(),
             maxaccept: 64,

@@ -702,6 +702,8 @@ pub struct TlsGlobal {
     /// `ssl-load-extra-del-ext`: a certificate's key file is `x.key` for
     /// `x.pem`, not `x.pem.key`.
     pub extra_del_ext: bool,
+    /// `ssl-skip-self-issued-ca`: roots in certificate files are not sent.
+    pub skip_self_issued_ca: bool,
     /// `ssl-server-verify`: the default of servers' `verify`.
     pub server_verify: Verify,
     pub server_ciphers: Option<Vec<Suite>>,
@@ -722,6 +724,7 @@ impl Default for TlsGlobal {
             crt_base: None,
             ca_base: None,
             extra_del_ext: false,
+            skip_self_issued_ca: false,
             server_verify: Verify::Required,
             server_ciphers: None,
             server_ciphersuites: None,

@@ -214,6 +214,20 @@ fn tuning(st: &mut State<'_>, words: &[String], _loc: &Loc) -> Result<bool, Stri
                 .filter(|n| (1..=32767).contains(n))
                 .ok_or_else(|| format!("expects an integer between 1 and 32767, got '{v}'"))?;
         }
+        "no-memory-trimming" => {
+            if words.len() > 1 {
+                return Err("takes no argument".into());
+            }
+            g.no_memory_trimming = true;
+        }
+        "tune.http.logurilen" => {
+            let v = one(words, "an integer")?;
+            g.logurilen = v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=65535).contains(n))
+                .ok_or_else(|| format!("expects an integer between 1 and 65535, got '{v}'"))?;
+        }
         "tune.h2.header-table-size" => {
             g.h2.header_table_size = int_between(words, 0, 65536)?;
         }
@@ -345,6 +359,7 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
         "crt-base" => g.tls.crt_base = Some(one(words, "a directory")?.to_string()),
         "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
         "ssl-load-extra-del-ext" => g.tls.extra_del_ext = true,
+        "ssl-skip-self-issued-ca" => g.tls.skip_self_issued_ca = true,
         "tune.maxrewrite" => {
             let v = parse_size(one(words, "a size")?)?;
             g.maxrewrite = Some(usize::try_from(v).unwrap_or(usize::MAX));

@@ -101,3 +101,18 @@ fn tunables_without_effect_are_accepted_with_a_note() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn memory_trimming_and_logged_uri_length() {
+    let c = crate::parse::tests::parse_str(
+        "global\n    no-memory-trimming\n    tune.http.logurilen 64\n",
+    )
+    .config
+    .expect("config");
+    assert!(c.global.no_memory_trimming);
+    assert_eq!(c.global.logurilen, 64);
+    let bad = crate::parse::tests::parse_str(
+        "global\n    no-memory-trimming now\n    tune.http.logurilen 0\n",
+    );
+    assert_eq!(bad.diagnostics.errors().count(), 2);
+}

@@ -262,7 +262,9 @@ pub async fn sweep(sh: Arc<Shared>) {
             d.wake();
         }
         lot.wake_due(&sh, now, stopping);
-        super::lot::trim_after_sleeps();
+        if !sh.cfg.global.no_memory_trimming {
+            super::lot::trim_after_sleeps();
+        }
         if now >= cache_check {
             crate::alloc::cache::release_unused();
             cache_check = now + CACHE_CHECK;

@@ -480,7 +480,7 @@ impl<'a> Session<'a> {
             let line = if fe.logger.is_empty() {
                 String::new()
             } else {
-                request_line(acc, req)
+                request_line(acc, req, self.sh.cfg.global.logurilen)
             };
             rec.request = &line;
             // The client address as `balance source` hashes it.
@@ -628,9 +628,22 @@ impl<'a> Session<'a> {
     }
 }
 
-/// The request line as the log shows it; an HTTP/2 request in absolute
-/// form, as HAProxy logs them.
-fn request_line(acc: &Accepted, req: &RequestHead) -> String {
+/// The request line as the log shows it, cut to `max` bytes
+/// (`tune.http.logurilen`); an HTTP/2 request in absolute form, as HAProxy
+/// logs them.
+fn request_line(acc: &Accepted, req: &RequestHead, max: usize) -> String {
+    let mut line = full_request_line(acc, req);
+    if line.len() > max {
+        let mut end = max;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+    }
+    line
+}
+
+fn full_request_line(acc: &Accepted, req: &RequestHead) -> String {
     if req.minor != 2 {
         return format!("{} {} HTTP/1.{}", req.method, req.uri, req.minor);
     }

@@ -40,7 +40,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         .map(|r| Arc::new(log::ring::Ring::new(r)))
         .collect();
     let (global_logger, loggers, forwarders) = open_loggers(&cfg, &hostname, &rings, &mut errors);
-    let files = tls::store::Store::new(cfg.global.tls.extra_del_ext);
+    let files = tls::store::Store::new(&cfg.global.tls);
     let (backends, by_name) = backends(&cfg, limits, &loggers, &files, &mut errors);
     super::track::link(&backends, &mut errors);
     let frontends = frontends(

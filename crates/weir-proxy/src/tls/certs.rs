@@ -63,6 +63,19 @@ pub fn read_pem(path: &str, del_ext: bool) -> Result<(PemParts, Option<Vec<u8>>)
     Ok((parts, ocsp))
 }
 
+/// A chain without the self-issued certificates (roots) after its leaf
+/// (`ssl-skip-self-issued-ca`: clients have their roots).
+pub fn without_self_issued(chain: &[CertificateDer<'static>]) -> Vec<CertificateDer<'static>> {
+    let self_issued =
+        |c: &CertificateDer<'_>| weir_rules::x509::parse(c).is_some_and(|x| x.subject == x.issuer);
+    chain
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| *i == 0 || !self_issued(c))
+        .map(|(_, c)| c.clone())
+        .collect()
+}
+
 /// The certified key of a chain and its key, with its OCSP response.
 pub fn certify(
     chain: Vec<CertificateDer<'static>>,

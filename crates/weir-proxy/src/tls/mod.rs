@@ -326,7 +326,7 @@ pub(crate) fn alpn_list(list: Option<&[String]>) -> Vec<Vec<u8>> {
 /// settings agree): one `[ALERT]` line per problem, with its `file:line`.
 pub fn check(cfg: &Config) -> Vec<String> {
     let mut out = Vec::new();
-    let files = store::Store::new(cfg.global.tls.extra_del_ext);
+    let files = store::Store::new(&cfg.global.tls);
     for px in &cfg.proxies {
         if px.kind.is_backend() {
             for s in &px.servers {

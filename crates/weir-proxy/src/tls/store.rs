@@ -107,6 +107,9 @@ pub struct Store {
     provider: Arc<CryptoProvider>,
     /// `ssl-load-extra-del-ext`.
     pub del_ext: bool,
+    /// `ssl-skip-self-issued-ca`: a self-issued CA after the leaf is kept
+    /// in the file but not sent to clients.
+    skip_self_issued: bool,
     /// Held through a commit, whose rebuilds run outside the files' lock.
     pub commits: Mutex<()>,
 }
@@ -128,11 +131,12 @@ pub struct Taken {
 }
 
 impl Store {
-    pub fn new(del_ext: bool) -> Store {
+    pub fn new(g: &weir_config::tls::TlsGlobal) -> Store {
         Store {
             files: Mutex::new(Files::default()),
             provider: Arc::new(rustls::crypto::aws_lc_rs::default_provider()),
-            del_ext,
+            del_ext: g.extra_del_ext,
+            skip_self_issued: g.skip_self_issued_ca,
             commits: Mutex::new(()),
         }
     }
@@ -209,7 +213,12 @@ impl Store {
         ocsp: Option<Vec<u8>>,
     ) -> Result<CertFile, String> {
         let kept = Arc::new(key.clone_key());
-        let ck = certs::certify(chain.clone(), key, ocsp.clone(), &self.provider)?;
+        let sent = if self.skip_self_issued {
+            certs::without_self_issued(&chain)
+        } else {
+            chain.clone()
+        };
+        let ck = certs::certify(sent, key, ocsp.clone(), &self.provider)?;
         Ok(CertFile {
             chain,
             key: Some(kept),

@@ -468,3 +468,26 @@ fn next_status_line(sock: &std::net::UdpSocket) -> std::io::Result<String> {
         }
     }
 }
+
+#[test]
+fn logged_request_lines_are_cut_at_logurilen_as_haproxy() {
+    let uri = format!("/{}", "a".repeat(300));
+    let seen = beside_haproxy(|start| {
+        let syslog = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "global\n    tune.http.logurilen 100\n    log 127.0.0.1:{} len 4096 local0\n\
+             defaults\n    mode http\n    log global\n    log-format \"<%r>%HU\"\n    timeout connect 1s\n    timeout client 3s\n    timeout server 3s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    http-request return status 200 content-type text/plain string ok\n",
+            syslog.port()
+        );
+        let _p = start(&cfg, port);
+        crate::common::http::Client::connect(port).get(&uri);
+        let line = syslog.wait_line("<GET", Duration::from_secs(5));
+        line.split_once("]: ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or(line)
+    });
+    let logged = format!("GET {}", &uri[..96]);
+    assert_eq!(seen, format!("<{logged}>{}", &uri[..96]));
+}

@@ -147,3 +147,41 @@ fn certificate_fetches_revocation_and_ignored_errors() {
     ));
     assert!(t.contains("v=0 "), "{t}");
 }
+
+/// How many certificates the handshake for www.example.com presents.
+fn presented(port: u16) -> usize {
+    let addr = format!("127.0.0.1:{port}");
+    let o = run(
+        &[
+            "openssl",
+            "s_client",
+            "-connect",
+            &addr,
+            "-servername",
+            "www.example.com",
+            "-showcerts",
+        ],
+        b"Q\n",
+    );
+    text(&o).matches("BEGIN CERTIFICATE").count()
+}
+
+#[test]
+fn self_issued_roots_stay_unsent_with_ssl_skip_self_issued_ca_as_haproxy() {
+    let pki = Pki::new();
+    let seen = beside_haproxy(|start| {
+        let mut out = Vec::new();
+        for global in ["", "global\n    ssl-skip-self-issued-ca\n"] {
+            let port = free_port();
+            let cfg = format!(
+                "{global}defaults\n    mode http\n    timeout connect 1s\n    timeout client 3s\n    timeout server 3s\n\
+                 frontend fe\n    bind 127.0.0.1:{port} ssl crt {}\n    http-request return status 200\n",
+                pki.path("certs/1-www.pem")
+            );
+            let _p = start(&cfg, port);
+            out.push(presented(port));
+        }
+        out
+    });
+    assert_eq!(seen, [2, 1], "the leaf and its root, then the leaf alone");
+}
