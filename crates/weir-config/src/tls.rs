@@ -702,6 +702,11 @@ pub struct TlsGlobal {
     /// `ssl-load-extra-del-ext`: a certificate's key file is `x.key` for
     /// `x.pem`, not `x.pem.key`.
     pub extra_del_ext: bool,
+    /// `tune.ssl.maxrecord`: the most plaintext in a record at the start of
+    /// a transfer (0: no limit).
+    pub max_record: u16,
+    /// `tune.ssl.hard-maxrecord`: the most plaintext in any record.
+    pub hard_max_record: u16,
     /// `ssl-skip-self-issued-ca`: roots in certificate files are not sent.
     pub skip_self_issued_ca: bool,
     /// `ssl-server-verify`: the default of servers' `verify`.
@@ -725,6 +730,8 @@ impl Default for TlsGlobal {
             ca_base: None,
             extra_del_ext: false,
             skip_self_issued_ca: false,
+            max_record: 0,
+            hard_max_record: 0,
             server_verify: Verify::Required,
             server_ciphers: None,
             server_ciphersuites: None,

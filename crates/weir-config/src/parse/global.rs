@@ -360,6 +360,15 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
         "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
         "ssl-load-extra-del-ext" => g.tls.extra_del_ext = true,
         "ssl-skip-self-issued-ca" => g.tls.skip_self_issued_ca = true,
+        "tune.ssl.maxrecord" | "tune.ssl.hard-maxrecord" => {
+            // Beyond a record's 16 KiB there is nothing to limit.
+            let n = parse_u32(one(words, "a number")?, kw)?.min(16384) as u16;
+            if kw == "tune.ssl.maxrecord" {
+                g.tls.max_record = n;
+            } else {
+                g.tls.hard_max_record = n;
+            }
+        }
         "tune.maxrewrite" => {
             let v = parse_size(one(words, "a size")?)?;
             g.maxrewrite = Some(usize::try_from(v).unwrap_or(usize::MAX));

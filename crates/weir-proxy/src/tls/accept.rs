@@ -54,12 +54,13 @@ pub async fn accept(
     let (secrets, kernel) = conn
         .dangerous_into_kernel_connection()
         .map_err(|e| (HandshakeError::Tls(e), false))?;
-    let traffic = Traffic::new(kernel, secrets, inbuf, early, tickets).map_err(|e| {
-        (
-            HandshakeError::Io(io::Error::other(format!("TLS keys: {e:?}"))),
-            false,
-        )
-    })?;
+    let traffic =
+        Traffic::new(kernel, secrets, inbuf, early, tickets, cfg.records()).map_err(|e| {
+            (
+                HandshakeError::Io(io::Error::other(format!("TLS keys: {e:?}"))),
+                false,
+            )
+        })?;
     Ok(Conn::Tls(Box::new(TlsStream::own(io, traffic, info))))
 }
 

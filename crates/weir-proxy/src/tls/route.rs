@@ -5,6 +5,7 @@
 
 use super::forge::Forge;
 use super::store::{FileRef, Reader, Store};
+use super::traffic::RecordLimits;
 use super::{certs, server_config};
 use rustls::ServerConfig;
 use std::collections::BTreeSet;
@@ -45,6 +46,8 @@ pub struct BindConfig {
     /// `generate-certificates`: its CA and the certificates made, kept
     /// across rebuilds.
     forge: Option<Arc<Forge>>,
+    /// `tune.ssl.maxrecord`, `tune.ssl.hard-maxrecord`.
+    records: RecordLimits,
     live: RwLock<Arc<Routes>>,
 }
 
@@ -90,6 +93,11 @@ impl BindConfig {
         &self.t
     }
 
+    /// How much plaintext its sessions' records carry.
+    pub fn records(&self) -> RecordLimits {
+        self.records
+    }
+
     /// The line's default certificate (none with `strict-sni`).
     pub fn default_cert(&self) -> Option<Arc<rustls::sign::CertifiedKey>> {
         self.now().default.certs.default_cert()
@@ -114,6 +122,10 @@ pub fn bind_config(t: &BindTls, g: &TlsGlobal, files: &Store) -> Result<BindConf
         t: t.clone(),
         live: RwLock::new(Arc::new(routes(t, g, files, forge.clone())?)),
         forge,
+        records: RecordLimits {
+            soft: g.max_record,
+            hard: g.hard_max_record,
+        },
     })
 }
 

@@ -99,7 +99,25 @@ pub(crate) struct Traffic {
     sent_close: bool,
     /// Records in a row that carried nothing for the reader.
     idle_records: u8,
+    /// `tune.ssl.maxrecord` and `tune.ssl.hard-maxrecord`.
+    limits: RecordLimits,
+    /// Plaintext still sent in `maxrecord` records: the start of each
+    /// answer (reset when the client sends), not a long transfer.
+    soft_left: u32,
 }
+
+/// How much plaintext records carry (0: up to 2^14).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordLimits {
+    /// `tune.ssl.maxrecord`: at the start of a transfer.
+    pub soft: u16,
+    /// `tune.ssl.hard-maxrecord`: always.
+    pub hard: u16,
+}
+
+/// The bytes of a transfer sent in `maxrecord` records before the
+/// records grow: HAProxy lifts its limit once a stream is seen streaming.
+const SOFT_SPAN: u32 = 64 * 1024;
 
 /// A direction's key, with its IV as the version's algorithm takes it.
 enum Iv {
@@ -188,6 +206,7 @@ impl Traffic {
         mut rest: Vec<u8>,
         mut early: Vec<u8>,
         unsent: Vec<u8>,
+        limits: RecordLimits,
     ) -> Result<Traffic, Fatal> {
         // The handshake's read buffers: only what they still hold is kept.
         rest.shrink_to_fit();
@@ -227,6 +246,8 @@ impl Traffic {
             failed: None,
             sent_close: false,
             idle_records: 0,
+            limits,
+            soft_left: SOFT_SPAN,
         })
     }
 
@@ -362,16 +383,31 @@ impl Traffic {
             SupportedCipherSuite::Tls13(t) => t.common.confidentiality_limit,
             SupportedCipherSuite::Tls12(t) => t.common.confidentiality_limit,
         };
-        for chunk in data.chunks(MAX_PLAIN) {
+        let mut rest = data;
+        while !rest.is_empty() {
             if self.tx_seq >= limit {
                 if !self.tls13 {
                     return Err(Fatal::Keys);
                 }
                 self.update_tx(out)?;
             }
+            let (chunk, after) = rest.split_at(rest.len().min(self.record_size()));
             self.seal_one(ContentType::ApplicationData, chunk, out)?;
+            self.soft_left = self.soft_left.saturating_sub(chunk.len() as u32);
+            rest = after;
         }
         Ok(())
+    }
+
+    /// The most plaintext the next record carries.
+    fn record_size(&self) -> usize {
+        let cap = |n: u16| if n == 0 { MAX_PLAIN } else { usize::from(n) };
+        let hard = cap(self.limits.hard).min(MAX_PLAIN);
+        if self.soft_left > 0 {
+            hard.min(cap(self.limits.soft))
+        } else {
+            hard
+        }
     }
 
     /// Ends the session on `e`: the alert goes out if the socket takes it.
@@ -394,6 +430,10 @@ impl Traffic {
     /// Moves opened bytes into `buf` (and the rest into `plain`); `n` says
     /// how much of `buf` is filled.
     fn deliver(&mut self, data: &[u8], buf: &mut [u8], n: &mut usize) {
+        // The client speaks: what answers it starts a new transfer.
+        if !data.is_empty() {
+            self.soft_left = SOFT_SPAN;
+        }
         let now = crate::cut::copy_prefix(buf.get_mut(*n..).unwrap_or_default(), data);
         *n += now;
         if let Some(rest) = data.get(now..).filter(|r| !r.is_empty()) {

@@ -83,14 +83,14 @@ impl Client {
             let mut rest = &chunk[..n];
             while !rest.is_empty() {
                 self.conn.read_tls(&mut rest).expect("read_tls");
-            }
-            self.conn.process_new_packets().expect("records");
-            let mut buf = [0u8; 4096];
-            while let Ok(k) = self.conn.reader().read(&mut buf) {
-                if k == 0 {
-                    break;
+                self.conn.process_new_packets().expect("records");
+                let mut buf = [0u8; 4096];
+                while let Ok(k) = self.conn.reader().read(&mut buf) {
+                    if k == 0 {
+                        break;
+                    }
+                    plain.extend_from_slice(&buf[..k]);
                 }
-                plain.extend_from_slice(&buf[..k]);
             }
         }
         (raw, String::from_utf8_lossy(&plain).into_owned())
@@ -262,5 +262,38 @@ fn nagle_clients_send_their_request_without_waiting_for_a_delayed_ack() {
     assert!(
         took < Duration::from_millis(300),
         "10 connections took {took:?}"
+    );
+}
+
+#[test]
+fn maxrecord_keeps_the_records_of_an_answer_small_and_hard_maxrecord_all() {
+    let pki = Pki::new();
+    let origin = crate::common::http::Origin::start("o");
+    let sizes = |global: &str, path: &str| {
+        let port = free_port();
+        let cfg = tls_cfg(
+            port,
+            &format!("crt {}", pki.path("certs/1-www.pem")),
+            Some(origin.port()),
+            global,
+        );
+        let _w = Weir::start(&cfg, port);
+        let mut c = Client::connect(&pki, port, &[&rustls::version::TLS13]);
+        let (raw, answer) = c.request(path);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        // Record lengths include the type byte and the 16-byte tag.
+        record_lengths(&raw)
+            .into_iter()
+            .map(|l| l - 17)
+            .max()
+            .unwrap()
+    };
+    assert_eq!(sizes("", "/?s=40000"), 16384);
+    assert_eq!(sizes("    tune.ssl.maxrecord 1000\n", "/?s=40000"), 1000);
+    // A long transfer outgrows maxrecord; hard-maxrecord holds throughout.
+    assert_eq!(sizes("    tune.ssl.maxrecord 1000\n", "/?s=300000"), 16384);
+    assert_eq!(
+        sizes("    tune.ssl.hard-maxrecord 1200\n", "/?s=300000"),
+        1200
     );
 }
