@@ -105,6 +105,10 @@ pub struct Global {
     /// order.
     pub set_vars: Vec<(weir_rules::vars::VarSet, weir_rules::vars::VarValue)>,
     pub maxconn: Option<u32>,
+    /// `maxconnrate`, `maxsessrate`, `maxsslrate`: accepts a second.
+    pub maxconnrate: Option<u32>,
+    pub maxsessrate: Option<u32>,
+    pub maxsslrate: Option<u32>,
     pub nbthread: Option<usize>,
     /// Set when `nbproc N>1` was given: run N threads instead.
     pub nbproc: Option<usize>,
@@ -217,6 +221,9 @@ impl Default for Global {
             daemon: false,
             set_vars: Vec::new(),
             maxconn: None,
+            maxconnrate: None,
+            maxsessrate: None,
+            maxsslrate: None,
             nbthread: None,
             nbproc: None,
             cpu_map: Vec::new(),
@@ -744,6 +751,8 @@ pub struct Proxy {
     /// without a `source` of their own.
     pub source: Option<crate::addr::ServerAddr>,
     pub maxconn: Option<u32>,
+    /// `rate-limit sessions`: new connections a second the frontend takes.
+    pub rate_limit_sessions: Option<u32>,
     pub fullconn: Option<u32>,
     pub retries: u32,
     pub options: ProxyOptions,
@@ -912,6 +921,7 @@ impl Proxy {
             default_server: ServerDefaults::default(),
             source: None,
             maxconn: None,
+            rate_limit_sessions: None,
             fullconn: None,
             retries: 3,
             options: ProxyOptions {

@@ -16,7 +16,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("net", &["conn", "conn_io", "listen", "takeover", "tls"]),
     (
         "state",
-        &["state", "stats", "rates", "capture", "limits", "profile"],
+        &[
+            "state", "stats", "rates", "freq", "capture", "limits", "profile",
+        ],
     ),
     ("backend", &["connect", "checks", "dns", "sticky"]),
     ("session", &["session", "sessions", "forward"]),

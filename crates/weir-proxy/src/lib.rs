@@ -19,6 +19,7 @@ pub mod connect;
 pub mod cut;
 pub mod dns;
 pub mod forward;
+pub mod freq;
 pub mod h2;
 pub mod http;
 pub mod ids;

@@ -229,6 +229,15 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         if !wait_until(&sh, &mut stop, below).await {
             return drain(&sh, &tl_info, &listener, fixed).await;
         }
+        // Rate limits: wait until one more accept stays under them.
+        let wait = rate_wait(&sh, fe, bind.tls.is_some());
+        if wait > 0 {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
+                _ = stop.wait_for(|s| *s) => {}
+            }
+            continue;
+        }
         let accepted = tokio::select! {
             r = accept(&listener, fixed) => Some(r),
             _ = stop.wait_for(|s| *s) => None,
@@ -250,6 +259,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 if stopping {
                     force_reserve(&sh, fe, &bind.conns);
                 }
+                rate_count(&sh, fe, bind.tls.is_some());
                 start_session(&sh, &tl_info, conn, peer, local);
                 if stopping {
                     return drain(&sh, &tl_info, &listener, fixed).await;
@@ -277,6 +287,36 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 // ECONNABORTED and friends: the client is gone, keep going.
             }
         }
+    }
+}
+
+/// The rate gates an accept on a listener of `fe` passes (`tls`: a
+/// `bind … ssl` line's).
+fn gates(sh: &Shared, fe: FrontendId, tls: bool) -> impl Iterator<Item = &crate::freq::Gate> {
+    let ssl = sh.ssl_gate.as_ref().filter(|_| tls);
+    [
+        sh.conn_gate.as_ref(),
+        ssl,
+        sh.frontend(fe).rate_gate.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Milliseconds before one more accept keeps every rate under its limit.
+fn rate_wait(sh: &Shared, fe: FrontendId, tls: bool) -> u64 {
+    let now = crate::clock::epoch().elapsed().as_millis() as u64;
+    gates(sh, fe, tls)
+        .map(|g| g.wait_ms(now))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Counts an accept in the rates it passed.
+fn rate_count(sh: &Shared, fe: FrontendId, tls: bool) {
+    let now = crate::clock::epoch().elapsed().as_millis() as u64;
+    for g in gates(sh, fe, tls) {
+        g.count(now);
     }
 }
 

@@ -129,6 +129,14 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
             }
             g.maxconn = Some(n);
         }
+        "maxconnrate" | "maxsessrate" | "maxsslrate" => {
+            let n = Some(parse_u32(one(words, "an integer")?, kw)?).filter(|n| *n > 0);
+            match kw {
+                "maxconnrate" => g.maxconnrate = n,
+                "maxsessrate" => g.maxsessrate = n,
+                _ => g.maxsslrate = n,
+            }
+        }
         "nbthread" => {
             let n = parse_u32(one(words, "a thread count")?, kw)? as usize;
             if n == 0 || n > MAX_IDS {

@@ -595,6 +595,13 @@ fn servers_and_limits(
             }
         }
         "maxconn" => p.maxconn = Some(parse_u32(one(args, "an integer")?, name)?),
+        "rate-limit sessions" => {
+            if p.kind == crate::model::ProxyKind::Backend {
+                return Err("only available in sections with frontend capabilities".into());
+            }
+            let n = parse_u32(one(args, "an integer")?, name)?;
+            p.rate_limit_sessions = Some(n).filter(|n| *n > 0);
+        }
         "fullconn" => p.fullconn = Some(parse_u32(one(args, "an integer")?, name)?),
         "backlog" => {
             parse_u32(one(args, "an integer")?, name)?;

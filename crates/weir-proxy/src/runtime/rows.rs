@@ -103,6 +103,9 @@ pub fn info_field(sh: &Shared, f: &str) -> Option<String> {
         "CumConns" => cum_conns.to_string(),
         "CumReq" => sum(Ctr::Requests).to_string(),
         "CumSslConns" => sum(Ctr::SslSess).to_string(),
+        "ConnRateLimit" => sh.cfg.global.maxconnrate.unwrap_or(0).to_string(),
+        "SessRateLimit" => sh.cfg.global.maxsessrate.unwrap_or(0).to_string(),
+        "SslRateLimit" => sh.cfg.global.maxsslrate.unwrap_or(0).to_string(),
         "node" => sh.hostname.clone(),
         "Stopping" => u8::from(*sh.stopping.borrow()).to_string(),
         "Jobs" => (actconn as usize + listeners).to_string(),
@@ -264,7 +267,7 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                     .set("iid", iid)
                     .set("sid", 0)
                     .set("type", stat::TYPE_FRONTEND)
-                    .set("rate_lim", 0)
+                    .set("rate_lim", px.rate_limit_sessions.unwrap_or(0))
                     .set("mode", mode_name(px.mode))
                     .set("conn_rate", v.rate)
                     .set("conn_rate_max", v.rate_max)

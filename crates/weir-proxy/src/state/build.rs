@@ -82,6 +82,11 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         actconn: AtomicU32::new(0),
         maxconn: limits.maxconn,
         maxconn_now: AtomicU32::new(limits.maxconn),
+        conn_gate: match (cfg.global.maxconnrate, cfg.global.maxsessrate) {
+            (Some(a), Some(b)) => Some(crate::freq::Gate::new(a.min(b))),
+            (a, b) => a.or(b).map(crate::freq::Gate::new),
+        },
+        ssl_gate: cfg.global.maxsslrate.map(crate::freq::Gate::new),
         conn_freed: tokio::sync::Notify::new(),
         accept_paused: AtomicU32::new(0),
         stopping,
@@ -616,6 +621,7 @@ fn frontends(
             logger: logger.clone(),
             total: AtomicU64::new(0),
             smax: AtomicU32::new(0),
+            rate_gate: px.rate_limit_sessions.map(crate::freq::Gate::new),
             counters: stats::Counters::new(limits.nthreads),
         });
     }

@@ -391,6 +391,8 @@ pub struct FrontendRt {
     pub total: AtomicU64,
     pub smax: AtomicU32,
     pub counters: crate::stats::Counters,
+    /// `rate-limit sessions`: its accepts a second.
+    pub rate_gate: Option<crate::freq::Gate>,
 }
 
 /// Everything the threads share.
@@ -405,6 +407,10 @@ pub struct Shared {
     pub maxconn: u32,
     /// The limit in force (`set maxconn global`, at most `maxconn`).
     pub maxconn_now: AtomicU32,
+    /// `maxconnrate`/`maxsessrate` (one count: a connection is a session
+    /// in weir) and `maxsslrate`: accepts a second, over every listener.
+    pub conn_gate: Option<crate::freq::Gate>,
+    pub ssl_gate: Option<crate::freq::Gate>,
     /// Woken when a client connection closes while accept loops wait at a
     /// limit (they may resume).
     pub conn_freed: Notify,

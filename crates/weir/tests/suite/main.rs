@@ -7,6 +7,7 @@
 
 mod common;
 
+mod accept_rates;
 mod admin_logs;
 mod audit;
 mod balancing;

@@ -1,0 +1,75 @@
+//! Accept rate limits beside haproxy: `maxconnrate` (global) and
+//! `rate-limit sessions` (a frontend) hold accepts to so many a second,
+//! and `show info` / `show stat` give the limits.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// Seconds `n` clients, one after the other, take to get their answer.
+fn serve_in_turn(port: u16, n: usize) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(b"GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n")
+            .unwrap();
+        let mut out = String::new();
+        let _ = c.read_to_string(&mut out);
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    }
+    t.elapsed().as_secs_f64()
+}
+
+fn cfg(port: u16, sock: &std::path::Path, global: &str, fe: &str) -> String {
+    format!(
+        "global\n    stats socket {} level admin\n{global}defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen l\n    bind 127.0.0.1:{port}\n{fe}    http-request return status 200 content-type text/plain string ok\n",
+        sock.display()
+    )
+}
+
+#[test]
+fn accepts_are_held_to_their_rate_as_haproxy() {
+    let dir = tempdir("accept-rates");
+    let seen = beside_haproxy(|start| {
+        let mut out = Vec::new();
+        for (global, fe) in [
+            ("", ""),
+            ("    maxconnrate 20\n", ""),
+            ("", "    rate-limit sessions 20\n"),
+        ] {
+            let port = free_port();
+            let sock = dir.join(format!("s{port}"));
+            let _p = start(&cfg(port, &sock, global, fe), port);
+            let secs = serve_in_turn(port, 50);
+            // 20 at once, then 20 a second: 1.5 s at least; a burst of 50
+            // without a limit takes well under one.
+            let held = secs > 1.2;
+            assert!(secs < 6.0, "{global}{fe}: {secs}s");
+            let info = ask(&sock, "show info\n");
+            let lim = info
+                .lines()
+                .find_map(|l| l.strip_prefix("ConnRateLimit: "))
+                .unwrap_or("?")
+                .to_string();
+            let stat = show_stat(&sock);
+            let fe_lim = stat
+                .iter()
+                .find(|r| r.get("svname").map(String::as_str) == Some("FRONTEND"))
+                .and_then(|r| r.get("rate_lim").cloned())
+                .unwrap_or_default();
+            out.push((held, lim, fe_lim));
+        }
+        out
+    });
+    assert_eq!(
+        seen,
+        [
+            (false, "0".to_string(), "0".to_string()),
+            (true, "20".to_string(), "0".to_string()),
+            (true, "0".to_string(), "20".to_string()),
+        ]
+    );
+}
