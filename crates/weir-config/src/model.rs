@@ -696,6 +696,26 @@ pub struct StatsPage {
     /// `stats admin if|unless <cond>`: the page may change servers when
     /// one holds.
     pub admin: Vec<weir_rules::Cond>,
+    /// `stats http-request allow|deny|auth [realm <r>] [cond]`: the first
+    /// rule whose condition holds decides.
+    pub rules: Vec<StatsRule>,
+    /// `stats realm` was given (it excludes `stats http-request`).
+    pub realm_set: bool,
+}
+
+/// One `stats http-request` rule.
+#[derive(Debug, Clone)]
+pub struct StatsRule {
+    pub action: StatsAction,
+    pub cond: Option<weir_rules::Cond>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatsAction {
+    Allow,
+    Deny,
+    /// Asks for credentials, in this realm (else the page's).
+    Auth(Option<String>),
 }
 
 impl Default for StatsPage {
@@ -711,6 +731,8 @@ impl Default for StatsPage {
             show_desc: None,
             scope: Vec::new(),
             admin: Vec::new(),
+            rules: Vec::new(),
+            realm_set: false,
         }
     }
 }

@@ -924,7 +924,19 @@ fn stats_page(p: &mut Proxy, kw: &str, args: &[String]) -> Result<(), String> {
     } else {
         None
     };
+    if kw == "stats http-request" {
+        let rule = stats_rule(p, args)?;
+        let page = p.stats.get_or_insert_with(crate::model::StatsPage::default);
+        if !page.auth.is_empty() || page.realm_set {
+            return Err(STATS_EXCLUSIVE.into());
+        }
+        page.rules.push(rule);
+        return Ok(());
+    }
     let page = p.stats.get_or_insert_with(crate::model::StatsPage::default);
+    if matches!(kw, "stats auth" | "stats realm") && !page.rules.is_empty() {
+        return Err(STATS_EXCLUSIVE.into());
+    }
     match kw {
         "stats enable" | "stats hide-version" | "stats show-legends" => {
             if !args.is_empty() {
@@ -936,7 +948,10 @@ fn stats_page(p: &mut Proxy, kw: &str, args: &[String]) -> Result<(), String> {
         "stats show-node" => page.show_node = Some(args.first().cloned().unwrap_or_default()),
         "stats show-desc" => page.show_desc = Some(args.join(" ")),
         "stats uri" => page.uri = one(args, "a URI prefix")?.to_string(),
-        "stats realm" => page.realm = one(args, "a realm")?.to_string(),
+        "stats realm" => {
+            page.realm = one(args, "a realm")?.to_string();
+            page.realm_set = true;
+        }
         "stats auth" => {
             let a = one(args, "<user>:<password>")?;
             let (u, pw) = a
@@ -952,6 +967,36 @@ fn stats_page(p: &mut Proxy, kw: &str, args: &[String]) -> Result<(), String> {
         _ => return Err(format!("'{kw}' is not supported by weir")),
     }
     Ok(())
+}
+
+const STATS_EXCLUSIVE: &str =
+    "stats 'auth'/'realm' and 'http-request' can't be used at the same time";
+
+/// A `stats http-request allow|deny|auth [realm <realm>] [if|unless …]`.
+fn stats_rule(p: &Proxy, args: &[String]) -> Result<crate::model::StatsRule, String> {
+    use crate::model::StatsAction;
+    if p.kind == crate::model::ProxyKind::Frontend || p.kind == crate::model::ProxyKind::Defaults {
+        return Err(
+            "'stats http-request' is only allowed in 'listen' and 'backend' sections".into(),
+        );
+    }
+    let (words, c) = weir_rules::split_cond(args);
+    let action = match words {
+        [a] if a == "allow" => StatsAction::Allow,
+        [a] if a == "deny" => StatsAction::Deny,
+        [a] if a == "auth" => StatsAction::Auth(None),
+        [a, r, realm] if a == "auth" && r == "realm" => StatsAction::Auth(Some(realm.clone())),
+        _ => {
+            return Err(format!(
+                "'stats http-request' expects 'allow', 'deny' or 'auth [realm <realm>]', got '{}'",
+                words.join(" ")
+            ))
+        }
+    };
+    Ok(crate::model::StatsRule {
+        action,
+        cond: super::http::cond(p, c)?,
+    })
 }
 
 /// The keep-alive settings a `clitcpka-*` or `srvtcpka-*` keyword sets.

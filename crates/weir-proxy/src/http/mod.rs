@@ -8,7 +8,7 @@ mod attempt;
 mod cookie;
 mod decide;
 pub mod entry;
-mod errors;
+pub(crate) mod errors;
 mod exchange;
 mod head;
 pub mod idle;

@@ -13,7 +13,7 @@ use crate::state::Shared;
 use crate::term::{Cause, State, Term};
 use weir_admin::cli::{AdminState, Command, ServerRef, StatFilter};
 use weir_admin::page::{self, PageAction, PageForm, PageInfo, PageRequest};
-use weir_config::{Proxy, StatsPage};
+use weir_config::{Proxy, StatsAction, StatsPage};
 use weir_proto::h1::{Framing, RequestHead};
 
 /// Largest admin form body taken.
@@ -28,6 +28,14 @@ fn respond(status: u16, ctype: Option<&str>, extra: &[(String, Vec<u8>)], body: 
         term: Term::new(Cause::Local, State::Request),
         keep: true,
     }
+}
+
+/// A 401 asking for Basic credentials in `realm`.
+fn challenge(realm: &str) -> Local {
+    let realm = format!("Basic realm=\"{}\"", realm.replace('"', "'"));
+    let body = b"<html><body><h1>401 Unauthorized</h1>\nYou need a valid user and password to access this content.\n</body></html>\n";
+    let extra = [("www-authenticate".to_string(), realm.into_bytes())];
+    respond(401, Some("text/html"), &extra, body)
 }
 
 fn redirect(uri: &str, code: &str) -> Local {
@@ -59,6 +67,27 @@ async fn answer(
     page: &StatsPage,
     ctx: &ExCtx<'_>,
 ) -> (Local, usize) {
+    // `stats http-request`: the first rule whose condition holds.
+    let hit = page
+        .rules
+        .iter()
+        .find(|r| r.cond.as_ref().is_none_or(|c| c.eval(ctx)));
+    match hit.map(|r| &r.action) {
+        Some(StatsAction::Deny) => {
+            let bytes = crate::http::errors::page(403, false);
+            let denied = Local {
+                bytes,
+                status: 403,
+                term: Term::new(Cause::Proxy, State::Request),
+                keep: false,
+            };
+            return (denied, used);
+        }
+        Some(StatsAction::Auth(realm)) => {
+            return (challenge(realm.as_deref().unwrap_or(&page.realm)), used);
+        }
+        Some(StatsAction::Allow) | None => {}
+    }
     if !page.auth.is_empty() {
         let creds = req
             .headers
@@ -67,10 +96,7 @@ async fn answer(
             .and_then(|h| weir_rules::auth::basic_credentials(h.value()));
         let ok = creds.is_some_and(|(u, p)| page.auth.iter().any(|(au, ap)| *au == u && *ap == p));
         if !ok {
-            let realm = format!("Basic realm=\"{}\"", page.realm.replace('"', "'"));
-            let body = b"<html><body><h1>401 Unauthorized</h1>\nYou need a valid user and password to access this content.\n</body></html>\n";
-            let extra = [("www-authenticate".to_string(), realm.into_bytes())];
-            return (respond(401, Some("text/html"), &extra, body), used);
+            return (challenge(&page.realm), used);
         }
     }
     let admin = page.admin.iter().any(|c| c.eval(ctx));

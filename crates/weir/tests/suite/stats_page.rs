@@ -304,3 +304,53 @@ fn a_stalled_admin_form_is_bounded() {
         started.elapsed()
     );
 }
+
+/// (status, the realm asked for) of `path` without and with credentials.
+fn stats_answers(port: u16, path: &str) -> [(String, String); 2] {
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let one = |extra: &[&str]| {
+        let mut args = vec!["curl", "-s", "-o", "/dev/null", "-D", "-"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let t = String::from_utf8_lossy(&run(&args, b"").stdout).into_owned();
+        let status = t.split_whitespace().nth(1).unwrap_or("").to_string();
+        let realm = t
+            .lines()
+            .find_map(|l| l.strip_prefix("www-authenticate: "))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        (status, realm)
+    };
+    [one(&[]), one(&["-u", "a:b"])]
+}
+
+#[test]
+fn stats_http_request_rules_decide_as_haproxy() {
+    let seen = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = format!(
+            "userlist U\n    user a insecure-password b\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    stats enable\n    stats uri /st\n\
+             \x20   stats http-request deny if {{ path_end /deny }}\n\
+             \x20   stats http-request auth realm Zone if {{ path_end /auth }}\n\
+             \x20   stats http-request allow if {{ path_end /allow }}\n\
+             \x20   stats http-request auth unless {{ http_auth(U) }}\n"
+        );
+        let _p = start(&cfg, port);
+        ["/st;csv", "/st/deny", "/st/auth", "/st/allow"].map(|p| stats_answers(port, p))
+    });
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let asked = "Basic realm=\"HAProxy Statistics\"";
+    assert_eq!(seen[0], [s("401", asked), s("200", "")]);
+    assert_eq!(seen[1], [s("403", ""), s("403", "")]);
+    assert_eq!(seen[2][1], s("401", "Basic realm=\"Zone\""));
+    assert_eq!(seen[3], [s("200", ""), s("200", "")]);
+    // With `stats auth` they are refused, as haproxy refuses them.
+    let (code, out, err) = check_cfg(
+        "defaults\n    mode http\nlisten l\n    bind :0\n    stats auth a:b\n    stats http-request allow\n",
+    );
+    assert_ne!(code, 0);
+    assert!(format!("{out}{err}").contains(":6] : 'stats http-request' : stats 'auth'/'realm' and 'http-request' can't be used at the same time"), "{out}{err}");
+}
