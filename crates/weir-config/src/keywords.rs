@@ -208,7 +208,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.zlib.windowsize", "G", Status::Refused),
     kw("uid", "G", Status::Supported),
     kw("ulimit-n", "G", Status::Supported),
-    kw("unix-bind", "G", Status::Refused),
+    kw("unix-bind", "G", Status::Partly("prefix, mode, user/uid, group/gid for the unix sockets of bind lines (the stats socket keeps its own, as in haproxy)")),
     kw("unsetenv", "G", Status::Supported),
     kw("user", "G", Status::Supported),
     kw("wurfl-cache-size", "G", Status::Refused),

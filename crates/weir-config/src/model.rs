@@ -105,6 +105,8 @@ pub struct Global {
     /// order.
     pub set_vars: Vec<(weir_rules::vars::VarSet, weir_rules::vars::VarValue)>,
     pub maxconn: Option<u32>,
+    /// `unix-bind`: defaults of unix listening sockets.
+    pub unix_bind: UnixBind,
     /// `maxconnrate`, `maxsessrate`, `maxsslrate`: accepts a second.
     pub maxconnrate: Option<u32>,
     pub maxsessrate: Option<u32>,
@@ -221,6 +223,7 @@ impl Default for Global {
             daemon: false,
             set_vars: Vec::new(),
             maxconn: None,
+            unix_bind: UnixBind::default(),
             maxconnrate: None,
             maxsessrate: None,
             maxsslrate: None,
@@ -282,6 +285,16 @@ pub struct CpuMap {
     pub threads: Option<Vec<usize>>,
     pub cpus: Vec<usize>,
     pub loc: Loc,
+}
+
+/// `unix-bind`: a prefix for every unix socket path bound, and the mode
+/// and owner of those whose line sets none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnixBind {
+    pub prefix: Option<String>,
+    pub mode: Option<u32>,
+    pub user: Option<String>,
+    pub group: Option<String>,
 }
 
 /// A `stats socket` line.

@@ -22,6 +22,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
         cfg.global.nbproc = None;
     }
     transparent(cfg, diags);
+    unix_bind(cfg);
     resolvers_named(cfg, diags);
     do_resolve_named(cfg, diags);
     // A proxy's `source` goes to its servers without one.
@@ -263,6 +264,31 @@ fn do_resolve_named(cfg: &Config, diags: &mut Diagnostics) {
                 ),
             );
         }
+    }
+}
+
+/// `unix-bind`: its prefix before every unix socket path a `bind` line
+/// binds, its mode and owner where the line sets none (not the stats
+/// sockets', as in haproxy).
+fn unix_bind(cfg: &mut Config) {
+    let u = cfg.global.unix_bind.clone();
+    if u == crate::model::UnixBind::default() {
+        return;
+    }
+    let prefixed = |a: &mut crate::addr::BindAddr| {
+        if let (crate::addr::BindAddr::Unix(path), Some(pre)) = (a, &u.prefix) {
+            *path = format!("{pre}{path}");
+        }
+    };
+    let is_unix = |a: &crate::addr::BindAddr| matches!(a, crate::addr::BindAddr::Unix(_));
+    for b in cfg.proxies.iter_mut().flat_map(|p| p.binds.iter_mut()) {
+        if !b.addrs.iter().any(is_unix) {
+            continue;
+        }
+        b.addrs.iter_mut().for_each(prefixed);
+        b.mode = b.mode.or(u.mode);
+        b.user = b.user.clone().or_else(|| u.user.clone());
+        b.group = b.group.clone().or_else(|| u.group.clone());
     }
 }
 

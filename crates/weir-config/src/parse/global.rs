@@ -129,6 +129,30 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
             }
             g.maxconn = Some(n);
         }
+        "unix-bind" => {
+            let mut u = crate::model::UnixBind::default();
+            for pair in words[1..].chunks(2) {
+                let [k, v] = pair else {
+                    return Err(format!("'{}' expects an argument", pair[0]));
+                };
+                match k.as_str() {
+                    "prefix" => u.prefix = Some(v.clone()),
+                    "mode" => {
+                        u.mode = Some(
+                            u32::from_str_radix(v, 8).map_err(|_| format!("invalid mode '{v}'"))?,
+                        )
+                    }
+                    "user" | "uid" => u.user = Some(v.clone()),
+                    "group" | "gid" => u.group = Some(v.clone()),
+                    _ => {
+                        return Err(format!(
+                            "unknown option '{k}' (expects 'prefix', 'mode', 'user', 'uid', 'group' or 'gid')"
+                        ))
+                    }
+                }
+            }
+            g.unix_bind = u;
+        }
         "maxconnrate" | "maxsessrate" | "maxsslrate" => {
             let n = Some(parse_u32(one(words, "an integer")?, kw)?).filter(|n| *n > 0);
             match kw {

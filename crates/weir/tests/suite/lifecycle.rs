@@ -758,3 +758,31 @@ fn a_process_without_frontends_runs_with_its_cli_and_not_without_a_listener() {
         w.stderr()
     );
 }
+
+#[test]
+fn unix_bind_prefixes_paths_and_sets_modes_as_haproxy() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("unix-bind");
+    let seen = beside_haproxy(|start| {
+        let sub = dir.join(format!("p{}", free_port()));
+        std::fs::create_dir_all(&sub).unwrap();
+        let port = free_port();
+        let cfg = format!(
+            "global\n    unix-bind prefix {} mode 640\n    stats socket {}/stats.sock level admin\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 3s\n    timeout server 3s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n    bind /a.sock\n    bind /b.sock mode 600\n\
+             \x20   http-request return status 200\n",
+            sub.display(),
+            sub.display()
+        );
+        let _p = start(&cfg, port);
+        ["a.sock", "b.sock", "stats.sock"].map(|f| {
+            std::fs::metadata(sub.join(f))
+                .map(|m| m.permissions().mode() & 0o777)
+                .unwrap_or(0)
+        })
+    });
+    // The stats socket is not a `bind` line's: unix-bind leaves it alone.
+    assert_eq!(&seen[..2], [0o640, 0o600]);
+    assert_ne!(seen[2], 0o640);
+}
