@@ -31,6 +31,30 @@ pub struct Config {
     pub log_forwards: Vec<LogForward>,
     /// `resolvers` sections.
     pub resolvers: Vec<Resolvers>,
+    /// `mailers` sections.
+    pub mailers: Vec<Mailers>,
+}
+
+/// A `mailers` section: the SMTP servers email alerts go to.
+#[derive(Debug, Clone)]
+pub struct Mailers {
+    pub name: String,
+    pub loc: Loc,
+    /// `mailer <name> <ip>:<port>`.
+    pub mailers: Vec<(String, std::net::SocketAddr)>,
+    /// `timeout mail`: a mail's whole exchange (10 s by default).
+    pub timeout: std::time::Duration,
+}
+
+/// A proxy's `email-alert` settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmailAlert {
+    pub mailers: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// The highest syslog level (0 emerg … 7 debug) mailed (alert).
+    pub level: Option<u8>,
+    pub myhostname: Option<String>,
 }
 
 /// A `peers` section: where the local peer listens, the others, and the
@@ -788,6 +812,8 @@ pub struct Proxy {
     pub maxconn: Option<u32>,
     /// `rate-limit sessions`: new connections a second the frontend takes.
     pub rate_limit_sessions: Option<u32>,
+    /// `email-alert …`: server state changes mailed.
+    pub email_alert: EmailAlert,
     pub fullconn: Option<u32>,
     pub retries: u32,
     pub options: ProxyOptions,
@@ -957,6 +983,7 @@ impl Proxy {
             source: None,
             maxconn: None,
             rate_limit_sessions: None,
+            email_alert: EmailAlert::default(),
             fullconn: None,
             retries: 3,
             options: ProxyOptions {

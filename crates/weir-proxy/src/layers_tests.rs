@@ -13,7 +13,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log",
         ],
     ),
-    ("net", &["conn", "conn_io", "listen", "takeover", "tls"]),
+    (
+        "net",
+        &["conn", "conn_io", "listen", "takeover", "tls", "mail"],
+    ),
     (
         "state",
         &[

@@ -28,6 +28,7 @@ pub mod limits;
 pub mod listen;
 pub mod log;
 mod logfwd;
+pub mod mail;
 mod peers;
 pub mod profile;
 pub mod rates;

@@ -23,6 +23,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     }
     transparent(cfg, diags);
     unix_bind(cfg);
+    super::mailers::finalize(cfg, diags);
     resolvers_named(cfg, diags);
     do_resolve_named(cfg, diags);
     // A proxy's `source` goes to its servers without one.

@@ -10,6 +10,7 @@ mod http;
 mod ids;
 mod log;
 mod logfwd;
+mod mailers;
 mod peers;
 mod persist;
 mod proxy;
@@ -94,6 +95,8 @@ enum Section {
     Peers,
     /// The last `resolvers` section.
     Resolvers,
+    /// The last `mailers` section.
+    Mailers,
     /// The last `ring`, `log-forward` section.
     Ring,
     LogForward,
@@ -387,6 +390,7 @@ impl State<'_> {
             Section::Global => global::line(self, words, loc),
             Section::Peers => peers::line(self, words, loc),
             Section::Resolvers => resolvers::line(self, words, loc),
+            Section::Mailers => mailers::line(self, words, loc),
             Section::Ring => logfwd::ring_line(self, words, loc),
             Section::LogForward => logfwd::forward_line(self, words, loc),
             Section::Proxy => {
@@ -441,6 +445,14 @@ impl State<'_> {
                 (false, _) => Section::Skipped,
                 (true, "ring") => Section::Ring,
                 _ => Section::LogForward,
+            };
+            return;
+        }
+        if kw == "mailers" {
+            self.section = if mailers::open(self, words, loc) {
+                Section::Mailers
+            } else {
+                Section::Skipped
             };
             return;
         }

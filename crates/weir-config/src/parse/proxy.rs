@@ -222,6 +222,9 @@ pub(super) fn apply(
     if name.starts_with("stats ") {
         return stats_page(p, name, args);
     }
+    if super::mailers::email_alert(p, name, args)? {
+        return Ok(());
+    }
     Err("internal: keyword has no parser".into())
 }
 

@@ -102,9 +102,9 @@ fn refused_keywords_and_sections_by_name() {
         e[0].contains("'filter' is not supported by weir yet"),
         "{e:?}"
     );
-    let e = errors("mailers m\n  mailer a 127.0.0.1:1000\n");
+    let e = errors("program p\n  command /bin/true\n");
     assert!(
-        e[0].contains("'mailers' sections are not supported by weir yet"),
+        e[0].contains("'program' sections are not supported by weir yet"),
         "{e:?}"
     );
     assert_eq!(e.len(), 1, "lines inside a refused section are skipped");

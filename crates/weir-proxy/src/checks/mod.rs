@@ -618,6 +618,9 @@ pub(crate) fn on_change(sh: &Shared, be: &Arc<BackendRt>, id: ServerId, up: bool
     };
     let sev = if up { level::NOTICE } else { level::ALERT };
     be.logger.send(sev, &msg);
+    if let Some(a) = &be.alerts {
+        a.send(sev, &msg);
+    }
     if !sh.cfg.global.quiet {
         crate::log::console("WARNING", &msg);
     }

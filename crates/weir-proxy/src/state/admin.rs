@@ -131,6 +131,9 @@ fn log_state(
         && !(st == AdminState::Maint && down);
     for (sev, line) in lines {
         be.logger.send(sev, &line);
+        if let Some(a) = &be.alerts {
+            a.send(sev, &line);
+        }
     }
     if going && none {
         be.logger.send(

@@ -328,6 +328,7 @@ fn backends(
             has_sni: AtomicBool::new(has_sni),
             log_source,
             nolinger: px.options.nolinger,
+            alerts: crate::mail::Alerts::new(cfg, px, sys::hostname),
             sockbufs: (
                 cfg.global.sockbufs.rcv_server,
                 cfg.global.sockbufs.snd_server,

@@ -250,6 +250,8 @@ pub struct BackendRt {
     pub sockbufs: (Option<u32>, Option<u32>),
     /// `option nolinger`: server sockets close with a reset.
     pub nolinger: bool,
+    /// `email-alert`: its server state changes mailed.
+    pub alerts: Option<crate::mail::Alerts>,
 }
 
 impl BackendRt {

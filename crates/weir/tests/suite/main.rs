@@ -17,6 +17,7 @@ mod close_options;
 mod converters_differential;
 mod counters_differential;
 mod dynamic_servers;
+mod email_alerts;
 mod fetches_differential;
 mod forwarding;
 mod framing;
