@@ -131,6 +131,8 @@ pub struct Global {
     pub maxconn: Option<u32>,
     /// `unix-bind`: defaults of unix listening sockets.
     pub unix_bind: UnixBind,
+    /// `external-check`: `option external-check` may run commands.
+    pub external_check: bool,
     /// `maxconnrate`, `maxsessrate`, `maxsslrate`: accepts a second.
     pub maxconnrate: Option<u32>,
     pub maxsessrate: Option<u32>,
@@ -248,6 +250,7 @@ impl Default for Global {
             set_vars: Vec::new(),
             maxconn: None,
             unix_bind: UnixBind::default(),
+            external_check: false,
             maxconnrate: None,
             maxsessrate: None,
             maxsslrate: None,
@@ -814,6 +817,8 @@ pub struct Proxy {
     pub rate_limit_sessions: Option<u32>,
     /// `email-alert …`: server state changes mailed.
     pub email_alert: EmailAlert,
+    /// `external-check command|path`.
+    pub external_check: ExternalCheck,
     pub fullconn: Option<u32>,
     pub retries: u32,
     pub options: ProxyOptions,
@@ -984,6 +989,7 @@ impl Proxy {
             maxconn: None,
             rate_limit_sessions: None,
             email_alert: EmailAlert::default(),
+            external_check: ExternalCheck::default(),
             fullconn: None,
             retries: 3,
             options: ProxyOptions {

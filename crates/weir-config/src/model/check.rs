@@ -35,6 +35,17 @@ pub enum CheckProto {
     /// `option spop-check`: SPOP's HAPROXY-HELLO with `healthcheck`,
     /// answered by a valid AGENT-HELLO.
     Spop,
+    /// `option external-check`: the `external-check command` run, its
+    /// exit status the verdict.
+    External,
+}
+
+/// `external-check command|path`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExternalCheck {
+    pub command: Option<String>,
+    /// The PATH the command gets (empty when unset, as in haproxy).
+    pub path: Option<String>,
 }
 
 /// The `tcp-check` (or `http-check`) rules of a section.

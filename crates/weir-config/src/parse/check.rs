@@ -116,6 +116,7 @@ fn check_option(
         | "option ldap-check"
         | "option ssl-hello-chk"
         | "option spop-check"
+        | "option external-check"
         | "option httpchk" => name,
         _ => return Ok(None),
     };
@@ -134,6 +135,7 @@ fn check_option(
         "option ldap-check" => CheckProto::Ldap,
         "option ssl-hello-chk" => CheckProto::SslHello,
         "option spop-check" => CheckProto::Spop,
+        "option external-check" => CheckProto::External,
         "option smtpchk" => CheckProto::Smtp(smtp_hello(args)?),
         "option pgsql-check" => match args {
             [u, name] if u == "user" => CheckProto::Pgsql(name.clone()),
@@ -148,6 +150,7 @@ fn check_option(
             | CheckProto::Ldap
             | CheckProto::SslHello
             | CheckProto::Spop
+            | CheckProto::External
     ) {
         super::proxy::no_args(args)?;
     }

@@ -24,6 +24,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     transparent(cfg, diags);
     unix_bind(cfg);
     super::mailers::finalize(cfg, diags);
+    external_checks(cfg, diags);
     resolvers_named(cfg, diags);
     do_resolve_named(cfg, diags);
     // A proxy's `source` goes to its servers without one.
@@ -290,6 +291,36 @@ fn unix_bind(cfg: &mut Config) {
         b.mode = b.mode.or(u.mode);
         b.user = b.user.clone().or_else(|| u.user.clone());
         b.group = b.group.clone().or_else(|| u.group.clone());
+    }
+}
+
+/// `option external-check` needs the global `external-check` and a
+/// command, as haproxy says.
+fn external_checks(cfg: &Config, diags: &mut Diagnostics) {
+    for p in &cfg.proxies {
+        if p.kind == crate::model::ProxyKind::Defaults
+            || p.options.check_proto != Some(crate::model::CheckProto::External)
+        {
+            continue;
+        }
+        if !cfg.global.external_check {
+            diags.alert(
+                &p.loc,
+                format!(
+                    "Proxy '{}' : 'option external-check' unable to find required 'global.external-check'.",
+                    p.name
+                ),
+            );
+        }
+        if p.external_check.command.is_none() {
+            diags.alert(
+                &p.loc,
+                format!(
+                    "Proxy '{}' : 'option external-check' unable to find required 'external-check command'.",
+                    p.name
+                ),
+            );
+        }
     }
 }
 

@@ -129,6 +129,12 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
             }
             g.maxconn = Some(n);
         }
+        "external-check" => {
+            if words.len() > 1 {
+                return Err("takes no argument".into());
+            }
+            g.external_check = true;
+        }
         "unix-bind" => {
             let mut u = crate::model::UnixBind::default();
             for pair in words[1..].chunks(2) {

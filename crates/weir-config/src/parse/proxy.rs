@@ -225,6 +225,14 @@ pub(super) fn apply(
     if super::mailers::email_alert(p, name, args)? {
         return Ok(());
     }
+    if let Some(what) = name.strip_prefix("external-check ") {
+        let v = one(args, "an argument")?.to_string();
+        match what {
+            "command" => p.external_check.command = Some(v),
+            _ => p.external_check.path = Some(v),
+        }
+        return Ok(());
+    }
     Err("internal: keyword has no parser".into())
 }
 

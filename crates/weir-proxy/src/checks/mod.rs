@@ -17,6 +17,7 @@ use weir_config::{Proxy, Server};
 
 mod agent;
 mod ctx;
+mod external;
 pub(crate) mod force;
 mod http;
 mod proto;
@@ -365,7 +366,10 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
             socks: s.socks4.filter(|_| s.check_via_socks4),
             set: &set,
         };
-        let r = check_once(dial, &env).await;
+        let r = match px.options.check_proto {
+            Some(weir_config::CheckProto::External) => external::run(px, &be, rt, s.inter).await,
+            _ => check_once(dial, &env).await,
+        };
         j.result(&r, None);
         let wait = if j.health.transitioning() {
             s.fastinter.unwrap_or(s.inter)

@@ -26,7 +26,7 @@ pub(super) fn rules_of(px: &Proxy) -> Option<Cow<'_, [TcpCheckRule]>> {
         CheckProto::TcpCheck if !px.tcp_check.rules.is_empty() => {
             Some(Cow::Borrowed(&px.tcp_check.rules))
         }
-        CheckProto::TcpCheck => None,
+        CheckProto::TcpCheck | CheckProto::External => None,
         CheckProto::Redis => Some(Cow::Owned(weir_config::redis_rules())),
         CheckProto::Smtp(hello) => Some(Cow::Owned(weir_config::smtp_rules(hello))),
         CheckProto::Pgsql(user) => Some(Cow::Owned(weir_config::pgsql_rules(user))),

@@ -18,6 +18,7 @@ mod converters_differential;
 mod counters_differential;
 mod dynamic_servers;
 mod email_alerts;
+mod external_checks;
 mod fetches_differential;
 mod forwarding;
 mod framing;
