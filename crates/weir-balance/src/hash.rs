@@ -65,11 +65,15 @@ impl Ring {
     }
     /// Like `lookup` but skipping `avoid` (for redispatch).
     pub fn lookup_avoiding(&self, h: u32, avoid: usize) -> Option<usize> {
+        self.lookup_where(h, |s| s != avoid)
+    }
+    /// The first server from `h` on, around the ring, that `ok` accepts.
+    pub fn lookup_where(&self, h: u32, ok: impl Fn(usize) -> bool) -> Option<usize> {
         let n = self.points.len();
         let start = self.points.partition_point(|(p, _)| *p < h);
         (0..n)
             .filter_map(|k| self.points.get((start + k) % n).map(|&(_, s)| s))
-            .find(|&s| s != avoid)
+            .find(|&s| ok(s))
     }
 }
 

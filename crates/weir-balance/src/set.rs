@@ -65,6 +65,9 @@ pub struct ServerSet {
     rr_next: usize,
     ring: Ring,
     ring_dirty: bool,
+    /// `hash-balance-factor`: with consistent hashing, no server takes
+    /// more than this percentage of the average load (0: no bound).
+    balance_factor: u32,
     /// Scratch lists reused by every pick (none is allocated per request).
     pool_buf: Vec<usize>,
     avail_buf: Vec<usize>,
@@ -97,6 +100,7 @@ impl ServerSet {
             allbackups,
             rr_next: 0,
             ring: Ring::default(),
+            balance_factor: 0,
             ring_dirty: true,
             pool_buf: Vec::new(),
             avail_buf: Vec::new(),
@@ -153,6 +157,25 @@ impl ServerSet {
             out.sort_by_key(|&i| self.slots[i].info.id);
             out.truncate(1);
         }
+    }
+
+    /// Bounds consistent hashing's load (`hash-balance-factor`, a
+    /// percentage over 100; 0 lifts the bound).
+    pub fn set_balance_factor(&mut self, factor: u32) {
+        self.balance_factor = factor;
+    }
+
+    /// Whether server `i` of `pool` may take one more connection under
+    /// the `hash-balance-factor` bound: its share, by weight, of the
+    /// connections of the pool (this one included) times the factor,
+    /// rounded up, and at least one.
+    fn under_bound(&self, pool: &[usize], i: usize) -> bool {
+        let served: u64 = pool.iter().map(|&p| u64::from(self.slots[p].conns)).sum();
+        let total_w: u64 = pool.iter().map(|&p| u64::from(self.slots[p].weight)).sum();
+        let w = u64::from(self.slots[i].weight);
+        let f = u64::from(self.balance_factor);
+        let bound = ((served + 1) * f * w).div_ceil(100 * total_w.max(1)).max(1);
+        u64::from(self.slots[i].conns) < bound
     }
 
     /// Chooses a server for a new connection. `key` is what `balance source`
@@ -279,9 +302,18 @@ impl ServerSet {
                 self.ring = Ring::build(&entries);
                 self.ring_dirty = false;
             }
-            match avoid {
-                Some(a) => self.ring.lookup_avoiding(h, a),
-                None => self.ring.lookup(h),
+            let bounded = self.balance_factor > 0;
+            let ok = |s: usize| {
+                (avoid != Some(s) || pool.len() == 1) && (!bounded || self.under_bound(pool, s))
+            };
+            match (avoid, bounded) {
+                (None, false) => self.ring.lookup(h),
+                (Some(a), false) => self.ring.lookup_avoiding(h, a),
+                // Every server at its bound: the first choice all the same.
+                (_, true) => self
+                    .ring
+                    .lookup_where(h, ok)
+                    .or_else(|| self.ring.lookup(h)),
             }
         } else {
             // The server at `h % total weight` in the list where each server

@@ -230,3 +230,53 @@ fn an_added_server_waits_in_maintenance_then_takes_its_share() {
     assert!(!set(Balance::StaticRr, &[1]).takes_new_servers());
     assert!(!set(Balance::Source, &[1]).takes_new_servers(), "map-based");
 }
+
+#[test]
+fn a_balance_factor_bounds_one_hot_key_on_a_consistent_ring() {
+    let ht = HashType {
+        method: HashMethod::Consistent,
+        function: HashFunction::Sdbm,
+        avalanche: true,
+    };
+    let infos = |w: &[u32]| {
+        w.iter()
+            .enumerate()
+            .map(|(i, &weight)| ServerInfo {
+                id: i as u32 + 1,
+                weight,
+                backup: false,
+                maxconn: None,
+            })
+            .collect()
+    };
+    // One key held open 40 times: without a bound it all lands on one
+    // server; with 150 % no server holds more than 1.5 times its share.
+    let held = |factor: u32, w: &[u32]| {
+        let mut s = ServerSet::new(Balance::Source, ht, false, infos(w));
+        s.set_balance_factor(factor);
+        let mut rng = Rng::new(1);
+        let mut c = vec![0u32; w.len()];
+        for _ in 0..40 {
+            let Pick::Server(i) = s.pick(b"hot", &mut rng, None) else {
+                panic!("no server")
+            };
+            s.take(i);
+            c[i] += 1;
+        }
+        c
+    };
+    let free = held(0, &[1, 1, 1, 1]);
+    assert_eq!(free.iter().max(), Some(&40), "{free:?}");
+    let bounded = held(150, &[1, 1, 1, 1]);
+    assert!(bounded.iter().all(|&n| n <= 15), "{bounded:?}");
+    assert_eq!(bounded.iter().sum::<u32>(), 40);
+    // Weights are respected: a server of weight 3 holds three times more.
+    let weighted = held(125, &[3, 1]);
+    assert!(weighted[0] >= 27 && weighted[1] >= 8, "{weighted:?}");
+    // The key's first choice stays first while it is under its bound.
+    let mut s = ServerSet::new(Balance::Source, ht, false, infos(&[1, 1, 1, 1]));
+    let mut rng = Rng::new(1);
+    let first = s.pick(b"hot", &mut rng, None);
+    s.set_balance_factor(150);
+    assert_eq!(s.pick(b"hot", &mut rng, None), first);
+}

@@ -259,7 +259,7 @@ pub const PROXY: &[Keyword] = &[
     kw("filter", "-FLB", Status::Refused),
     kw("force-persist", "--LB", Status::Supported),
     kw("fullconn", "D-LB", Status::Partly("parsed and validated; dynamic maxconn (minconn) comes with `minconn`")),
-    kw("hash-balance-factor", "D-LB", Status::Refused),
+    kw("hash-balance-factor", "D-LB", Status::Partly("bounds the load of `hash-type consistent` picks (`balance source`, `uri`, `url_param`, `hdr`): a server over its weighted share of the current connections times the factor gives way to the next one on the ring; `balance random` (power of draws in weir) does not use it")),
     kw("hash-type", "D-LB", Status::Partly("map-based and consistent with sdbm, djb2, crc32 and avalanche as documented; `wt6` is weir's own mixing function, not bit-identical")),
     kw("http-after-response", "DFLB", Status::Partly("the actions of `http-response` (header actions, set-status, set-var, allow …), on the server's responses and on the answers weir makes from rules (deny, return, redirect, auth, tarpit, an `http-response` deny) and the stats page; not yet on the error pages of a failed exchange (400, 408, 502, 503, 504)")),
     kw("http-check comment", "D-LB", Status::Supported),

@@ -819,6 +819,9 @@ pub struct Proxy {
     pub email_alert: EmailAlert,
     /// `external-check command|path`.
     pub external_check: ExternalCheck,
+    /// `hash-balance-factor`: consistent hashing's load bound, a
+    /// percentage over 100 (0: none).
+    pub hash_balance_factor: u32,
     pub fullconn: Option<u32>,
     pub retries: u32,
     pub options: ProxyOptions,
@@ -990,6 +993,7 @@ impl Proxy {
             rate_limit_sessions: None,
             email_alert: EmailAlert::default(),
             external_check: ExternalCheck::default(),
+            hash_balance_factor: 0,
             fullconn: None,
             retries: 3,
             options: ProxyOptions {

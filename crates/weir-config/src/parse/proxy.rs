@@ -606,6 +606,13 @@ fn servers_and_limits(
             }
         }
         "maxconn" => p.maxconn = Some(parse_u32(one(args, "an integer")?, name)?),
+        "hash-balance-factor" => {
+            let n = parse_u32(one(args, "an integer")?, name)?;
+            if n != 0 && n <= 100 {
+                return Err("'hash-balance-factor' must be 0 or greater than 100.".into());
+            }
+            p.hash_balance_factor = n;
+        }
         "rate-limit sessions" => {
             if p.kind == crate::model::ProxyKind::Backend {
                 return Err("only available in sections with frontend capabilities".into());

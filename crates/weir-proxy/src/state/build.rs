@@ -308,6 +308,7 @@ fn backends(
             }
         }
         let mut set = ServerSet::new(px.balance, px.hash_type, px.options.allbackups, infos);
+        set.set_balance_factor(px.hash_balance_factor);
         for (si, s) in px.servers.iter().enumerate() {
             let unaddressed = servers
                 .get(si)

@@ -342,3 +342,70 @@ fn without_abortonclose_a_queued_clients_data_and_fin_are_delivered() {
         "data and FIN passed on once connected"
     );
 }
+
+/// A server that answers each request after `hold`, counting requests.
+fn slow_counting(hold: Duration) -> (Server, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::BufRead;
+    let n = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let n2 = n.clone();
+    let s = Server::start(move |c| {
+        let mut r = std::io::BufReader::new(c.try_clone().unwrap());
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                break;
+            }
+        }
+        n2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(hold);
+        let mut w = c;
+        let _ = w.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    });
+    (s, n)
+}
+
+#[test]
+fn hash_balance_factor_spreads_a_hot_key_as_haproxy() {
+    let seen = beside_haproxy(|start| {
+        let mut out = Vec::new();
+        for factor in ["", "    hash-balance-factor 150\n"] {
+            let (a, na) = slow_counting(Duration::from_millis(700));
+            let (b, nb) = slow_counting(Duration::from_millis(700));
+            let port = free_port();
+            let cfg = format!(
+                "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+                 listen l\n    bind 127.0.0.1:{port}\n    balance uri\n    hash-type consistent\n{factor}\
+                 \x20   server a 127.0.0.1:{}\n    server b 127.0.0.1:{}\n",
+                a.addr.port(),
+                b.addr.port()
+            );
+            let _p = start(&cfg, port);
+            let clients: Vec<_> = (0..8)
+                .map(|_| {
+                    std::thread::spawn(move || {
+                        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                        c.write_all(b"GET /hot HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n")
+                            .unwrap();
+                        let mut out = String::new();
+                        let _ = c.read_to_string(&mut out);
+                        out.starts_with("HTTP/1.1 200")
+                    })
+                })
+                .collect();
+            let ok = clients.into_iter().all(|t| t.join().unwrap());
+            let counts = [
+                na.load(std::sync::atomic::Ordering::SeqCst),
+                nb.load(std::sync::atomic::Ordering::SeqCst),
+            ];
+            // Both servers took some of the hot key, or one took it all.
+            out.push((
+                ok,
+                counts.iter().all(|&n| n > 0),
+                counts.iter().sum::<usize>(),
+            ));
+        }
+        out
+    });
+    assert_eq!(seen, [(true, false, 8), (true, true, 8)]);
+}
