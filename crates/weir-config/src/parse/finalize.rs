@@ -25,6 +25,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     unix_bind(cfg);
     super::mailers::finalize(cfg, diags);
     external_checks(cfg, diags);
+    layer7_hash_in_tcp(cfg, diags);
     resolvers_named(cfg, diags);
     do_resolve_named(cfg, diags);
     // A proxy's `source` goes to its servers without one.
@@ -320,6 +321,26 @@ fn external_checks(cfg: &Config, diags: &mut Diagnostics) {
                     p.name
                 ),
             );
+        }
+    }
+}
+
+/// `balance uri|url_param|hdr` in a `mode tcp` backend has no request
+/// to hash: round robin, with haproxy's warning.
+fn layer7_hash_in_tcp(cfg: &mut Config, diags: &mut Diagnostics) {
+    for p in &mut cfg.proxies {
+        let tcp_backend = p.mode == Mode::Tcp && p.kind.is_backend();
+        if tcp_backend && p.balance == crate::model::Balance::Key {
+            diags.push(
+                Level::Warning,
+                Some(&p.loc),
+                format!(
+                    "Layer 7 hash not possible for proxy '{}' (needs 'mode http'). Falling back to round robin.",
+                    p.name
+                ),
+            );
+            p.balance = crate::model::Balance::RoundRobin;
+            p.balance_key = None;
         }
     }
 }

@@ -951,3 +951,25 @@ fn log_addresses_expand_variables_unquoted() {
     let c = ok("global\n  setenv LOGH 127.0.0.9\nbackend b\n  log ${LOGH}:1514 local0\n");
     assert!(format!("{:?}", c.proxies[0].logs[0]).contains("127.0.0.9"));
 }
+
+#[test]
+fn layer7_hashes_fall_back_to_round_robin_in_tcp_mode() {
+    let p = parse_str(
+        "defaults\n  mode tcp\nlisten l\n  bind :8001\n  balance uri\n  server s1 127.0.0.1:1\nlisten h\n  mode http\n  bind :8002\n  balance uri\n  server s1 127.0.0.1:1\n",
+    );
+    let warned = p
+        .diagnostics
+        .items
+        .iter()
+        .filter(|d| {
+            d.to_string()
+                .contains("Layer 7 hash not possible for proxy 'l'")
+        })
+        .count();
+    assert_eq!(warned, 1);
+    let c = p.config.expect("config");
+    let px = |n: &str| c.proxies.iter().find(|p| p.name == n).expect("proxy");
+    assert_eq!(px("l").balance, Balance::RoundRobin);
+    assert!(px("l").balance_key.is_none());
+    assert_eq!(px("h").balance, Balance::Key);
+}
