@@ -222,7 +222,7 @@ pub const GLOBAL: &[Keyword] = &[
 pub const PROXY: &[Keyword] = &[
     kw("acl", "-FLB", Status::Supported),
     kw("backlog", "DFL-", Status::Partly("parsed and validated; set the backlog with `bind ... backlog` (which defaults to the frontend's maxconn)")),
-    kw("balance", "D-LB", Status::Partly("roundrobin, static-rr, leastconn, first, source, random, uri (len, depth, whole, path-only), url_param (without check_post), hdr(name) (use_domain_only); rdp-cookie and hash refused")),
+    kw("balance", "D-LB", Status::Partly("roundrobin, static-rr, leastconn, first, source, random, uri (len, depth, whole, path-only), url_param (without check_post), hdr(name) (use_domain_only), hash <expr> (mode http; refused in mode tcp); rdp-cookie refused; in mode tcp the layer 7 ones fall back to round robin with a warning, as in haproxy")),
     kw("bind", "-FL-", Status::Partly("every option weir knows is in the bind table below, with its status")),
     kw("bind-process", "DFLB", Status::Partly("accepted for old configurations and ignored with a warning (threads, not processes)")),
     kw("capture cookie", "-FL-", Status::Supported),

@@ -387,8 +387,8 @@ pub enum Balance {
     Key,
 }
 
-/// Which request part `balance uri|url_param|hdr` hashes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Which request part `balance uri|url_param|hdr|hash` hashes.
+#[derive(Debug, Clone, PartialEq)]
 pub enum BalanceKey {
     /// `balance uri [len N] [depth N] [whole] [path-only]`.
     Uri {
@@ -401,6 +401,8 @@ pub enum BalanceKey {
     UrlParam(String),
     /// `balance hdr(<name>) [use_domain_only]`.
     Hdr { name: String, domain_only: bool },
+    /// `balance hash <expr>`: the expression's value.
+    Hash(weir_rules::Expr),
 }
 
 /// `hash-type` method.

@@ -109,7 +109,16 @@ pub(super) fn balancing(
                     });
                     return Ok(true);
                 }
-                a @ ("hdr" | "rdp-cookie" | "hash") => {
+                "hash" => {
+                    let [_, e] = args else {
+                        return Err("'balance hash' expects one sample expression".into());
+                    };
+                    let expr = weir_rules::Expr::parse(e, &super::http::load)?;
+                    p.balance = Balance::Key;
+                    p.balance_key = Some(BalanceKey::Hash(expr));
+                    return Ok(true);
+                }
+                a @ ("hdr" | "rdp-cookie") => {
                     return Err(format!("algorithm '{a}' is not supported by weir yet"))
                 }
                 a if a.starts_with("rdp-cookie") => {

@@ -330,6 +330,16 @@ fn external_checks(cfg: &Config, diags: &mut Diagnostics) {
 fn layer7_hash_in_tcp(cfg: &mut Config, diags: &mut Diagnostics) {
     for p in &mut cfg.proxies {
         let tcp_backend = p.mode == Mode::Tcp && p.kind.is_backend();
+        if tcp_backend && matches!(p.balance_key, Some(crate::model::BalanceKey::Hash(_))) {
+            diags.alert(
+                &p.loc,
+                format!(
+                    "proxy '{}': 'balance hash' is not supported by weir in 'mode tcp' yet",
+                    p.name
+                ),
+            );
+            continue;
+        }
         if tcp_backend && p.balance == crate::model::Balance::Key {
             diags.push(
                 Level::Warning,

@@ -630,17 +630,18 @@ fn prepare<'k>(
             .unwrap_or_default(),
     );
     cbuf.consume(used + early_body);
-    let lb_key: Cow<'k, [u8]> = match &be_px.balance_key {
-        Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, &*req).into(),
-        _ => key.into(),
-    };
-    let sni = r.be.snis(&ExCtx {
+    let ctx = ExCtx {
         req: Some(&*req),
         be: Some(r.be),
         vars: Some(vars),
         body,
         ..*tmpl
-    });
+    };
+    let lb_key: Cow<'k, [u8]> = match &be_px.balance_key {
+        Some(k) if be_px.balance == weir_config::Balance::Key => balance_key(k, req, &ctx).into(),
+        _ => key.into(),
+    };
+    let sni = r.be.snis(&ctx);
     Prepared {
         dirty,
         wire,

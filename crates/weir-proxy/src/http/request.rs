@@ -57,9 +57,15 @@ pub(super) fn forwardfor(
 
 /// The request part `balance uri|url_param|hdr` hashes (empty when
 /// absent: the balancer falls back to round robin).
-pub(super) fn balance_key(k: &weir_config::BalanceKey, req: &RequestHead) -> Vec<u8> {
+pub(super) fn balance_key(
+    k: &weir_config::BalanceKey,
+    req: &RequestHead,
+    ctx: &dyn weir_rules::Ctx,
+) -> Vec<u8> {
     use weir_config::BalanceKey;
     match k {
+        // Nothing to hash: round robin.
+        BalanceKey::Hash(e) => e.eval(ctx).map(|s| s.to_bytes()).unwrap_or_default(),
         BalanceKey::Uri {
             len,
             depth,

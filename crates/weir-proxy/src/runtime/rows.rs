@@ -135,6 +135,7 @@ fn algo_name(px: &weir_config::Proxy) -> &'static str {
         (Balance::Random { .. }, _) => "random",
         (Balance::Key, Some(BalanceKey::UrlParam(_))) => "url_param",
         (Balance::Key, Some(BalanceKey::Hdr { .. })) => "hdr",
+        (Balance::Key, Some(BalanceKey::Hash(_))) => "hash",
         (Balance::Key, _) => "uri",
     }
 }

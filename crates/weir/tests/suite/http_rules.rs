@@ -405,6 +405,47 @@ fn http_hash_balancing() {
     );
 }
 
+#[test]
+fn balance_hash_hashes_an_expression_as_haproxy() {
+    let picks = beside_haproxy(|start| {
+        let names = ["s0", "s1", "s2", "s3"];
+        let origins: Vec<Origin> = names.iter().map(|n| Origin::start(n)).collect();
+        let port = free_port();
+        let servers: String = origins
+            .iter()
+            .zip(names)
+            .map(|(o, n)| format!("    server {n} 127.0.0.1:{}\n", o.port()))
+            .collect();
+        let cfg = crate::common::http::http_cfg(
+            port,
+            "",
+            "",
+            &format!("    balance hash req.hdr(x-user),lower\n{servers}"),
+        );
+        let _p = start(&cfg, port);
+        let of = |user: &str| {
+            server_of(
+                port,
+                &format!("GET / HTTP/1.1\r\nHost: t\r\nx-user: {user}\r\n\r\n"),
+            )
+        };
+        let picks: Vec<String> = (0..16).map(|i| of(&format!("user{i}"))).collect();
+        // The converter applies: case does not move a user.
+        assert_eq!(of("USER3"), picks[3]);
+        picks
+    });
+    let spread: std::collections::HashSet<&String> = picks.iter().collect();
+    assert!(spread.len() >= 3, "{picks:?}");
+    // A check refuses it in mode tcp rather than hash something else.
+    let (code, out, err) = check_cfg(
+        "defaults\n    mode tcp\nlisten l\n    bind 127.0.0.1:8001\n    balance hash src\n    server s 127.0.0.1:1\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        format!("{out}{err}").contains("'balance hash' is not supported by weir in 'mode tcp' yet")
+    );
+}
+
 fn cookie_backend(cookie: &str) -> (Weir, u16, Origin, Origin) {
     let a = Origin::start("a");
     let b = Origin::start("b");
