@@ -103,7 +103,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("maxconnrate", "G", Status::Supported),
     kw("maxpipes", "G", Status::Partly("accepted with a note: weir keeps its spare splice pipes per thread and makes one when a splice needs it")),
     kw("maxsessrate", "G", Status::Supported),
-    kw("maxsslconn", "G", Status::Refused),
+    kw("maxsslconn", "G", Status::Partly("bounds the clients of `bind … ssl` lines at once (they wait in the accept queue, as at `maxconn`); connections to servers over TLS do not count, where haproxy counts both sides")),
     kw("maxsslrate", "G", Status::Supported),
     kw("maxzlibmem", "G", Status::Refused),
     kw("mworker-max-reloads", "G", Status::Refused),

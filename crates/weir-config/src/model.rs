@@ -137,6 +137,8 @@ pub struct Global {
     pub maxconnrate: Option<u32>,
     pub maxsessrate: Option<u32>,
     pub maxsslrate: Option<u32>,
+    /// `maxsslconn`: TLS clients at once.
+    pub maxsslconn: Option<u32>,
     pub nbthread: Option<usize>,
     /// Set when `nbproc N>1` was given: run N threads instead.
     pub nbproc: Option<usize>,
@@ -254,6 +256,7 @@ impl Default for Global {
             maxconnrate: None,
             maxsessrate: None,
             maxsslrate: None,
+            maxsslconn: None,
             nbthread: None,
             nbproc: None,
             cpu_map: Vec::new(),

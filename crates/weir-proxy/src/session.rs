@@ -247,6 +247,9 @@ pub(crate) fn log_session(sh: &Shared, fe_idx: FrontendId, rec: &LogRecord<'_>) 
 pub(crate) fn finish(sh: &Shared, fe_idx: FrontendId, acc: &Accepted) {
     crate::sessions::unregister(acc.reg);
     acc.bind.conns.fetch_sub(1, Ordering::SeqCst);
+    if acc.bind.tls.is_some() {
+        sh.sslconns.fetch_sub(1, Ordering::SeqCst);
+    }
     sh.frontend(fe_idx).conns.fetch_sub(1, Ordering::SeqCst);
     sh.actconn.fetch_sub(1, Ordering::SeqCst);
     if sh.accept_paused.load(Ordering::SeqCst) > 0 {

@@ -129,7 +129,13 @@ async fn wait_until(
 
 /// Takes one connection slot globally, on the frontend and on the bind, or
 /// none at all when any of them is full.
-fn try_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32, bind_max: u32) -> bool {
+fn try_reserve(
+    sh: &Shared,
+    fe: FrontendId,
+    bind: &crate::session::BindInfo,
+    bind_max: u32,
+) -> bool {
+    let bind_conns = &bind.conns;
     let take = |c: &AtomicU32, max: u32| {
         c.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
             (v < max).then_some(v + 1)
@@ -149,6 +155,13 @@ fn try_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32, bind_max: u3
         sh.actconn.fetch_sub(1, Ordering::SeqCst);
         return false;
     }
+    // `maxsslconn`: TLS clients at once.
+    if bind.tls.is_some() && !take(&sh.sslconns, sh.maxsslconn) {
+        bind_conns.fetch_sub(1, Ordering::SeqCst);
+        sh.frontend(fe).conns.fetch_sub(1, Ordering::SeqCst);
+        sh.actconn.fetch_sub(1, Ordering::SeqCst);
+        return false;
+    }
     let f = sh.frontend(fe);
     crate::state::raise_max(&f.smax, f.conns.load(Ordering::Relaxed));
     true
@@ -156,11 +169,14 @@ fn try_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32, bind_max: u3
 
 /// Takes a connection slot whatever the limits (a client accepted while
 /// stopping).
-fn force_reserve(sh: &Shared, fe: FrontendId, bind_conns: &AtomicU32) {
+fn force_reserve(sh: &Shared, fe: FrontendId, bind: &crate::session::BindInfo) {
     sh.actconn.fetch_add(1, Ordering::SeqCst);
     let f = sh.frontend(fe);
     let n = f.conns.fetch_add(1, Ordering::SeqCst) + 1;
-    bind_conns.fetch_add(1, Ordering::SeqCst);
+    bind.conns.fetch_add(1, Ordering::SeqCst);
+    if bind.tls.is_some() {
+        sh.sslconns.fetch_add(1, Ordering::SeqCst);
+    }
     crate::state::raise_max(&f.smax, n);
 }
 
@@ -225,6 +241,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 && !f.paused.load(Ordering::Relaxed)
                 && f.conns.load(Ordering::SeqCst) < f.maxconn.load(Ordering::Relaxed)
                 && bind.conns.load(Ordering::SeqCst) < bind_max
+                && (bind.tls.is_none() || sh.sslconns.load(Ordering::SeqCst) < sh.maxsslconn)
         };
         if !wait_until(&sh, &mut stop, below).await {
             return drain(&sh, &tl_info, &listener, fixed).await;
@@ -252,12 +269,10 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
                 // was waiting in accept() (or the frontend was disabled):
                 // hold the client until one frees. A stop meanwhile serves
                 // it beyond the limits rather than drop a client accepted.
-                let stopping = !wait_until(&sh, &mut stop, || {
-                    try_reserve(&sh, fe, &bind.conns, bind_max)
-                })
-                .await;
+                let stopping =
+                    !wait_until(&sh, &mut stop, || try_reserve(&sh, fe, &bind, bind_max)).await;
                 if stopping {
-                    force_reserve(&sh, fe, &bind.conns);
+                    force_reserve(&sh, fe, &bind);
                 }
                 rate_count(&sh, fe, bind.tls.is_some());
                 start_session(&sh, &tl_info, conn, peer, local);
@@ -414,7 +429,7 @@ async fn drain(
         match tokio::time::timeout(grace, accept(listener, fixed)).await {
             Ok(Ok((conn, peer, local))) => {
                 crate::profile::accepted();
-                force_reserve(sh, l.fe, &l.bind.conns);
+                force_reserve(sh, l.fe, &l.bind);
                 start_session(sh, l, conn, peer, local);
             }
             // A client that left before its turn: the next one.

@@ -159,11 +159,12 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
             }
             g.unix_bind = u;
         }
-        "maxconnrate" | "maxsessrate" | "maxsslrate" => {
+        "maxconnrate" | "maxsessrate" | "maxsslrate" | "maxsslconn" => {
             let n = Some(parse_u32(one(words, "an integer")?, kw)?).filter(|n| *n > 0);
             match kw {
                 "maxconnrate" => g.maxconnrate = n,
                 "maxsessrate" => g.maxsessrate = n,
+                "maxsslconn" => g.maxsslconn = n,
                 _ => g.maxsslrate = n,
             }
         }

@@ -103,6 +103,8 @@ pub fn info_field(sh: &Shared, f: &str) -> Option<String> {
         "CumConns" => cum_conns.to_string(),
         "CumReq" => sum(Ctr::Requests).to_string(),
         "CumSslConns" => sum(Ctr::SslSess).to_string(),
+        "CurrSslConns" => sh.sslconns.load(Ordering::Relaxed).to_string(),
+        "MaxSslConns" => (sh.maxsslconn % u32::MAX).to_string(),
         "ConnRateLimit" => sh.cfg.global.maxconnrate.unwrap_or(0).to_string(),
         "SessRateLimit" => sh.cfg.global.maxsessrate.unwrap_or(0).to_string(),
         "SslRateLimit" => sh.cfg.global.maxsslrate.unwrap_or(0).to_string(),

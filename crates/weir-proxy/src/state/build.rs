@@ -87,6 +87,8 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
             (a, b) => a.or(b).map(crate::freq::Gate::new),
         },
         ssl_gate: cfg.global.maxsslrate.map(crate::freq::Gate::new),
+        sslconns: AtomicU32::new(0),
+        maxsslconn: cfg.global.maxsslconn.unwrap_or(u32::MAX),
         conn_freed: tokio::sync::Notify::new(),
         accept_paused: AtomicU32::new(0),
         stopping,

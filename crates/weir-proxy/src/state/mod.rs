@@ -413,6 +413,10 @@ pub struct Shared {
     /// in weir) and `maxsslrate`: accepts a second, over every listener.
     pub conn_gate: Option<crate::freq::Gate>,
     pub ssl_gate: Option<crate::freq::Gate>,
+    /// Clients on `bind … ssl` lines now (`CurrSslConns`), and at most
+    /// (`maxsslconn`; `u32::MAX` without).
+    pub sslconns: AtomicU32,
+    pub maxsslconn: u32,
     /// Woken when a client connection closes while accept loops wait at a
     /// limit (they may resume).
     pub conn_freed: Notify,

@@ -73,3 +73,59 @@ fn accepts_are_held_to_their_rate_as_haproxy() {
         ]
     );
 }
+
+#[test]
+fn maxsslconn_holds_tls_clients_until_one_leaves() {
+    // Not beside haproxy: 2.6 leaves the listener paused once the limit
+    // was hit and a held keep-alive client leaves (measured: the waiting
+    // client is never served).
+    use crate::common::tls::{Pki, SClient};
+    let pki = Pki::new();
+    let dir = tempdir("maxsslconn");
+    let port = free_port();
+    let sock = dir.join("s");
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n    maxsslconn 2\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen l\n    bind 127.0.0.1:{port} ssl crt {}\n    http-request return status 200 content-type text/plain string ok\n",
+        sock.display(),
+        pki.path("certs/1-www.pem")
+    );
+    let _w = Weir::start(&cfg, port);
+    let ask_one = |c: &mut SClient| {
+        c.stdin
+            .write_all(b"GET / HTTP/1.1\r\nhost: a\r\n\r\n")
+            .unwrap();
+    };
+    let answered = |c: &SClient| c.text().contains("HTTP/1.1 200");
+    let mut held: Vec<SClient> = (0..2)
+        .map(|_| SClient::start(port, "www.example.com"))
+        .collect();
+    for c in held.iter_mut() {
+        ask_one(c);
+    }
+    wait_for("two answers", Duration::from_secs(5), || {
+        held.iter().all(answered).then_some(())
+    });
+    let mut third = SClient::start(port, "www.example.com");
+    ask_one(&mut third);
+    let info = |k: &str| {
+        ask(&sock, "show info\n")
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}: ")).map(str::to_string))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        (info("CurrSslConns"), info("MaxSslConns")),
+        ("2".into(), "2".into())
+    );
+    // The third waits in the accept queue while two are held (a bounded
+    // look for something that must not happen).
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!answered(&third), "{}", third.text());
+    drop(held.remove(0));
+    wait_for("the third answer", Duration::from_secs(5), || {
+        answered(&third).then_some(())
+    });
+    assert_eq!(info("CurrSslConns"), "2");
+}
