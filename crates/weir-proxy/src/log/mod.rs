@@ -30,6 +30,9 @@ enum Out {
     /// A non-blocking description of stdout/stderr: a reader that stalls
     /// loses lines instead of stalling the event loop.
     Stream(std::fs::File),
+    /// stdout/stderr is a socket (systemd's journal): a copy of the
+    /// descriptor, written with non-blocking sends.
+    Socket(std::os::fd::OwnedFd),
     Ring(Arc<ring::Ring>),
 }
 
@@ -59,8 +62,8 @@ pub fn open_sink(
 ) -> Result<Arc<Sink>, String> {
     let out = match &t.dest {
         LogDest::Ring(name) => Out::Ring(rings(name).ok_or_else(|| format!("no ring '{name}'"))?),
-        LogDest::Stdout => Out::Stream(nonblocking_std(1)?),
-        LogDest::Stderr => Out::Stream(nonblocking_std(2)?),
+        LogDest::Stdout => std_out(1)?,
+        LogDest::Stderr => std_out(2)?,
         LogDest::Udp(a) => {
             let addr = resolve(a)?;
             let bind = if addr.is_ipv4() {
@@ -220,6 +223,10 @@ impl Sink {
                 use std::io::Write;
                 let _ = (&*f).write(&line);
             }
+            Out::Socket(fd) => {
+                let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+                let _ = socket2::SockRef::from(fd).send_with_flags(&line, flags);
+            }
             Out::Ring(r) => r.push(&line),
         }
     }
@@ -287,6 +294,30 @@ pub fn console(tag: &str, msg: &str) {
         }
         None => {
             let _ = std::io::stderr().write_all(line.as_bytes());
+        }
+    }
+}
+
+/// stdout (1) or stderr (2) as a log target: a second, non-blocking
+/// description of it ([`nonblocking_std`]), or, for a socket (which /proc
+/// cannot open again), a copy of the descriptor sent to without blocking.
+fn std_out(fd: i32) -> Result<Out, String> {
+    match nonblocking_std(fd) {
+        Ok(f) => Ok(Out::Stream(f)),
+        Err(e) => {
+            use std::os::fd::AsFd;
+            // A copy of the descriptor the standard handle holds.
+            let own = match fd {
+                1 => std::io::stdout().as_fd().try_clone_to_owned(),
+                _ => std::io::stderr().as_fd().try_clone_to_owned(),
+            };
+            let own = own.map_err(|_| e.clone())?;
+            let is_socket = socket2::SockRef::from(&own).r#type().is_ok();
+            if is_socket {
+                Ok(Out::Socket(own))
+            } else {
+                Err(e)
+            }
         }
     }
 }

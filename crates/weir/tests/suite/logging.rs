@@ -491,3 +491,44 @@ fn logged_request_lines_are_cut_at_logurilen_as_haproxy() {
     let logged = format!("GET {}", &uri[..96]);
     assert_eq!(seen, format!("<{logged}>{}", &uri[..96]));
 }
+
+#[test]
+fn stdout_may_be_a_socket_as_under_the_journal() {
+    // systemd gives a service a unix stream socket for stdout: weir logs
+    // to it (it used to refuse to start: /proc cannot open a socket again).
+    use std::io::BufRead;
+    // (`Proxy px started.` comes first.)
+    let srv = Server::named("ok");
+    let port = free_port();
+    let cfg = format!(
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  log-format \"line %b/%s\"\n  server s1 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let dir = tempdir("journal");
+    let path = dir.join("s.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut child = std::process::Command::new(WEIR)
+        .args(["-db", "-f", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("weir to listen", Duration::from_secs(10), || {
+        listening(port).then_some(())
+    });
+    assert_eq!(fetch(port).unwrap(), "ok");
+    ours.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let r = std::io::BufReader::new(ours);
+    let line = r
+        .lines()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with("line "))
+        .unwrap();
+    assert_eq!(line, "line px/s1");
+    let _ = child.kill();
+    let _ = child.wait();
+}
