@@ -298,28 +298,29 @@ pub fn console(tag: &str, msg: &str) {
     }
 }
 
-/// stdout (1) or stderr (2) as a log target: a second, non-blocking
-/// description of it ([`nonblocking_std`]), or, for a socket (which /proc
-/// cannot open again), a copy of the descriptor sent to without blocking.
+/// stdout (1) or stderr (2) as a log target: for a regular file, a copy
+/// of the descriptor (its offset shared with the other writers of the
+/// file, whose lines are not written over; a file never blocks); for a
+/// socket (systemd's journal, which /proc cannot open again), a copy sent
+/// to without blocking; else (a pipe, a terminal) a second, non-blocking
+/// description of it ([`nonblocking_std`]).
 fn std_out(fd: i32) -> Result<Out, String> {
-    match nonblocking_std(fd) {
-        Ok(f) => Ok(Out::Stream(f)),
-        Err(e) => {
-            use std::os::fd::AsFd;
-            // A copy of the descriptor the standard handle holds.
-            let own = match fd {
-                1 => std::io::stdout().as_fd().try_clone_to_owned(),
-                _ => std::io::stderr().as_fd().try_clone_to_owned(),
-            };
-            let own = own.map_err(|_| e.clone())?;
-            let is_socket = socket2::SockRef::from(&own).r#type().is_ok();
-            if is_socket {
-                Ok(Out::Socket(own))
-            } else {
-                Err(e)
-            }
-        }
+    use std::os::fd::AsFd;
+    let name = if fd == 1 { "stdout" } else { "stderr" };
+    // A copy of the descriptor the standard handle holds.
+    let own = match fd {
+        1 => std::io::stdout().as_fd().try_clone_to_owned(),
+        _ => std::io::stderr().as_fd().try_clone_to_owned(),
     }
+    .map_err(|e| format!("cannot use {name} for logging: {e}"))?;
+    if socket2::SockRef::from(&own).r#type().is_ok() {
+        return Ok(Out::Socket(own));
+    }
+    let file = std::fs::File::from(own);
+    if file.metadata().is_ok_and(|m| m.file_type().is_file()) {
+        return Ok(Out::Stream(file));
+    }
+    nonblocking_std(fd).map(Out::Stream)
 }
 
 /// Opens a second, non-blocking, appending description of stdout (1) or

@@ -532,3 +532,56 @@ fn stdout_may_be_a_socket_as_under_the_journal() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn stdout_shared_with_other_writers_keeps_their_lines() {
+    // `cmd > file` with weir and a script writing to the same file: each
+    // line lands after the last, none written over.
+    use std::io::Write;
+    let srv = Server::named("ok");
+    let port = free_port();
+    let cfg = format!(
+        "{LOG_TCP}  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+         listen px\n  bind 127.0.0.1:{port}\n  log-format \"line %b/%s\"\n  server s1 127.0.0.1:{}\n",
+        srv.port()
+    );
+    let dir = tempdir("shared-stdout");
+    let path = dir.join("s.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let out = dir.join("out.log");
+    let mut ours = std::fs::File::create(&out).unwrap();
+    let theirs = ours.try_clone().unwrap();
+    let mut child = std::process::Command::new(WEIR)
+        .args(["-db", "-f", path.to_str().unwrap()])
+        .stdout(theirs)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("weir to listen", Duration::from_secs(10), || {
+        listening(port).then_some(())
+    });
+    for i in 0..3 {
+        ours.write_all(format!("script {i}\n").as_bytes()).unwrap();
+        assert_eq!(fetch(port).unwrap(), "ok");
+        wait_for("weir's line", Duration::from_secs(5), || {
+            let t = std::fs::read_to_string(&out).unwrap();
+            (t.matches("line px/s1").count() == i + 1).then_some(())
+        });
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let t = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = t.lines().filter(|l| !l.starts_with("Proxy ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "script 0",
+            "line px/s1",
+            "script 1",
+            "line px/s1",
+            "script 2",
+            "line px/s1"
+        ],
+        "{t}"
+    );
+}
