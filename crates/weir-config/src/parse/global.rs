@@ -671,8 +671,8 @@ enum Arg {
     Size,
     Number,
     OnOff,
-    /// A file that must be readable, as HAProxy reads it.
-    File,
+    /// A PEM file of DH parameters, read and checked as HAProxy reads it.
+    DhFile,
 }
 
 /// Keywords weir accepts with a note: what they tune does not exist in
@@ -681,7 +681,7 @@ const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
     ("max-spread-checks", Arg::Time, "weir spreads each server's first check within its own 'inter'"),
     ("maxpipes", Arg::Number, "weir keeps its spare splice pipes per thread and makes one when a splice needs it"),
     ("nogetaddrinfo", Arg::Nothing, "weir resolves names at start with getaddrinfo either way"),
-    ("ssl-dh-param-file", Arg::File, "weir offers no DHE suite, so DH parameters are not used"),
+    ("ssl-dh-param-file", Arg::DhFile, "weir offers no DHE suite, so DH parameters are not used"),
     ("tune.buffers.limit", Arg::Number, "weir allocates buffers as connections need them, without a pool to bound"),
     ("tune.buffers.reserve", Arg::Number, "weir allocates buffers as connections need them, without a pool to bound"),
     ("tune.fd.edge-triggered", Arg::OnOff, "weir's event loop is always edge-triggered"),
@@ -720,9 +720,15 @@ fn without_effect(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<boo
                 return Err(format!("'{kw}' expects 'on' or 'off'"));
             }
         }
-        Arg::File => {
+        Arg::DhFile => {
             let f = one(words, "a file")?;
-            std::fs::File::open(f).map_err(|e| format!("unable to open '{f}': {e}"))?;
+            let text = std::fs::read(f).unwrap_or_default();
+            let pem = String::from_utf8_lossy(&text);
+            if !pem.contains("-----BEGIN DH PARAMETERS-----")
+                && !pem.contains("-----BEGIN X9.42 DH PARAMETERS-----")
+            {
+                return Err(format!("unable to load DH parameters from file <{f}>."));
+            }
         }
     }
     st.diags.push(

@@ -79,9 +79,17 @@ fn tunables_without_effect_are_accepted_with_a_note() {
     );
     let bad = crate::parse::tests::parse_str("global\n    tune.sched.low-latency maybe\n");
     assert_eq!(bad.diagnostics.errors().count(), 1);
-    let more = crate::parse::tests::parse_str(
-        "global\n    tune.vars.txn-max-size 10k\n    nogetaddrinfo\n    maxpipes 100\n    ssl-dh-param-file /dev/null\n    tune.pattern.cache-size 0\n",
-    );
+    let dh = std::env::temp_dir().join(format!("weir-dh-{}.pem", std::process::id()));
+    std::fs::write(
+        &dh,
+        "-----BEGIN DH PARAMETERS-----\nMIIBCAKCAQEA\n-----END DH PARAMETERS-----\n",
+    )
+    .unwrap();
+    let more = crate::parse::tests::parse_str(&format!(
+        "global\n    tune.vars.txn-max-size 10k\n    nogetaddrinfo\n    maxpipes 100\n    ssl-dh-param-file {}\n    tune.pattern.cache-size 0\n",
+        dh.display()
+    ));
+    let _ = std::fs::remove_file(&dh);
     assert_eq!(more.diagnostics.errors().count(), 0);
     assert_eq!(
         more.diagnostics
@@ -92,12 +100,13 @@ fn tunables_without_effect_are_accepted_with_a_note() {
         5
     );
     let bad = crate::parse::tests::parse_str(
-        "global\n    nogetaddrinfo yes\n    ssl-dh-param-file /nonexistent/dh.pem\n    tune.vars.txn-max-size lots\n",
+        "global\n    nogetaddrinfo yes\n    ssl-dh-param-file /dev/null\n    tune.vars.txn-max-size lots\n",
     );
     let errs: Vec<String> = bad.diagnostics.errors().map(|d| d.to_string()).collect();
     assert_eq!(errs.len(), 3, "{errs:?}");
     assert!(
-        errs[1].contains("t.cfg:3") && errs[1].contains("/nonexistent/dh.pem"),
+        errs[1].contains("t.cfg:3")
+            && errs[1].contains("unable to load DH parameters from file </dev/null>"),
         "{errs:?}"
     );
 }
