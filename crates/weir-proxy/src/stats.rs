@@ -536,6 +536,7 @@ fn short_code(reason: &str) -> &'static str {
         "Layer7 invalid response" => "L7RSP",
         "Layer7 wrong status" => "L7STS",
         "Socket error" => "SOCKERR",
+        "No status change" => "CHECKED",
         "External check passed" => "PROCOK",
         "External check error" => "PROCERR",
         "External check timeout" => "PROCTOUT",

@@ -98,8 +98,20 @@ async fn run(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: Duration
         }
         if !rt.agent_paused.load(Ordering::Relaxed) {
             let started = Instant::now();
-            if let Some(text) = ask(&sh, &be, rt).await {
-                apply(&sh, &be, id, &parse_reply(&text), started, &mut last);
+            let seen = match ask(&sh, &be, rt).await {
+                Ok(text) => apply(&sh, &be, id, &parse_reply(&text), started, &mut last),
+                // Unreachable: nothing changes but what the runtime API shows.
+                Err((reason, info)) => CheckResult {
+                    ok: false,
+                    reason: reason.into(),
+                    detail: info.map(|i| format!(", info: \"{i}\"")).unwrap_or_default(),
+                    duration: started.elapsed(),
+                    log_info: false,
+                },
+            };
+            let down = rt.agent_down.load(Ordering::Relaxed);
+            if let Ok(mut v) = rt.agent_view.lock() {
+                v.record(&seen, !down, u32::from(!down));
             }
         }
         tokio::select! {
@@ -109,19 +121,24 @@ async fn run(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: Duration
     }
 }
 
-/// One exchange with the agent: its reply, or `None` when it could not be
-/// reached or said nothing in time.
-async fn ask(sh: &Shared, be: &BackendRt, rt: &ServerRt) -> Option<Vec<u8>> {
+/// One exchange with the agent: its reply, or why there is none (the
+/// reason's long form, and the error's text).
+async fn ask(
+    sh: &Shared,
+    be: &BackendRt,
+    rt: &ServerRt,
+) -> Result<Vec<u8>, (&'static str, Option<String>)> {
+    const L4CON: &str = "Layer4 connection problem";
     let a = &rt.conf.agent;
     // (What the runtime API set first.)
     let set = rt.targets.lock().map(|t| t.clone()).unwrap_or_default();
-    let port = set.agent_port.or(a.port)?;
+    let port = set.agent_port.or(a.port).ok_or((L4CON, None))?;
     let ip = match (set.agent_addr, &a.addr) {
         (Some(ip), _) => ip,
-        (None, Some(text)) => text.parse().ok()?,
+        (None, Some(text)) => text.parse().map_err(|_| (L4CON, None))?,
         (None, None) => match rt.target() {
             ServerTarget::Inet { addr, .. } => addr.ip(),
-            ServerTarget::Unix(_) => return None,
+            ServerTarget::Unix(_) => return Err((L4CON, None)),
         },
     };
     let send = set.agent_send.as_deref().unwrap_or(&a.send);
@@ -130,9 +147,16 @@ async fn ask(sh: &Shared, be: &BackendRt, rt: &ServerRt) -> Option<Vec<u8>> {
         .timeouts
         .check
         .or(px.timeouts.connect)
-        .unwrap_or(rt.conf.inter);
+        .unwrap_or(rt.conf.inter)
+        .max(Duration::from_millis(1));
+    let deadline = tokio::time::Instant::now() + wait;
+    let connect = tokio::net::TcpStream::connect((ip, port));
+    let mut c = match tokio::time::timeout_at(deadline, connect).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return Err((L4CON, Some(crate::checks::os_error_text(&e)))),
+        Err(_) => return Err(("Layer4 timeout", None)),
+    };
     let exchange = async {
-        let mut c = tokio::net::TcpStream::connect((ip, port)).await.ok()?;
         if !send.is_empty() {
             c.write_all(send.as_bytes()).await.ok()?;
         }
@@ -146,11 +170,11 @@ async fn ask(sh: &Shared, be: &BackendRt, rt: &ServerRt) -> Option<Vec<u8>> {
         }
         Some(got)
     };
-    tokio::time::timeout(wait.max(Duration::from_millis(1)), exchange)
-        .await
-        .ok()
-        .flatten()
-        .filter(|g| !g.is_empty())
+    match tokio::time::timeout_at(deadline, exchange).await {
+        Ok(Some(g)) if !g.is_empty() => Ok(g),
+        Ok(_) => Err(("Layer7 invalid response", None)),
+        Err(_) => Err(("Layer7 timeout", None)),
+    }
 }
 
 /// Applies a reply in haproxy's order: weight, limit, administrative
@@ -162,7 +186,7 @@ fn apply(
     r: &Reply,
     started: Instant,
     last: &mut Option<(bool, String)>,
-) {
+) -> CheckResult {
     let rt = be.server(id);
     let i = id.index();
     if let Some(p) = r.weight_pct {
@@ -177,7 +201,14 @@ fn apply(
         admin::set_state_tracked(sh, be, i, rt, st);
     }
     let Some((up, word)) = &r.op else {
-        return;
+        // A reply without a state word: haproxy's "CHECKED".
+        return CheckResult {
+            ok: true,
+            reason: "No status change".into(),
+            detail: String::new(),
+            duration: started.elapsed(),
+            log_info: false,
+        };
     };
     rt.agent_down.store(!up, Ordering::Relaxed);
     let res = CheckResult {
@@ -208,6 +239,7 @@ fn apply(
     }
     *last = Some(outcome);
     settle(sh, be, id, &res);
+    res
 }
 
 #[cfg(test)]

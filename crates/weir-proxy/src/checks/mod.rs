@@ -164,18 +164,7 @@ impl Dial<'_> {
         };
         let stream = match conn {
             Err(_) => return Err(err("Layer4 timeout", String::new())),
-            Ok(Err(e)) => {
-                let info = match e.kind() {
-                    std::io::ErrorKind::ConnectionRefused => "Connection refused".to_string(),
-                    // haproxy's words for another connect(2) failure.
-                    _ => {
-                        let text = e.to_string();
-                        let text = text.split(" (os error").next().unwrap_or(&text);
-                        format!("General socket error ({text})")
-                    }
-                };
-                return Err(err("Layer4 connection problem", info));
-            }
+            Ok(Err(e)) => return Err(err("Layer4 connection problem", os_error_text(&e))),
             Ok(Ok(c)) => c,
         };
         if let (Some(_), Ok(a)) = (socks, &addr) {
@@ -219,6 +208,18 @@ impl Dial<'_> {
 }
 
 /// What a check's TLS hello carries.
+/// A failed connect(2) in haproxy's words (a check's `info`).
+pub(crate) fn os_error_text(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "Connection refused".to_string(),
+        _ => {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            format!("General socket error ({text})")
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 pub(crate) struct Hello<'a> {
     pub sni: Option<&'a str>,

@@ -444,6 +444,25 @@ fn server_row(
     if conf.slowstart.is_some_and(|p| !p.is_zero()) && weight > 0 && weight < full {
         r.set("throttle", u64::from(weight) * 100 / u64::from(full));
     }
+    if let Ok(av) = s.agent_view.lock() {
+        if av.enabled {
+            r.set("agent_rise", av.rise)
+                .set("agent_fall", av.fall)
+                .set("agent_health", av.health);
+            if !av.code.is_empty() {
+                r.set("agent_status", av.code)
+                    .set("agent_desc", &av.desc)
+                    .set("last_agt", &av.info)
+                    .set("agent_duration", av.duration_ms.unwrap_or(0));
+                if let Some(code) = av.http_code {
+                    r.set("agent_code", code);
+                }
+            } else {
+                r.set("agent_status", "INI")
+                    .set("agent_desc", "Initializing");
+            }
+        }
+    }
     if let Some(ck) = ck.filter(|v| v.enabled) {
         r.set("chkfail", ck.failed)
             .set("chkdown", ck.downs)

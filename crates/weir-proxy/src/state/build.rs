@@ -509,6 +509,7 @@ pub fn server(
         }),
         from_srv: AtomicBool::new(false),
         agent_down: AtomicBool::new(false),
+        agent_view: Mutex::new(stats::CheckView::new(s.agent.enabled, 1, 1)),
         check_restart: AtomicBool::new(false),
         health_forced: std::sync::atomic::AtomicU8::new(0),
         targets: std::sync::Mutex::new(super::CheckTargets::default()),

@@ -102,6 +102,9 @@ pub struct ServerRt {
     /// Its agent said "down", "fail" or "stopped" (and not "up" since):
     /// it is down whatever its health check says.
     pub agent_down: AtomicBool,
+    /// The agent's last exchange as the runtime API shows it (`agent_*`
+    /// and `last_agt` columns).
+    pub agent_view: Mutex<crate::stats::CheckView>,
     /// Set when the server leaves maintenance: as HAProxy's, it comes back
     /// up and its check counts again from "just up".
     pub check_restart: AtomicBool,

@@ -414,3 +414,81 @@ fn backup_server_lines_as_haproxy() {
         "{theirs:?}"
     );
 }
+
+/// An agent that answers `reply` to every connection.
+fn agent_answering(reply: &'static str) -> Server {
+    Server::start(move |mut c| {
+        let _ = c.write_all(reply.as_bytes());
+    })
+}
+
+#[test]
+fn agent_columns_of_show_stat_as_haproxy() {
+    let dir = tempdir("agent-view");
+    let seen = beside_haproxy(|start| {
+        let target = Server::start(|_| {});
+        let up = agent_answering("up 75%\n");
+        let drain = agent_answering("drain 50%\n");
+        let gone = free_port();
+        let port = free_port();
+        let sock = dir.join(format!("s{port}"));
+        let server = |name: &str, agent: u16| {
+            format!(
+                "    server {name} 127.0.0.1:{} check inter 300ms weight 8 agent-check agent-port {agent} agent-inter 300ms\n",
+                target.port()
+            )
+        };
+        let cfg = format!(
+            "global\n    stats socket {} level admin\ndefaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n{}{}{}",
+            sock.display(),
+            server("up", up.port()),
+            server("drain", drain.port()),
+            server("gone", gone)
+        );
+        let _p = start(&cfg, port);
+        // (`status` and `weight` of a server an agent drains differ:
+        // haproxy shows `DRAIN (agent)` and the weight kept.)
+        const COLS: [&str; 8] = [
+            "agent_status",
+            "agent_code",
+            "agent_desc",
+            "last_agt",
+            "agent_rise",
+            "agent_fall",
+            "agent_health",
+            "check_status",
+        ];
+        wait_for("every agent's answer", Duration::from_secs(10), || {
+            let rows = show_stat(&sock);
+            let servers: Vec<Vec<String>> = rows
+                .iter()
+                .filter(|r| ["up", "drain", "gone"].contains(&r["svname"].as_str()))
+                .map(|r| {
+                    COLS.iter()
+                        .map(|c| r.get(*c).cloned().unwrap_or_default())
+                        .collect()
+                })
+                .collect();
+            let settled = servers.len() == 3
+                && servers
+                    .iter()
+                    .all(|s| !matches!(s[0].as_str(), "" | "INI") && s[7] == "L4OK");
+            settled.then_some(servers)
+        })
+    });
+    assert_eq!(
+        seen[0][..4],
+        ["L7OK", "0", "Layer7 check passed", "via agent : up"]
+    );
+    assert_eq!(seen[1][..3], ["CHECKED", "", "No status change"]);
+    assert_eq!(
+        seen[2][..4],
+        [
+            "L4CON",
+            "",
+            "Layer4 connection problem",
+            "Connection refused"
+        ]
+    );
+}
