@@ -199,6 +199,8 @@ fn apply(
     }
     if let Some(st) = r.admin {
         admin::set_state_tracked(sh, be, i, rt, st);
+        rt.drain_by_agent
+            .store(st == AdminState::Drain, Ordering::Relaxed);
     }
     let Some((up, word)) = &r.op else {
         // A reply without a state word: haproxy's "CHECKED".

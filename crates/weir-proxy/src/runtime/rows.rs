@@ -320,6 +320,12 @@ pub fn stat_rows(sh: &Shared, f: &StatFilter) -> Vec<Row> {
                 }
                 let state = set_states.get(i).copied().flatten();
                 let (_, maint, weight, backup) = state.unwrap_or((true, false, 0, false));
+                // A drained server shows the weight it keeps (haproxy's
+                // effective weight), out of balancing all the same.
+                let weight = match s.drain.load(Ordering::Relaxed) {
+                    true => s.uweight.load(Ordering::Relaxed),
+                    false => weight,
+                };
                 let mut r = server_row(sh, px, be, i, s, iid, sid, maint, weight, backup);
                 let v = sh.rates.server(bi, ServerId::new(i));
                 common(&mut r, &s.counters, &v, http);
@@ -373,6 +379,7 @@ fn server_row(
     let status = match &ck {
         _ if maint && unaddressed => "MAINT (resolution)".to_string(),
         _ if maint => "MAINT".to_string(),
+        _ if s.drain_by_agent.load(Ordering::Relaxed) => "DRAIN (agent)".to_string(),
         _ if s.drain.load(Ordering::Relaxed) => "DRAIN".to_string(),
         Some(v) if v.enabled => {
             let full = v.rise + v.fall - 1;

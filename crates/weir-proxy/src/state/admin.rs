@@ -62,6 +62,7 @@ pub fn set_state(be: &BackendRt, i: usize, s: &ServerRt, st: AdminState) {
             }
             AdminState::Ready => {
                 s.drain.store(false, Ordering::Relaxed);
+                s.drain_by_agent.store(false, Ordering::Relaxed);
                 set.set_maint(i, false);
                 set.set_weight(i, s.uweight.load(Ordering::Relaxed));
             }

@@ -492,6 +492,7 @@ pub fn server(
         uweight: AtomicU32::new(s.weight),
         conn_gen: AtomicU32::new(0),
         drain: AtomicBool::new(false),
+        drain_by_agent: AtomicBool::new(false),
         nolb: AtomicBool::new(false),
         no_addr: AtomicBool::new(unaddressed),
         checks_paused: AtomicBool::new(false),

@@ -74,6 +74,8 @@ pub struct ServerRt {
     /// generation are closed instead.
     pub conn_gen: AtomicU32,
     pub drain: AtomicBool,
+    /// The drain came from its agent (`show stat`: `DRAIN (agent)`).
+    pub drain_by_agent: AtomicBool,
     /// A passed HTTP check said to take no new traffic (`L7OKC`: a 404
     /// with `http-check disable-on-404`, or `ok-status L7OKC`): haproxy's
     /// NOLB, out of balancing until a plain pass.

@@ -447,9 +447,7 @@ fn agent_columns_of_show_stat_as_haproxy() {
             server("gone", gone)
         );
         let _p = start(&cfg, port);
-        // (`status` and `weight` of a server an agent drains differ:
-        // haproxy shows `DRAIN (agent)` and the weight kept.)
-        const COLS: [&str; 8] = [
+        const COLS: [&str; 10] = [
             "agent_status",
             "agent_code",
             "agent_desc",
@@ -458,6 +456,8 @@ fn agent_columns_of_show_stat_as_haproxy() {
             "agent_fall",
             "agent_health",
             "check_status",
+            "status",
+            "weight",
         ];
         wait_for("every agent's answer", Duration::from_secs(10), || {
             let rows = show_stat(&sock);
@@ -482,6 +482,8 @@ fn agent_columns_of_show_stat_as_haproxy() {
         ["L7OK", "0", "Layer7 check passed", "via agent : up"]
     );
     assert_eq!(seen[1][..3], ["CHECKED", "", "No status change"]);
+    // Drained by its agent at 50 % of weight 8: it shows the weight kept.
+    assert_eq!(seen[1][8..], ["DRAIN (agent)", "4"]);
     assert_eq!(
         seen[2][..4],
         [
