@@ -339,7 +339,9 @@ fn rule_errors_name_their_line() {
     }
 }
 
-fn four_servers(balance: &str) -> (Weir, u16, Vec<Origin>) {
+/// A configuration balancing with `balance` over four origins named
+/// `s0` to `s3`, on a fresh port.
+fn four_servers_cfg(balance: &str) -> (String, u16, Vec<Origin>) {
     let names = ["s0", "s1", "s2", "s3"];
     let origins: Vec<Origin> = names.iter().map(|n| Origin::start(n)).collect();
     let port = free_port();
@@ -350,6 +352,11 @@ fn four_servers(balance: &str) -> (Weir, u16, Vec<Origin>) {
         .collect();
     let cfg =
         crate::common::http::http_cfg(port, "", "", &format!("    balance {balance}\n{servers}"));
+    (cfg, port, origins)
+}
+
+fn four_servers(balance: &str) -> (Weir, u16, Vec<Origin>) {
+    let (cfg, port, origins) = four_servers_cfg(balance);
     (Weir::start(&cfg, port), port, origins)
 }
 
@@ -408,20 +415,7 @@ fn http_hash_balancing() {
 #[test]
 fn balance_hash_hashes_an_expression_as_haproxy() {
     let picks = beside_haproxy(|start| {
-        let names = ["s0", "s1", "s2", "s3"];
-        let origins: Vec<Origin> = names.iter().map(|n| Origin::start(n)).collect();
-        let port = free_port();
-        let servers: String = origins
-            .iter()
-            .zip(names)
-            .map(|(o, n)| format!("    server {n} 127.0.0.1:{}\n", o.port()))
-            .collect();
-        let cfg = crate::common::http::http_cfg(
-            port,
-            "",
-            "",
-            &format!("    balance hash req.hdr(x-user),lower\n{servers}"),
-        );
+        let (cfg, port, _origins) = four_servers_cfg("hash req.hdr(x-user),lower");
         let _p = start(&cfg, port);
         let of = |user: &str| {
             server_of(

@@ -492,12 +492,9 @@ fn logged_request_lines_are_cut_at_logurilen_as_haproxy() {
     assert_eq!(seen, format!("<{logged}>{}", &uri[..96]));
 }
 
-#[test]
-fn stdout_may_be_a_socket_as_under_the_journal() {
-    // systemd gives a service a unix stream socket for stdout: weir logs
-    // to it (it used to refuse to start: /proc cannot open a socket again).
-    use std::io::BufRead;
-    // (`Proxy px started.` comes first.)
+/// weir logging `line <backend>/<server>` to stdout (given), in front of a
+/// server answering `ok`: weir, its port and the server.
+fn logging_to_stdout(stdout: std::process::Stdio) -> (std::process::Child, u16, Server) {
     let srv = Server::named("ok");
     let port = free_port();
     let cfg = format!(
@@ -505,21 +502,30 @@ fn stdout_may_be_a_socket_as_under_the_journal() {
          listen px\n  bind 127.0.0.1:{port}\n  log-format \"line %b/%s\"\n  server s1 127.0.0.1:{}\n",
         srv.port()
     );
-    let dir = tempdir("journal");
+    let dir = tempdir("stdout-log");
     let path = dir.join("s.cfg");
     std::fs::write(&path, cfg).unwrap();
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-    let mut child = std::process::Command::new(WEIR)
+    let child = std::process::Command::new(WEIR)
         .args(["-db", "-f", path.to_str().unwrap()])
-        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
-            theirs,
-        )))
+        .stdout(stdout)
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     wait_for("weir to listen", Duration::from_secs(10), || {
         listening(port).then_some(())
     });
+    (child, port, srv)
+}
+
+#[test]
+fn stdout_may_be_a_socket_as_under_the_journal() {
+    // systemd gives a service a unix stream socket for stdout: weir logs
+    // to it (it used to refuse to start: /proc cannot open a socket again).
+    use std::io::BufRead;
+    // (`Proxy px started.` comes first.)
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let stdout = std::process::Stdio::from(std::os::fd::OwnedFd::from(theirs));
+    let (mut child, port, _srv) = logging_to_stdout(stdout);
     assert_eq!(fetch(port).unwrap(), "ok");
     ours.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let r = std::io::BufReader::new(ours);
@@ -538,28 +544,10 @@ fn stdout_shared_with_other_writers_keeps_their_lines() {
     // `cmd > file` with weir and a script writing to the same file: each
     // line lands after the last, none written over.
     use std::io::Write;
-    let srv = Server::named("ok");
-    let port = free_port();
-    let cfg = format!(
-        "{LOG_TCP}  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
-         listen px\n  bind 127.0.0.1:{port}\n  log-format \"line %b/%s\"\n  server s1 127.0.0.1:{}\n",
-        srv.port()
-    );
-    let dir = tempdir("shared-stdout");
-    let path = dir.join("s.cfg");
-    std::fs::write(&path, cfg).unwrap();
-    let out = dir.join("out.log");
+    let out = tempdir("shared-stdout").join("out.log");
     let mut ours = std::fs::File::create(&out).unwrap();
     let theirs = ours.try_clone().unwrap();
-    let mut child = std::process::Command::new(WEIR)
-        .args(["-db", "-f", path.to_str().unwrap()])
-        .stdout(theirs)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("weir to listen", Duration::from_secs(10), || {
-        listening(port).then_some(())
-    });
+    let (mut child, port, _srv) = logging_to_stdout(theirs.into());
     for i in 0..3 {
         ours.write_all(format!("script {i}\n").as_bytes()).unwrap();
         assert_eq!(fetch(port).unwrap(), "ok");

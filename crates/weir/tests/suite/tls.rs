@@ -187,17 +187,7 @@ fn strict_sni_and_failed_handshakes_leave_others_alone() {
 
     // strict-sni: an unknown name and no name at all get no certificate.
     let addr = format!("127.0.0.1:{port}");
-    let o = run(
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &addr,
-            "-servername",
-            "nope.test",
-        ],
-        b"",
-    );
+    let o = s_client(port, "nope.test", &[], b"");
     assert!(
         !text(&o).contains("BEGIN CERTIFICATE") && !text(&o).contains("subject=CN = www"),
         "{}",
@@ -630,35 +620,12 @@ fn ocsp_response_is_stapled() {
     let port = free_port();
     let cfg = tls_cfg(port, &format!("crt {}", pki.path("certs")), None, "");
     let _w = Weir::start(&cfg, port);
-    let addr = format!("127.0.0.1:{port}");
-    let o = run(
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &addr,
-            "-servername",
-            "www.example.com",
-            "-status",
-        ],
-        b"",
-    );
+    let o = s_client(port, "www.example.com", &["-status"], b"");
     let t = text(&o);
     assert!(t.contains("OCSP Response Status: successful"), "{t}");
     assert!(t.contains("Cert Status: good"), "{t}");
     // The RSA certificate has no .ocsp file: nothing is stapled.
-    let o = run(
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &addr,
-            "-servername",
-            "other.test",
-            "-status",
-        ],
-        b"",
-    );
+    let o = s_client(port, "other.test", &["-status"], b"");
     assert!(
         text(&o).contains("OCSP response: no response sent"),
         "{}",

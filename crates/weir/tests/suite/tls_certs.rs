@@ -150,19 +150,7 @@ fn certificate_fetches_revocation_and_ignored_errors() {
 
 /// How many certificates the handshake for www.example.com presents.
 fn presented(port: u16) -> usize {
-    let addr = format!("127.0.0.1:{port}");
-    let o = run(
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &addr,
-            "-servername",
-            "www.example.com",
-            "-showcerts",
-        ],
-        b"Q\n",
-    );
+    let o = crate::common::tls::s_client(port, "www.example.com", &["-showcerts"], b"Q\n");
     text(&o).matches("BEGIN CERTIFICATE").count()
 }
 

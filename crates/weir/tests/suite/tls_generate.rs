@@ -3,7 +3,7 @@
 //! verifies for that host name; beside haproxy, which makes the same
 //! subject; the cache of `tune.ssl.ssl-ctx-cache-size` keeps what it made.
 
-use crate::common::tls::{curl, run, text, Pki};
+use crate::common::tls::{curl, s_client, text, Pki};
 use crate::common::*;
 
 /// The CA certificate and its key in one PEM, as `ca-sign-file` reads it.
@@ -35,20 +35,16 @@ fn cfg(pki: &Pki, port: u16, global: &str) -> String {
 /// What openssl says of the chain presented for `name`, verified against
 /// the CA for that host name: (verified, leaf subject, chain length).
 fn verify(pki: &Pki, port: u16, name: &str) -> (bool, String, usize) {
-    let addr = format!("127.0.0.1:{port}");
-    let o = run(
+    let ca = pki.path("ca.pem");
+    let o = s_client(
+        port,
+        name,
         &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &addr,
-            "-servername",
-            name,
             "-verify_hostname",
             name,
             "-verify_return_error",
             "-CAfile",
-            &pki.path("ca.pem"),
+            &ca,
             "-showcerts",
         ],
         b"Q\n",

@@ -4,7 +4,7 @@
 //! handshakes, `set ssl cert <crt>.ocsp` + `commit` do so through a
 //! transaction, and bad responses are refused with haproxy's words.
 
-use crate::common::tls::{run, Pki};
+use crate::common::tls::Pki;
 use crate::common::*;
 use std::path::Path;
 
@@ -14,18 +14,7 @@ fn b64(der: &[u8]) -> String {
 
 /// The `Cert Status:` of the response a handshake staples.
 fn stapled(port: u16) -> String {
-    let o = run(
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &format!("127.0.0.1:{port}"),
-            "-servername",
-            "www.example.com",
-            "-status",
-        ],
-        b"Q\n",
-    );
+    let o = crate::common::tls::s_client(port, "www.example.com", &["-status"], b"Q\n");
     let t = String::from_utf8_lossy(&o.stdout).into_owned();
     t.lines()
         .find_map(|l| l.trim().strip_prefix("Cert Status: "))

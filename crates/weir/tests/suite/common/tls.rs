@@ -227,6 +227,22 @@ impl Pki {
     }
 }
 
+/// `openssl s_client` to 127.0.0.1:`port` sending `name` as SNI, with
+/// `extra` options and `stdin` to send: what it printed.
+pub fn s_client(port: u16, name: &str, extra: &[&str], stdin: &[u8]) -> Output {
+    let addr = format!("127.0.0.1:{port}");
+    let mut args = vec![
+        "openssl",
+        "s_client",
+        "-connect",
+        &addr,
+        "-servername",
+        name,
+    ];
+    args.extend_from_slice(extra);
+    run(&args, stdin)
+}
+
 /// curl through weir with `name` resolved to 127.0.0.1 (so SNI is sent).
 pub fn curl(port: u16, name: &str, path: &str, extra: &[&str]) -> Output {
     let url = format!("https://{name}:{port}{path}");
