@@ -359,7 +359,7 @@ pub const PROXY: &[Keyword] = &[
     kw("stats auth", "DFLB", Status::Supported),
     kw("stats enable", "DFLB", Status::Supported),
     kw("stats hide-version", "DFLB", Status::Supported),
-    kw("stats http-request", "--LB", Status::Supported),
+    kw("stats http-request", "-FLB", Status::Supported),
     kw("stats realm", "DFLB", Status::Supported),
     kw("stats refresh", "DFLB", Status::Supported),
     kw("stats scope", "DFLB", Status::Supported),

@@ -993,10 +993,8 @@ const STATS_EXCLUSIVE: &str =
 /// A `stats http-request allow|deny|auth [realm <realm>] [if|unless …]`.
 fn stats_rule(p: &Proxy, args: &[String]) -> Result<crate::model::StatsRule, String> {
     use crate::model::StatsAction;
-    if p.kind == crate::model::ProxyKind::Frontend || p.kind == crate::model::ProxyKind::Defaults {
-        return Err(
-            "'stats http-request' is only allowed in 'listen' and 'backend' sections".into(),
-        );
+    if p.kind == crate::model::ProxyKind::Defaults {
+        return Err("'stats http-request' is not allowed in a 'defaults' section".into());
     }
     let (words, c) = weir_rules::split_cond(args);
     let action = match words {

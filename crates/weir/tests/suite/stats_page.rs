@@ -339,7 +339,19 @@ fn stats_http_request_rules_decide_as_haproxy() {
              \x20   stats http-request auth unless {{ http_auth(U) }}\n"
         );
         let _p = start(&cfg, port);
-        ["/st;csv", "/st/deny", "/st/auth", "/st/allow"].map(|p| stats_answers(port, p))
+        let mut seen = ["/st;csv", "/st/deny", "/st/auth", "/st/allow"]
+            .map(|p| stats_answers(port, p))
+            .to_vec();
+        drop(_p);
+        // In a frontend too.
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    stats enable\n    stats uri /st\n    stats http-request deny\n"
+        );
+        let _p = start(&cfg, port);
+        seen.push(stats_answers(port, "/st"));
+        seen
     });
     let s = |a: &str, b: &str| (a.to_string(), b.to_string());
     let asked = "Basic realm=\"HAProxy Statistics\"";
@@ -347,6 +359,7 @@ fn stats_http_request_rules_decide_as_haproxy() {
     assert_eq!(seen[1], [s("403", ""), s("403", "")]);
     assert_eq!(seen[2][1], s("401", "Basic realm=\"Zone\""));
     assert_eq!(seen[3], [s("200", ""), s("200", "")]);
+    assert_eq!(seen[4], [s("403", ""), s("403", "")]);
     // With `stats auth` they are refused, as haproxy refuses them.
     let (code, out, err) = check_cfg(
         "defaults\n    mode http\nlisten l\n    bind :0\n    stats auth a:b\n    stats http-request allow\n",
