@@ -494,7 +494,7 @@ fn logged_request_lines_are_cut_at_logurilen_as_haproxy() {
 
 /// weir logging `line <backend>/<server>` to stdout (given), in front of a
 /// server answering `ok`: weir, its port and the server.
-fn logging_to_stdout(stdout: std::process::Stdio) -> (std::process::Child, u16, Server) {
+fn logging_to_stdout(stdout: std::process::Stdio) -> (Weir, u16, Server) {
     let srv = Server::named("ok");
     let port = free_port();
     let cfg = format!(
@@ -511,10 +511,16 @@ fn logging_to_stdout(stdout: std::process::Stdio) -> (std::process::Child, u16, 
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Stopped when dropped, even by a failed assertion.
+    let w = Weir {
+        child,
+        dir,
+        cfg: path,
+    };
     wait_for("weir to listen", Duration::from_secs(10), || {
         listening(port).then_some(())
     });
-    (child, port, srv)
+    (w, port, srv)
 }
 
 #[test]
@@ -525,7 +531,7 @@ fn stdout_may_be_a_socket_as_under_the_journal() {
     // (`Proxy px started.` comes first.)
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
     let stdout = std::process::Stdio::from(std::os::fd::OwnedFd::from(theirs));
-    let (mut child, port, _srv) = logging_to_stdout(stdout);
+    let (_w, port, _srv) = logging_to_stdout(stdout);
     assert_eq!(fetch(port).unwrap(), "ok");
     ours.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let r = std::io::BufReader::new(ours);
@@ -535,8 +541,6 @@ fn stdout_may_be_a_socket_as_under_the_journal() {
         .find(|l| l.starts_with("line "))
         .unwrap();
     assert_eq!(line, "line px/s1");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -547,7 +551,7 @@ fn stdout_shared_with_other_writers_keeps_their_lines() {
     let out = tempdir("shared-stdout").join("out.log");
     let mut ours = std::fs::File::create(&out).unwrap();
     let theirs = ours.try_clone().unwrap();
-    let (mut child, port, _srv) = logging_to_stdout(theirs.into());
+    let (w, port, _srv) = logging_to_stdout(theirs.into());
     for i in 0..3 {
         ours.write_all(format!("script {i}\n").as_bytes()).unwrap();
         assert_eq!(fetch(port).unwrap(), "ok");
@@ -556,8 +560,7 @@ fn stdout_shared_with_other_writers_keeps_their_lines() {
             (t.matches("line px/s1").count() == i + 1).then_some(())
         });
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(w);
     let t = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<&str> = t.lines().filter(|l| !l.starts_with("Proxy ")).collect();
     assert_eq!(
