@@ -47,8 +47,8 @@ fn external_checks_run_and_judge_as_haproxy() {
             "global\n    external-check\n    log 127.0.0.1:{} local0\n\
              defaults\n    mode http\n    log global\n    option log-health-checks\n    timeout connect 1s\n    timeout client 3s\n    timeout server 3s\n\
              listen l\n    bind 127.0.0.1:{port}\n    option external-check\n    external-check command {pass}\n    external-check path /usr/bin:/bin\n\
-             \x20   server s2 127.0.0.2:80 check inter 300ms maxconn 7\n\
-             backend b\n    option external-check\n    external-check command {fail}\n    server s1 127.0.0.1:1 check inter 300ms\n\
+             \x20   server s2 127.0.0.2:80 check inter 2s maxconn 7\n\
+             backend b\n    option external-check\n    external-check command {fail}\n    server s1 127.0.0.1:1 check inter 2s\n\
              backend c\n    option external-check\n    external-check command {slow}\n    server s1 127.0.0.1:1 check inter 300ms\n",
             syslog.port()
         );

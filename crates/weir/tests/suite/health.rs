@@ -470,10 +470,11 @@ fn agent_columns_of_show_stat_as_haproxy() {
                         .collect()
                 })
                 .collect();
-            let settled = servers.len() == 3
-                && servers
-                    .iter()
-                    .all(|s| !matches!(s[0].as_str(), "" | "INI") && s[7] == "L4OK");
+            // haproxy marks a check in progress with `* ` (`* INI` before
+            // the first answer): only a snapshot between checks compares.
+            let done = |v: &str| !v.is_empty() && !v.starts_with("* ") && v != "INI";
+            let settled =
+                servers.len() == 3 && servers.iter().all(|s| done(&s[0]) && s[7] == "L4OK");
             settled.then_some(servers)
         })
     });
