@@ -17,6 +17,7 @@ mod proxy;
 mod refs;
 mod resolvers;
 mod server;
+mod stats;
 mod stick;
 #[cfg(test)]
 mod stick_tests;

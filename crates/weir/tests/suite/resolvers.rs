@@ -119,6 +119,26 @@ fn fe_cfg(sock: &Path, ns: &str, extra: &str, port: u16, syslog: u16, servers: &
     )
 }
 
+/// A proxy started with `start` on [`fe_cfg`] (name server `ns`,
+/// resolvers `extra`, `servers`): what a test reads of it.
+struct Resolving {
+    _proxy: Box<dyn std::any::Any>,
+    log: Syslog,
+    sock: std::path::PathBuf,
+}
+
+fn resolving(start: Start<'_>, dir: &Path, ns: &str, extra: &str, servers: &str) -> Resolving {
+    let log = Syslog::start();
+    let port = free_port();
+    let sock = dir.join(format!("s{port}.sock"));
+    let cfg = fe_cfg(&sock, ns, extra, port, log.port(), servers);
+    Resolving {
+        _proxy: start(&cfg, port),
+        log,
+        sock,
+    }
+}
+
 /// The log lines naming servers, without their headers.
 fn server_lines(log: &Syslog) -> Vec<String> {
     log.lines
@@ -357,19 +377,14 @@ fn set_server_fqdn_resolves_the_new_name_as_haproxy() {
     let dir = tempdir("set-fqdn");
     let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n127.0.0.3 b.test\n", &[]);
     let run = |start: Start<'_>| -> Vec<String> {
-        let log = Syslog::start();
-        let port = free_port();
-        let sock = dir.join(format!("s{port}.sock"));
         let ns = format!("127.0.0.1:{}", dns.port);
-        let cfg = fe_cfg(
-            &sock,
+        let Resolving { _proxy, log, sock } = resolving(
+            start,
+            &dir,
             &ns,
             "hold valid 200ms\n    timeout resolve 100ms",
-            port,
-            log.port(),
             "server s a.test:80 resolvers dns init-addr none\n    server t 127.0.0.1:80",
         );
-        let _p = start(&cfg, port);
         log.wait_line("to 127.0.0.2 by dns/ns1", Duration::from_secs(10));
         let mut out = Vec::new();
         for cmd in [
@@ -401,19 +416,14 @@ fn a_name_server_over_tcp_as_haproxy() {
     let dir = tempdir("dns-tcp");
     let dns = Dnsmasq::start(&dir, "127.0.0.2 a.test\n", &[]);
     let run = |start: Start<'_>| -> Vec<String> {
-        let log = Syslog::start();
-        let port = free_port();
-        let sock = dir.join(format!("s{port}.sock"));
         let ns = format!("tcp@127.0.0.1:{}", dns.port);
-        let cfg = fe_cfg(
-            &sock,
+        let Resolving { _proxy, log, sock } = resolving(
+            start,
+            &dir,
             &ns,
             "hold valid 200ms\n    timeout resolve 100ms",
-            port,
-            log.port(),
             "server s a.test:80 resolvers dns init-addr none",
         );
-        let _p = start(&cfg, port);
         log.wait_line("to 127.0.0.2 by dns/ns1", Duration::from_secs(10));
         let shown = ask(&sock, "show resolvers\n");
         let valid = shown
@@ -440,19 +450,14 @@ fn hold_obsolete_keeps_a_vanished_record_for_a_while_as_haproxy() {
     let dns = Dnsmasq::start(&dir, "127.0.0.2 web.test\n127.0.0.3 web.test\n", &[]);
     let run = |start: Start<'_>| {
         dns.set_hosts("127.0.0.2 web.test\n127.0.0.3 web.test\n");
-        let log = Syslog::start();
-        let port = free_port();
-        let sock = dir.join(format!("s{port}.sock"));
         let ns = format!("127.0.0.1:{}", dns.port);
-        let cfg = fe_cfg(
-            &sock,
+        let Resolving { _proxy, log, sock } = resolving(
+            start,
+            &dir,
             &ns,
             "hold valid 100ms\n    hold obsolete 3s\n    timeout resolve 100ms",
-            port,
-            log.port(),
             "server-template w 2 web.test:80 resolvers dns init-addr none",
         );
-        let _p = start(&cfg, port);
         log.wait_line("to 127.0.0.3 by ", Duration::from_secs(10));
         let valid = || {
             ask(&sock, "show resolvers\n")

@@ -1,0 +1,225 @@
+//! The `global` section's settings: process, limits, tuning, TLS
+//! defaults, logging targets, the stats sockets.
+
+use super::*;
+use crate::addr::BindAddr;
+use crate::diag::Loc;
+use std::time::Duration;
+
+/// `global` section settings.
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub daemon: bool,
+    /// `set-var` / `set-var-fmt` lines: `proc.*` variables set at start, in
+    /// order.
+    pub set_vars: Vec<(weir_rules::vars::VarSet, weir_rules::vars::VarValue)>,
+    pub maxconn: Option<u32>,
+    /// `unix-bind`: defaults of unix listening sockets.
+    pub unix_bind: UnixBind,
+    /// `external-check`: `option external-check` may run commands.
+    pub external_check: bool,
+    /// `maxconnrate`, `maxsessrate`, `maxsslrate`: accepts a second.
+    pub maxconnrate: Option<u32>,
+    pub maxsessrate: Option<u32>,
+    pub maxsslrate: Option<u32>,
+    /// `maxsslconn`: TLS clients at once.
+    pub maxsslconn: Option<u32>,
+    pub nbthread: Option<usize>,
+    /// Set when `nbproc N>1` was given: run N threads instead.
+    pub nbproc: Option<usize>,
+    pub cpu_map: Vec<CpuMap>,
+    pub ulimit_n: Option<u64>,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub chroot: Option<String>,
+    pub pidfile: Option<String>,
+    /// `server-state-file`: where `load-server-state-from-file global`
+    /// reads the servers' saved state.
+    pub server_state_file: Option<String>,
+    /// `server-state-base`: the directory of relative state file names.
+    pub server_state_base: Option<String>,
+    pub logs: Vec<LogTarget>,
+    pub log_tag: Option<String>,
+    pub log_send_hostname: Option<String>,
+    pub stats_sockets: Vec<StatsSocket>,
+    /// `stats timeout`: how long a runtime API client may stay silent.
+    pub stats_timeout: Option<std::time::Duration>,
+    /// `ssl-default-bind-*`, `tune.ssl.*`, `crt-base`, `ca-base`.
+    pub tls: crate::tls::TlsGlobal,
+    pub bufsize: usize,
+    /// `tune.maxrewrite`: the room a full buffer leaves for rewrites
+    /// (see [`Global::rewrite_room`]).
+    pub maxrewrite: Option<usize>,
+    /// `tune.http.maxhdr`: most header lines in a request or response.
+    pub maxhdr: usize,
+    /// `no-memory-trimming`: freed memory is not given back to the system
+    /// (`malloc_trim`) after a burst of sessions fell asleep.
+    pub no_memory_trimming: bool,
+    /// `tune.http.logurilen`: the request line in logs is cut to it.
+    pub logurilen: usize,
+    /// `tune.http.cookielen`: the most characters `capture cookie` keeps.
+    pub cookielen: usize,
+    /// `tune.h2.*`.
+    pub h2: H2Tune,
+    pub maxaccept: i32,
+    /// `tune.runqueue-depth`: tasks a worker runs between two looks at
+    /// I/O readiness.
+    pub runqueue_depth: u32,
+    /// `tune.maxpollevents`: most readiness events taken from one poll
+    /// (None: the runtime's default, 1024).
+    pub maxpollevents: Option<u32>,
+    pub hard_stop_after: Option<Duration>,
+    /// The local peer's name (`localpeer`, or `-L`; the host name when
+    /// neither is given).
+    pub localpeer: Option<String>,
+    pub grace: Option<Duration>,
+    pub spread_checks: u32,
+    pub quiet: bool,
+    pub zero_warning: bool,
+    pub strict_limits: bool,
+    pub fd_hard_limit: Option<u64>,
+    pub noreuseport: bool,
+    pub nosplice: bool,
+    pub pipesize: Option<usize>,
+    /// `tune.rcvbuf.client|server`, `tune.sndbuf.client|server`: socket
+    /// buffer sizes set on client and server sockets.
+    pub sockbufs: SockBufs,
+    pub master_worker: bool,
+    pub node: Option<String>,
+    pub description: Option<String>,
+    /// Variables set or unset by `setenv`/`presetenv`/`unsetenv`, to export.
+    pub setenv: Vec<(String, Option<String>)>,
+}
+
+/// HTTP/2 settings (`tune.h2.*`), with HAProxy's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct H2Tune {
+    /// `tune.h2.header-table-size`: the HPACK table size announced.
+    pub header_table_size: u32,
+    /// `tune.h2.initial-window-size`: each stream's receive window.
+    pub initial_window_size: u32,
+    /// `tune.h2.max-concurrent-streams`: streams a client may open at once
+    /// (0: no limit).
+    pub max_concurrent_streams: u32,
+    /// `tune.h2.max-frame-size`: the largest frame announced.
+    pub max_frame_size: u32,
+    /// `h2-workaround-bogus-websocket-clients`: clients are not offered
+    /// WebSocket over HTTP/2 (no SETTINGS_ENABLE_CONNECT_PROTOCOL).
+    pub no_extended_connect: bool,
+}
+
+impl Default for H2Tune {
+    fn default() -> Self {
+        H2Tune {
+            header_table_size: 4096,
+            initial_window_size: 65535,
+            max_concurrent_streams: 100,
+            max_frame_size: 16384,
+            no_extended_connect: false,
+        }
+    }
+}
+
+impl Global {
+    /// The reserve a message's first reads leave free for rewrites:
+    /// `tune.maxrewrite`, 1024 by default, at most half of `bufsize`.
+    pub fn rewrite_room(&self) -> usize {
+        self.maxrewrite.unwrap_or(1024).min(self.bufsize / 2)
+    }
+}
+
+impl Default for Global {
+    fn default() -> Self {
+        Global {
+            daemon: false,
+            set_vars: Vec::new(),
+            maxconn: None,
+            unix_bind: UnixBind::default(),
+            external_check: false,
+            maxconnrate: None,
+            maxsessrate: None,
+            maxsslrate: None,
+            maxsslconn: None,
+            nbthread: None,
+            nbproc: None,
+            cpu_map: Vec::new(),
+            ulimit_n: None,
+            user: None,
+            group: None,
+            uid: None,
+            gid: None,
+            chroot: None,
+            pidfile: None,
+            logs: Vec::new(),
+            log_tag: None,
+            log_send_hostname: None,
+            stats_sockets: Vec::new(),
+            stats_timeout: None,
+            tls: crate::tls::TlsGlobal::default(),
+            bufsize: 16384,
+            maxrewrite: None,
+            maxhdr: 101,
+            logurilen: 1024,
+            no_memory_trimming: false,
+            cookielen: 63,
+            h2: H2Tune::default(),
+            maxaccept: 64,
+            runqueue_depth: 200,
+            maxpollevents: None,
+            hard_stop_after: None,
+            localpeer: None,
+            grace: None,
+            spread_checks: 0,
+            quiet: false,
+            zero_warning: false,
+            strict_limits: false,
+            fd_hard_limit: None,
+            noreuseport: false,
+            nosplice: false,
+            pipesize: None,
+            server_state_file: None,
+            server_state_base: None,
+            sockbufs: SockBufs::default(),
+            master_worker: false,
+            node: None,
+            description: None,
+            setenv: Vec::new(),
+        }
+    }
+}
+
+/// One `cpu-map` line, already split into its sets (1-based ids as written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuMap {
+    pub auto: bool,
+    /// Process (or, under `nbproc`, thread) ids; `None` means all.
+    pub process: Option<Vec<usize>>,
+    /// Thread ids after the `/`; `None` means all threads of the process.
+    pub threads: Option<Vec<usize>>,
+    pub cpus: Vec<usize>,
+    pub loc: Loc,
+}
+
+/// `unix-bind`: a prefix for every unix socket path bound, and the mode
+/// and owner of those whose line sets none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnixBind {
+    pub prefix: Option<String>,
+    pub mode: Option<u32>,
+    pub user: Option<String>,
+    pub group: Option<String>,
+}
+
+/// A `stats socket` line.
+#[derive(Debug, Clone)]
+pub struct StatsSocket {
+    pub addr: BindAddr,
+    pub mode: Option<u32>,
+    pub level: String,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub expose_fd: bool,
+    pub loc: Loc,
+}
