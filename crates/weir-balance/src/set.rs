@@ -169,9 +169,9 @@ impl ServerSet {
     /// the `hash-balance-factor` bound: its share, by weight, of the
     /// connections of the pool (this one included) times the factor,
     /// rounded up, and at least one.
-    fn under_bound(&self, pool: &[usize], i: usize) -> bool {
-        let served: u64 = pool.iter().map(|&p| u64::from(self.slots[p].conns)).sum();
-        let total_w: u64 = pool.iter().map(|&p| u64::from(self.slots[p].weight)).sum();
+    /// `served` and `total_w`: the pool's connections and weight, summed
+    /// once per pick.
+    fn under_bound(&self, served: u64, total_w: u64, i: usize) -> bool {
         let w = u64::from(self.slots[i].weight);
         let f = u64::from(self.balance_factor);
         let bound = ((served + 1) * f * w).div_ceil(100 * total_w.max(1)).max(1);
@@ -303,8 +303,16 @@ impl ServerSet {
                 self.ring_dirty = false;
             }
             let bounded = self.balance_factor > 0;
+            let (served, total_w) = match bounded {
+                true => pool.iter().fold((0u64, 0u64), |(c, w), &p| {
+                    let s = &self.slots[p];
+                    (c + u64::from(s.conns), w + u64::from(s.weight))
+                }),
+                false => (0, 0),
+            };
             let ok = |s: usize| {
-                (avoid != Some(s) || pool.len() == 1) && (!bounded || self.under_bound(pool, s))
+                (avoid != Some(s) || pool.len() == 1)
+                    && (!bounded || self.under_bound(served, total_w, s))
             };
             match (avoid, bounded) {
                 (None, false) => self.ring.lookup(h),

@@ -318,19 +318,25 @@ fn gates(sh: &Shared, fe: FrontendId, tls: bool) -> impl Iterator<Item = &crate:
     .flatten()
 }
 
-/// Milliseconds before one more accept keeps every rate under its limit.
+/// Milliseconds before one more accept keeps every rate under its limit
+/// (no clock read without a limit).
 fn rate_wait(sh: &Shared, fe: FrontendId, tls: bool) -> u64 {
+    let mut gates = gates(sh, fe, tls).peekable();
+    if gates.peek().is_none() {
+        return 0;
+    }
     let now = crate::clock::epoch().elapsed().as_millis() as u64;
-    gates(sh, fe, tls)
-        .map(|g| g.wait_ms(now))
-        .max()
-        .unwrap_or(0)
+    gates.map(|g| g.wait_ms(now)).max().unwrap_or(0)
 }
 
 /// Counts an accept in the rates it passed.
 fn rate_count(sh: &Shared, fe: FrontendId, tls: bool) {
+    let mut gates = gates(sh, fe, tls).peekable();
+    if gates.peek().is_none() {
+        return;
+    }
     let now = crate::clock::epoch().elapsed().as_millis() as u64;
-    for g in gates(sh, fe, tls) {
+    for g in gates {
         g.count(now);
     }
 }

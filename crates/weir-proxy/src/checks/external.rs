@@ -97,6 +97,8 @@ pub(super) async fn run(px: &Proxy, be: &BackendRt, rt: &ServerRt, inter: Durati
         .env_clear()
         .envs(env)
         .stdin(Stdio::null())
+        // What it prints would mix with weir's own stdout (a log target).
+        .stdout(Stdio::null())
         .kill_on_drop(true)
         .spawn();
     let Ok(mut child) = child else {
