@@ -35,6 +35,22 @@ pub struct Config {
     pub resolvers: Vec<Resolvers>,
     /// `mailers` sections.
     pub mailers: Vec<Mailers>,
+    /// `program` sections (master-worker mode only).
+    pub programs: Vec<Program>,
+}
+
+/// A `program` section: a command the master process runs beside its
+/// workers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub name: String,
+    pub loc: Loc,
+    /// `command <cmd> [args…]`.
+    pub command: Vec<String>,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    /// `option start-on-reload` (the default): a reload starts a new one.
+    pub start_on_reload: bool,
 }
 
 /// A `mailers` section: the SMTP servers email alerts go to.

@@ -2,7 +2,6 @@
 //! accepts on it (taken from a previous process with `-x` where it has
 //! them), and the stats sockets.
 
-use crate::limits::warn;
 use crate::listen::{self, Expanded, Listener};
 use crate::state::{FrontendId, Shared};
 use crate::takeover;
@@ -20,32 +19,27 @@ pub type StatsListener = (Listener, Level, Option<Arc<Vec<OwnedFd>>>);
 pub struct Bound {
     pub per_thread: Vec<Vec<ThreadListener>>,
     pub stats: Vec<StatsListener>,
+    /// One copy of each listening socket, for `_getsocks`.
+    pub exposed: Option<Arc<Vec<std::os::fd::OwnedFd>>>,
 }
 
 /// Binds the listeners of `sh`'s frontends and the stats sockets, or says
-/// what could not be bound (one message each). `takeover` is `-x`'s
-/// socket.
-pub fn bind_all(sh: &Shared, takeover: Option<&str>, quiet: bool) -> Result<Bound, Vec<String>> {
+/// what could not be bound (one message each). `inherited`: sockets of a
+/// previous process (`-x`, or the master's), taken by address before
+/// binding. `expose`: keep a copy of each listening socket for `_getsocks`
+/// even without `expose-fd listeners` (a master asks for them).
+pub fn bind_all(
+    sh: &Shared,
+    mut inherited: takeover::Inherited,
+    expose: bool,
+) -> Result<Bound, Vec<String>> {
     let mut errors = Vec::new();
-    // `-x`: the previous process's sockets, taken by address before binding.
-    let mut inherited = match takeover {
-        Some(path) => takeover::fetch(path).unwrap_or_else(|e| {
-            warn(
-                quiet,
-                &format!(
-                    "failed to get the listening sockets from '{path}' ({e}); binding new ones"
-                ),
-            );
-            takeover::Inherited::default()
-        }),
-        None => takeover::Inherited::default(),
-    };
     let per_thread = frontends(sh, &mut inherited, &mut errors);
     drop(inherited);
     // One copy of each listening socket for the stats sockets that hand
     // them to a new process.
     let g = &sh.cfg.global;
-    let exposed = g.stats_sockets.iter().any(|s| s.expose_fd).then(|| {
+    let exposed = (expose || g.stats_sockets.iter().any(|s| s.expose_fd)).then(|| {
         Arc::new(takeover::distinct(
             per_thread.iter().flatten().map(|tl| &tl.listener),
         ))
@@ -65,7 +59,11 @@ pub fn bind_all(sh: &Shared, takeover: Option<&str>, quiet: bool) -> Result<Boun
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(Bound { per_thread, stats })
+    Ok(Bound {
+        per_thread,
+        stats,
+        exposed,
+    })
 }
 
 /// Each thread's listeners for every frontend's bind lines.
@@ -114,7 +112,7 @@ fn frontends(
 
 /// Binds one `stats socket` (none for a TCP address that expands to no
 /// address).
-fn stats_socket(s: &weir_config::StatsSocket) -> std::io::Result<Option<Listener>> {
+pub fn stats_socket(s: &weir_config::StatsSocket) -> std::io::Result<Option<Listener>> {
     match listen::expand(&s.addr)? {
         Expanded::Unix(p, abns) => {
             let l = listen::bind_unix(&p, abns, s.mode, 16)?;

@@ -450,7 +450,7 @@ async fn dial_plain(
         return Err((ConnectFail::Refused, e));
     }
     match s.target() {
-        ServerTarget::Unix(path) => match UnixStream::connect(&path).await {
+        ServerTarget::Unix(path) => match connect_unix(&path).await {
             Ok(c) => Ok(Connected {
                 srv,
                 conn: Conn::Unix(c),
@@ -649,3 +649,16 @@ pub async fn connect<C: Carry>(
 #[cfg(test)]
 #[path = "connect_tests.rs"]
 mod tests;
+
+/// Connects to a unix socket's path, or to an abstract name after a NUL.
+async fn connect_unix(path: &str) -> std::io::Result<UnixStream> {
+    let Some(name) = path.strip_prefix('\0') else {
+        return UnixStream::connect(path).await;
+    };
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    // A unix connect does not wait on the network: it is done or refused.
+    let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
+    s.set_nonblocking(true)?;
+    UnixStream::from_std(s)
+}

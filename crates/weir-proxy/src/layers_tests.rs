@@ -29,7 +29,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("runtime", &["runtime"]),
     (
         "process",
-        &["worker", "stats_socket", "bind", "peers", "logfwd"],
+        &[
+            "worker",
+            "stats_socket",
+            "bind",
+            "peers",
+            "logfwd",
+            "master",
+        ],
     ),
 ];
 
@@ -140,6 +147,7 @@ const STATICS: &[(&str, &str, &str)] = &[
         "task profiling counters, per thread",
     ),
     ("profile.rs", "EPOCH", "the profiler's start instant"),
+    ("master/mod.rs", "QUIET", "`-q` for the master's notices (set once at start)"),
 ];
 
 /// The `static` items of one source file: (file, name).

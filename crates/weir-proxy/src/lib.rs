@@ -29,6 +29,8 @@ pub mod listen;
 pub mod log;
 mod logfwd;
 pub mod mail;
+#[allow(unsafe_code)]
+pub mod master;
 mod peers;
 pub mod profile;
 pub mod rates;
@@ -40,7 +42,7 @@ pub mod sessions;
 pub mod splice;
 pub mod state;
 pub mod stats;
-mod stats_socket;
+pub(crate) mod stats_socket;
 pub mod sticky;
 #[allow(unsafe_code)]
 pub mod sys;
@@ -62,7 +64,7 @@ use std::sync::Arc;
 use weir_config::Config;
 
 /// How the command line wants weir to run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct StartOptions {
     /// `-d`/`-db`: stay in the foreground even if `daemon` is set.
     pub foreground: bool,
@@ -80,12 +82,16 @@ pub struct StartOptions {
     /// `-x <socket>`: take the listening sockets of the process answering
     /// there instead of binding new ones.
     pub takeover: Option<String>,
+    /// A worker's link to its master (`-W`): the listening sockets come
+    /// from it, the runtime API is served on it, and a SIGINT or SIGTERM
+    /// ends the process with 128 + the signal, as haproxy's workers.
+    pub master: Option<std::os::fd::OwnedFd>,
 }
 
 /// Runs weir on `cfg`: limits → live state → bind → detach → workers →
 /// main loop (signals) until stopped. Returns the process exit code; errors
 /// before anything runs are returned as messages (one per problem).
-pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
+pub fn run(cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
     let cfg = Arc::new(cfg);
     sys::block_stop_signals(true);
     let quiet = opts.quiet || cfg.global.quiet;
@@ -96,7 +102,8 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         limits::warn(quiet, &w);
     }
     http::service::register(runtime::services());
-    let bound = bind::bind_all(&sh, opts.takeover.as_deref(), quiet)?;
+    let link = opts.master.take();
+    let bound = bind::bind_all(&sh, inherit(&link, &opts, quiet), link.is_some())?;
     let peers = peers::bind(&sh, quiet)?;
     let forwards = logfwd::bind(&sh)?;
     // As haproxy: a process with nothing to listen on does not start (a
@@ -146,7 +153,11 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
                 exposed,
             ));
         }
-        let code = main_loop(&sh, &mut done_rx, nthreads, quiet).await;
+        let worker = link.is_some();
+        if let Some(link) = link {
+            tokio::spawn(master::serve_link(sh.clone(), link, bound.exposed));
+        }
+        let code = main_loop(&sh, &mut done_rx, nthreads, quiet, worker).await;
         // A soft stop hands the stick tables to the next process first.
         if *sh.stopping.borrow() && !*sh.killing.borrow() {
             for t in teachers {
@@ -160,6 +171,33 @@ pub fn run(cfg: Config, opts: StartOptions) -> Result<i32, Vec<String>> {
         let _ = h.join();
     }
     Ok(code)
+}
+
+/// The listening sockets of a previous process: the master's (a worker),
+/// or those `-x` names.
+fn inherit(
+    link: &Option<std::os::fd::OwnedFd>,
+    opts: &StartOptions,
+    quiet: bool,
+) -> takeover::Inherited {
+    let (got, from) = match (link, &opts.takeover) {
+        (Some(l), _) => (master::channel::recv_listeners(l), "the master".to_string()),
+        (None, Some(path)) => (
+            std::os::unix::net::UnixStream::connect(path).and_then(takeover::fetch_fds),
+            format!("'{path}'"),
+        ),
+        (None, None) => return takeover::Inherited::default(),
+    };
+    match got {
+        Ok(fds) => takeover::Inherited::from_fds(fds),
+        Err(e) => {
+            limits::warn(
+                quiet,
+                &format!("failed to get the listening sockets from {from} ({e}); binding new ones"),
+            );
+            takeover::Inherited::default()
+        }
+    }
 }
 
 /// Detaches (daemon, pidfile), then confines (chroot, user and group).
@@ -233,6 +271,7 @@ async fn main_loop(
     done: &mut tokio::sync::mpsc::UnboundedReceiver<usize>,
     nthreads: usize,
     quiet: bool,
+    worker: bool,
 ) -> i32 {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut usr1), Ok(mut term), Ok(mut int), Ok(mut hup)) = (
@@ -274,8 +313,8 @@ async fn main_loop(
                     hard_deadline = Some(tokio::time::Instant::now() + h);
                 }
             }
-            _ = term.recv() => { hard_stop(sh); return 0; }
-            _ = int.recv() => { hard_stop(sh); return 0; }
+            _ = term.recv() => { hard_stop(sh); return if worker { 128 + libc::SIGTERM } else { 0 }; }
+            _ = int.recv() => { hard_stop(sh); return if worker { 128 + libc::SIGINT } else { 0 }; }
             _ = hup.recv() => {}
             _ = hard_wait => {
                 if !quiet {

@@ -49,6 +49,25 @@ pub async fn serve(
     }
 }
 
+/// Serves one runtime API connection the master handed over (its end of
+/// a socket pair): admin level, and `_getsocks` answered.
+pub fn serve_handed(
+    sh: Arc<Shared>,
+    fd: std::os::fd::OwnedFd,
+    exposed: Option<Arc<Vec<std::os::fd::OwnedFd>>>,
+) {
+    let std = std::os::unix::net::UnixStream::from(fd);
+    if std.set_nonblocking(true).is_err() {
+        return;
+    }
+    let Ok(s) = tokio::net::UnixStream::from_std(std) else {
+        return;
+    };
+    crate::profile::spawn::<crate::profile::Cli, _>(async move {
+        session(&sh, &Conn::Unix(s), Level::Admin, exposed.as_deref()).await
+    });
+}
+
 /// What one line asks of the session after its answer.
 #[derive(PartialEq)]
 enum Next {
@@ -119,7 +138,7 @@ async fn session(
         }
         // Without `prompt`, the lines that came with this one are answered
         // too, as haproxy does; then the session ends.
-        let more = input.buf.iter().any(|b| !b.is_ascii_whitespace());
+        let more = input.pending();
         if !send(c, &out, idle).await || next == Next::Close || !(mode.interactive || more) {
             return;
         }
@@ -127,15 +146,21 @@ async fn session(
 }
 
 /// What a session has received and not yet run.
-struct Input {
+#[derive(Default)]
+pub(crate) struct Input {
     buf: Vec<u8>,
 }
 
 impl Input {
+    /// More than blanks came after the last line taken.
+    pub(crate) fn pending(&self) -> bool {
+        self.buf.iter().any(|b| !b.is_ascii_whitespace())
+    }
+
     /// The next line (with its newline); at the end of input, what is
     /// left without one (`None` when nothing is). `Err` when a line grows
     /// past [`MAX_LINE`].
-    async fn line(&mut self, c: &Conn, idle: Duration) -> Result<Option<Vec<u8>>, ()> {
+    pub(crate) async fn line(&mut self, c: &Conn, idle: Duration) -> Result<Option<Vec<u8>>, ()> {
         let mut chunk = [0u8; 4096];
         loop {
             if let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {

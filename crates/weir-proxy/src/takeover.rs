@@ -73,7 +73,19 @@ fn header(iov: &mut libc::iovec, cbuf: &mut [u64]) -> libc::msghdr {
 }
 
 /// Sends `data` with `fds` attached in one message; the bytes sent.
-fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
+pub(crate) fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
+    if fds.is_empty() {
+        // SAFETY: send(2) reads `data` for the time of the call.
+        let n = unsafe {
+            libc::send(
+                sock,
+                data.as_ptr().cast(),
+                data.len(),
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            )
+        };
+        return usize::try_from(n).map_err(|_| io::Error::last_os_error());
+    }
     let bytes = std::mem::size_of_val(fds);
     let mut cbuf = control(fds.len());
     let mut iov = libc::iovec {
@@ -98,7 +110,11 @@ fn send_with_fds(sock: RawFd, data: &[u8], fds: &[RawFd]) -> io::Result<usize> {
 }
 
 /// Reads into `buf`, keeping any descriptors that come with the bytes.
-fn recv_with_fds(sock: RawFd, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
+pub(crate) fn recv_with_fds(
+    sock: RawFd,
+    buf: &mut [u8],
+    fds: &mut Vec<OwnedFd>,
+) -> io::Result<usize> {
     let mut cbuf = control(253);
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
@@ -188,6 +204,14 @@ pub struct Inherited {
 }
 
 impl Inherited {
+    /// The listening sockets among `fds`, by where they listen.
+    pub fn from_fds(fds: Vec<OwnedFd>) -> Inherited {
+        let socks = fds
+            .into_iter()
+            .filter_map(|fd| key_of(&fd).map(|k| (k, fd)))
+            .collect();
+        Inherited { socks }
+    }
     /// Takes one inherited socket listening on `key`.
     pub fn take(&mut self, key: &Key) -> Option<OwnedFd> {
         let i = self.socks.iter().position(|(k, _)| k == key)?;
@@ -199,9 +223,8 @@ impl Inherited {
     }
 }
 
-/// `-x <socket>`: asks the running process for its listening sockets.
-pub fn fetch(path: &str) -> io::Result<Inherited> {
-    let mut s = UnixStream::connect(path)?;
+/// `_getsocks` over a connection to a runtime API: the sockets sent.
+pub fn fetch_fds(mut s: UnixStream) -> io::Result<Vec<OwnedFd>> {
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
     s.set_write_timeout(Some(Duration::from_secs(5)))?;
     s.write_all(b"_getsocks\n")?;
@@ -236,9 +259,5 @@ pub fn fetch(path: &str) -> io::Result<Inherited> {
             fds.len()
         )));
     }
-    let socks = fds
-        .into_iter()
-        .filter_map(|fd| key_of(&fd).map(|k| (k, fd)))
-        .collect();
-    Ok(Inherited { socks })
+    Ok(fds)
 }

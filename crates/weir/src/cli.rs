@@ -1,4 +1,5 @@
-//! HAProxy's command line: `-f -c -d -db -dM… -D -p -q -v -vv -cc -sf -st -x -W`.
+//! HAProxy's command line: `-f -c -d -db -dM… -D -p -q -v -vv -cc -sf -st -x
+//! -W -Ws -S`, and a worker's command line made from its master's.
 
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -15,7 +16,12 @@ pub struct Args {
     pub cond: Option<String>,
     pub soft_pids: Vec<i32>,
     pub hard_pids: Vec<i32>,
+    /// `-W`, `-Ws`: a master process starts and supervises workers.
     pub master_worker: bool,
+    /// `-Ws`: the master tells systemd when it is ready.
+    pub systemd: bool,
+    /// `-S <addr>[,<opts>]`: master CLI listeners.
+    pub master_cli: Vec<String>,
     pub maxconn: Option<u32>,
     pub chdir: Option<String>,
     pub help: bool,
@@ -45,7 +51,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-v" => a.version = a.version.max(1),
             "-vv" => a.version = 2,
             "-V" => {}
-            "-W" | "-Ws" => a.master_worker = true,
+            "-W" => a.master_worker = true,
+            "-Ws" => {
+                a.master_worker = true;
+                a.systemd = true;
+            }
+            "-S" => a.master_cli.push(value(&mut i, arg)?),
             "-p" => a.pidfile = Some(value(&mut i, arg)?),
             "-cc" => a.cond = Some(value(&mut i, arg)?),
             "-C" => a.chdir = Some(value(&mut i, arg)?),
@@ -101,15 +112,47 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     Ok(a)
 }
 
+/// A worker's arguments from its master's: the master's own options
+/// (`-W`, `-Ws`, `-S`, `-D`, `-p`, `-sf`, `-st`, `-x`, `-C`, done by the
+/// master or meaningless for a worker) removed, and `-db` added so that a
+/// `daemon` in the configuration keeps it in the foreground.
+pub fn worker_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.as_str() {
+            "-W" | "-Ws" | "-D" => {}
+            "-S" | "-p" | "-x" | "-C" => i += 1,
+            "-sf" | "-st" => {
+                while args.get(i + 1).is_some_and(|s| s.parse::<i32>().is_ok()) {
+                    i += 1;
+                }
+            }
+            "--" => {
+                out.extend(args[i..].iter().cloned());
+                break;
+            }
+            _ => out.push(arg.clone()),
+        }
+        i += 1;
+    }
+    if !out.iter().any(|a| a == "-d" || a == "-db") {
+        out.insert(0, "-db".into());
+    }
+    out
+}
+
 pub const USAGE: &str =
     "Usage : weir [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -p <pidfile> ]
-        [ -c ] [ -cc <cond> ] [ -q ] [ -sf/-st <pid>* ] [ -x <unix_socket> ] [ -W ]
+        [ -c ] [ -cc <cond> ] [ -q ] [ -sf/-st <pid>* ] [ -x <unix_socket> ]
+        [ -W | -Ws ] [ -S <addr>[,<opts>] ]
         -v displays version ; -vv shows known build options.
         -d enters debug mode ; -db only disables background mode.
         -dM and other -d* debug flags are accepted.
         -V enters verbose mode (disables quiet mode)
         -D goes daemon ; -C changes to <dir> before loading files.
-        -W master-worker mode (accepted; weir runs without a master process).
+        -W master-worker mode ; -Ws with systemd notifications.
+        -S <addr>[,<opts>] binds a master CLI (master-worker mode).
         -q quiet mode : don't display messages
         -c check mode : only check config files and exit
         -cc check condition : evaluate a condition and exit (0 true, 1 false)

@@ -44,3 +44,20 @@ fn usage_names_every_flag_and_promises_nothing() {
     }
     assert!(!USAGE.contains("later"), "{USAGE}");
 }
+
+#[test]
+fn master_flags_and_worker_args() {
+    let a = p("-Ws -S /run/m.sock,level,operator -S fd@5 -f x").unwrap();
+    assert!(a.master_worker && a.systemd);
+    assert_eq!(a.master_cli, ["/run/m.sock,level,operator", "fd@5"]);
+    let argv: Vec<String> = "-W -d -S fd@5 -D -p /run/p -sf 10 11 -x /s -C /etc -f a.cfg -q"
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    assert_eq!(worker_args(&argv), ["-d", "-f", "a.cfg", "-q"]);
+    let argv: Vec<String> = ["-W", "-f", "a.cfg", "--", "-p"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(worker_args(&argv), ["-db", "-f", "a.cfg", "--", "-p"]);
+}

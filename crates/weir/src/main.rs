@@ -114,40 +114,22 @@ fn main() -> ExitCode {
         eprint!("{}", cli::USAGE);
         return ExitCode::from(1);
     }
-    let sources: Vec<Source> = match weir_config::load_sources(&args.files) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("[ALERT]    ({}) : {e}", std::process::id());
-            return ExitCode::from(1);
-        }
+    let link = weir_proxy::master::channel::from_env();
+    // A worker's master printed the configuration's warnings already.
+    let notices = !args.quiet && link.is_none();
+    let mut config = match load(&args, notices, args.check || args.master_worker) {
+        Ok(c) => c,
+        Err(()) => return ExitCode::from(1),
     };
-    let parsed = weir_config::parse(&sources, &env_var);
-    for d in &parsed.diagnostics.items {
-        if d.level == Level::Alert || (!args.quiet && d.level >= Level::Notice) {
-            eprintln!("{d}");
-        }
-    }
-    let Some(mut config) = parsed.config else {
-        let n = parsed.diagnostics.errors().count();
+    let master_worker = (args.master_worker || config.global.master_worker) && link.is_none();
+    if !config.programs.is_empty() && !master_worker && link.is_none() {
         eprintln!(
-            "[ALERT]    ({}) : Fatal errors found in configuration ({n}).",
+            "[ALERT]    ({}) : config : Can't use a 'program' section without master worker mode.",
             std::process::id()
         );
         return ExitCode::from(1);
-    };
+    }
     if args.check {
-        let tls = weir_proxy::tls::check(&config);
-        if !tls.is_empty() {
-            for e in &tls {
-                eprintln!("{e}");
-            }
-            eprintln!(
-                "[ALERT]    ({}) : Fatal errors found in configuration ({}).",
-                std::process::id(),
-                tls.len()
-            );
-            return ExitCode::from(1);
-        }
         println!("Configuration file is valid");
         return ExitCode::SUCCESS;
     }
@@ -164,11 +146,8 @@ fn main() -> ExitCode {
         }
     }
     std::env::set_var("HAPROXY_CFGFILES", args.files.join(";"));
-    if args.master_worker && !args.quiet {
-        eprintln!(
-            "[WARNING]  ({}) : -W: weir runs without a master process (reload with -sf, and -x to take over the listening sockets)",
-            std::process::id()
-        );
+    if master_worker {
+        return run_master(&args, &argv, config);
     }
     let opts = weir_proxy::StartOptions {
         foreground: args.foreground,
@@ -179,8 +158,14 @@ fn main() -> ExitCode {
         soft_stop_pids: args.soft_pids.clone(),
         hard_stop_pids: args.hard_pids.clone(),
         takeover: args.takeover.clone(),
+        master: link,
     };
-    match weir_proxy::run(config, opts) {
+    exit(weir_proxy::run(config, opts))
+}
+
+/// The process's exit code, or its errors said and 1.
+fn exit(r: Result<i32, Vec<String>>) -> ExitCode {
+    match r {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(errs) => {
             for e in &errs {
@@ -193,4 +178,79 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Loads the configuration files, printing their diagnostics (notices and
+/// warnings when `notices`), and checks the TLS files when `tls` (a check,
+/// or a master that must not start a worker on files that do not load).
+fn load(args: &cli::Args, notices: bool, tls: bool) -> Result<weir_config::Config, ()> {
+    let pid = std::process::id();
+    let sources: Vec<Source> = weir_config::load_sources(&args.files).map_err(|e| {
+        eprintln!("[ALERT]    ({pid}) : {e}");
+    })?;
+    let parsed = weir_config::parse(&sources, &env_var);
+    for d in &parsed.diagnostics.items {
+        if d.level == Level::Alert || (notices && d.level >= Level::Notice) {
+            // One write per line: a master's and its workers' lines share stderr.
+            let line = format!("{d}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        }
+    }
+    let Some(config) = parsed.config else {
+        let n = parsed.diagnostics.errors().count();
+        eprintln!("[ALERT]    ({pid}) : Fatal errors found in configuration ({n}).");
+        return Err(());
+    };
+    let errors = if tls {
+        weir_proxy::tls::check(&config)
+    } else {
+        Vec::new()
+    };
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("{e}");
+        }
+        eprintln!(
+            "[ALERT]    ({pid}) : Fatal errors found in configuration ({}).",
+            errors.len()
+        );
+        return Err(());
+    }
+    Ok(config)
+}
+
+/// `-W`, `-Ws`, `master-worker`: this process becomes the master; each
+/// worker is this program again, started on `argv` less the master's own
+/// options.
+fn run_master(args: &cli::Args, argv: &[String], config: weir_config::Config) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(p) => {
+            // Started again after an upgrade replaced the file: the new one.
+            let s = p.to_string_lossy();
+            std::path::PathBuf::from(s.strip_suffix(" (deleted)").unwrap_or(&s))
+        }
+        Err(e) => {
+            eprintln!(
+                "[ALERT]    ({}) : cannot find this program's path: {e}",
+                std::process::id()
+            );
+            return ExitCode::from(1);
+        }
+    };
+    let opts = weir_proxy::master::MasterOptions {
+        exe,
+        worker_args: cli::worker_args(argv),
+        clis: args.master_cli.clone(),
+        pidfile: args
+            .pidfile
+            .clone()
+            .or_else(|| config.global.pidfile.clone()),
+        daemon: (args.daemon || config.global.daemon) && !args.foreground,
+        systemd: args.systemd,
+        quiet: args.quiet || config.global.quiet,
+    };
+    let reload_args = cli::parse(argv).unwrap_or_default();
+    let quiet = opts.quiet;
+    let loader = Box::new(move || load(&reload_args, !quiet, true).map_err(|()| Vec::new()));
+    exit(weir_proxy::master::run(config, opts, loader))
 }

@@ -86,7 +86,14 @@ pub struct Global {
     /// `tune.rcvbuf.client|server`, `tune.sndbuf.client|server`: socket
     /// buffer sizes set on client and server sockets.
     pub sockbufs: SockBufs,
+    /// `master-worker` in `global` (or `-W` on the command line).
     pub master_worker: bool,
+    /// `master-worker no-exit-on-failure`: a failing worker does not stop
+    /// the master and the other processes.
+    pub no_exit_on_failure: bool,
+    /// `mworker-max-reloads`: an old worker that survived more reloads is
+    /// terminated.
+    pub mworker_max_reloads: Option<u32>,
     pub node: Option<String>,
     pub description: Option<String>,
     /// Variables set or unset by `setenv`/`presetenv`/`unsetenv`, to export.
@@ -183,6 +190,8 @@ impl Default for Global {
             server_state_base: None,
             sockbufs: SockBufs::default(),
             master_worker: false,
+            no_exit_on_failure: false,
+            mworker_max_reloads: None,
             node: None,
             description: None,
             setenv: Vec::new(),

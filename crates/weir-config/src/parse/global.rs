@@ -69,9 +69,17 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
         "nosplice" => g.nosplice = true,
         "master-worker" => {
             g.master_worker = true;
-            st.diags.warn(
-                loc,
-                "'master-worker' : weir runs without a master process (reload with -sf, and -x to take over the listening sockets)",
+            match words.get(1..).unwrap_or_default() {
+                [] => {}
+                [o] if o == "no-exit-on-failure" => g.no_exit_on_failure = true,
+                _ => return Err("'master-worker' only supports 'no-exit-on-failure'".into()),
+            }
+        }
+        "mworker-max-reloads" => {
+            let n = words.get(1).filter(|_| words.len() == 2);
+            g.mworker_max_reloads = Some(
+                n.and_then(|n| n.parse().ok())
+                    .ok_or("'mworker-max-reloads' expects an integer argument.")?,
             );
         }
         "expose-experimental-directives" => {}
@@ -458,65 +466,12 @@ fn stats(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> 
             let addr_text = words
                 .get(2)
                 .ok_or("'stats socket' expects an address or a path")?;
-            let mut addrs = parse_bind_list(addr_text)?;
-            if addrs.len() != 1 {
-                return Err("'stats socket' expects a single address".into());
-            }
-            let mut s = StatsSocket {
-                addr: addrs.remove(0),
-                mode: None,
-                level: "operator".into(),
-                user: None,
-                group: None,
-                expose_fd: false,
-                loc: loc.clone(),
-            };
-            let mut i = 3;
-            while i < words.len() {
-                let arg = || {
-                    words
-                        .get(i + 1)
-                        .ok_or_else(|| format!("'{}' expects an argument", words[i]))
-                };
-                match words[i].as_str() {
-                    "mode" => {
-                        let m = arg()?;
-                        s.mode = Some(
-                            u32::from_str_radix(m, 8).map_err(|_| format!("invalid mode '{m}'"))?,
-                        );
-                        i += 2;
-                    }
-                    "level" => {
-                        let l = arg()?;
-                        if !["user", "operator", "admin"].contains(&l.as_str()) {
-                            return Err(format!(
-                                "'level' only supports 'user', 'operator', and 'admin', got '{l}'"
-                            ));
-                        }
-                        s.level = l.clone();
-                        i += 2;
-                    }
-                    "user" | "uid" => {
-                        s.user = Some(arg()?.clone());
-                        i += 2;
-                    }
-                    "group" | "gid" => {
-                        s.group = Some(arg()?.clone());
-                        i += 2;
-                    }
-                    "expose-fd" => {
-                        if arg()? != "listeners" {
-                            return Err("'expose-fd' only supports 'listeners'".into());
-                        }
-                        s.expose_fd = true;
-                        i += 2;
-                    }
-                    "process" | "thread" | "severity-output" | "name" | "maxconn" | "backlog" => {
-                        i += 2
-                    }
-                    other => return Err(format!("unknown 'stats socket' option '{other}'")),
-                }
-            }
+            let s = stats_socket(
+                addr_text,
+                words.get(3..).unwrap_or_default(),
+                "operator",
+                loc,
+            )?;
             st.config.global.stats_sockets.push(s);
             Ok(())
         }
@@ -737,4 +692,70 @@ fn without_effect(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<boo
         format!("'{kw}' has no effect: {why}"),
     );
     Ok(true)
+}
+
+/// A `stats socket <addr> [options]` (or the master CLI's `-S`): `level`
+/// is the level without a `level` option.
+pub fn stats_socket(
+    addr_text: &str,
+    opts: &[String],
+    level: &str,
+    loc: &Loc,
+) -> Result<StatsSocket, String> {
+    let mut addrs = parse_bind_list(addr_text)?;
+    if addrs.len() != 1 {
+        return Err("'stats socket' expects a single address".into());
+    }
+    let mut s = StatsSocket {
+        addr: addrs.remove(0),
+        mode: None,
+        level: level.into(),
+        user: None,
+        group: None,
+        expose_fd: false,
+        loc: loc.clone(),
+    };
+    let mut i = 0;
+    while i < opts.len() {
+        let arg = || {
+            opts.get(i + 1)
+                .ok_or_else(|| format!("'{}' expects an argument", opts[i]))
+        };
+        match opts[i].as_str() {
+            "mode" => {
+                let m = arg()?;
+                s.mode =
+                    Some(u32::from_str_radix(m, 8).map_err(|_| format!("invalid mode '{m}'"))?);
+                i += 2;
+            }
+            "level" => {
+                let l = arg()?;
+                if !["user", "operator", "admin"].contains(&l.as_str()) {
+                    return Err(format!(
+                        "'level' only supports 'user', 'operator', and 'admin', got '{l}'"
+                    ));
+                }
+                s.level = l.clone();
+                i += 2;
+            }
+            "user" | "uid" => {
+                s.user = Some(arg()?.clone());
+                i += 2;
+            }
+            "group" | "gid" => {
+                s.group = Some(arg()?.clone());
+                i += 2;
+            }
+            "expose-fd" => {
+                if arg()? != "listeners" {
+                    return Err("'expose-fd' only supports 'listeners'".into());
+                }
+                s.expose_fd = true;
+                i += 2;
+            }
+            "process" | "thread" | "severity-output" | "name" | "maxconn" | "backlog" => i += 2,
+            other => return Err(format!("unknown 'stats socket' option '{other}'")),
+        }
+    }
+    Ok(s)
 }

@@ -13,6 +13,7 @@ mod logfwd;
 mod mailers;
 mod peers;
 mod persist;
+mod program;
 mod proxy;
 mod refs;
 mod resolvers;
@@ -25,7 +26,7 @@ mod tcp;
 #[cfg(test)]
 mod tests;
 
-pub use global::{parse_set, thread_cpus};
+pub use global::{parse_set, stats_socket, thread_cpus};
 pub use server::dynamic_server;
 
 use crate::cond::{self, CondEnv};
@@ -98,6 +99,8 @@ enum Section {
     Resolvers,
     /// The last `mailers` section.
     Mailers,
+    /// The last `program` section.
+    Program,
     /// The last `ring`, `log-forward` section.
     Ring,
     LogForward,
@@ -150,6 +153,7 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
     let refs = std::mem::take(&mut st.refs);
     refs::check(&mut st, &refs);
     logfwd::check_rings(&mut st);
+    program::check(&mut st);
     stick::store_servers(&mut st);
     let mut lists: Vec<_> = std::mem::take(&mut st.userlists).into_values().collect();
     lists.sort_by(|a, b| a.name.cmp(&b.name));
@@ -392,6 +396,7 @@ impl State<'_> {
             Section::Peers => peers::line(self, words, loc),
             Section::Resolvers => resolvers::line(self, words, loc),
             Section::Mailers => mailers::line(self, words, loc),
+            Section::Program => program::line(self, words, loc),
             Section::Ring => logfwd::ring_line(self, words, loc),
             Section::LogForward => logfwd::forward_line(self, words, loc),
             Section::Proxy => {
@@ -446,6 +451,14 @@ impl State<'_> {
                 (false, _) => Section::Skipped,
                 (true, "ring") => Section::Ring,
                 _ => Section::LogForward,
+            };
+            return;
+        }
+        if kw == "program" {
+            self.section = if program::open(self, words, loc) {
+                Section::Program
+            } else {
+                Section::Skipped
             };
             return;
         }

@@ -102,9 +102,9 @@ fn refused_keywords_and_sections_by_name() {
         e[0].contains("'filter' is not supported by weir yet"),
         "{e:?}"
     );
-    let e = errors("program p\n  command /bin/true\n");
+    let e = errors("cache c\n  total-max-size 4\n");
     assert!(
-        e[0].contains("'program' sections are not supported by weir yet"),
+        e[0].contains("'cache' sections are not supported by weir yet"),
         "{e:?}"
     );
     assert_eq!(e.len(), 1, "lines inside a refused section are skipped");

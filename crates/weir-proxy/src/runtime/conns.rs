@@ -26,7 +26,7 @@ pub(super) fn show(sh: &Shared, only: Option<&str>) -> String {
             }
             let (addr, port) = match s.target() {
                 ServerTarget::Inet { addr, .. } => (addr.ip().to_string(), addr.port()),
-                ServerTarget::Unix(p) => (p, 0),
+                ServerTarget::Unix(p) => (crate::state::unix_text(&p), 0),
             };
             let idle = pool::census(be.proxy, id);
             let mut per = vec![0usize; n];

@@ -397,7 +397,7 @@ fn server_row(
     let addr = match s.target() {
         _ if unaddressed => String::new(),
         ServerTarget::Inet { addr, .. } => addr.to_string(),
-        ServerTarget::Unix(p) => p,
+        ServerTarget::Unix(p) => crate::state::unix_text(&p),
     };
     r.set("pxname", &px.name)
         .set("svname", &s.name)
@@ -604,7 +604,7 @@ pub(super) fn servers_state(sh: &Shared, only: Option<&str>) -> String {
                 // (`init-addr none`: no address, maintenance by resolution.)
                 ServerTarget::Inet { addr, .. } if unaddressed => ("-".to_string(), addr.port()),
                 ServerTarget::Inet { addr, .. } => (addr.ip().to_string(), addr.port()),
-                ServerTarget::Unix(p) => (p, 0),
+                ServerTarget::Unix(p) => (crate::state::unix_text(&p), 0),
             };
             let mut admin = 0u8;
             if maint && unaddressed {

@@ -42,6 +42,7 @@ fn rows(sh: &Shared, raw: Vec<Raw>) -> Vec<SessRow> {
                 let id = s.conf.uid;
                 let addr = match s.target() {
                     ServerTarget::Inet { addr, .. } => addr.to_string(),
+                    ServerTarget::Unix(p) if p.starts_with('\0') => crate::state::unix_text(&p),
                     ServerTarget::Unix(p) => format!("unix@{p}"),
                 };
                 Some((

@@ -378,6 +378,7 @@ pub fn server(
     let mut unaddressed = false;
     let target = match &s.addr {
         ServerAddr::Unix(p) => ServerTarget::Unix(p.clone()),
+        ServerAddr::Abns(p) => ServerTarget::Unix(format!("\0{p}")),
         a => match init_addr(s, a) {
             Ok((addr, none)) => {
                 unaddressed = none;

@@ -28,8 +28,21 @@ pub use ids::{BackendId, FrontendId, ProxyId, Roles, ServerId};
 /// Where a server is reached.
 #[derive(Debug, Clone)]
 pub enum ServerTarget {
-    Inet { addr: SocketAddr, port: PortSpec },
+    Inet {
+        addr: SocketAddr,
+        port: PortSpec,
+    },
+    /// A path, or an abstract name after a NUL (`abns@`).
     Unix(String),
+}
+
+/// A unix server address as the runtime API shows it (`abns@<name>` for
+/// an abstract one).
+pub fn unix_text(p: &str) -> String {
+    match p.strip_prefix('\0') {
+        Some(name) => format!("abns@{name}"),
+        None => p.to_string(),
+    }
 }
 
 /// A server's live data.
