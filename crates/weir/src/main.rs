@@ -169,12 +169,12 @@ fn exit(r: Result<i32, Vec<String>>) -> ExitCode {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(errs) => {
             for e in &errs {
-                eprintln!("{e}");
+                say(e);
             }
-            eprintln!(
+            say(&format!(
                 "[ALERT]    ({}) : Fatal errors found, nothing started.",
                 std::process::id()
-            );
+            ));
             ExitCode::from(1)
         }
     }
@@ -186,19 +186,19 @@ fn exit(r: Result<i32, Vec<String>>) -> ExitCode {
 fn load(args: &cli::Args, notices: bool, tls: bool) -> Result<weir_config::Config, ()> {
     let pid = std::process::id();
     let sources: Vec<Source> = weir_config::load_sources(&args.files).map_err(|e| {
-        eprintln!("[ALERT]    ({pid}) : {e}");
+        say(&format!("[ALERT]    ({pid}) : {e}"));
     })?;
     let parsed = weir_config::parse(&sources, &env_var);
     for d in &parsed.diagnostics.items {
         if d.level == Level::Alert || (notices && d.level >= Level::Notice) {
-            // One write per line: a master's and its workers' lines share stderr.
-            let line = format!("{d}\n");
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            say(&d.to_string());
         }
     }
     let Some(config) = parsed.config else {
         let n = parsed.diagnostics.errors().count();
-        eprintln!("[ALERT]    ({pid}) : Fatal errors found in configuration ({n}).");
+        say(&format!(
+            "[ALERT]    ({pid}) : Fatal errors found in configuration ({n})."
+        ));
         return Err(());
     };
     let errors = if tls {
@@ -208,15 +208,21 @@ fn load(args: &cli::Args, notices: bool, tls: bool) -> Result<weir_config::Confi
     };
     if !errors.is_empty() {
         for e in &errors {
-            eprintln!("{e}");
+            say(e);
         }
-        eprintln!(
+        say(&format!(
             "[ALERT]    ({pid}) : Fatal errors found in configuration ({}).",
             errors.len()
-        );
+        ));
         return Err(());
     }
     Ok(config)
+}
+
+/// One line on stderr in one write, appended: a master's and its workers'
+/// lines share it.
+fn say(line: &str) {
+    weir_proxy::log::console_line(&format!("{line}\n"));
 }
 
 /// `-W`, `-Ws`, `master-worker`: this process becomes the master; each

@@ -280,14 +280,19 @@ pub fn syslog_now() -> weir_proto::syslog::Now {
 /// msg`). Never panics (a closed stderr is ignored) and never blocks the
 /// event loop (a full pipe drops the line).
 pub fn console(tag: &str, msg: &str) {
-    use std::io::Write;
-    static ERR: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
-    let line = format!(
+    console_line(&format!(
         "[{tag}]{:pad$}({}) : {msg}\n",
         "",
         std::process::id(),
         pad = 9usize.saturating_sub(tag.len()).max(1)
-    );
+    ));
+}
+
+/// Writes `line` (with its newline) on stderr in one write, at the end of
+/// the file when stderr is one (a master and its workers share it).
+pub fn console_line(line: &str) {
+    use std::io::Write;
+    static ERR: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
     match ERR.get_or_init(|| nonblocking_std(2).ok()) {
         Some(f) => {
             let _ = (&*f).write(line.as_bytes());

@@ -226,6 +226,8 @@ fn on_master(m: &Master, s: &mut Session, cmd: &str) -> (Vec<u8>, Next) {
             s.interactive = !s.interactive;
             String::new()
         }
+        // (haproxy prompts once more before it closes.)
+        ["quit", ..] if s.interactive => return (prompt(m, s).into_bytes(), Next::Close),
         ["quit", ..] => return (Vec::new(), Next::Close),
         ["show", "proc", ..] => {
             let t = m.table();

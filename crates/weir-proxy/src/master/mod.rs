@@ -305,7 +305,7 @@ impl Run {
             Ok(c) => c,
             Err(lines) => {
                 for l in lines {
-                    eprintln!("{l}");
+                    crate::log::console_line(&format!("{l}\n"));
                 }
                 self.failed();
                 return;

@@ -40,6 +40,7 @@ mod jwt;
 mod lifecycle;
 mod log_forward;
 mod logging;
+mod master_worker;
 mod nginx_origin;
 mod observe;
 mod peers_interop;

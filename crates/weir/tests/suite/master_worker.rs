@@ -1,0 +1,560 @@
+//! Master-worker (`-W`, `-Ws`, `master-worker`): the master CLI beside
+//! haproxy's, reloads under load that lose nothing and never bind again, a
+//! failed reload, exit codes, `program` sections, `mworker-max-reloads`,
+//! systemd notifications.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A master process (weir's or haproxy's); stopped by SIGTERM when dropped
+/// so that it stops its workers and programs.
+struct Master {
+    child: Child,
+    dir: PathBuf,
+    cfg: PathBuf,
+    cli: PathBuf,
+}
+
+impl Master {
+    /// `<bin> -W -S <dir>/master.sock -f <cfg> <extra>`.
+    fn start(bin: &str, cfg: &str, extra: &[&str]) -> Master {
+        Master::start_env(bin, cfg, extra, &[])
+    }
+
+    fn start_env(bin: &str, cfg: &str, extra: &[&str], env: &[(&str, &str)]) -> Master {
+        let dir = tempdir("master");
+        let path = dir.join("m.cfg");
+        std::fs::write(&path, cfg).unwrap();
+        let cli = dir.join("master.sock");
+        let child = Command::new(bin)
+            .args([
+                "-W",
+                "-S",
+                cli.to_str().unwrap(),
+                "-f",
+                path.to_str().unwrap(),
+            ])
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+            .spawn()
+            .expect("start the master");
+        let m = Master {
+            child,
+            dir,
+            cfg: path,
+            cli,
+        };
+        m.wait_worker();
+        m
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on the pid of a child this test started.
+        unsafe {
+            libc::kill(self.pid(), sig);
+        }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default()
+    }
+
+    /// One line to the master CLI, the answer (haproxy's answers once the
+    /// client has finished writing).
+    fn ask(&self, line: &str) -> String {
+        self.try_ask(line).expect("the master CLI answers")
+    }
+
+    fn try_ask(&self, line: &str) -> Option<String> {
+        let mut s = std::os::unix::net::UnixStream::connect(&self.cli).ok()?;
+        // (haproxy's master executes itself again once its worker runs: a
+        // client of the listener it had then is never answered.)
+        s.set_read_timeout(Some(Duration::from_secs(3))).ok()?;
+        s.write_all(line.as_bytes()).ok()?;
+        s.shutdown(std::net::Shutdown::Write).ok()?;
+        // (haproxy's master may reset the connection after its answer.)
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(_) => return None,
+            }
+        }
+        Some(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// The pids of `show proc`'s rows under `heading` ("workers", "old
+    /// workers", "programs").
+    fn pids(&self, heading: &str) -> Vec<i32> {
+        section_pids(&self.ask("show proc\n"), heading)
+    }
+
+    /// Waits until a current worker serves its runtime API through the
+    /// master.
+    fn wait_worker(&self) -> i32 {
+        wait_for("a worker", Duration::from_secs(10), || {
+            let info = self.try_ask("@1 show info\n")?;
+            info.lines()
+                .find_map(|l| l.strip_prefix("Pid: "))
+                .and_then(|p| p.trim().parse().ok())
+        })
+    }
+
+    /// Waits until the worker serving is another than `old`.
+    fn wait_new_worker(&self, old: i32) -> i32 {
+        wait_for("a new worker", Duration::from_secs(10), || {
+            Some(self.wait_worker()).filter(|&p| p != old)
+        })
+    }
+
+    fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            if Instant::now() > end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Master {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.signal(libc::SIGTERM);
+            if self.wait_exit(Duration::from_secs(5)).is_none() {
+                let _ = self.child.kill();
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn section_pids(text: &str, heading: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for l in text.lines() {
+        if let Some(h) = l.strip_prefix("# ") {
+            inside = h.trim() == heading;
+            continue;
+        }
+        if inside {
+            if let Some(p) = l.split_whitespace().next().and_then(|p| p.parse().ok()) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `show proc` with pids, uptimes and versions masked.
+fn masked_proc(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match w.as_slice() {
+                [pid, "master", n, "[failed:", f, _up, _v] if pid.parse::<i32>().is_ok() => {
+                    format!("PID master {n} [failed: {f} UP V")
+                }
+                [pid, kind, n, _up, v] if pid.parse::<i32>().is_ok() => {
+                    let v = if *v == "-" { "-" } else { "V" };
+                    format!("PID {kind} {n} UP {v}")
+                }
+                _ => w.join(" "),
+            }
+        })
+        .collect()
+}
+
+fn haproxy() -> &'static str {
+    Haproxy::bin().expect("haproxy is not installed: tests/run installs it")
+}
+
+fn http_cfg(port: u16, extra_global: &str, body: &str, tail: &str) -> String {
+    format!(
+        "global\n{extra_global}defaults\n    mode http\n    timeout connect 2s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    http-request return status 200 content-type text/plain string {body}\n{tail}"
+    )
+}
+
+fn get(port: u16) -> std::io::Result<String> {
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    c.set_read_timeout(Some(Duration::from_secs(5)))?;
+    c.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")?;
+    let mut s = String::new();
+    c.read_to_string(&mut s)?;
+    match s.split_once("\r\n\r\n") {
+        Some((head, body)) if head.starts_with("HTTP/1.1 200") => Ok(body.to_string()),
+        _ => Err(std::io::Error::other(format!("bad answer: {s:?}"))),
+    }
+}
+
+#[test]
+fn master_cli_beside_haproxy() {
+    let run = |bin: &str| {
+        let port = free_port();
+        let cfg = http_cfg(port, "", "ok", "program foo\n    command sleep 30\n");
+        let m = Master::start(bin, &cfg, &[]);
+        let worker = m.wait_worker();
+        let mut out = masked_proc(&m.ask("show proc\n"));
+        let info = m.ask("@1 show info; @1 show info\n");
+        out.push(format!(
+            "{} answers, Process_num 1: {}, worker's pid: {}",
+            info.matches("Pid: ").count(),
+            info.contains("\nProcess_num: 1\n"),
+            info.contains(&format!("\nPid: {worker}\n"))
+        ));
+        let by_pid = m.ask(&format!("@!{worker} show info\n"));
+        out.push(format!(
+            "@!pid: {}",
+            by_pid.contains(&format!("\nPid: {worker}\n"))
+        ));
+        out.push(
+            m.ask(&format!("@!{} show info\n", m.pid()))
+                .replace(&m.pid().to_string(), "MASTER"),
+        );
+        out.push(m.ask("@!1 show info\n"));
+        // `@1` alone sends the next commands to the worker.
+        let routed = m.ask("@1; show info; @; show proc\n");
+        out.push(format!(
+            "routed: {} {}",
+            routed.contains(&format!("\nPid: {worker}\n")),
+            routed.contains("# workers")
+        ));
+        out.push(m.ask("show cli level\n"));
+        out.push(m.ask("user; reload\n"));
+        // The prompt names the target.
+        let text = m.ask("prompt\n@1\n@master\nquit\n");
+        out.push(text.replace(&worker.to_string(), "WORKER"));
+        out.push(format!("served: {}", get(port).unwrap_or_default()));
+        out
+    };
+    let theirs = run(haproxy());
+    let mine = run(WEIR);
+    assert_eq!(mine, theirs, "weir's, then haproxy's");
+}
+
+#[test]
+fn program_sections_need_master_worker_as_in_haproxy() {
+    let cfg = "global\n    stats socket /tmp/nowhere.sock\nprogram foo\n    command sleep 1\n";
+    let dir = tempdir("program");
+    let path = dir.join("p.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let run = |bin: &str, extra: &[&str]| {
+        let out = Command::new(bin)
+            .args(extra)
+            .args(["-c", "-f", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        (
+            out.status.code(),
+            err.contains("Can't use a 'program' section without master worker mode."),
+        )
+    };
+    assert_eq!(run(WEIR, &[]), (Some(1), true));
+    assert_eq!(run(haproxy(), &[]), (Some(1), true));
+    assert_eq!(run(WEIR, &["-W"]).0, Some(0));
+    assert_eq!(run(haproxy(), &["-W"]).0, Some(0));
+}
+
+#[test]
+fn exit_codes_beside_haproxy() {
+    let run = |bin: &str| {
+        let mut codes = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            let port = free_port();
+            let mut m = Master::start(bin, &http_cfg(port, "", "ok", ""), &[]);
+            m.signal(sig);
+            codes.push(m.wait_exit(Duration::from_secs(10)));
+        }
+        // exit-on-failure: a worker killed takes the master down with its
+        // status.
+        let port = free_port();
+        let mut m = Master::start(bin, &http_cfg(port, "", "ok", ""), &[]);
+        let w = m.wait_worker();
+        // SAFETY: kill(2) on a worker of a master this test started.
+        unsafe {
+            libc::kill(w, libc::SIGKILL);
+        }
+        codes.push(m.wait_exit(Duration::from_secs(10)));
+        let said = m
+            .stderr()
+            .contains("exit-on-failure: killing every processes with SIGTERM");
+        (codes, said)
+    };
+    let theirs = run(haproxy());
+    assert_eq!(theirs, (vec![Some(130), Some(0), Some(137)], true));
+    assert_eq!(run(WEIR), theirs);
+}
+
+/// Requests on new connections from `clients` threads until `stop`: (ok,
+/// failed).
+fn load(
+    port: u16,
+    clients: usize,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(usize, usize)> {
+    std::thread::spawn(move || {
+        let ok = Arc::new(AtomicUsize::new(0));
+        let failed = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..clients)
+            .map(|_| {
+                let (ok, failed, stop) = (ok.clone(), failed.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        match get(port) {
+                            Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
+                            Err(_) => failed.fetch_add(1, Ordering::Relaxed),
+                        };
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed))
+    })
+}
+
+fn listen_inodes(port: u16) -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let want = format!("0100007F:{port:04X}");
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 9 && f[1] == want && f[3] == "0A")
+        .map(|f| f[9].to_string())
+        .collect()
+}
+
+#[test]
+fn reloads_under_load_lose_nothing_and_never_bind_again() {
+    let port = free_port();
+    let m = Master::start(WEIR, &http_cfg(port, "", "v0", ""), &[]);
+    let sockets = listen_inodes(port);
+    assert!(!sockets.is_empty());
+    let stop = Arc::new(AtomicBool::new(false));
+    let l = load(port, 8, stop.clone());
+    let mut worker = m.wait_worker();
+    for i in 1..=6 {
+        // Each reload serves a new body: the new worker read the new file.
+        std::fs::write(&m.cfg, http_cfg(port, "", &format!("v{i}"), "")).unwrap();
+        if i % 2 == 0 {
+            m.signal(libc::SIGUSR2);
+        } else {
+            // The master CLI's `reload` closes the connection at once.
+            assert_eq!(m.ask("reload\n"), "");
+        }
+        worker = m.wait_new_worker(worker);
+        wait_for(
+            "the new configuration served",
+            Duration::from_secs(5),
+            || (get(port).ok()? == format!("v{i}")).then_some(()),
+        );
+        assert_eq!(
+            listen_inodes(port),
+            sockets,
+            "reload {i}: the listening sockets are the first worker's"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (ok, failed) = l.join().unwrap();
+    assert!(ok > 100, "{ok} requests served");
+    assert_eq!(failed, 0, "{failed} of {} requests failed", ok + failed);
+    let proc_text = m.ask("show proc\n");
+    assert!(proc_text.contains("6 [failed: 0]"), "{proc_text}");
+    let err = m.stderr();
+    assert_eq!(err.matches("Loading success.").count(), 7, "{err}");
+    assert!(!err.contains("ALERT"), "{err}");
+}
+
+#[test]
+fn a_failed_reload_keeps_the_running_worker() {
+    let port = free_port();
+    let m = Master::start(WEIR, &http_cfg(port, "", "good", ""), &[]);
+    let worker = m.wait_worker();
+    std::fs::write(&m.cfg, http_cfg(port, "", "bad", "    bogus-keyword\n")).unwrap();
+    m.signal(libc::SIGUSR2);
+    wait_for("the failure said", Duration::from_secs(10), || {
+        m.stderr().contains("Loading failure!").then_some(())
+    });
+    assert!(m.stderr().contains("bogus-keyword"), "{}", m.stderr());
+    let text = m.ask("show proc\n");
+    assert!(text.contains("1 [failed: 1]"), "{text}");
+    assert_eq!(m.pids("workers"), [worker]);
+    assert_eq!(get(port).unwrap(), "good");
+    // (haproxy prompts once more on `quit`.)
+    assert_eq!(
+        m.ask("prompt\nquit\n"),
+        "master[ReloadFailed]> master[ReloadFailed]> "
+    );
+    // A worker that cannot start (its port is taken) is a failure too.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = taken.local_addr().unwrap().port();
+    std::fs::write(
+        &m.cfg,
+        http_cfg(
+            port,
+            "",
+            "good",
+            &format!("frontend x\n    bind 127.0.0.1:{other}\n"),
+        ),
+    )
+    .unwrap();
+    m.signal(libc::SIGUSR2);
+    wait_for("the second failure", Duration::from_secs(10), || {
+        m.ask("show proc\n").contains("2 [failed: 2]").then_some(())
+    });
+    assert_eq!(m.pids("workers"), [worker]);
+    assert_eq!(get(port).unwrap(), "good");
+    // Fixed: the next reload serves it.
+    std::fs::write(&m.cfg, http_cfg(port, "", "fixed", "")).unwrap();
+    m.signal(libc::SIGUSR2);
+    m.wait_new_worker(worker);
+    wait_for("the fixed configuration", Duration::from_secs(5), || {
+        (get(port).ok()? == "fixed").then_some(())
+    });
+}
+
+#[test]
+fn programs_restart_on_reload_unless_told_not_to_and_old_workers_meet_max_reloads() {
+    // A tcp listener whose connections stay open keeps each old worker.
+    let echo = Server::echo();
+    let port = free_port();
+    let cfg = format!(
+        "global\n    mworker-max-reloads 1\ndefaults\n    mode tcp\n    timeout connect 2s\n    timeout client 30s\n    timeout server 30s\n\
+         listen t\n    bind 127.0.0.1:{port}\n    server s 127.0.0.1:{}\n\
+         program again\n    command sleep 30\nprogram once\n    command sleep 30\n    no option start-on-reload\n",
+        echo.port()
+    );
+    let m = Master::start(WEIR, &cfg, &[]);
+    let first = m.wait_worker();
+    let programs = m.pids("programs");
+    assert_eq!(programs.len(), 2);
+    let mut held = client(port);
+    held.write_all(b"x").unwrap();
+    let mut b = [0u8; 1];
+    held.read_exact(&mut b).unwrap();
+    m.signal(libc::SIGUSR2);
+    let second = m.wait_new_worker(first);
+    let after = m.pids("programs");
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert!(
+        after.contains(&programs[1]),
+        "'once' kept: {programs:?} {after:?}"
+    );
+    assert!(
+        !after.contains(&programs[0]),
+        "'again' restarted: {programs:?} {after:?}"
+    );
+    assert_eq!(m.pids("old workers"), [first], "held by its connection");
+    // A second reload: the first worker has lived through two, above 1.
+    let mut held2 = client(port);
+    held2.write_all(b"y").unwrap();
+    held2.read_exact(&mut b).unwrap();
+    m.signal(libc::SIGUSR2);
+    let _third = m.wait_new_worker(second);
+    wait_for(
+        "the oldest worker terminated",
+        Duration::from_secs(10),
+        || {
+            m.stderr()
+                .contains(&format!(
+                    "Former worker ({first}) exited with code 143 (Terminated)"
+                ))
+                .then_some(())
+        },
+    );
+    assert_eq!(m.pids("old workers"), [second]);
+    let mut rest = Vec::new();
+    held.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(
+        held.read_to_end(&mut rest).unwrap_or(0),
+        0,
+        "its connection closed"
+    );
+    drop(held2);
+}
+
+#[test]
+fn systemd_notifications() {
+    let dir = tempdir("notify");
+    let path = dir.join("notify.sock");
+    let sock = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let next = || {
+        let mut buf = [0u8; 512];
+        let n = sock.recv(&mut buf).expect("a notification");
+        String::from_utf8_lossy(&buf[..n]).to_string()
+    };
+    let port = free_port();
+    let mut m = Master::start_env(
+        WEIR,
+        &http_cfg(port, "", "ok", ""),
+        &["-Ws"],
+        &[("NOTIFY_SOCKET", path.to_str().unwrap())],
+    );
+    let ready = next();
+    assert!(ready.starts_with("READY=1\n"), "{ready}");
+    assert!(ready.contains(&format!("MAINPID={}", m.pid())), "{ready}");
+    m.signal(libc::SIGUSR2);
+    assert_eq!(next(), "RELOADING=1");
+    assert!(next().starts_with("READY=1\n"));
+    m.signal(libc::SIGTERM);
+    assert_eq!(next(), "STOPPING=1");
+    assert_eq!(m.wait_exit(Duration::from_secs(10)), Some(0));
+    // The workers do not see the variable.
+    assert!(!m.stderr().contains("NOTIFY_SOCKET"));
+}
+
+#[test]
+fn old_workers_answer_through_their_pid() {
+    let echo = Server::echo();
+    let port = free_port();
+    let cfg = format!(
+        "defaults\n    mode tcp\n    timeout connect 2s\n    timeout client 30s\n    timeout server 30s\n\
+         listen t\n    bind 127.0.0.1:{port}\n    server s 127.0.0.1:{}\n",
+        echo.port()
+    );
+    let m = Master::start(WEIR, &cfg, &[]);
+    let first = m.wait_worker();
+    let mut held = client(port);
+    held.write_all(b"x").unwrap();
+    let mut b = [0u8; 1];
+    held.read_exact(&mut b).unwrap();
+    m.signal(libc::SIGUSR2);
+    let second = m.wait_new_worker(first);
+    let old = m.ask(&format!("@!{first} show info\n"));
+    assert!(old.contains(&format!("\nPid: {first}\n")), "{old}");
+    assert!(old.contains("\nStopping: 1\n"), "{old}");
+    let new = m.ask("@1 show info\n");
+    assert!(new.contains(&format!("\nPid: {second}\n")), "{new}");
+    drop(held);
+    wait_for("the old worker gone", Duration::from_secs(10), || {
+        m.pids("old workers").is_empty().then_some(())
+    });
+    assert!(m
+        .ask(&format!("@!{first} show info\n"))
+        .starts_with("Can't find the target PID"));
+}
