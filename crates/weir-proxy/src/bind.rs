@@ -20,35 +20,30 @@ pub struct Bound {
     pub per_thread: Vec<Vec<ThreadListener>>,
     pub stats: Vec<StatsListener>,
     /// One copy of each listening socket, for `_getsocks`.
-    pub exposed: Option<Arc<Vec<std::os::fd::OwnedFd>>>,
+    pub exposed: Arc<Vec<std::os::fd::OwnedFd>>,
 }
 
 /// Binds the listeners of `sh`'s frontends and the stats sockets, or says
 /// what could not be bound (one message each). `inherited`: sockets of a
 /// previous process (`-x`, or the master's), taken by address before
-/// binding. `expose`: keep a copy of each listening socket for `_getsocks`
-/// even without `expose-fd listeners` (a master asks for them).
-pub fn bind_all(
-    sh: &Shared,
-    mut inherited: takeover::Inherited,
-    expose: bool,
-) -> Result<Bound, Vec<String>> {
+/// binding. A copy of each listening socket is kept for `_getsocks` (a
+/// master, a `stats socket … expose-fd listeners`, a new process started
+/// with `-sf`).
+pub fn bind_all(sh: &Shared, mut inherited: takeover::Inherited) -> Result<Bound, Vec<String>> {
     let mut errors = Vec::new();
     let per_thread = frontends(sh, &mut inherited, &mut errors);
     drop(inherited);
     // One copy of each listening socket for the stats sockets that hand
     // them to a new process.
     let g = &sh.cfg.global;
-    let exposed = (expose || g.stats_sockets.iter().any(|s| s.expose_fd)).then(|| {
-        Arc::new(takeover::distinct(
-            per_thread.iter().flatten().map(|tl| &tl.listener),
-        ))
-    });
+    let exposed = Arc::new(takeover::distinct(
+        per_thread.iter().flatten().map(|tl| &tl.listener),
+    ));
     let mut stats = Vec::new();
     for s in &g.stats_sockets {
         let level = Level::parse(&s.level).unwrap_or(Level::Operator);
         match stats_socket(s) {
-            Ok(Some(l)) => stats.push((l, level, exposed.clone().filter(|_| s.expose_fd))),
+            Ok(Some(l)) => stats.push((l, level, Some(exposed.clone()).filter(|_| s.expose_fd))),
             Ok(None) => {}
             Err(e) => errors.push(format!(
                 "[ALERT] parsing [{}] : cannot bind 'stats socket': {e}",

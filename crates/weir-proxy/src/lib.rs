@@ -103,7 +103,7 @@ pub fn run(cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
     }
     http::service::register(runtime::services());
     let link = opts.master.take();
-    let bound = bind::bind_all(&sh, inherit(&link, &opts, quiet), link.is_some())?;
+    let bound = bind::bind_all(&sh, inherit(&link, &opts, quiet))?;
     let peers = peers::bind(&sh, quiet)?;
     let forwards = logfwd::bind(&sh)?;
     // As haproxy: a process with nothing to listen on does not start (a
@@ -154,8 +154,11 @@ pub fn run(cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
             ));
         }
         let worker = link.is_some();
-        if let Some(link) = link {
-            tokio::spawn(master::serve_link(sh.clone(), link, bound.exposed));
+        match link {
+            Some(link) => {
+                tokio::spawn(master::serve_link(sh.clone(), link, bound.exposed));
+            }
+            None => stats_socket::serve_private(&sh, bound.exposed),
         }
         let code = main_loop(&sh, &mut done_rx, nthreads, quiet, worker).await;
         // A soft stop hands the stick tables to the next process first.
@@ -186,7 +189,16 @@ fn inherit(
             std::os::unix::net::UnixStream::connect(path).and_then(takeover::fetch_fds),
             format!("'{path}'"),
         ),
-        (None, None) => return takeover::Inherited::default(),
+        // `-sf` alone: the old weir's sockets, through its private name.
+        (None, None) => match opts
+            .soft_stop_pids
+            .iter()
+            .chain(&opts.hard_stop_pids)
+            .find_map(|&pid| takeover::fetch_private(pid).ok())
+        {
+            Some(fds) => return takeover::Inherited::from_fds(fds),
+            None => return takeover::Inherited::default(),
+        },
     };
     match got {
         Ok(fds) => takeover::Inherited::from_fds(fds),

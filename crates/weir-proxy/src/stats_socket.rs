@@ -68,6 +68,50 @@ pub fn serve_handed(
     });
 }
 
+/// Hands this process's listening sockets to a new weir started with
+/// `-sf <this pid>` without `-x` (through [`crate::takeover::private_name`],
+/// to root or this process's user only), until soft stop.
+pub fn serve_private(sh: &Arc<Shared>, exposed: Arc<Vec<std::os::fd::OwnedFd>>) {
+    let l = match crate::takeover::bind_private()
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .and_then(tokio::net::UnixListener::from_std)
+    {
+        Ok(l) => l,
+        Err(e) => {
+            crate::log::console(
+                "WARNING",
+                &format!("cannot offer the listening sockets to the next process: {e}"),
+            );
+            return;
+        }
+    };
+    let sh = sh.clone();
+    tokio::spawn(async move {
+        let mut stop = sh.stopping.subscribe();
+        loop {
+            tokio::select! {
+                r = l.accept() => if let Ok((c, _)) = r {
+                    if !crate::takeover::trusted_peer(&c) {
+                        continue;
+                    }
+                    let (sh, exposed) = (sh.clone(), exposed.clone());
+                    tokio::spawn(async move {
+                        let c = Conn::Unix(c);
+                        let mut input = Input::default();
+                        let asked = input.line(&c, IDLE).await;
+                        if matches!(asked, Ok(Some(l)) if l.trim_ascii() == b"_getsocks")
+                            && crate::takeover::send(&c, &exposed).await.is_ok()
+                        {
+                            sh.handed_over.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    });
+                },
+                _ = stop.wait_for(|v| *v) => return,
+            }
+        }
+    });
+}
+
 /// What one line asks of the session after its answer.
 #[derive(PartialEq)]
 enum Next {

@@ -17,6 +17,37 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 use tokio::io::Interest;
 
+/// The abstract unix name where weir process `pid` hands its listening
+/// sockets to a new process started with `-sf <pid>` (without `-x`).
+pub fn private_name(pid: i32) -> String {
+    format!("weir-listeners-{pid}")
+}
+
+/// Binds this process's [`private_name`].
+pub fn bind_private() -> io::Result<std::os::unix::net::UnixListener> {
+    use std::os::linux::net::SocketAddrExt;
+    let name = private_name(std::process::id() as i32);
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    std::os::unix::net::UnixListener::bind_addr(&addr)
+}
+
+/// `-sf <pid>` without `-x`: the listening sockets of the weir process
+/// `pid`, through its [`private_name`] (none when it is not a weir).
+pub fn fetch_private(pid: i32) -> io::Result<Vec<OwnedFd>> {
+    use std::os::linux::net::SocketAddrExt;
+    let name = private_name(pid);
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    fetch_fds(UnixStream::connect_addr(&addr)?)
+}
+
+/// Whether the peer of `c` may take this process's sockets: root, or this
+/// process's own user (either could take them anyway).
+pub fn trusted_peer(c: &tokio::net::UnixStream) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    c.peer_cred().is_ok_and(|p| p.uid() == 0 || p.uid() == me)
+}
+
 /// Descriptors per message, below the kernel's `SCM_MAX_FD` (253).
 const BATCH: usize = 200;
 /// The most bytes (one per descriptor, and the count line) or descriptors

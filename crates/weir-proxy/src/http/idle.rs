@@ -249,9 +249,12 @@ pub async fn sweep(sh: Arc<Shared>) {
         }
         let now = crate::clock::now();
         let stopping = *sh.stopping.borrow();
+        // Idle sessions wait for a hard stop only (a soft stop answers
+        // their next request with `Connection: close`).
+        let killing = *sh.killing.borrow();
         WHEEL.with(|w| {
             let mut w = w.borrow_mut();
-            if stopping {
+            if killing {
                 w.take_all(&mut due);
             } else {
                 w.advance(now, &mut due);

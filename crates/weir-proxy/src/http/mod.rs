@@ -232,14 +232,16 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
             if first { head } else { ka }.map(|t| idle_since + t)
         };
         if ss.cbuf.is_empty() && ss.decoded.is_none() {
-            // Idle: only readiness, the deadline and a stop are awaited
-            // here, with no timer of its own; an exchange's state is
-            // allocated once bytes come. A soft stop ends idle keep-alive
-            // connections; a hard stop (which sets both) also ends one
-            // waiting for its first request.
-            let signal = if first { &sh.killing } else { &sh.stopping };
-            let sleep_at = ss
-                .can_sleep()
+            // Idle: only readiness, the deadline and a hard stop are
+            // awaited here, with no timer of its own; an exchange's state
+            // is allocated once bytes come. A soft stop does not close an
+            // idle keep-alive connection, whose client may be sending a
+            // request at that very moment: its next request is answered
+            // with `Connection: close`, or it ends at its keep-alive
+            // timeout (or `hard-stop-after`) as it would have anyway. Once
+            // stopping, sessions stay awake (the lot wakes them all).
+            let signal = &sh.killing;
+            let sleep_at = (ss.can_sleep() && !*sh.stopping.borrow())
                 .then(|| idle_since.max(awake_since) + lot::sleep_after(ss.naps));
             match idle::IdleWait::new(client, signal, wait_deadline, sleep_at).await {
                 // An accepted socket is assumed readable before any event:
@@ -282,8 +284,11 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
             idle_since,
         };
         // Boxed: an idle keep-alive connection carries none of this state.
+        // A connection whose answer said keep-alive stays open, even if a
+        // soft stop began since (its client may already be sending the
+        // next request, which is answered with `Connection: close`).
         match Box::pin(ss.turn(turn)).await {
-            Some(true) if !ss.single && !*sh.stopping.borrow() => {}
+            Some(true) if !ss.single => {}
             _ => break,
         }
         idle_since = crate::clock::now();

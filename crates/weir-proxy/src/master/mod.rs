@@ -484,7 +484,7 @@ impl Run {
 /// A worker's side of its link: says it is ready, serves the runtime API
 /// connections the master hands over, and finishes (as on SIGUSR1) when the
 /// master is gone.
-pub(crate) async fn serve_link(sh: Arc<Shared>, fd: OwnedFd, exposed: Option<Arc<Vec<OwnedFd>>>) {
+pub(crate) async fn serve_link(sh: Arc<Shared>, fd: OwnedFd, exposed: Arc<Vec<OwnedFd>>) {
     let Ok(link) = Link::new(fd) else {
         return;
     };
@@ -492,7 +492,7 @@ pub(crate) async fn serve_link(sh: Arc<Shared>, fd: OwnedFd, exposed: Option<Arc
     loop {
         match link.recv().await {
             Ok(Msg::Conn(fd)) => {
-                crate::stats_socket::serve_handed(sh.clone(), fd, exposed.clone());
+                crate::stats_socket::serve_handed(sh.clone(), fd, Some(exposed.clone()));
             }
             Ok(Msg::Closed) | Err(_) => {
                 crate::log::console("WARNING", "the master process is gone: finishing");

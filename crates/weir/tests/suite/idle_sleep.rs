@@ -118,16 +118,17 @@ fn a_sleeping_session_wakes_where_it_stopped() {
     assert!(ended(&mut k), "the killed sleeping client was closed");
     gone(&sock, &kid_src);
 
-    // A soft stop ends a sleeping keep-alive client, and weir exits.
+    // A soft stop wakes a sleeping keep-alive client: its next request is
+    // answered with `Connection: close`, and weir exits.
     let mut s = Client::connect(port);
     assert_eq!(s.get("/s").status, 200);
     sess_line(&sock, &src(&s), " asleep=1 ");
     let mut w = w;
     w.signal(libc::SIGUSR1);
-    assert!(
-        s.closed(),
-        "the sleeping client was closed by the soft stop"
-    );
+    w.wait_output("soft stop", Duration::from_secs(5));
+    let r = s.get("/s");
+    assert_eq!(r.header("connection"), Some("close"));
+    assert!(s.closed(), "closed after its answer");
     assert_eq!(w.wait_exit(Duration::from_secs(5)), Some(0));
 }
 

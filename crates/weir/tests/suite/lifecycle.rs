@@ -587,6 +587,48 @@ fn x_takes_over_the_listening_sockets_with_their_queued_clients() {
 }
 
 #[test]
+fn sf_alone_takes_over_the_listening_sockets_with_their_queued_clients() {
+    // As with -x, without a stats socket: the old weir offers its sockets
+    // to the process that names it with -sf (or -st).
+    let (a, b) = (Server::named("old"), Server::named("new"));
+    let port = free_port();
+    let cfg = |global: &str, srv: u16| {
+        format!(
+            "global\n{global}defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen t\n    bind 127.0.0.1:{port}\n    server s 127.0.0.1:{srv}\n"
+        )
+    };
+    let mut old = Weir::start(&cfg("    nbthread 1\n    maxconn 1\n", a.port()), port);
+    let before = listen_inodes(port);
+    assert_eq!(before.len(), 1);
+    let mut held = client(port);
+    let mut got = [0u8; 3];
+    held.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"old");
+    // Waits in the old socket's queue (the old process is at its maxconn).
+    let mut queued = client(port);
+    let new = Weir::spawn(
+        &cfg("    nbthread 1\n", b.port()),
+        &["-sf", &old.pid().to_string()],
+    );
+    queued
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut got = String::new();
+    queued.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "new", "the client queued in the old socket was served");
+    assert_eq!(
+        listen_inodes(port),
+        before,
+        "the same socket, not a new one"
+    );
+    drop(held);
+    assert_eq!(old.wait_exit(Duration::from_secs(5)), Some(0));
+    assert_eq!(fetch(port).unwrap(), "new");
+    drop(new);
+}
+
+#[test]
 fn x_without_expose_fd_binds_new_sockets_with_a_warning() {
     let a = Server::named("old");
     let port = free_port();
