@@ -130,7 +130,9 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     if args.check {
-        println!("Configuration file is valid");
+        if !args.quiet {
+            println!("Configuration file is valid");
+        }
         return ExitCode::SUCCESS;
     }
     if let Some(m) = args.maxconn {
@@ -251,7 +253,8 @@ fn run_master(args: &cli::Args, argv: &[String], config: weir_config::Config) ->
             .pidfile
             .clone()
             .or_else(|| config.global.pidfile.clone()),
-        daemon: (args.daemon || config.global.daemon) && !args.foreground,
+        // Under systemd (-Ws) the master stays the unit's main process.
+        daemon: (args.daemon || config.global.daemon) && !args.foreground && !args.systemd,
         systemd: args.systemd,
         quiet: args.quiet || config.global.quiet,
     };

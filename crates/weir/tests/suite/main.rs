@@ -43,6 +43,7 @@ mod logging;
 mod master_worker;
 mod nginx_origin;
 mod observe;
+mod package;
 mod peers_interop;
 mod prometheus;
 mod proxy_protocol;
