@@ -88,8 +88,9 @@ fn get(port: u16) -> bool {
 #[test]
 fn debian_package_installs_runs_its_unit_reloads_under_load_and_stops() {
     // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
     assert_eq!(
-        unsafe { libc::geteuid() },
+        euid,
         0,
         "this test installs a .deb with dpkg: run it as root (tests/run does)"
     );
