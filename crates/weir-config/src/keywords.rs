@@ -503,6 +503,7 @@ pub const BIND: &[Keyword] = &[
     kw("tcp-ut", "-", Status::Supported),
     kw("tfo", "-", Status::Supported),
     kw("thread", "-", Status::Partly(BIND_PARTLY_THREAD)),
+    kw("tls-ticket-keys", "-", Status::Partly("HAProxy's file (three keys or more of 48 or 80 bytes in base64, one per line, all alike; the last three decrypt, the penultimate encrypts); the tickets are weir's own (AES-GCM with the key's AES part), so weir and haproxy do not resume each other's sessions. Without it, the keys are derived every 12 hours from a secret a master gives its workers and an old process gives the one started with `-sf`, so clients resume across reloads")),
     kw("transparent", "-", Status::Supported),
     kw("uid", "-", Status::Supported),
     kw("user", "-", Status::Supported),

@@ -493,6 +493,8 @@ pub struct BindTls {
     /// one serves, signed by the `ca-sign-file` CA (a PEM with its key).
     pub generate_certificates: bool,
     pub ca_sign_file: Option<String>,
+    /// `tls-ticket-keys`: a file of session ticket keys.
+    pub ticket_keys: Option<String>,
 }
 
 /// The certificate verification errors a bind ignores.
@@ -537,6 +539,7 @@ impl BindTls {
         match word {
             "crt" => two(need().map(|v| self.crts.push(v.to_string()))),
             "crt-list" => two(need().map(|v| self.crt_lists.push(v.to_string()))),
+            "tls-ticket-keys" => two(need().map(|v| self.ticket_keys = Some(v.to_string()))),
             "alpn" => two(need().and_then(parse_alpn).map(|v| self.alpn = Some(v))),
             "ciphers" => two(need()
                 .and_then(parse_ciphers)

@@ -148,6 +148,11 @@ const STATICS: &[(&str, &str, &str)] = &[
     ),
     ("profile.rs", "EPOCH", "the profiler's start instant"),
     ("master/mod.rs", "QUIET", "`-q` for the master's notices (set once at start)"),
+    (
+        "tls/tickets.rs",
+        "SECRET",
+        "the session ticket secret (drawn at start, or handed on by a master or an old process)",
+    ),
 ];
 
 /// The `static` items of one source file: (file, name).

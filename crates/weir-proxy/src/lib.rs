@@ -97,13 +97,31 @@ pub fn run(cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
     let quiet = opts.quiet || cfg.global.quiet;
     let limits = limits::plan(&cfg.global, quiet).map_err(|e| vec![e])?;
     profile::init(limits.nthreads);
+    // What a master or the process before hands on, before TLS is built:
+    // the session ticket secret (and a master's listening sockets).
+    let link = opts.master.take();
+    let from_master = link.as_ref().map(master::channel::recv_start);
+    match &from_master {
+        Some(Ok((secret, _))) => {
+            tls::tickets::adopt(*secret);
+        }
+        _ => {
+            let old = opts.soft_stop_pids.iter().chain(&opts.hard_stop_pids);
+            if let Some(s) = old
+                .clone()
+                .find_map(|&pid| takeover::fetch_private_secret(pid).ok())
+            {
+                tls::tickets::adopt(s);
+            }
+        }
+    }
     let sh = Arc::new(state::build(cfg, limits, state::Carried::default())?);
     for w in state::saved::load(&sh) {
         limits::warn(quiet, &w);
     }
     http::service::register(runtime::services());
-    let link = opts.master.take();
-    let bound = bind::bind_all(&sh, inherit(&link, &opts, quiet))?;
+    let from_master = from_master.map(|r| r.map(|(_, fds)| fds));
+    let bound = bind::bind_all(&sh, inherit(from_master, &opts, quiet))?;
     let peers = peers::bind(&sh, quiet)?;
     let forwards = logfwd::bind(&sh)?;
     // As haproxy: a process with nothing to listen on does not start (a
@@ -179,12 +197,12 @@ pub fn run(cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
 /// The listening sockets of a previous process: the master's (a worker),
 /// or those `-x` names.
 fn inherit(
-    link: &Option<std::os::fd::OwnedFd>,
+    from_master: Option<std::io::Result<Vec<std::os::fd::OwnedFd>>>,
     opts: &StartOptions,
     quiet: bool,
 ) -> takeover::Inherited {
-    let (got, from) = match (link, &opts.takeover) {
-        (Some(l), _) => (master::channel::recv_listeners(l), "the master".to_string()),
+    let (got, from) = match (from_master, &opts.takeover) {
+        (Some(fds), _) => (fds, "the master".to_string()),
         (None, Some(path)) => (
             std::os::unix::net::UnixStream::connect(path).and_then(takeover::fetch_fds),
             format!("'{path}'"),

@@ -68,7 +68,8 @@ pub fn serve_handed(
     });
 }
 
-/// Hands this process's listening sockets to a new weir started with
+/// Hands this process's listening sockets (`_getsocks`) and its session
+/// ticket secret (`_gettickets`) to a new weir started with
 /// `-sf <this pid>` without `-x` (through [`crate::takeover::private_name`],
 /// to root or this process's user only), until soft stop.
 pub fn serve_private(sh: &Arc<Shared>, exposed: Arc<Vec<std::os::fd::OwnedFd>>) {
@@ -99,10 +100,20 @@ pub fn serve_private(sh: &Arc<Shared>, exposed: Arc<Vec<std::os::fd::OwnedFd>>) 
                         let c = Conn::Unix(c);
                         let mut input = Input::default();
                         let asked = input.line(&c, IDLE).await;
-                        if matches!(asked, Ok(Some(l)) if l.trim_ascii() == b"_getsocks")
-                            && crate::takeover::send(&c, &exposed).await.is_ok()
-                        {
-                            sh.handed_over.store(true, std::sync::atomic::Ordering::SeqCst);
+                        match asked.as_ref().map(|l| l.as_deref().map(<[u8]>::trim_ascii)) {
+                            Ok(Some(b"_getsocks")) => {
+                                if crate::takeover::send(&c, &exposed).await.is_ok() {
+                                    sh.handed_over.store(true, std::sync::atomic::Ordering::SeqCst);
+                                }
+                            }
+                            Ok(Some(b"_gettickets")) => {
+                                let hex: String = crate::tls::tickets::secret()
+                                    .iter()
+                                    .map(|b| format!("{b:02x}"))
+                                    .collect();
+                                let _ = c.send_all(format!("weir-tickets {hex}\n").as_bytes()).await;
+                            }
+                            _ => {}
                         }
                     });
                 },

@@ -40,6 +40,33 @@ pub fn fetch_private(pid: i32) -> io::Result<Vec<OwnedFd>> {
     fetch_fds(UnixStream::connect_addr(&addr)?)
 }
 
+/// `-sf <pid>`: the session ticket secret of the weir process `pid`
+/// (`_gettickets`, answered `weir-tickets <hex>`), so that its clients
+/// resume with this one.
+pub fn fetch_private_secret(pid: i32) -> io::Result<[u8; 32]> {
+    use std::io::Read;
+    use std::os::linux::net::SocketAddrExt;
+    let name = private_name(pid);
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    let mut s = UnixStream::connect_addr(&addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(b"_gettickets\n")?;
+    let mut text = String::new();
+    s.take(256).read_to_string(&mut text)?;
+    let hex = text
+        .trim()
+        .strip_prefix("weir-tickets ")
+        .ok_or_else(|| io::Error::other("unexpected answer to _gettickets"))?;
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = hex
+            .get(2 * i..2 * i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .ok_or_else(|| io::Error::other("bad secret"))?;
+    }
+    Ok(out)
+}
+
 /// Whether the peer of `c` may take this process's sockets: root, or this
 /// process's own user (either could take them anyway).
 pub fn trusted_peer(c: &tokio::net::UnixStream) -> bool {

@@ -1,8 +1,9 @@
 //! The link between the master and one worker: a unix `SOCK_SEQPACKET`
 //! socket pair, the worker's end inherited as descriptor `WEIR_MASTER_FD`.
 //!
-//! master → worker: the listening sockets the master holds, at start (`L`
-//! messages carrying descriptors, then `E`); then one `C` message per
+//! master → worker: at start, the session ticket secret (`K`) and the
+//! listening sockets the master holds (`L` messages carrying descriptors,
+//! then `E`); then one `C` message per
 //! runtime API connection, carrying the worker's end of a new socket pair.
 //! worker → master: `READY` once it serves. The worker leaves when the
 //! link closes (the master is gone).
@@ -63,8 +64,12 @@ pub fn from_env() -> Option<OwnedFd> {
     Some(fd)
 }
 
-/// Master: sends the listening sockets to a worker that just started.
-pub fn send_listeners(link: &OwnedFd, fds: &[OwnedFd]) -> io::Result<()> {
+/// Master: sends the session ticket secret, then the listening sockets,
+/// to a worker that just started.
+pub fn send_start(link: &OwnedFd, secret: &[u8; 32], fds: &[OwnedFd]) -> io::Result<()> {
+    let mut k = vec![b'K'];
+    k.extend_from_slice(secret);
+    send_with_fds(link.as_raw_fd(), &k, &[])?;
     for chunk in fds.chunks(BATCH) {
         let raw: Vec<RawFd> = chunk.iter().map(AsRawFd::as_raw_fd).collect();
         send_with_fds(link.as_raw_fd(), b"L", &raw)?;
@@ -72,18 +77,26 @@ pub fn send_listeners(link: &OwnedFd, fds: &[OwnedFd]) -> io::Result<()> {
     send_with_fds(link.as_raw_fd(), b"E", &[]).map(|_| ())
 }
 
-/// Worker: the listening sockets the master holds, read before binding.
-pub fn recv_listeners(link: &OwnedFd) -> io::Result<Vec<OwnedFd>> {
+/// Worker: the session ticket secret and the listening sockets the master
+/// holds, read before anything is built.
+pub fn recv_start(link: &OwnedFd) -> io::Result<([u8; 32], Vec<OwnedFd>)> {
+    socket2::SockRef::from(link).set_read_timeout(Some(std::time::Duration::from_secs(10)))?;
     let mut fds = Vec::new();
-    let mut buf = [0u8; 16];
+    let mut secret = None;
+    let mut buf = [0u8; 64];
     loop {
-        match recv_with_fds(link.as_raw_fd(), &mut buf, &mut fds)? {
-            0 => return Err(io::Error::other("the master closed the link")),
-            _ if buf[0] == b'E' => return Ok(fds),
-            _ if buf[0] == b'L' => {}
+        let n = recv_with_fds(link.as_raw_fd(), &mut buf, &mut fds)?;
+        match buf.get(..n).unwrap_or_default() {
+            [] => return Err(io::Error::other("the master closed the link")),
+            [b'K', rest @ ..] => secret = <[u8; 32]>::try_from(rest).ok(),
+            [b'E'] => break,
+            [b'L'] => {}
             _ => return Err(io::Error::other("unexpected message from the master")),
         }
     }
+    socket2::SockRef::from(link).set_read_timeout(None)?;
+    let secret = secret.ok_or_else(|| io::Error::other("no ticket secret from the master"))?;
+    Ok((secret, fds))
 }
 
 /// What one side received.

@@ -207,7 +207,8 @@ impl Run {
         drop(theirs);
         let child = spawned?;
         let pid = child.id().map_or(0, |p| p as i32);
-        if let Err(e) = channel::send_listeners(&mine, &self.held) {
+        let secret = crate::tls::tickets::secret();
+        if let Err(e) = channel::send_start(&mine, &secret, &self.held) {
             warning(&format!(
                 "cannot hand the listening sockets to worker {pid} ({e}); it binds them"
             ));

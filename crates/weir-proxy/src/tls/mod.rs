@@ -10,6 +10,7 @@ mod forge;
 pub(crate) mod route;
 pub mod store;
 mod stream;
+pub mod tickets;
 mod traffic;
 mod v1;
 mod verify;
@@ -20,7 +21,7 @@ pub use route::{bind_config, BindConfig};
 pub use stream::{connect, connect_alpn, Dormant, HandshakeError, TlsStream};
 
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
-use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
+use rustls::server::{ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite, SupportedProtocolVersion};
 use std::sync::Arc;
 use weir_config::tls::{with_base, BindTls, Group, Suite, TlsGlobal, TlsVersion, Verify};
@@ -106,29 +107,6 @@ fn narrowed(
         cipher_suites: suites,
         kx_groups,
         ..base
-    }
-}
-
-/// Session tickets with HAProxy's lifetime (`tune.ssl.lifetime`); keys
-/// rotate inside the ticketer.
-#[derive(Debug)]
-struct Lifetime {
-    inner: Arc<dyn ProducesTickets>,
-    secs: u32,
-}
-
-impl ProducesTickets for Lifetime {
-    fn enabled(&self) -> bool {
-        self.inner.enabled()
-    }
-    fn lifetime(&self) -> u32 {
-        self.secs
-    }
-    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
-        self.inner.encrypt(plain)
-    }
-    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
-        self.inner.decrypt(cipher)
     }
 }
 
@@ -300,12 +278,11 @@ pub fn server_config(
     cfg.enable_secret_extraction = true;
     cfg.session_storage = ServerSessionMemoryCache::new(g.cachesize.max(1));
     if !opts.no_tickets {
-        let inner =
-            aws_lc_rs::Ticketer::new().map_err(|e| vec![format!("session tickets: {e}")])?;
-        cfg.ticketer = Arc::new(Lifetime {
-            inner,
-            secs: g.lifetime,
-        });
+        // Keys shared with the next process (see `tickets`).
+        cfg.ticketer = match &t.ticket_keys {
+            Some(path) => Arc::new(tickets::from_file(path, g.lifetime).map_err(|e| vec![e])?),
+            None => Arc::new(tickets::Derived::new(g.lifetime)),
+        };
     }
     Ok(route::Bound {
         cfg: Arc::new(cfg),

@@ -558,3 +558,162 @@ fn old_workers_answer_through_their_pid() {
         .ask(&format!("@!{first} show info\n"))
         .starts_with("Can't find the target PID"));
 }
+
+#[test]
+fn stick_tables_survive_a_reload_through_the_local_peer() {
+    let (port, peer) = (free_port(), free_port());
+    let cfg = format!(
+        "global\n    localpeer A\n\
+         defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         peers p\n    peer A 127.0.0.1:{peer}\n    table t type string size 100 store http_req_cnt\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n\
+         \x20   http-request track-sc0 str(k) table p/t\n\
+         \x20   http-request return status 200 content-type text/plain string up\n"
+    );
+    let m = Master::start(WEIR, &cfg, &[]);
+    let first = m.wait_worker();
+    for _ in 0..4 {
+        assert_eq!(get(port).unwrap(), "up");
+    }
+    let count = |m: &Master| {
+        m.ask("@1 show table p/t\n")
+            .lines()
+            .find_map(|l| l.split("http_req_cnt=").nth(1).map(str::to_string))
+    };
+    assert_eq!(count(&m).as_deref(), Some("4"));
+    m.signal(libc::SIGUSR2);
+    m.wait_new_worker(first);
+    // The old worker pushes its entries to the new one as it leaves.
+    wait_for(
+        "the counter in the new worker",
+        Duration::from_secs(10),
+        || (count(&m).as_deref() == Some("4")).then_some(()),
+    );
+    assert_eq!(get(port).unwrap(), "up");
+    wait_for("one more", Duration::from_secs(5), || {
+        (count(&m).as_deref() == Some("5")).then_some(())
+    });
+}
+
+#[test]
+fn a_reload_with_an_unreadable_certificate_keeps_the_running_worker() {
+    let port = free_port();
+    let m = Master::start(WEIR, &http_cfg(port, "", "good", ""), &[]);
+    let worker = m.wait_worker();
+    let missing = m.dir.join("missing.pem");
+    std::fs::write(
+        &m.cfg,
+        http_cfg(
+            port,
+            "",
+            "bad",
+            &format!(
+                "frontend tls\n    bind 127.0.0.1:{} ssl crt {}\n",
+                free_port(),
+                missing.display()
+            ),
+        ),
+    )
+    .unwrap();
+    m.signal(libc::SIGUSR2);
+    wait_for("the failure", Duration::from_secs(10), || {
+        m.ask("show proc\n").contains("1 [failed: 1]").then_some(())
+    });
+    assert!(m.stderr().contains("missing.pem"), "{}", m.stderr());
+    assert_eq!(m.pids("workers"), [worker]);
+    assert_eq!(get(port).unwrap(), "good");
+}
+
+/// A TLS 1.3 session with one request: with `-sess_out` the session is
+/// saved, with `-sess_in` resumed; s_client's output.
+fn tls_request(port: u16, sess: &std::path::Path, save: bool) -> String {
+    let mut child = Command::new("openssl")
+        .args([
+            "s_client",
+            "-tls1_3",
+            "-connect",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(["-servername", "www.example.com", "-ign_eof"])
+        .arg(if save { "-sess_out" } else { "-sess_in" })
+        .arg(sess)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("openssl s_client");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn tls_cfg(port: u16, crt: &str, extra_bind: &str) -> String {
+    format!(
+        "defaults\n    mode http\n    timeout connect 2s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port} ssl crt {crt}{extra_bind}\n\
+         \x20   http-request return status 200 content-type text/plain string up\n"
+    )
+}
+
+#[test]
+fn tls_sessions_resume_across_reloads() {
+    let pki = crate::common::tls::Pki::new();
+    let crt = pki.path("certs/1-www.pem");
+    let crt = crt.as_str();
+    // Master-worker: the master gives each worker the same ticket secret.
+    let port = free_port();
+    let m = Master::start(WEIR, &tls_cfg(port, crt, ""), &[]);
+    let first = m.wait_worker();
+    let sess = m.dir.join("w.sess");
+    let t = tls_request(port, &sess, true);
+    assert!(t.contains("up") && t.contains("New, TLSv1.3"), "{t}");
+    m.signal(libc::SIGUSR2);
+    m.wait_new_worker(first);
+    let t = tls_request(port, &sess, false);
+    assert!(t.contains("Reused, TLSv1.3") && t.contains("up"), "{t}");
+
+    // -sf: the old process gives the new one its secret.
+    let port = free_port();
+    let mut old = Weir::start(&tls_cfg(port, crt, ""), port);
+    let sess = old.dir.join("sf.sess");
+    assert!(tls_request(port, &sess, true).contains("New, TLSv1.3"));
+    let _new = Weir::spawn(&tls_cfg(port, crt, ""), &["-sf", &old.pid().to_string()]);
+    assert_eq!(old.wait_exit(Duration::from_secs(5)), Some(0));
+    let t = tls_request(port, &sess, false);
+    assert!(t.contains("Reused, TLSv1.3"), "{t}");
+}
+
+#[test]
+fn tls_ticket_keys_files_are_shared_by_processes() {
+    let pki = crate::common::tls::Pki::new();
+    let crt = pki.path("certs/1-www.pem");
+    let crt = crt.as_str();
+    let dir = tempdir("ticket-keys");
+    let keys = dir.join("keys");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "for i in 1 2 3; do openssl rand 80 | openssl base64 -A; echo; done > {}",
+            keys.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(out.success());
+    let bind = format!(" tls-ticket-keys {}", keys.display());
+    let (a, b) = (free_port(), free_port());
+    let _wa = Weir::start(&tls_cfg(a, crt, &bind), a);
+    let _wb = Weir::start(&tls_cfg(b, crt, &bind), b);
+    let sess = dir.join("s");
+    assert!(tls_request(a, &sess, true).contains("New, TLSv1.3"));
+    let t = tls_request(b, &sess, false);
+    assert!(t.contains("Reused, TLSv1.3"), "{t}");
+    // A process without the file does not open them.
+    let c = free_port();
+    let _wc = Weir::start(&tls_cfg(c, crt, ""), c);
+    assert!(tls_request(c, &sess, false).contains("New, TLSv1.3"));
+}

@@ -90,8 +90,7 @@ fn debian_package_installs_runs_its_unit_reloads_under_load_and_stops() {
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };
     assert_eq!(
-        euid,
-        0,
+        euid, 0,
         "this test installs a .deb with dpkg: run it as root (tests/run does)"
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
