@@ -102,9 +102,9 @@ pub fn serve_private(sh: &Arc<Shared>, exposed: Arc<Vec<std::os::fd::OwnedFd>>) 
                         let asked = input.line(&c, IDLE).await;
                         match asked.as_ref().map(|l| l.as_deref().map(<[u8]>::trim_ascii)) {
                             Ok(Some(b"_getsocks")) => {
-                                if crate::takeover::send(&c, &exposed).await.is_ok() {
-                                    sh.handed_over.store(true, std::sync::atomic::Ordering::SeqCst);
-                                }
+                                let sent = crate::takeover::send(&c, &exposed).await;
+                                sh.handed_over
+                                    .fetch_or(sent.is_ok(), std::sync::atomic::Ordering::SeqCst);
                             }
                             Ok(Some(b"_gettickets")) => {
                                 let hex: String = crate::tls::tickets::secret()
