@@ -717,3 +717,78 @@ fn tls_ticket_keys_files_are_shared_by_processes() {
     let _wc = Weir::start(&tls_cfg(c, crt, ""), c);
     assert!(tls_request(c, &sess, false).contains("New, TLSv1.3"));
 }
+
+#[test]
+fn server_states_saved_through_the_master_cli_survive_a_reload() {
+    // haproxy's documented way: `show servers state` into the state file,
+    // then reload; the new worker starts from it.
+    let origin = Server::echo();
+    let port = free_port();
+    let dir = tempdir("mw-state");
+    let state = dir.join("state");
+    let cfg = format!(
+        "global\n    master-worker\n    server-state-file {}\n\
+         defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n    load-server-state-from-file global\n\
+         listen t\n    bind 127.0.0.1:{port}\n    server s1 127.0.0.1:{o}\n    server s2 127.0.0.1:{o}\n",
+        state.display(),
+        o = origin.port()
+    );
+    // `master-worker` in the configuration, without -W on the command line.
+    let cli = dir.join("master.sock");
+    let mut w = Weir::spawn(&cfg, &["-S", cli.to_str().unwrap()]);
+    let m = |line: &str| {
+        wait_for("the master CLI", Duration::from_secs(10), || {
+            let mut s = std::os::unix::net::UnixStream::connect(&cli).ok()?;
+            s.write_all(line.as_bytes()).ok()?;
+            let mut out = String::new();
+            s.read_to_string(&mut out).ok()?;
+            Some(out)
+        })
+    };
+    let first = wait_for("a worker", Duration::from_secs(10), || {
+        m("@1 show info\n")
+            .lines()
+            .find_map(|l| l.strip_prefix("Pid: ").map(str::to_string))
+    });
+    assert_eq!(m("@1 set server t/s2 state maint\n"), "\n");
+    std::fs::write(&state, m("@1 show servers state\n")).unwrap();
+    w.signal(libc::SIGUSR2);
+    wait_for("the new worker", Duration::from_secs(10), || {
+        m("@1 show info\n")
+            .lines()
+            .find_map(|l| l.strip_prefix("Pid: "))
+            .filter(|p| *p != first)
+            .map(|_| ())
+    });
+    let stat = m("@1 show stat\n");
+    let s2 = stat
+        .lines()
+        .find(|l| l.starts_with("t,s2,"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(s2.contains(",MAINT,"), "{s2}");
+    // The master's stop stops the worker.
+    w.signal(libc::SIGTERM);
+    assert_eq!(w.wait_exit(Duration::from_secs(10)), Some(0));
+}
+
+#[test]
+fn a_worker_whose_master_is_gone_finishes() {
+    let port = free_port();
+    let mut m = Master::start(WEIR, &http_cfg(port, "", "ok", ""), &[]);
+    let worker = m.wait_worker();
+    m.child.kill().unwrap();
+    m.wait_exit(Duration::from_secs(5));
+    wait_for(
+        "the orphaned worker to exit",
+        Duration::from_secs(10),
+        || {
+            // SAFETY: signal 0 only checks that the process exists.
+            let alive = unsafe { libc::kill(worker, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{worker}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z ");
+            (!alive).then_some(())
+        },
+    );
+}
