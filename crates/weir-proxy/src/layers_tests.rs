@@ -133,7 +133,7 @@ const STATICS: &[(&str, &str, &str)] = &[
     (
         "log/mod.rs",
         "ERR",
-        "stderr for runtime messages, opened once",
+        "stderr for runtime messages, opened on first use and again after daemonizing",
     ),
     (
         "http/service.rs",

@@ -99,6 +99,7 @@ pub fn daemonize(pidfile: Option<&str>) -> io::Result<()> {
             libc::dup2(null.as_raw_fd(), fd);
         }
     }
+    crate::log::console_reopen();
     Ok(())
 }
 

@@ -292,8 +292,11 @@ pub fn console(tag: &str, msg: &str) {
 /// the file when stderr is one (a master and its workers share it).
 pub fn console_line(line: &str) {
     use std::io::Write;
-    static ERR: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
-    match ERR.get_or_init(|| nonblocking_std(2).ok()) {
+    let mut err = ERR.lock().unwrap_or_else(|e| e.into_inner());
+    if err.is_none() {
+        *err = Some(nonblocking_std(2).ok());
+    }
+    match err.as_ref().and_then(Option::as_ref) {
         Some(f) => {
             let _ = (&*f).write(line.as_bytes());
         }
@@ -301,6 +304,15 @@ pub fn console_line(line: &str) {
             let _ = std::io::stderr().write_all(line.as_bytes());
         }
     }
+}
+
+/// stderr for runtime messages: opened on first use, and again after
+/// [`console_reopen`].
+static ERR: std::sync::Mutex<Option<Option<std::fs::File>>> = std::sync::Mutex::new(None);
+
+/// stderr changed (a daemon's is /dev/null): runtime messages follow it.
+pub fn console_reopen() {
+    *ERR.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
 
 /// stdout (1) or stderr (2) as a log target: for a regular file, a copy

@@ -792,3 +792,65 @@ fn a_worker_whose_master_is_gone_finishes() {
         },
     );
 }
+
+#[test]
+fn a_daemon_master_writes_its_pid_and_serves() {
+    let port = free_port();
+    let dir = tempdir("mw-daemon");
+    let (pidfile, cli) = (dir.join("pid"), dir.join("m.sock"));
+    let cfg = dir.join("d.cfg");
+    std::fs::write(&cfg, http_cfg(port, "", "ok", "")).unwrap();
+    let out = Command::new(WEIR)
+        .args([
+            "-W",
+            "-D",
+            "-p",
+            pidfile.to_str().unwrap(),
+            "-S",
+            cli.to_str().unwrap(),
+        ])
+        .args(["-f", cfg.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        .status()
+        .unwrap();
+    assert!(
+        out.success(),
+        "the launcher exits 0 once the master is in the background"
+    );
+    let master: i32 = wait_for("the pidfile", Duration::from_secs(5), || {
+        std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok()
+    });
+    let proc_text = wait_for("the master CLI", Duration::from_secs(10), || {
+        let t = ask_quietly(&cli, "show proc\n")?;
+        t.contains("# workers\n").then_some(t)
+    });
+    assert!(
+        proc_text.contains(&format!("\n{master:<15} master")),
+        "{proc_text}"
+    );
+    wait_for("the worker to serve", Duration::from_secs(10), || {
+        get(port).ok().filter(|b| b == "ok")
+    });
+    // SAFETY: kill(2) on the master this test started.
+    unsafe {
+        libc::kill(master, libc::SIGTERM);
+    }
+    wait_for("the master to exit", Duration::from_secs(10), || {
+        // SAFETY: signal 0 only checks that the process exists.
+        (unsafe { libc::kill(master, 0) } != 0).then_some(())
+    });
+    let err = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    assert!(
+        !err.contains("Loading success"),
+        "a daemon writes nothing after it detached: {err}"
+    );
+}
+
+fn ask_quietly(sock: &std::path::Path, line: &str) -> Option<String> {
+    let mut s = std::os::unix::net::UnixStream::connect(sock).ok()?;
+    s.write_all(line.as_bytes()).ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
