@@ -514,17 +514,6 @@ fn grace_keeps_listening_after_soft_stop() {
 }
 
 /// The inodes of the sockets listening on 127.0.0.1:`port`.
-fn listen_inodes(port: u16) -> std::collections::BTreeSet<String> {
-    let text = std::fs::read_to_string("/proc/net/tcp").unwrap();
-    let want = format!("0100007F:{port:04X}");
-    text.lines()
-        .skip(1)
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() > 9 && f[1] == want && f[3] == "0A")
-        .map(|f| f[9].to_string())
-        .collect()
-}
-
 #[test]
 fn x_takes_over_the_listening_sockets_with_their_queued_clients() {
     let (a, b) = (Server::named("old"), Server::named("new"));

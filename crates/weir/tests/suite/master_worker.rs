@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A master process (weir's or haproxy's); stopped by SIGTERM when dropped
 /// so that it stops its workers and programs.
@@ -123,16 +123,7 @@ impl Master {
     }
 
     fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
-        let end = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return st.code();
-            }
-            if Instant::now() > end {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_child(&mut self.child, timeout)
     }
 }
 
@@ -306,6 +297,16 @@ fn exit_codes_beside_haproxy() {
     assert_eq!(run(WEIR), theirs);
 }
 
+/// A client of a `mode tcp` echo listener, its connection established
+/// through the proxy (one byte echoed), held open.
+fn held_client(port: u16) -> std::net::TcpStream {
+    let mut c = client(port);
+    c.write_all(b"x").unwrap();
+    let mut b = [0u8; 1];
+    c.read_exact(&mut b).unwrap();
+    c
+}
+
 /// Requests on new connections from `clients` threads until `stop`: (ok,
 /// failed).
 fn load(
@@ -334,17 +335,6 @@ fn load(
         }
         (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed))
     })
-}
-
-fn listen_inodes(port: u16) -> std::collections::BTreeSet<String> {
-    let text = std::fs::read_to_string("/proc/net/tcp").unwrap();
-    let want = format!("0100007F:{port:04X}");
-    text.lines()
-        .skip(1)
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() > 9 && f[1] == want && f[3] == "0A")
-        .map(|f| f[9].to_string())
-        .collect()
 }
 
 #[test]
@@ -451,10 +441,7 @@ fn programs_restart_on_reload_unless_told_not_to_and_old_workers_meet_max_reload
     let first = m.wait_worker();
     let programs = m.pids("programs");
     assert_eq!(programs.len(), 2);
-    let mut held = client(port);
-    held.write_all(b"x").unwrap();
-    let mut b = [0u8; 1];
-    held.read_exact(&mut b).unwrap();
+    let held = held_client(port);
     m.signal(libc::SIGUSR2);
     let second = m.wait_new_worker(first);
     let after = m.pids("programs");
@@ -469,9 +456,7 @@ fn programs_restart_on_reload_unless_told_not_to_and_old_workers_meet_max_reload
     );
     assert_eq!(m.pids("old workers"), [first], "held by its connection");
     // A second reload: the first worker has lived through two, above 1.
-    let mut held2 = client(port);
-    held2.write_all(b"y").unwrap();
-    held2.read_exact(&mut b).unwrap();
+    let held2 = held_client(port);
     m.signal(libc::SIGUSR2);
     let _third = m.wait_new_worker(second);
     wait_for(
@@ -486,6 +471,7 @@ fn programs_restart_on_reload_unless_told_not_to_and_old_workers_meet_max_reload
         },
     );
     assert_eq!(m.pids("old workers"), [second]);
+    let mut held = held;
     let mut rest = Vec::new();
     held.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     assert_eq!(
@@ -539,10 +525,7 @@ fn old_workers_answer_through_their_pid() {
     );
     let m = Master::start(WEIR, &cfg, &[]);
     let first = m.wait_worker();
-    let mut held = client(port);
-    held.write_all(b"x").unwrap();
-    let mut b = [0u8; 1];
-    held.read_exact(&mut b).unwrap();
+    let held = held_client(port);
     m.signal(libc::SIGUSR2);
     let second = m.wait_new_worker(first);
     let old = m.ask(&format!("@!{first} show info\n"));

@@ -172,17 +172,36 @@ impl Weir {
     }
     /// Waits for the process to exit and returns its status code.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
-        let end = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return st.code();
-            }
-            if Instant::now() > end {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_child(&mut self.child, timeout)
     }
+}
+
+/// Waits for `child` to exit: its status code (`None` past `timeout`, or
+/// when a signal ended it).
+pub fn wait_child(child: &mut Child, timeout: Duration) -> Option<i32> {
+    let end = Instant::now() + timeout;
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            return st.code();
+        }
+        if Instant::now() > end {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The inodes of the sockets listening on 127.0.0.1:`port` (one per
+/// socket, whichever process holds it).
+pub fn listen_inodes(port: u16) -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let want = format!("0100007F:{port:04X}");
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 9 && f[1] == want && f[3] == "0A")
+        .map(|f| f[9].to_string())
+        .collect()
 }
 
 impl Drop for Weir {
