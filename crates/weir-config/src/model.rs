@@ -608,6 +608,8 @@ pub struct Proxy {
     pub balance: Balance,
     pub balance_key: Option<BalanceKey>,
     pub cookie: Option<CookieCfg>,
+    /// `dynamic-cookie-key`: the secret of `cookie … dynamic`.
+    pub dynamic_cookie_key: Option<String>,
     /// The `http-check` rules (with `option httpchk`'s request).
     pub http_check: TcpCheckRules,
     pub tcp_check: TcpCheckRules,
@@ -788,6 +790,7 @@ impl Proxy {
             balance: Balance::RoundRobin,
             balance_key: None,
             cookie: None,
+            dynamic_cookie_key: None,
             http_check: TcpCheckRules::default(),
             tcp_check: TcpCheckRules::default(),
             hash_type: HashType::default(),

@@ -91,7 +91,8 @@ pub struct StartOptions {
 /// Runs weir on `cfg`: limits → live state → bind → detach → workers →
 /// main loop (signals) until stopped. Returns the process exit code; errors
 /// before anything runs are returned as messages (one per problem).
-pub fn run(cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
+pub fn run(mut cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> {
+    state::build::dynamic_cookies(&mut cfg);
     let cfg = Arc::new(cfg);
     sys::block_stop_signals(true);
     let quiet = opts.quiet || cfg.global.quiet;

@@ -77,3 +77,20 @@ pub fn full_avalanche(mut a: u32) -> u32 {
     a = (a ^ 0xb55a_4f09) ^ (a >> 16);
     a.wrapping_mul(3_221_225_473)
 }
+
+/// A server's dynamic persistence cookie (`cookie … dynamic`): hex of
+/// xxh64 (seed 0) over the key, the address's bytes and the port as 4
+/// big-endian bytes, as haproxy 2.6 makes it.
+pub fn dynamic_cookie(key: &str, addr: std::net::SocketAddr) -> String {
+    let mut data = key.as_bytes().to_vec();
+    match addr.ip() {
+        std::net::IpAddr::V4(ip) => data.extend_from_slice(&ip.octets()),
+        std::net::IpAddr::V6(ip) => data.extend_from_slice(&ip.octets()),
+    }
+    data.extend_from_slice(&u32::from(addr.port()).to_be_bytes());
+    format!("{:016x}", xxhash_rust::xxh64::xxh64(&data, 0))
+}
+
+#[cfg(test)]
+#[path = "hash_tests.rs"]
+mod tests;

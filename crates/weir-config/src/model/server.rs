@@ -123,6 +123,9 @@ pub struct CookieCfg {
     /// its last-seen and first-seen dates.
     pub maxidle: Option<u64>,
     pub maxlife: Option<u64>,
+    /// `dynamic`: servers without a `cookie` value get one made from their
+    /// address and the backend's `dynamic-cookie-key`.
+    pub dynamic: bool,
 }
 
 /// The settings `default-server` may give to every later `server`.

@@ -149,6 +149,7 @@ pub(super) fn cookie(args: &[String]) -> Result<CookieCfg, String> {
         attrs: Vec::new(),
         maxidle: None,
         maxlife: None,
+        dynamic: false,
     };
     let mut mode_set = false;
     let mut it = args[1..].iter();
@@ -195,7 +196,7 @@ pub(super) fn cookie(args: &[String]) -> Result<CookieCfg, String> {
                     c.maxlife = Some(secs);
                 }
             }
-            o @ "dynamic" => return Err(format!("'cookie ... {o}' is not supported by weir yet")),
+            "dynamic" => c.dynamic = true,
             o => return Err(format!("unknown cookie option '{o}'")),
         }
     }

@@ -69,6 +69,9 @@ pub(super) fn persistence(
         "http-send-name-header" => {
             p.http.send_name_header = Some(super::proxy::one(args, "a header name")?.to_string());
         }
+        "dynamic-cookie-key" => {
+            p.dynamic_cookie_key = Some(super::proxy::one(args, "a key")?.to_string());
+        }
         "cookie" => {
             if negate {
                 p.cookie = None;

@@ -183,8 +183,14 @@ fn strip_cookie(c: &CookieCfg, req: &mut RequestHead, rest: Option<&[u8]>) -> bo
     changed
 }
 
-fn set_cookie_line(c: &CookieCfg, value: &str) -> Vec<u8> {
-    let mut s = format!("{}={value}; path=/", c.name);
+/// The `Set-Cookie` line for server cookie `value`; for a server without
+/// a cookie value (`None`), the line that deletes the client's, as
+/// haproxy sends it.
+fn set_cookie_line(c: &CookieCfg, value: Option<&str>) -> Vec<u8> {
+    let mut s = match value {
+        Some(v) => format!("{}={v}; path=/", c.name),
+        None => format!("{}=; Expires=Thu, 01-Jan-1970 00:00:01 GMT; path=/", c.name),
+    };
     for d in &c.domains {
         s.push_str(&format!("; domain={d}"));
     }
@@ -211,14 +217,13 @@ pub fn on_response(
     res: &mut ResponseHead,
     now: u64,
 ) -> (u8, bool) {
-    let (Some(c), Some(value)) = (
-        &px.cookie,
-        px.servers
-            .get(srv.index())
-            .and_then(|s| s.cookie.as_deref()),
-    ) else {
+    let Some(c) = &px.cookie else {
         return (b'N', false);
     };
+    let value = px
+        .servers
+        .get(srv.index())
+        .and_then(|s| s.cookie.as_deref());
     let server_sets = |res: &ResponseHead| {
         res.headers.iter().any(|h| {
             h.is("set-cookie")
@@ -234,10 +239,10 @@ pub fn on_response(
             }
             let valid_here = p.req_flag == b'V' && p.server == Some(srv);
             let dates = c.maxidle.is_some() || c.maxlife.is_some();
-            let fresh = dated(c, value, now, p.first_seen.unwrap_or(now));
+            let fresh = value.map(|v| dated(c, v, now, p.first_seen.unwrap_or(now)));
             let flag = if !valid_here {
                 b'I'
-            } else if dates && fresh.as_bytes() != p.sent.as_slice() {
+            } else if dates && fresh.as_deref().map(str::as_bytes) != Some(p.sent.as_slice()) {
                 b'U'
             } else {
                 return (b'N', false);
@@ -252,14 +257,19 @@ pub fn on_response(
                         .is_some_and(|(n, _)| n == c.name.as_bytes())
                 })
             });
-            res.headers
-                .push(Header::new("set-cookie", &set_cookie_line(c, &fresh)));
+            res.headers.push(Header::new(
+                "set-cookie",
+                &set_cookie_line(c, fresh.as_deref()),
+            ));
             if c.nocache {
                 res.headers.push(Header::new("cache-control", b"private"));
             }
             (flag, true)
         }
         CookieMode::Rewrite | CookieMode::Prefix => {
+            let Some(value) = value else {
+                return (b'N', false);
+            };
             let mut changed = false;
             for h in res.headers.iter_mut().filter(|h| h.is("set-cookie")) {
                 let (n, v) = match pairs(h.value()).next() {

@@ -738,3 +738,24 @@ fn bind_lines(
 #[cfg(test)]
 #[path = "build_tests.rs"]
 mod tests;
+
+/// `cookie … dynamic`: each server of such a backend without a `cookie`
+/// value gets the one haproxy makes from the backend's
+/// `dynamic-cookie-key` and the server's address at start (a name is
+/// resolved as `init-addr libc` does; a server without an address gets
+/// none).
+pub fn dynamic_cookies(cfg: &mut weir_config::Config) {
+    for p in &mut cfg.proxies {
+        let (Some(c), Some(key)) = (&p.cookie, &p.dynamic_cookie_key) else {
+            continue;
+        };
+        if !c.dynamic {
+            continue;
+        }
+        for s in p.servers.iter_mut().filter(|s| s.cookie.is_none()) {
+            if let Ok(addr) = resolve(&s.addr) {
+                s.cookie = Some(weir_rules::hash::dynamic_cookie(key, addr));
+            }
+        }
+    }
+}

@@ -151,3 +151,66 @@ fn stick_on_src_keeps_a_tcp_client_on_its_server() {
         "round robin alone would alternate"
     );
 }
+
+/// Each answer's `Set-Cookie` and the server that gave it.
+fn cookie_answers(port: u16, cookie: Option<&str>, n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|_| {
+            let mut c = crate::common::http::Client::connect(port);
+            let extra = cookie
+                .map(|v| format!("Cookie: SRVID={v}\r\n"))
+                .unwrap_or_default();
+            c.send(
+                format!("GET / HTTP/1.1\r\nHost: t\r\n{extra}Connection: close\r\n\r\n").as_bytes(),
+            );
+            let r = c.response("GET");
+            (
+                r.header("set-cookie").unwrap_or("-").to_string(),
+                r.field("server").unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dynamic_cookies_as_haproxy() {
+    let (a, b) = (Origin::start("a"), Origin::start("b"));
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = |key: &str| {
+            format!(
+                "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+                 listen l\n    bind 127.0.0.1:{port}\n    balance roundrobin\n\
+                 \x20   cookie SRVID insert dynamic\n{key}\
+                 \x20   server a 127.0.0.1:{}\n    server b 127.0.0.1:{}\n",
+                a.port(),
+                b.port()
+            )
+        };
+        let p = start(&cfg("    dynamic-cookie-key mysecret\n"), port);
+        let first = cookie_answers(port, None, 2);
+        // The cookie made for b brings every request to b.
+        let b_cookie = first
+            .iter()
+            .find(|(_, s)| s == "b")
+            .and_then(|(c, _)| c.strip_prefix("SRVID="))
+            .and_then(|c| c.split(';').next())
+            .unwrap_or_default()
+            .to_string();
+        let pinned = cookie_answers(port, Some(&b_cookie), 3);
+        drop(p);
+        // Without a key the servers have no cookie: haproxy deletes it.
+        let port2 = free_port();
+        let cfg2 = cfg("").replace(&port.to_string(), &port2.to_string());
+        let _p = start(&cfg2, port2);
+        (first, pinned, cookie_answers(port2, None, 1))
+    });
+    // The same cookies as haproxy's (above), each server its own, and
+    // the one for b pins to b.
+    assert_ne!(got.0[0].0, got.0[1].0, "{got:?}");
+    assert!(got.1.iter().all(|(_, s)| s == "b"), "{got:?}");
+    assert_eq!(
+        got.2[0].0,
+        "SRVID=; Expires=Thu, 01-Jan-1970 00:00:01 GMT; path=/"
+    );
+}
