@@ -302,6 +302,11 @@ pub struct ProxyOptions {
     pub pretend_keepalive: bool,
     /// `option nolinger`: sockets close with a reset (SO_LINGER 0).
     pub nolinger: bool,
+    /// `option h1-case-adjust-bogus-client|server`: header names sent to
+    /// HTTP/1 clients (responses) or servers (requests) take the spelling
+    /// of the global `h1-case-adjust` map.
+    pub h1_case_adjust_bogus_client: bool,
+    pub h1_case_adjust_bogus_server: bool,
     /// `option transparent`: with no `server` line, connections go to the
     /// client's destination address (after `set-dst`/`set-dst-port`).
     pub transparent: bool,

@@ -86,6 +86,10 @@ pub struct Global {
     /// `tune.rcvbuf.client|server`, `tune.sndbuf.client|server`: socket
     /// buffer sizes set on client and server sockets.
     pub sockbufs: SockBufs,
+    /// `h1-case-adjust <from> <to>` and `h1-case-adjust-file`: header
+    /// names (lower case) and the spelling they take under `option
+    /// h1-case-adjust-bogus-client|server`.
+    pub h1_case_adjust: Vec<(String, String)>,
     /// `master-worker` in `global` (or `-W` on the command line).
     pub master_worker: bool,
     /// `master-worker no-exit-on-failure`: a failing worker does not stop
@@ -189,6 +193,7 @@ impl Default for Global {
             server_state_file: None,
             server_state_base: None,
             sockbufs: SockBufs::default(),
+            h1_case_adjust: Vec::new(),
             master_worker: false,
             no_exit_on_failure: false,
             mworker_max_reloads: None,

@@ -75,6 +75,39 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
                 _ => return Err("'master-worker' only supports 'no-exit-on-failure'".into()),
             }
         }
+        "h1-case-adjust" => {
+            let [_, from, to] = words else {
+                return Err("'h1-case-adjust' expects <from> and <to> as argument.".into());
+            };
+            case_adjust(&mut g.h1_case_adjust, from, to)?;
+        }
+        "h1-case-adjust-file" => {
+            let [_, file] = words else {
+                return Err("'h1-case-adjust-file' expects <file> as argument.".into());
+            };
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("h1-case-adjust-file '{file}' : cannot read it ({e})"))?;
+            // (Only the last file counts; `h1-case-adjust` lines stay.)
+            let mut map = g.h1_case_adjust.clone();
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+                    [from, to] => case_adjust(&mut map, from, to).map_err(|e| {
+                        format!("h1-case-adjust-file '{file}' : {e} at line {}.", n + 1)
+                    })?,
+                    _ => {
+                        return Err(format!(
+                            "h1-case-adjust-file '{file}' : expects 2 header names at line {}.",
+                            n + 1
+                        ))
+                    }
+                }
+            }
+            g.h1_case_adjust = map;
+        }
         "mworker-max-reloads" => {
             let n = words.get(1).filter(|_| words.len() == 2);
             g.mworker_max_reloads = Some(
@@ -692,6 +725,20 @@ fn without_effect(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<boo
         format!("'{kw}' has no effect: {why}"),
     );
     Ok(true)
+}
+
+/// One `h1-case-adjust` entry: `from` (taken in lower case) and `to`, the
+/// same name.
+fn case_adjust(map: &mut Vec<(String, String)>, from: &str, to: &str) -> Result<(), String> {
+    if !from.eq_ignore_ascii_case(to) {
+        return Err("<from> and <to> must not differ except the case".into());
+    }
+    let from = from.to_ascii_lowercase();
+    if map.iter().any(|(f, _)| *f == from) {
+        return Err(format!("duplicate entry '{from}'"));
+    }
+    map.push((from, to.to_string()));
+    Ok(())
 }
 
 /// A `stats socket <addr> [options]` (or the master CLI's `-S`): `level`

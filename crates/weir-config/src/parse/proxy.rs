@@ -863,6 +863,8 @@ fn options(
         }
         "option dontlognull" => p.options.dontlognull = flag(args)?,
         "option nolinger" => p.options.nolinger = flag(args)?,
+        "option h1-case-adjust-bogus-client" => p.options.h1_case_adjust_bogus_client = flag(args)?,
+        "option h1-case-adjust-bogus-server" => p.options.h1_case_adjust_bogus_server = flag(args)?,
         "option http-pretend-keepalive" => {
             p.options.pretend_keepalive = flag(args)?;
             if p.kind == crate::model::ProxyKind::Frontend {

@@ -111,6 +111,11 @@ impl Header {
     pub fn set_value(&mut self, value: &[u8]) {
         *self = Header::new(self.name(), value);
     }
+
+    /// Spells the name `name` (the same name in another case).
+    pub fn set_name(&mut self, name: &str) {
+        *self = Header::new(name, self.value());
+    }
 }
 
 impl PartialEq for Header {

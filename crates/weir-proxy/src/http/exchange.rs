@@ -617,6 +617,10 @@ fn prepare<'k>(
         Framing::ContentLength(n) => (cbuf.bytes().len() - used).min(n as usize),
         _ => 0,
     };
+    // `option h1-case-adjust-bogus-server`: names spelled for the server.
+    if be_px.options.h1_case_adjust_bogus_server {
+        dirty |= head::adjust_case(&mut req.headers, &r.f.sh.cfg.global.h1_case_adjust);
+    }
     // A rewritten head is written anew, followed by the body bytes only.
     let (mut wire, from) = if dirty {
         (head::request(&*req), used)

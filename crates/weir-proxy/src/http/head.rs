@@ -24,3 +24,18 @@ pub fn set_connection(hs: &mut Vec<Header>, value: Option<&str>) {
 pub fn get<'a>(hs: &'a [Header], name: &str) -> Option<&'a [u8]> {
     hs.iter().find(|h| h.is(name)).map(|h| h.value())
 }
+
+/// `h1-case-adjust`: the names `map` lists (lower case → spelling) take
+/// their spelling; whether one changed.
+pub fn adjust_case(headers: &mut [weir_proto::h1::Header], map: &[(String, String)]) -> bool {
+    let mut changed = false;
+    for h in headers.iter_mut() {
+        if let Some((_, to)) = map.iter().find(|(from, _)| h.is(from)) {
+            if h.name() != to {
+                h.set_name(to);
+                changed = true;
+            }
+        }
+    }
+    changed
+}

@@ -448,6 +448,13 @@ fn connection(
     }
 }
 
+/// `option h1-case-adjust-bogus-client` (an HTTP/1 client): names spelled
+/// for the client; whether one changed.
+fn adjust_case(f: super::exchange::Front<'_>, res: &mut ResponseHead) -> bool {
+    f.fe_px.options.h1_case_adjust_bogus_client
+        && head::adjust_case(&mut res.headers, &f.sh.cfg.global.h1_case_adjust)
+}
+
 /// Sends the response head with the `early` body bytes read with it; `Ok`
 /// with the head's size.
 async fn send_head(
@@ -474,7 +481,7 @@ async fn send_head(
         let r = h.respond(res, early_body).map(|()| rused);
         res.framing = framing;
         r.map_err(|_| XferError::DstError)
-    } else if rdirty {
+    } else if adjust_case(f, res) | rdirty {
         let mut b = head::response(res);
         let n = b.len();
         b.extend_from_slice(bytes.get(rused..rused + early).unwrap_or_default());
