@@ -76,7 +76,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("gid", "G", Status::Supported),
     kw("grace", "G", Status::Supported),
     kw("group", "G", Status::Supported),
-    kw("h1-accept-payload-with-any-method", "G", Status::Refused),
+    kw("h1-accept-payload-with-any-method", "G", Status::Supported),
     kw("h1-case-adjust", "G", Status::Partly("names listed take their spelling towards HTTP/1 peers under the `option h1-case-adjust-bogus-*` options; other names keep the case they came with (haproxy sends them in lower case)")),
     kw("h1-case-adjust-file", "G", Status::Supported),
     kw("h2-workaround-bogus-websocket-clients", "G", Status::Supported),

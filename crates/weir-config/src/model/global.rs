@@ -90,6 +90,9 @@ pub struct Global {
     /// names (lower case) and the spelling they take under `option
     /// h1-case-adjust-bogus-client|server`.
     pub h1_case_adjust: Vec<(String, String)>,
+    /// `h1-accept-payload-with-any-method`: HTTP/1.0 GET, HEAD and DELETE
+    /// requests may carry a body (refused with a 413 otherwise).
+    pub h1_accept_payload_with_any_method: bool,
     /// `master-worker` in `global` (or `-W` on the command line).
     pub master_worker: bool,
     /// `master-worker no-exit-on-failure`: a failing worker does not stop
@@ -194,6 +197,7 @@ impl Default for Global {
             server_state_base: None,
             sockbufs: SockBufs::default(),
             h1_case_adjust: Vec::new(),
+            h1_accept_payload_with_any_method: false,
             master_worker: false,
             no_exit_on_failure: false,
             mworker_max_reloads: None,

@@ -67,6 +67,7 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
         "strict-limits" => g.strict_limits = true,
         "noreuseport" => g.noreuseport = true,
         "nosplice" => g.nosplice = true,
+        "h1-accept-payload-with-any-method" => g.h1_accept_payload_with_any_method = true,
         "master-worker" => {
             g.master_worker = true;
             match words.get(1..).unwrap_or_default() {

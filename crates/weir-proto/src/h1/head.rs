@@ -15,6 +15,10 @@ pub struct Limits {
     /// fragment (`#…`) and the characters RFC 3986 leaves out
     /// (`"<>\^`{|}`), as haproxy then lets them through.
     pub relaxed_target: bool,
+    /// `h1-accept-payload-with-any-method`: an HTTP/1.0 GET, HEAD or
+    /// DELETE may carry a body (haproxy answers 413 otherwise: servers of
+    /// that age may not read it, a smuggling risk).
+    pub any_method_payload: bool,
 }
 
 impl Default for Limits {
@@ -23,6 +27,7 @@ impl Default for Limits {
             max_head: 16384,
             max_headers: 101,
             relaxed_target: false,
+            any_method_payload: false,
         }
     }
 }
@@ -527,6 +532,13 @@ pub fn request_head(
     } else {
         framing
     };
+    if minor == 0
+        && !limits.any_method_payload
+        && matches!(method.as_str(), "GET" | "HEAD" | "DELETE")
+        && framing != Framing::None
+    {
+        return Err(H1Error::BodyNotAllowed);
+    }
     // RFC 6455 §4.1: a WebSocket handshake carries its key (haproxy 2.6
     // answers 400 to one without).
     if websocket_upgrade(headers) && !headers.iter().any(|h| h.is("sec-websocket-key")) {

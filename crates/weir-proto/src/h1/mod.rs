@@ -56,6 +56,8 @@ pub enum H1Error {
     Unprocessable(&'static str),
     #[error("invalid response: {0}")]
     BadResponse(&'static str),
+    #[error("an HTTP/1.0 GET, HEAD or DELETE request with a body")]
+    BodyNotAllowed,
 }
 
 impl H1Error {
@@ -67,6 +69,7 @@ impl H1Error {
             H1Error::HeadersTooLarge => 431,
             H1Error::Unprocessable(_) => 422,
             H1Error::BadResponse(_) => 502,
+            H1Error::BodyNotAllowed => 413,
         }
     }
 }

@@ -78,6 +78,7 @@ pub async fn serve(
         max_head: sh.bufsize,
         max_headers: sh.maxhdr,
         relaxed_target: fe_px.http.accept_invalid_request,
+        any_method_payload: sh.cfg.global.h1_accept_payload_with_any_method,
     };
     let (cfg, body_cap) = codec_config(sh);
     let streams = Streams {

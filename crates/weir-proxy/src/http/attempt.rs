@@ -428,6 +428,7 @@ pub(super) async fn response(
         max_head: r.f.sh.bufsize,
         max_headers: r.f.sh.maxhdr,
         relaxed_target: false,
+        ..Default::default()
     };
     let Some(up_fut) = up else {
         let read = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px);

@@ -375,6 +375,7 @@ impl<'a> Session<'a> {
                 .proxy(self.sh.frontend(self.fe_idx).proxy)
                 .http
                 .accept_invalid_request,
+            any_method_payload: self.sh.cfg.global.h1_accept_payload_with_any_method,
         };
         let (sh, reg) = (self.sh, self.acc.reg);
         let client = self.client;

@@ -229,6 +229,7 @@ pub fn after_local<'p>(
         max_head: local.bytes.len() + 1,
         max_headers: local.bytes.iter().filter(|&&b| b == b'\n').count() + 1,
         relaxed_target: false,
+        ..Default::default()
     };
     let method = tmpl.req.map_or("GET", |r| r.method.as_str());
     let Ok(Some((mut res, used))) = weir_proto::h1::parse_response(&local.bytes, &limits, method)

@@ -340,6 +340,7 @@ fn backends(
                 max_head: cfg.global.bufsize,
                 max_headers: cfg.global.maxhdr,
                 relaxed_target: false,
+                ..Default::default()
             },
             name: px.name.clone(),
             kind_word: match px.kind {
