@@ -264,7 +264,7 @@ fn size_limits() {
     let limits = Limits {
         max_head: 64,
         max_headers: 4,
-        relaxed_target: false,
+        ..Limits::default()
     };
     let long_uri = format!("GET /{} HTTP/1.1\r\n", "a".repeat(100));
     assert_eq!(
@@ -285,7 +285,7 @@ fn size_limits() {
             &Limits {
                 max_head: 16384,
                 max_headers: 4,
-                relaxed_target: false,
+                ..Limits::default()
             }
         )
         .unwrap_err()
@@ -652,4 +652,47 @@ fn short_fields_are_kept_inline_long_ones_whole() {
         h.set_value(b"short");
         assert_eq!(h.value(), b"short");
     }
+}
+
+#[test]
+fn http10_get_head_delete_with_a_body_get_413() {
+    let req = |t: &str, any: bool| {
+        let limits = Limits {
+            any_method_payload: any,
+            ..Limits::default()
+        };
+        parse_request(t.as_bytes(), &limits)
+            .map(|r| r.is_some())
+            .map_err(|e| e.status())
+    };
+    assert_eq!(
+        req("GET / HTTP/1.0\r\nContent-Length: 1\r\n\r\n", false),
+        Err(413)
+    );
+    assert_eq!(
+        req(
+            "DELETE / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            false
+        ),
+        Err(413)
+    );
+    assert_eq!(
+        req("GET / HTTP/1.0\r\nContent-Length: 1\r\n\r\n", true),
+        Ok(true)
+    );
+    assert_eq!(
+        req("GET / HTTP/1.0\r\nContent-Length: 0\r\n\r\n", false),
+        Ok(true)
+    );
+    assert_eq!(
+        req("POST / HTTP/1.0\r\nContent-Length: 1\r\n\r\n", false),
+        Ok(true)
+    );
+    assert_eq!(
+        req(
+            "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\n",
+            false
+        ),
+        Ok(true)
+    );
 }

@@ -75,7 +75,7 @@ fn fields_are_held_to_http1_rules_without_text() {
     let small = Limits {
         max_head: 64,
         max_headers: 3,
-        relaxed_target: false,
+        ..Limits::default()
     };
     let many = with(&[("a", b"1"), ("b", b"2"), ("c", b"3")]);
     assert_eq!(refused(&many, &small), 431);
