@@ -120,7 +120,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("nosplice", "G", Status::Supported),
     kw("numa-cpu-mapping", "G", Status::Refused),
     kw("pidfile", "G", Status::Supported),
-    kw("pp2-never-send-local", "G", Status::Refused),
+    kw("pp2-never-send-local", "G", Status::Supported),
     kw("presetenv", "G", Status::Supported),
     kw("profiling.tasks", "G", Status::Refused),
     kw("quiet", "G", Status::Supported),

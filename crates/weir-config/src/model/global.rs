@@ -93,6 +93,9 @@ pub struct Global {
     /// `h1-accept-payload-with-any-method`: HTTP/1.0 GET, HEAD and DELETE
     /// requests may carry a body (refused with a 413 otherwise).
     pub h1_accept_payload_with_any_method: bool,
+    /// `pp2-never-send-local`: health checks' PROXY v2 headers say PROXY
+    /// (haproxy before 2.2) instead of LOCAL.
+    pub pp2_never_send_local: bool,
     /// `master-worker` in `global` (or `-W` on the command line).
     pub master_worker: bool,
     /// `master-worker no-exit-on-failure`: a failing worker does not stop
@@ -198,6 +201,7 @@ impl Default for Global {
             sockbufs: SockBufs::default(),
             h1_case_adjust: Vec::new(),
             h1_accept_payload_with_any_method: false,
+            pp2_never_send_local: false,
             master_worker: false,
             no_exit_on_failure: false,
             mworker_max_reloads: None,

@@ -68,6 +68,7 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
         "noreuseport" => g.noreuseport = true,
         "nosplice" => g.nosplice = true,
         "h1-accept-payload-with-any-method" => g.h1_accept_payload_with_any_method = true,
+        "pp2-never-send-local" => g.pp2_never_send_local = true,
         "master-worker" => {
             g.master_worker = true;
             match words.get(1..).unwrap_or_default() {

@@ -83,6 +83,9 @@ pub(crate) struct Dial<'a> {
     pub proxy: Option<weir_config::SendProxy>,
     /// Through this SOCKS4 proxy (`check-via-socks4`).
     pub socks: Option<SocketAddr>,
+    /// `pp2-never-send-local`: a PROXY v2 header says PROXY with the
+    /// check's addresses (haproxy before 2.2), not LOCAL.
+    pub pp2_proxy: bool,
     /// The check address and port the runtime API set.
     pub set: &'a crate::state::CheckTargets,
     pub target: &'a ServerTarget,
@@ -179,7 +182,11 @@ impl Dial<'_> {
                     (Ok(src), Ok(dst)) if v == weir_config::SendProxy::V1 => {
                         weir_proto::proxy_protocol::encode_v1(src, dst)
                     }
-                    (Ok(src), Ok(dst)) => weir_proto::proxy_protocol::encode_v2(src, dst),
+                    (Ok(src), Ok(dst)) if self.pp2_proxy => {
+                        weir_proto::proxy_protocol::encode_v2(src, dst)
+                    }
+                    // A check's own connection: the LOCAL command.
+                    (Ok(_), Ok(_)) => weir_proto::proxy_protocol::encode_v2_local(&[]),
                     _ => return Err(err("Layer4 connection problem", String::new())),
                 };
                 use tokio::io::AsyncWriteExt;
@@ -365,6 +372,7 @@ async fn check_loop(sh: Arc<Shared>, be: Arc<BackendRt>, id: ServerId, offset: D
             tls: rt.check_tls.as_deref(),
             proxy,
             socks: s.socks4.filter(|_| s.check_via_socks4),
+            pp2_proxy: sh.cfg.global.pp2_never_send_local,
             set: &set,
         };
         let r = match px.options.check_proto {

@@ -330,3 +330,35 @@ fn proxy_v2_options_send_the_unique_id_and_a_checksum_and_tlvs_are_read() {
     c.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
     assert!(c.closed());
 }
+
+/// The first 16 bytes of a health check's connection to a server with
+/// `send-proxy-v2`.
+fn check_header(start: Start<'_>, global: &str) -> Vec<u8> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let srv = l.local_addr().unwrap().port();
+    let port = free_port();
+    let cfg = format!(
+        "global\n{global}defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen l\n    bind 127.0.0.1:{port}\n    server s 127.0.0.1:{srv} send-proxy-v2 check inter 10s\n"
+    );
+    let _p = start(&cfg, port);
+    let (mut c, _) = l.accept().unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut b = vec![0u8; 16];
+    std::io::Read::read_exact(&mut c, &mut b).unwrap();
+    b
+}
+
+#[test]
+fn checks_send_a_local_proxy_v2_header_as_haproxy() {
+    let got = beside_haproxy(|start| {
+        let local = check_header(start, "");
+        let bogus = check_header(start, "    pp2-never-send-local\n");
+        // (The PROXY command's addresses differ per run: its command and
+        // family bytes only.)
+        (local, bogus[12..14].to_vec())
+    });
+    assert_eq!(got.0[12..], [0x20, 0x00, 0x00, 0x00], "LOCAL, no address");
+    assert_eq!(got.1, [0x21, 0x11], "PROXY over TCP4");
+}
