@@ -118,11 +118,11 @@ pub const GLOBAL: &[Keyword] = &[
     kw("nopoll", "G", Status::Partly("accepted; no effect")),
     kw("noreuseport", "G", Status::Supported),
     kw("nosplice", "G", Status::Supported),
-    kw("numa-cpu-mapping", "G", Status::Refused),
+    kw("numa-cpu-mapping", "G", Status::Partly("accepted with a note: weir does not bind its threads to one NUMA node by itself (use `cpu-map`)")),
     kw("pidfile", "G", Status::Supported),
     kw("pp2-never-send-local", "G", Status::Supported),
     kw("presetenv", "G", Status::Supported),
-    kw("profiling.tasks", "G", Status::Refused),
+    kw("profiling.tasks", "G", Status::Partly("`on` and `off` as `set profiling tasks` (see the runtime API); `auto` is off")),
     kw("quiet", "G", Status::Supported),
     kw("resetenv", "G", Status::Supported),
     kw("server-state-base", "G", Status::Supported),
@@ -174,7 +174,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.maxpollevents", "G", Status::Partly("the most readiness events one poll takes; weir's default is 1024, HAProxy's 200")),
     kw("tune.maxrewrite", "G", Status::Partly("the room rewrites have in a message whose first reads filled its buffer (1024 by default, at most half of `tune.bufsize`): weir counts a message's head and the body bytes read with it as haproxy's buffer holds them, and a rewrite that does not fit fails (a 500 under `strict-mode on`, left out under `off`; counted as `wrew`, the 500 as `eint`), as in haproxy")),
     kw("tune.pattern.cache-size", "G", Status::Partly("accepted with a note: weir keeps no cache of pattern match results")),
-    kw("tune.peers.max-updates-at-once", "G", Status::Refused),
+    kw("tune.peers.max-updates-at-once", "G", Status::Partly("accepted with a note: weir's peers send every pending update of a table in one pass")),
     kw("tune.pipesize", "G", Status::Supported),
     kw("tune.pool-high-fd-ratio", "G", Status::Partly("accepted with a note: weir bounds idle server connections with pool-max-conn and pool-purge-delay, not by file descriptors")),
     kw("tune.pool-low-fd-ratio", "G", Status::Partly("accepted with a note: weir bounds idle server connections with pool-max-conn and pool-purge-delay, not by file descriptors")),
@@ -314,7 +314,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option httpclose", "DFLB", Status::Supported),
     kw("option httplog", "DFL-", Status::Partly("HAProxy's layout; in `mode tcp` it falls back to `tcplog` with a warning, as HAProxy does; `clf` logs HAProxy's CLF layout")),
     kw("option httpslog", "DFL-", Status::Partly("haproxy 2.6's HTTPS format; `ssl_fc_err`, `ssl_c_ca_err` and `fc_err` read 0 on the sessions it logs (a failed handshake has a log line of its own) and `ssl_c_err` is `ssl_c_verify`")),
-    kw("option idle-close-on-response", "DFL-", Status::Refused),
+    kw("option idle-close-on-response", "DFL-", Status::Partly("what weir always does at soft stop (an idle keep-alive connection's next request gets `Connection: close`); `no option idle-close-on-response` does not bring back haproxy's default of closing idle connections at once")),
     kw("option independent-streams", "DFLB", Status::Refused),
     kw("option ldap-check", "D-LB", Status::Supported),
     kw("option log-health-checks", "D-LB", Status::Supported),
@@ -774,7 +774,7 @@ const RUNTIME_NOTES: &str = "
 - `-Ws`: `READY=1` (with `MAINPID`), `RELOADING=1`, `STOPPING=1` and a `STATUS=` line to `$NOTIFY_SOCKET` (a path or an `@abstract` name), for `Type=notify` units; workers and programs do not see the variable.
 - `-S <addr>[,<option>…]` (a path, `ipv4@`/`ipv6@` address, `abns@` or `fd@`; options as `stats socket`'s: `level`, `mode`, `user`, `group`): the master CLI. `show proc` (haproxy's layout: master with its reloads and failures, `# workers`, `# old workers`, `# programs`), `@<n>` (1: the current worker, or the one starting), `@!<pid>` (any worker, old ones included), `@` / `@master`, a prefix alone sends the following commands there (and names the prompt), `prompt`, `quit`, `reload` (operator or admin; closes the connection), `show version`, `show cli level`, `operator`, `user` (a worker gets the session's level). Commands are forwarded to a worker's runtime API as written (`\\;` escapes kept). Not supported: `expert-mode`, `experimental-mode`, `mcli-debug-mode`, `show cli sockets`, `show startup-logs`.
 - `program` sections: `command`, `user`, `group`, `[no] option start-on-reload`; refused without master-worker mode, as in haproxy. A reload sends `SIGUSR1` to the programs it starts again. `mworker-max-reloads N`: an old worker still running after more than N reloads gets `SIGTERM`.
-- Soft stop (`SIGUSR1`, a reload): listeners close at once (their queued clients are served by the next process or accepted before the close), running exchanges finish, and an idle HTTP/1 keep-alive connection is not closed while its client may be sending on it (haproxy 2.6 closes it, and a request sent at that moment fails): its next request is answered with `Connection: close`, or it ends at its keep-alive timeout or at `hard-stop-after`, as it would have anyway (haproxy 2.7's `idle-close-on-response`). An old process may therefore live up to `timeout http-keep-alive` after a reload. `bench/reloads.py` counts the requests lost to 10 reloads by each method (master-worker and `-sf`) under 20 clients, with and without keep-alive: 0 for weir in each (README of `bench/`).
+- Soft stop (`SIGUSR1`, a reload): listeners close at once (their queued clients are served by the next process or accepted before the close), running exchanges finish, and an idle HTTP/1 keep-alive connection is not closed while its client may be sending on it (haproxy 2.6 closes it, and a request sent at that moment fails): its next request is answered with `Connection: close`, or it ends at its keep-alive timeout or at `hard-stop-after`, as it would have anyway (haproxy's `option idle-close-on-response`, off by default there). An old process may therefore live up to `timeout http-keep-alive` after a reload. `bench/reloads.py` counts the requests lost to 10 reloads by each method (master-worker and `-sf`) under 20 clients, with and without keep-alive: 0 for weir in each (README of `bench/`).
 ";
 
 /// HTTP/2 on both sides and how it differs from HAProxy 2.6 (checked by

@@ -98,6 +98,9 @@ pub fn run(mut cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> 
     let quiet = opts.quiet || cfg.global.quiet;
     let limits = limits::plan(&cfg.global, quiet).map_err(|e| vec![e])?;
     profile::init(limits.nthreads);
+    if let Some(m) = &cfg.global.profiling_tasks {
+        profile::set_mode(m);
+    }
     // What a master or the process before hands on, before TLS is built:
     // the session ticket secret (and a master's listening sockets).
     let link = opts.master.take();

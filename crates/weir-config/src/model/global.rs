@@ -96,6 +96,8 @@ pub struct Global {
     /// `pp2-never-send-local`: health checks' PROXY v2 headers say PROXY
     /// (haproxy before 2.2) instead of LOCAL.
     pub pp2_never_send_local: bool,
+    /// `profiling.tasks on|off|auto`: the task profiler's mode at start.
+    pub profiling_tasks: Option<String>,
     /// `master-worker` in `global` (or `-W` on the command line).
     pub master_worker: bool,
     /// `master-worker no-exit-on-failure`: a failing worker does not stop
@@ -202,6 +204,7 @@ impl Default for Global {
             h1_case_adjust: Vec::new(),
             h1_accept_payload_with_any_method: false,
             pp2_never_send_local: false,
+            profiling_tasks: None,
             master_worker: false,
             no_exit_on_failure: false,
             mworker_max_reloads: None,

@@ -69,6 +69,12 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
         "nosplice" => g.nosplice = true,
         "h1-accept-payload-with-any-method" => g.h1_accept_payload_with_any_method = true,
         "pp2-never-send-local" => g.pp2_never_send_local = true,
+        "profiling.tasks" => match words.get(1..).unwrap_or_default() {
+            [m] if ["on", "off", "auto"].contains(&m.as_str()) => {
+                g.profiling_tasks = Some(m.clone())
+            }
+            _ => return Err("'profiling.tasks' expects either 'on', 'off' or 'auto'.".into()),
+        },
         "master-worker" => {
             g.master_worker = true;
             match words.get(1..).unwrap_or_default() {
@@ -671,12 +677,14 @@ const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
     ("max-spread-checks", Arg::Time, "weir spreads each server's first check within its own 'inter'"),
     ("maxpipes", Arg::Number, "weir keeps its spare splice pipes per thread and makes one when a splice needs it"),
     ("nogetaddrinfo", Arg::Nothing, "weir resolves names at start with getaddrinfo either way"),
+    ("numa-cpu-mapping", Arg::Nothing, "weir does not bind its threads to one NUMA node by itself (use cpu-map)"),
     ("ssl-dh-param-file", Arg::DhFile, "weir offers no DHE suite, so DH parameters are not used"),
     ("tune.buffers.limit", Arg::Number, "weir allocates buffers as connections need them, without a pool to bound"),
     ("tune.buffers.reserve", Arg::Number, "weir allocates buffers as connections need them, without a pool to bound"),
     ("tune.fd.edge-triggered", Arg::OnOff, "weir's event loop is always edge-triggered"),
     ("tune.idletimer", Arg::Time, "weir's splicing does not depend on the stream's idle time"),
     ("tune.pattern.cache-size", Arg::Number, "weir keeps no cache of pattern match results"),
+    ("tune.peers.max-updates-at-once", Arg::Number, "weir's peers send every pending update of a table in one pass"),
     ("tune.pool-high-fd-ratio", Arg::Number, "weir bounds idle server connections with pool-max-conn and pool-purge-delay, not by file descriptors"),
     ("tune.pool-low-fd-ratio", Arg::Number, "weir bounds idle server connections with pool-max-conn and pool-purge-delay, not by file descriptors"),
     ("tune.recv_enough", Arg::Size, "weir reads what the socket holds in one call"),

@@ -125,3 +125,24 @@ fn memory_trimming_and_logged_uri_length() {
     );
     assert_eq!(bad.diagnostics.errors().count(), 2);
 }
+
+#[test]
+fn profiling_pp2_payload_and_quiet_keywords() {
+    let p = crate::parse::tests::parse_str(
+        "global\n    profiling.tasks on\n    pp2-never-send-local\n    h1-accept-payload-with-any-method\n    numa-cpu-mapping\n    tune.peers.max-updates-at-once 50\n\
+         defaults\n    mode http\n    no option idle-close-on-response\n",
+    );
+    let c = p.config.expect("config");
+    assert_eq!(c.global.profiling_tasks.as_deref(), Some("on"));
+    assert!(c.global.pp2_never_send_local && c.global.h1_accept_payload_with_any_method);
+    let notes: Vec<String> = p.diagnostics.items.iter().map(|d| d.to_string()).collect();
+    for kw in [
+        "numa-cpu-mapping",
+        "tune.peers.max-updates-at-once",
+        "idle-close-on-response",
+    ] {
+        assert!(notes.iter().any(|n| n.contains(kw)), "{kw}: {notes:?}");
+    }
+    let bad = crate::parse::tests::parse_str("global\n    profiling.tasks maybe\n");
+    assert_eq!(bad.diagnostics.errors().count(), 1);
+}

@@ -863,6 +863,16 @@ fn options(
         }
         "option dontlognull" => p.options.dontlognull = flag(args)?,
         "option nolinger" => p.options.nolinger = flag(args)?,
+        // What weir does at every soft stop.
+        "option idle-close-on-response" => {
+            if !flag(args)? {
+                _st.diags.push(
+                    crate::diag::Level::Notice,
+                    Some(_loc),
+                    "'no option idle-close-on-response' has no effect: at soft stop weir answers an idle connection's next request with 'Connection: close' rather than closing it under a client that may be sending",
+                );
+            }
+        }
         "option h1-case-adjust-bogus-client" => p.options.h1_case_adjust_bogus_client = flag(args)?,
         "option h1-case-adjust-bogus-server" => p.options.h1_case_adjust_bogus_server = flag(args)?,
         "option http-pretend-keepalive" => {
