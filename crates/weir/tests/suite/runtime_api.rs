@@ -446,6 +446,21 @@ fn profiling_activity_and_threads() {
     assert!(
         ask(&sock, "show profiling\n").starts_with("Per-task CPU profiling              : auto")
     );
+    // `profiling.tasks on` in the configuration: on from the start.
+    let sock2 = dir.join("admin2.sock");
+    let port2 = free_port();
+    let _w2 = Weir::start(
+        &format!(
+            "global\n    profiling.tasks on\n    stats socket {} level admin\n\
+             defaults\n    mode http\n    timeout client 1s\n\
+             frontend f\n    bind 127.0.0.1:{port2}\n    http-request return status 200\n",
+            sock2.display()
+        ),
+        port2,
+    );
+    assert!(
+        ask(&sock2, "show profiling\n").starts_with("Per-task CPU profiling              : on")
+    );
     assert_eq!(
         ask(&sock, "set profiling tasks maybe\n"),
         "Expects 'on', 'auto', or 'off'.\n\n"
