@@ -87,7 +87,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("httpclient.ssl.verify", "G", Status::Refused),
     kw("insecure-fork-wanted", "G", Status::Partly("accepted; no effect")),
     kw("insecure-setuid-wanted", "G", Status::Partly("accepted; no effect")),
-    kw("issuers-chain-path", "G", Status::Refused),
+    kw("issuers-chain-path", "G", Status::Supported),
     kw("localpeer", "G", Status::Supported),
     kw("log", "G", Status::Supported),
     kw("log-send-hostname", "G", Status::Supported),

@@ -712,6 +712,9 @@ pub struct TlsGlobal {
     pub hard_max_record: u16,
     /// `ssl-skip-self-issued-ca`: roots in certificate files are not sent.
     pub skip_self_issued_ca: bool,
+    /// `issuers-chain-path`: a directory of chains (PEM) that complete a
+    /// certificate file holding no chain of its own.
+    pub issuers_chain_path: Option<String>,
     /// `ssl-server-verify`: the default of servers' `verify`.
     pub server_verify: Verify,
     pub server_ciphers: Option<Vec<Suite>>,
@@ -733,6 +736,7 @@ impl Default for TlsGlobal {
             ca_base: None,
             extra_del_ext: false,
             skip_self_issued_ca: false,
+            issuers_chain_path: None,
             max_record: 0,
             hard_max_record: 0,
             server_verify: Verify::Required,

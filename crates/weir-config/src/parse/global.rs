@@ -448,6 +448,13 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
         "ca-base" => g.tls.ca_base = Some(one(words, "a directory")?.to_string()),
         "ssl-load-extra-del-ext" => g.tls.extra_del_ext = true,
         "ssl-skip-self-issued-ca" => g.tls.skip_self_issued_ca = true,
+        "issuers-chain-path" => {
+            let dir = words
+                .get(1)
+                .filter(|d| words.len() == 2 && std::path::Path::new(d).is_dir())
+                .ok_or("global statement 'issuers-chain-path' expects a directory path as an argument.")?;
+            g.tls.issuers_chain_path = Some(dir.clone());
+        }
         "tune.ssl.maxrecord" | "tune.ssl.hard-maxrecord" => {
             // Beyond a record's 16 KiB there is nothing to limit.
             let n = parse_u32(one(words, "a number")?, kw)?.min(16384) as u16;

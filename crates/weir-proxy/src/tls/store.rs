@@ -112,6 +112,8 @@ pub struct Store {
     skip_self_issued: bool,
     /// Held through a commit, whose rebuilds run outside the files' lock.
     pub commits: Mutex<()>,
+    /// `issuers-chain-path`: chains by their first certificate's subject.
+    issuers: Vec<Vec<CertificateDer<'static>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -130,6 +132,25 @@ pub struct Taken {
     tx: Content,
 }
 
+/// The chains of an `issuers-chain-path` directory (each PEM file of it;
+/// files without a certificate are left out).
+fn issuer_chains(dir: &str) -> Vec<Vec<CertificateDer<'static>>> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| {
+            CertificateDer::pem_file_iter(f)
+                .ok()?
+                .collect::<Result<Vec<_>, _>>()
+                .ok()
+                .filter(|c| !c.is_empty())
+        })
+        .collect()
+}
+
 impl Store {
     pub fn new(g: &weir_config::tls::TlsGlobal) -> Store {
         Store {
@@ -138,6 +159,11 @@ impl Store {
             del_ext: g.extra_del_ext,
             skip_self_issued: g.skip_self_issued_ca,
             commits: Mutex::new(()),
+            issuers: g
+                .issuers_chain_path
+                .as_deref()
+                .map(issuer_chains)
+                .unwrap_or_default(),
         }
     }
 
@@ -213,11 +239,22 @@ impl Store {
         ocsp: Option<Vec<u8>>,
     ) -> Result<CertFile, String> {
         let kept = Arc::new(key.clone_key());
-        let sent = if self.skip_self_issued {
+        let mut sent = if self.skip_self_issued {
             certs::without_self_issued(&chain)
         } else {
             chain.clone()
         };
+        // A leaf alone: the chain of `issuers-chain-path` that starts with
+        // its issuer.
+        if let [leaf] = sent.as_slice() {
+            let issuer = weir_rules::x509::parse(leaf).map(|c| c.issuer.to_vec());
+            let found = self.issuers.iter().find(|ch| {
+                ch.first()
+                    .and_then(|c| weir_rules::x509::parse(c))
+                    .is_some_and(|c| Some(c.subject) == issuer.as_deref())
+            });
+            sent.extend(found.into_iter().flatten().cloned());
+        }
         let ck = certs::certify(sent, key, ocsp.clone(), &self.provider)?;
         Ok(CertFile {
             chain,

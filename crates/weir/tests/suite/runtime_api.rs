@@ -458,9 +458,7 @@ fn profiling_activity_and_threads() {
         ),
         port2,
     );
-    assert!(
-        ask(&sock2, "show profiling\n").starts_with("Per-task CPU profiling              : on")
-    );
+    assert!(ask(&sock2, "show profiling\n").starts_with("Per-task CPU profiling              : on"));
     assert_eq!(
         ask(&sock, "set profiling tasks maybe\n"),
         "Expects 'on', 'auto', or 'off'.\n\n"

@@ -173,3 +173,40 @@ fn self_issued_roots_stay_unsent_with_ssl_skip_self_issued_ca_as_haproxy() {
     });
     assert_eq!(seen, [2, 1], "the leaf and its root, then the leaf alone");
 }
+
+#[test]
+fn issuers_chain_path_completes_a_lone_leaf_as_haproxy() {
+    let pki = Pki::new();
+    let dir = tempdir("issuers");
+    let leaf = dir.join("leaf.pem");
+    let mut pem = std::fs::read(pki.path("www.crt")).unwrap();
+    pem.extend(std::fs::read(pki.path("www.key")).unwrap());
+    std::fs::write(&leaf, pem).unwrap();
+    let issuers = dir.join("issuers");
+    std::fs::create_dir_all(&issuers).unwrap();
+    std::fs::copy(pki.path("ca.pem"), issuers.join("ca.pem")).unwrap();
+    // Another issuer's chain, which must not be picked.
+    std::fs::copy(pki.path("other.crt"), issuers.join("other.pem")).unwrap();
+    let seen = beside_haproxy(|start| {
+        let mut out = Vec::new();
+        for global in [
+            String::new(),
+            format!("global\n    issuers-chain-path {}\n", issuers.display()),
+        ] {
+            let port = free_port();
+            let cfg = format!(
+                "{global}defaults\n    mode http\n    timeout connect 1s\n    timeout client 3s\n    timeout server 3s\n\
+                 frontend fe\n    bind 127.0.0.1:{port} ssl crt {} crt {}\n    http-request return status 200\n",
+                leaf.display(),
+                pki.path("certs/1-www.pem")
+            );
+            let _p = start(&cfg, port);
+            out.push(presented(port));
+        }
+        out
+    });
+    assert_eq!(seen, [1, 2], "the leaf alone, then with its issuer");
+    let (code, _, err) = check_cfg("global\n    issuers-chain-path /nonexistent\n");
+    assert_ne!(code, 0);
+    assert!(err.contains("expects a directory path"), "{err}");
+}
