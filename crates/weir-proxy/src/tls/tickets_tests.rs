@@ -5,7 +5,10 @@ use super::*;
 fn key_file(keys: &[Vec<u8>]) -> String {
     let dir = std::env::temp_dir().join(format!("weir-tickets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("k{}", keys.len() * 1000 + keys[0].len()));
+    // One file per call: the tests run at once.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("k{n}"));
     let text: String = keys
         .iter()
         .map(|k| String::from_utf8(b64(k)).unwrap() + "\n")
