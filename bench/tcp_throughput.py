@@ -14,49 +14,14 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-def release_dir():
-    """Where cargo puts release binaries: $CARGO_TARGET_DIR (relative to
-    the checkout when relative, as cargo reads it) or target/."""
-    return os.path.join(ROOT, os.environ.get("CARGO_TARGET_DIR") or "target", "release")
+from benchlib import ROOT, free_port, need, release_dir, wait_port
 
 CLK = os.sysconf("SC_CLK_TCK")
-
-
-def need(cmd, pkg):
-    if shutil.which(cmd) is None:
-        if os.geteuid() == 0 and shutil.which("apt-get"):
-            subprocess.run(["apt-get", "update", "-qq"], check=True)
-            subprocess.run(["apt-get", "install", "-y", "-qq", pkg], check=True,
-                           env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-        else:
-            sys.exit(f"{cmd} is missing: apt-get install {pkg}")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def wait_port(port, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} never opened")
 
 
 def cpu_seconds(pid):
