@@ -31,13 +31,51 @@ pub fn bind_private() -> io::Result<std::os::unix::net::UnixListener> {
     std::os::unix::net::UnixListener::bind_addr(&addr)
 }
 
-/// `-sf <pid>` without `-x`: the listening sockets of the weir process
-/// `pid`, through its [`private_name`] (none when it is not a weir).
-pub fn fetch_private(pid: i32) -> io::Result<Vec<OwnedFd>> {
+/// A connection to weir process `pid`'s [`private_name`], once the kernel
+/// says the one listening there is that very process, run by root or this
+/// process's user (anyone may bind an abstract name first).
+fn connect_private(pid: i32) -> io::Result<UnixStream> {
     use std::os::linux::net::SocketAddrExt;
     let name = private_name(pid);
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
-    fetch_fds(UnixStream::connect_addr(&addr)?)
+    let s = UnixStream::connect_addr(&addr)?;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, which we
+    // own, on a descriptor open for the time of the call.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if cred.pid != pid || (cred.uid != 0 && cred.uid != me) {
+        return Err(io::Error::other(format!(
+            "'{name}' is held by process {} (user {}), not by {pid}",
+            cred.pid, cred.uid
+        )));
+    }
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.set_write_timeout(Some(Duration::from_secs(5)))?;
+    Ok(s)
+}
+
+/// `-sf <pid>` without `-x`: the listening sockets of the weir process
+/// `pid`, through its [`private_name`] (none when it is not a weir).
+pub fn fetch_private(pid: i32) -> io::Result<Vec<OwnedFd>> {
+    fetch_fds(connect_private(pid)?)
 }
 
 /// `-sf <pid>`: the session ticket secret of the weir process `pid`
@@ -45,11 +83,7 @@ pub fn fetch_private(pid: i32) -> io::Result<Vec<OwnedFd>> {
 /// resume with this one.
 pub fn fetch_private_secret(pid: i32) -> io::Result<[u8; 32]> {
     use std::io::Read;
-    use std::os::linux::net::SocketAddrExt;
-    let name = private_name(pid);
-    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
-    let mut s = UnixStream::connect_addr(&addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut s = connect_private(pid)?;
     s.write_all(b"_gettickets\n")?;
     let mut text = String::new();
     s.take(256).read_to_string(&mut text)?;

@@ -817,3 +817,33 @@ fn unix_bind_prefixes_paths_and_sets_modes_as_haproxy() {
     assert_eq!(&seen[..2], [0o640, 0o600]);
     assert_ne!(seen[2], 0o640);
 }
+
+#[test]
+fn sf_takes_nothing_from_a_process_that_is_not_the_one_named() {
+    // Another process holds the private name of the pid given to -sf (any
+    // user may bind an abstract name): weir sees the listener is not that
+    // process and asks it nothing.
+    use std::os::linux::net::SocketAddrExt;
+    let mut other = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let name = format!("weir-listeners-{}", other.id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let squatter = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let port = free_port();
+    let _w = Weir::spawn(
+        &listen_cfg(port, "", "", "    server s 127.0.0.1:1"),
+        &["-sf", &other.id().to_string()],
+    );
+    let (mut c, _) = squatter.accept().unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut asked = Vec::new();
+    let _ = c.read_to_end(&mut asked);
+    assert!(asked.is_empty(), "weir asked the squatter: {asked:?}");
+    wait_for("weir to listen", Duration::from_secs(5), || {
+        listening(port).then_some(())
+    });
+    let _ = other.kill();
+    let _ = other.wait();
+}
