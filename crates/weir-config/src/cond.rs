@@ -23,7 +23,7 @@ pub const FEATURES: &[(&str, bool)] = &[
     ("TPROXY", true),
     ("LINUX_TPROXY", true),
     ("OPENSSL", true),
-    ("LUA", false),
+    ("LUA", true),
     ("PCRE", false),
     // Regexes are Rust's `regex` (a PCRE subset without back-references
     // or look-around in patterns: those are configuration errors).

@@ -27,7 +27,7 @@ fn predicates() {
     assert!(!ev("defined(NOPE)").unwrap());
     assert!(ev("feature(EPOLL)").unwrap());
     assert!(ev("feature(OPENSSL)").unwrap());
-    assert!(!ev("feature(LUA)").unwrap());
+    assert!(ev("feature(LUA)").unwrap());
     assert!(!ev("feature(NOSUCH)").unwrap());
     assert!(ev("streq(a,a)").unwrap());
     assert!(!ev("streq(a,b)").unwrap());

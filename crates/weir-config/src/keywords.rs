@@ -16,6 +16,7 @@ pub enum Status {
 /// What `tcp-request connection|session` do in weir.
 const TCP_ACTIONS: &str = "accept, reject, set-var, set-var-fmt, unset-var, set-src, set-dst, set-src-port, set-dst-port, silent-drop (a reset), expect-proxy layer4 (connection), track-sc0..2 and sc-inc-gpc*, sc-set-gpt*, sc-add-gpc (stick tables; see the notes below); set-mark, set-tos, expect-netscaler-cip are refused by name";
 /// What `tcp-request content` does in weir.
+const LUA_LOAD: &str = "Lua 5.3 (as Debian's haproxy), one state shared by every thread as haproxy's `lua-load`; see \"Lua\" below for the API weir offers";
 const TCP_CONTENT: &str = "in `mode http`, on each request before the `http-request` rules (frontend, then backend); in `mode tcp`, once before connecting, waiting up to `tcp-request inspect-delay` for the client's bytes a condition needs (a rule whose condition could change with more bytes waits, as haproxy's ACL misses do; the rules before it are not run again): accept, reject, set-var, set-var-fmt, unset-var, set-src/dst(-port), capture, set-log-level (accepted), silent-drop, `switch-mode http [proto h1|h2]` (the connection goes on in HTTP with the frontend's `http-request` rules; its first request is not run through these rules again, later ones are, in HTTP; `bind … proto none` closes instead); track-sc0..2, sc-inc-gpc*, sc-set-gpt*, sc-add-gpc, do-resolve (the rules after it wait for the address; in `mode http` weir runs these rules on each parsed request, where haproxy's see no request without an inspect delay); use-service, set-mark/tos/nice/priority are refused by name";
 
 /// One keyword of a table.
@@ -92,9 +93,9 @@ pub const GLOBAL: &[Keyword] = &[
     kw("log", "G", Status::Supported),
     kw("log-send-hostname", "G", Status::Supported),
     kw("log-tag", "G", Status::Supported),
-    kw("lua-load", "G", Status::Refused),
+    kw("lua-load", "G", Status::Partly(LUA_LOAD)),
     kw("lua-load-per-thread", "G", Status::Refused),
-    kw("lua-prepend-path", "G", Status::Refused),
+    kw("lua-prepend-path", "G", Status::Supported),
     kw("master-worker", "G", Status::Supported),
     kw("max-spread-checks", "G", Status::Partly("accepted with a note: weir spreads each server's first check within its own 'inter'")),
     kw("maxcompcpuusage", "G", Status::Refused),
@@ -165,11 +166,11 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.http.maxhdr", "G", Status::Supported),
     kw("tune.idle-pool.shared", "G", Status::Partly("accepted (`on` or `off`); weir's idle server connections stay in their thread's pool, as with `off`")),
     kw("tune.idletimer", "G", Status::Partly("accepted with a note: weir's splicing does not depend on the stream's idle time")),
-    kw("tune.lua.forced-yield", "G", Status::Refused),
-    kw("tune.lua.maxmem", "G", Status::Refused),
-    kw("tune.lua.service-timeout", "G", Status::Refused),
-    kw("tune.lua.session-timeout", "G", Status::Refused),
-    kw("tune.lua.task-timeout", "G", Status::Refused),
+    kw("tune.lua.forced-yield", "G", Status::Partly("accepted with a note: weir does not interrupt a Lua function that runs without yielding")),
+    kw("tune.lua.maxmem", "G", Status::Supported),
+    kw("tune.lua.service-timeout", "G", Status::Supported),
+    kw("tune.lua.session-timeout", "G", Status::Supported),
+    kw("tune.lua.task-timeout", "G", Status::Supported),
     kw("tune.maxaccept", "G", Status::Supported),
     kw("tune.maxpollevents", "G", Status::Partly("the most readiness events one poll takes; weir's default is 1024, HAProxy's 200")),
     kw("tune.maxrewrite", "G", Status::Partly("the room rewrites have in a message whose first reads filled its buffer (1024 by default, at most half of `tune.bufsize`): weir counts a message's head and the body bytes read with it as haproxy's buffer holds them, and a rewrite that does not fit fails (a 500 under `strict-mode on`, left out under `off`; counted as `wrew`, the 500 as `eint`), as in haproxy")),

@@ -28,6 +28,7 @@ pub mod limits;
 pub mod listen;
 pub mod log;
 mod logfwd;
+pub mod lua;
 pub mod mail;
 #[allow(unsafe_code)]
 pub mod master;
@@ -120,6 +121,7 @@ pub fn run(mut cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> 
         }
     }
     let sh = Arc::new(state::build(cfg, limits, state::Carried::default())?);
+    lua::attach(&sh);
     for w in state::saved::load(&sh) {
         limits::warn(quiet, &w);
     }
@@ -164,6 +166,7 @@ pub fn run(mut cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> 
     let code = rt.block_on(async move {
         checks::spawn_all(&sh);
         dns::spawn_all(&sh);
+        lua::spawn_tasks(&sh);
         tokio::spawn(rates::run(sh.clone()));
         let teachers = peers::spawn(peers, &sh.stopping);
         logfwd::spawn(&sh, forwards);

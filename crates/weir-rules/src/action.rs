@@ -186,13 +186,31 @@ pub enum ReqAction {
     DoResolve(Box<DoResolve>),
     /// `use-service <name>`: weir answers with a service of its own.
     UseService(Service),
+    /// `lua.<name> [args]`: an action a Lua script registered.
+    Lua(crate::lua::LuaCall),
 }
 
 /// Services `use-service` can hand a request to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Service {
     /// `prometheus-exporter`: the metrics in Prometheus' text format.
     Prometheus,
+    /// `lua.<name>`: a service a Lua script registered.
+    Lua(String),
+}
+
+/// The service `use-service <s>` names.
+pub fn parse_service(args: &[String]) -> Result<Service, String> {
+    match args {
+        [s] if s == "prometheus-exporter" => Ok(Service::Prometheus),
+        [s] => match crate::lua::call(s, &[]) {
+            Some(c) => Ok(Service::Lua(c?.name)),
+            None => Err(format!(
+                "'use-service': unknown service '{s}' (weir has 'prometheus-exporter' and 'lua.<name>')"
+            )),
+        },
+        _ => Err("'use-service' expects a service name".into()),
+    }
 }
 
 /// An `http-response` / `http-after-response` action.
@@ -225,6 +243,8 @@ pub enum ResAction {
         time: std::time::Duration,
         at_least: Option<u64>,
     },
+    /// `lua.<name> [args]`: an action a Lua script registered.
+    Lua(crate::lua::LuaCall),
 }
 
 impl ReqAction {
@@ -794,15 +814,7 @@ pub fn parse_request_rule(
                 ReqAction::DoResolve(Box::new(do_resolve(n, args, load)?))
             }
             "set-timeout" => set_timeout(args, load)?,
-            "use-service" => match args {
-                [s] if s == "prometheus-exporter" => ReqAction::UseService(Service::Prometheus),
-                [s] => {
-                    return Err(format!(
-                        "'use-service': unknown service '{s}' (weir has 'prometheus-exporter')"
-                    ))
-                }
-                _ => return Err("'use-service' expects a service name".into()),
-            },
+            "use-service" => ReqAction::UseService(parse_service(args)?),
             "normalize-uri" => ReqAction::NormalizeUri(crate::normalize::Normalizer::parse(args)?),
             "capture" => match args {
                 [e, k, n] if k == "len" => {
@@ -837,6 +849,7 @@ pub fn parse_request_rule(
                 },
             },
             n if n.starts_with("unset-var(") => ReqAction::UnsetVar(var_name(n, "unset-var")?),
+            n if n.starts_with("lua.") => ReqAction::Lua(crate::lua::call(n, args).ok_or("")??),
             o => return Err(format!("action '{o}' is not supported by weir")),
         }
     };
@@ -892,6 +905,7 @@ pub fn parse_response_rule(
                 ResAction::WaitForBody { time, at_least }
             }
             n if n.starts_with("unset-var(") => ResAction::UnsetVar(var_name(n, "unset-var")?),
+            n if n.starts_with("lua.") => ResAction::Lua(crate::lua::call(n, args).ok_or("")??),
             o => return Err(format!("action '{o}' is not supported by weir")),
         }
     };

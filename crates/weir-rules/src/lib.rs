@@ -21,6 +21,7 @@ pub mod internal;
 pub mod json;
 pub mod jwt;
 pub mod live;
+pub mod lua;
 pub mod matching;
 pub mod mqtt;
 pub mod normalize;

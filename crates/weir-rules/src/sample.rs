@@ -249,6 +249,14 @@ pub trait Ctx {
     fn tracked(&self, _slot: usize) -> Option<crate::stick::TrackedEntry> {
         None
     }
+    /// The value of a fetch a Lua script registered (`lua.<name>`).
+    fn lua_fetch(&self, _call: &crate::lua::LuaCall) -> Option<Sample> {
+        None
+    }
+    /// A Lua script's converter applied to `v`.
+    fn lua_conv(&self, _call: &crate::lua::LuaCall, _v: &Sample) -> Option<Sample> {
+        None
+    }
 }
 
 pub use crate::ssl::{SslFetch, TlsInfo};
@@ -333,6 +341,8 @@ pub enum Fetch {
     Live(crate::live::Live),
     /// Stick tables (`sc_*`, `src_*`, `table_*`).
     Stick(crate::stick::StickFetch),
+    /// `lua.<name>(<args>)`: a fetch a Lua script registered.
+    Lua(crate::lua::LuaCall),
 }
 
 /// A converter with its arguments.
@@ -390,6 +400,8 @@ pub enum Conv {
     UnsetVar(String),
     /// `in_table`, `table_*`.
     Stick(crate::stick::StickConv),
+    /// `lua.<name>(<args>)`: a converter a Lua script registered.
+    Lua(crate::lua::LuaCall),
 }
 
 impl PartialEq for Conv {
@@ -434,6 +446,9 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
     }
     if let Some(f) = crate::payload::parse_res(name, &a) {
         return f.map(Fetch::ResPayload);
+    }
+    if let Some(f) = crate::lua::call(name, &a) {
+        return f.map(Fetch::Lua);
     }
     let first = a.first().cloned();
     let need = |what: &str| -> Result<String, String> {
@@ -532,6 +547,9 @@ fn delims(a: &[String], i: usize) -> Vec<u8> {
 /// Parses a converter by name. `-f`-style map files are read by `load`.
 pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Result<Conv, String> {
     let (name, a) = split_call(s)?;
+    if let Some(c) = crate::lua::call(name, &a) {
+        return c.map(Conv::Lua);
+    }
     Ok(match name {
         "lower" => Conv::Lower,
         "upper" => Conv::Upper,
@@ -691,6 +709,11 @@ impl Expr {
             .into_iter()
             .filter_map(|v| self.convert(v, ctx))
             .collect()
+    }
+
+    /// The converters alone, applied to `v` (a script's `txn.c`).
+    pub fn convs_on(&self, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
+        self.convert(v, ctx)
     }
 
     fn convert(&self, mut v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
@@ -914,6 +937,7 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Hdrs(h) => h.fetch(ctx),
         Fetch::Live(l) => one(ctx.live(l).map(|n| l.sample(n))),
         Fetch::Stick(f) => one(crate::stick::fetch(f, ctx)),
+        Fetch::Lua(c) => one(ctx.lua_fetch(c)),
     }
 }
 

@@ -212,6 +212,7 @@ pub(crate) fn convert(c: &Conv, v: Sample, ctx: &dyn Ctx) -> Option<Sample> {
             v
         }
         Conv::Stick(c) => crate::stick::convert(c, &v, ctx)?,
+        Conv::Lua(c) => ctx.lua_conv(c, &v)?,
         Conv::IpMask(a, b) => Sample::Ip(mask(v.to_ip()?, *a, *b)),
         Conv::Concat { before, var, after } => {
             let mut out = bytes();

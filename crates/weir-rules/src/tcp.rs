@@ -78,13 +78,16 @@ pub enum TcpAction {
     Stick(crate::stick::StickAction),
     /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
     DoResolve(Box<crate::action::DoResolve>),
+    /// `lua.<name> [args]`: an action a Lua script registered.
+    Lua(crate::lua::LuaCall),
+    /// `use-service lua.<name>`: a Lua script answers the connection.
+    UseService(String),
 }
 
 /// Actions of HAProxy that weir refuses by name, with the reason.
 fn refused(name: &str) -> Option<&'static str> {
     let base = name.split('(').next().unwrap_or(name);
     Some(match base {
-        "use-service" => "TCP services (Lua) are not supported by weir",
         "send-spoe-group" => "SPOE is not supported by weir",
         "ot-group" => "OpenTracing is not supported by weir",
         "expect-netscaler-cip" => "the NetScaler client IP protocol is not supported by weir",
@@ -104,7 +107,9 @@ fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
         TcpAction::Capture { .. }
         | TcpAction::SetLogLevel
         | TcpAction::SwitchHttp(_)
-        | TcpAction::DoResolve(_) => set == Content,
+        | TcpAction::DoResolve(_)
+        | TcpAction::UseService(_) => set == Content,
+        TcpAction::Lua(_) => matches!(set, Content | Response),
         TcpAction::SetAddr(..) => set != Response,
         TcpAction::Stick(_) => set != Response,
         _ => true,
@@ -168,6 +173,11 @@ pub fn parse_tcp_rule(
             None => return Err(format!("unknown action '{n}'")),
         },
         n if n.starts_with("unset-var(") => TcpAction::UnsetVar(var_name(n, "unset-var")?),
+        "use-service" => match crate::action::parse_service(args)? {
+            crate::action::Service::Lua(n) => TcpAction::UseService(n),
+            _ => return Err("'use-service': only Lua services answer TCP connections".into()),
+        },
+        n if n.starts_with("lua.") => TcpAction::Lua(crate::lua::call(n, args).ok_or("")??),
         n if n.starts_with("do-resolve(") => {
             TcpAction::DoResolve(Box::new(crate::action::do_resolve(n, args, load)?))
         }

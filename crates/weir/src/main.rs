@@ -38,6 +38,7 @@ fn print_version(level: u8) {
             .collect();
         println!("Feature list : {}", list.join(" "));
         println!();
+        println!("Built with Lua version : Lua 5.3");
         println!("Default settings :");
         println!("  bufsize = 16384, maxrewrite = 0, maxpollevents = 0");
         println!();
@@ -204,7 +205,9 @@ fn load(args: &cli::Args, notices: bool, tls: bool) -> Result<weir_config::Confi
         return Err(());
     };
     let errors = if tls {
-        weir_proxy::tls::check(&config)
+        let mut e = weir_proxy::tls::check(&config);
+        e.extend(weir_proxy::lua::check(&config));
+        e
     } else {
         Vec::new()
     };

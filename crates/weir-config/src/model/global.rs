@@ -10,6 +10,8 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Global {
     pub daemon: bool,
+    /// `lua-load`, `lua-prepend-path`, `tune.lua.*`.
+    pub lua: LuaConf,
     /// `set-var` / `set-var-fmt` lines: `proc.*` variables set at start, in
     /// order.
     pub set_vars: Vec<(weir_rules::vars::VarSet, weir_rules::vars::VarValue)>,
@@ -153,6 +155,7 @@ impl Default for Global {
     fn default() -> Self {
         Global {
             daemon: false,
+            lua: LuaConf::default(),
             set_vars: Vec::new(),
             maxconn: None,
             unix_bind: UnixBind::default(),
@@ -246,5 +249,60 @@ pub struct StatsSocket {
     pub user: Option<String>,
     pub group: Option<String>,
     pub expose_fd: bool,
+    pub loc: Loc,
+}
+
+/// The Lua scripts to load and how they run (manual §3.2 `lua-load`,
+/// `tune.lua.*`).
+#[derive(Debug, Clone, Default)]
+pub struct LuaConf {
+    /// `lua-load <file> [args]`, in order, with the line of each.
+    pub loads: Vec<LuaLoad>,
+    /// `lua-prepend-path <path> [path|cpath]`: (`true` for cpath).
+    pub prepend: Vec<(String, bool)>,
+    /// `tune.lua.maxmem`, in bytes (0: no limit).
+    pub maxmem: usize,
+    /// `tune.lua.session-timeout` (actions), `service-timeout`,
+    /// `task-timeout`; `None`: haproxy's default (4 s, 4 s, none).
+    pub session_timeout: Option<Duration>,
+    pub service_timeout: Option<Duration>,
+    pub task_timeout: Option<Duration>,
+    /// Every `lua.<name>` a rule, format or expression uses, with its
+    /// line: checked once the scripts have registered their names.
+    pub refs: Vec<LuaRef>,
+    /// The `proc.*` variables the configuration names (a script's
+    /// `set_var(…, true)` updates only those).
+    pub proc_vars: Vec<String>,
+}
+
+/// One `lua-load` line.
+#[derive(Debug, Clone)]
+pub struct LuaLoad {
+    pub file: String,
+    pub args: Vec<String>,
+    pub loc: Loc,
+}
+
+/// What a `lua.<name>` names, as the line uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LuaUse {
+    Fetch,
+    Converter,
+    /// An action of `http-request`, `http-response`/`http-after-response`,
+    /// `tcp-request`, `tcp-response`.
+    HttpReq,
+    HttpRes,
+    TcpReq,
+    TcpRes,
+    /// `use-service lua.<name>` in HTTP rules, or in TCP ones.
+    HttpService,
+    TcpService,
+}
+
+/// A `lua.<name>` on a configuration line.
+#[derive(Debug, Clone)]
+pub struct LuaRef {
+    pub name: String,
+    pub what: LuaUse,
     pub loc: Loc,
 }

@@ -46,7 +46,14 @@ fn one<'a>(words: &'a [String], what: &str) -> Result<&'a str, String> {
 /// Applies one supported global keyword; `Err` is the message of an alert.
 pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(), String> {
     type Family = fn(&mut State<'_>, &[String], &Loc) -> Result<bool, String>;
-    const FAMILIES: [Family; 5] = [process, tuning, tls, stopping_and_env, without_effect];
+    const FAMILIES: [Family; 6] = [
+        process,
+        tuning,
+        tls,
+        stopping_and_env,
+        without_effect,
+        super::lua::global,
+    ];
     for family in FAMILIES {
         if family(st, words, loc)? {
             return Ok(());

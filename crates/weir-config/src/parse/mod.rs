@@ -10,6 +10,7 @@ mod http;
 mod ids;
 mod log;
 mod logfwd;
+mod lua;
 mod mailers;
 mod peers;
 mod persist;
@@ -400,6 +401,7 @@ impl State<'_> {
             Section::Ring => logfwd::ring_line(self, words, loc),
             Section::LogForward => logfwd::forward_line(self, words, loc),
             Section::Proxy => {
+                lua::scan(self, words, loc);
                 if let Some(mut p) = self.current.take() {
                     proxy::line(self, &mut p, words, loc);
                     self.current = Some(p);

@@ -120,8 +120,8 @@ fn refused_keywords_and_sections_by_name() {
             .any(|m| m.contains("'npn' is not supported by weir yet")),
         "{e:?}"
     );
-    let e = errors("global\n  lua-load /x.lua\n");
-    assert!(e[0].contains("'lua-load' is not supported by weir yet"));
+    let e = errors("global\n  default-path config\n");
+    assert!(e[0].contains("'default-path' is not supported by weir yet"));
     let e = errors("listen l\n  bind :80\n  stats show-modules\n");
     assert!(
         e[0].contains("t.cfg:3")

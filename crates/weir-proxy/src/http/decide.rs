@@ -160,6 +160,33 @@ async fn run(
             bw.body.as_deref(),
             room,
         );
+        if let Verdict::Lua { next, call } = v {
+            // A script's action: it may wait; the request waits with it.
+            let st = crate::lua::TxnState {
+                body: bw.body.clone(),
+                ..crate::lua::TxnState::of(&ExCtx {
+                    req: Some(req),
+                    vars: Some(vars),
+                    ..*tmpl
+                })
+            };
+            let st = Box::pin(crate::lua::run_action(tmpl.sh, "http-req", &call, st)).await;
+            if let Some(v) = st.vars {
+                *vars = v;
+            }
+            if let Some(r) = st.req.filter(|_| st.req_changed) {
+                *req = r;
+                *dirty = true;
+            }
+            if st.done {
+                return Verdict::Close {
+                    reset: false,
+                    http: true,
+                };
+            }
+            from += next;
+            continue;
+        }
         if let Verdict::Resolve { next, name, how } = v {
             // `do-resolve`: the request waits for the name's address.
             crate::tcp::rules::do_resolve(tmpl.sh, &how, &name, vars).await;
@@ -320,6 +347,7 @@ async fn content_rules(
     };
     let mut subj = Subject {
         resolve: None,
+        lua: None,
         peer: &mut tmpl.src,
         local: &mut tmpl.dst,
         expect_proxy: None,
@@ -338,6 +366,7 @@ async fn content_rules(
     match d {
         // (An HTTP stream is HTTP already: `switch-mode` ends the rules.)
         Decision::Go | Decision::Close | Decision::SwitchHttp(_) => None,
+        Decision::Service(name) => Some(Verdict::Service(weir_rules::action::Service::Lua(name))),
         Decision::Reject => Some(Verdict::Close {
             reset: false,
             http: false,

@@ -407,7 +407,10 @@ async fn rules_phase<'r>(
     }
     let go_on = matches!(
         verdict,
-        Verdict::Continue | Verdict::WaitBody { .. } | Verdict::Resolve { .. }
+        Verdict::Continue
+            | Verdict::WaitBody { .. }
+            | Verdict::Resolve { .. }
+            | Verdict::Lua { .. }
     );
     if !go_on || chosen.is_none() {
         // Answered here: the log line's samples see the request as it is.
@@ -513,6 +516,13 @@ async fn answer<'r>(
         Verdict::Service(weir_rules::action::Service::Prometheus) => {
             super::service::prometheus(sh, &req.uri)
         }
+        Verdict::Service(weir_rules::action::Service::Lua(name)) => {
+            let (be, view) = (chosen.map(|b| &**b), &view);
+            let o =
+                super::scripted::service(sh, fe_px, be, &name, view, cbuf, req, used, rec, vars);
+            return Some(Box::pin(o).await);
+        }
+        Verdict::Lua { .. } => return None,
         Verdict::Tarpit(status) => {
             let t = fe_px
                 .timeouts

@@ -24,6 +24,7 @@ mod respond;
 pub mod room;
 pub mod rules;
 mod samples;
+mod scripted;
 pub mod service;
 pub(crate) mod splicing;
 pub mod view;

@@ -144,6 +144,7 @@ pub(super) fn after(
     super::rules::after_local(
         local,
         super::rules::response_order(be_px, fe_px),
+        true,
         vars,
         view,
     )

@@ -240,7 +240,8 @@ fn tcp_rules(
         ..*tmpl
     };
     match crate::tcp::rules::response(rules, &view, tmpl.src, tmpl.dst, vars) {
-        Decision::Go | Decision::SwitchHttp(_) => Ok(false),
+        // (`use-service` is a content rule only.)
+        Decision::Go | Decision::SwitchHttp(_) | Decision::Service(_) => Ok(false),
         Decision::Close => Ok(true),
         d @ (Decision::Reject | Decision::Drop) => {
             s.conn.set_reset_on_close();

@@ -40,6 +40,8 @@ pub struct Vars {
     /// Rewrites of the exchange that found no room (`wrew`): all of
     /// them, and those once a backend was chosen.
     pub failed_rewrites: [u32; 2],
+    /// A Lua script's `txn:set_priv()` value for the exchange.
+    pub lua_priv: Option<std::sync::Arc<crate::lua::Priv>>,
 }
 
 /// The timeouts `set-timeout` gave one exchange (none: the backend's).
@@ -62,6 +64,7 @@ impl Vars {
             track: Default::default(),
             own_table: None,
             failed_rewrites: [0; 2],
+            lua_priv: None,
         }
     }
     pub(crate) fn get(&self, name: &str) -> Option<Sample> {
@@ -123,6 +126,7 @@ impl Vars {
         self.track.end_stream();
         self.own_table = None;
         self.failed_rewrites = [0; 2];
+        self.lua_priv = None;
         self.vals
             .retain(|n| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -160,6 +164,11 @@ pub enum Verdict {
     Fail(u16, Term),
     /// `use-service`: weir answers with one of its services.
     Service(weir_rules::action::Service),
+    /// `lua.<name>`: run the script's action, then the rules from `next`.
+    Lua {
+        next: usize,
+        call: weir_rules::lua::LuaCall,
+    },
     /// `tcp-request content reject|silent-drop`, `http-request reject`:
     /// the connection closes without an answer (with a reset for
     /// `silent-drop`); `http`: an HTTP rule refused it (the log keeps the
@@ -214,14 +223,19 @@ pub fn run_response_phases<'p>(
 /// `http-after-response` on an answer weir made (a deny, a return, a
 /// redirect, an error, the stats page): the rules of `pxs` in turn (see
 /// [`response_order`]), as on a server's response. A rule that answers in
-/// its turn replaces it.
+/// its turn replaces it. With `after_only` false, the `http-response`
+/// rules run first (the answer of a Lua service, as a server's).
 pub fn after_local<'p>(
     mut local: Local,
     pxs: impl Iterator<Item = &'p Proxy> + Clone,
+    after_only: bool,
     vars: &mut Vars,
     tmpl: &ExCtx<'_>,
 ) -> Local {
-    if pxs.clone().all(|p| p.http_after_response.is_empty()) {
+    if pxs
+        .clone()
+        .all(|p| p.http_after_response.is_empty() && (after_only || p.http_response.is_empty()))
+    {
         return local;
     }
     // Room for the whole answer: it is weir's own.
@@ -240,7 +254,8 @@ pub fn after_local<'p>(
     // weir's own answer, whole.
     let head = local.bytes.len().min(used);
     let mut room = Room::new(&tmpl.sh.cfg.global, head, local.bytes.len() - head);
-    if let Some(r) = run_response_phases(pxs, true, &mut res, vars, tmpl, &mut dirty, &mut room) {
+    let r = run_response_phases(pxs, after_only, &mut res, vars, tmpl, &mut dirty, &mut room);
+    if let Some(r) = r {
         return Local { keep: false, ..r };
     }
     if dirty {
@@ -276,6 +291,8 @@ enum Edit {
     Track(weir_rules::stick::TrackReq),
     /// `strict-mode on|off`.
     Strict(bool),
+    /// What a Lua action left of the message and variables.
+    Lua(Box<crate::lua::TxnState>),
 }
 
 /// Applies a header edit within `room`: one that does not fit is undone;
@@ -473,7 +490,10 @@ pub fn run_request(
                 }
             }
             Step::Stop(v) => {
-                if !matches!(v, Verdict::WaitBody { .. } | Verdict::Resolve { .. }) {
+                if !matches!(
+                    v,
+                    Verdict::WaitBody { .. } | Verdict::Resolve { .. } | Verdict::Lua { .. }
+                ) {
                     vars.last_rule = rule.at.clone();
                 }
                 return v;
@@ -597,7 +617,13 @@ fn request_step(
                 keep: true,
             }));
         }
-        ReqAction::UseService(s) => return Step::Stop(Verdict::Service(*s)),
+        ReqAction::UseService(s) => return Step::Stop(Verdict::Service(s.clone())),
+        ReqAction::Lua(call) => {
+            return Step::Stop(Verdict::Lua {
+                next: i + 1,
+                call: call.clone(),
+            })
+        }
         ReqAction::DoResolve(d) => {
             // (No name: nothing to ask, the variable stays unset.)
             let Some(name) = d.expr.eval(ctx).map(|s| s.to_bytes()) else {
@@ -681,6 +707,7 @@ fn apply_request_edit(
                 new.count(weir_stick::Event::HttpReq);
             }
         }
+        Edit::Lua(_) => {}
     }
     true
 }
@@ -753,6 +780,9 @@ pub fn run_response(
                     None => continue,
                 },
                 ResAction::StrictMode(on) => Ok(Edit::Strict(*on)),
+                ResAction::Lua(call) => Ok(Edit::Lua(Box::new(crate::lua::response_action(
+                    tmpl.sh, call, &ctx,
+                )))),
                 // Done before the rules ran (see `respond::wait_body`).
                 ResAction::SetLogLevel | ResAction::WaitForBody { .. } => continue,
             }
@@ -789,6 +819,17 @@ pub fn run_response(
             }
             Edit::UnsetVar(n) => {
                 vars.unset(&n);
+                true
+            }
+            Edit::Lua(st) => {
+                let st = *st;
+                if let Some(v) = st.vars {
+                    *vars = v;
+                }
+                if let Some(r) = st.res.filter(|_| st.res_changed) {
+                    *res = r;
+                    *dirty = true;
+                }
                 true
             }
             Edit::Track(t) => {

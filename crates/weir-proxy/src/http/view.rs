@@ -116,6 +116,16 @@ impl ExCtx<'_> {
 }
 
 impl Ctx for ExCtx<'_> {
+    fn lua_fetch(&self, call: &weir_rules::lua::LuaCall) -> Option<weir_rules::Sample> {
+        crate::lua::fetch_for(self.sh, call, || crate::lua::TxnState::of(self))
+    }
+    fn lua_conv(
+        &self,
+        call: &weir_rules::lua::LuaCall,
+        v: &weir_rules::Sample,
+    ) -> Option<weir_rules::Sample> {
+        crate::lua::convert_for(self.sh, call, v)
+    }
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
     }

@@ -680,6 +680,8 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         Var::ReqDateLocal => date(out, req_date(r), false, true),
         Var::HttpOnly(_) => out.push('-'),
         Var::Nothing => {}
+        // (The handshake time exists in both modes.)
+        Var::Th => num(out, r.th),
         v if !r.http => match v {
             Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
             Var::TermStateCookie => {
@@ -689,7 +691,6 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
             }
             _ => out.push('-'),
         },
-        Var::Th => num(out, r.th),
         Var::Ti => num(out, r.ti),
         Var::TR => num(out, r.t_req),
         Var::Tq => num(

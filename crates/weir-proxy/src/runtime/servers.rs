@@ -130,7 +130,8 @@ fn try_delete(sh: &Shared, r: &ServerRef) -> Result<(), String> {
         .ok_or_else(|| "No such server.".to_string())?;
     let s = be.server(id);
     let tracked = s.trackers.lock().map(|l| !l.is_empty()).unwrap_or(true);
-    if s.referenced || tracked {
+    let scripted = sh.lua.as_ref().is_some_and(|l| l.pins(bi.index(), id));
+    if s.referenced || tracked || scripted {
         return Err("This server cannot be removed at runtime due to other configuration elements pointing to it.".into());
     }
     let mut set = be.set();

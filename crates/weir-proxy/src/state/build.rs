@@ -54,6 +54,13 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     );
     let peers_tls = tls::peers_tls(&cfg, &files, &mut errors);
     let log_tls = tls::log_tls(&cfg, &files, &mut errors);
+    let lua = match crate::lua::LuaRt::load(&cfg.global.lua) {
+        Ok(l) => l.map(Arc::new),
+        Err(e) => {
+            errors.extend(e);
+            None
+        }
+    };
     // From now on the runtime API names what the store holds.
     files.seal();
     if !errors.is_empty() {
@@ -76,6 +83,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     let (stopping, _) = tokio::sync::watch::channel(false);
     let (killing, _) = tokio::sync::watch::channel(false);
     Ok(Shared {
+        lua,
         frontends,
         backends,
         roles,

@@ -418,6 +418,8 @@ pub struct FrontendRt {
 /// Everything the threads share.
 pub struct Shared {
     pub cfg: Arc<Config>,
+    /// The Lua scripts (`lua-load`), when there are some.
+    pub lua: Option<Arc<crate::lua::LuaRt>>,
     pub frontends: Vec<FrontendRt>,
     pub backends: Vec<Arc<BackendRt>>,
     /// Each proxy's frontend and backend, by [`ProxyId`].

@@ -69,6 +69,14 @@ pub fn run(
             &mut initial,
         ))
         .await;
+        if let Decision::Service(name) = &d {
+            let rec = record(&sh, fe_idx, &acc, accept_wall);
+            Box::pin(lua_service(
+                &sh, fe_idx, client, &acc, vars, initial, name, rec, started,
+            ))
+            .await;
+            return;
+        }
         let switch = match d {
             Decision::SwitchHttp(p) => Some(p),
             _ if http_backend(&sh, fe_idx, &acc, &client, &initial, &vars) => Some(None),
@@ -210,6 +218,7 @@ async fn inspect(
         };
         let mut subj = Subject {
             resolve: None,
+            lua: None,
             peer: &mut acc.peer,
             local: &mut acc.local,
             expect_proxy: None,
@@ -274,6 +283,40 @@ fn record<'a>(
 
 /// Ends a session refused before any server (`PR`: no backend, or a
 /// `tcp-request content` rule): counted, logged, let go.
+/// `tcp-request content use-service lua.<name>`: the script answers the
+/// client, then the session is logged (as haproxy logs an applet: no
+/// queue, connected at once).
+#[allow(clippy::too_many_arguments)]
+async fn lua_service(
+    sh: &Arc<Shared>,
+    fe_idx: FrontendId,
+    client: Conn,
+    acc: &Accepted,
+    vars: Vars,
+    initial: Vec<u8>,
+    name: &str,
+    mut rec: LogRecord<'_>,
+    started: Instant,
+) {
+    let st = crate::lua::TxnState {
+        fe: Some(fe_idx),
+        src: acc.peer,
+        dst: acc.local,
+        vars: Some(vars),
+        ..Default::default()
+    };
+    let io = crate::conn_io::ConnIo::new(Box::new(client), Vec::new());
+    crate::lua::tcp_service(sh, name, st, io, initial).await;
+    rec.tw = 0;
+    rec.tc = 0;
+    rec.th = 0;
+    rec.term = Term::NORMAL;
+    rec.tt = ms(crate::clock::elapsed(started));
+    crate::stats::count(sh, fe_idx, None, None, &rec, false);
+    log_session(sh, fe_idx, &rec);
+    finish(sh, fe_idx, acc);
+}
+
 fn refused(
     sh: &Shared,
     fe_idx: FrontendId,
@@ -592,6 +635,7 @@ async fn response_rules(
         let (mut peer, mut local) = (h.acc.peer, h.acc.local);
         let mut subj = Subject {
             resolve: None,
+            lua: None,
             peer: &mut peer,
             local: &mut local,
             expect_proxy: None,

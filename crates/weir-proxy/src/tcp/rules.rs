@@ -12,7 +12,7 @@ use std::time::Duration;
 use weir_rules::{AddrPart, Rule, Sample, TcpAction, TcpRuleSet};
 
 /// What a rule set decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Accepted, or no rule stopped it: the connection goes on.
     Go,
@@ -25,6 +25,8 @@ pub enum Decision {
     /// `switch-mode http`: the connection goes on in HTTP (HTTP/2 or
     /// HTTP/1.1 only when given).
     SwitchHttp(Option<bool>),
+    /// `use-service lua.<name>`: the script answers the connection.
+    Service(String),
 }
 
 /// The state the rules may change: the connection's addresses (as the
@@ -39,6 +41,8 @@ pub struct Subject<'v> {
     /// A `do-resolve` rule's name, to resolve before the rules after it
     /// run (see [`run_resolving`]).
     pub resolve: Option<(String, Box<weir_rules::action::DoResolve>)>,
+    /// A Lua action to run before the rules after it.
+    pub lua: Option<weir_rules::lua::LuaCall>,
 }
 
 /// Runs `rules` of `set` in order, each condition seeing `tmpl` with the
@@ -113,6 +117,14 @@ pub fn run_from(
                 }
             }
             TcpAction::SetLogLevel => {}
+            TcpAction::Lua(call) => {
+                subj.lua = Some(call.clone());
+                return Err(i + 1);
+            }
+            TcpAction::UseService(name) => {
+                subj.vars.last_rule = rule.at.clone();
+                return Ok(Decision::Service(name.clone()));
+            }
             TcpAction::SetVar(var, value) => {
                 if let Some(v) = value.eval(&ctx) {
                     set_var(set, subj.vars, var, v);
@@ -181,6 +193,25 @@ pub async fn run_resolving(
             Err(i) => i,
             done => return done,
         };
+        if let Some(call) = subj.lua.take() {
+            let st = crate::lua::TxnState {
+                vars: Some(subj.vars.clone()),
+                src: *subj.peer,
+                dst: *subj.local,
+                ..crate::lua::TxnState::of(tmpl)
+            };
+            let kind = if set == TcpRuleSet::Response {
+                "tcp-res"
+            } else {
+                "tcp-req"
+            };
+            let st = Box::pin(crate::lua::run_action(sh, kind, &call, st)).await;
+            if let Some(v) = st.vars {
+                *subj.vars = v;
+            }
+            from = i;
+            continue;
+        }
         let Some((name, how)) = subj.resolve.take() else {
             return Err(i);
         };
@@ -270,6 +301,7 @@ pub fn response(
     let (mut peer, mut local) = (peer, local);
     let mut subj = Subject {
         resolve: None,
+        lua: None,
         peer: &mut peer,
         local: &mut local,
         expect_proxy: None,
@@ -337,6 +369,7 @@ pub fn admit(
     let conn = (acc.peer, acc.local);
     let mut subj = Subject {
         resolve: None,
+        lua: None,
         peer: &mut acc.peer,
         local: &mut acc.local,
         expect_proxy: Some(&mut acc.accept_proxy),
@@ -352,7 +385,10 @@ pub fn admit(
         acc.fc = Some(Box::new(conn));
     }
     match d {
-        Decision::Go | Decision::Close | Decision::SwitchHttp(_) => accepted(vars),
+        // (`use-service` is a content rule only.)
+        Decision::Go | Decision::Close | Decision::SwitchHttp(_) | Decision::Service(_) => {
+            accepted(vars)
+        }
         Decision::Reject | Decision::Drop => {
             let ctr = if set == TcpRuleSet::Connection {
                 Ctr::ConnDenied

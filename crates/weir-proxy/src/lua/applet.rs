@@ -1,0 +1,334 @@
+//! Lua services (`use-service lua.<name>`): the `applet` object of an
+//! HTTP service (the request's line, headers and body; `set_status`,
+//! `add_header`, `start_response`, `send`) and of a TCP service (`send`,
+//! `receive`, `getline` on the client connection). An HTTP service's
+//! answer is sent once its function returns.
+
+use super::txn::{headers_table, lock, state_of, StateRef, TxnState};
+use super::LuaRt;
+use crate::state::Shared;
+use mlua::{Table, Value};
+use std::sync::{Arc, Mutex};
+
+/// What an HTTP service's function said, and the request body it reads.
+#[derive(Default)]
+pub struct AppletIo {
+    pub status: Option<(u16, Option<String>)>,
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub started: bool,
+    pub out: Vec<u8>,
+    /// The request body and how much of it was read.
+    pub input: Vec<u8>,
+    pub read: usize,
+}
+
+/// The answer of an HTTP service: the response's bytes, its status, and
+/// whether the connection may stay open (`None`: the function answered
+/// nothing, a 500 is due).
+pub struct HttpAnswer {
+    pub bytes: Vec<u8>,
+    pub status: u16,
+    pub keep: bool,
+}
+
+/// Runs HTTP service `name` on the request in `st`.
+pub async fn http_service(
+    sh: &Shared,
+    name: &str,
+    mut st: TxnState,
+) -> (Option<HttpAnswer>, TxnState) {
+    let Some(rt) = sh.lua.clone() else {
+        return (None, st);
+    };
+    let Some(svc) = rt.registry().services.get(name).cloned().filter(|s| s.http) else {
+        return (None, st);
+    };
+    let minor = st.req.as_ref().map_or(1, |r| r.minor);
+    st.applet.input = st.body.clone().unwrap_or_default();
+    let cell = Arc::new(Mutex::new(st));
+    let r = run(&rt, &svc.func, &cell).await;
+    if let Err(e) = &r {
+        if !super::is_done(e) {
+            super::runtime_error("service", name, e);
+        }
+    }
+    let st = std::mem::take(&mut *lock(&cell));
+    if !st.applet.started {
+        return (None, st);
+    }
+    let a = &st.applet;
+    let (status, reason) = a.status.clone().unwrap_or((200, None));
+    let reason =
+        reason.unwrap_or_else(|| weir_proto::h1::status::generated_reason(status).to_string());
+    let mut head = format!(
+        "HTTP/1.{} {status} {reason}\r\n",
+        if minor == 0 { 0 } else { 1 }
+    )
+    .into_bytes();
+    let mut sized = false;
+    for (n, v) in &a.headers {
+        sized |=
+            n.eq_ignore_ascii_case("content-length") || n.eq_ignore_ascii_case("transfer-encoding");
+        head.extend_from_slice(n.as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(v);
+        head.extend_from_slice(b"\r\n");
+    }
+    let chunked = !sized && minor != 0;
+    if chunked {
+        head.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    if chunked {
+        if !a.out.is_empty() {
+            head.extend_from_slice(format!("{:x}\r\n", a.out.len()).as_bytes());
+            head.extend_from_slice(&a.out);
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        head.extend_from_slice(&a.out);
+    }
+    let answer = HttpAnswer {
+        bytes: head,
+        status,
+        keep: sized || chunked,
+    };
+    (Some(answer), st)
+}
+
+async fn run(rt: &LuaRt, f: &mlua::Function, cell: &Arc<Mutex<TxnState>>) -> mlua::Result<()> {
+    let applet = http_object(rt, cell.clone())?;
+    let th = rt.lua.create_thread(f.clone())?;
+    let run = th.into_async::<()>(applet)?;
+    match tokio::time::timeout(rt.service_timeout, run).await {
+        Ok(r) => r,
+        Err(_) => Err(mlua::Error::RuntimeError("execution timeout".into())),
+    }
+}
+
+/// The `applet` of an HTTP service.
+fn http_object(rt: &LuaRt, cell: Arc<Mutex<TxnState>>) -> mlua::Result<Table> {
+    let lua = &rt.lua;
+    let t = lua.create_table()?;
+    {
+        let g = lock(&cell);
+        if let Some(r) = &g.req {
+            let (path, qs) = r.uri.split_once('?').unwrap_or((&r.uri, ""));
+            t.raw_set("method", r.method.as_str())?;
+            t.raw_set("path", path)?;
+            t.raw_set("qs", qs)?;
+            t.raw_set("version", if r.minor == 0 { "1.0" } else { "1.1" })?;
+            t.raw_set("headers", headers_table(lua, &r.headers)?)?;
+        }
+        t.raw_set("length", g.body.as_ref().map_or(0, Vec::len))?;
+    }
+    t.raw_set("__weir_state", lua.create_userdata(StateRef(cell))?)?;
+    t.set_metatable(Some(lua.named_registry_value::<Table>("weir.applet")?))?;
+    Ok(t)
+}
+
+fn text(v: &Value) -> Vec<u8> {
+    match v {
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Integer(i) => i.to_string().into_bytes(),
+        Value::Number(n) => n.to_string().into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
+/// Builds the HTTP applet's method table.
+pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
+    let lua = &rt.lua;
+    let m = lua.create_table()?;
+    m.set(
+        "set_status",
+        lua.create_function(|_, (this, status, reason): (Table, u16, Option<String>)| {
+            let st = state_of(&this)?;
+            lock(&st).applet.status = Some((status, reason));
+            Ok(())
+        })?,
+    )?;
+    m.set(
+        "add_header",
+        lua.create_function(|_, (this, n, v): (Table, String, Value)| {
+            let st = state_of(&this)?;
+            lock(&st).applet.headers.push((n, text(&v)));
+            Ok(())
+        })?,
+    )?;
+    m.set(
+        "start_response",
+        lua.create_function(|_, this: Table| {
+            let st = state_of(&this)?;
+            lock(&st).applet.started = true;
+            Ok(())
+        })?,
+    )?;
+    m.set(
+        "send",
+        lua.create_function(|_, (this, v): (Table, Value)| {
+            let st = state_of(&this)?;
+            let mut g = lock(&st);
+            // Sending starts the response.
+            g.applet.started = true;
+            g.applet.out.extend_from_slice(&text(&v));
+            Ok(())
+        })?,
+    )?;
+    m.set(
+        "receive",
+        lua.create_function(|lua, (this, size): (Table, Option<i64>)| {
+            let st = state_of(&this)?;
+            let mut g = lock(&st);
+            let a = &mut g.applet;
+            let rest = a.input.get(a.read..).unwrap_or_default();
+            let n = size.map_or(rest.len(), |s| (s.max(0) as usize).min(rest.len()));
+            let out = lua.create_string(rest.get(..n).unwrap_or_default())?;
+            a.read += n;
+            Ok(out)
+        })?,
+    )?;
+    m.set(
+        "getline",
+        lua.create_function(|lua, this: Table| {
+            let st = state_of(&this)?;
+            let mut g = lock(&st);
+            let a = &mut g.applet;
+            let rest = a.input.get(a.read..).unwrap_or_default();
+            let n = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            let out = lua.create_string(rest.get(..n).unwrap_or_default())?;
+            a.read += n;
+            Ok(out)
+        })?,
+    )?;
+    // Variables and private data, as `txn`'s.
+    let txn: Table = lua
+        .named_registry_value::<Table>("weir.txn")?
+        .get("__index")?;
+    for name in [
+        "set_var",
+        "get_var",
+        "unset_var",
+        "get_priv",
+        "set_priv",
+        "Debug",
+        "Info",
+        "Warning",
+        "Alert",
+    ] {
+        m.set(name, txn.get::<Value>(name)?)?;
+    }
+    let meta = lua.create_table()?;
+    meta.set("__index", m)?;
+    lua.set_named_registry_value("weir.applet", meta)
+}
+
+/// Runs TCP service `name` on a client connection: the function reads
+/// with `receive`/`getline` and writes with `send`; the connection closes
+/// when it returns.
+pub async fn tcp_service<S>(sh: &Shared, name: &str, st: TxnState, client: S, pending: Vec<u8>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let Some(rt) = sh.lua.clone() else {
+        return;
+    };
+    let Some(svc) = rt
+        .registry()
+        .services
+        .get(name)
+        .cloned()
+        .filter(|s| !s.http)
+    else {
+        return;
+    };
+    let io = Arc::new(tokio::sync::Mutex::new(super::socket::Stream::new(
+        client, pending,
+    )));
+    let cell = Arc::new(Mutex::new(st));
+    let r = async {
+        let t = tcp_object(&rt, cell.clone(), io.clone())?;
+        let th = rt.lua.create_thread(svc.func.clone())?;
+        let run = th.into_async::<()>(t)?;
+        match tokio::time::timeout(rt.service_timeout, run).await {
+            Ok(r) => r,
+            Err(_) => Err(mlua::Error::RuntimeError("execution timeout".into())),
+        }
+    }
+    .await;
+    if let Err(e) = r {
+        if !super::is_done(&e) {
+            super::runtime_error("service", name, &e);
+        }
+    }
+    io.lock().await.shutdown().await;
+}
+
+/// The `applet` of a TCP service.
+fn tcp_object(
+    rt: &LuaRt,
+    cell: Arc<Mutex<TxnState>>,
+    io: Arc<tokio::sync::Mutex<super::socket::Stream>>,
+) -> mlua::Result<Table> {
+    let lua = &rt.lua;
+    let t = lua.create_table()?;
+    t.raw_set("__weir_state", lua.create_userdata(StateRef(cell))?)?;
+    let txn: Table = lua
+        .named_registry_value::<Table>("weir.txn")?
+        .get("__index")?;
+    for name in [
+        "set_var",
+        "get_var",
+        "unset_var",
+        "get_priv",
+        "set_priv",
+        "Debug",
+        "Info",
+        "Warning",
+        "Alert",
+    ] {
+        t.raw_set(name, txn.get::<Value>(name)?)?;
+    }
+    let w = io.clone();
+    t.raw_set(
+        "send",
+        lua.create_async_function(move |_, (_this, v): (Value, Value)| {
+            let w = w.clone();
+            async move {
+                let data = text(&v);
+                w.lock().await.write_all(&data).await;
+                Ok(data.len())
+            }
+        })?,
+    )?;
+    let r = io.clone();
+    t.raw_set(
+        "receive",
+        lua.create_async_function(move |lua, (_this, size): (Value, Option<i64>)| {
+            let r = r.clone();
+            async move {
+                let got = match size {
+                    Some(n) => r.lock().await.read_exact_or_eof(n.max(0) as usize).await,
+                    None => r.lock().await.read_to_end().await,
+                };
+                Ok(Value::String(lua.create_string(got)?))
+            }
+        })?,
+    )?;
+    let r = io;
+    t.raw_set(
+        "getline",
+        lua.create_async_function(move |lua, _this: Value| {
+            let r = r.clone();
+            async move {
+                let got = r.lock().await.read_line().await;
+                Ok(Value::String(lua.create_string(got)?))
+            }
+        })?,
+    )?;
+    Ok(t)
+}

@@ -1,0 +1,205 @@
+//! The `core` table scripts see: registration of actions, fetches,
+//! converters, services, tasks and init functions; logs; sleeps; the
+//! clock; TCP sockets (`core.tcp()`).
+
+use super::{Action, LuaRt, Service};
+use mlua::{Function, Lua, MultiValue, Table, Value};
+use std::time::Duration;
+
+/// Syslog severities by name, as `core.<level>`.
+const LEVELS: [&str; 8] = [
+    "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+];
+
+/// Sets the global `core`.
+pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
+    let lua = &rt.lua;
+    let core = lua.create_table()?;
+    for (i, l) in LEVELS.iter().enumerate() {
+        core.set(*l, i as i64)?;
+    }
+    core.set("thread", 0)?;
+    register(rt, &core)?;
+    log_methods(lua, &core)?;
+    core.set(
+        "log",
+        lua.create_function(|_, (level, msg): (i64, String)| {
+            send_log(level, &msg);
+            Ok(())
+        })?,
+    )?;
+    core.set(
+        "msleep",
+        lua.create_async_function(|_, ms: u64| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(())
+        })?,
+    )?;
+    core.set(
+        "sleep",
+        lua.create_async_function(|_, s: u64| async move {
+            tokio::time::sleep(Duration::from_secs(s)).await;
+            Ok(())
+        })?,
+    )?;
+    core.set(
+        "yield",
+        lua.create_async_function(|_, ()| async move {
+            tokio::task::yield_now().await;
+            Ok(())
+        })?,
+    )?;
+    core.set(
+        "now",
+        lua.create_function(|lua, ()| {
+            let d = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            let t = lua.create_table()?;
+            t.set("sec", d.as_secs())?;
+            t.set("usec", d.subsec_micros())?;
+            Ok(t)
+        })?,
+    )?;
+    core.set(
+        "done",
+        lua.create_function(|_, _: MultiValue| {
+            Err::<(), _>(mlua::Error::RuntimeError(super::DONE.into()))
+        })?,
+    )?;
+    core.set(
+        "tcp",
+        lua.create_function(|_, ()| Ok(super::socket::Socket::default()))?,
+    )?;
+    for t in ["backends", "frontends", "proxies"] {
+        core.set(t, lua.create_table()?)?;
+    }
+    lua.globals().set("core", core)?;
+    super::txn::install(rt)
+}
+
+/// `core.register_*`.
+fn register(rt: &LuaRt, core: &Table) -> mlua::Result<()> {
+    let lua = &rt.lua;
+    let reg = rt.reg.clone();
+    core.set(
+        "register_action",
+        lua.create_function(move |_, (name, kinds, func, nargs): (String, Vec<String>, Function, Option<usize>)| {
+            for k in &kinds {
+                if !["http-req", "http-res", "tcp-req", "tcp-res"].contains(&k.as_str()) {
+                    return Err(mlua::Error::RuntimeError(format!(
+                        "register_action: '{k}' is not a known action kind ('http-req', 'http-res', 'tcp-req' or 'tcp-res')"
+                    )));
+                }
+            }
+            let a = Action {
+                kinds,
+                func,
+                nargs: nargs.unwrap_or(0),
+            };
+            lock(&reg).actions.insert(name, a);
+            Ok(())
+        })?,
+    )?;
+    let r = rt.reg.clone();
+    core.set(
+        "register_fetches",
+        lua.create_function(move |_, (name, func): (String, Function)| {
+            lock(&r).fetches.insert(name, func);
+            Ok(())
+        })?,
+    )?;
+    let r = rt.reg.clone();
+    core.set(
+        "register_converters",
+        lua.create_function(move |_, (name, func): (String, Function)| {
+            lock(&r).converters.insert(name, func);
+            Ok(())
+        })?,
+    )?;
+    let r = rt.reg.clone();
+    core.set(
+        "register_service",
+        lua.create_function(move |_, (name, mode, func): (String, String, Function)| {
+            let http = match mode.as_str() {
+                "http" => true,
+                "tcp" => false,
+                m => {
+                    return Err(mlua::Error::RuntimeError(format!(
+                        "register_service: '{m}' is not a service mode ('http' or 'tcp')"
+                    )))
+                }
+            };
+            lock(&r).services.insert(name, Service { http, func });
+            Ok(())
+        })?,
+    )?;
+    let r = rt.reg.clone();
+    core.set(
+        "register_task",
+        lua.create_function(move |lua, (func, args): (Function, MultiValue)| {
+            let func = if args.is_empty() {
+                func
+            } else {
+                // The task's arguments are bound now.
+                let bound = lua
+                    .load("local f, args = ...; return function() return f(table.unpack(args)) end")
+                    .call::<Function>((func, args.into_iter().collect::<Vec<Value>>()))?;
+                bound
+            };
+            lock(&r).tasks.push(func);
+            Ok(())
+        })?,
+    )?;
+    let r = rt.reg.clone();
+    core.set(
+        "register_init",
+        lua.create_function(move |_, func: Function| {
+            lock(&r).inits.push(func);
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
+fn lock(r: &std::sync::Mutex<super::Registry>) -> std::sync::MutexGuard<'_, super::Registry> {
+    r.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `Debug`, `Info`, `Warning`, `Alert` on a table (`core`, `txn`,
+/// `applet`): as methods of an object and as plain functions of `core`.
+pub(super) fn log_methods(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    for (name, level) in [("Debug", 7), ("Info", 6), ("Warning", 4), ("Alert", 1)] {
+        t.set(
+            name,
+            lua.create_function(move |_, args: MultiValue| {
+                // `core.Info(msg)` or `txn:Info(msg)`: the message is the
+                // last argument.
+                let msg = match args.iter().last() {
+                    Some(Value::String(s)) => s.to_string_lossy(),
+                    Some(Value::Integer(i)) => i.to_string(),
+                    Some(Value::Number(n)) => n.to_string(),
+                    _ => String::new(),
+                };
+                send_log(level, &msg);
+                Ok(())
+            })?,
+        )?;
+    }
+    Ok(())
+}
+
+/// A script's log message: on stderr as haproxy prints it (`[info]
+/// 331/134501 (pid) : msg`), unless the level is `debug`.
+fn send_log(level: i64, msg: &str) {
+    let tag = LEVELS.get(level as usize).copied().unwrap_or("info");
+    if level >= 7 {
+        return;
+    }
+    let (_, _, day, h, m, s, _) = crate::sys::local_time(crate::clock::wall().as_secs() as i64);
+    crate::log::console_line(&format!(
+        "[{tag}] {:03}/{h:02}{m:02}{s:02} ({}) : {msg}\n",
+        day,
+        std::process::id()
+    ));
+}

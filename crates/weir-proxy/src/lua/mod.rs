@@ -1,0 +1,434 @@
+//! Lua scripts (`lua-load`): one Lua 5.3 state shared by every thread (as
+//! haproxy's `lua-load`), the functions scripts register with `core`
+//! (actions, fetches, converters, services, tasks, init functions), and
+//! the calls weir makes into them. Calls that may wait (actions, services,
+//! tasks) run as coroutines polled by the caller's event loop; the state
+//! is locked only while Lua code runs, never across a wait.
+
+mod applet;
+mod core;
+mod http;
+mod proxy;
+mod socket;
+mod txn;
+
+pub use applet::{http_service, tcp_service, AppletIo, HttpAnswer};
+
+/// The error `core.done()` and `txn:done()` raise to end a script's
+/// function at once (not logged).
+const DONE: &str = "weir: done";
+
+/// Whether `e` is the end `core.done()` asked for.
+fn is_done(e: &mlua::Error) -> bool {
+    e.to_string().contains(DONE)
+}
+pub use txn::{Priv, TxnState};
+
+use crate::state::Shared;
+use mlua::{Function, Lua, MultiValue, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+use weir_config::model::{LuaConf, LuaUse};
+use weir_config::Config;
+use weir_rules::Sample;
+
+/// What scripts registered, by name.
+#[derive(Default)]
+struct Registry {
+    actions: HashMap<String, Action>,
+    fetches: HashMap<String, Function>,
+    converters: HashMap<String, Function>,
+    services: HashMap<String, Service>,
+    tasks: Vec<Function>,
+    inits: Vec<Function>,
+}
+
+/// `core.register_action`: the rule sets it may be used in, the function
+/// and how many arguments it takes from the rule.
+#[derive(Clone)]
+struct Action {
+    kinds: Vec<String>,
+    func: Function,
+    nargs: usize,
+}
+
+/// `core.register_service`: `http` or `tcp`, and the function.
+#[derive(Clone)]
+struct Service {
+    http: bool,
+    func: Function,
+}
+
+/// The scripts' state and what they registered.
+pub struct LuaRt {
+    lua: Lua,
+    reg: Arc<Mutex<Registry>>,
+    /// The process's state, once built (proxies, servers, variables).
+    sh: Arc<OnceLock<Weak<Shared>>>,
+    /// `tune.lua.session-timeout` (actions) and `service-timeout`.
+    pub action_timeout: Duration,
+    pub service_timeout: Duration,
+    pub task_timeout: Option<Duration>,
+    /// The `proc.*` variables the configuration names.
+    proc_vars: Arc<Vec<String>>,
+    /// Servers a script called a method on: `del server` refuses them.
+    pinned: Mutex<std::collections::HashSet<(usize, crate::ids::ServerId)>>,
+}
+
+impl LuaRt {
+    /// Loads the scripts of `conf` in order; `None` when there is none.
+    /// An error names the `lua-load` line.
+    pub fn load(conf: &LuaConf) -> Result<Option<LuaRt>, Vec<String>> {
+        if conf.loads.is_empty() {
+            return Ok(None);
+        }
+        let lua = Lua::new();
+        if conf.maxmem > 0 {
+            let _ = lua.set_memory_limit(conf.maxmem);
+        }
+        let rt = LuaRt {
+            lua,
+            reg: Arc::default(),
+            sh: Arc::default(),
+            action_timeout: conf.session_timeout.unwrap_or(Duration::from_secs(4)),
+            service_timeout: conf.service_timeout.unwrap_or(Duration::from_secs(4)),
+            task_timeout: conf.task_timeout,
+            proc_vars: Arc::new(conf.proc_vars.clone()),
+            pinned: Mutex::default(),
+        };
+        let mut errors = Vec::new();
+        if let Err(e) = rt.prepare(conf) {
+            errors.push(format!("[ALERT]    ({}) : lua: {e}", std::process::id()));
+            return Err(errors);
+        }
+        for l in &conf.loads {
+            if let Err(e) = rt.run_file(&l.file, &l.args) {
+                errors.push(format!(
+                    "[ALERT]    ({}) : {}: lua runtime error: {e}",
+                    std::process::id(),
+                    l.loc
+                ));
+                return Err(errors);
+            }
+        }
+        errors.extend(rt.check_refs(conf));
+        if errors.is_empty() {
+            Ok(Some(rt))
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Paths, the `core` table and the globals haproxy gives scripts.
+    fn prepare(&self, conf: &LuaConf) -> mlua::Result<()> {
+        let package: mlua::Table = self.lua.globals().get("package")?;
+        for (p, cpath) in &conf.prepend {
+            let key = if *cpath { "cpath" } else { "path" };
+            let cur: String = package.get(key)?;
+            package.set(key, format!("{p};{cur}"))?;
+        }
+        core::install(self)
+    }
+
+    fn run_file(&self, file: &str, args: &[String]) -> mlua::Result<()> {
+        let code = std::fs::read(file)
+            .map_err(|e| mlua::Error::RuntimeError(format!("cannot read '{file}': {e}")))?;
+        let chunk = self.lua.load(code).set_name(format!("@{file}"));
+        let args: MultiValue = args
+            .iter()
+            .map(|a| self.lua.create_string(a).map(Value::String))
+            .collect::<mlua::Result<_>>()?;
+        chunk.call::<()>(args)
+    }
+
+    /// Every `lua.<name>` the configuration uses must have been registered
+    /// for that use.
+    fn check_refs(&self, conf: &LuaConf) -> Vec<String> {
+        let reg = self.registry();
+        let mut out = Vec::new();
+        for r in &conf.refs {
+            let found = match r.what {
+                LuaUse::Fetch => reg.fetches.contains_key(&r.name),
+                LuaUse::Converter => reg.converters.contains_key(&r.name),
+                LuaUse::HttpService => reg.services.get(&r.name).is_some_and(|s| s.http),
+                LuaUse::TcpService => reg.services.get(&r.name).is_some_and(|s| !s.http),
+                LuaUse::HttpReq | LuaUse::HttpRes | LuaUse::TcpReq | LuaUse::TcpRes => {
+                    let kind = match r.what {
+                        LuaUse::HttpReq => "http-req",
+                        LuaUse::HttpRes => "http-res",
+                        LuaUse::TcpReq => "tcp-req",
+                        _ => "tcp-res",
+                    };
+                    reg.actions
+                        .get(&r.name)
+                        .is_some_and(|a| a.kinds.iter().any(|k| k == kind))
+                }
+            };
+            if !found {
+                let what = match r.what {
+                    LuaUse::Fetch => "sample fetch",
+                    LuaUse::Converter => "converter",
+                    LuaUse::HttpService | LuaUse::TcpService => "service",
+                    _ => "action",
+                };
+                out.push(format!(
+                    "[ALERT]    ({}) : {}: unknown Lua {what} 'lua.{}' (no script registered it for this use)",
+                    std::process::id(),
+                    r.loc,
+                    r.name
+                ));
+            }
+        }
+        out
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.reg.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks server `id` of backend `be` as held by a script.
+    fn pin(&self, be: usize, id: crate::ids::ServerId) {
+        self.pinned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((be, id));
+    }
+
+    /// Whether a script holds server `id` of backend `be`.
+    pub fn pins(&self, be: usize, id: crate::ids::ServerId) -> bool {
+        self.pinned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(be, id))
+    }
+
+    /// Runs the `core.register_init` functions (once the proxies exist).
+    fn run_inits(&self) {
+        let inits = self.registry().inits.clone();
+        for f in inits {
+            if let Err(e) = f.call::<()>(()) {
+                crate::log::console("ALERT", &format!("Lua init: {e}"));
+            }
+        }
+    }
+
+    /// The value of fetch `name` for a stream whose state is `st`.
+    fn fetch(&self, name: &str, st: TxnState, args: &[String]) -> Option<Sample> {
+        let f = self.registry().fetches.get(name).cloned()?;
+        let txn = txn::object(self, Arc::new(Mutex::new(st)), txn::Kind::Fetch).ok()?;
+        let mut a: Vec<Value> = vec![Value::Table(txn)];
+        for s in args {
+            a.push(Value::String(self.lua.create_string(s).ok()?));
+        }
+        match f.call::<Value>(MultiValue::from_iter(a)) {
+            Ok(v) => to_sample(&v),
+            Err(e) => {
+                runtime_error("sample-fetch", name, &e);
+                None
+            }
+        }
+    }
+
+    /// Converter `name` applied to `v`.
+    fn convert(&self, name: &str, v: &Sample, args: &[String]) -> Option<Sample> {
+        let f = self.registry().converters.get(name).cloned()?;
+        let mut a: Vec<Value> = vec![from_sample(&self.lua, v).ok()?];
+        for s in args {
+            a.push(Value::String(self.lua.create_string(s).ok()?));
+        }
+        match f.call::<Value>(MultiValue::from_iter(a)) {
+            Ok(v) => to_sample(&v),
+            Err(e) => {
+                runtime_error("converter", name, &e);
+                None
+            }
+        }
+    }
+}
+
+/// Logs a script's error as haproxy does (`Lua <what> '<name>': runtime
+/// error: …`).
+fn runtime_error(what: &str, name: &str, e: &mlua::Error) {
+    let msg = match e {
+        mlua::Error::CallbackError { cause, .. } => cause.to_string(),
+        e => e.to_string(),
+    };
+    let msg = msg.lines().next().unwrap_or_default().to_string();
+    crate::log::console(
+        "ALERT",
+        &format!("Lua {what} '{name}': [state-id 0] runtime error: {msg}."),
+    );
+}
+
+/// Loads the scripts of `cfg` (for `-c`): the errors, as lines.
+pub fn check(cfg: &Config) -> Vec<String> {
+    match LuaRt::load(&cfg.global.lua) {
+        Ok(_) => Vec::new(),
+        Err(e) => e,
+    }
+}
+
+/// Gives the scripts the built state (`core.backends`, …), runs their
+/// init functions.
+pub fn attach(sh: &Arc<Shared>) {
+    let Some(rt) = &sh.lua else {
+        return;
+    };
+    let _ = rt.sh.set(Arc::downgrade(sh));
+    if let Err(e) = proxy::install(rt, sh) {
+        crate::log::console("ALERT", &format!("Lua: {e}"));
+    }
+    rt.run_inits();
+}
+
+/// Starts the scripts' `core.register_task` functions on the current
+/// event loop.
+pub fn spawn_tasks(sh: &Arc<Shared>) {
+    let Some(rt) = sh.lua.clone() else {
+        return;
+    };
+    let tasks = rt.registry().tasks.clone();
+    for f in tasks {
+        let rt = rt.clone();
+        tokio::spawn(async move {
+            let Ok(th) = rt.lua.create_thread(f) else {
+                return;
+            };
+            let Ok(run) = th.into_async::<()>(()) else {
+                return;
+            };
+            let r = match rt.task_timeout {
+                Some(t) => tokio::time::timeout(t, run).await.unwrap_or(Ok(())),
+                None => run.await,
+            };
+            if let Err(e) = r {
+                runtime_error("task", "", &e);
+            }
+        });
+    }
+}
+
+/// A fetch's value from Lua: strings, integers (a float as its integer
+/// part), booleans; nothing for nil and other types.
+fn to_sample(v: &Value) -> Option<Sample> {
+    match v {
+        Value::String(s) => Some(Sample::Str(s.as_bytes().to_vec())),
+        Value::Integer(i) => Some(Sample::Int(*i)),
+        Value::Number(n) => Some(Sample::Int(*n as i64)),
+        Value::Boolean(b) => Some(Sample::Bool(*b)),
+        _ => None,
+    }
+}
+
+/// A sample as Lua sees it: integers as integers, booleans as booleans,
+/// everything else as a string.
+fn from_sample(lua: &Lua, v: &Sample) -> mlua::Result<Value> {
+    Ok(match v {
+        Sample::Int(i) => Value::Integer(*i),
+        Sample::Bool(b) => Value::Boolean(*b),
+        Sample::Str(s) | Sample::Bin(s) => Value::String(lua.create_string(s)?),
+        Sample::Ip(a) => Value::String(lua.create_string(a.to_string())?),
+    })
+}
+
+/// Calls from the rules engine: `lua.<name>` fetches and converters, for
+/// a view of a stream.
+pub fn fetch_for(
+    sh: &Shared,
+    call: &weir_rules::lua::LuaCall,
+    st: impl FnOnce() -> TxnState,
+) -> Option<Sample> {
+    let rt = sh.lua.as_ref()?;
+    rt.fetch(&call.name, st(), &call.args)
+}
+
+/// Converter `call` applied to `v`.
+pub fn convert_for(sh: &Shared, call: &weir_rules::lua::LuaCall, v: &Sample) -> Option<Sample> {
+    let rt = sh.lua.as_ref()?;
+    rt.convert(&call.name, v, &call.args)
+}
+
+/// Runs action `call` of a rule set of `kind` (`http-req`, `http-res`,
+/// `tcp-req`, `tcp-res`) on `st`, waiting as the script waits (up to
+/// `tune.lua.session-timeout`); the state as the action left it.
+pub async fn run_action(
+    sh: &Shared,
+    kind: &str,
+    call: &weir_rules::lua::LuaCall,
+    st: TxnState,
+) -> TxnState {
+    let Some(rt) = sh.lua.clone() else {
+        return st;
+    };
+    let Some(a) = rt.registry().actions.get(&call.name).cloned() else {
+        return st;
+    };
+    if !a.kinds.iter().any(|k| k == kind) {
+        return st;
+    }
+    let cell = Arc::new(Mutex::new(st));
+    let r = action_call(&rt, &a, &cell, &call.args).await;
+    if let Err(e) = r {
+        if !is_done(&e) {
+            runtime_error("action", &call.name, &e);
+        }
+    }
+    // The coroutine is done (or dropped): the state is ours again.
+    let taken = std::mem::take(&mut *cell.lock().unwrap_or_else(|e| e.into_inner()));
+    taken
+}
+
+async fn action_call(
+    rt: &LuaRt,
+    a: &Action,
+    cell: &Arc<Mutex<TxnState>>,
+    args: &[String],
+) -> mlua::Result<()> {
+    let txn = txn::object(rt, cell.clone(), txn::Kind::Action)?;
+    let mut argv: Vec<Value> = vec![Value::Table(txn)];
+    for s in args.iter().take(a.nargs.max(args.len())) {
+        argv.push(Value::String(rt.lua.create_string(s)?));
+    }
+    let th = rt.lua.create_thread(a.func.clone())?;
+    let run = th.into_async::<()>(MultiValue::from_iter(argv))?;
+    match tokio::time::timeout(rt.action_timeout, run).await {
+        Ok(r) => r,
+        Err(_) => Err(mlua::Error::RuntimeError("execution timeout".into())),
+    }
+}
+
+/// Runs `http-response` action `call` at once, on a copy of what `ctx`
+/// sees (an action there cannot wait: one that tries is an error).
+pub fn response_action(
+    sh: &Shared,
+    call: &weir_rules::lua::LuaCall,
+    ctx: &crate::http::rules::ExCtx<'_>,
+) -> TxnState {
+    let st = TxnState::of(ctx);
+    let Some(rt) = sh.lua.clone() else {
+        return st;
+    };
+    let Some(a) = rt.registry().actions.get(&call.name).cloned() else {
+        return st;
+    };
+    if !a.kinds.iter().any(|k| k == "http-res") {
+        return st;
+    }
+    let cell = Arc::new(Mutex::new(st));
+    let r = (|| {
+        let txn = txn::object(&rt, cell.clone(), txn::Kind::Action)?;
+        let mut argv: Vec<Value> = vec![Value::Table(txn)];
+        for s in &call.args {
+            argv.push(Value::String(rt.lua.create_string(s)?));
+        }
+        a.func.call::<()>(MultiValue::from_iter(argv))
+    })();
+    if let Err(e) = r {
+        if !is_done(&e) {
+            runtime_error("action", &call.name, &e);
+        }
+    }
+    let taken = std::mem::take(&mut *cell.lock().unwrap_or_else(|e| e.into_inner()));
+    taken
+}
