@@ -94,7 +94,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("log-send-hostname", "G", Status::Supported),
     kw("log-tag", "G", Status::Supported),
     kw("lua-load", "G", Status::Partly(LUA_LOAD)),
-    kw("lua-load-per-thread", "G", Status::Refused),
+    kw("lua-load-per-thread", "G", Status::Supported),
     kw("lua-prepend-path", "G", Status::Supported),
     kw("master-worker", "G", Status::Supported),
     kw("max-spread-checks", "G", Status::Partly("accepted with a note: weir spreads each server's first check within its own 'inter'")),

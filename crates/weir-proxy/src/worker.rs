@@ -54,6 +54,8 @@ pub fn run_thread(
     let rt = b.build()?;
     sh.workers.set(id, rt.handle().clone());
     rt.block_on(async move {
+        // This thread's own Lua state (`lua-load-per-thread`).
+        crate::lua::enter_thread(&sh, id);
         let mut tasks = Vec::new();
         // Wakes this thread's idle HTTP clients at their deadlines, and
         // its sleeping sessions (HTTP and `mode tcp`).

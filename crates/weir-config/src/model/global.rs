@@ -278,6 +278,8 @@ pub struct LuaConf {
 /// One `lua-load` line.
 #[derive(Debug, Clone)]
 pub struct LuaLoad {
+    /// `lua-load-per-thread`: one state per thread.
+    pub per_thread: bool,
     pub file: String,
     pub args: Vec<String>,
     pub loc: Loc,

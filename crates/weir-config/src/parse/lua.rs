@@ -16,11 +16,12 @@ pub(super) fn global(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<
         _ => Err(format!("expects {what}")),
     };
     match kw {
-        "lua-load" => {
+        "lua-load" | "lua-load-per-thread" => {
             let (file, args) = words[1..]
                 .split_first()
                 .ok_or("expects the path of a Lua file")?;
             lua.loads.push(LuaLoad {
+                per_thread: kw == "lua-load-per-thread",
                 file: file.clone(),
                 args: args.to_vec(),
                 loc: loc.clone(),

@@ -23,7 +23,7 @@ mod request;
 mod respond;
 pub mod room;
 pub mod rules;
-mod samples;
+pub(crate) mod samples;
 mod scripted;
 pub mod service;
 pub(crate) mod splicing;

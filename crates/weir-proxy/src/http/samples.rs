@@ -79,7 +79,7 @@ pub(super) fn request_samples(
 }
 
 /// Evaluates the `%[sample]` pieces of the frontend's log format.
-pub(super) fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
+pub(crate) fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
     let Some(f) = &fe_px.log_format else { return };
     let samples = eval_samples(f, ctx);
     if !samples.is_empty() {

@@ -37,7 +37,7 @@ pub async fn http_service(
     name: &str,
     mut st: TxnState,
 ) -> (Option<HttpAnswer>, TxnState) {
-    let Some(rt) = sh.lua.clone() else {
+    let Some(rt) = super::pick(sh, |r| r.services.contains_key(name)) else {
         return (None, st);
     };
     let Some(svc) = rt.registry().services.get(name).cloned().filter(|s| s.http) else {
@@ -229,13 +229,20 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
 
 /// Runs TCP service `name` on a client connection: the function reads
 /// with `receive`/`getline` and writes with `send`; the connection closes
-/// when it returns.
-pub async fn tcp_service<S>(sh: &Shared, name: &str, st: TxnState, client: S, pending: Vec<u8>)
+/// when it returns. The state as the function left it, and the bytes it
+/// sent.
+pub async fn tcp_service<S>(
+    sh: &Shared,
+    name: &str,
+    st: TxnState,
+    client: S,
+    pending: Vec<u8>,
+) -> (TxnState, u64)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let Some(rt) = sh.lua.clone() else {
-        return;
+    let Some(rt) = super::pick(sh, |r| r.services.contains_key(name)) else {
+        return (st, 0);
     };
     let Some(svc) = rt
         .registry()
@@ -244,7 +251,7 @@ where
         .cloned()
         .filter(|s| !s.http)
     else {
-        return;
+        return (st, 0);
     };
     let io = Arc::new(tokio::sync::Mutex::new(super::socket::Stream::new(
         client, pending,
@@ -265,7 +272,10 @@ where
             super::runtime_error("service", name, &e);
         }
     }
-    io.lock().await.shutdown().await;
+    let mut io = io.lock().await;
+    io.shutdown().await;
+    let st = std::mem::take(&mut *lock(&cell));
+    (st, io.written)
 }
 
 /// The `applet` of a TCP service.

@@ -18,7 +18,7 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
     for (i, l) in LEVELS.iter().enumerate() {
         core.set(*l, i as i64)?;
     }
-    core.set("thread", 0)?;
+    core.set("thread", rt.thread)?;
     register(rt, &core)?;
     log_methods(lua, &core)?;
     core.set(
@@ -70,6 +70,10 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
     core.set(
         "tcp",
         lua.create_function(|_, ()| Ok(super::socket::Socket::default()))?,
+    )?;
+    core.set(
+        "httpclient",
+        lua.create_function(|_, ()| Ok(super::httpclient::HttpClient))?,
     )?;
     for t in ["backends", "frontends", "proxies"] {
         core.set(t, lua.create_table()?)?;

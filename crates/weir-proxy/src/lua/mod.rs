@@ -8,6 +8,7 @@
 mod applet;
 mod core;
 mod http;
+mod httpclient;
 mod proxy;
 mod socket;
 mod txn;
@@ -72,15 +73,28 @@ pub struct LuaRt {
     pub task_timeout: Option<Duration>,
     /// The `proc.*` variables the configuration names.
     proc_vars: Arc<Vec<String>>,
-    /// Servers a script called a method on: `del server` refuses them.
-    pinned: Mutex<std::collections::HashSet<(usize, crate::ids::ServerId)>>,
+    /// 0 for the state shared by every thread, else the thread whose own
+    /// state it is (`lua-load-per-thread`): `core.thread`.
+    thread: usize,
+}
+
+thread_local! {
+    /// This thread's own state (`lua-load-per-thread`), once its loop runs.
+    static MINE: std::cell::RefCell<Option<Arc<LuaRt>>> = const { std::cell::RefCell::new(None) };
 }
 
 impl LuaRt {
-    /// Loads the scripts of `conf` in order; `None` when there is none.
-    /// An error names the `lua-load` line.
-    pub fn load(conf: &LuaConf) -> Result<Option<LuaRt>, Vec<String>> {
-        if conf.loads.is_empty() {
+    /// Loads the scripts of `conf` in order: the `lua-load` ones into the
+    /// state shared by every thread (`thread` 0), or the
+    /// `lua-load-per-thread` ones into thread `thread`'s own; `None` when
+    /// there is none. An error names the line.
+    pub fn load(conf: &LuaConf, thread: usize) -> Result<Option<LuaRt>, Vec<String>> {
+        let loads: Vec<_> = conf
+            .loads
+            .iter()
+            .filter(|l| l.per_thread == (thread > 0))
+            .collect();
+        if loads.is_empty() {
             return Ok(None);
         }
         let lua = Lua::new();
@@ -95,14 +109,14 @@ impl LuaRt {
             service_timeout: conf.service_timeout.unwrap_or(Duration::from_secs(4)),
             task_timeout: conf.task_timeout,
             proc_vars: Arc::new(conf.proc_vars.clone()),
-            pinned: Mutex::default(),
+            thread,
         };
         let mut errors = Vec::new();
         if let Err(e) = rt.prepare(conf) {
             errors.push(format!("[ALERT]    ({}) : lua: {e}", std::process::id()));
             return Err(errors);
         }
-        for l in &conf.loads {
+        for l in loads {
             if let Err(e) = rt.run_file(&l.file, &l.args) {
                 errors.push(format!(
                     "[ALERT]    ({}) : {}: lua runtime error: {e}",
@@ -112,12 +126,7 @@ impl LuaRt {
                 return Err(errors);
             }
         }
-        errors.extend(rt.check_refs(conf));
-        if errors.is_empty() {
-            Ok(Some(rt))
-        } else {
-            Err(errors)
-        }
+        Ok(Some(rt))
     }
 
     /// Paths, the `core` table and the globals haproxy gives scripts.
@@ -142,65 +151,30 @@ impl LuaRt {
         chunk.call::<()>(args)
     }
 
-    /// Every `lua.<name>` the configuration uses must have been registered
-    /// for that use.
-    fn check_refs(&self, conf: &LuaConf) -> Vec<String> {
+    /// Whether `r` names what this state registered for its use.
+    fn has(&self, r: &weir_config::model::LuaRef) -> bool {
         let reg = self.registry();
-        let mut out = Vec::new();
-        for r in &conf.refs {
-            let found = match r.what {
-                LuaUse::Fetch => reg.fetches.contains_key(&r.name),
-                LuaUse::Converter => reg.converters.contains_key(&r.name),
-                LuaUse::HttpService => reg.services.get(&r.name).is_some_and(|s| s.http),
-                LuaUse::TcpService => reg.services.get(&r.name).is_some_and(|s| !s.http),
-                LuaUse::HttpReq | LuaUse::HttpRes | LuaUse::TcpReq | LuaUse::TcpRes => {
-                    let kind = match r.what {
-                        LuaUse::HttpReq => "http-req",
-                        LuaUse::HttpRes => "http-res",
-                        LuaUse::TcpReq => "tcp-req",
-                        _ => "tcp-res",
-                    };
-                    reg.actions
-                        .get(&r.name)
-                        .is_some_and(|a| a.kinds.iter().any(|k| k == kind))
-                }
-            };
-            if !found {
-                let what = match r.what {
-                    LuaUse::Fetch => "sample fetch",
-                    LuaUse::Converter => "converter",
-                    LuaUse::HttpService | LuaUse::TcpService => "service",
-                    _ => "action",
+        match r.what {
+            LuaUse::Fetch => reg.fetches.contains_key(&r.name),
+            LuaUse::Converter => reg.converters.contains_key(&r.name),
+            LuaUse::HttpService => reg.services.get(&r.name).is_some_and(|s| s.http),
+            LuaUse::TcpService => reg.services.get(&r.name).is_some_and(|s| !s.http),
+            LuaUse::HttpReq | LuaUse::HttpRes | LuaUse::TcpReq | LuaUse::TcpRes => {
+                let kind = match r.what {
+                    LuaUse::HttpReq => "http-req",
+                    LuaUse::HttpRes => "http-res",
+                    LuaUse::TcpReq => "tcp-req",
+                    _ => "tcp-res",
                 };
-                out.push(format!(
-                    "[ALERT]    ({}) : {}: unknown Lua {what} 'lua.{}' (no script registered it for this use)",
-                    std::process::id(),
-                    r.loc,
-                    r.name
-                ));
+                reg.actions
+                    .get(&r.name)
+                    .is_some_and(|a| a.kinds.iter().any(|k| k == kind))
             }
         }
-        out
     }
 
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.reg.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Marks server `id` of backend `be` as held by a script.
-    fn pin(&self, be: usize, id: crate::ids::ServerId) {
-        self.pinned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert((be, id));
-    }
-
-    /// Whether a script holds server `id` of backend `be`.
-    pub fn pins(&self, be: usize, id: crate::ids::ServerId) -> bool {
-        self.pinned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&(be, id))
     }
 
     /// Runs the `core.register_init` functions (once the proxies exist).
@@ -261,37 +235,111 @@ fn runtime_error(what: &str, name: &str, e: &mlua::Error) {
     );
 }
 
-/// Loads the scripts of `cfg` (for `-c`): the errors, as lines.
+/// Loads the scripts of `cfg` (for `-c` and at start): the shared state,
+/// or the errors as lines (a script's, or a `lua.<name>` no script
+/// registered for its use). The per-thread scripts are loaded once here
+/// to be checked; each thread loads its own when it starts.
+pub fn load_all(cfg: &Config) -> Result<Option<LuaRt>, Vec<String>> {
+    let conf = &cfg.global.lua;
+    let shared = LuaRt::load(conf, 0)?;
+    let own = LuaRt::load(conf, 1)?;
+    let errors: Vec<String> = conf
+        .refs
+        .iter()
+        .filter(|r| ![&shared, &own].iter().any(|s| s.as_ref().is_some_and(|s| s.has(r))))
+        .map(|r| {
+            let what = match r.what {
+                LuaUse::Fetch => "sample fetch",
+                LuaUse::Converter => "converter",
+                LuaUse::HttpService | LuaUse::TcpService => "service",
+                _ => "action",
+            };
+            format!(
+                "[ALERT]    ({}) : {}: unknown Lua {what} 'lua.{}' (no script registered it for this use)",
+                std::process::id(),
+                r.loc,
+                r.name
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(shared)
+    } else {
+        Err(errors)
+    }
+}
+
+/// [`load_all`] for `-c`: the errors.
 pub fn check(cfg: &Config) -> Vec<String> {
-    match LuaRt::load(&cfg.global.lua) {
-        Ok(_) => Vec::new(),
-        Err(e) => e,
-    }
+    load_all(cfg).err().unwrap_or_default()
 }
 
-/// Gives the scripts the built state (`core.backends`, …), runs their
-/// init functions.
+/// Starts thread `id`'s own state (`lua-load-per-thread`), on its event
+/// loop: its init functions run, its tasks start.
+pub fn enter_thread(sh: &Arc<Shared>, id: usize) {
+    let rt = match LuaRt::load(&sh.cfg.global.lua, id) {
+        Ok(Some(rt)) => Arc::new(rt),
+        Ok(None) => return,
+        Err(e) => {
+            // (Loaded once before start: only a file changed since fails.)
+            for l in e {
+                crate::log::console_line(&format!("{l}\n"));
+            }
+            return;
+        }
+    };
+    MINE.with(|m| *m.borrow_mut() = Some(rt.clone()));
+    rt.attach(sh);
+    rt.start_tasks();
+}
+
+/// The state that registered what `has` looks for: this thread's own
+/// first, then the shared one.
+fn pick(sh: &Shared, has: impl Fn(&Registry) -> bool) -> Option<Arc<LuaRt>> {
+    let mine = MINE
+        .with(|m| m.borrow().clone())
+        .filter(|rt| has(&rt.registry()));
+    mine.or_else(|| sh.lua.clone().filter(|rt| has(&rt.registry())))
+}
+
+/// Gives the shared state the built process (`core.backends`, …), runs
+/// its init functions.
 pub fn attach(sh: &Arc<Shared>) {
-    let Some(rt) = &sh.lua else {
-        return;
-    };
-    let _ = rt.sh.set(Arc::downgrade(sh));
-    if let Err(e) = proxy::install(rt, sh) {
-        crate::log::console("ALERT", &format!("Lua: {e}"));
+    if let Some(rt) = &sh.lua {
+        rt.attach(sh);
     }
-    rt.run_inits();
 }
 
-/// Starts the scripts' `core.register_task` functions on the current
-/// event loop.
+/// Starts the shared state's `core.register_task` functions on the
+/// current event loop.
 pub fn spawn_tasks(sh: &Arc<Shared>) {
-    let Some(rt) = sh.lua.clone() else {
-        return;
-    };
-    let tasks = rt.registry().tasks.clone();
-    for f in tasks {
-        let rt = rt.clone();
-        tokio::spawn(async move {
+    if let Some(rt) = &sh.lua {
+        rt.start_tasks();
+    }
+}
+
+impl LuaRt {
+    fn attach(&self, sh: &Arc<Shared>) {
+        let _ = self.sh.set(Arc::downgrade(sh));
+        if let Err(e) = proxy::install(self, sh) {
+            crate::log::console("ALERT", &format!("Lua: {e}"));
+        }
+        self.run_inits();
+    }
+
+    fn start_tasks(self: &Arc<Self>) {
+        let tasks = self.registry().tasks.clone();
+        for f in tasks {
+            tokio::spawn(task(self.clone(), f));
+        }
+    }
+}
+
+/// A `core.register_task` function, run to its end (or its
+/// `tune.lua.task-timeout`).
+async fn task(rt: Arc<LuaRt>, f: Function) {
+    {
+        {
             let Ok(th) = rt.lua.create_thread(f) else {
                 return;
             };
@@ -303,9 +351,11 @@ pub fn spawn_tasks(sh: &Arc<Shared>) {
                 None => run.await,
             };
             if let Err(e) = r {
-                runtime_error("task", "", &e);
+                if !is_done(&e) {
+                    runtime_error("task", "", &e);
+                }
             }
-        });
+        }
     }
 }
 
@@ -339,13 +389,13 @@ pub fn fetch_for(
     call: &weir_rules::lua::LuaCall,
     st: impl FnOnce() -> TxnState,
 ) -> Option<Sample> {
-    let rt = sh.lua.as_ref()?;
+    let rt = pick(sh, |r| r.fetches.contains_key(&call.name))?;
     rt.fetch(&call.name, st(), &call.args)
 }
 
 /// Converter `call` applied to `v`.
 pub fn convert_for(sh: &Shared, call: &weir_rules::lua::LuaCall, v: &Sample) -> Option<Sample> {
-    let rt = sh.lua.as_ref()?;
+    let rt = pick(sh, |r| r.converters.contains_key(&call.name))?;
     rt.convert(&call.name, v, &call.args)
 }
 
@@ -358,7 +408,7 @@ pub async fn run_action(
     call: &weir_rules::lua::LuaCall,
     st: TxnState,
 ) -> TxnState {
-    let Some(rt) = sh.lua.clone() else {
+    let Some(rt) = pick(sh, |r| r.actions.contains_key(&call.name)) else {
         return st;
     };
     let Some(a) = rt.registry().actions.get(&call.name).cloned() else {
@@ -406,7 +456,7 @@ pub fn response_action(
     ctx: &crate::http::rules::ExCtx<'_>,
 ) -> TxnState {
     let st = TxnState::of(ctx);
-    let Some(rt) = sh.lua.clone() else {
+    let Some(rt) = pick(sh, |r| r.actions.contains_key(&call.name)) else {
         return st;
     };
     let Some(a) = rt.registry().actions.get(&call.name).cloned() else {

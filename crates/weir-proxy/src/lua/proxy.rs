@@ -92,9 +92,10 @@ fn servers(lua: &Lua, p: &ProxyRef) -> mlua::Result<Table> {
 impl ServerRef {
     /// Marks the server as one a script holds.
     fn pin(&self, sh: &Shared) {
-        if let Some(rt) = &sh.lua {
-            rt.pin(self.be, self.id);
-        }
+        sh.lua_pins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((self.be, self.id));
     }
 }
 

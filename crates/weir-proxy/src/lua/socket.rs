@@ -15,6 +15,8 @@ pub struct Stream {
     io: Box<dyn Io>,
     buf: Vec<u8>,
     eof: bool,
+    /// Bytes written (a TCP service's `%B`).
+    pub written: u64,
 }
 
 impl Stream {
@@ -26,12 +28,17 @@ impl Stream {
             io: Box::new(s),
             buf: pending,
             eof: false,
+            written: 0,
         }
     }
 
     /// Writes `d`; false when the peer is gone.
     pub async fn write_all(&mut self, d: &[u8]) -> bool {
-        self.io.write_all(d).await.is_ok() && self.io.flush().await.is_ok()
+        let ok = self.io.write_all(d).await.is_ok() && self.io.flush().await.is_ok();
+        if ok {
+            self.written += d.len() as u64;
+        }
+        ok
     }
 
     /// Reads more; false at the end of the stream.
@@ -94,7 +101,67 @@ pub struct Socket {
     timeout: Arc<std::sync::Mutex<Option<Duration>>>,
 }
 
+/// The TLS settings of `connect_ssl`: no verification of the server, as
+/// haproxy's Lua sockets; made on first use.
+static CLIENT_TLS: std::sync::OnceLock<Option<Arc<rustls::ClientConfig>>> =
+    std::sync::OnceLock::new();
+
+fn client_tls() -> Option<Arc<rustls::ClientConfig>> {
+    CLIENT_TLS
+        .get_or_init(|| {
+            let g = weir_config::tls::TlsGlobal::default();
+            let t = weir_config::tls::ServerTls {
+                verify: Some(weir_config::tls::Verify::None),
+                ..Default::default()
+            };
+            let files = crate::tls::store::Store::new(&g);
+            crate::tls::client::client_config(&t, &g, &files)
+                .ok()
+                .map(|c| c.config())
+        })
+        .clone()
+}
+
 impl Socket {
+    /// Connects to `host:port`, over TLS with `tls`.
+    async fn open(&self, host: String, port: Option<Value>, tls: bool) -> Result<(), String> {
+        let port = match port {
+            Some(Value::Integer(p)) => p.to_string(),
+            Some(Value::String(p)) => p.to_string_lossy(),
+            _ => String::new(),
+        };
+        let target = if port.is_empty() {
+            host
+        } else {
+            format!("{host}:{port}")
+        };
+        let limit = self.limit();
+        let addr = tokio::net::lookup_host(target.as_str())
+            .await
+            .map_err(|e| e.to_string())?
+            .next()
+            .ok_or("no address")?;
+        let c = match tokio::time::timeout(limit, tokio::net::TcpStream::connect(addr)).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(_) => return Err("timeout".into()),
+        };
+        let _ = c.set_nodelay(true);
+        let conn = crate::conn::Conn::Tcp(c);
+        let conn = if tls {
+            let cfg = client_tls().ok_or("no TLS settings")?;
+            let name = crate::tls::server_name(None, Some(addr));
+            crate::tls::connect(conn, cfg, name, Some(limit))
+                .await
+                .map_err(|e| format!("{e:?}"))?
+        } else {
+            conn
+        };
+        let io = crate::conn_io::ConnIo::new(Box::new(conn), Vec::new());
+        *self.conn.lock().await = Some(Stream::new(io, Vec::new()));
+        Ok(())
+    }
+
     fn limit(&self) -> Duration {
         self.timeout
             .lock()
@@ -114,37 +181,20 @@ fn closed(partial: Option<Vec<u8>>, lua: &mlua::Lua) -> mlua::Result<MultiValue>
 
 impl UserData for Socket {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_async_method(
-            "connect",
-            |lua, s, (host, port): (String, Option<Value>)| async move {
-                let port = match port {
-                    Some(Value::Integer(p)) => p.to_string(),
-                    Some(Value::String(p)) => p.to_string_lossy(),
-                    _ => String::new(),
-                };
-                let target = if port.is_empty() {
-                    host
-                } else {
-                    format!("{host}:{port}")
-                };
-                let limit = s.limit();
-                match tokio::time::timeout(limit, tokio::net::TcpStream::connect(target)).await {
-                    Ok(Ok(c)) => {
-                        let _ = c.set_nodelay(true);
-                        *s.conn.lock().await = Some(Stream::new(c, Vec::new()));
-                        Ok(MultiValue::from_iter([Value::Integer(1)]))
+        for (name, tls) in [("connect", false), ("connect_ssl", true)] {
+            m.add_async_method(
+                name,
+                move |lua, s, (host, port): (String, Option<Value>)| async move {
+                    match s.open(host, port, tls).await {
+                        Ok(()) => Ok(MultiValue::from_iter([Value::Integer(1)])),
+                        Err(e) => Ok(MultiValue::from_iter([
+                            Value::Nil,
+                            Value::String(lua.create_string(e)?),
+                        ])),
                     }
-                    Ok(Err(e)) => Ok(MultiValue::from_iter([
-                        Value::Nil,
-                        Value::String(lua.create_string(e.to_string())?),
-                    ])),
-                    Err(_) => Ok(MultiValue::from_iter([
-                        Value::Nil,
-                        Value::String(lua.create_string("timeout")?),
-                    ])),
-                }
-            },
-        );
+                },
+            );
+        }
         m.add_async_method("send", |lua, s, data: mlua::LuaString| async move {
             let d = data.as_bytes().to_vec();
             let mut g = s.conn.lock().await;
@@ -221,11 +271,6 @@ impl UserData for Socket {
                 *g = Some(Duration::from_secs_f64(t.max(0.0)));
             }
             Ok(1)
-        });
-        m.add_method("connect_ssl", |_, _, _: MultiValue| {
-            Err::<(), _>(mlua::Error::RuntimeError(
-                "connect_ssl is not supported by weir".into(),
-            ))
         });
     }
 }

@@ -40,7 +40,7 @@ pub struct Priv(pub mlua::RegistryKey);
 
 impl TxnState {
     /// Evaluates `f` with the view of the stream this state holds.
-    pub fn with_ctx<R>(&self, sh: &Shared, f: impl FnOnce(&dyn weir_rules::Ctx) -> R) -> R {
+    pub fn with_ctx<R>(&self, sh: &Shared, f: impl FnOnce(&ExCtx<'_>) -> R) -> R {
         let ctx = ExCtx {
             sh,
             fe_idx: self.fe.unwrap_or(FrontendId::new(0)),

@@ -130,7 +130,11 @@ fn try_delete(sh: &Shared, r: &ServerRef) -> Result<(), String> {
         .ok_or_else(|| "No such server.".to_string())?;
     let s = be.server(id);
     let tracked = s.trackers.lock().map(|l| !l.is_empty()).unwrap_or(true);
-    let scripted = sh.lua.as_ref().is_some_and(|l| l.pins(bi.index(), id));
+    let scripted = sh
+        .lua_pins
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&(bi.index(), id));
     if s.referenced || tracked || scripted {
         return Err("This server cannot be removed at runtime due to other configuration elements pointing to it.".into());
     }

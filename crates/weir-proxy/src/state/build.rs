@@ -54,7 +54,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     );
     let peers_tls = tls::peers_tls(&cfg, &files, &mut errors);
     let log_tls = tls::log_tls(&cfg, &files, &mut errors);
-    let lua = match crate::lua::LuaRt::load(&cfg.global.lua) {
+    let lua = match crate::lua::load_all(&cfg) {
         Ok(l) => l.map(Arc::new),
         Err(e) => {
             errors.extend(e);
@@ -84,6 +84,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     let (killing, _) = tokio::sync::watch::channel(false);
     Ok(Shared {
         lua,
+        lua_pins: Default::default(),
         frontends,
         backends,
         roles,

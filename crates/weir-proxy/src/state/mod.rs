@@ -420,6 +420,9 @@ pub struct Shared {
     pub cfg: Arc<Config>,
     /// The Lua scripts (`lua-load`), when there are some.
     pub lua: Option<Arc<crate::lua::LuaRt>>,
+    /// Servers (backend index, id) a script called a method on: `del
+    /// server` refuses them, as haproxy.
+    pub lua_pins: Mutex<std::collections::HashSet<(usize, ServerId)>>,
     pub frontends: Vec<FrontendRt>,
     pub backends: Vec<Arc<BackendRt>>,
     /// Each proxy's frontend and backend, by [`ProxyId`].

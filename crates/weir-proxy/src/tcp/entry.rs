@@ -306,12 +306,18 @@ async fn lua_service(
         ..Default::default()
     };
     let io = crate::conn_io::ConnIo::new(Box::new(client), Vec::new());
-    crate::lua::tcp_service(sh, name, st, io, initial).await;
+    let (st, sent) = crate::lua::tcp_service(sh, name, st, io, initial).await;
     rec.tw = 0;
     rec.tc = 0;
     rec.th = 0;
     rec.term = Term::NORMAL;
+    rec.bytes_out = sent;
     rec.tt = ms(crate::clock::elapsed(started));
+    // The log line's samples see the variables the script set.
+    let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
+    st.with_ctx(sh, |ctx| {
+        crate::http::samples::log_samples(fe_px, &mut rec, ctx)
+    });
     crate::stats::count(sh, fe_idx, None, None, &rec, false);
     log_session(sh, fe_idx, &rec);
     finish(sh, fe_idx, acc);
