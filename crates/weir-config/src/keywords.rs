@@ -719,8 +719,22 @@ pub fn render_markdown() -> String {
     out.push_str(RUNTIME_NOTES);
     out.push_str(STICK_NOTES);
     out.push_str(LOG_NOTES);
+    out.push_str(LUA_NOTES);
     out
 }
+
+/// Lua (checked by `crates/weir/tests/suite/lua.rs`, beside haproxy, and
+/// by the `lua/*` reg-tests).
+const LUA_NOTES: &str = "
+## Lua (manual §3.2 `lua-load`; HAProxy's Lua API)
+
+- Lua 5.3, as Debian's haproxy is built with (built into weir, no system library needed). `lua-load <file> [args]` loads into one state shared by every thread (calls take its lock only while Lua code runs, never while a script waits); `lua-load-per-thread <file> [args]` loads into a state of each thread's own (`core.thread` is the thread's number, 0 in the shared state); a name registered in the thread's own state is found first. `lua-prepend-path`, `tune.lua.maxmem`, `tune.lua.session-timeout` (actions, 4 s), `tune.lua.service-timeout` (4 s), `tune.lua.task-timeout` (none); `tune.lua.forced-yield` is accepted with a note (a function that never yields is not interrupted). A file that cannot be read or compiled, or that fails while it loads, stops the start with the `lua-load` line, in haproxy's words; a `lua.<name>` that no script registered for that use (action kind, fetch, converter, HTTP or TCP service) is refused with its line.
+- `core`: `register_action` (`http-req`, `http-res`, `tcp-req`, `tcp-res`, with the rule's arguments), `register_fetches`, `register_converters`, `register_service` (`http`, `tcp`), `register_task` (with arguments), `register_init`; `Debug`, `Info`, `Warning`, `Alert`, `log` (on stderr as haproxy prints them: `[info] 331/131540 (pid) : …`, the day of the year then the time; `Debug` is not printed), the level constants, `msleep`, `sleep`, `yield`, `now`, `done`, `thread`, `backends`/`frontends`/`proxies` (each with `name`, `uuid`, `servers`, `get_stats()`, `get_mode()`; servers with `name`, `puid`, `get_name`, `get_addr`, `get_weight`, `is_draining`, `get_stats()`: `show stat`'s columns by name), `tcp()` (`connect`, `connect_ssl` (the server is not verified, as haproxy's), `send`, `receive` with `*l`, `*a` or a size and a prefix, `close`, `settimeout`), `httpclient()` (`get`, `post`, `put`, `head`, `delete` with `url`, `headers`, `body`, `dst` (`unix@…`, an address), `timeout`; `http://` only: an `https` URL is an error). A server a script called a method on can no longer be deleted with `del server`, as in haproxy.
+- `txn` (actions, and fetches' first argument): `f`/`sf` (any fetch by its name, `_` for `.`: `txn.f:req_hdr(\"host\")`), `c`/`sc` (any converter), `http` (`req_get_headers`, `req_set_header`, `req_add_header`, `req_del_header`, `req_rep_header`, `req_set_method|path|query|uri`, the `res_*` header methods, `res_set_status`), `get_var`/`set_var` (with `ifexist`: a `proc` variable the configuration does not name is not created)/`unset_var`, `get_priv`/`set_priv` (kept for the exchange), `done`, the log methods. HTTP applets: `method`, `path`, `qs`, `version`, `length`, `headers`, `set_status`, `add_header`, `start_response`, `send`, `receive`, `getline`, variables and private data; TCP applets: `send`, `receive`, `getline`, variables (which the session's log line sees).
+- Request actions may wait (sockets, the HTTP client, sleeps): the request waits with them. `http-response` actions run at once and cannot wait (one that tries is a logged error). A script's runtime error is logged (`Lua action 'x': [state-id 0] runtime error: …`) and the stream goes on, as in haproxy.
+- Services: an HTTP service's answer goes through the response rules as a server's and is logged as haproxy logs an applet (no queue, connected at once, `Tr` the function's time); it is sent once the function returns, chunked to HTTP/1.1 clients unless it set a length (haproxy streams each `send`); one that answers nothing gets a 500. A request body is the service's to read when it came with the head.
+- Not supported: `core.register_cli`, `core.add_acl`/`del_acl`/`set_map`/`del_map`, `core.get_info`, `core.parse_addr` and the other helpers, the `Map`, `Regex`, `AppletTCP` buffered `receive` timeouts, `txn:reply()`, `txn.http:req_set_*` on HTTP/2 pseudo-headers beyond path and method, `filter` classes, `core.queue`/`event_sub` (2.8 API). A script calling one gets Lua's error for a missing field.
+";
 
 /// Log forwarding and rings (checked by
 /// `crates/weir/tests/suite/log_forward.rs`, beside haproxy).

@@ -25,7 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("backend", &["connect", "checks", "dns", "sticky"]),
     ("session", &["session", "sessions", "forward"]),
-    ("protocols", &["tcp", "http", "h2"]),
+    ("protocols", &["tcp", "http", "h2", "lua"]),
     ("runtime", &["runtime"]),
     (
         "process",
@@ -53,6 +53,16 @@ const STATICS: &[(&str, &str, &str)] = &[
         "alloc/cache.rs",
         "CACHE",
         "the thread's freed malloc blocks, by class (worker threads)",
+    ),
+    (
+        "lua/mod.rs",
+        "MINE",
+        "the thread's own Lua state (`lua-load-per-thread`)",
+    ),
+    (
+        "lua/socket.rs",
+        "CLIENT_TLS",
+        "the TLS settings of scripts' `connect_ssl` (made on first use)",
     ),
     (
         "clock.rs",

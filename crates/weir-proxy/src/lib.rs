@@ -121,11 +121,14 @@ pub fn run(mut cfg: Config, mut opts: StartOptions) -> Result<i32, Vec<String>> 
         }
     }
     let sh = Arc::new(state::build(cfg, limits, state::Carried::default())?);
-    lua::attach(&sh);
+    if let Some(rt) = lua::load_all(&sh.cfg)? {
+        let _ = sh.lua.set(Arc::new(rt));
+    }
     for w in state::saved::load(&sh) {
         limits::warn(quiet, &w);
     }
     http::service::register(runtime::services());
+    lua::attach(&sh);
     let from_master = from_master.map(|r| r.map(|(_, fds)| fds));
     let bound = bind::bind_all(&sh, inherit(from_master, &opts, quiet))?;
     let peers = peers::bind(&sh, quiet)?;

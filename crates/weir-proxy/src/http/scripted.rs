@@ -56,6 +56,8 @@ pub(super) async fn service<'r>(
         *vars = v;
     }
     let term = Term::new(Cause::Local, State::Request);
+    // A close-delimited answer (to HTTP/1.0) says nothing more.
+    let unframed = ans.as_ref().is_some_and(|a| !a.keep);
     let local = match ans {
         Some(a) => {
             let local = Local {
@@ -76,6 +78,7 @@ pub(super) async fn service<'r>(
             keep: !errors::closes(500),
         },
     };
+    let unframed = unframed.then(|| local.bytes.clone());
     let o = match whole {
         Some(b) => {
             let mut taken = req.clone();
@@ -84,5 +87,13 @@ pub(super) async fn service<'r>(
         }
         None => answer_local(cbuf, used, req, local),
     };
-    Outcome { t_res, ..o }
+    match unframed {
+        Some(bytes) => Outcome {
+            t_res,
+            bytes_out: bytes.len() as u64,
+            unsent: bytes,
+            ..o
+        },
+        None => Outcome { t_res, ..o },
+    }
 }

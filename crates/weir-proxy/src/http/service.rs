@@ -39,6 +39,8 @@ pub struct Services {
     pub prometheus: fn(&Shared, &str) -> Local,
     /// A request under a proxy's `stats uri`.
     pub stats_page: for<'a> fn(StatsRequest<'a>) -> Answer<'a>,
+    /// `show stat`'s rows (a Lua script's `get_stats()`).
+    pub stat_rows: fn(&Shared, &weir_admin::cli::StatFilter) -> Vec<weir_admin::stat::Row>,
 }
 
 static SERVICES: OnceLock<Services> = OnceLock::new();
@@ -64,6 +66,14 @@ pub(super) fn prometheus(sh: &Shared, uri: &str) -> Local {
         Some(s) => (s.prometheus)(sh, uri),
         None => missing(),
     }
+}
+
+/// `show stat`'s rows for `f` (none before the runtime registered).
+pub fn stat_rows(sh: &Shared, f: &weir_admin::cli::StatFilter) -> Vec<weir_admin::stat::Row> {
+    SERVICES
+        .get()
+        .map(|s| (s.stat_rows)(sh, f))
+        .unwrap_or_default()
 }
 
 /// The stats page's answer.

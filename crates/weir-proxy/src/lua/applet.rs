@@ -119,7 +119,14 @@ fn http_object(rt: &LuaRt, cell: Arc<Mutex<TxnState>>) -> mlua::Result<Table> {
             t.raw_set("path", path)?;
             t.raw_set("qs", qs)?;
             t.raw_set("version", if r.minor == 0 { "1.0" } else { "1.1" })?;
-            t.raw_set("headers", headers_table(lua, &r.headers)?)?;
+            // (Without `connection`: a hop's header, as haproxy's HTX drops.)
+            let hs: Vec<_> = r
+                .headers
+                .iter()
+                .filter(|h| !h.is("connection"))
+                .cloned()
+                .collect();
+            t.raw_set("headers", headers_table(lua, &hs)?)?;
         }
         t.raw_set("length", g.body.as_ref().map_or(0, Vec::len))?;
     }
@@ -153,7 +160,11 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
         "add_header",
         lua.create_function(|_, (this, n, v): (Table, String, Value)| {
             let st = state_of(&this)?;
-            lock(&st).applet.headers.push((n, text(&v)));
+            // Names go out in lower case, as haproxy writes them.
+            lock(&st)
+                .applet
+                .headers
+                .push((n.to_ascii_lowercase(), text(&v)));
             Ok(())
         })?,
     )?;

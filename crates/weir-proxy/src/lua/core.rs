@@ -200,10 +200,19 @@ fn send_log(level: i64, msg: &str) {
     if level >= 7 {
         return;
     }
-    let (_, _, day, h, m, s, _) = crate::sys::local_time(crate::clock::wall().as_secs() as i64);
+    let (y, mon, day, h, m, s, _) = crate::sys::local_time(crate::clock::wall().as_secs() as i64);
     crate::log::console_line(&format!(
         "[{tag}] {:03}/{h:02}{m:02}{s:02} ({}) : {msg}\n",
-        day,
+        year_day(y, mon, day),
         std::process::id()
     ));
+}
+
+/// The day of the year counted from 0 (`tm_yday`) of `day` (1…31) of
+/// month `mon` (1…12).
+fn year_day(y: i32, mon: u32, day: u32) -> u32 {
+    const BEFORE: [u32; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let i = (mon.clamp(1, 12) - 1) as usize;
+    BEFORE.get(i).copied().unwrap_or(0) + u32::from(leap && mon > 2) + day.saturating_sub(1)
 }

@@ -39,7 +39,8 @@ fn edit(this: &Table, m: Msg, name: &str, value: Option<&[u8]>, del: bool) -> ml
         hs.retain(|h| !h.is(name));
     }
     if let Some(v) = value {
-        hs.push(Header::new(name, v));
+        // In lower case, as haproxy writes names.
+        hs.push(Header::new(&name.to_ascii_lowercase(), v));
     }
     changed(&mut g, m);
     Ok(())

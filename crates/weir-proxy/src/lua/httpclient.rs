@@ -96,15 +96,21 @@ fn wire(r: &Req) -> Vec<u8> {
         out.extend_from_slice(format!("host: {}\r\n", r.host).as_bytes());
     }
     for (n, v) in &r.headers {
-        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(n.to_ascii_lowercase().as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(v);
         out.extend_from_slice(b"\r\n");
     }
+    // What haproxy's client adds when the script does not say.
+    for (n, v) in [("accept", "*/*"), ("user-agent", "HAProxy")] {
+        if !r.headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(n)) {
+            out.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+        }
+    }
     if !r.body.is_empty() || matches!(r.method, "POST" | "PUT") {
         out.extend_from_slice(format!("content-length: {}\r\n", r.body.len()).as_bytes());
     }
-    out.extend_from_slice(b"connection: close\r\n\r\n");
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&r.body);
     out
 }
@@ -132,13 +138,15 @@ struct Answer {
     body: Vec<u8>,
 }
 
-/// Parses a whole answer (the connection was closed after it).
-fn parse(raw: &[u8], head_only: bool) -> Result<Answer, String> {
+/// What is known of an answer from the bytes read so far: `None` while
+/// it is not whole (`closed`: nothing more will come).
+fn parse(raw: &[u8], head_only: bool, closed: bool) -> Result<Option<Answer>, String> {
     let mut hs = [httparse::EMPTY_HEADER; 100];
     let mut res = httparse::Response::new(&mut hs);
     let used = match res.parse(raw) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err("truncated response".into()),
+        Ok(httparse::Status::Partial) if closed => return Err("truncated response".into()),
+        Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
     let headers: Vec<(String, Vec<u8>)> = res
@@ -154,11 +162,18 @@ fn parse(raw: &[u8], head_only: bool) -> Result<Answer, String> {
         .iter()
         .find(|(n, _)| n == "content-length")
         .and_then(|(_, v)| std::str::from_utf8(v).ok()?.trim().parse::<usize>().ok());
-    let body = if head_only {
+    let body = if head_only || res.code.is_some_and(|c| c == 204 || c == 304) {
         Vec::new()
     } else if chunked {
         let mut d = ChunkedDecoder::default();
         let (events, _) = d.feed(rest).map_err(|e| format!("{e:?}"))?;
+        if !d.is_done() {
+            return if closed {
+                Err("truncated response".into())
+            } else {
+                Ok(None)
+            };
+        }
         let mut b = Vec::new();
         for e in events {
             if let ChunkEvent::Data(r) = e {
@@ -167,15 +182,20 @@ fn parse(raw: &[u8], head_only: bool) -> Result<Answer, String> {
         }
         b
     } else {
-        let n = length.unwrap_or(rest.len()).min(rest.len());
-        rest.get(..n).unwrap_or_default().to_vec()
+        match length {
+            Some(n) if rest.len() >= n => rest.get(..n).unwrap_or_default().to_vec(),
+            Some(_) if closed => return Err("truncated response".into()),
+            Some(_) => return Ok(None),
+            None if closed => rest.to_vec(),
+            None => return Ok(None),
+        }
     };
-    Ok(Answer {
+    Ok(Some(Answer {
         status: res.code.unwrap_or(0),
         reason: res.reason.unwrap_or_default().to_string(),
         headers,
         body,
-    })
+    }))
 }
 
 async fn send(r: Req) -> Result<Answer, String> {
@@ -184,8 +204,12 @@ async fn send(r: Req) -> Result<Answer, String> {
         if !s.write_all(&wire(&r)).await {
             return Err("connection closed".to_string());
         }
-        let raw = s.read_to_end().await;
-        parse(&raw, r.method == "HEAD")
+        loop {
+            let closed = !s.fill_more().await;
+            if let Some(a) = parse(s.buffered(), r.method == "HEAD", closed)? {
+                return Ok(a);
+            }
+        }
     };
     match tokio::time::timeout(r.timeout, exchange).await {
         Ok(a) => a,

@@ -118,11 +118,7 @@ impl LuaRt {
         }
         for l in loads {
             if let Err(e) = rt.run_file(&l.file, &l.args) {
-                errors.push(format!(
-                    "[ALERT]    ({}) : {}: lua runtime error: {e}",
-                    std::process::id(),
-                    l.loc
-                ));
+                errors.push(format!("[ALERT] parsing [{}] : {e}", l.loc));
                 return Err(errors);
             }
         }
@@ -140,15 +136,34 @@ impl LuaRt {
         core::install(self)
     }
 
-    fn run_file(&self, file: &str, args: &[String]) -> mlua::Result<()> {
-        let code = std::fs::read(file)
-            .map_err(|e| mlua::Error::RuntimeError(format!("cannot read '{file}': {e}")))?;
-        let chunk = self.lua.load(code).set_name(format!("@{file}"));
+    /// Runs a script file; the error as haproxy words it.
+    fn run_file(&self, file: &str, args: &[String]) -> Result<(), String> {
+        let code = std::fs::read(file).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+                _ => e.to_string(),
+            };
+            format!("error in Lua file '{file}': cannot open {file}: {why}")
+        })?;
+        let f = self
+            .lua
+            .load(code)
+            .set_name(format!("@{file}"))
+            .into_function()
+            .map_err(|e| {
+                let m = match &e {
+                    mlua::Error::SyntaxError { message, .. } => message.clone(),
+                    e => e.to_string(),
+                };
+                format!("error in Lua file '{file}': {m}")
+            })?;
         let args: MultiValue = args
             .iter()
             .map(|a| self.lua.create_string(a).map(Value::String))
-            .collect::<mlua::Result<_>>()?;
-        chunk.call::<()>(args)
+            .collect::<mlua::Result<_>>()
+            .map_err(|e| e.to_string())?;
+        f.call::<()>(args)
+            .map_err(|e| format!("lua runtime error: {}", first_line(&e)))
     }
 
     /// Whether `r` names what this state registered for its use.
@@ -221,14 +236,19 @@ impl LuaRt {
     }
 }
 
-/// Logs a script's error as haproxy does (`Lua <what> '<name>': runtime
-/// error: …`).
-fn runtime_error(what: &str, name: &str, e: &mlua::Error) {
+/// The first line of a script's error (without mlua's traceback).
+fn first_line(e: &mlua::Error) -> String {
     let msg = match e {
         mlua::Error::CallbackError { cause, .. } => cause.to_string(),
         e => e.to_string(),
     };
-    let msg = msg.lines().next().unwrap_or_default().to_string();
+    msg.lines().next().unwrap_or_default().to_string()
+}
+
+/// Logs a script's error as haproxy does (`Lua <what> '<name>': runtime
+/// error: …`).
+fn runtime_error(what: &str, name: &str, e: &mlua::Error) {
+    let msg = first_line(e);
     crate::log::console(
         "ALERT",
         &format!("Lua {what} '{name}': [state-id 0] runtime error: {msg}."),
@@ -255,10 +275,8 @@ pub fn load_all(cfg: &Config) -> Result<Option<LuaRt>, Vec<String>> {
                 _ => "action",
             };
             format!(
-                "[ALERT]    ({}) : {}: unknown Lua {what} 'lua.{}' (no script registered it for this use)",
-                std::process::id(),
-                r.loc,
-                r.name
+                "[ALERT] parsing [{}] : unknown Lua {what} 'lua.{}' (no script registered it for this use)",
+                r.loc, r.name
             )
         })
         .collect();
@@ -293,19 +311,24 @@ pub fn enter_thread(sh: &Arc<Shared>, id: usize) {
     rt.start_tasks();
 }
 
+/// The shared state, once set at start.
+fn shared_rt(sh: &Shared) -> Option<Arc<LuaRt>> {
+    sh.lua.get()?.clone().downcast::<LuaRt>().ok()
+}
+
 /// The state that registered what `has` looks for: this thread's own
 /// first, then the shared one.
 fn pick(sh: &Shared, has: impl Fn(&Registry) -> bool) -> Option<Arc<LuaRt>> {
     let mine = MINE
         .with(|m| m.borrow().clone())
         .filter(|rt| has(&rt.registry()));
-    mine.or_else(|| sh.lua.clone().filter(|rt| has(&rt.registry())))
+    mine.or_else(|| shared_rt(sh).filter(|rt| has(&rt.registry())))
 }
 
 /// Gives the shared state the built process (`core.backends`, …), runs
 /// its init functions.
 pub fn attach(sh: &Arc<Shared>) {
-    if let Some(rt) = &sh.lua {
+    if let Some(rt) = shared_rt(sh) {
         rt.attach(sh);
     }
 }
@@ -313,7 +336,7 @@ pub fn attach(sh: &Arc<Shared>) {
 /// Starts the shared state's `core.register_task` functions on the
 /// current event loop.
 pub fn spawn_tasks(sh: &Arc<Shared>) {
-    if let Some(rt) = &sh.lua {
+    if let Some(rt) = shared_rt(sh) {
         rt.start_tasks();
     }
 }

@@ -166,7 +166,7 @@ fn stats(lua: &Lua, sh: &Shared, px: &str, srv: Option<&str>) -> mlua::Result<Ta
         ..Default::default()
     };
     let want = srv.unwrap_or("BACKEND");
-    let rows = crate::runtime::stat_rows(sh, &filter);
+    let rows = crate::http::service::stat_rows(sh, &filter);
     let t = lua.create_table()?;
     let Some(row) = rows.iter().find(|r| r.get("svname") == Some(want)) else {
         return Ok(t);

@@ -60,6 +60,16 @@ impl Stream {
         }
     }
 
+    /// Reads more (kept); false at the end of the stream.
+    pub async fn fill_more(&mut self) -> bool {
+        self.fill().await
+    }
+
+    /// What was read and not taken.
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf
+    }
+
     fn take(&mut self, n: usize) -> Vec<u8> {
         let n = n.min(self.buf.len());
         self.buf.drain(..n).collect()

@@ -24,6 +24,7 @@ pub fn services() -> crate::http::service::Services {
     crate::http::service::Services {
         prometheus,
         stats_page: stats_page::serve,
+        stat_rows,
     }
 }
 

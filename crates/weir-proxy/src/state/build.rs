@@ -54,13 +54,6 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     );
     let peers_tls = tls::peers_tls(&cfg, &files, &mut errors);
     let log_tls = tls::log_tls(&cfg, &files, &mut errors);
-    let lua = match crate::lua::load_all(&cfg) {
-        Ok(l) => l.map(Arc::new),
-        Err(e) => {
-            errors.extend(e);
-            None
-        }
-    };
     // From now on the runtime API names what the store holds.
     files.seal();
     if !errors.is_empty() {
@@ -83,7 +76,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
     let (stopping, _) = tokio::sync::watch::channel(false);
     let (killing, _) = tokio::sync::watch::channel(false);
     Ok(Shared {
-        lua,
+        lua: std::sync::OnceLock::new(),
         lua_pins: Default::default(),
         frontends,
         backends,

@@ -418,8 +418,9 @@ pub struct FrontendRt {
 /// Everything the threads share.
 pub struct Shared {
     pub cfg: Arc<Config>,
-    /// The Lua scripts (`lua-load`), when there are some.
-    pub lua: Option<Arc<crate::lua::LuaRt>>,
+    /// The Lua scripts' shared state (`lua-load`), when there are some:
+    /// the `lua` layer's, set once at start (opaque here).
+    pub lua: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
     /// Servers (backend index, id) a script called a method on: `del
     /// server` refuses them, as haproxy.
     pub lua_pins: Mutex<std::collections::HashSet<(usize, ServerId)>>,

@@ -41,6 +41,7 @@ mod jwt;
 mod lifecycle;
 mod log_forward;
 mod logging;
+mod lua;
 mod master_worker;
 mod nginx_origin;
 mod observe;
