@@ -179,9 +179,18 @@ async fn run(
                 *dirty = true;
             }
             if st.done {
-                return Verdict::Close {
-                    reset: false,
-                    http: true,
+                // `txn:done(reply)` answers; `txn:done()` ends the stream.
+                return match st.reply {
+                    Some((status, bytes)) => Verdict::Respond(rules::Local {
+                        bytes,
+                        status,
+                        term: Term::new(Cause::Local, State::Request),
+                        keep: true,
+                    }),
+                    None => Verdict::Close {
+                        reset: false,
+                        http: true,
+                    },
                 };
             }
             from += next;

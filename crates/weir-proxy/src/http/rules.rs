@@ -826,6 +826,18 @@ pub fn run_response(
                 if let Some(v) = st.vars {
                     *vars = v;
                 }
+                if st.done {
+                    // `txn:done(reply)` answers in the response's place;
+                    // `txn:done()` ends the stream without one.
+                    vars.last_rule = rule.at.clone();
+                    let (status, bytes) = st.reply.unwrap_or_default();
+                    return Some(Local {
+                        bytes,
+                        status,
+                        term: Term::new(Cause::Local, State::Headers),
+                        keep: status != 0,
+                    });
+                }
                 if let Some(r) = st.res.filter(|_| st.res_changed) {
                     *res = r;
                     *dirty = true;

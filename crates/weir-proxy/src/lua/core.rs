@@ -97,11 +97,13 @@ fn register(rt: &LuaRt, core: &Table) -> mlua::Result<()> {
                 }
             }
             let a = Action {
-                kinds,
                 func,
                 nargs: nargs.unwrap_or(0),
             };
-            lock(&reg).actions.insert(name, a);
+            let mut r = lock(&reg);
+            for k in kinds {
+                r.actions.insert((k, name.clone()), a.clone());
+            }
             Ok(())
         })?,
     )?;

@@ -34,10 +34,11 @@ use weir_config::model::{LuaConf, LuaUse};
 use weir_config::Config;
 use weir_rules::Sample;
 
-/// What scripts registered, by name.
+/// What scripts registered, by name (actions by rule set and name: one
+/// name may be an `http-req` and an `http-res` action of its own each).
 #[derive(Default)]
 struct Registry {
-    actions: HashMap<String, Action>,
+    actions: HashMap<(String, String), Action>,
     fetches: HashMap<String, Function>,
     converters: HashMap<String, Function>,
     services: HashMap<String, Service>,
@@ -45,11 +46,10 @@ struct Registry {
     inits: Vec<Function>,
 }
 
-/// `core.register_action`: the rule sets it may be used in, the function
-/// and how many arguments it takes from the rule.
+/// `core.register_action`: the function and how many arguments it takes
+/// from the rule.
 #[derive(Clone)]
 struct Action {
-    kinds: Vec<String>,
     func: Function,
     nargs: usize,
 }
@@ -182,8 +182,7 @@ impl LuaRt {
                     _ => "tcp-res",
                 };
                 reg.actions
-                    .get(&r.name)
-                    .is_some_and(|a| a.kinds.iter().any(|k| k == kind))
+                    .contains_key(&(kind.to_string(), r.name.clone()))
             }
         }
     }
@@ -431,15 +430,9 @@ pub async fn run_action(
     call: &weir_rules::lua::LuaCall,
     st: TxnState,
 ) -> TxnState {
-    let Some(rt) = pick(sh, |r| r.actions.contains_key(&call.name)) else {
+    let Some((rt, a)) = action_of(sh, kind, &call.name) else {
         return st;
     };
-    let Some(a) = rt.registry().actions.get(&call.name).cloned() else {
-        return st;
-    };
-    if !a.kinds.iter().any(|k| k == kind) {
-        return st;
-    }
     let cell = Arc::new(Mutex::new(st));
     let r = action_call(&rt, &a, &cell, &call.args).await;
     if let Err(e) = r {
@@ -450,6 +443,15 @@ pub async fn run_action(
     // The coroutine is done (or dropped): the state is ours again.
     let taken = std::mem::take(&mut *cell.lock().unwrap_or_else(|e| e.into_inner()));
     taken
+}
+
+/// The state that registered action `name` for rule set `kind`, and the
+/// action.
+fn action_of(sh: &Shared, kind: &str, name: &str) -> Option<(Arc<LuaRt>, Action)> {
+    let key = (kind.to_string(), name.to_string());
+    let rt = pick(sh, |r| r.actions.contains_key(&key))?;
+    let a = rt.registry().actions.get(&key).cloned()?;
+    Some((rt, a))
 }
 
 async fn action_call(
@@ -479,15 +481,9 @@ pub fn response_action(
     ctx: &crate::http::rules::ExCtx<'_>,
 ) -> TxnState {
     let st = TxnState::of(ctx);
-    let Some(rt) = pick(sh, |r| r.actions.contains_key(&call.name)) else {
+    let Some((rt, a)) = action_of(sh, "http-res", &call.name) else {
         return st;
     };
-    let Some(a) = rt.registry().actions.get(&call.name).cloned() else {
-        return st;
-    };
-    if !a.kinds.iter().any(|k| k == "http-res") {
-        return st;
-    }
     let cell = Arc::new(Mutex::new(st));
     let r = (|| {
         let txn = txn::object(&rt, cell.clone(), txn::Kind::Action)?;

@@ -31,6 +31,8 @@ pub struct TxnState {
     pub res_changed: bool,
     /// `txn:done()`: the stream ends here.
     pub done: bool,
+    /// `txn:done(reply)`: the answer's status and bytes.
+    pub reply: Option<(u16, Vec<u8>)>,
     /// A service's answer and the body it reads.
     pub applet: super::AppletIo,
 }
@@ -317,11 +319,18 @@ fn install_txn_methods(rt: &LuaRt) -> mlua::Result<()> {
     )?;
     m.set(
         "done",
-        lua.create_function(|_, this: Table| {
+        lua.create_function(|_, (this, reply): (Table, Option<Table>)| {
             let st = state_of(&this)?;
-            lock(&st).done = true;
+            let reply = reply.map(|r| reply_bytes(&r)).transpose()?;
+            let mut g = lock(&st);
+            g.done = true;
+            g.reply = reply;
             Err::<(), _>(mlua::Error::RuntimeError(super::DONE.into()))
         })?,
+    )?;
+    m.set(
+        "reply",
+        lua.load(REPLY).set_name("=weir.reply").eval::<Function>()?,
     )?;
     m.set(
         "set_loglevel",
@@ -331,6 +340,69 @@ fn install_txn_methods(rt: &LuaRt) -> mlua::Result<()> {
     let meta = lua.create_table()?;
     meta.set("__index", m)?;
     lua.set_named_registry_value("weir.txn", meta)
+}
+
+/// `txn:reply([{status, reason, headers, body}])`: a reply object with
+/// `set_status`, `add_header`, `del_header`, `set_body`, for
+/// `txn:done(reply)`.
+const REPLY: &str = r#"
+local Reply = {}
+Reply.__index = Reply
+function Reply:set_status(status, reason) self.status = status; self.reason = reason end
+function Reply:add_header(name, value)
+  local n = string.lower(name)
+  self.headers[n] = self.headers[n] or {}
+  table.insert(self.headers[n], value)
+end
+function Reply:del_header(name) self.headers[string.lower(name)] = nil end
+function Reply:set_body(body) self.body = body end
+return function(txn, t)
+  t = t or {}
+  local r = setmetatable({ status = t.status or 200, reason = t.reason, headers = {}, body = t.body or "" }, Reply)
+  for name, vals in pairs(t.headers or {}) do
+    if type(vals) == "table" then
+      for _, v in ipairs(vals) do r:add_header(name, v) end
+    else
+      r:add_header(name, vals)
+    end
+  end
+  return r
+end
+"#;
+
+/// The HTTP/1.1 answer a reply object describes (its length added).
+fn reply_bytes(r: &Table) -> mlua::Result<(u16, Vec<u8>)> {
+    let status: u16 = r.get::<Option<u16>>("status")?.unwrap_or(200);
+    let reason = r
+        .get::<Option<String>>("reason")?
+        .unwrap_or_else(|| weir_proto::h1::status::generated_reason(status).to_string());
+    let body = r
+        .get::<Option<mlua::LuaString>>("body")?
+        .map(|b| b.as_bytes().to_vec())
+        .unwrap_or_default();
+    let mut out = format!("HTTP/1.1 {status} {reason}\r\n").into_bytes();
+    if let Some(hs) = r.get::<Option<Table>>("headers")? {
+        for pair in hs.pairs::<String, Table>() {
+            let (name, vals) = pair?;
+            if name.eq_ignore_ascii_case("content-length") {
+                continue;
+            }
+            for v in vals.sequence_values::<mlua::LuaString>() {
+                out.extend_from_slice(format!("{name}: ").as_bytes());
+                out.extend_from_slice(&v?.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    // (No length on the answers that have no body.)
+    if !(status < 200 || status == 204 || status == 304) {
+        out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&body);
+    } else {
+        out.extend_from_slice(b"\r\n");
+    }
+    Ok((status, out))
 }
 
 /// `set_var(name, value[, ifexist])`: false for a name that is no

@@ -361,3 +361,79 @@ fn per_thread_states() {
         assert_eq!(counts, &want, "{per:?}");
     }
 }
+
+/// The CORS script pattern (haproxytech's `cors.lua`): one name as an
+/// `http-req` and an `http-res` action, a preflight answered with
+/// `txn:reply()` and `txn:done(reply)`, the origin kept in private data
+/// for the response; beside haproxy (header lines compared as sets: a Lua
+/// table's order is the state's own).
+#[test]
+fn cors_actions_reply_and_done_beside_haproxy() {
+    let dir = tempdir("lua-cors");
+    let script = dir.join("cors.lua");
+    std::fs::write(
+        &script,
+        r#"
+core.register_action("cors", {"http-req"}, function(txn, methods)
+  local h = txn.http:req_get_headers()
+  local origin = h["origin"] and h["origin"][0]
+  txn:set_priv({ origin = origin })
+  if txn.sf:method() == "OPTIONS" then
+    local reply = txn:reply()
+    reply:set_status(204, "No Content")
+    reply:add_header("Access-Control-Allow-Methods", methods)
+    reply:add_header("Access-Control-Allow-Origin", origin or "*")
+    txn:done(reply)
+  end
+end, 1)
+core.register_action("cors", {"http-res"}, function(txn)
+  local p = txn:get_priv()
+  if p and p.origin then
+    txn.http:res_add_header("Access-Control-Allow-Origin", p.origin)
+  end
+end, 0)
+"#,
+    )
+    .unwrap();
+    let srv = origin();
+    let sorted = |a: String| {
+        let (head, body) = a.split_once("\r\n\r\n").unwrap_or((&a, ""));
+        let mut lines: Vec<&str> = head.lines().collect();
+        let status = lines.remove(0).to_string();
+        lines.sort();
+        format!("{status}|{}|{body}", lines.join("|"))
+    };
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = format!(
+            "global\n    lua-load {}\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   http-request lua.cors \"GET,POST\"\n    http-response lua.cors\n    default_backend be\n\
+             backend be\n    server s1 127.0.0.1:{}\n",
+            script.display(),
+            srv.port()
+        );
+        let _p = start(&cfg, port);
+        vec![
+            sorted(raw_exchange(
+                port,
+                b"OPTIONS /x HTTP/1.1\r\nHost: a\r\nOrigin: http://a.example\r\nConnection: close\r\n\r\n",
+            )),
+            raw_exchange(
+                port,
+                b"GET /y HTTP/1.1\r\nHost: a\r\nOrigin: http://b.example\r\nConnection: close\r\n\r\n",
+            )
+            .lines()
+            .filter(|l| l.to_ascii_lowercase().starts_with("access-control"))
+            .collect::<Vec<_>>()
+            .join("|"),
+        ]
+    });
+    assert!(got[0].starts_with("HTTP/1.1 204 No Content|"), "{got:?}");
+    assert!(
+        got[0].contains("access-control-allow-origin: http://a.example"),
+        "{got:?}"
+    );
+    assert_eq!(got[1], "access-control-allow-origin: http://b.example");
+}
