@@ -29,7 +29,7 @@ pub const FEATURES: &[(&str, bool)] = &[
     // or look-around in patterns: those are configuration errors).
     ("PCRE2", true),
     ("PCRE2_JIT", true),
-    ("ZLIB", false),
+    ("ZLIB", true),
     ("PROMEX", true),
     ("QUIC", false),
 ];

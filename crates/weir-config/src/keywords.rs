@@ -98,8 +98,8 @@ pub const GLOBAL: &[Keyword] = &[
     kw("lua-prepend-path", "G", Status::Supported),
     kw("master-worker", "G", Status::Supported),
     kw("max-spread-checks", "G", Status::Partly("accepted with a note: weir spreads each server's first check within its own 'inter'")),
-    kw("maxcompcpuusage", "G", Status::Refused),
-    kw("maxcomprate", "G", Status::Refused),
+    kw("maxcompcpuusage", "G", Status::Partly("accepted with a note: weir does not measure compression's CPU usage; responses are compressed whatever the load")),
+    kw("maxcomprate", "G", Status::Partly("accepted with a note: weir does not limit the compression rate")),
     kw("maxconn", "G", Status::Supported),
     kw("maxconnrate", "G", Status::Supported),
     kw("maxpipes", "G", Status::Partly("accepted with a note: weir keeps its spare splice pipes per thread and makes one when a splice needs it")),
@@ -154,7 +154,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.buffers.limit", "G", Status::Partly("accepted with a note: weir allocates buffers as connections need them, without a pool to bound")),
     kw("tune.buffers.reserve", "G", Status::Partly("accepted with a note: weir allocates buffers as connections need them, without a pool to bound")),
     kw("tune.bufsize", "G", Status::Supported),
-    kw("tune.comp.maxlevel", "G", Status::Refused),
+    kw("tune.comp.maxlevel", "G", Status::Supported),
     kw("tune.fail-alloc", "G", Status::Refused),
     kw("tune.fd.edge-triggered", "G", Status::Partly("accepted with a note: weir's event loop is always edge-triggered")),
     kw("tune.h2.header-table-size", "G", Status::Supported),
@@ -233,7 +233,7 @@ pub const PROXY: &[Keyword] = &[
     kw("clitcpka-idle", "DFL-", Status::Supported),
     kw("clitcpka-intvl", "DFL-", Status::Supported),
     kw("clitimeout", "DFL-", Status::Partly("legacy spelling of `timeout client`, accepted with a warning")),
-    kw("compression", "DFLB", Status::Refused),
+    kw("compression", "DFLB", Status::Partly("`algo` (identity, gzip, deflate, raw-deflate), `type`, `offload`; see \"HTTP compression\" below")),
     kw("contimeout", "D-LB", Status::Partly("legacy spelling of `timeout connect`, accepted with a warning (HAProxy 2.6 refuses it)")),
     kw("cookie", "D-LB", Status::Partly("insert, rewrite, prefix with indirect, nocache, postonly, preserve, httponly, secure, domain, attr, maxidle and maxlife (dates in HAProxy's own format), dynamic (see `dynamic-cookie-key`); a server without a cookie value gets haproxy's deleting `Set-Cookie` in insert mode")),
     kw("declare capture", "-FL-", Status::Partly("`request len N`: a slot after the `capture request header` ones, written by `http-request capture … id N` (ids count the header slots first); `response` is refused")),
@@ -720,8 +720,19 @@ pub fn render_markdown() -> String {
     out.push_str(STICK_NOTES);
     out.push_str(LOG_NOTES);
     out.push_str(LUA_NOTES);
+    out.push_str(COMPRESSION_NOTES);
     out
 }
+
+/// HTTP compression (checked by `crates/weir/tests/suite/compression.rs`,
+/// beside haproxy, and the `compression/*` reg-tests).
+const COMPRESSION_NOTES: &str = "
+## HTTP compression (manual §4.2 `compression`)
+
+- `compression algo identity|gzip|deflate|raw-deflate …`, `compression type <type> …`, `compression offload` in defaults, frontends, listens and backends: the backend's algorithms and types when it has some, else the frontend's; `offload` from either. The algorithm is the one the request's `Accept-Encoding` gives the best q-value (`*` stands for the first configured; ties keep the first listed); `identity` when it is configured and no other is accepted (the body then goes chunked, unchanged). With `offload`, the request loses its `Accept-Encoding` once an algorithm was chosen from it.
+- Not compressed, as in haproxy 2.6: HTTP/1.0 requests, `User-Agent: Mozilla/4…` (except MSIE 6 with SV1 and MSIE 7 and later), HEAD, a status other than 200–203, an HTTP/1.0 response, a body that ends with the connection, a `Content-Encoding` already there, `Cache-Control: no-transform`, a `multipart` type or one not in `compression type` (no `Content-Type` with a type list), several `ETag`s or an invalid one.
+- A compressed response loses `Content-Length`, goes chunked (DATA frames to HTTP/2 clients), gets `Content-Encoding`, `Vary: Accept-Encoding` and a weak `ETag` (`W/` added to a strong one). The level is `tune.comp.maxlevel` (1 by default, as haproxy's); output is flushed as each read of the server's body is compressed. `maxcompcpuusage` and `maxcomprate` are accepted with a note (no CPU or rate limit). Request bodies are not compressed (`compression direction` is 2.8's), and the `filter compression` line is refused with the other filters.
+";
 
 /// Lua (checked by `crates/weir/tests/suite/lua.rs`, beside haproxy, and
 /// by the `lua/*` reg-tests).

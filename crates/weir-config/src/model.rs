@@ -6,11 +6,13 @@ use crate::logformat::LogFormat;
 use std::time::Duration;
 
 mod check;
+mod comp;
 mod global;
 mod log;
 mod resolvers;
 mod server;
 pub use check::*;
+pub use comp::*;
 pub use global::*;
 pub use log::*;
 pub use resolvers::*;
@@ -629,6 +631,8 @@ pub struct Proxy {
     pub rate_limit_sessions: Option<u32>,
     /// `email-alert …`: server state changes mailed.
     pub email_alert: EmailAlert,
+    /// `compression algo|type|offload`.
+    pub compression: Compression,
     /// `external-check command|path`.
     pub external_check: ExternalCheck,
     /// `hash-balance-factor`: consistent hashing's load bound, a
@@ -805,6 +809,7 @@ impl Proxy {
             maxconn: None,
             rate_limit_sessions: None,
             email_alert: EmailAlert::default(),
+            compression: Compression::default(),
             external_check: ExternalCheck::default(),
             hash_balance_factor: 0,
             fullconn: None,

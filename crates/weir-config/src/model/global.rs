@@ -10,6 +10,9 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Global {
     pub daemon: bool,
+    /// `tune.comp.maxlevel`: the compression level (1, fastest, by
+    /// default).
+    pub comp_maxlevel: u32,
     /// `lua-load`, `lua-prepend-path`, `tune.lua.*`.
     pub lua: LuaConf,
     /// `set-var` / `set-var-fmt` lines: `proc.*` variables set at start, in
@@ -155,6 +158,7 @@ impl Default for Global {
     fn default() -> Self {
         Global {
             daemon: false,
+            comp_maxlevel: 1,
             lua: LuaConf::default(),
             set_vars: Vec::new(),
             maxconn: None,

@@ -475,6 +475,13 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
             let v = parse_size(one(words, "a size")?)?;
             g.maxrewrite = Some(usize::try_from(v).unwrap_or(usize::MAX));
         }
+        "tune.comp.maxlevel" => {
+            let n = parse_u32(one(words, "a level")?, kw)?;
+            if !(1..=9).contains(&n) {
+                return Err("should be between 1 and 9".into());
+            }
+            g.comp_maxlevel = n;
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -689,6 +696,8 @@ enum Arg {
 /// weir, so nothing measurable changes.
 const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
     ("max-spread-checks", Arg::Time, "weir spreads each server's first check within its own 'inter'"),
+    ("maxcompcpuusage", Arg::Number, "weir does not measure compression's CPU usage; responses are compressed whatever the load"),
+    ("maxcomprate", Arg::Size, "weir does not limit the compression rate"),
     ("maxpipes", Arg::Number, "weir keeps its spare splice pipes per thread and makes one when a splice needs it"),
     ("nogetaddrinfo", Arg::Nothing, "weir resolves names at start with getaddrinfo either way"),
     ("numa-cpu-mapping", Arg::Nothing, "weir does not bind its threads to one NUMA node by itself (use cpu-map)"),

@@ -225,6 +225,9 @@ pub(super) fn apply(
     if super::mailers::email_alert(p, name, args)? {
         return Ok(());
     }
+    if name == "compression" {
+        return compression(p, args);
+    }
     if let Some(what) = name.strip_prefix("external-check ") {
         let v = one(args, "an argument")?.to_string();
         match what {
@@ -949,4 +952,27 @@ fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
     } else {
         &mut p.options.srvtcpka_params
     }
+}
+
+/// `compression algo <a>…|type <t>…|offload`.
+fn compression(p: &mut Proxy, args: &[String]) -> Result<(), String> {
+    let c = &mut p.compression;
+    match args.split_first() {
+        Some((k, list)) if k == "algo" && !list.is_empty() => {
+            c.algos.clear();
+            for a in list {
+                let algo = crate::model::CompAlgo::parse(a).ok_or_else(|| {
+                    format!("'{a}' is not a supported algorithm (expects 'identity', 'gzip', 'deflate' or 'raw-deflate')")
+                })?;
+                c.algos.push(algo);
+            }
+        }
+        Some((k, list)) if k == "type" && !list.is_empty() => {
+            c.types.clear();
+            c.types.extend(list.iter().cloned());
+        }
+        Some((k, [])) if k == "offload" => c.offload = true,
+        _ => return Err("expects 'algo', 'type' or 'offload'".into()),
+    }
+    Ok(())
 }

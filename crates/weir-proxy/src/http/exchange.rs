@@ -110,6 +110,8 @@ pub(super) struct Prepared<'k> {
     pub prefer: Option<crate::state::ServerId>,
     /// A WebSocket upgrade: it takes the server's `ws` protocol.
     pub websocket: bool,
+    /// The compression the client accepts (`compression algo`).
+    pub comp: Option<weir_config::model::CompAlgo>,
 }
 
 /// One request/response exchange after the request head was read.
@@ -604,6 +606,7 @@ fn prepare<'k>(
         rec.cookie_flags = [p.req_flag, b'N'];
     }
     let (use_server, force, stick) = persistence(r, tmpl, req, vars, persist.as_mut());
+    let comp = super::compress::choose(fe_px, be_px, req, &mut dirty);
     let server_close = mode != HttpConnMode::KeepAlive || !req.keep_alive;
     if mode != HttpConnMode::KeepAlive && be_px.options.pretend_keepalive {
         // The server is told the connection stays open (a 1.0 request says
@@ -675,6 +678,7 @@ fn prepare<'k>(
         prefer: None,
         websocket: crate::h2::upgrade_protocol(req)
             .is_some_and(|p| p.eq_ignore_ascii_case(b"websocket")),
+        comp,
     }
 }
 

@@ -185,7 +185,7 @@ pub async fn send(dst: Peer<'_>, bytes: &[u8], t: Option<Duration>) -> Result<()
     }
 }
 
-async fn more(
+pub(super) async fn more(
     buf: &mut Buf,
     src: Peer<'_>,
     size: usize,

@@ -51,6 +51,8 @@ pub(super) enum Next<'r> {
 /// How the response body goes down.
 pub(super) struct BodyDown {
     rest: Framing,
+    /// Compressed on the way down (the server's framing stays `rest`).
+    comp: Option<weir_config::model::CompAlgo>,
     /// Read from the server and dropped (a HEAD request's).
     skip: bool,
     keep_server: bool,
@@ -156,9 +158,16 @@ pub(super) async fn head<'r>(
     if let Some(local) = replaced {
         return Next::Done(replace(r, tmpl, s, local, req, rec, vars).await);
     }
+    // Compression: the server's framing is what the body is read with.
+    let server_framing = res.framing;
+    let comp = p
+        .comp
+        .filter(|_| !p.client_head)
+        .filter(|&a| super::compress::response(r.f.fe_px, r.be_px, a, &mut res));
+    rdirty |= comp.is_some();
     let fate = connection(r, &mut res, req, p, close_server, &mut rdirty);
     let early = match res.framing {
-        _ if fate.skip_body => 0,
+        _ if fate.skip_body || comp.is_some() => 0,
         Framing::ContentLength(n) => (sbuf.bytes().len() - rused).min(n as usize),
         _ => 0,
     };
@@ -203,12 +212,13 @@ pub(super) async fn head<'r>(
     if fate.tunnel {
         return Next::Tunnel(out);
     }
-    let rest = match res.framing {
+    let rest = match server_framing {
         Framing::ContentLength(n) => Framing::ContentLength(n - early as u64),
         f => f,
     };
     let down = BodyDown {
         rest,
+        comp,
         skip: fate.skip_body,
         keep_server: fate.keep_server,
     };
@@ -573,6 +583,12 @@ pub(super) async fn body<'r>(
                     let _ = h.shutdown_write();
                 }
                 drained
+            } else if let Some(algo) = b.comp {
+                let level = r.f.sh.cfg.global.comp_maxlevel;
+                let c = super::compress::transfer(
+                    sconn, sbuf, r.f.client, b.rest, algo, level, size, t_cli,
+                );
+                Box::pin(c).await
             } else {
                 let sp = r.splicing(false);
                 transfer(sconn, sbuf, r.f.client, b.rest, size, t_cli, false, sp).await

@@ -85,7 +85,11 @@ fn condition_evaluation() {
     assert_eq!(run_weir(&["-cc", "version_atleast(2.6)"]).0, 0);
     assert_eq!(run_weir(&["-cc", "version_atleast(2.7)"]).0, 1);
     assert_eq!(
-        run_weir(&["-cc", "feature(EPOLL) && feature(OPENSSL) && !feature(LUA)"]).0,
+        run_weir(&[
+            "-cc",
+            "feature(EPOLL) && feature(OPENSSL) && feature(LUA) && !feature(QUIC)"
+        ])
+        .0,
         0
     );
     assert_eq!(run_weir(&["-cc", "streq(a,b) || defined(PATH)"]).0, 0);
@@ -107,7 +111,13 @@ fn version_and_features() {
         line.contains("+EPOLL") && line.contains("+LINUX_SPLICE") && line.contains("+OPENSSL"),
         "{line}"
     );
-    assert!(line.contains("-LUA") && line.contains("+PROMEX"), "{line}");
+    assert!(
+        line.contains("+LUA")
+            && line.contains("+ZLIB")
+            && line.contains("+PROMEX")
+            && line.contains("-QUIC"),
+        "{line}"
+    );
     assert!(
         out.contains("\nAvailable services : prometheus-exporter\n"),
         "{out}"

@@ -15,6 +15,7 @@ mod case_adjust;
 mod check_scripts;
 mod cli;
 mod close_options;
+mod compression;
 mod converters_differential;
 mod counters_differential;
 mod dynamic_servers;

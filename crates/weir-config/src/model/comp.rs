@@ -1,0 +1,47 @@
+//! HTTP compression settings of a proxy (`compression algo|type|offload`,
+//! manual §4.2) and the global tuning (`tune.comp.maxlevel`).
+
+/// A compression algorithm of `compression algo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompAlgo {
+    /// No compression, but the body goes chunked (as haproxy's).
+    Identity,
+    /// RFC 1952.
+    Gzip,
+    /// RFC 1950 (zlib).
+    Deflate,
+    /// RFC 1951 without a wrapper, announced as `deflate`.
+    RawDeflate,
+}
+
+impl CompAlgo {
+    /// The name in the configuration.
+    pub fn parse(name: &str) -> Option<CompAlgo> {
+        Some(match name {
+            "identity" => CompAlgo::Identity,
+            "gzip" => CompAlgo::Gzip,
+            "deflate" => CompAlgo::Deflate,
+            "raw-deflate" => CompAlgo::RawDeflate,
+            _ => return None,
+        })
+    }
+    /// The token of `Accept-Encoding` and `Content-Encoding` it answers to.
+    pub fn token(self) -> &'static str {
+        match self {
+            CompAlgo::Identity => "identity",
+            CompAlgo::Gzip => "gzip",
+            CompAlgo::Deflate | CompAlgo::RawDeflate => "deflate",
+        }
+    }
+}
+
+/// A proxy's `compression` lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compression {
+    pub algos: Vec<CompAlgo>,
+    /// `compression type`: content types (prefixes) to compress; empty:
+    /// any.
+    pub types: Vec<String>,
+    /// `compression offload`: the server is not asked to compress.
+    pub offload: bool,
+}
