@@ -40,7 +40,7 @@ const fn kw(name: &'static str, sections: &'static str, status: Status) -> Keywo
 /// Section names weir recognises; only the first five are implemented.
 pub const SECTIONS: &[(&str, Status)] = &[
     ("backend", Status::Supported),
-    ("cache", Status::Refused),
+    ("cache", Status::Supported),
     ("defaults", Status::Supported),
     ("fcgi-app", Status::Partly("accepted with a note and unused: weir speaks no FastCGI, so `use-fcgi-app` and `proto fcgi` are refused and a section no backend can use changes nothing")),
     ("frontend", Status::Supported),
@@ -732,6 +732,13 @@ const COMPRESSION_NOTES: &str = "
 - `compression algo identity|gzip|deflate|raw-deflate …`, `compression type <type> …`, `compression offload` in defaults, frontends, listens and backends: the backend's algorithms and types when it has some, else the frontend's; `offload` from either. The algorithm is the one the request's `Accept-Encoding` gives the best q-value (`*` stands for the first configured; ties keep the first listed); `identity` when it is configured and no other is accepted (the body then goes chunked, unchanged). With `offload`, the request loses its `Accept-Encoding` once an algorithm was chosen from it.
 - Not compressed, as in haproxy 2.6: HTTP/1.0 requests, `User-Agent: Mozilla/4…` (except MSIE 6 with SV1 and MSIE 7 and later), HEAD, a status other than 200–203, an HTTP/1.0 response, a body that ends with the connection, a `Content-Encoding` already there, `Cache-Control: no-transform`, a `multipart` type or one not in `compression type` (no `Content-Type` with a type list), several `ETag`s or an invalid one.
 - A compressed response loses `Content-Length`, goes chunked (DATA frames to HTTP/2 clients), gets `Content-Encoding`, `Vary: Accept-Encoding` and a weak `ETag` (`W/` added to a strong one). The level is `tune.comp.maxlevel` (1 by default, as haproxy's); output is flushed as each read of the server's body is compressed. `maxcompcpuusage` and `maxcomprate` are accepted with a note (no CPU or rate limit). Request bodies are not compressed (`compression direction` is 2.8's), and the `filter compression` line is refused with the other filters.
+
+## HTTP cache (manual §6)
+
+- `cache <name>` sections (`total-max-size` in megabytes, `max-object-size` in bytes (at most half the cache), `max-age` (60 s), `process-vary`, `max-secondary-entries`), `http-request cache-use <name>`, `http-response cache-store <name>` (a cache no section defines is an error with the line), `res.cache_hit`, `res.cache_name`. One store per section shared by every thread; the oldest objects go first when room is needed.
+- Kept: a 200 answer to a GET, not `private`, `no-cache` nor `no-store` (nor asked `no-store`), with `s-maxage`, `max-age`, `Expires` (against `Date`), or else a validator (`ETag`, `Last-Modified`: the cache's `max-age`), for what is left of its life after its `Age` (an invalid `Age` or one past its life: not kept), at most the cache's `max-age`; a body up to the object size (a larger one goes through, not kept). A compressed response is not kept. A successful unsafe request (`POST`, `PUT`, `DELETE` …) through `cache-store` drops its key's object.
+- Served: to a GET or HEAD without `Cache-Control: no-cache`/`Pragma: no-cache`, with an `Age`, a length, and through the response rules as a server's answer (`res.cache_hit` is 1 there); `If-None-Match` (weak comparison, `*`) and `If-Modified-Since` (against `Last-Modified`, else `Date`) get a 304. Logged as haproxy logs the cache's applet (no queue, no connect time).
+- Differs: objects are served with a `Content-Length` (haproxy keeps a chunked body chunked); `process-vary on` is accepted but a response with `Vary` is never kept (haproxy's secondary keys on `Accept-Encoding`, `Referer` and `Origin` are not implemented); `show cache` is not in the runtime API.
 ";
 
 /// Lua (checked by `crates/weir/tests/suite/lua.rs`, beside haproxy, and

@@ -37,6 +37,8 @@ pub struct Config {
     pub resolvers: Vec<Resolvers>,
     /// `mailers` sections.
     pub mailers: Vec<Mailers>,
+    /// `cache` sections.
+    pub caches: Vec<Cache>,
     /// `program` sections (master-worker mode only).
     pub programs: Vec<Program>,
 }

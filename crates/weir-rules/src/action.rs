@@ -188,6 +188,9 @@ pub enum ReqAction {
     UseService(Service),
     /// `lua.<name> [args]`: an action a Lua script registered.
     Lua(crate::lua::LuaCall),
+    /// `cache-use <cache>`: answer from the cache when it holds the
+    /// response.
+    CacheUse(String),
 }
 
 /// Services `use-service` can hand a request to.
@@ -245,6 +248,8 @@ pub enum ResAction {
     },
     /// `lua.<name> [args]`: an action a Lua script registered.
     Lua(crate::lua::LuaCall),
+    /// `cache-store <cache>`: keep the response in the cache.
+    CacheStore(String),
 }
 
 impl ReqAction {
@@ -815,6 +820,10 @@ pub fn parse_request_rule(
             }
             "set-timeout" => set_timeout(args, load)?,
             "use-service" => ReqAction::UseService(parse_service(args)?),
+            "cache-use" => match args {
+                [c] => ReqAction::CacheUse(c.clone()),
+                _ => return Err("'cache-use' expects a cache name".into()),
+            },
             "normalize-uri" => ReqAction::NormalizeUri(crate::normalize::Normalizer::parse(args)?),
             "capture" => match args {
                 [e, k, n] if k == "len" => {
@@ -900,6 +909,10 @@ pub fn parse_response_rule(
                 ResAction::SetLogLevel
             }
             "strict-mode" => ResAction::StrictMode(strict_mode(args)?),
+            "cache-store" => match args {
+                [c] => ResAction::CacheStore(c.clone()),
+                _ => return Err("'cache-store' expects a cache name".into()),
+            },
             "wait-for-body" => {
                 let (time, at_least) = wait_args(args)?;
                 ResAction::WaitForBody { time, at_least }

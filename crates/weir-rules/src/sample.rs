@@ -249,6 +249,10 @@ pub trait Ctx {
     fn tracked(&self, _slot: usize) -> Option<crate::stick::TrackedEntry> {
         None
     }
+    /// The cache the response came from (`res.cache_hit`), if it did.
+    fn cache_hit(&self) -> Option<String> {
+        None
+    }
     /// The value of a fetch a Lua script registered (`lua.<name>`).
     fn lua_fetch(&self, _call: &crate::lua::LuaCall) -> Option<Sample> {
         None
@@ -343,6 +347,9 @@ pub enum Fetch {
     Stick(crate::stick::StickFetch),
     /// `lua.<name>(<args>)`: a fetch a Lua script registered.
     Lua(crate::lua::LuaCall),
+    /// `res.cache_hit`, `res.cache_name`: the response came from a cache.
+    CacheHit,
+    CacheName,
 }
 
 /// A converter with its arguments.
@@ -522,6 +529,8 @@ pub fn parse_fetch(s: &str) -> Result<Fetch, String> {
         "http_auth_type" => Fetch::HttpAuthType,
         "req.body_param" => Fetch::BodyParam(need("a parameter name")?),
         "http_auth_bearer" => Fetch::AuthBearer(first.filter(|h| !h.is_empty())),
+        "res.cache_hit" => Fetch::CacheHit,
+        "res.cache_name" => Fetch::CacheName,
         "str" => Fetch::Str(first.unwrap_or_default()),
         "int" => Fetch::Int(int_arg(&a, 0, "int")?),
         _ => match crate::internal::parse(name, &a) {
@@ -938,6 +947,8 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::Live(l) => one(ctx.live(l).map(|n| l.sample(n))),
         Fetch::Stick(f) => one(crate::stick::fetch(f, ctx)),
         Fetch::Lua(c) => one(ctx.lua_fetch(c)),
+        Fetch::CacheHit => one(Some(Sample::Bool(ctx.cache_hit().is_some()))),
+        Fetch::CacheName => one(ctx.cache_hit().map(|n| Sample::Str(n.into_bytes()))),
     }
 }
 

@@ -1,5 +1,5 @@
 //! HTTP compression settings of a proxy (`compression algo|type|offload`,
-//! manual §4.2) and the global tuning (`tune.comp.maxlevel`).
+//! manual §4.2) and `cache` sections (manual §6).
 
 /// A compression algorithm of `compression algo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,4 +44,22 @@ pub struct Compression {
     pub types: Vec<String>,
     /// `compression offload`: the server is not asked to compress.
     pub offload: bool,
+}
+
+/// A `cache <name>` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cache {
+    pub name: String,
+    pub loc: crate::diag::Loc,
+    /// `total-max-size` in bytes (given in megabytes).
+    pub total_max_size: u64,
+    /// `max-object-size` in bytes (at most half the total by default).
+    pub max_object_size: u64,
+    /// `max-age` in seconds (60 by default).
+    pub max_age: u64,
+    /// `process-vary on`: responses with `Vary` are cached by their
+    /// secondary key.
+    pub process_vary: bool,
+    /// `max-secondary-entries` (10 by default).
+    pub max_secondary_entries: u32,
 }

@@ -3,6 +3,7 @@
 //! collected with its `file:line`; nothing stops at the first error.
 
 mod balance;
+mod cache;
 mod check;
 mod finalize;
 mod global;
@@ -100,6 +101,8 @@ enum Section {
     Resolvers,
     /// The last `mailers` section.
     Mailers,
+    /// The last `cache` section.
+    Cache,
     /// The last `program` section.
     Program,
     /// The last `ring`, `log-forward` section.
@@ -397,6 +400,7 @@ impl State<'_> {
             Section::Peers => peers::line(self, words, loc),
             Section::Resolvers => resolvers::line(self, words, loc),
             Section::Mailers => mailers::line(self, words, loc),
+            Section::Cache => cache::line(self, words, loc),
             Section::Program => program::line(self, words, loc),
             Section::Ring => logfwd::ring_line(self, words, loc),
             Section::LogForward => logfwd::forward_line(self, words, loc),
@@ -459,6 +463,14 @@ impl State<'_> {
         if kw == "program" {
             self.section = if program::open(self, words, loc) {
                 Section::Program
+            } else {
+                Section::Skipped
+            };
+            return;
+        }
+        if kw == "cache" {
+            self.section = if cache::open(self, words, loc) {
+                Section::Cache
             } else {
                 Section::Skipped
             };

@@ -525,6 +525,19 @@ async fn answer<'r>(
             return Some(Box::pin(o).await);
         }
         Verdict::Lua { .. } => return None,
+        Verdict::Cached { local, name } => {
+            // The cached answer goes through the response rules, as a
+            // server's, which see `res.cache_hit`; logged as haproxy logs
+            // the cache's applet.
+            vars.cache_hit = Some(name);
+            rec.tw = 0;
+            rec.tc = 0;
+            let be_px = chosen.map(|b| sh.proxy(b.proxy));
+            let order = super::rules::response_order(be_px, fe_px);
+            let local = super::rules::after_local(local, order, false, vars, &view);
+            let o = answer_local(cbuf, used, req, local);
+            return Some(super::outcome::Outcome { t_res: 0, ..o });
+        }
         Verdict::Tarpit(status) => {
             let t = fe_px
                 .timeouts

@@ -5,6 +5,7 @@
 //! with HAProxy's `httplog` fields and the connection kept or closed.
 
 mod attempt;
+mod cache;
 mod compress;
 mod cookie;
 mod decide;

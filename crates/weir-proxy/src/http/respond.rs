@@ -53,9 +53,18 @@ pub(super) struct BodyDown {
     rest: Framing,
     /// Compressed on the way down (the server's framing stays `rest`).
     comp: Option<weir_config::model::CompAlgo>,
+    /// `cache-store`: the cache, the key and the object the body completes.
+    store: Option<Box<Keep>>,
     /// Read from the server and dropped (a HEAD request's).
     skip: bool,
     keep_server: bool,
+}
+
+/// A response on its way to a cache.
+pub(super) struct Keep {
+    cache: std::sync::Arc<crate::state::cache::Store>,
+    key: Vec<u8>,
+    object: crate::state::cache::Object,
 }
 
 /// The response head: rules, persistence, connection fields, and the head
@@ -165,9 +174,25 @@ pub(super) async fn head<'r>(
         .filter(|_| !p.client_head)
         .filter(|&a| super::compress::response(r.f.fe_px, r.be_px, a, &mut res));
     rdirty |= comp.is_some();
+    // `cache-store` (of what is not compressed here): the response as it
+    // goes, its body kept on the way down.
+    let store = vars
+        .cache_store
+        .as_ref()
+        .filter(|_| !p.client_head && comp.is_none())
+        .and_then(|n| r.f.sh.caches.get(n))
+        .and_then(|c| {
+            super::cache::invalidate(c, req, &res);
+            let (key, object) = super::cache::storable(c, req, &res)?;
+            Some(Box::new(Keep {
+                cache: c.clone(),
+                key,
+                object,
+            }))
+        });
     let fate = connection(r, &mut res, req, p, close_server, &mut rdirty);
     let early = match res.framing {
-        _ if fate.skip_body || comp.is_some() => 0,
+        _ if fate.skip_body || comp.is_some() || store.is_some() => 0,
         Framing::ContentLength(n) => (sbuf.bytes().len() - rused).min(n as usize),
         _ => 0,
     };
@@ -219,6 +244,7 @@ pub(super) async fn head<'r>(
     let down = BodyDown {
         rest,
         comp,
+        store,
         skip: fate.skip_body,
         keep_server: fate.keep_server,
     };
@@ -583,6 +609,16 @@ pub(super) async fn body<'r>(
                     let _ = h.shutdown_write();
                 }
                 drained
+            } else if let Some(k) = b.store {
+                let limit = k.cache.max_object();
+                let c = super::cache::transfer_keeping(
+                    sconn, sbuf, r.f.client, b.rest, limit, size, t_cli,
+                );
+                let (sent, body) = Box::pin(c).await;
+                if let (Ok(_), Some(body)) = (&sent, body) {
+                    super::cache::keep(&k.cache, k.key, k.object, body);
+                }
+                sent
             } else if let Some(algo) = b.comp {
                 let level = r.f.sh.cfg.global.comp_maxlevel;
                 let c = super::compress::transfer(

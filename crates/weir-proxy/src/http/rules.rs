@@ -42,6 +42,10 @@ pub struct Vars {
     pub failed_rewrites: [u32; 2],
     /// A Lua script's `txn:set_priv()` value for the exchange.
     pub lua_priv: Option<std::sync::Arc<crate::lua::Priv>>,
+    /// `cache-use`: the cache the response came from (`res.cache_hit`).
+    pub cache_hit: Option<String>,
+    /// `cache-store`: the cache the response goes to.
+    pub cache_store: Option<String>,
 }
 
 /// The timeouts `set-timeout` gave one exchange (none: the backend's).
@@ -65,6 +69,8 @@ impl Vars {
             own_table: None,
             failed_rewrites: [0; 2],
             lua_priv: None,
+            cache_hit: None,
+            cache_store: None,
         }
     }
     pub(crate) fn get(&self, name: &str) -> Option<Sample> {
@@ -127,6 +133,8 @@ impl Vars {
         self.own_table = None;
         self.failed_rewrites = [0; 2];
         self.lua_priv = None;
+        self.cache_hit = None;
+        self.cache_store = None;
         self.vals
             .retain(|n| n.starts_with("sess.") || n.starts_with("proc."));
     }
@@ -164,6 +172,11 @@ pub enum Verdict {
     Fail(u16, Term),
     /// `use-service`: weir answers with one of its services.
     Service(weir_rules::action::Service),
+    /// `cache-use`: the cache `name` holds the answer.
+    Cached {
+        local: Local,
+        name: String,
+    },
     /// `lua.<name>`: run the script's action, then the rules from `next`.
     Lua {
         next: usize,
@@ -293,6 +306,8 @@ enum Edit {
     Strict(bool),
     /// What a Lua action left of the message and variables.
     Lua(Box<crate::lua::TxnState>),
+    /// `cache-store`: the response goes to this cache.
+    CacheStore(String),
 }
 
 /// Applies a header edit within `room`: one that does not fit is undone;
@@ -618,6 +633,15 @@ fn request_step(
             }));
         }
         ReqAction::UseService(s) => return Step::Stop(Verdict::Service(s.clone())),
+        ReqAction::CacheUse(name) => {
+            return match super::cache::lookup(ctx, name, req) {
+                Some(local) => Step::Stop(Verdict::Cached {
+                    local,
+                    name: name.clone(),
+                }),
+                None => Step::Skip,
+            }
+        }
         ReqAction::Lua(call) => {
             return Step::Stop(Verdict::Lua {
                 next: i + 1,
@@ -707,7 +731,7 @@ fn apply_request_edit(
                 new.count(weir_stick::Event::HttpReq);
             }
         }
-        Edit::Lua(_) => {}
+        Edit::Lua(_) | Edit::CacheStore(_) => {}
     }
     true
 }
@@ -780,6 +804,7 @@ pub fn run_response(
                     None => continue,
                 },
                 ResAction::StrictMode(on) => Ok(Edit::Strict(*on)),
+                ResAction::CacheStore(name) => Ok(Edit::CacheStore(name.clone())),
                 ResAction::Lua(call) => Ok(Edit::Lua(Box::new(crate::lua::response_action(
                     tmpl.sh, call, &ctx,
                 )))),
@@ -819,6 +844,10 @@ pub fn run_response(
             }
             Edit::UnsetVar(n) => {
                 vars.unset(&n);
+                true
+            }
+            Edit::CacheStore(name) => {
+                vars.cache_store = Some(name);
                 true
             }
             Edit::Lua(st) => {

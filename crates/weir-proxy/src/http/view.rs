@@ -116,6 +116,9 @@ impl ExCtx<'_> {
 }
 
 impl Ctx for ExCtx<'_> {
+    fn cache_hit(&self) -> Option<String> {
+        self.vars?.cache_hit.clone()
+    }
     fn lua_fetch(&self, call: &weir_rules::lua::LuaCall) -> Option<weir_rules::Sample> {
         crate::lua::fetch_for(self.sh, call, || crate::lua::TxnState::of(self))
     }

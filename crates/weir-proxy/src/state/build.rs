@@ -106,6 +106,16 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         started: std::time::SystemTime::now(),
         errors: capture::ErrorLog::default(),
         proc_vars,
+        caches: cfg
+            .caches
+            .iter()
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    Arc::new(super::cache::Store::new(c.clone())),
+                )
+            })
+            .collect(),
         nthreads: limits.nthreads,
         workers: super::workers::Workers::new(limits.nthreads),
         server_kills: AtomicU32::new(0),

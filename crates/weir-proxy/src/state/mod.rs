@@ -13,6 +13,7 @@ use weir_config::{Config, SendProxy};
 
 pub mod admin;
 pub mod build;
+pub mod cache;
 pub mod ids;
 pub mod live;
 pub mod observe;
@@ -469,6 +470,8 @@ pub struct Shared {
     pub errors: crate::capture::ErrorLog,
     /// `proc.*` variables.
     pub proc_vars: procvars::ProcVars,
+    /// `cache` sections' objects, by section name.
+    pub caches: std::collections::HashMap<String, Arc<cache::Store>>,
     pub nthreads: usize,
     /// The worker threads' loops (`show sess` runs jobs on them).
     pub workers: workers::Workers,

@@ -1,0 +1,385 @@
+//! HTTP caching (`http-request cache-use`, `http-response cache-store`,
+//! `cache` sections, manual §6): whether a request may be answered from a
+//! cache and the answer (with `Age`, or a 304 for a conditional request),
+//! whether a response may be kept and for how long, and the body kept on
+//! its way down.
+
+use super::io::{more, send, Buf, XferError, XferTimeouts};
+use super::peer::Peer;
+use super::rules::{ExCtx, Local};
+use crate::state::cache::{Object, Store};
+use crate::term::{Cause, State, Term};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use weir_proto::h1::{
+    ChunkEvent, ChunkedDecoder, Framing, H1Error, Header, RequestHead, ResponseHead,
+};
+
+/// A request's key in a cache: its host and target.
+fn key(req: &RequestHead) -> Vec<u8> {
+    let host = req
+        .headers
+        .iter()
+        .find(|h| h.is("host"))
+        .map(|h| h.value().to_vec())
+        .unwrap_or_default();
+    [host.as_slice(), b" ", req.uri.as_bytes()].concat()
+}
+
+fn field<'a>(hs: &'a [Header], name: &str) -> Option<&'a [u8]> {
+    hs.iter().find(|h| h.is(name)).map(Header::value)
+}
+
+/// Whether a `Cache-Control` (or `Pragma`) field says `token`.
+fn says(hs: &[Header], name: &str, token: &str) -> bool {
+    hs.iter().filter(|h| h.is(name)).any(|h| {
+        h.value()
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    })
+}
+
+/// `cache-use <name>`: the answer from the cache when it holds a fresh
+/// response for `req` (and the client did not ask for a fresh one).
+pub(super) fn lookup(ctx: &ExCtx<'_>, name: &str, req: &RequestHead) -> Option<Local> {
+    let store = ctx.sh.caches.get(name)?;
+    if !matches!(req.method.as_str(), "GET" | "HEAD")
+        || says(&req.headers, "cache-control", "no-cache")
+        || says(&req.headers, "pragma", "no-cache")
+    {
+        return None;
+    }
+    let now = crate::clock::now();
+    let o = store.get(&key(req), now)?;
+    Some(answer(&o, req, now))
+}
+
+/// The cached response `o` to `req`: a 304 when its validators match.
+fn answer(o: &Object, req: &RequestHead, now: Instant) -> Local {
+    let age = o.age + now.saturating_duration_since(o.stored).as_secs();
+    let not_modified = not_modified(o, req);
+    let (status, reason) = if not_modified {
+        (304, "Not Modified")
+    } else {
+        (o.status, o.reason.as_str())
+    };
+    let mut out = format!("HTTP/1.1 {status} {reason}\r\n").into_bytes();
+    for (n, v) in &o.headers {
+        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("age: {age}\r\n").as_bytes());
+    if !not_modified {
+        out.extend_from_slice(format!("content-length: {}\r\n", o.body.len()).as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    if !not_modified && req.method != "HEAD" {
+        out.extend_from_slice(&o.body);
+    }
+    Local {
+        bytes: out,
+        status,
+        term: Term::new(Cause::Local, State::Request),
+        keep: true,
+    }
+}
+
+/// `If-None-Match` (weak comparison, `*`), else `If-Modified-Since`
+/// against `Last-Modified`, else `Date`.
+fn not_modified(o: &Object, req: &RequestHead) -> bool {
+    let of = |n: &str| {
+        o.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(n))
+            .map(|(_, v)| v.as_slice())
+    };
+    let strip = |t: &[u8]| {
+        t.trim_ascii()
+            .strip_prefix(b"W/")
+            .unwrap_or(t.trim_ascii())
+            .to_vec()
+    };
+    if let Some(inm) = field(&req.headers, "if-none-match") {
+        let Some(etag) = of("etag") else {
+            return inm.trim_ascii() == b"*";
+        };
+        let etag = strip(etag);
+        return inm
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii() == b"*" || strip(t) == etag);
+    }
+    let Some(ims) = field(&req.headers, "if-modified-since").and_then(http_date) else {
+        return false;
+    };
+    match of("last-modified")
+        .or_else(|| of("date"))
+        .and_then(http_date)
+    {
+        Some(lm) => lm <= ims,
+        None => false,
+    }
+}
+
+/// `cache-store`: the key and object `res` makes for its cache, when it
+/// may be kept (a 200 to a GET, not private, `no-cache` nor `no-store`,
+/// without `Vary`, with a lifetime or a validator, younger than its
+/// lifetime; a `Set-Cookie` does not stop it, as in haproxy 2.6); `None`
+/// otherwise.
+pub(super) fn storable(
+    store: &Store,
+    req: &RequestHead,
+    res: &ResponseHead,
+) -> Option<(Vec<u8>, Object)> {
+    let hs = &res.headers;
+    if req.method != "GET"
+        || res.status != 200
+        || ["no-store", "no-cache", "private"]
+            .iter()
+            .any(|t| says(hs, "cache-control", t))
+        || says(&req.headers, "cache-control", "no-store")
+        || field(hs, "vary").is_some()
+    {
+        return None;
+    }
+    let age = match field(hs, "age") {
+        Some(a) => std::str::from_utf8(a).ok()?.trim().parse::<u64>().ok()?,
+        None => 0,
+    };
+    let directive = |name: &str| {
+        hs.iter().filter(|h| h.is("cache-control")).find_map(|h| {
+            h.value().split(|&b| b == b',').find_map(|t| {
+                let t = String::from_utf8_lossy(t.trim_ascii()).to_ascii_lowercase();
+                t.strip_prefix(&format!("{name}="))?
+                    .trim_matches('"')
+                    .parse::<u64>()
+                    .ok()
+            })
+        })
+    };
+    let expires = || {
+        let exp = http_date(field(hs, "expires")?)?;
+        let date = field(hs, "date")
+            .and_then(http_date)
+            .unwrap_or_else(now_secs);
+        Some(exp.saturating_sub(date).max(0) as u64)
+    };
+    let validator = field(hs, "last-modified").is_some() || field(hs, "etag").is_some();
+    let lifetime = directive("s-maxage")
+        .or_else(|| directive("max-age"))
+        .or_else(expires)
+        .or(validator.then_some(store.conf.max_age))?;
+    if age >= lifetime {
+        return None;
+    }
+    // What is left of its life, at most the cache's `max-age`.
+    let left = (lifetime - age).min(store.conf.max_age);
+    let now = crate::clock::now();
+    let headers = hs
+        .iter()
+        .filter(|h| {
+            ![
+                "connection",
+                "content-length",
+                "transfer-encoding",
+                "keep-alive",
+                "age",
+            ]
+            .iter()
+            .any(|n| h.is(n))
+        })
+        .map(|h| (h.name().to_string(), h.value().to_vec()))
+        .collect();
+    let o = Object {
+        status: res.status,
+        reason: res.reason.clone(),
+        headers,
+        body: Vec::new(),
+        stored: now,
+        age,
+        expires: now + Duration::from_secs(left),
+    };
+    Some((key(req), o))
+}
+
+fn now_secs() -> i64 {
+    crate::clock::wall().as_secs() as i64
+}
+
+/// An IMF-fixdate (`Thu, 22 Oct 2020 16:51:12 GMT`) in seconds since the
+/// epoch.
+fn http_date(v: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(v).ok()?.trim();
+    let mut w = s.split_whitespace().skip(1);
+    let day: i64 = w.next()?.parse().ok()?;
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mon = MONTHS.iter().position(|m| Some(*m) == w.clone().next())? as i64 + 1;
+    w.next();
+    let year: i64 = w.next()?.parse().ok()?;
+    let mut t = w.next()?.split(':').map(|x| x.parse::<i64>().ok());
+    let (h, m, sec) = (t.next()??, t.next()??, t.next()??);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if mon <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mon + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + m * 60 + sec)
+}
+
+/// What is kept of a body on its way down: all of it, or nothing once
+/// it grew past the limit.
+struct Kept {
+    body: Option<Vec<u8>>,
+    limit: u64,
+}
+
+impl Kept {
+    fn add(&mut self, data: &[u8]) {
+        if let Some(k) = self.body.as_mut() {
+            if (k.len() + data.len()) as u64 > self.limit {
+                self.body = None;
+            } else {
+                k.extend_from_slice(data);
+            }
+        }
+    }
+}
+
+/// The body going down, as [`super::io::transfer`] forwards it, kept for
+/// a cache (up to `limit` bytes): the bytes written, and the body when it
+/// was kept whole.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn transfer_keeping(
+    src: Peer<'_>,
+    buf: &mut Buf,
+    dst: Peer<'_>,
+    framing: Framing,
+    limit: u64,
+    size: usize,
+    t: XferTimeouts,
+) -> (Result<u64, XferError>, Option<Vec<u8>>) {
+    let mut kept = Kept {
+        body: Some(Vec::new()),
+        limit,
+    };
+    let r = forward_keeping(src, buf, dst, framing, size, t, &mut kept).await;
+    match r {
+        Ok(n) => (Ok(n), kept.body),
+        Err(e) => (Err(e), None),
+    }
+}
+
+async fn forward_keeping(
+    src: Peer<'_>,
+    buf: &mut Buf,
+    dst: Peer<'_>,
+    framing: Framing,
+    size: usize,
+    t: XferTimeouts,
+    kept: &mut Kept,
+) -> Result<u64, XferError> {
+    let mut sent = 0u64;
+    match framing {
+        Framing::ContentLength(mut left) => {
+            while left > 0 {
+                if buf.is_empty() {
+                    more(buf, src, size, t.read).await?;
+                }
+                let avail = buf.bytes();
+                let k = (avail.len() as u64).min(left) as usize;
+                let part = avail.get(..k).unwrap_or(avail);
+                kept.add(part);
+                send(dst, part, t.write).await?;
+                buf.consume(k);
+                left -= k as u64;
+                sent += k as u64;
+            }
+        }
+        Framing::Chunked => {
+            let mut dec = ChunkedDecoder::default();
+            let mut trailers: Vec<Vec<u8>> = Vec::new();
+            loop {
+                let (events, used) = dec.feed(buf.bytes()).map_err(|_| {
+                    XferError::Invalid(H1Error::BadResponse("invalid chunked body"))
+                })?;
+                let mut out = Vec::new();
+                for ev in events {
+                    match ev {
+                        ChunkEvent::Data(r) => {
+                            let data = buf.bytes().get(r).unwrap_or_default();
+                            kept.add(data);
+                            out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                            out.extend_from_slice(data);
+                            out.extend_from_slice(b"\r\n");
+                        }
+                        ChunkEvent::Trailer(tr) => trailers.push(tr),
+                        ChunkEvent::End => {
+                            out.extend_from_slice(b"0\r\n");
+                            for tr in trailers.drain(..) {
+                                out.extend_from_slice(&tr);
+                                out.extend_from_slice(b"\r\n");
+                            }
+                            out.extend_from_slice(b"\r\n");
+                        }
+                    }
+                }
+                buf.consume(used);
+                if !out.is_empty() {
+                    send(dst, &out, t.write).await?;
+                    sent += out.len() as u64;
+                }
+                if dec.is_done() {
+                    break;
+                }
+                if buf.is_full() {
+                    return Err(XferError::Invalid(H1Error::BadResponse(
+                        "chunk line too long",
+                    )));
+                }
+                more(buf, src, size, t.read).await?;
+            }
+        }
+        _ => kept.body = None,
+    }
+    Ok(sent)
+}
+
+/// A successful unsafe request (`POST`, `PUT`, `DELETE` …) makes the
+/// object of its key stale, as haproxy drops it.
+pub(super) fn invalidate(store: &Store, req: &RequestHead, res: &ResponseHead) {
+    let safe = matches!(req.method.as_str(), "GET" | "HEAD" | "OPTIONS" | "TRACE");
+    if !safe && res.status < 400 {
+        store.remove(&key(req));
+    }
+}
+
+/// Keeps `o` with `body` in `store` under `key`.
+pub(super) fn keep(store: &Arc<Store>, key: Vec<u8>, mut o: Object, body: Vec<u8>) {
+    o.body = body;
+    store.put(key, o);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_date;
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(
+            http_date(b"Thu, 22 Oct 2020 16:51:12 GMT"),
+            Some(1_603_385_472)
+        );
+        assert_eq!(
+            http_date(b"Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+        assert_eq!(http_date(b"not a date"), None);
+    }
+}

@@ -1,0 +1,134 @@
+//! The HTTP cache (`cache` sections, `http-request cache-use`,
+//! `http-response cache-store`, `res.cache_hit`), differential against
+//! haproxy 2.6: what is kept and for how long (`max-age`, `s-maxage`,
+//! validators, `Age`, `no-store`; a `Set-Cookie` does not stop it), what a client gets from
+//! it (`no-cache` requests go to the server; conditional requests get a
+//! 304), and an unsafe request that empties a key.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An origin that numbers its answers (`x-n`) and sets their fields by
+/// path.
+fn origin(count: Arc<AtomicUsize>) -> Server {
+    Server::start(move |mut c| {
+        let mut d = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !d.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => d.extend_from_slice(&buf[..n]),
+            }
+        }
+        let req = String::from_utf8_lossy(&d).into_owned();
+        let path = req.split(' ').nth(1).unwrap_or("/").to_string();
+        let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+        let extra = match path.as_str() {
+            "/maxage" | "/post" => "Cache-Control: max-age=60\r\n",
+            "/smaxage" => "Cache-Control: s-maxage=60\r\n",
+            "/etag" => "ETag: \"e1\"\r\n",
+            "/old" => "Cache-Control: max-age=5\r\nAge: 10\r\n",
+            "/nostore" => "Cache-Control: max-age=60, no-store\r\n",
+            "/cookie" => "Cache-Control: max-age=60\r\nSet-Cookie: a=b\r\n",
+            _ => "",
+        };
+        let body = format!("body of {path}");
+        let _ = c.write_all(
+            format!(
+                "HTTP/1.1 200 OK\r\n{extra}x-n: {n}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    })
+}
+
+/// The status, the answer's number, whether it was a hit, and whether it
+/// has an `Age`.
+fn get(port: u16, method: &str, path: &str, hs: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let body = if method == "POST" {
+        "Content-Length: 0\r\n"
+    } else {
+        ""
+    };
+    c.write_all(
+        format!("{method} {path} HTTP/1.1\r\nHost: h\r\n{hs}{body}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let field = |n: &str| {
+        text.lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case(n).then(|| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "-".into())
+    };
+    let status = text.split(' ').nth(1).unwrap_or_default().to_string();
+    let age = if field("age") == "-" { "no age" } else { "age" };
+    format!(
+        "{status} n={} hit={} {age}",
+        field("x-n"),
+        field("x-cache-hit")
+    )
+}
+
+#[test]
+fn cache_use_and_store_beside_haproxy() {
+    let got = beside_haproxy(|start| {
+        let count = Arc::new(AtomicUsize::new(0));
+        let srv = origin(count.clone());
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+             backend be\n    http-request cache-use c1\n    server s1 127.0.0.1:{}\n\
+             \x20   http-response cache-store c1\n    http-response set-header X-Cache-Hit %[res.cache_hit]\n\
+             cache c1\n    total-max-size 4\n    max-age 20\n    max-object-size 10000\n",
+            srv.port()
+        );
+        let _p = start(&cfg, port);
+        let mut out = Vec::new();
+        for path in [
+            "/maxage", "/smaxage", "/etag", "/plain", "/old", "/nostore", "/cookie",
+        ] {
+            out.push(format!("{path}: {}", get(port, "GET", path, "")));
+            out.push(format!("{path}: {}", get(port, "GET", path, "")));
+        }
+        out.push(get(port, "GET", "/maxage", "Cache-Control: no-cache\r\n"));
+        out.push(get(port, "GET", "/etag", "If-None-Match: \"e1\"\r\n"));
+        out.push(get(port, "GET", "/etag", "If-None-Match: \"other\"\r\n"));
+        out.push(get(port, "GET", "/post", ""));
+        out.push(get(port, "POST", "/post", ""));
+        out.push(get(port, "GET", "/post", ""));
+        out.push(format!("server answered {}", count.load(Ordering::SeqCst)));
+        out
+    });
+    // The hits both gave.
+    let hits: Vec<&str> = got
+        .iter()
+        .filter(|l| l.contains("hit=1"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            "/maxage: 200 n=1 hit=1 age",
+            "/smaxage: 200 n=2 hit=1 age",
+            "/etag: 200 n=3 hit=1 age",
+            "/cookie: 200 n=10 hit=1 age",
+            "304 n=3 hit=1 age",
+            "200 n=3 hit=1 age",
+        ],
+        "{got:#?}"
+    );
+}
