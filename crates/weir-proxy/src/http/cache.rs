@@ -4,7 +4,7 @@
 //! whether a response may be kept and for how long, and the body kept on
 //! its way down.
 
-use super::io::{more, send, Buf, XferError, XferTimeouts};
+use super::io::{chunk, send, BodyReader, Buf, XferError, XferTimeouts};
 use super::peer::Peer;
 use super::rules::{ExCtx, Local};
 use crate::state::cache::{Object, Store};
@@ -12,9 +12,7 @@ use crate::term::{Cause, State, Term};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-use weir_proto::h1::{
-    ChunkEvent, ChunkedDecoder, Framing, H1Error, Header, RequestHead, ResponseHead,
-};
+use weir_proto::h1::{Framing, Header, RequestHead, ResponseHead};
 
 /// A request's key in a cache: its host and target.
 fn key(req: &RequestHead) -> Vec<u8> {
@@ -285,68 +283,25 @@ async fn forward_keeping(
     t: XferTimeouts,
     kept: &mut Kept,
 ) -> Result<u64, XferError> {
+    if !matches!(framing, Framing::ContentLength(_) | Framing::Chunked) {
+        kept.body = None;
+        return Ok(0);
+    }
+    let chunked = framing == Framing::Chunked;
+    let mut body = BodyReader::new(framing);
     let mut sent = 0u64;
-    match framing {
-        Framing::ContentLength(mut left) => {
-            while left > 0 {
-                if buf.is_empty() {
-                    more(buf, src, size, t.read).await?;
-                }
-                let avail = buf.bytes();
-                let k = (avail.len() as u64).min(left) as usize;
-                let part = avail.get(..k).unwrap_or(avail);
-                kept.add(part);
-                send(dst, part, t.write).await?;
-                buf.consume(k);
-                left -= k as u64;
-                sent += k as u64;
-            }
+    while let Some(data) = body.next(buf, src, size, t.read).await? {
+        kept.add(&data);
+        let out = if chunked { chunk(&data) } else { data };
+        if !out.is_empty() {
+            send(dst, &out, t.write).await?;
+            sent += out.len() as u64;
         }
-        Framing::Chunked => {
-            let mut dec = ChunkedDecoder::default();
-            let mut trailers: Vec<Vec<u8>> = Vec::new();
-            loop {
-                let (events, used) = dec.feed(buf.bytes()).map_err(|_| {
-                    XferError::Invalid(H1Error::BadResponse("invalid chunked body"))
-                })?;
-                let mut out = Vec::new();
-                for ev in events {
-                    match ev {
-                        ChunkEvent::Data(r) => {
-                            let data = buf.bytes().get(r).unwrap_or_default();
-                            kept.add(data);
-                            out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-                            out.extend_from_slice(data);
-                            out.extend_from_slice(b"\r\n");
-                        }
-                        ChunkEvent::Trailer(tr) => trailers.push(tr),
-                        ChunkEvent::End => {
-                            out.extend_from_slice(b"0\r\n");
-                            for tr in trailers.drain(..) {
-                                out.extend_from_slice(&tr);
-                                out.extend_from_slice(b"\r\n");
-                            }
-                            out.extend_from_slice(b"\r\n");
-                        }
-                    }
-                }
-                buf.consume(used);
-                if !out.is_empty() {
-                    send(dst, &out, t.write).await?;
-                    sent += out.len() as u64;
-                }
-                if dec.is_done() {
-                    break;
-                }
-                if buf.is_full() {
-                    return Err(XferError::Invalid(H1Error::BadResponse(
-                        "chunk line too long",
-                    )));
-                }
-                more(buf, src, size, t.read).await?;
-            }
-        }
-        _ => kept.body = None,
+    }
+    if chunked {
+        let end = body.last_chunk();
+        send(dst, &end, t.write).await?;
+        sent += end.len() as u64;
     }
     Ok(sent)
 }

@@ -3,15 +3,13 @@
 //! response is compressed (haproxy 2.6's conditions), the response head
 //! changed for it, and the body compressed on its way down, chunked.
 
-use super::io::{more, send, Buf, XferError, XferTimeouts};
+use super::io::{chunk, send, BodyReader, Buf, XferError, XferTimeouts};
 use super::peer::Peer;
 use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 use std::io::Write;
 use weir_config::model::{CompAlgo, Compression};
 use weir_config::Proxy;
-use weir_proto::h1::{
-    ChunkEvent, ChunkedDecoder, Framing, H1Error, Header, RequestHead, ResponseHead,
-};
+use weir_proto::h1::{Framing, Header, RequestHead, ResponseHead};
 
 /// The compression settings of an exchange: the backend's algorithms
 /// (else the frontend's), its types (else the frontend's), offload from
@@ -244,17 +242,6 @@ impl Encoder {
     }
 }
 
-/// `data` as one chunk (nothing for no data).
-fn chunk(data: &[u8]) -> Vec<u8> {
-    if data.is_empty() {
-        return Vec::new();
-    }
-    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
-    out
-}
-
 /// Copies a body of `framing` (a length or chunks) from `buf` + `src` to
 /// `dst` compressed with `algo`, as chunks (the server's trailers after
 /// the last one); the bytes written.
@@ -270,67 +257,17 @@ pub(super) async fn transfer(
     t: XferTimeouts,
 ) -> Result<u64, XferError> {
     let mut enc = Encoder::new(algo, level);
+    let mut body = BodyReader::new(framing);
     let mut sent = 0u64;
-    let mut trailers: Vec<Vec<u8>> = Vec::new();
-    match framing {
-        Framing::ContentLength(mut left) => {
-            while left > 0 {
-                if buf.is_empty() {
-                    more(buf, src, size, t.read).await?;
-                }
-                let avail = buf.bytes();
-                let k = (avail.len() as u64).min(left) as usize;
-                let out = chunk(&enc.feed(avail.get(..k).unwrap_or(avail)));
-                buf.consume(k);
-                left -= k as u64;
-                if !out.is_empty() {
-                    send(dst, &out, t.write).await?;
-                    sent += out.len() as u64;
-                }
-            }
+    while let Some(data) = body.next(buf, src, size, t.read).await? {
+        let out = chunk(&enc.feed(&data));
+        if !out.is_empty() {
+            send(dst, &out, t.write).await?;
+            sent += out.len() as u64;
         }
-        Framing::Chunked => {
-            let mut dec = ChunkedDecoder::default();
-            loop {
-                let (events, used) = dec.feed(buf.bytes()).map_err(|_| {
-                    XferError::Invalid(H1Error::BadResponse("invalid chunked body"))
-                })?;
-                let mut data = Vec::new();
-                for ev in events {
-                    match ev {
-                        ChunkEvent::Data(r) => {
-                            data.extend_from_slice(buf.bytes().get(r).unwrap_or_default())
-                        }
-                        ChunkEvent::Trailer(t) => trailers.push(t),
-                        ChunkEvent::End => {}
-                    }
-                }
-                buf.consume(used);
-                let out = chunk(&enc.feed(&data));
-                if !out.is_empty() {
-                    send(dst, &out, t.write).await?;
-                    sent += out.len() as u64;
-                }
-                if dec.is_done() {
-                    break;
-                }
-                if buf.is_full() {
-                    return Err(XferError::Invalid(H1Error::BadResponse(
-                        "chunk line too long",
-                    )));
-                }
-                more(buf, src, size, t.read).await?;
-            }
-        }
-        _ => {}
     }
     let mut out = chunk(&enc.finish());
-    out.extend_from_slice(b"0\r\n");
-    for t in trailers {
-        out.extend_from_slice(&t);
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&body.last_chunk());
     send(dst, &out, t.write).await?;
     Ok(sent + out.len() as u64)
 }

@@ -199,6 +199,111 @@ pub(super) async fn more(
     }
 }
 
+/// A body of a framing (a length or chunks) read from a buffer and its
+/// peer piece by piece: what compression and the cache see of a body
+/// they forward in their own form.
+pub(super) struct BodyReader {
+    left: Option<u64>,
+    chunks: Option<ChunkedDecoder>,
+    /// The chunked body's trailer lines.
+    pub trailers: Vec<Vec<u8>>,
+}
+
+impl BodyReader {
+    /// A reader of `framing`; a body of another framing reads as empty.
+    pub fn new(framing: Framing) -> BodyReader {
+        let (left, chunks) = match framing {
+            Framing::ContentLength(n) => (Some(n), None),
+            Framing::Chunked => (None, Some(ChunkedDecoder::default())),
+            _ => (Some(0), None),
+        };
+        BodyReader {
+            left,
+            chunks,
+            trailers: Vec::new(),
+        }
+    }
+
+    /// The next bytes of the body (possibly none of a chunk boundary);
+    /// `None` once it ended.
+    pub async fn next(
+        &mut self,
+        buf: &mut Buf,
+        src: Peer<'_>,
+        size: usize,
+        read: Option<Duration>,
+    ) -> Result<Option<Vec<u8>>, XferError> {
+        if let Some(left) = self.left.as_mut() {
+            if *left == 0 {
+                return Ok(None);
+            }
+            if buf.is_empty() {
+                more(buf, src, size, read).await?;
+            }
+            let avail = buf.bytes();
+            let k = (avail.len() as u64).min(*left) as usize;
+            let part = avail.get(..k).unwrap_or(avail).to_vec();
+            buf.consume(k);
+            *left -= k as u64;
+            return Ok(Some(part));
+        }
+        let Some(dec) = self.chunks.as_mut() else {
+            return Ok(None);
+        };
+        if dec.is_done() {
+            return Ok(None);
+        }
+        loop {
+            let (events, used) = dec
+                .feed(buf.bytes())
+                .map_err(|_| XferError::Invalid(H1Error::BadResponse("invalid chunked body")))?;
+            let mut data = Vec::new();
+            for ev in events {
+                match ev {
+                    ChunkEvent::Data(r) => {
+                        data.extend_from_slice(buf.bytes().get(r).unwrap_or_default())
+                    }
+                    ChunkEvent::Trailer(t) => self.trailers.push(t),
+                    ChunkEvent::End => {}
+                }
+            }
+            buf.consume(used);
+            if !data.is_empty() || dec.is_done() {
+                return Ok(Some(data));
+            }
+            if buf.is_full() {
+                return Err(XferError::Invalid(H1Error::BadResponse(
+                    "chunk line too long",
+                )));
+            }
+            more(buf, src, size, read).await?;
+        }
+    }
+
+    /// The end of a chunked body as it goes on: the last chunk and the
+    /// trailers.
+    pub fn last_chunk(&self) -> Vec<u8> {
+        let mut out = b"0\r\n".to_vec();
+        for t in &self.trailers {
+            out.extend_from_slice(t);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out
+    }
+}
+
+/// `data` as one chunk (nothing for no data).
+pub(super) fn chunk(data: &[u8]) -> Vec<u8> {
+    if data.is_empty() {
+        return Vec::new();
+    }
+    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
 /// Timeouts of one transfer direction.
 #[derive(Debug, Clone, Copy)]
 pub struct XferTimeouts {

@@ -135,13 +135,27 @@ fn http_object(rt: &LuaRt, cell: Arc<Mutex<TxnState>>) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn text(v: &Value) -> Vec<u8> {
-    match v {
-        Value::String(s) => s.as_bytes().to_vec(),
-        Value::Integer(i) => i.to_string().into_bytes(),
-        Value::Number(n) => n.to_string().into_bytes(),
-        _ => Vec::new(),
+use super::bytes_of as text;
+
+/// `txn`'s methods an applet has too: variables, private data, logs.
+fn txn_methods(lua: &mlua::Lua, t: &Table) -> mlua::Result<()> {
+    let txn: Table = lua
+        .named_registry_value::<Table>("weir.txn")?
+        .get("__index")?;
+    for name in [
+        "set_var",
+        "get_var",
+        "unset_var",
+        "get_priv",
+        "set_priv",
+        "Debug",
+        "Info",
+        "Warning",
+        "Alert",
+    ] {
+        t.raw_set(name, txn.get::<Value>(name)?)?;
     }
+    Ok(())
 }
 
 /// Builds the HTTP applet's method table.
@@ -217,22 +231,7 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
         })?,
     )?;
     // Variables and private data, as `txn`'s.
-    let txn: Table = lua
-        .named_registry_value::<Table>("weir.txn")?
-        .get("__index")?;
-    for name in [
-        "set_var",
-        "get_var",
-        "unset_var",
-        "get_priv",
-        "set_priv",
-        "Debug",
-        "Info",
-        "Warning",
-        "Alert",
-    ] {
-        m.set(name, txn.get::<Value>(name)?)?;
-    }
+    txn_methods(lua, &m)?;
     let meta = lua.create_table()?;
     meta.set("__index", m)?;
     lua.set_named_registry_value("weir.applet", meta)
@@ -298,22 +297,7 @@ fn tcp_object(
     let lua = &rt.lua;
     let t = lua.create_table()?;
     t.raw_set("__weir_state", lua.create_userdata(StateRef(cell))?)?;
-    let txn: Table = lua
-        .named_registry_value::<Table>("weir.txn")?
-        .get("__index")?;
-    for name in [
-        "set_var",
-        "get_var",
-        "unset_var",
-        "get_priv",
-        "set_priv",
-        "Debug",
-        "Info",
-        "Warning",
-        "Alert",
-    ] {
-        t.raw_set(name, txn.get::<Value>(name)?)?;
-    }
+    txn_methods(lua, &t)?;
     let w = io.clone();
     t.raw_set(
         "send",

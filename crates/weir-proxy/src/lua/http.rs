@@ -46,14 +46,7 @@ fn edit(this: &Table, m: Msg, name: &str, value: Option<&[u8]>, del: bool) -> ml
     Ok(())
 }
 
-fn bytes(v: &Value) -> Vec<u8> {
-    match v {
-        Value::String(s) => s.as_bytes().to_vec(),
-        Value::Integer(i) => i.to_string().into_bytes(),
-        Value::Number(n) => n.to_string().into_bytes(),
-        _ => Vec::new(),
-    }
-}
+use super::bytes_of as bytes;
 
 /// Builds the `txn.http` method table.
 pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {

@@ -381,6 +381,17 @@ async fn task(rt: Arc<LuaRt>, f: Function) {
     }
 }
 
+/// A value a script gives as bytes (strings, numbers in text; nothing
+/// for other types).
+fn bytes_of(v: &Value) -> Vec<u8> {
+    match v {
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Integer(i) => i.to_string().into_bytes(),
+        Value::Number(n) => n.to_string().into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
 /// A fetch's value from Lua: strings, integers (a float as its integer
 /// part), booleans; nothing for nil and other types.
 fn to_sample(v: &Value) -> Option<Sample> {

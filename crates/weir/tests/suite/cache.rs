@@ -16,15 +16,10 @@ use std::time::Duration;
 /// path.
 fn origin(count: Arc<AtomicUsize>) -> Server {
     Server::start(move |mut c| {
-        let mut d = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !d.windows(4).any(|w| w == b"\r\n\r\n") {
-            match c.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => d.extend_from_slice(&buf[..n]),
-            }
-        }
-        let req = String::from_utf8_lossy(&d).into_owned();
+        let Some(head) = read_head(&mut c) else {
+            return;
+        };
+        let req = head;
         let path = req.split(' ').nth(1).unwrap_or("/").to_string();
         let n = count.fetch_add(1, Ordering::SeqCst) + 1;
         let extra = match path.as_str() {

@@ -23,15 +23,10 @@ fn text(n: usize) -> Vec<u8> {
 /// says which `Accept-Encoding` it saw in `x-ae`.
 fn origin() -> Server {
     Server::start(|mut c| {
-        let mut d = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !d.windows(4).any(|w| w == b"\r\n\r\n") {
-            match c.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => d.extend_from_slice(&buf[..n]),
-            }
-        }
-        let req = String::from_utf8_lossy(&d).into_owned();
+        let Some(head) = read_head(&mut c) else {
+            return;
+        };
+        let req = head;
         let path = req.split(' ').nth(1).unwrap_or("/").to_string();
         let head = req.starts_with("HEAD ");
         let ae = req

@@ -50,15 +50,10 @@ core.register_service("nothing", "http", function(applet) end)
 /// `x-tag` header, and asks for a 207 in `x-ask`.
 fn origin() -> Server {
     Server::start(|mut c| {
-        let mut d = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !d.windows(4).any(|w| w == b"\r\n\r\n") {
-            match c.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => d.extend_from_slice(&buf[..n]),
-            }
-        }
-        let text = String::from_utf8_lossy(&d).into_owned();
+        let Some(head) = read_head(&mut c) else {
+            return;
+        };
+        let text = head;
         let line = text.lines().next().unwrap_or_default().to_string();
         let tag = text
             .lines()
