@@ -154,9 +154,7 @@ fn tasks_with_sockets_and_the_http_client_beside_haproxy() {
         let _ = c.read(&mut b);
     });
     let web = Server::start(|mut c| {
-        let mut b = [0u8; 4096];
-        let n = c.read(&mut b).unwrap_or(0);
-        let req = String::from_utf8_lossy(&b[..n]).into_owned();
+        let req = read_head(&mut c).unwrap_or_default();
         let host = req
             .lines()
             .find_map(|l| {
