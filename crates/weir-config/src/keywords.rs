@@ -474,7 +474,7 @@ pub const BIND: &[Keyword] = &[
     kw("force-tlsv11", "-", Status::Partly("weir speaks TLSv1.2 and TLSv1.3 only: a bind left with no version is an error")),
     kw("force-tlsv12", "-", Status::Supported),
     kw("force-tlsv13", "-", Status::Supported),
-    kw("generate-certificates", "-", Status::Partly("a leaf for the client's SNI when no certificate serves it: the CA's name with `CN=<sni>` added, a subjectAltName, the default certificate's key, signed by the `ca-sign-file` key (with SHA-384 for a P-384 CA key, where OpenSSL signs with SHA-256), valid from a day before to a year after; kept in an LRU cache of `tune.ssl.ssl-ctx-cache-size` per bind line")),
+    kw("generate-certificates", "-", Status::Partly("a leaf for the client's SNI when no certificate serves it: the CA's name with `CN=<sni>` added, a subjectAltName, the default certificate's key, signed by the `ca-sign-file` key with SHA-256 whatever its curve, as OpenSSL signs haproxy's, valid from a day before to a year after; kept in an LRU cache of `tune.ssl.ssl-ctx-cache-size` per bind line")),
     kw("gid", "-", Status::Supported),
     kw("group", "-", Status::Supported),
     kw("id", "-", Status::Supported),

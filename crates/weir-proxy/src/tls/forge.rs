@@ -33,6 +33,8 @@ struct Cache {
 pub struct Forge {
     ca: CertificateDer<'static>,
     signer: Arc<dyn SigningKey>,
+    /// The CA key's DER, for ECDSA with SHA-256 on larger curves.
+    key_der: Vec<u8>,
     size: usize,
     cache: Mutex<Cache>,
 }
@@ -85,6 +87,7 @@ impl Forge {
         let key = parts
             .key
             .ok_or_else(|| format!("no CA private key in '{path}'"))?;
+        let key_der = key.secret_der().to_vec();
         let signer = provider
             .key_provider
             .load_private_key(key)
@@ -97,6 +100,7 @@ impl Forge {
         Ok(Forge {
             ca,
             signer,
+            key_der,
             size: size.max(1),
             cache: Mutex::new(Cache::default()),
         })
@@ -135,7 +139,18 @@ impl Forge {
     fn make(&self, name: &str, base: &CertifiedKey) -> Option<Made> {
         let spki = x509::spki_der(base.cert.first()?)?;
         let signer = self.signer.choose_scheme(&SCHEMES)?;
-        let alg = forge::sig_alg_der(scheme_name(signer.scheme()))?;
+        // As OpenSSL signs haproxy's certificates: SHA-256 whatever the
+        // curve (ecdsa-with-SHA256 with a P-384 or P-521 CA key too).
+        let wide_ec = matches!(
+            signer.scheme(),
+            SignatureScheme::ECDSA_NISTP384_SHA384 | SignatureScheme::ECDSA_NISTP521_SHA512
+        );
+        let scheme = if wide_ec {
+            "ECDSA_NISTP256_SHA256"
+        } else {
+            scheme_name(signer.scheme())
+        };
+        let alg = forge::sig_alg_der(scheme)?;
         let mut serial = [0u8; 16];
         aws_lc_rs::rand::fill(&mut serial).ok()?;
         // Positive and minimally encoded.
@@ -154,7 +169,11 @@ impl Forge {
             key_id: &key_id,
             ca_key_id: ca_key_id.as_deref(),
         })?;
-        let sig = signer.sign(&tbs).ok()?;
+        let sig = if wide_ec {
+            super::ecsign::sign_sha256(&self.key_der, &tbs)?
+        } else {
+            signer.sign(&tbs).ok()?
+        };
         let der = forge::certificate(&tbs, &alg, &sig);
         let leaf: Arc<[u8]> = Arc::from(der.as_slice());
         let chain = vec![CertificateDer::from(der), self.ca.clone()];

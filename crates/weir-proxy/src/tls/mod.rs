@@ -6,6 +6,9 @@
 mod accept;
 pub(crate) mod certs;
 pub(crate) mod client;
+// A call into AWS-LC (see its SAFETY comments).
+#[allow(unsafe_code)]
+mod ecsign;
 mod forge;
 pub(crate) mod route;
 pub mod store;

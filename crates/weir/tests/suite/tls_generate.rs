@@ -132,3 +132,78 @@ fn generation_without_a_ca_is_refused_with_its_line() {
         "{t}"
     );
 }
+
+/// A P-384 CA signs what it makes with SHA-256, as OpenSSL signs
+/// haproxy's (`ecdsa-with-SHA256`), and openssl verifies the chain;
+/// beside haproxy.
+#[test]
+fn a_p384_ca_signs_with_sha256_as_haproxy_does() {
+    let pki = Pki::new();
+    let dir = &pki.dir;
+    let run = |args: &[&str]| {
+        let st = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl is installed by tests/run");
+        assert!(
+            st.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+    };
+    run(&[
+        "ecparam",
+        "-name",
+        "secp384r1",
+        "-genkey",
+        "-noout",
+        "-out",
+        "ca384.key",
+    ]);
+    run(&[
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        "ca384.key",
+        "-subj",
+        "/CN=p384 CA",
+        "-days",
+        "30",
+        "-out",
+        "ca384.pem",
+    ]);
+    let mut both = std::fs::read(dir.join("ca384.pem")).unwrap();
+    both.extend(std::fs::read(dir.join("ca384.key")).unwrap());
+    std::fs::write(dir.join("ca384-sign.pem"), both).unwrap();
+    let seen = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port} ssl crt {} generate-certificates ca-sign-file {}\n\
+             \x20   http-request return status 200 content-type text/plain lf-string \"alg=%[ssl_f_sig_alg]|\\n\"\n",
+            pki.path("certs/1-www.pem"),
+            dir.join("ca384-sign.pem").display(),
+        );
+        let _p = start(&cfg, port);
+        let ca = dir.join("ca384.pem").display().to_string();
+        let o = s_client(
+            port,
+            "made.test",
+            &[
+                "-verify_hostname",
+                "made.test",
+                "-verify_return_error",
+                "-CAfile",
+                &ca,
+            ],
+            b"Q\n",
+        );
+        (
+            text(&o).contains("Verify return code: 0 (ok)"),
+            field(port, "made.test", "alg"),
+        )
+    });
+    assert_eq!(seen, (true, "ecdsa-with-SHA256".to_string()));
+}
