@@ -690,15 +690,22 @@ enum Arg {
     OnOff,
     /// A PEM file of DH parameters, read and checked as HAProxy reads it.
     DhFile,
+    /// One word.
+    Word,
 }
 
 /// Keywords weir accepts with a note: what they tune does not exist in
 /// weir, so nothing measurable changes.
 const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
+    ("httpclient.resolvers.id", Arg::Word, "the HTTP client of Lua scripts resolves names with the system's resolver"),
+    ("httpclient.resolvers.prefer", Arg::Word, "the HTTP client of Lua scripts resolves names with the system's resolver"),
+    ("httpclient.ssl.ca-file", Arg::Word, "the HTTP client of Lua scripts speaks plain HTTP only (an https URL is an error)"),
+    ("httpclient.ssl.verify", Arg::Word, "the HTTP client of Lua scripts speaks plain HTTP only (an https URL is an error)"),
     ("max-spread-checks", Arg::Time, "weir spreads each server's first check within its own 'inter'"),
     ("maxcompcpuusage", Arg::Number, "weir does not measure compression's CPU usage; responses are compressed whatever the load"),
     ("maxcomprate", Arg::Size, "weir does not limit the compression rate"),
     ("maxpipes", Arg::Number, "weir keeps its spare splice pipes per thread and makes one when a splice needs it"),
+    ("maxzlibmem", Arg::Number, "weir's compressors hold what each response needs, without a global memory bound"),
     ("nogetaddrinfo", Arg::Nothing, "weir resolves names at start with getaddrinfo either way"),
     ("numa-cpu-mapping", Arg::Nothing, "weir does not bind its threads to one NUMA node by itself (use cpu-map)"),
     ("ssl-dh-param-file", Arg::DhFile, "weir offers no DHE suite, so DH parameters are not used"),
@@ -721,6 +728,8 @@ const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
     ("tune.vars.reqres-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
     ("tune.vars.sess-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
     ("tune.vars.txn-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
+    ("tune.zlib.memlevel", Arg::Number, "weir's deflate (miniz_oxide) has no memory level to set"),
+    ("tune.zlib.windowsize", Arg::Number, "weir's deflate always uses a 32 KiB window"),
 ];
 
 /// A keyword of [`WITHOUT_EFFECT`]: its argument checked, then a note;
@@ -736,6 +745,7 @@ fn without_effect(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<boo
         Arg::Time => drop(parse_duration(one(words, "a time")?)?),
         Arg::Size => drop(parse_size(one(words, "a size")?)?),
         Arg::Number => drop(parse_u32(one(words, "a number")?, kw)?),
+        Arg::Word => drop(one(words, "a value")?),
         Arg::OnOff => {
             if !matches!(one(words, "'on' or 'off'")?, "on" | "off") {
                 return Err(format!("'{kw}' expects 'on' or 'off'"));

@@ -102,12 +102,17 @@ fn refused_keywords_and_sections_by_name() {
         e[0].contains("'filter' is not supported by weir yet"),
         "{e:?}"
     );
-    let e = errors("cache c\n  total-max-size 4\n");
+    let e = errors("cache c\n  total-max-size 4\n  max-objects 3\n");
     assert!(
-        e[0].contains("'cache' sections are not supported by weir yet"),
+        e[0].contains("t.cfg:3")
+            && e[0].contains("unknown keyword 'max-objects' in 'cache' section"),
         "{e:?}"
     );
-    assert_eq!(e.len(), 1, "lines inside a refused section are skipped");
+    let e = errors("backend b\n  http-request cache-use nosuch\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("unable to find cache 'nosuch'"),
+        "{e:?}"
+    );
     let e = errors("backend b\n  server s 127.0.0.1:80 redir http://x\n");
     assert!(
         e.iter()
