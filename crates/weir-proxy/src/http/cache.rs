@@ -220,6 +220,14 @@ fn http_date(v: &[u8]) -> Option<i64> {
     let year: i64 = w.next()?.parse().ok()?;
     let mut t = w.next()?.split(':').map(|x| x.parse::<i64>().ok());
     let (h, m, sec) = (t.next()??, t.next()??, t.next()??);
+    let valid = (1..=31).contains(&day)
+        && (1..=9999).contains(&year)
+        && (0..24).contains(&h)
+        && (0..60).contains(&m)
+        && (0..=60).contains(&sec);
+    if !valid {
+        return None;
+    }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y = if mon <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
@@ -336,5 +344,9 @@ mod tests {
             Some(784_111_777)
         );
         assert_eq!(http_date(b"not a date"), None);
+        assert_eq!(
+            http_date(b"Thu, 22 Oct 9223372036854775807 16:51:12 GMT"),
+            None
+        );
     }
 }

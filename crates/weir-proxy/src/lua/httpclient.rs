@@ -205,7 +205,7 @@ async fn send(r: Req) -> Result<Answer, String> {
             return Err("connection closed".to_string());
         }
         loop {
-            let closed = !s.fill_more().await;
+            let closed = !s.fill_more().await || s.buffered().len() > super::socket::MAX_READ;
             if let Some(a) = parse(s.buffered(), r.method == "HEAD", closed)? {
                 return Ok(a);
             }

@@ -7,6 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+/// The most a script reads at once from a stream (`receive()` to the end,
+/// a line, an HTTP answer): what is past it stays unread.
+pub const MAX_READ: usize = 16 << 20;
+
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
@@ -75,26 +79,29 @@ impl Stream {
         self.buf.drain(..n).collect()
     }
 
-    /// `n` bytes, or fewer when the stream ends first.
+    /// `n` bytes (at most [`MAX_READ`]), or fewer when the stream ends
+    /// first.
     pub async fn read_exact_or_eof(&mut self, n: usize) -> Vec<u8> {
+        let n = n.min(MAX_READ);
         while self.buf.len() < n && self.fill().await {}
         self.take(n)
     }
 
-    /// Everything up to the end of the stream.
+    /// Everything up to the end of the stream (at most [`MAX_READ`]).
     pub async fn read_to_end(&mut self) -> Vec<u8> {
-        while self.fill().await {}
-        self.take(self.buf.len())
+        while self.buf.len() < MAX_READ && self.fill().await {}
+        self.take(MAX_READ)
     }
 
-    /// One line with its `\n` (the rest at the end of the stream).
+    /// One line with its `\n` (the rest at the end of the stream; a line
+    /// longer than [`MAX_READ`] comes in pieces).
     pub async fn read_line(&mut self) -> Vec<u8> {
         loop {
             if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
                 return self.take(i + 1);
             }
-            if !self.fill().await {
-                return self.take(self.buf.len());
+            if self.buf.len() >= MAX_READ || !self.fill().await {
+                return self.take(MAX_READ);
             }
         }
     }
