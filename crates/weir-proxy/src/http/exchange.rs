@@ -520,8 +520,9 @@ async fn answer<'r>(
         }
         Verdict::Service(weir_rules::action::Service::Lua(name)) => {
             let (be, view) = (chosen.map(|b| &**b), &view);
-            let o =
-                super::scripted::service(sh, fe_px, be, &name, view, cbuf, req, used, rec, vars);
+            let o = super::scripted::service(
+                sh, fe_px, be, &name, view, client, cbuf, req, used, rec, vars,
+            );
             return Some(Box::pin(o).await);
         }
         Verdict::Lua { .. } => return None,

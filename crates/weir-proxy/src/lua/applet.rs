@@ -2,7 +2,8 @@
 //! HTTP service (the request's line, headers and body; `set_status`,
 //! `add_header`, `start_response`, `send`) and of a TCP service (`send`,
 //! `receive`, `getline` on the client connection). An HTTP service's
-//! answer is sent once its function returns.
+//! head and each `send` go to the exchange as they are made
+//! ([`AppletOut`]), which writes them to the client.
 
 use super::txn::{headers_table, lock, state_of, StateRef, TxnState};
 use super::LuaRt;
@@ -10,41 +11,46 @@ use crate::state::Shared;
 use mlua::{Table, Value};
 use std::sync::{Arc, Mutex};
 
-/// What an HTTP service's function said, and the request body it reads.
+/// An HTTP service's state: its status and headers until the response
+/// starts, the request body it reads, where its output goes.
 #[derive(Default)]
 pub struct AppletIo {
     pub status: Option<(u16, Option<String>)>,
     pub headers: Vec<(String, Vec<u8>)>,
     pub started: bool,
-    pub out: Vec<u8>,
     /// The request body and how much of it was read.
     pub input: Vec<u8>,
     pub read: usize,
+    /// Where the head and the body go.
+    pub tx: Option<tokio::sync::mpsc::Sender<AppletOut>>,
 }
 
-/// The answer of an HTTP service: the response's bytes, its status, and
-/// whether the connection may stay open (`None`: the function answered
-/// nothing, a 500 is due).
-pub struct HttpAnswer {
-    pub bytes: Vec<u8>,
-    pub status: u16,
-    pub keep: bool,
+/// What an HTTP service sends, in order: its head once, then body bytes.
+pub enum AppletOut {
+    Head {
+        status: u16,
+        reason: Option<String>,
+        headers: Vec<(String, Vec<u8>)>,
+    },
+    Data(Vec<u8>),
 }
 
-/// Runs HTTP service `name` on the request in `st`.
+/// Runs HTTP service `name` on the request in `st`, its output going to
+/// `tx`; the state as the function left it, and whether it answered.
 pub async fn http_service(
     sh: &Shared,
     name: &str,
     mut st: TxnState,
-) -> (Option<HttpAnswer>, TxnState) {
+    tx: tokio::sync::mpsc::Sender<AppletOut>,
+) -> (TxnState, bool) {
     let Some(rt) = super::pick(sh, |r| r.services.contains_key(name)) else {
-        return (None, st);
+        return (st, false);
     };
     let Some(svc) = rt.registry().services.get(name).cloned().filter(|s| s.http) else {
-        return (None, st);
+        return (st, false);
     };
-    let minor = st.req.as_ref().map_or(1, |r| r.minor);
     st.applet.input = st.body.clone().unwrap_or_default();
+    st.applet.tx = Some(tx);
     let cell = Arc::new(Mutex::new(st));
     let r = run(&rt, &svc.func, &cell).await;
     if let Err(e) = &r {
@@ -52,49 +58,40 @@ pub async fn http_service(
             super::runtime_error("service", name, e);
         }
     }
-    let st = std::mem::take(&mut *lock(&cell));
-    if !st.applet.started {
-        return (None, st);
-    }
-    let a = &st.applet;
-    let (status, reason) = a.status.clone().unwrap_or((200, None));
-    let reason =
-        reason.unwrap_or_else(|| weir_proto::h1::status::generated_reason(status).to_string());
-    let mut head = format!(
-        "HTTP/1.{} {status} {reason}\r\n",
-        if minor == 0 { 0 } else { 1 }
-    )
-    .into_bytes();
-    let mut sized = false;
-    for (n, v) in &a.headers {
-        sized |=
-            n.eq_ignore_ascii_case("content-length") || n.eq_ignore_ascii_case("transfer-encoding");
-        head.extend_from_slice(n.as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(v);
-        head.extend_from_slice(b"\r\n");
-    }
-    let chunked = !sized && minor != 0;
-    if chunked {
-        head.extend_from_slice(b"transfer-encoding: chunked\r\n");
-    }
-    head.extend_from_slice(b"\r\n");
-    if chunked {
-        if !a.out.is_empty() {
-            head.extend_from_slice(format!("{:x}\r\n", a.out.len()).as_bytes());
-            head.extend_from_slice(&a.out);
-            head.extend_from_slice(b"\r\n");
+    let mut st = std::mem::take(&mut *lock(&cell));
+    // (The applet object may outlive the call in Lua's heap: the output
+    // ends here.)
+    st.applet.tx = None;
+    let started = st.applet.started;
+    (st, started)
+}
+
+/// Starts the response once: its head goes out; the sender, to go on.
+async fn start(st: &Arc<Mutex<TxnState>>) -> Option<tokio::sync::mpsc::Sender<AppletOut>> {
+    let (head, tx) = {
+        let mut g = lock(st);
+        let a = &mut g.applet;
+        let tx = a.tx.clone()?;
+        if a.started {
+            (None, tx)
+        } else {
+            a.started = true;
+            let (status, reason) = a.status.take().unwrap_or((200, None));
+            let headers = std::mem::take(&mut a.headers);
+            (
+                Some(AppletOut::Head {
+                    status,
+                    reason,
+                    headers,
+                }),
+                tx,
+            )
         }
-        head.extend_from_slice(b"0\r\n\r\n");
-    } else {
-        head.extend_from_slice(&a.out);
-    }
-    let answer = HttpAnswer {
-        bytes: head,
-        status,
-        keep: sized || chunked,
     };
-    (Some(answer), st)
+    if let Some(h) = head {
+        tx.send(h).await.ok()?;
+    }
+    Some(tx)
 }
 
 async fn run(rt: &LuaRt, f: &mlua::Function, cell: &Arc<Mutex<TxnState>>) -> mlua::Result<()> {
@@ -184,21 +181,25 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
     )?;
     m.set(
         "start_response",
-        lua.create_function(|_, this: Table| {
+        lua.create_async_function(|_, this: Table| async move {
             let st = state_of(&this)?;
-            lock(&st).applet.started = true;
+            start(&st).await;
             Ok(())
         })?,
     )?;
     m.set(
         "send",
-        lua.create_function(|_, (this, v): (Table, Value)| {
+        lua.create_async_function(|_, (this, v): (Table, Value)| async move {
             let st = state_of(&this)?;
-            let mut g = lock(&st);
             // Sending starts the response.
-            g.applet.started = true;
-            g.applet.out.extend_from_slice(&text(&v));
-            Ok(())
+            let data = text(&v);
+            let n = data.len();
+            if let Some(tx) = start(&st).await {
+                if !data.is_empty() {
+                    let _ = tx.send(AppletOut::Data(data)).await;
+                }
+            }
+            Ok(n)
         })?,
     )?;
     m.set(

@@ -13,7 +13,7 @@ mod proxy;
 mod socket;
 mod txn;
 
-pub use applet::{http_service, tcp_service, AppletIo, HttpAnswer};
+pub use applet::{http_service, tcp_service, AppletIo, AppletOut};
 
 /// The error `core.done()` and `txn:done()` raise to end a script's
 /// function at once (not logged).

@@ -85,6 +85,8 @@ fn add_and_delete(sock: &std::path::Path, port: u16, two: u16) -> Vec<String> {
     say("del server front/s1");
     say("disable server front/s2");
     s2_is("0 1");
+    // (The last exchanges through s2 may still be ending.)
+    conns_settled(sock);
     say("del server front/s2");
     out2.push(format!("enabled, weight 3 of 4, took {took} of 8"));
     out2.extend(servers_state_lines(sock, "front"));

@@ -430,3 +430,70 @@ end, 0)
     );
     assert_eq!(got[1], "access-control-allow-origin: http://b.example");
 }
+
+/// An HTTP service's `send` reaches the client at once: its first part
+/// arrives while the script still waits (released by another request)
+/// before it sends the rest; beside haproxy.
+#[test]
+fn services_stream_what_they_send_beside_haproxy() {
+    let dir = tempdir("lua-stream");
+    let script = dir.join("stream.lua");
+    std::fs::write(
+        &script,
+        r#"
+released = false
+core.register_service("stream", "http", function(applet)
+  released = false
+  applet:start_response()
+  applet:send("first|")
+  while not released do core.msleep(5) end
+  applet:send("second|")
+end)
+core.register_service("release", "http", function(applet)
+  released = true
+  applet:start_response()
+  applet:send("released")
+end)
+"#,
+    )
+    .unwrap();
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = format!(
+            "global\n    lua-load {}\n    tune.lua.service-timeout 10s\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   http-request use-service lua.release if {{ path /release }}\n\
+             \x20   http-request use-service lua.stream\n",
+            script.display()
+        );
+        let _p = start(&cfg, port);
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"GET /s HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        // The first part, before the script is released.
+        let mut seen = Vec::new();
+        let mut b = [0u8; 1024];
+        while !String::from_utf8_lossy(&seen).contains("first|") {
+            let n = c
+                .read(&mut b)
+                .expect("the first part while the script waits");
+            assert!(n > 0, "closed before the first part");
+            seen.extend_from_slice(&b[..n]);
+        }
+        let early_second = String::from_utf8_lossy(&seen).contains("second|");
+        let released = raw_exchange(
+            port,
+            b"GET /release HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        );
+        let _ = c.read_to_end(&mut seen);
+        let all = String::from_utf8_lossy(&seen).into_owned();
+        (
+            early_second,
+            released.ends_with("released\r\n0\r\n\r\n"),
+            all.contains("second|"),
+        )
+    });
+    assert_eq!(got, (false, true, true));
+}
