@@ -75,11 +75,93 @@ pub(super) fn install(rt: &LuaRt) -> mlua::Result<()> {
         "httpclient",
         lua.create_function(|_, ()| Ok(super::httpclient::HttpClient))?,
     )?;
+    helpers(lua, &core)?;
     for t in ["backends", "frontends", "proxies"] {
         core.set(t, lua.create_table()?)?;
     }
     lua.globals().set("core", core)?;
     super::txn::install(rt)
+}
+
+/// `core.tokenize` and `core.concat`, as haproxy's (written in Lua).
+const HELPERS: &str = r#"
+local core = ...
+function core.tokenize(str, seps, noblank)
+  local out = {}
+  local cur = ""
+  for i = 1, #str do
+    local ch = str:sub(i, i)
+    if seps:find(ch, 1, true) then
+      if not noblank or cur ~= "" then out[#out + 1] = cur end
+      cur = ""
+    else
+      cur = cur .. ch
+    end
+  end
+  if not noblank or cur ~= "" then out[#out + 1] = cur end
+  return out
+end
+local Concat = {}
+Concat.__index = Concat
+function Concat:add(s) self.parts[#self.parts + 1] = tostring(s) end
+function Concat:dump() return table.concat(self.parts) end
+function core.concat() return setmetatable({ parts = {} }, Concat) end
+"#;
+
+/// A network of `core.parse_addr`: an address and its prefix length.
+#[derive(Clone, Copy)]
+struct Net(std::net::IpAddr, u8);
+
+impl mlua::UserData for Net {}
+
+/// `a/bits` as a number of the family's width, masked.
+fn masked(ip: std::net::IpAddr, bits: u8) -> u128 {
+    let (v, width) = match ip {
+        std::net::IpAddr::V4(a) => (u128::from(u32::from(a)), 32),
+        std::net::IpAddr::V6(a) => (u128::from(a), 128),
+    };
+    let bits = u32::from(bits).min(width);
+    if bits == 0 {
+        return 0;
+    }
+    let keep = width - bits;
+    (v >> keep) << keep
+}
+
+/// The helpers: `tokenize`, `concat`, `parse_addr`, `match_addr`.
+fn helpers(lua: &Lua, core: &Table) -> mlua::Result<()> {
+    lua.load(HELPERS)
+        .set_name("=weir.helpers")
+        .call::<()>(core.clone())?;
+    core.set(
+        "parse_addr",
+        lua.create_function(|_, text: String| {
+            let (a, bits) = match text.split_once('/') {
+                Some((a, b)) => (a, b.parse::<u8>().ok()),
+                None => (text.as_str(), None),
+            };
+            let Ok(ip) = a.trim().parse::<std::net::IpAddr>() else {
+                return Ok(None);
+            };
+            let width = if ip.is_ipv4() { 32 } else { 128 };
+            match bits.unwrap_or(width) {
+                b if b <= width => Ok(Some(Net(ip, b))),
+                _ => Ok(None),
+            }
+        })?,
+    )?;
+    core.set(
+        "match_addr",
+        lua.create_function(|_, (a, b): (mlua::AnyUserData, mlua::AnyUserData)| {
+            let (a, b) = (*a.borrow::<Net>()?, *b.borrow::<Net>()?);
+            if a.0.is_ipv4() != b.0.is_ipv4() {
+                return Ok(false);
+            }
+            let bits = a.1.min(b.1);
+            Ok(masked(a.0, bits) == masked(b.0, bits))
+        })?,
+    )?;
+    Ok(())
 }
 
 /// `core.register_*`.

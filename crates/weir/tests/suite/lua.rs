@@ -497,3 +497,57 @@ end)
     });
     assert_eq!(got, (false, true, true));
 }
+
+/// `core.tokenize`, `core.concat`, `core.parse_addr`, `core.match_addr`
+/// give what haproxy's give.
+#[test]
+fn core_helpers_beside_haproxy() {
+    let dir = tempdir("lua-helpers");
+    let script = dir.join("h.lua");
+    std::fs::write(
+        &script,
+        r#"
+core.register_service("h", "http", function(applet)
+  local t = core.tokenize("a,b;;c , d", ",; ", true)
+  local t2 = core.tokenize("a,,b", ",")
+  local c = core.concat()
+  c:add("x"); c:add("y"); c:add(3)
+  local n1 = core.parse_addr("127.0.0.1/32")
+  local n2 = core.parse_addr("127.0.0.0/8")
+  local n3 = core.parse_addr("10.0.0.1")
+  local n4 = core.parse_addr("::1")
+  local n5 = core.parse_addr("2001:db8::/32")
+  local n6 = core.parse_addr("2001:db8:1::5")
+  local out = table.concat(t, "|") .. " " .. #t2 .. " " .. c:dump() .. " " ..
+    tostring(core.match_addr(n1, n2)) .. " " .. tostring(core.match_addr(n2, n1)) .. " " ..
+    tostring(core.match_addr(n1, n3)) .. " " .. tostring(core.match_addr(n1, n4)) .. " " ..
+    tostring(core.match_addr(n5, n6)) .. " " .. tostring(core.parse_addr("nope"))
+  applet:start_response()
+  applet:send(out)
+end)
+"#,
+    )
+    .unwrap();
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = format!(
+            "global\n    lua-load {}\n\
+             defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n    http-request use-service lua.h\n",
+            script.display()
+        );
+        let _p = start(&cfg, port);
+        let a = raw_exchange(
+            port,
+            b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        );
+        a.split("\r\n\r\n")
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    });
+    assert_eq!(got, "a|b|c|d 3 xy3 true true false false true nil");
+}
