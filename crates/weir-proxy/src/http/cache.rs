@@ -4,7 +4,7 @@
 //! whether a response may be kept and for how long, and the body kept on
 //! its way down.
 
-use super::io::{chunk, send, BodyReader, Buf, XferError, XferTimeouts};
+use super::io::{forward_through, Buf, XferError, XferTimeouts};
 use super::peer::Peer;
 use super::rules::{ExCtx, Local};
 use crate::state::cache::{Object, Store};
@@ -296,22 +296,12 @@ async fn forward_keeping(
         return Ok(0);
     }
     let chunked = framing == Framing::Chunked;
-    let mut body = BodyReader::new(framing);
-    let mut sent = 0u64;
-    while let Some(data) = body.next(buf, src, size, t.read).await? {
-        kept.add(&data);
-        let out = if chunked { chunk(&data) } else { data };
-        if !out.is_empty() {
-            send(dst, &out, t.write).await?;
-            sent += out.len() as u64;
-        }
-    }
-    if chunked {
-        let end = body.last_chunk();
-        send(dst, &end, t.write).await?;
-        sent += end.len() as u64;
-    }
-    Ok(sent)
+    let through = |piece: Option<Vec<u8>>| {
+        let piece = piece.unwrap_or_default();
+        kept.add(&piece);
+        piece
+    };
+    forward_through(src, buf, dst, framing, size, t, chunked, through).await
 }
 
 /// A successful unsafe request (`POST`, `PUT`, `DELETE` …) makes the

@@ -3,7 +3,7 @@
 //! response is compressed (haproxy 2.6's conditions), the response head
 //! changed for it, and the body compressed on its way down, chunked.
 
-use super::io::{chunk, send, BodyReader, Buf, XferError, XferTimeouts};
+use super::io::{forward_through, Buf, XferError, XferTimeouts};
 use super::peer::Peer;
 use flate2::write::{DeflateEncoder, GzEncoder, ZlibEncoder};
 use std::io::Write;
@@ -256,20 +256,13 @@ pub(super) async fn transfer(
     size: usize,
     t: XferTimeouts,
 ) -> Result<u64, XferError> {
-    let mut enc = Encoder::new(algo, level);
-    let mut body = BodyReader::new(framing);
-    let mut sent = 0u64;
-    while let Some(data) = body.next(buf, src, size, t.read).await? {
-        let out = chunk(&enc.feed(&data));
-        if !out.is_empty() {
-            send(dst, &out, t.write).await?;
-            sent += out.len() as u64;
-        }
-    }
-    let mut out = chunk(&enc.finish());
-    out.extend_from_slice(&body.last_chunk());
-    send(dst, &out, t.write).await?;
-    Ok(sent + out.len() as u64)
+    let mut enc = Some(Encoder::new(algo, level));
+    let through = |piece: Option<Vec<u8>>| match (piece, enc.as_mut()) {
+        (Some(d), Some(e)) => e.feed(&d),
+        (None, _) => enc.take().map(Encoder::finish).unwrap_or_default(),
+        (Some(_), None) => Vec::new(),
+    };
+    forward_through(src, buf, dst, framing, size, t, true, through).await
 }
 
 #[cfg(test)]

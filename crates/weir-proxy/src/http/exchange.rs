@@ -275,28 +275,15 @@ pub(super) fn exchange<'r, 'a>(
 fn template<'r>(f: Front<'r>, acc: &'r Accepted, first: bool) -> ExCtx<'r> {
     let fe = f.sh.frontend(f.fe_idx);
     ExCtx {
-        sh: f.sh,
-        fe_idx: f.fe_idx,
-        be: None,
         src: acc.peer,
         dst: acc.local,
-        req: None,
-        res: None,
-        srv: None,
         first,
-        vars: None,
-        body: None,
         tls: f.client.tls_info(),
         // The listener as the shared state holds it (the exchange's view
         // lives as long as that state).
         bind: fe.binds.get(acc.bind.index).map(|b| &*b.info),
         acc: Some(acc),
-        fc: None,
-        srv_tls: None,
-        payload: None,
-        more: None,
-        res_payload: None,
-        srv_conn: None,
+        ..ExCtx::bare(f.sh, f.fe_idx)
     }
 }
 

@@ -293,6 +293,42 @@ impl BodyReader {
     }
 }
 
+/// Forwards a body of `framing` (a length or chunks) from `buf` + `src`
+/// to `dst`, each piece through `through` (given `None` once at the end,
+/// for what is left to send); with `chunked`, as chunks and the last one
+/// (the server's trailers after it). The bytes written.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn forward_through(
+    src: Peer<'_>,
+    buf: &mut Buf,
+    dst: Peer<'_>,
+    framing: Framing,
+    size: usize,
+    t: XferTimeouts,
+    chunked: bool,
+    mut through: impl FnMut(Option<Vec<u8>>) -> Vec<u8>,
+) -> Result<u64, XferError> {
+    let mut body = BodyReader::new(framing);
+    let mut sent = 0u64;
+    let out = |piece: Vec<u8>| if chunked { chunk(&piece) } else { piece };
+    while let Some(data) = body.next(buf, src, size, t.read).await? {
+        let bytes = out(through(Some(data)));
+        if !bytes.is_empty() {
+            send(dst, &bytes, t.write).await?;
+            sent += bytes.len() as u64;
+        }
+    }
+    let mut end = out(through(None));
+    if chunked {
+        end.extend_from_slice(&body.last_chunk());
+    }
+    if !end.is_empty() {
+        send(dst, &end, t.write).await?;
+        sent += end.len() as u64;
+    }
+    Ok(sent)
+}
+
 /// `data` as one chunk (nothing for no data).
 pub(super) fn chunk(data: &[u8]) -> Vec<u8> {
     if data.is_empty() {

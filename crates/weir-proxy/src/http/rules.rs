@@ -239,17 +239,29 @@ pub fn run_response_phases<'p>(
 /// its turn replaces it. With `after_only` false, the `http-response`
 /// rules run first (the answer of a Lua service, as a server's).
 pub fn after_local<'p>(
-    mut local: Local,
+    local: Local,
     pxs: impl Iterator<Item = &'p Proxy> + Clone,
     after_only: bool,
     vars: &mut Vars,
     tmpl: &ExCtx<'_>,
 ) -> Local {
+    rules_on_local(local, pxs, after_only, vars, tmpl).unwrap_or_else(|replaced| replaced)
+}
+
+/// [`after_local`], telling a rule's own answer (`Err`) from the answer
+/// given, rewritten or not (`Ok`).
+pub fn rules_on_local<'p>(
+    mut local: Local,
+    pxs: impl Iterator<Item = &'p Proxy> + Clone,
+    after_only: bool,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+) -> Result<Local, Local> {
     if pxs
         .clone()
         .all(|p| p.http_after_response.is_empty() && (after_only || p.http_response.is_empty()))
     {
-        return local;
+        return Ok(local);
     }
     // Room for the whole answer: it is weir's own.
     let limits = weir_proto::h1::Limits {
@@ -261,7 +273,7 @@ pub fn after_local<'p>(
     let method = tmpl.req.map_or("GET", |r| r.method.as_str());
     let Ok(Some((mut res, used))) = weir_proto::h1::parse_response(&local.bytes, &limits, method)
     else {
-        return local;
+        return Ok(local);
     };
     let mut dirty = false;
     // weir's own answer, whole.
@@ -269,7 +281,7 @@ pub fn after_local<'p>(
     let mut room = Room::new(&tmpl.sh.cfg.global, head, local.bytes.len() - head);
     let r = run_response_phases(pxs, after_only, &mut res, vars, tmpl, &mut dirty, &mut room);
     if let Some(r) = r {
-        return Local { keep: false, ..r };
+        return Err(Local { keep: false, ..r });
     }
     if dirty {
         let mut bytes = weir_proto::h1::write_response(&res);
@@ -277,7 +289,7 @@ pub fn after_local<'p>(
         local.bytes = bytes;
         local.status = res.status;
     }
-    local
+    Ok(local)
 }
 
 /// What a `capture <sample> len <n>` rule keeps: the sample as text, cut

@@ -109,8 +109,11 @@ impl Down<'_, '_> {
         let r = &self.rules;
         let be_px = r.be.map(|b| r.sh.proxy(b.proxy));
         let order = super::rules::response_order(be_px, r.fe_px);
-        let local = super::rules::after_local(local, order, false, vars, r.view);
-        let whole_answer = !local.bytes.ends_with(b"\r\n\r\n") || !local.keep;
+        let (local, whole_answer) =
+            match super::rules::rules_on_local(local, order, false, vars, r.view) {
+                Ok(head) => (head, false),
+                Err(answer) => (answer, true),
+            };
         self.status = Some(local.status);
         let bytes = if self.minor != 0 && (!self.keep || whole_answer) {
             // Tell the client the connection ends after this answer.

@@ -92,6 +92,35 @@ fn pairs(h: &[Header]) -> Vec<(&str, &[u8])> {
     h.iter().map(|h| (h.name(), h.value())).collect()
 }
 
+impl<'a> ExCtx<'a> {
+    /// A view of frontend `fe_idx` with nothing of a connection or an
+    /// exchange yet: the base the others are made from.
+    pub fn bare(sh: &'a Shared, fe_idx: FrontendId) -> ExCtx<'a> {
+        ExCtx {
+            sh,
+            fe_idx,
+            be: None,
+            src: None,
+            dst: None,
+            req: None,
+            res: None,
+            srv: None,
+            first: true,
+            vars: None,
+            body: None,
+            tls: None,
+            bind: None,
+            acc: None,
+            fc: None,
+            srv_tls: None,
+            payload: None,
+            more: None,
+            res_payload: None,
+            srv_conn: None,
+        }
+    }
+}
+
 impl ExCtx<'_> {
     /// An HTTP fetch on a client's bytes under inspection (`mode tcp`):
     /// without a whole request head yet, more bytes could change it.

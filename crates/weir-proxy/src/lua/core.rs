@@ -178,10 +178,10 @@ fn register(rt: &LuaRt, core: &Table) -> mlua::Result<()> {
                     )));
                 }
             }
-            let a = Action {
-                func,
-                nargs: nargs.unwrap_or(0),
-            };
+            // (The rule's arguments all go to the function, however many
+            // it declares.)
+            let _ = nargs;
+            let a = Action { func };
             let mut r = lock(&reg);
             for k in kinds {
                 r.actions.insert((k, name.clone()), a.clone());

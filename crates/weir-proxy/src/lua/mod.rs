@@ -46,12 +46,11 @@ struct Registry {
     inits: Vec<Function>,
 }
 
-/// `core.register_action`: the function and how many arguments it takes
-/// from the rule.
+/// `core.register_action`: the function (it gets every argument of the
+/// rule).
 #[derive(Clone)]
 struct Action {
     func: Function,
-    nargs: usize,
 }
 
 /// `core.register_service`: `http` or `tcp`, and the function.
@@ -205,11 +204,8 @@ impl LuaRt {
     fn fetch(&self, name: &str, st: TxnState, args: &[String]) -> Option<Sample> {
         let f = self.registry().fetches.get(name).cloned()?;
         let txn = txn::object(self, Arc::new(Mutex::new(st)), txn::Kind::Fetch).ok()?;
-        let mut a: Vec<Value> = vec![Value::Table(txn)];
-        for s in args {
-            a.push(Value::String(self.lua.create_string(s).ok()?));
-        }
-        match f.call::<Value>(MultiValue::from_iter(a)) {
+        let a = call_args(&self.lua, Value::Table(txn), args).ok()?;
+        match f.call::<Value>(a) {
             Ok(v) => to_sample(&v),
             Err(e) => {
                 runtime_error("sample-fetch", name, &e);
@@ -221,11 +217,8 @@ impl LuaRt {
     /// Converter `name` applied to `v`.
     fn convert(&self, name: &str, v: &Sample, args: &[String]) -> Option<Sample> {
         let f = self.registry().converters.get(name).cloned()?;
-        let mut a: Vec<Value> = vec![from_sample(&self.lua, v).ok()?];
-        for s in args {
-            a.push(Value::String(self.lua.create_string(s).ok()?));
-        }
-        match f.call::<Value>(MultiValue::from_iter(a)) {
+        let a = call_args(&self.lua, from_sample(&self.lua, v).ok()?, args).ok()?;
+        match f.call::<Value>(a) {
             Ok(v) => to_sample(&v),
             Err(e) => {
                 runtime_error("converter", name, &e);
@@ -392,6 +385,16 @@ fn bytes_of(v: &Value) -> Vec<u8> {
     }
 }
 
+/// A call's arguments: `first` (the `txn`, or a converter's input), then
+/// the rule's arguments as strings.
+fn call_args(lua: &Lua, first: Value, args: &[String]) -> mlua::Result<MultiValue> {
+    let mut all = vec![first];
+    for a in args {
+        all.push(Value::String(lua.create_string(a)?));
+    }
+    Ok(MultiValue::from_iter(all))
+}
+
 /// A fetch's value from Lua: strings, integers (a float as its integer
 /// part), booleans; nothing for nil and other types.
 fn to_sample(v: &Value) -> Option<Sample> {
@@ -472,12 +475,9 @@ async fn action_call(
     args: &[String],
 ) -> mlua::Result<()> {
     let txn = txn::object(rt, cell.clone(), txn::Kind::Action)?;
-    let mut argv: Vec<Value> = vec![Value::Table(txn)];
-    for s in args.iter().take(a.nargs.max(args.len())) {
-        argv.push(Value::String(rt.lua.create_string(s)?));
-    }
+    let argv = call_args(&rt.lua, Value::Table(txn), args)?;
     let th = rt.lua.create_thread(a.func.clone())?;
-    let run = th.into_async::<()>(MultiValue::from_iter(argv))?;
+    let run = th.into_async::<()>(argv)?;
     match tokio::time::timeout(rt.action_timeout, run).await {
         Ok(r) => r,
         Err(_) => Err(mlua::Error::RuntimeError("execution timeout".into())),
@@ -498,11 +498,8 @@ pub fn response_action(
     let cell = Arc::new(Mutex::new(st));
     let r = (|| {
         let txn = txn::object(&rt, cell.clone(), txn::Kind::Action)?;
-        let mut argv: Vec<Value> = vec![Value::Table(txn)];
-        for s in &call.args {
-            argv.push(Value::String(rt.lua.create_string(s)?));
-        }
-        a.func.call::<()>(MultiValue::from_iter(argv))
+        a.func
+            .call::<()>(call_args(&rt.lua, Value::Table(txn), &call.args)?)
     })();
     if let Err(e) = r {
         if !is_done(&e) {

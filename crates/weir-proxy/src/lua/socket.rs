@@ -214,11 +214,14 @@ impl UserData for Socket {
         }
         m.add_async_method("send", |lua, s, data: mlua::LuaString| async move {
             let d = data.as_bytes().to_vec();
+            let limit = s.limit();
             let mut g = s.conn.lock().await;
             let Some(c) = g.as_mut() else {
                 return closed(None, &lua);
             };
-            if c.write_all(&d).await {
+            // A peer that does not read is given up on, as one that does
+            // not answer.
+            if tokio::time::timeout(limit, c.write_all(&d)).await == Ok(true) {
                 Ok(MultiValue::from_iter([Value::Integer(d.len() as i64)]))
             } else {
                 closed(None, &lua)

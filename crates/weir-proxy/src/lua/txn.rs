@@ -44,26 +44,15 @@ impl TxnState {
     /// Evaluates `f` with the view of the stream this state holds.
     pub fn with_ctx<R>(&self, sh: &Shared, f: impl FnOnce(&ExCtx<'_>) -> R) -> R {
         let ctx = ExCtx {
-            sh,
-            fe_idx: self.fe.unwrap_or(FrontendId::new(0)),
             be: self.be.and_then(|i| sh.backends.get(i)).map(|b| &**b),
             src: self.src,
             dst: self.dst,
             req: self.req.as_ref(),
             res: self.res.as_ref(),
             srv: self.srv.as_deref(),
-            first: true,
             vars: self.vars.as_ref(),
             body: self.body.as_deref(),
-            tls: None,
-            bind: None,
-            acc: None,
-            fc: None,
-            srv_tls: None,
-            payload: None,
-            more: None,
-            res_payload: None,
-            srv_conn: None,
+            ..ExCtx::bare(sh, self.fe.unwrap_or(FrontendId::new(0)))
         };
         f(&ctx)
     }

@@ -39,9 +39,13 @@ pub struct Store {
 
 #[derive(Default)]
 struct Inner {
-    objects: HashMap<Vec<u8>, Arc<Object>>,
-    /// Keys, oldest stored first.
-    order: VecDeque<Vec<u8>>,
+    /// Objects by key, with the number they were stored under.
+    objects: HashMap<Vec<u8>, (u64, Arc<Object>)>,
+    /// (key, number) in the order stored, oldest first; an entry whose
+    /// object was replaced or dropped since is stale and skipped (the
+    /// queue is compacted when stale entries outnumber live ones).
+    order: VecDeque<(Vec<u8>, u64)>,
+    next: u64,
     used: u64,
 }
 
@@ -70,7 +74,7 @@ impl Store {
     /// dropped).
     pub fn get(&self, key: &[u8], now: Instant) -> Option<Arc<Object>> {
         let mut g = self.lock();
-        let o = g.objects.get(key)?.clone();
+        let o = g.objects.get(key)?.1.clone();
         if o.expires > now {
             return Some(o);
         }
@@ -88,14 +92,22 @@ impl Store {
         let mut g = self.lock();
         remove(&mut g, &key);
         while g.used + size > self.conf.total_max_size {
-            let Some(old) = g.order.front().cloned() else {
+            let Some((old, n)) = g.order.pop_front() else {
                 break;
             };
-            remove(&mut g, &old);
+            if g.objects.get(&old).is_some_and(|(m, _)| *m == n) {
+                remove(&mut g, &old);
+            }
         }
+        let n = g.next;
+        g.next += 1;
         g.used += size;
-        g.order.push_back(key.clone());
-        g.objects.insert(key, Arc::new(o));
+        g.order.push_back((key.clone(), n));
+        g.objects.insert(key, (n, Arc::new(o)));
+        if g.order.len() > 2 * g.objects.len() + 16 {
+            let Inner { objects, order, .. } = &mut *g;
+            order.retain(|(k, n)| objects.get(k).is_some_and(|(m, _)| m == n));
+        }
         true
     }
 
@@ -111,10 +123,10 @@ impl Store {
     }
 }
 
+/// Drops `key`'s object (its queue entry goes stale).
 fn remove(g: &mut Inner, key: &[u8]) {
-    if let Some(o) = g.objects.remove(key) {
+    if let Some((_, o)) = g.objects.remove(key) {
         g.used = g.used.saturating_sub(o.size());
-        g.order.retain(|k| k != key);
     }
 }
 
@@ -162,5 +174,29 @@ mod tests {
         assert_eq!(s.usage().0, 1);
         s.remove(b"b");
         assert_eq!(s.usage(), (0, 0));
+    }
+
+    #[test]
+    fn replacing_an_object_keeps_the_queue_bounded() {
+        let now = Instant::now();
+        let s = store(1 << 20);
+        for _ in 0..10_000 {
+            assert!(s.put(b"k".to_vec(), object(10, now, 10)));
+        }
+        assert_eq!(s.usage().0, 1);
+        assert!(
+            s.lock().order.len() <= 19,
+            "2 × 1 live object + 16, then compacted"
+        );
+        // The oldest live object still goes first.
+        let small = store(1000);
+        assert!(small.put(b"a".to_vec(), object(400, now, 10)));
+        assert!(small.put(b"b".to_vec(), object(400, now, 10)));
+        assert!(
+            small.put(b"a".to_vec(), object(400, now, 10)),
+            "a again: now the newest"
+        );
+        assert!(small.put(b"c".to_vec(), object(400, now, 10)));
+        assert!(small.get(b"b", now).is_none() && small.get(b"a", now).is_some());
     }
 }

@@ -317,26 +317,9 @@ pub fn l4_view_in<'a>(
     be: Option<&'a BackendRt>,
 ) -> ExCtx<'a> {
     ExCtx {
-        sh,
-        fe_idx,
         be,
-        src: None,
-        dst: None,
-        req: None,
-        res: None,
-        srv: None,
-        first: true,
-        vars: None,
-        body: None,
         tls: client.tls_info(),
-        bind: None,
-        acc: None,
-        fc: None,
-        srv_tls: None,
-        payload: None,
-        more: None,
-        res_payload: None,
-        srv_conn: None,
+        ..ExCtx::bare(sh, fe_idx)
     }
 }
 
