@@ -46,12 +46,6 @@ pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
         }
         ("process-vary", [v]) if v == "on" || v == "off" => {
             c.process_vary = v == "on";
-            if c.process_vary {
-                st.diags.warn(
-                    loc,
-                    "'process-vary on': weir keeps no response with a 'Vary' field (no secondary keys)",
-                );
-            }
             Ok(())
         }
         ("process-vary", _) => Err("'process-vary' expects 'on' or 'off'".into()),

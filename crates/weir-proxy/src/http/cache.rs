@@ -7,7 +7,7 @@
 use super::io::{forward_through, Buf, XferError, XferTimeouts};
 use super::peer::Peer;
 use super::rules::{ExCtx, Local};
-use crate::state::cache::{Object, Store};
+use crate::state::cache::{Object, Secondary, Store};
 use crate::term::{Cause, State, Term};
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,8 +49,177 @@ pub(super) fn lookup(ctx: &ExCtx<'_>, name: &str, req: &RequestHead) -> Option<L
         return None;
     }
     let now = crate::clock::now();
-    let o = store.get(&key(req), now)?;
+    let accepts = accepted(&req.headers);
+    let o = store.get(&key(req), now, |o| fits(o, req, accepts))?;
     Some(answer(&o, req, now))
+}
+
+/// Content codings a cache knows (IANA's registry), a bit each.
+const CODINGS: [&str; 11] = [
+    "identity",
+    "gzip",
+    "x-gzip",
+    "deflate",
+    "br",
+    "compress",
+    "x-compress",
+    "zstd",
+    "aes128gcm",
+    "exi",
+    "pack200-gzip",
+];
+const IDENTITY: u16 = 1;
+const ALL_CODINGS: u16 = (1 << CODINGS.len()) - 1;
+/// More values in `Accept-Encoding` and no variant is served or kept
+/// for the request (haproxy's limit).
+const MAX_ACCEPTED: usize = 16;
+
+fn coding_bit(t: &[u8]) -> Option<u16> {
+    CODINGS
+        .iter()
+        .position(|c| t.eq_ignore_ascii_case(c.as_bytes()))
+        .map(|i| 1 << i)
+}
+
+/// Whether an `Accept-Encoding` parameter is a zero weight (`q=0`).
+fn zero_weight(p: &[u8]) -> bool {
+    let p = p.trim_ascii();
+    let Some(v) = p
+        .strip_prefix(b"q")
+        .or_else(|| p.strip_prefix(b"Q"))
+        .and_then(|v| v.trim_ascii_start().strip_prefix(b"="))
+    else {
+        return false;
+    };
+    std::str::from_utf8(v.trim_ascii())
+        .ok()
+        .and_then(|v| v.parse::<f32>().ok())
+        .is_some_and(|q| q == 0.0)
+}
+
+/// The codings a request's `Accept-Encoding` accepts, a bit each: all
+/// without the field; `*` for those not refused; identity unless refused
+/// by name or by `*;q=0` (RFC 9110 §12.5.3). `None` past
+/// [`MAX_ACCEPTED`] values.
+fn accepted(hs: &[Header]) -> Option<u16> {
+    let mut fields = hs.iter().filter(|h| h.is("accept-encoding")).peekable();
+    if fields.peek().is_none() {
+        return Some(ALL_CODINGS);
+    }
+    let (mut yes, mut no, mut star, mut n) = (0u16, 0u16, None, 0);
+    for h in fields {
+        for item in h.value().split(|&b| b == b',') {
+            let mut parts = item.split(|&b| b == b';');
+            let name = parts.next().unwrap_or_default().trim_ascii();
+            if name.is_empty() {
+                continue;
+            }
+            n += 1;
+            if n > MAX_ACCEPTED {
+                return None;
+            }
+            let zero = parts.any(zero_weight);
+            if name == b"*" {
+                star = Some(!zero);
+            } else if let Some(bit) = coding_bit(name) {
+                if zero {
+                    no |= bit;
+                } else {
+                    yes |= bit;
+                }
+            }
+        }
+    }
+    let mut ok = yes;
+    if star == Some(true) {
+        ok |= ALL_CODINGS & !no;
+    }
+    if no & IDENTITY == 0 && star != Some(false) {
+        ok |= IDENTITY;
+    }
+    Some(ok)
+}
+
+/// A response's content codings, a bit each (identity's without any);
+/// `None` for one no registry knows.
+fn codings(hs: &[Header]) -> Option<u16> {
+    let mut bits = 0;
+    for h in hs.iter().filter(|h| h.is("content-encoding")) {
+        for t in h.value().split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+            if !t.is_empty() {
+                bits |= coding_bit(t)?;
+            }
+        }
+    }
+    Some(if bits == 0 { IDENTITY } else { bits })
+}
+
+/// The values of a request's `name` fields, joined (`None`: absent).
+fn joined(hs: &[Header], name: &str) -> Option<Vec<u8>> {
+    let mut vs = hs.iter().filter(|h| h.is(name)).map(Header::value);
+    let first = vs.next()?.to_vec();
+    Some(vs.fold(first, |mut a, v| {
+        a.extend_from_slice(b", ");
+        a.extend_from_slice(v);
+        a
+    }))
+}
+
+/// Whether the cached `o` may answer `req` (which accepts the codings
+/// `accepts`): a variant's fields are the request's, and the request
+/// accepts its codings.
+fn fits(o: &Object, req: &RequestHead, accepts: Option<u16>) -> bool {
+    let Some(v) = &o.vary else {
+        return true;
+    };
+    v.fields
+        .iter()
+        .all(|(n, val)| joined(&req.headers, n) == *val)
+        && v.codings
+            .is_none_or(|c| accepts.is_some_and(|a| c & !a == 0))
+}
+
+/// The secondary key of `res` for `req`: `Some(None)` without `Vary`;
+/// `None` when it cannot be kept: `process-vary off`, a varied field
+/// other than `Accept-Encoding` and `Referer` (haproxy 2.6's), `Referer`
+/// without `Accept-Encoding`, a coding no registry knows, or one the
+/// request did not accept.
+fn secondary(store: &Store, req: &RequestHead, res: &ResponseHead) -> Option<Option<Secondary>> {
+    let mut varied = res
+        .headers
+        .iter()
+        .filter(|h| h.is("vary"))
+        .flat_map(|h| h.value().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+        .peekable();
+    if varied.peek().is_none() {
+        return Some(None);
+    }
+    if !store.conf.process_vary {
+        return None;
+    }
+    let mut s = Secondary {
+        fields: Vec::new(),
+        codings: None,
+    };
+    for name in varied {
+        if name.eq_ignore_ascii_case(b"accept-encoding") {
+            let c = codings(&res.headers)?;
+            if c & !accepted(&req.headers)? != 0 {
+                return None;
+            }
+            s.codings = Some(c);
+        } else if name.eq_ignore_ascii_case(b"referer") {
+            s.fields.push(("referer", joined(&req.headers, "referer")));
+        } else {
+            return None;
+        }
+    }
+    // haproxy 2.6 never serves a response varying on `Referer` but not
+    // on `Accept-Encoding` (observed): it is not kept.
+    s.codings?;
+    Some(Some(s))
 }
 
 /// The cached response `o` to `req`: a 304 when its validators match.
@@ -123,7 +292,8 @@ fn not_modified(o: &Object, req: &RequestHead) -> bool {
 
 /// `cache-store`: the key and object `res` makes for its cache, when it
 /// may be kept (a 200 to a GET, not private, `no-cache` nor `no-store`,
-/// without `Vary`, with a lifetime or a validator, younger than its
+/// without `Vary` or a variant [`secondary`] allows, with a lifetime or a
+/// validator, younger than its
 /// lifetime; a `Set-Cookie` does not stop it, as in haproxy 2.6); `None`
 /// otherwise.
 pub(super) fn storable(
@@ -138,10 +308,10 @@ pub(super) fn storable(
             .iter()
             .any(|t| says(hs, "cache-control", t))
         || says(&req.headers, "cache-control", "no-store")
-        || field(hs, "vary").is_some()
     {
         return None;
     }
+    let vary = secondary(store, req, res)?;
     let age = match field(hs, "age") {
         Some(a) => std::str::from_utf8(a).ok()?.trim().parse::<u64>().ok()?,
         None => 0,
@@ -198,6 +368,7 @@ pub(super) fn storable(
         stored: now,
         age,
         expires: now + Duration::from_secs(left),
+        vary,
     };
     Some((key(req), o))
 }
@@ -321,7 +492,48 @@ pub(super) fn keep(store: &Arc<Store>, key: Vec<u8>, mut o: Object, body: Vec<u8
 
 #[cfg(test)]
 mod tests {
-    use super::http_date;
+    use super::{accepted, coding_bit, codings, http_date, ALL_CODINGS, IDENTITY};
+    use weir_proto::h1::Header;
+
+    fn hs(fields: &[(&str, &str)]) -> Vec<Header> {
+        fields
+            .iter()
+            .map(|(n, v)| Header::new(n, v.as_bytes()))
+            .collect()
+    }
+
+    fn bits(names: &[&str]) -> u16 {
+        names
+            .iter()
+            .map(|n| coding_bit(n.as_bytes()).unwrap())
+            .sum()
+    }
+
+    #[test]
+    fn accept_encoding() {
+        let ae = |v: &str| accepted(&hs(&[("Accept-Encoding", v)]));
+        assert_eq!(accepted(&hs(&[])), Some(ALL_CODINGS), "no field: anything");
+        assert_eq!(ae(""), Some(IDENTITY), "empty: identity only");
+        assert_eq!(ae("GZIP ; q=0.8, first"), Some(bits(&["gzip", "identity"])));
+        assert_eq!(ae("gzip;q=0, identity;q=0.0, br"), Some(bits(&["br"])));
+        assert_eq!(ae("gzip;q=0, *"), Some(ALL_CODINGS & !bits(&["gzip"])));
+        assert_eq!(
+            ae("br, *;q=0"),
+            Some(bits(&["br"])),
+            "identity refused by *;q=0"
+        );
+        let many: Vec<String> = (1..=17).map(|i| format!("a{i}")).collect();
+        assert_eq!(ae(&many.join(",")), None);
+        assert_eq!(ae(&many[..16].join(",")), Some(IDENTITY));
+    }
+
+    #[test]
+    fn content_codings() {
+        let ce = |v: &str| codings(&hs(&[("Content-Encoding", v)]));
+        assert_eq!(codings(&hs(&[])), Some(IDENTITY));
+        assert_eq!(ce("deflate, GZIP"), Some(bits(&["deflate", "gzip"])));
+        assert_eq!(ce("my-coding"), None);
+    }
 
     #[test]
     fn http_dates() {

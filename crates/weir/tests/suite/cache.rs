@@ -3,7 +3,9 @@
 //! haproxy 2.6: what is kept and for how long (`max-age`, `s-maxage`,
 //! validators, `Age`, `no-store`; a `Set-Cookie` does not stop it), what a client gets from
 //! it (`no-cache` requests go to the server; conditional requests get a
-//! 304), and an unsafe request that empties a key.
+//! 304), and an unsafe request that empties a key; with `process-vary
+//! on`, the variants of a response that varies on `Accept-Encoding` or
+//! `Referer`.
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -29,8 +31,21 @@ fn origin(count: Arc<AtomicUsize>) -> Server {
             "/old" => "Cache-Control: max-age=5\r\nAge: 10\r\n",
             "/nostore" => "Cache-Control: max-age=60, no-store\r\n",
             "/cookie" => "Cache-Control: max-age=60\r\nSet-Cookie: a=b\r\n",
+            "/ae" | "/unknown" | "/identity" => {
+                "Cache-Control: max-age=60\r\nVary: accept-encoding\r\n"
+            }
+            "/ref" => "Cache-Control: max-age=60\r\nVary: Accept-Encoding\r\nVary: Referer\r\n",
+            "/refonly" => "Cache-Control: max-age=60\r\nVary: referer\r\n",
+            "/ua" => "Cache-Control: max-age=60\r\nVary: accept-encoding, user-agent\r\n",
             _ => "",
         };
+        // The coding the test asks the answer to claim.
+        let coding = req
+            .lines()
+            .find_map(|l| l.strip_prefix("x-ce: "))
+            .map(|c| format!("Content-Encoding: {c}\r\n"))
+            .unwrap_or_default();
+        let extra = format!("{extra}{coding}");
         let body = format!("body of {path}");
         let _ = c.write_all(
             format!(
@@ -126,4 +141,64 @@ fn cache_use_and_store_beside_haproxy() {
         ],
         "{got:#?}"
     );
+}
+
+#[test]
+fn cache_variants_beside_haproxy() {
+    let got = beside_haproxy(|start| {
+        let count = Arc::new(AtomicUsize::new(0));
+        let srv = origin(count.clone());
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+             backend be\n    http-request cache-use c1\n    server s1 127.0.0.1:{}\n\
+             \x20   http-response cache-store c1\n    http-response set-header X-Cache-Hit %[res.cache_hit]\n\
+             cache c1\n    total-max-size 4\n    max-age 20\n    max-object-size 10000\n\
+             \x20   process-vary on\n    max-secondary-entries 2\n",
+            srv.port()
+        );
+        let _p = start(&cfg, port);
+        let asks: &[(&str, &str)] = &[
+            ("/ae", "Accept-Encoding: gzip\r\nx-ce: gzip\r\n"),
+            ("/ae", "Accept-Encoding: gzip\r\n"),
+            ("/ae", "Accept-Encoding: br\r\nx-ce: br\r\n"),
+            ("/ae", "Accept-Encoding: gzip;q=0, br\r\n"),
+            ("/ae", "Accept-Encoding: GZIP\r\n"),
+            // Not accepted by its request: not kept.
+            ("/ae", "Accept-Encoding: deflate\r\nx-ce: gzip\r\n"),
+            // A third variant: over max-secondary-entries.
+            ("/ae", "Accept-Encoding: deflate\r\nx-ce: deflate\r\n"),
+            ("/ae", "Accept-Encoding: deflate\r\nx-ce: deflate\r\n"),
+            ("/unknown", "x-ce: my-coding\r\n"),
+            ("/unknown", "x-ce: my-coding\r\n"),
+            ("/identity", ""),
+            ("/identity", "Accept-Encoding: gzip\r\n"),
+            (
+                "/identity",
+                "Accept-Encoding: gzip, identity;q=0\r\nx-ce: gzip\r\n",
+            ),
+            ("/identity", "Accept-Encoding: gzip, identity;q=0\r\n"),
+            ("/identity", "Accept-Encoding: deflate, *\r\n"),
+            ("/ref", "Referer: a\r\n"),
+            ("/ref", "Referer: a\r\n"),
+            ("/ref", "Referer: b\r\n"),
+            ("/ref", ""),
+            ("/ref", ""),
+            ("/ref", "Referer: b\r\n"),
+            ("/ua", "User-Agent: u\r\n"),
+            ("/ua", "User-Agent: u\r\n"),
+            // Kept by neither (haproxy 2.6 never serves it).
+            ("/refonly", "Referer: a\r\n"),
+            ("/refonly", "Referer: a\r\n"),
+        ];
+        let mut out: Vec<String> = asks
+            .iter()
+            .map(|(path, hs)| format!("{path} {hs:?}: {}", get(port, "GET", path, hs)))
+            .collect();
+        out.push(format!("server answered {}", count.load(Ordering::SeqCst)));
+        out
+    });
+    let hits = got.iter().filter(|l| l.contains("hit=1")).count();
+    assert_eq!(hits, 8, "{got:#?}");
 }
