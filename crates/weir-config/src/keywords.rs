@@ -257,7 +257,7 @@ pub const PROXY: &[Keyword] = &[
     kw("errorloc303", "DFLB", Status::Supported),
     kw("external-check command", "D-LB", Status::Supported),
     kw("external-check path", "D-LB", Status::Supported),
-    kw("filter", "-FLB", Status::Refused),
+    kw("filter", "-FLB", Status::Partly("`compression`, `cache <name>` (checked as haproxy checks them: the cache exists, compression after the cache, each needs its own line beside another filter), `trace … quiet` (forwards unchanged; without `quiet` it is refused, weir prints no trace messages); `spoe`, `fcgi-app`, `opentracing` and `bwlim-*` are refused by name")),
     kw("force-persist", "--LB", Status::Supported),
     kw("fullconn", "D-LB", Status::Partly("parsed and validated; dynamic maxconn (minconn) comes with `minconn`")),
     kw("hash-balance-factor", "D-LB", Status::Partly("bounds the load of `hash-type consistent` picks (`balance source`, `uri`, `url_param`, `hdr`): a server over its weighted share of the current connections times the factor gives way to the next one on the ring; `balance random` (power of draws in weir) does not use it")),
@@ -731,7 +731,7 @@ const COMPRESSION_NOTES: &str = "
 
 - `compression algo identity|gzip|deflate|raw-deflate …`, `compression type <type> …`, `compression offload` in defaults, frontends, listens and backends: the backend's algorithms and types when it has some, else the frontend's; `offload` from either. The algorithm is the one the request's `Accept-Encoding` gives the best q-value (`*` stands for the first configured; ties keep the first listed); `identity` when it is configured and no other is accepted (the body then goes chunked, unchanged). With `offload`, the request loses its `Accept-Encoding` once an algorithm was chosen from it.
 - Not compressed, as in haproxy 2.6: HTTP/1.0 requests, `User-Agent: Mozilla/4…` (except MSIE 6 with SV1 and MSIE 7 and later), HEAD, a status other than 200–203, an HTTP/1.0 response, a body that ends with the connection, a `Content-Encoding` already there, `Cache-Control: no-transform`, a `multipart` type or one not in `compression type` (no `Content-Type` with a type list), several `ETag`s or an invalid one.
-- A compressed response loses `Content-Length`, goes chunked (DATA frames to HTTP/2 clients), gets `Content-Encoding`, `Vary: Accept-Encoding` and a weak `ETag` (`W/` added to a strong one). The level is `tune.comp.maxlevel` (1 by default, as haproxy's); output is flushed as each read of the server's body is compressed. `maxcompcpuusage` and `maxcomprate` are accepted with a note (no CPU or rate limit). Request bodies are not compressed (`compression direction` is 2.8's), and the `filter compression` line is refused with the other filters.
+- A compressed response loses `Content-Length`, goes chunked (DATA frames to HTTP/2 clients), gets `Content-Encoding`, `Vary: Accept-Encoding` and a weak `ETag` (`W/` added to a strong one). The level is `tune.comp.maxlevel` (1 by default, as haproxy's); output is flushed as each read of the server's body is compressed. `maxcompcpuusage` and `maxcomprate` are accepted with a note (no CPU or rate limit). Request bodies are not compressed (`compression direction` is 2.8's), and the `filter compression` line only orders it after the cache (the one order haproxy takes).
 
 ## HTTP cache (manual §6)
 

@@ -635,6 +635,8 @@ pub struct Proxy {
     pub email_alert: EmailAlert,
     /// `compression algo|type|offload`.
     pub compression: Compression,
+    /// `filter` lines, in order, with where each was written.
+    pub filters: Vec<(Filter, Loc)>,
     /// `external-check command|path`.
     pub external_check: ExternalCheck,
     /// `hash-balance-factor`: consistent hashing's load bound, a
@@ -812,6 +814,7 @@ impl Proxy {
             rate_limit_sessions: None,
             email_alert: EmailAlert::default(),
             compression: Compression::default(),
+            filters: Vec::new(),
             external_check: ExternalCheck::default(),
             hash_balance_factor: 0,
             fullconn: None,

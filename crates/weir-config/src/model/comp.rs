@@ -1,5 +1,5 @@
 //! HTTP compression settings of a proxy (`compression algo|type|offload`,
-//! manual §4.2) and `cache` sections (manual §6).
+//! manual §4.2), `cache` sections (manual §6) and `filter` lines (§9).
 
 /// A compression algorithm of `compression algo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +44,20 @@ pub struct Compression {
     pub types: Vec<String>,
     /// `compression offload`: the server is not asked to compress.
     pub offload: bool,
+}
+
+/// A `filter` line (manual §9): they say in which order a proxy's
+/// filters see the data (compression after the cache, as haproxy
+/// requires).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    /// `filter compression`.
+    Compression,
+    /// `filter cache <name>`.
+    Cache(String),
+    /// `filter trace … quiet`: a debugging filter that forwards what it
+    /// sees unchanged and prints nothing.
+    Trace,
 }
 
 /// A `cache <name>` section.

@@ -66,6 +66,7 @@ pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
 /// words when one does not).
 pub(super) fn names_checked(cfg: &crate::model::Config, diags: &mut crate::diag::Diagnostics) {
     for p in &cfg.proxies {
+        filters_checked(cfg, p, diags);
         let uses = p.http_request.iter().filter_map(|r| match &r.action {
             weir_rules::ReqAction::CacheUse(n) => Some((n, &r.at)),
             _ => None,
@@ -86,6 +87,72 @@ pub(super) fn names_checked(cfg: &crate::model::Config, diags: &mut crate::diag:
                 },
             );
             diags.alert(&loc, format!("unable to find cache '{name}'"));
+        }
+    }
+}
+
+/// A proxy's `filter` lines, as haproxy checks them: a cache filter names
+/// a cache section; beside a filter other than the cache and compression
+/// (`trace`), the compression and each cache the rules use need their own
+/// `filter` line; the compression cannot come before a cache.
+fn filters_checked(
+    cfg: &crate::model::Config,
+    p: &crate::model::Proxy,
+    diags: &mut crate::diag::Diagnostics,
+) {
+    use crate::model::Filter;
+    let who = format!("{} '{}'", p.kind.keyword(), p.name);
+    let mut compression_at = None;
+    for (f, loc) in &p.filters {
+        match f {
+            Filter::Compression => compression_at = Some(loc),
+            Filter::Cache(name) => {
+                if !cfg.caches.iter().any(|c| c.name == *name) {
+                    diags.alert(
+                        loc,
+                        format!("{who}: unable to find the cache '{name}' referenced by the filter 'cache'"),
+                    );
+                }
+                if let Some(at) = compression_at {
+                    diags.alert(
+                        at,
+                        format!("{who}: unable to enable the compression filter before the cache '{name}'"),
+                    );
+                }
+            }
+            Filter::Trace => {}
+        }
+    }
+    if !p.filters.iter().any(|(f, _)| *f == Filter::Trace) {
+        return;
+    }
+    if p.compression != crate::model::Compression::default() && compression_at.is_none() {
+        diags.alert(
+            &p.loc,
+            format!("{who}: require an explicit filter declaration to use HTTP compression"),
+        );
+    }
+    let uses = p.http_request.iter().filter_map(|r| match &r.action {
+        weir_rules::ReqAction::CacheUse(n) => Some(n),
+        _ => None,
+    });
+    let stores = p.http_response.iter().filter_map(|r| match &r.action {
+        weir_rules::ResAction::CacheStore(n) => Some(n),
+        _ => None,
+    });
+    let mut named: Vec<&String> = uses.chain(stores).collect();
+    named.sort();
+    named.dedup();
+    for name in named {
+        if !p
+            .filters
+            .iter()
+            .any(|(f, _)| matches!(f, Filter::Cache(n) if n == name))
+        {
+            diags.alert(
+                &p.loc,
+                format!("{who}: require an explicit filter declaration to use the cache '{name}'"),
+            );
         }
     }
 }

@@ -228,6 +228,9 @@ pub(super) fn apply(
     if name == "compression" {
         return compression(p, args);
     }
+    if name == "filter" {
+        return filter(p, args, loc);
+    }
     if let Some(what) = name.strip_prefix("external-check ") {
         let v = one(args, "an argument")?.to_string();
         match what {
@@ -952,6 +955,63 @@ fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
     } else {
         &mut p.options.srvtcpka_params
     }
+}
+
+/// `filter compression|cache <name>|trace [name <n>] [random-forwarding]
+/// [random-parsing] [hexdump] quiet` (haproxy's other filters are refused
+/// by name).
+fn filter(p: &mut Proxy, args: &[String], loc: &Loc) -> Result<(), String> {
+    use crate::model::Filter;
+    let f = match args.split_first() {
+        Some((k, [])) if k == "compression" => {
+            if p.filters.iter().any(|(f, _)| *f == Filter::Compression) {
+                return Err("a proxy supports only one compression filter".into());
+            }
+            Filter::Compression
+        }
+        Some((k, [name])) if k == "cache" => {
+            let f = Filter::Cache(name.clone());
+            if p.filters.iter().any(|(g, _)| *g == f) {
+                return Err(format!(
+                    "multiple explicit declarations of the cache filter '{name}'"
+                ));
+            }
+            f
+        }
+        Some((k, _)) if k == "cache" => return Err("'filter cache' expects a cache name".into()),
+        Some((k, opts)) if k == "trace" => {
+            let mut quiet = false;
+            let mut it = opts.iter();
+            while let Some(o) = it.next() {
+                match o.as_str() {
+                    "name" => {
+                        it.next().ok_or("'filter trace': 'name' expects a name")?;
+                    }
+                    "random-forwarding" | "random-parsing" | "hexdump" => {}
+                    "quiet" => quiet = true,
+                    o => return Err(format!("'filter trace': unknown option '{o}'")),
+                }
+            }
+            if !quiet {
+                return Err("'filter trace' without 'quiet' is not supported by weir (it prints no trace messages)".into());
+            }
+            Filter::Trace
+        }
+        Some((k, _))
+            if ["spoe", "fcgi-app", "opentracing", "bwlim-in", "bwlim-out"]
+                .contains(&k.as_str()) =>
+        {
+            return Err(format!("filter '{k}' is not supported by weir yet"));
+        }
+        Some((k, _)) => {
+            return Err(format!(
+                "unknown filter '{k}' (expects 'compression', 'cache' or 'trace')"
+            ))
+        }
+        None => return Err("'filter' expects a filter name".into()),
+    };
+    p.filters.push((f, loc.clone()));
+    Ok(())
 }
 
 /// `compression algo <a>…|type <t>…|offload`.

@@ -202,3 +202,51 @@ fn cache_variants_beside_haproxy() {
     let hits = got.iter().filter(|l| l.contains("hit=1")).count();
     assert_eq!(hits, 8, "{got:#?}");
 }
+
+/// `filter` lines, checked by weir as by haproxy (`-c`): each config is
+/// taken or refused by both, and weir's refusal names the line.
+#[test]
+fn filter_lines_checked_beside_haproxy() {
+    let haproxy = Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    // (lines of the frontend, line weir's refusal names)
+    let cases: &[(&str, Option<usize>)] = &[
+        ("filter compression\n    compression algo gzip", None),
+        ("filter cache c1\n    filter compression\n    http-request cache-use c1", None),
+        ("filter trace name T random-forwarding quiet\n    filter compression\n    filter trace quiet\n    compression algo gzip", None),
+        ("filter trace quiet\n    filter cache c1\n    http-response cache-store c1", None),
+        ("filter cache nope", Some(8)),
+        ("filter compression\n    filter compression", Some(9)),
+        ("filter cache c1\n    filter cache c1", Some(9)),
+        ("filter compression\n    filter cache c1", Some(8)),
+        ("filter trace quiet\n    compression algo gzip", Some(6)),
+        ("filter trace quiet\n    http-request cache-use c1", Some(6)),
+        ("filter bogus", Some(8)),
+    ];
+    for (lines, refused_at) in cases {
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:0\n    {lines}\n    default_backend be\n\
+             backend be\n    server s1 127.0.0.1:9\ncache c1\n    total-max-size 4\n"
+        );
+        let dir = tempdir("filters");
+        let path = dir.join("haproxy.cfg");
+        std::fs::write(&path, &cfg).unwrap();
+        let theirs = std::process::Command::new(haproxy)
+            .args(["-c", "-q", "-f"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let (code, _, err) = check_cfg(&cfg);
+        assert_eq!(
+            code == 0,
+            theirs.status.success(),
+            "{lines}: weir said {err}"
+        );
+        if let Some(line) = refused_at {
+            assert!(
+                err.contains(&format!("haproxy.cfg:{line}")),
+                "{lines}: {err}"
+            );
+        }
+    }
+}
