@@ -11,12 +11,14 @@ mod global;
 mod log;
 mod resolvers;
 mod server;
+mod spoe;
 pub use check::*;
 pub use comp::*;
 pub use global::*;
 pub use log::*;
 pub use resolvers::*;
 pub use server::*;
+pub use spoe::*;
 
 /// A whole configuration: `global` plus every proxy, defaults already applied.
 #[derive(Debug, Clone, Default)]
@@ -637,6 +639,8 @@ pub struct Proxy {
     pub compression: Compression,
     /// `filter` lines, in order, with where each was written.
     pub filters: Vec<(Filter, Loc)>,
+    /// `filter spoe` engines.
+    pub spoe: Vec<SpoeEngine>,
     /// `external-check command|path`.
     pub external_check: ExternalCheck,
     /// `hash-balance-factor`: consistent hashing's load bound, a
@@ -815,6 +819,7 @@ impl Proxy {
             email_alert: EmailAlert::default(),
             compression: Compression::default(),
             filters: Vec::new(),
+            spoe: Vec::new(),
             external_check: ExternalCheck::default(),
             hash_balance_factor: 0,
             fullconn: None,

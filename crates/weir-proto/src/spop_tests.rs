@@ -56,3 +56,56 @@ fn agent_hellos() {
     let no_size = hex("00000014 65 00000001 0000 0776657273696F6E 0803322E30");
     assert_eq!(agent_hello(&no_size), Err(HelloError::NoFrameSize));
 }
+
+#[test]
+fn notify_frames() {
+    let f = notify(
+        5,
+        1,
+        &[(
+            "m",
+            vec![
+                ("ip", Typed::Ipv4([127, 0, 0, 1])),
+                ("", Typed::Str(b"x".to_vec())),
+            ],
+        )],
+        MAX_FRAME,
+    )
+    .unwrap();
+    assert_eq!(
+        f,
+        hex("00000016 03 00000001 05 01 016D 02 026970 067F000001 00 080178")
+    );
+    assert!(notify(1, 1, &[("m", vec![("", Typed::Bin(vec![0; 300]))])], 256).is_none());
+}
+
+#[test]
+fn ack_frames() {
+    // set-var txn "score" int32 7, unset-var sess "x", an unknown action
+    // (a scope and a name are not typed values; haproxy reads them so)
+    let ack =
+        hex("0000001c 67 00000001 05 01 01 03 02 0573636F7265 0207 02 02 01 0178 09 01 080161");
+    let (f, n) = agent_frame(&ack, MAX_FRAME).unwrap().unwrap();
+    assert_eq!(n, ack.len());
+    assert_eq!(
+        f,
+        AgentFrame::Ack {
+            sid: 5,
+            fid: 1,
+            actions: vec![
+                Action::SetVar(Scope::Txn, b"score".to_vec(), Typed::Int32(7)),
+                Action::UnsetVar(Scope::Sess, b"x".to_vec()),
+            ]
+        }
+    );
+    assert_eq!(agent_frame(&ack[..10], MAX_FRAME), Ok(None));
+    assert_eq!(agent_frame(&ack, 16), Err(FrameError::TooBig));
+    let frag = hex("00000007 67 00000000 05 01");
+    assert_eq!(agent_frame(&frag, MAX_FRAME), Err(FrameError::Fragmented));
+    let bye =
+        hex("00000020 66 00000001 00 00 0B7374617475732D636F6465 0302 076D657373616765 080178");
+    assert_eq!(
+        agent_frame(&bye, MAX_FRAME).unwrap().unwrap().0,
+        AgentFrame::Disconnect(2, "x".into())
+    );
+}

@@ -25,7 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("backend", &["connect", "checks", "dns", "sticky"]),
     ("session", &["session", "sessions", "forward"]),
-    ("protocols", &["tcp", "http", "h2", "lua"]),
+    ("protocols", &["tcp", "http", "h2", "lua", "spoe"]),
     ("runtime", &["runtime"]),
     (
         "process",
@@ -49,6 +49,16 @@ const DEBTS: &[(&str, &str, &str)] = &[];
 /// scratch buffers, its clock) or set-once process facts. A new one is
 /// named here, and in docs/design.md's table, or this test fails.
 const STATICS: &[(&str, &str, &str)] = &[
+    (
+        "spoe.rs",
+        "IDLE",
+        "the thread's idle SPOE agent connections (a socket belongs to its thread's event loop)",
+    ),
+    (
+        "spoe.rs",
+        "NEXT_ID",
+        "the thread's SPOE stream ids",
+    ),
     (
         "alloc/cache.rs",
         "CACHE",

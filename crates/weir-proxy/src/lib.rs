@@ -41,6 +41,7 @@ pub mod session;
 pub mod sessions;
 #[allow(unsafe_code)]
 pub mod splice;
+pub mod spoe;
 pub mod state;
 pub mod stats;
 pub(crate) mod stats_socket;

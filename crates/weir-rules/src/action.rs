@@ -191,6 +191,9 @@ pub enum ReqAction {
     /// `cache-use <cache>`: answer from the cache when it holds the
     /// response.
     CacheUse(String),
+    /// `send-spoe-group <engine> <group>`: the group's messages to the
+    /// engine's agent, waiting for its answer.
+    SendSpoeGroup(String, String),
 }
 
 /// Services `use-service` can hand a request to.
@@ -824,6 +827,10 @@ pub fn parse_request_rule(
                 [c] => ReqAction::CacheUse(c.clone()),
                 _ => return Err("'cache-use' expects a cache name".into()),
             },
+            "send-spoe-group" => match args {
+                [e, g] => ReqAction::SendSpoeGroup(e.clone(), g.clone()),
+                _ => return Err("'send-spoe-group' expects an engine and a group".into()),
+            },
             "normalize-uri" => ReqAction::NormalizeUri(crate::normalize::Normalizer::parse(args)?),
             "capture" => match args {
                 [e, k, n] if k == "len" => {
@@ -913,6 +920,9 @@ pub fn parse_response_rule(
                 [c] => ResAction::CacheStore(c.clone()),
                 _ => return Err("'cache-store' expects a cache name".into()),
             },
+            "send-spoe-group" => {
+                return Err("'http-response send-spoe-group' is not supported by weir yet (use an 'on-http-response' event)".into())
+            }
             "wait-for-body" => {
                 let (time, at_least) = wait_args(args)?;
                 ResAction::WaitForBody { time, at_least }

@@ -58,6 +58,8 @@ pub enum Filter {
     /// `filter trace … quiet`: a debugging filter that forwards what it
     /// sees unchanged and prints nothing.
     Trace,
+    /// `filter spoe`: the engine's id (in the proxy's `spoe` list).
+    Spoe(String),
 }
 
 /// A `cache <name>` section.

@@ -92,8 +92,8 @@ pub(super) fn names_checked(cfg: &crate::model::Config, diags: &mut crate::diag:
 }
 
 /// A proxy's `filter` lines, as haproxy checks them: a cache filter names
-/// a cache section; beside a filter other than the cache and compression
-/// (`trace`), the compression and each cache the rules use need their own
+/// a cache section, an SPOE agent a backend; beside a filter other than
+/// the cache and compression (`trace`, `spoe`), the compression and each cache the rules use need their own
 /// `filter` line; the compression cannot come before a cache.
 fn filters_checked(
     cfg: &crate::model::Config,
@@ -120,10 +120,50 @@ fn filters_checked(
                     );
                 }
             }
-            Filter::Trace => {}
+            Filter::Trace | Filter::Spoe(_) => {}
         }
     }
-    if !p.filters.iter().any(|(f, _)| *f == Filter::Trace) {
+    for r in &p.http_request {
+        let weir_rules::ReqAction::SendSpoeGroup(id, g) = &r.action else {
+            continue;
+        };
+        let loc = r.at.as_ref().map_or_else(
+            || p.loc.clone(),
+            |a| Loc {
+                file: a.file.to_string(),
+                line: a.line as usize,
+            },
+        );
+        match p.spoe.iter().find(|e| e.id == *id) {
+            None => diags.alert(&loc, format!("{who}: unable to find SPOE engine '{id}'")),
+            Some(e) if !e.agent.groups.contains(g) => diags.alert(
+                &loc,
+                format!("{who}: unable to find SPOE group '{g}' into SPOE engine '{id}'"),
+            ),
+            Some(_) => {}
+        }
+    }
+    for e in &p.spoe {
+        let b = &e.agent.backend;
+        if !cfg
+            .proxies
+            .iter()
+            .any(|x| x.name == *b && x.kind.is_backend())
+        {
+            diags.alert(
+                &e.loc,
+                format!(
+                    "{who}: unknown backend '{b}' used by SPOE agent '{}' declared at {}",
+                    e.agent.name, e.agent.loc
+                ),
+            );
+        }
+    }
+    if !p
+        .filters
+        .iter()
+        .any(|(f, _)| matches!(f, Filter::Trace | Filter::Spoe(_)))
+    {
         return;
     }
     if p.compression != crate::model::Compression::default() && compression_at.is_none() {

@@ -20,6 +20,7 @@ mod proxy;
 mod refs;
 mod resolvers;
 mod server;
+mod spoe;
 mod stats;
 mod stick;
 #[cfg(test)]

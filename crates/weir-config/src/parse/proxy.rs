@@ -229,7 +229,7 @@ pub(super) fn apply(
         return compression(p, args);
     }
     if name == "filter" {
-        return filter(p, args, loc);
+        return filter(st, p, args, loc);
     }
     if let Some(what) = name.strip_prefix("external-check ") {
         let v = one(args, "an argument")?.to_string();
@@ -957,12 +957,31 @@ fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
     }
 }
 
-/// `filter compression|cache <name>|trace [name <n>] [random-forwarding]
-/// [random-parsing] [hexdump] quiet` (haproxy's other filters are refused
-/// by name).
-fn filter(p: &mut Proxy, args: &[String], loc: &Loc) -> Result<(), String> {
+/// `filter compression|cache <name>|spoe [engine <name>] config <file>|trace
+/// [name <n>] [random-forwarding] [random-parsing] [hexdump] quiet`
+/// (haproxy's other filters are refused by name).
+fn filter(st: &mut State<'_>, p: &mut Proxy, args: &[String], loc: &Loc) -> Result<(), String> {
     use crate::model::Filter;
     let f = match args.split_first() {
+        Some((k, opts)) if k == "spoe" => {
+            let (mut engine, mut config) = (None, None);
+            let mut it = opts.iter();
+            while let Some(o) = it.next() {
+                match (o.as_str(), it.next()) {
+                    ("engine", Some(e)) => engine = Some(e.as_str()),
+                    ("config", Some(c)) => config = Some(c.as_str()),
+                    (o, _) => return Err(format!("'filter spoe': '{o}' expects an argument ('engine <name>', 'config <file>')")),
+                }
+            }
+            let config = config.ok_or("'filter spoe': missing config file ('config <file>')")?;
+            let e = super::spoe::engine(config, engine, loc, &mut st.diags)?;
+            if p.spoe.iter().any(|x| x.id == e.id) {
+                return Err(format!("SPOE engine '{}' already used by this proxy", e.id));
+            }
+            let id = e.id.clone();
+            p.spoe.push(e);
+            Filter::Spoe(id)
+        }
         Some((k, [])) if k == "compression" => {
             if p.filters.iter().any(|(f, _)| *f == Filter::Compression) {
                 return Err("a proxy supports only one compression filter".into());
@@ -1005,7 +1024,7 @@ fn filter(p: &mut Proxy, args: &[String], loc: &Loc) -> Result<(), String> {
         }
         Some((k, _)) => {
             return Err(format!(
-                "unknown filter '{k}' (expects 'compression', 'cache' or 'trace')"
+                "unknown filter '{k}' (expects 'compression', 'cache', 'spoe' or 'trace')"
             ))
         }
         None => return Err("'filter' expects a filter name".into()),

@@ -97,11 +97,9 @@ fn all_errors_are_collected() {
 
 #[test]
 fn refused_keywords_and_sections_by_name() {
-    let e = errors(
-        "frontend f\n  bind :80\n  default_backend b\nbackend b\n  filter spoe config x.conf\n",
-    );
+    let e = errors("frontend f\n  bind :80\n  default_backend b\nbackend b\n  filter fcgi-app x\n");
     assert!(
-        e[0].contains("t.cfg:5") && e[0].contains("filter 'spoe' is not supported by weir yet"),
+        e[0].contains("t.cfg:5") && e[0].contains("filter 'fcgi-app' is not supported by weir yet"),
         "{e:?}"
     );
     let e = errors("cache c\n  total-max-size 4\n  max-objects 3\n");

@@ -15,6 +15,7 @@ use crate::term::{Cause, State, Term};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
+use weir_config::model::SpoeEvent;
 use weir_config::Proxy;
 use weir_proto::h1::{body_prefix, Framing, RequestHead};
 use weir_rules::{ReqAction, Rule};
@@ -196,6 +197,22 @@ async fn run(
             from += next;
             continue;
         }
+        if let Verdict::Spoe {
+            next,
+            engine,
+            group,
+        } = v
+        {
+            // `send-spoe-group`: the request waits for the agent.
+            let ctx = ExCtx {
+                req: Some(req),
+                vars: Some(vars),
+                ..*tmpl
+            };
+            Box::pin(crate::spoe::send_group(tmpl.sh, px, &engine, &group, &ctx)).await;
+            from += next;
+            continue;
+        }
         if let Verdict::Resolve { next, name, how } = v {
             // `do-resolve`: the request waits for the name's address.
             crate::tcp::rules::do_resolve(tmpl.sh, &how, &name, vars).await;
@@ -250,6 +267,12 @@ pub(super) async fn decide<'s>(
             .flatten();
         return (v, chosen);
     }
+    if !fe_px.spoe.is_empty() {
+        if tmpl.first {
+            spoe_event(fe_px, SpoeEvent::ClientSession, req, vars, tmpl).await;
+        }
+        spoe_event(fe_px, SpoeEvent::FrontendHttpRequest, req, vars, tmpl).await;
+    }
     if let Some(v) = content_rules(fe_px, req, vars, tmpl).await {
         return (v, None);
     }
@@ -291,6 +314,11 @@ pub(super) async fn decide<'s>(
         if let Some(v) = content_rules(be_px, req, vars, tmpl).await {
             return (v, chosen);
         }
+        // The frontend's engines and the backend's see the backend's
+        // event (not a listen section's).
+        for px in [fe_px, be_px] {
+            spoe_event(px, SpoeEvent::BackendHttpRequest, req, vars, tmpl).await;
+        }
         let r = &mut room;
         verdict = run(&be_px.http_request, be_px, req, vars, tmpl, dirty, bw, r).await;
         if matches!(verdict, Verdict::Continue) {
@@ -302,6 +330,26 @@ pub(super) async fn decide<'s>(
     }
     vars.rewrites_failed(room.failed(), true);
     (verdict, chosen)
+}
+
+/// The messages of `px`'s SPOE engines on `event`, the request waiting
+/// for the agents' answers.
+async fn spoe_event(
+    px: &weir_config::Proxy,
+    event: SpoeEvent,
+    req: &RequestHead,
+    vars: &Vars,
+    tmpl: &ExCtx<'_>,
+) {
+    if px.spoe.is_empty() {
+        return;
+    }
+    let ctx = ExCtx {
+        req: Some(req),
+        vars: Some(vars),
+        ..*tmpl
+    };
+    Box::pin(crate::spoe::on_event(tmpl.sh, px, event, &ctx)).await;
 }
 
 /// `option http-restrict-req-hdr-names`, after the proxy's rules: headers

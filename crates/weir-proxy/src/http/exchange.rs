@@ -400,6 +400,7 @@ async fn rules_phase<'r>(
             | Verdict::WaitBody { .. }
             | Verdict::Resolve { .. }
             | Verdict::Lua { .. }
+            | Verdict::Spoe { .. }
     );
     if !go_on || chosen.is_none() {
         // Answered here: the log line's samples see the request as it is.
@@ -512,7 +513,7 @@ async fn answer<'r>(
             );
             return Some(Box::pin(o).await);
         }
-        Verdict::Lua { .. } => return None,
+        Verdict::Lua { .. } | Verdict::Spoe { .. } => return None,
         Verdict::Cached { local, name } => {
             // The cached answer goes through the response rules, as a
             // server's, which see `res.cache_hit`; logged as haproxy logs

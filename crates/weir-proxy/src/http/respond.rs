@@ -139,6 +139,21 @@ pub(super) async fn head<'r>(
             return Next::Done(o.at(r.be, Some(s.srv)));
         }
     }
+    // SPOE engines' `on-http-response` messages (the backend's, then the
+    // frontend's), before the response's rules.
+    for px in super::rules::response_order(Some(r.be_px), r.f.fe_px) {
+        if !px.spoe.is_empty() {
+            let ctx = ExCtx {
+                req: Some(req),
+                res: Some(&res),
+                srv: rec.server,
+                vars: Some(vars),
+                ..stmpl
+            };
+            let ev = weir_config::model::SpoeEvent::HttpResponse;
+            Box::pin(crate::spoe::on_event(tmpl.sh, px, ev, &ctx)).await;
+        }
+    }
     let mut rdirty = !res.canonical;
     // The room the response's rewrites have: its head and the body bytes
     // read behind it.

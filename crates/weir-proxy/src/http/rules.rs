@@ -182,6 +182,13 @@ pub enum Verdict {
         next: usize,
         call: weir_rules::lua::LuaCall,
     },
+    /// `send-spoe-group <engine> <group>`: the group to the engine's
+    /// agent, then the rules from `next`.
+    Spoe {
+        next: usize,
+        engine: String,
+        group: String,
+    },
     /// `tcp-request content reject|silent-drop`, `http-request reject`:
     /// the connection closes without an answer (with a reset for
     /// `silent-drop`); `http`: an HTTP rule refused it (the log keeps the
@@ -519,7 +526,10 @@ pub fn run_request(
             Step::Stop(v) => {
                 if !matches!(
                     v,
-                    Verdict::WaitBody { .. } | Verdict::Resolve { .. } | Verdict::Lua { .. }
+                    Verdict::WaitBody { .. }
+                        | Verdict::Resolve { .. }
+                        | Verdict::Lua { .. }
+                        | Verdict::Spoe { .. }
                 ) {
                     vars.last_rule = rule.at.clone();
                 }
@@ -658,6 +668,13 @@ fn request_step(
             return Step::Stop(Verdict::Lua {
                 next: i + 1,
                 call: call.clone(),
+            })
+        }
+        ReqAction::SendSpoeGroup(engine, group) => {
+            return Step::Stop(Verdict::Spoe {
+                next: i + 1,
+                engine: engine.clone(),
+                group: group.clone(),
             })
         }
         ReqAction::DoResolve(d) => {

@@ -61,6 +61,7 @@ mod set_server;
 mod smuggling;
 mod smuggling_h2;
 mod socks4;
+mod spoe;
 mod stats_page;
 mod stick_tables;
 mod stickiness;

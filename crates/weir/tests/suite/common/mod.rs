@@ -233,6 +233,21 @@ pub fn check_cfg(cfg: &str) -> (i32, String, String) {
     run_weir(&["-c", "-f", path.to_str().unwrap()])
 }
 
+/// Whether Debian's haproxy takes `cfg` (`haproxy -c`).
+pub fn haproxy_accepts(cfg: &str) -> bool {
+    let bin = Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let dir = tempdir("haproxy-check");
+    let path = dir.join("haproxy.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    std::process::Command::new(bin)
+        .args(["-c", "-q", "-f"])
+        .arg(&path)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 /// A test server on 127.0.0.1 running `handler` for each connection in its
 /// own thread; counts connections. Stops accepting when dropped.
 pub struct Server {
