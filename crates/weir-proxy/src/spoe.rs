@@ -87,6 +87,13 @@ async fn process(sh: &Shared, px: &Proxy, e: &SpoeEngine, names: &[&str], ctx: &
         return;
     };
     let a = &e.agent;
+    // After an error, the engine is off for the rest of the transaction
+    // (unless `option continue-on-error`), as in haproxy; the mark is a
+    // transaction variable no configuration can name.
+    let off = format!("txn.\u{1}spoe.{}", e.id);
+    if vars.get(&off).is_some() {
+        return;
+    }
     let txn_var = |v: &str| format!("txn.{}.{v}", a.var_prefix);
     if let Some(v) = &a.set_on_error {
         if !a.continue_on_error {
@@ -105,6 +112,9 @@ async fn process(sh: &Shared, px: &Proxy, e: &SpoeEngine, names: &[&str], ctx: &
         Err(Failure(code)) => {
             if let Some(v) = &a.set_on_error {
                 vars.set(&txn_var(v), Sample::Int(code));
+            }
+            if !a.continue_on_error {
+                vars.set(&off, Sample::Bool(true));
             }
         }
     }

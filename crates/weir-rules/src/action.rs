@@ -253,6 +253,9 @@ pub enum ResAction {
     Lua(crate::lua::LuaCall),
     /// `cache-store <cache>`: keep the response in the cache.
     CacheStore(String),
+    /// `send-spoe-group <engine> <group>`: the group's messages to the
+    /// engine's agent, waiting for its answer.
+    SendSpoeGroup(String, String),
 }
 
 impl ReqAction {
@@ -920,9 +923,10 @@ pub fn parse_response_rule(
                 [c] => ResAction::CacheStore(c.clone()),
                 _ => return Err("'cache-store' expects a cache name".into()),
             },
-            "send-spoe-group" => {
-                return Err("'http-response send-spoe-group' is not supported by weir yet (use an 'on-http-response' event)".into())
-            }
+            "send-spoe-group" => match args {
+                [e, g] => ResAction::SendSpoeGroup(e.clone(), g.clone()),
+                _ => return Err("'send-spoe-group' expects an engine and a group".into()),
+            },
             "wait-for-body" => {
                 let (time, at_least) = wait_args(args)?;
                 ResAction::WaitForBody { time, at_least }

@@ -123,11 +123,16 @@ fn filters_checked(
             Filter::Trace | Filter::Spoe(_) => {}
         }
     }
-    for r in &p.http_request {
-        let weir_rules::ReqAction::SendSpoeGroup(id, g) = &r.action else {
-            continue;
-        };
-        let loc = r.at.as_ref().map_or_else(
+    let req_groups = p.http_request.iter().filter_map(|r| match &r.action {
+        weir_rules::ReqAction::SendSpoeGroup(id, g) => Some((id, g, &r.at)),
+        _ => None,
+    });
+    let res_groups = p.http_response.iter().filter_map(|r| match &r.action {
+        weir_rules::ResAction::SendSpoeGroup(id, g) => Some((id, g, &r.at)),
+        _ => None,
+    });
+    for (id, g, at) in req_groups.chain(res_groups) {
+        let loc = at.as_ref().map_or_else(
             || p.loc.clone(),
             |a| Loc {
                 file: a.file.to_string(),

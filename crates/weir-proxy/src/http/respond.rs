@@ -161,17 +161,42 @@ pub(super) async fn head<'r>(
     let head = super::room::head(&["HTTP/1.1", "200", &res.reason], &res.headers);
     let read = sbuf.bytes().len().saturating_sub(rused);
     let mut room = super::room::Room::new(&tmpl.sh.cfg.global, head, read);
-    let replaced = http_rules(
-        r,
-        &stmpl,
-        &mut res,
-        req,
-        body,
-        rec,
-        vars,
-        &mut rdirty,
-        &mut room,
-    );
+    let mut at = rules::ResumeAt::default();
+    let replaced = loop {
+        let step = http_rules(
+            r,
+            &stmpl,
+            &mut res,
+            req,
+            body,
+            rec,
+            vars,
+            &mut rdirty,
+            &mut room,
+            at,
+        );
+        match step {
+            rules::ResOutcome::Done(replaced) => break replaced,
+            rules::ResOutcome::Spoe {
+                px,
+                engine,
+                group,
+                at: next,
+            } => {
+                // `http-response send-spoe-group`: the response waits for
+                // the agent, then the rules go on.
+                let ctx = ExCtx {
+                    req: Some(req),
+                    res: Some(&res),
+                    srv: rec.server,
+                    vars: Some(vars),
+                    ..stmpl
+                };
+                Box::pin(crate::spoe::send_group(tmpl.sh, px, &engine, &group, &ctx)).await;
+                at = next;
+            }
+        }
+    };
     vars.rewrites_failed(room.failed(), true);
     if let (Some(ps), None) = (&p.persist, &replaced) {
         let (flag, changed) =
@@ -368,12 +393,13 @@ async fn wait_body(
     }
 }
 
-/// The response rules (backend's, then frontend's), the response captures
-/// and the log samples; an answer that replaces the server's when a rule
-/// made one.
+/// The response rules (backend's, then frontend's) from `at`, the
+/// response captures and the log samples: an answer that replaces the
+/// server's when a rule made one; the rules stop at a `send-spoe-group`
+/// rule, for the caller to wait for the agent and go on.
 #[allow(clippy::too_many_arguments)]
-fn http_rules(
-    r: Route<'_>,
+fn http_rules<'p>(
+    r: Route<'p>,
     tmpl: &ExCtx<'_>,
     res: &mut ResponseHead,
     req: &RequestHead,
@@ -382,7 +408,8 @@ fn http_rules(
     vars: &mut Vars,
     rdirty: &mut bool,
     room: &mut super::room::Room,
-) -> Option<Local> {
+    at: rules::ResumeAt,
+) -> rules::ResOutcome<'p> {
     let fe_px = r.f.fe_px;
     let rtmpl = ExCtx {
         req: Some(req),
@@ -390,7 +417,11 @@ fn http_rules(
         ..*tmpl
     };
     let order = rules::response_order(Some(r.be_px), fe_px);
-    let replaced = rules::run_response_phases(order, false, res, vars, &rtmpl, rdirty, room);
+    let replaced = match rules::run_response_from(order, false, res, vars, &rtmpl, rdirty, room, at)
+    {
+        rules::ResOutcome::Done(r) => r,
+        wait => return wait,
+    };
     if !fe_px.http.capture_res.is_empty() {
         rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
     }
@@ -405,7 +436,7 @@ fn http_rules(
         ..rtmpl
     };
     log_samples(fe_px, rec, &view);
-    replaced
+    rules::ResOutcome::Done(replaced)
 }
 
 /// A rule's answer in place of the server's: the server's answer is

@@ -222,22 +222,86 @@ pub fn run_response_phases<'p>(
     dirty: &mut bool,
     room: &mut Room,
 ) -> Option<Local> {
+    // Here nothing waits: a `send-spoe-group` rule is passed over.
+    let mut at = ResumeAt::default();
+    loop {
+        match run_response_from(pxs.clone(), after_only, res, vars, tmpl, dirty, room, at) {
+            ResOutcome::Done(r) => return r,
+            ResOutcome::Spoe { at: next, .. } => at = next,
+        }
+    }
+}
+
+/// Where response rules stopped for a rule that waits: the phase
+/// (`http-after-response` or not), the proxy's place in the order, the
+/// next rule of its set.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ResumeAt {
+    after: bool,
+    px: usize,
+    rule: usize,
+}
+
+/// What response rules came to.
+pub enum ResOutcome<'p> {
+    /// Their end: an answer replacing the server's, or none.
+    Done(Option<Local>),
+    /// A `send-spoe-group` rule of `px`: the group goes to the agent,
+    /// then the rules go on `at`.
+    Spoe {
+        px: &'p Proxy,
+        engine: String,
+        group: String,
+        at: ResumeAt,
+    },
+}
+
+/// [`run_response_phases`] from `at`, stopping at a rule that waits.
+#[allow(clippy::too_many_arguments)]
+pub fn run_response_from<'p>(
+    pxs: impl Iterator<Item = &'p Proxy> + Clone,
+    after_only: bool,
+    res: &mut ResponseHead,
+    vars: &mut Vars,
+    tmpl: &ExCtx<'_>,
+    dirty: &mut bool,
+    room: &mut Room,
+    at: ResumeAt,
+) -> ResOutcome<'p> {
     for after in [false, true] {
-        if !after && after_only {
+        if (!after && after_only) || (at.after && !after) {
             continue;
         }
-        for px in pxs.clone() {
+        for (k, px) in pxs.clone().enumerate() {
+            let here = after == at.after;
+            if here && k < at.px {
+                continue;
+            }
+            let from = if here && k == at.px { at.rule } else { 0 };
             let rules = if after {
                 &px.http_after_response
             } else {
                 &px.http_response
             };
-            if let Some(r) = run_response(rules, px, res, vars, tmpl, dirty, room) {
-                return Some(r);
+            match run_response(rules, px, res, vars, tmpl, dirty, room, from) {
+                Ok(Some(r)) => return ResOutcome::Done(Some(r)),
+                Ok(None) => {}
+                Err((next, engine, group)) => {
+                    return ResOutcome::Spoe {
+                        px,
+                        engine,
+                        group,
+                        at: ResumeAt {
+                            after,
+                            px: k,
+                            rule: next,
+                        },
+                    }
+                }
             }
         }
     }
-    None
+    ResOutcome::Done(None)
 }
 
 /// `http-after-response` on an answer weir made (a deny, a return, a
@@ -765,8 +829,10 @@ fn apply_request_edit(
     true
 }
 
-/// Runs response `rules` on `res`; returns a replacement answer when a rule
-/// denies or returns.
+/// Runs response `rules` from rule `from` on `res`; returns a
+/// replacement answer when a rule denies or returns, `Err` at a
+/// `send-spoe-group` rule (the next rule, the engine and the group).
+#[allow(clippy::too_many_arguments)]
 pub fn run_response(
     rules: &[Rule<ResAction>],
     px: &Proxy,
@@ -775,10 +841,13 @@ pub fn run_response(
     tmpl: &ExCtx<'_>,
     dirty: &mut bool,
     room: &mut Room,
-) -> Option<Local> {
+    from: usize,
+) -> Result<Option<Local>, (usize, String, String)> {
     vars.rules_of(tmpl.sh, px);
-    room.strict = true;
-    for rule in rules {
+    if from == 0 {
+        room.strict = true;
+    }
+    for (i, rule) in rules.iter().enumerate().skip(from) {
         // `Err`: the rule ends the set (with an answer replacing the
         // server's, or none for `allow`).
         let step: Result<Edit, Option<Local>> = {
@@ -834,6 +903,7 @@ pub fn run_response(
                 },
                 ResAction::StrictMode(on) => Ok(Edit::Strict(*on)),
                 ResAction::CacheStore(name) => Ok(Edit::CacheStore(name.clone())),
+                ResAction::SendSpoeGroup(e, g) => return Err((i + 1, e.clone(), g.clone())),
                 ResAction::Lua(call) => Ok(Edit::Lua(Box::new(crate::lua::response_action(
                     tmpl.sh, call, &ctx,
                 )))),
@@ -845,7 +915,7 @@ pub fn run_response(
             Ok(edit) => edit,
             Err(answer) => {
                 vars.last_rule = rule.at.clone();
-                return answer;
+                return Ok(answer);
             }
         };
         let fits = match edit {
@@ -889,12 +959,12 @@ pub fn run_response(
                     // `txn:done()` ends the stream without one.
                     vars.last_rule = rule.at.clone();
                     let (status, bytes) = st.reply.unwrap_or_default();
-                    return Some(Local {
+                    return Ok(Some(Local {
                         bytes,
                         status,
                         term: Term::new(Cause::Local, State::Headers),
                         keep: status != 0,
-                    });
+                    }));
                 }
                 if let Some(r) = st.res.filter(|_| st.res_changed) {
                     *res = r;
@@ -924,15 +994,15 @@ pub fn run_response(
                 vars: Some(vars),
                 ..*tmpl
             };
-            return Some(Local {
+            return Ok(Some(Local {
                 bytes: errors::reply_of(&[px], 500, &ctx),
                 status: 500,
                 term: Term::new(Cause::Internal, State::Headers),
                 keep: !errors::closes(500),
-            });
+            }));
         }
     }
-    None
+    Ok(None)
 }
 
 /// Counts a finished exchange on the entries tracked: its bytes, a

@@ -1,5 +1,6 @@
 //! SPOE (`filter spoe`), differential against haproxy 2.6: messages on
-//! the request and response events and by `send-spoe-group` go to a real
+//! the request and response events and by `send-spoe-group` (request and
+//! response rules, the latter seeing what earlier rules set) go to a real
 //! agent (an SPOP agent written here from doc/SPOE.txt, which answers
 //! each argument back as a variable), the variables its ACK sets steer
 //! the rules, an agent that cannot be reached sets `set-on-error`.
@@ -178,7 +179,7 @@ fn agent() -> u16 {
 const SPOE_CONF: &str = "[e1]\n\
 spoe-agent a1\n\
     messages m1 m2 m3\n\
-    groups g1\n\
+    groups g1 g2\n\
     option var-prefix pfx\n\
     option set-on-error err\n\
     timeout hello 2s\n\
@@ -197,8 +198,12 @@ spoe-message m3\n\
     event on-http-response\n\
 spoe-message g\n\
     args q=query\n\
+spoe-message r\n\
+    args st=status hdr=res.hdr(x-m3)\n\
 spoe-group g1\n\
     messages g\n\
+spoe-group g2\n\
+    messages r\n\
 [e2]\n\
 spoe-agent a2\n\
     messages down\n\
@@ -255,6 +260,8 @@ fn spoe_messages_beside_haproxy() {
              \x20   http-response set-header x-m2 \"%[var(txn.pfx.m2_host)]\"\n\
              \x20   http-response set-header x-m3 \"%[var(txn.pfx.m3_status)]\"\n\
              \x20   http-response set-header x-g \"%[var(txn.pfx.g_q)]\"\n\
+             \x20   http-response send-spoe-group e1 g2\n\
+             \x20   http-response set-header x-r \"%[var(txn.pfx.r_st)] %[var(txn.pfx.r_hdr)]\"\n\
              \x20   http-response set-header x-err \"%[var(txn.pfx.err)] %[var(txn.pfx2.err)]\"\n\
              \x20   default_backend be\n\
              backend be\n    server s1 127.0.0.1:{}\n\
@@ -271,6 +278,7 @@ fn spoe_messages_beside_haproxy() {
             .collect::<Vec<_>>()
     });
     assert!(got[0].contains("str:/a"), "{got:#?}");
+    assert!(got[0].contains("x-r: int:201 str:int:201"), "{got:#?}");
     assert!(got[3].starts_with("/deny: 403"), "{got:#?}");
 }
 
