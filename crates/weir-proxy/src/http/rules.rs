@@ -269,7 +269,9 @@ pub fn run_response_from<'p>(
     at: ResumeAt,
 ) -> ResOutcome<'p> {
     for after in [false, true] {
-        if (!after && after_only) || (at.after && !after) {
+        // (`http-response` is skipped with `after_only`, and once the
+        // rules stopped in `http-after-response`.)
+        if !after && (after_only || at.after) {
             continue;
         }
         for (k, px) in pxs.clone().enumerate() {
