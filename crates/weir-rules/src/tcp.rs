@@ -82,13 +82,15 @@ pub enum TcpAction {
     Lua(crate::lua::LuaCall),
     /// `use-service lua.<name>`: a Lua script answers the connection.
     UseService(String),
+    /// `send-spoe-group <engine> <group>`: the group's messages to the
+    /// engine's agent; the rules after it wait for its answer.
+    SendSpoeGroup(String, String),
 }
 
 /// Actions of HAProxy that weir refuses by name, with the reason.
 fn refused(name: &str) -> Option<&'static str> {
     let base = name.split('(').next().unwrap_or(name);
     Some(match base {
-        "send-spoe-group" => "SPOE is not supported by weir",
         "ot-group" => "OpenTracing is not supported by weir",
         "expect-netscaler-cip" => "the NetScaler client IP protocol is not supported by weir",
         "set-mark" | "set-tos" | "set-nice" | "set-priority-class" | "set-priority-offset" => {
@@ -108,6 +110,7 @@ fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
         | TcpAction::SetLogLevel
         | TcpAction::SwitchHttp(_)
         | TcpAction::DoResolve(_)
+        | TcpAction::SendSpoeGroup(..)
         | TcpAction::UseService(_) => set == Content,
         TcpAction::Lua(_) => matches!(set, Content | Response),
         TcpAction::SetAddr(..) => set != Response,
@@ -178,6 +181,10 @@ pub fn parse_tcp_rule(
             _ => return Err("'use-service': only Lua services answer TCP connections".into()),
         },
         n if n.starts_with("lua.") => TcpAction::Lua(crate::lua::call(n, args).ok_or("")??),
+        "send-spoe-group" => match args {
+            [e, g] => TcpAction::SendSpoeGroup(e.clone(), g.clone()),
+            _ => return Err("'send-spoe-group' expects an engine and a group".into()),
+        },
         n if n.starts_with("do-resolve(") => {
             TcpAction::DoResolve(Box::new(crate::action::do_resolve(n, args, load)?))
         }

@@ -49,8 +49,11 @@ pub struct SpoeAgent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpoeEvent {
     /// A client's session starts (in `mode http`, before its first
-    /// request is processed).
+    /// request's rules).
     ClientSession,
+    /// Before the frontend's `tcp-request content` rules (in `mode http`,
+    /// on each request).
+    FrontendTcpRequest,
     /// Before the frontend's `http-request` rules.
     FrontendHttpRequest,
     /// Before the backend's `http-request` rules.

@@ -260,13 +260,11 @@ impl Reader<'_> {
                 let ev = match w.get(1).map(String::as_str) {
                     Some("on-client-session") => SpoeEvent::ClientSession,
                     Some("on-frontend-http-request") => SpoeEvent::FrontendHttpRequest,
+                    Some("on-frontend-tcp-request") => SpoeEvent::FrontendTcpRequest,
                     Some("on-backend-http-request") => SpoeEvent::BackendHttpRequest,
                     Some("on-http-response") => SpoeEvent::HttpResponse,
                     Some(
-                        e @ ("on-server-session"
-                        | "on-frontend-tcp-request"
-                        | "on-backend-tcp-request"
-                        | "on-tcp-response"),
+                        e @ ("on-server-session" | "on-backend-tcp-request" | "on-tcp-response"),
                     ) => return Err(format!("SPOE event '{e}' is not supported by weir yet")),
                     Some(e) => return Err(format!("unknown SPOE event '{e}'")),
                     None => return Err("'event' expects an event name".into()),

@@ -271,11 +271,12 @@ pub(super) async fn decide<'s>(
         if tmpl.first {
             spoe_event(fe_px, SpoeEvent::ClientSession, req, vars, tmpl).await;
         }
-        spoe_event(fe_px, SpoeEvent::FrontendHttpRequest, req, vars, tmpl).await;
+        spoe_event(fe_px, SpoeEvent::FrontendTcpRequest, req, vars, tmpl).await;
     }
     if let Some(v) = content_rules(fe_px, req, vars, tmpl).await {
         return (v, None);
     }
+    spoe_event(fe_px, SpoeEvent::FrontendHttpRequest, req, vars, tmpl).await;
     // The request counts on what the session and the frontend's
     // `tcp-request content` rules track (an `http-request track-sc*`
     // counts it when it starts).
@@ -405,6 +406,7 @@ async fn content_rules(
     let mut subj = Subject {
         resolve: None,
         lua: None,
+        spoe: None,
         peer: &mut tmpl.src,
         local: &mut tmpl.dst,
         expect_proxy: None,

@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
+use weir_config::model::SpoeEvent;
 use weir_rules::TcpRuleSet;
 
 /// Serves one accepted `mode tcp` client until both sides are closed, then
@@ -57,6 +58,21 @@ pub fn run(
             finish(&sh, fe_idx, &acc);
             return;
         }
+        // SPOE engines' messages of the session's start, then of the
+        // content rules' (the session waits for the agents).
+        let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
+        if !fe_px.spoe.is_empty() {
+            let ctx = crate::http::rules::ExCtx {
+                vars: Some(&vars),
+                payload: Some((initial.as_slice(), true)),
+                src: acc.peer,
+                dst: acc.local,
+                ..rules::l4_view(&sh, fe_idx, &client)
+            };
+            for ev in [SpoeEvent::ClientSession, SpoeEvent::FrontendTcpRequest] {
+                Box::pin(crate::spoe::on_event(&sh, fe_px, ev, &ctx)).await;
+            }
+        }
         // `tcp-request content` rules, on the client's first bytes as
         // they come (up to `tcp-request inspect-delay`).
         let mut initial = initial;
@@ -77,6 +93,19 @@ pub fn run(
             .await;
             return;
         }
+        // A refusal wins over a switch to HTTP (a backend in `mode http`).
+        if matches!(d, Decision::Reject | Decision::Drop) {
+            if d == Decision::Drop {
+                client.set_reset_on_close();
+            }
+            let mut rec = record(&sh, fe_idx, &acc, accept_wall);
+            sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
+            // What was read counts on the entries tracked.
+            vars.track
+                .count(weir_stick::Event::BytesIn(initial.len() as u64));
+            refused(&sh, fe_idx, &mut rec, &acc, started);
+            return;
+        }
         let switch = match d {
             Decision::SwitchHttp(p) => Some(p),
             _ if http_backend(&sh, fe_idx, &acc, &client, &initial, &vars) => Some(None),
@@ -94,18 +123,6 @@ pub fn run(
                 proto,
             ))
             .await;
-            return;
-        }
-        if matches!(d, Decision::Reject | Decision::Drop) {
-            if d == Decision::Drop {
-                client.set_reset_on_close();
-            }
-            let mut rec = record(&sh, fe_idx, &acc, accept_wall);
-            sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
-            // What was read counts on the entries tracked.
-            vars.track
-                .count(weir_stick::Event::BytesIn(initial.len() as u64));
-            refused(&sh, fe_idx, &mut rec, &acc, started);
             return;
         }
         // The session's details stay here, lent (not a second copy).
@@ -219,6 +236,7 @@ async fn inspect(
         let mut subj = Subject {
             resolve: None,
             lua: None,
+            spoe: None,
             peer: &mut acc.peer,
             local: &mut acc.local,
             expect_proxy: None,
@@ -642,6 +660,7 @@ async fn response_rules(
         let mut subj = Subject {
             resolve: None,
             lua: None,
+            spoe: None,
             peer: &mut peer,
             local: &mut local,
             expect_proxy: None,

@@ -43,6 +43,9 @@ pub struct Subject<'v> {
     pub resolve: Option<(String, Box<weir_rules::action::DoResolve>)>,
     /// A Lua action to run before the rules after it.
     pub lua: Option<weir_rules::lua::LuaCall>,
+    /// A `send-spoe-group` rule's engine and group, sent before the
+    /// rules after it run.
+    pub spoe: Option<(String, String)>,
 }
 
 /// Runs `rules` of `set` in order, each condition seeing `tmpl` with the
@@ -119,6 +122,10 @@ pub fn run_from(
             TcpAction::SetLogLevel => {}
             TcpAction::Lua(call) => {
                 subj.lua = Some(call.clone());
+                return Err(i + 1);
+            }
+            TcpAction::SendSpoeGroup(e, g) => {
+                subj.spoe = Some((e.clone(), g.clone()));
                 return Err(i + 1);
             }
             TcpAction::UseService(name) => {
@@ -212,6 +219,26 @@ pub async fn run_resolving(
             from = i;
             continue;
         }
+        if let Some((engine, group)) = subj.spoe.take() {
+            // The engine of the rule's proxy: the backend's, else the
+            // frontend's.
+            let fe = sh.proxy(sh.frontend(tmpl.fe_idx).proxy);
+            let px = tmpl
+                .be
+                .map(|b| sh.proxy(b.proxy))
+                .filter(|p| p.spoe.iter().any(|e| e.id == engine))
+                .unwrap_or(fe);
+            // The messages take what the payload holds now (as final).
+            let ctx = ExCtx {
+                vars: Some(subj.vars),
+                payload: tmpl.payload.map(|(p, _)| (p, true)),
+                more: None,
+                ..*tmpl
+            };
+            Box::pin(crate::spoe::send_group(sh, px, &engine, &group, &ctx)).await;
+            from = i;
+            continue;
+        }
         let Some((name, how)) = subj.resolve.take() else {
             return Err(i);
         };
@@ -302,6 +329,7 @@ pub fn response(
     let mut subj = Subject {
         resolve: None,
         lua: None,
+        spoe: None,
         peer: &mut peer,
         local: &mut local,
         expect_proxy: None,
@@ -353,6 +381,7 @@ pub fn admit(
     let mut subj = Subject {
         resolve: None,
         lua: None,
+        spoe: None,
         peer: &mut acc.peer,
         local: &mut acc.local,
         expect_proxy: Some(&mut acc.accept_proxy),

@@ -215,7 +215,26 @@ spoe-agent a2\n\
     use-backend nowhere\n\
 spoe-message down\n\
     args path\n\
-    event on-frontend-http-request if { path_beg /down }\n";
+    event on-frontend-http-request if { path_beg /down }\n\
+[e3]\n\
+spoe-agent a3\n\
+    messages c t\n\
+    groups g3\n\
+    option var-prefix pfx3\n\
+    timeout hello 2s\n\
+    timeout idle 10s\n\
+    timeout processing 2s\n\
+    use-backend agents\n\
+spoe-message c\n\
+    args ip=src\n\
+    event on-client-session\n\
+spoe-message t\n\
+    args port=dst_port\n\
+    event on-frontend-tcp-request\n\
+spoe-message q\n\
+    args x=req.payload(0,0)\n\
+spoe-group g3\n\
+    messages q\n";
 
 /// Status, the variables the answer shows, for each request.
 fn ask(port: u16, path: &str) -> String {
@@ -248,7 +267,7 @@ fn spoe_messages_beside_haproxy() {
     let conf = dir.join("spoe.conf");
     std::fs::write(&conf, SPOE_CONF).unwrap();
     let got = beside_haproxy(|start| {
-        let port = free_port();
+        let (port, tport) = (free_port(), free_port());
         let cfg = format!(
             "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
              frontend fe\n    bind 127.0.0.1:{port}\n\
@@ -264,6 +283,14 @@ fn spoe_messages_beside_haproxy() {
              \x20   http-response set-header x-r \"%[var(txn.pfx.r_st)] %[var(txn.pfx.r_hdr)]\"\n\
              \x20   http-response set-header x-err \"%[var(txn.pfx.err)] %[var(txn.pfx2.err)]\"\n\
              \x20   default_backend be\n\
+             frontend tcpfe\n    mode tcp\n    bind 127.0.0.1:{tport}\n\
+             \x20   filter spoe engine e3 config {conf}\n\
+             \x20   tcp-request inspect-delay 2s\n\
+             \x20   tcp-request content reject if !{{ var(txn.pfx3.c_ip) -m found }} || !{{ var(txn.pfx3.t_port) -m found }}\n\
+             \x20   tcp-request content accept if !{{ req.len gt 0 }}\n\
+             \x20   tcp-request content send-spoe-group e3 g3 if {{ req.payload(0,0) -m sub /group }}\n\
+             \x20   tcp-request content reject if {{ var(txn.pfx3.block) -m int eq 1 }}\n\
+             \x20   default_backend be\n\
              backend be\n    server s1 127.0.0.1:{}\n\
              backend agents\n    mode tcp\n    server a1 127.0.0.1:{agent}\n\
              backend nowhere\n    mode tcp\n    server a1 127.0.0.1:{}\n",
@@ -272,14 +299,28 @@ fn spoe_messages_beside_haproxy() {
             conf = conf.display(),
         );
         let _p = start(&cfg, port);
-        ["/a?x=1", "/be/x", "/group?q=7", "/deny", "/down"]
+        let mut out: Vec<String> = ["/a?x=1", "/be/x", "/group?q=7", "/deny", "/down"]
             .iter()
             .map(|p| ask(port, p))
-            .collect::<Vec<_>>()
+            .collect();
+        // In `mode tcp`: the session's events, and a group by a rule.
+        for p in ["/ok", "/group/ok", "/group/deny"] {
+            out.push(format!("tcp {}", ask(tport, p)));
+        }
+        out
     });
     assert!(got[0].contains("str:/a"), "{got:#?}");
     assert!(got[0].contains("x-r: int:201 str:int:201"), "{got:#?}");
     assert!(got[3].starts_with("/deny: 403"), "{got:#?}");
+    assert_eq!(
+        got[5..],
+        [
+            "tcp /ok: 201 ",
+            "tcp /group/ok: 201 ",
+            "tcp /group/deny: - "
+        ],
+        "{got:#?}"
+    );
 }
 
 /// SPOE files and rules checked as haproxy checks them (`-c`): taken or

@@ -1,7 +1,8 @@
 //! `mode tcp` clients going on in HTTP through the real binary, beside
 //! haproxy 2.6: `tcp-request content switch-mode http` (the content rules
 //! seeing TCP for the first request and HTTP for the next ones), a TCP
-//! frontend whose backend is HTTP (the implicit upgrade), and `proto h1`.
+//! frontend whose backend is HTTP (the implicit upgrade, which a content
+//! rule's `reject` stops), and `proto h1`.
 
 use crate::common::*;
 use std::io::{Read, Write};
@@ -16,7 +17,8 @@ fn cfg(p1: u16, p2: u16, p3: u16) -> String {
          \x20   tcp-request content switch-mode http if HTTP\n\
          \x20   tcp-request content reject\n\
          \x20   http-request return status 200 content-type text/plain lf-string \"mode=%[var(req.mode)] fe=%[fe_name]\"\n\
-         frontend fe2\n    mode tcp\n    bind 127.0.0.1:{p2}\n    default_backend be\n\
+         frontend fe2\n    mode tcp\n    bind 127.0.0.1:{p2}\n    tcp-request inspect-delay 1s\n\
+         \x20   tcp-request content reject if {{ req.payload(0,0) -m sub /refused }}\n    default_backend be\n\
          frontend fe3\n    mode tcp\n    bind 127.0.0.1:{p3}\n    tcp-request inspect-delay 1s\n\
          \x20   tcp-request content switch-mode http proto h1 if HTTP\n    default_backend be\n\
          backend be\n    mode http\n\
@@ -48,7 +50,7 @@ fn tcp_clients_go_on_in_http_as_haproxy() {
     };
     let _w = Weir::start(&cfg(w.0, w.1, w.2), w.0);
     let two = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    let cases: [(&str, usize, &[u8], &str); 5] = [
+    let cases: [(&str, usize, &[u8], &str); 6] = [
         (
             "switched",
             0,
@@ -61,6 +63,13 @@ fn tcp_clients_go_on_in_http_as_haproxy() {
             1,
             b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
             "HTTP/1.1 200 OK be=be ver=1.1",
+        ),
+        (
+            // A refusal wins over the upgrade.
+            "implicit, refused",
+            1,
+            b"GET /refused HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            " ",
         ),
         (
             "implicit, junk",
