@@ -293,7 +293,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option accept-invalid-http-request", "DFL-", Status::Partly("a request target may carry a fragment (`#…`) and the characters RFC 3986 leaves out (double quote, angle brackets, backslash, caret, backquote, braces, vertical bar), refused with 400 otherwise, as in haproxy (bytes above 127 stay refused); weir stays strict on header names, versions and framing (it never relaxes what could smuggle a request)")),
     kw("option accept-invalid-http-response", "D-LB", Status::Partly("accepted; weir stays strict on framing")),
     kw("option allbackups", "D-LB", Status::Supported),
-    kw("option checkcache", "D-LB", Status::Refused),
+    kw("option checkcache", "D-LB", Status::Partly("as haproxy 2.6 does it: a response to a GET or HEAD (any method with `Cache-Control: public`) with a status of 200, 203, 204, 206, 300, 301, 404, 405, 410, 414 or 501, a lifetime or a validator (`max-age`, `s-maxage`, `Expires`, `Last-Modified`, `ETag`), not `private`, `no-cache`, `no-store`, `max-age=0` nor `Pragma: no-cache`, with a `Set-Cookie` that `no-cache=\"set-cookie\"` does not cover, is blocked (`PH--`, an alert on stderr and in the backend's logs); the answer is haproxy's error page of the response's status (haproxy 2.6 sends its 200 page, not the 502 its manual names)")),
     kw("option clitcpka", "DFL-", Status::Supported),
     kw("option contstats", "DFL-", Status::Partly("accepted; counters are always continuous")),
     kw("option disable-h2-upgrade", "DFL-", Status::Supported),

@@ -300,6 +300,9 @@ pub struct ProxyOptions {
     pub httpslog: bool,
     /// `option persist`: a cookie keeps its server even when it is down.
     pub persist: bool,
+    /// `option checkcache`: a cacheable response with a cookie is
+    /// blocked.
+    pub checkcache: bool,
     /// `option prefer-last-server`: a client's next request goes to its
     /// last server when the algorithm is not deterministic.
     pub prefer_last_server: bool,

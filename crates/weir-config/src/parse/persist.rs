@@ -80,6 +80,7 @@ pub(super) fn persistence(
             p.cookie = Some(super::http::cookie(args)?);
         }
         "option persist" => p.options.persist = flag(args)?,
+        "option checkcache" => p.options.checkcache = flag(args)?,
         "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
         "option transparent" => {
             p.options.transparent = flag(args)?;

@@ -475,6 +475,78 @@ async fn forward_keeping(
     forward_through(src, buf, dst, framing, size, t, chunked, through).await
 }
 
+/// `option checkcache`: whether `res` to `req` may be kept by a cache on
+/// the way and sets a cookie that would go with it (haproxy 2.6's
+/// conditions, as observed: a status that may be cached, a GET or HEAD
+/// unless `public`, a lifetime or a validator, nothing that forbids
+/// keeping it, and a `Set-Cookie` not covered by `no-cache="set-cookie"`).
+pub(super) fn cacheable_cookie(req: &RequestHead, res: &ResponseHead) -> bool {
+    let hs = &res.headers;
+    if field(hs, "set-cookie").is_none()
+        || ![200, 203, 204, 206, 300, 301, 404, 405, 410, 414, 501].contains(&res.status)
+    {
+        return false;
+    }
+    let directives: Vec<String> = hs
+        .iter()
+        .filter(|h| h.is("cache-control"))
+        .flat_map(|h| {
+            let v = String::from_utf8_lossy(h.value()).to_ascii_lowercase();
+            split_directives(&v)
+        })
+        .collect();
+    let has = |d: &str| directives.iter().any(|x| x == d);
+    let value = |d: &str| {
+        directives
+            .iter()
+            .find_map(|x| x.strip_prefix(d)?.strip_prefix('='))
+            .map(|v| v.trim_matches('"').to_string())
+    };
+    let public = has("public");
+    if !matches!(req.method.as_str(), "GET" | "HEAD") && !public {
+        return false;
+    }
+    let zero = |d: &str| value(d).is_some_and(|v| v.parse::<u64>().map_or(true, |n| n == 0));
+    if has("private")
+        || has("no-cache")
+        || has("no-store")
+        || zero("max-age")
+        || zero("s-maxage")
+        || says(hs, "pragma", "no-cache")
+    {
+        return false;
+    }
+    // `no-cache="set-cookie[, …]"`: the cookie is not kept with it.
+    if value("no-cache").is_some_and(|v| {
+        v.split(',')
+            .any(|f| f.trim().eq_ignore_ascii_case("set-cookie"))
+    }) {
+        return false;
+    }
+    value("max-age").is_some()
+        || value("s-maxage").is_some()
+        || ["expires", "last-modified", "etag"]
+            .iter()
+            .any(|n| field(hs, n).is_some())
+}
+
+/// `Cache-Control` directives, split at commas outside quotes.
+fn split_directives(v: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in v.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => out.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur.trim().to_string());
+    out
+}
+
 /// A successful unsafe request (`POST`, `PUT`, `DELETE` …) makes the
 /// object of its key stale, as haproxy drops it.
 pub(super) fn invalidate(store: &Store, req: &RequestHead, res: &ResponseHead) {

@@ -197,6 +197,7 @@ pub(super) async fn head<'r>(
             }
         }
     };
+    let replaced = replaced.or_else(|| checkcache(r, &stmpl, &res, req, rec.server, vars));
     vars.rewrites_failed(room.failed(), true);
     if let (Some(ps), None) = (&p.persist, &replaced) {
         let (flag, changed) =
@@ -391,6 +392,41 @@ async fn wait_body(
             Ok(Ok(_)) => {}
         }
     }
+}
+
+/// `option checkcache`: a cacheable response that sets a cookie is
+/// blocked (`PH--`) with an alert, in haproxy 2.6's way: its error page of
+/// the response's status.
+fn checkcache(
+    r: Route<'_>,
+    tmpl: &ExCtx<'_>,
+    res: &ResponseHead,
+    req: &RequestHead,
+    srv: Option<&str>,
+    vars: &Vars,
+) -> Option<Local> {
+    if !r.be_px.options.checkcache || !super::cache::cacheable_cookie(req, res) {
+        return None;
+    }
+    let msg = format!(
+        "Blocking cacheable cookie in response from instance {}, server {}.",
+        r.be_px.name,
+        srv.unwrap_or("<NONE>")
+    );
+    crate::log::console("ALERT", &msg);
+    r.be.logger.send(1, &msg);
+    let ctx = ExCtx {
+        req: Some(req),
+        res: Some(res),
+        vars: Some(vars),
+        ..*tmpl
+    };
+    Some(Local {
+        bytes: super::errors::reply_of(&[r.be_px, r.f.fe_px], res.status, &ctx),
+        status: res.status,
+        term: Term::new(Cause::Proxy, State::Headers),
+        keep: !super::errors::closes(res.status),
+    })
 }
 
 /// The response rules (backend's, then frontend's) from `at`, the

@@ -238,3 +238,85 @@ fn filter_lines_checked_beside_haproxy() {
         }
     }
 }
+
+/// An origin answering with the fields the request's `x-give` fields name
+/// and the status of its `x-status`.
+fn giving_origin() -> Server {
+    Server::start(|mut c| {
+        let Some(head) = read_head(&mut c) else {
+            return;
+        };
+        let val = |l: &str, n: &str| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.trim().to_string())
+        };
+        let extra: String = head
+            .lines()
+            .filter_map(|l| val(l, "x-give"))
+            .map(|v| format!("{v}\r\n"))
+            .collect();
+        let status = head
+            .lines()
+            .find_map(|l| val(l, "x-status"))
+            .unwrap_or_else(|| "200 OK".into());
+        let _ = c.write_all(
+            format!("HTTP/1.1 {status}\r\n{extra}Content-Length: 2\r\nConnection: close\r\n\r\nok")
+                .as_bytes(),
+        );
+    })
+}
+
+/// `option checkcache` beside haproxy: which responses with a cookie are
+/// blocked, and what the client gets instead.
+#[test]
+fn checkcache_beside_haproxy() {
+    let srv = giving_origin();
+    let cases: &[(&str, &str)] = &[
+        ("GET", "Set-Cookie: a=b"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: public"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=60"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: s-maxage=60"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=60, private"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=60, no-cache=\"set-cookie, x\""),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=0"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Expires: Thu, 01 Jan 2037 00:00:00 GMT\r\nx-give: Pragma: no-cache"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Last-Modified: Thu, 01 Jan 2015 00:00:00 GMT"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: ETag: \"x\""),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=60\r\nx-status: 404 Not Found"),
+        ("GET", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=60\r\nx-status: 302 Found"),
+        ("POST", "Set-Cookie: a=b\r\nx-give: Cache-Control: max-age=60"),
+        ("POST", "Set-Cookie: a=b\r\nx-give: Cache-Control: public, max-age=60"),
+        ("GET", "Cache-Control: max-age=60"),
+    ];
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen li\n    bind 127.0.0.1:{port}\n    option checkcache\n    server s1 127.0.0.1:{}\n",
+            srv.port()
+        );
+        let _p = start(&cfg, port);
+        cases
+            .iter()
+            .map(|(method, give)| {
+                let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let body = if *method == "POST" { "Content-Length: 0\r\n" } else { "" };
+                c.write_all(
+                    format!("{method} / HTTP/1.1\r\nHost: h\r\nx-give: {give}\r\n{body}Connection: close\r\n\r\n")
+                        .as_bytes(),
+                )
+                .unwrap();
+                let mut got = Vec::new();
+                let _ = c.read_to_end(&mut got);
+                let text = String::from_utf8_lossy(&got).into_owned();
+                let status = text.lines().next().unwrap_or_default().to_string();
+                let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+                format!("{method} {give:?}: {status} {body:?}")
+            })
+            .collect::<Vec<_>>()
+    });
+    let blocked = got.iter().filter(|l| l.contains("<html>")).count();
+    assert_eq!(blocked, 6, "{got:#?}");
+}
