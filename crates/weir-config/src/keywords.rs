@@ -345,7 +345,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option transparent", "D-LB", Status::Partly("in a backend without server lines: connects to the client's destination address and port (after set-dst/set-dst-port; the address the connection reached, not netfilter's original destination of a REDIRECT, which haproxy reads with SO_ORIGINAL_DST), logged as <NOSRV>, each connection private to its client; beside server lines (the fallback for requests without a persistence cookie) it is refused")),
     kw("persist rdp-cookie", "D-LB", Status::Refused),
     kw("rate-limit sessions", "DFL-", Status::Supported),
-    kw("redirect", "-FLB", Status::Partly("location, prefix, scheme with code, drop-query, append-slash; set-cookie/clear-cookie refused")),
+    kw("redirect", "-FLB", Status::Supported),
     kw("retries", "D-LB", Status::Supported),
     kw("retry-on", "D-LB", Status::Partly("conn-failure, empty-response, junk-response, response-timeout, status codes, all-retryable-errors, none; a request with a body is retried only for conn-failure; 0rtt-rejected is accepted and has no effect")),
     kw("server", "--LB", Status::Partly("the options of `mode tcp` (see the server table)")),

@@ -69,6 +69,9 @@ pub struct Redirect {
     pub append_slash: bool,
     /// `ignore-empty`: a destination that renders empty skips the rule.
     pub ignore_empty: bool,
+    /// `set-cookie NAME[=value]` (`false`) or `clear-cookie NAME[=]`
+    /// (`true`): the cookie as written.
+    pub cookie: Option<(String, bool)>,
 }
 
 /// How `del-header` picks the header names it removes.
@@ -504,6 +507,7 @@ pub fn parse_redirect(args: &[String], load: Loader<'_>) -> Result<Redirect, Str
         drop_query: false,
         append_slash: false,
         ignore_empty: false,
+        cookie: None,
     };
     let mut it = args.iter();
     while let Some(w) = it.next() {
@@ -528,7 +532,10 @@ pub fn parse_redirect(args: &[String], load: Loader<'_>) -> Result<Redirect, Str
             "append-slash" => r.append_slash = true,
             "ignore-empty" => r.ignore_empty = true,
             "set-cookie" | "clear-cookie" => {
-                return Err(format!("'redirect ... {w}' is not supported by weir yet"))
+                let c = it
+                    .next()
+                    .ok_or_else(|| format!("'redirect {w}' expects a cookie"))?;
+                r.cookie = Some((c.clone(), w == "clear-cookie"));
             }
             o => return Err(format!("'redirect': unexpected '{o}'")),
         }

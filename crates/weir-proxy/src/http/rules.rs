@@ -458,11 +458,19 @@ pub fn local_headers(
     len: usize,
     extra: &[(String, Vec<u8>)],
 ) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 {status} {}\r\ncontent-length: {len}\r\n",
-        weir_proto::h1::status::generated_reason(status)
-    )
-    .into_bytes();
+    let reason = weir_proto::h1::status::generated_reason(status);
+    head_with_reason(status, reason, ctype, len, extra)
+}
+
+/// [`local_headers`] with its own reason phrase.
+fn head_with_reason(
+    status: u16,
+    reason: &str,
+    ctype: Option<&str>,
+    len: usize,
+    extra: &[(String, Vec<u8>)],
+) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 {status} {reason}\r\ncontent-length: {len}\r\n").into_bytes();
     if let Some(t) = ctype {
         out.extend_from_slice(format!("content-type: {t}\r\n").as_bytes());
     }
@@ -531,15 +539,25 @@ pub fn redirect_response(r: &Redirect, ctx: &dyn Ctx) -> Option<Vec<u8>> {
     if r.append_slash && !loc.ends_with('/') && query.is_empty() {
         loc.push('/');
     }
-    Some(local_headers(
-        r.code,
-        None,
-        0,
-        &[
-            ("location".into(), loc.into_bytes()),
-            ("cache-control".into(), b"no-cache".to_vec()),
-        ],
-    ))
+    // (haproxy marks the temporary ones `no-cache`.)
+    let mut hs = vec![("location".into(), loc.into_bytes())];
+    if matches!(r.code, 302 | 303 | 307) {
+        hs.push(("cache-control".into(), b"no-cache".to_vec()));
+    }
+    if let Some((c, clear)) = &r.cookie {
+        let max_age = if *clear { " Max-Age=0;" } else { "" };
+        hs.push((
+            "set-cookie".into(),
+            format!("{c}; path=/;{max_age}").into_bytes(),
+        ));
+    }
+    // (A redirect's 302 is `Found`, where `return` says `Moved
+    // Temporarily`.)
+    let reason = match r.code {
+        302 => "Found",
+        c => weir_proto::h1::status::generated_reason(c),
+    };
+    Some(head_with_reason(r.code, reason, None, 0, &hs))
 }
 
 fn header_edit(op: &HeaderOp, ctx: &dyn Ctx) -> Edit {

@@ -303,3 +303,35 @@ fn rules_that_end_on_one_connection_as_haproxy() {
         assert!(ours.iter().any(|l| l == want), "{want} in {ours:#?}");
     }
 }
+
+/// Redirects beside haproxy: each code's head (`cache-control: no-cache`
+/// on the temporary ones only), `set-cookie` and `clear-cookie`, with
+/// `redirect` and `http-request redirect`.
+#[test]
+fn redirect_heads_as_haproxy() {
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let mut cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port}\n\
+             \x20   redirect prefix /p set-cookie SEEN=1 if {{ path_beg /a }}\n\
+             \x20   redirect location /l clear-cookie SEEN= if {{ path_beg /b }}\n\
+             \x20   redirect location /l set-cookie NOVAL if {{ path_beg /c }}\n\
+             \x20   redirect location /l clear-cookie X if {{ path_beg /d }}\n\
+             \x20   redirect scheme https set-cookie S=1 drop-query if {{ path_beg /f }}\n"
+        );
+        for code in [301, 302, 303, 307, 308] {
+            cfg.push_str(&format!(
+                "    http-request redirect location /x code {code} set-cookie K=v if {{ path_beg /{code} }}\n"
+            ));
+        }
+        let _p = start(&cfg, port);
+        [
+            "/a", "/b", "/c", "/d", "/f?x=1", "/301", "/302", "/303", "/307", "/308",
+        ]
+        .iter()
+        .map(|p| get_closed(port, p).replace(&port.to_string(), "PORT"))
+        .collect::<Vec<_>>()
+    });
+    assert!(got[0].contains("set-cookie: SEEN=1; path=/;"), "{got:#?}");
+}
