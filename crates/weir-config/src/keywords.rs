@@ -281,7 +281,7 @@ pub const PROXY: &[Keyword] = &[
     kw("load-server-state-from-file", "D-LB", Status::Supported),
     kw("log", "DFLB", Status::Supported),
     kw("log-format", "DFL-", Status::Partly("the %-variables of `mode tcp` and `mode http`, `%{+Q}`/`%{-Q}` and `%o` defaults, `%[sample]` expressions; `+X` and `+E` accepted and not applied")),
-    kw("log-format-sd", "DFL-", Status::Refused),
+    kw("log-format-sd", "DFL-", Status::Supported),
     kw("log-tag", "DFLB", Status::Supported),
     kw("max-keep-alive-queue", "D-LB", Status::Refused),
     kw("max-session-srv-conns", "DFL-", Status::Refused),

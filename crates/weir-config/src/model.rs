@@ -660,6 +660,8 @@ pub struct Proxy {
     /// The format used for this proxy's traffic logs (`option tcplog`,
     /// `log-format`, or the default), set when finalizing.
     pub log_format: Option<LogFormat>,
+    /// `log-format-sd`: the structured data of `rfc5424` log lines.
+    pub log_format_sd: Option<LogFormat>,
     pub description: Option<String>,
     pub http: HttpSettings,
     /// `tcp-request` and `tcp-response` rules.
@@ -836,6 +838,7 @@ impl Proxy {
             log_global: false,
             log_tag: None,
             log_format: None,
+            log_format_sd: None,
             description: None,
             http: HttpSettings::default(),
             tcp: TcpRules::default(),

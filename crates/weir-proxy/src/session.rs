@@ -240,7 +240,9 @@ pub(crate) fn log_session(sh: &Shared, fe_idx: FrontendId, rec: &LogRecord<'_>) 
         return;
     }
     if let Some(f) = &px.log_format {
-        fe.logger.send(level::INFO, &render(f, rec));
+        let sd = px.log_format_sd.as_ref().map(|sd| render(sd, rec));
+        fe.logger
+            .send_sd(level::INFO, &render(f, rec), sd.as_deref());
     }
 }
 

@@ -653,6 +653,12 @@ fn servers_and_limits(
             let f = args.join(" ");
             p.log_format = Some(logformat::compile(&f)?);
         }
+        "log-format-sd" => {
+            if args.is_empty() {
+                return Err("log-format-sd expects an argument.".into());
+            }
+            p.log_format_sd = Some(logformat::compile(&args.join(" "))?);
+        }
         "log-tag" => p.log_tag = Some(one(args, "a tag")?.to_string()),
         _ => return Ok(false),
     }

@@ -764,6 +764,7 @@ fn log_exchange(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>) {
         level::INFO
     };
     if let Some(f) = &px.log_format {
-        fe.logger.send(lvl, &render(f, rec));
+        let sd = px.log_format_sd.as_ref().map(|sd| render(sd, rec));
+        fe.logger.send_sd(lvl, &render(f, rec), sd.as_deref());
     }
 }

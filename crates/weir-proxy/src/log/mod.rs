@@ -113,6 +113,12 @@ impl Logger {
     /// Sends `msg` at `severity` to every target whose levels allow it.
     /// Never blocks: a full socket drops the message.
     pub fn send(&self, severity: u8, msg: &str) {
+        self.send_sd(severity, msg, None);
+    }
+
+    /// [`Logger::send`] with the structured data `rfc5424` lines carry
+    /// (`log-format-sd`; `-` without).
+    pub fn send_sd(&self, severity: u8, msg: &str, sd: Option<&str>) {
         if self.sinks.is_empty() {
             return;
         }
@@ -173,10 +179,11 @@ impl Logger {
                     };
                     let _ = write!(
                         line,
-                        "<{pri}>1 {} {host} {} {} - - ",
+                        "<{pri}>1 {} {host} {} {} - {} ",
                         iso(),
                         self.tag,
-                        self.pid
+                        self.pid,
+                        sd.filter(|d| !d.is_empty()).unwrap_or("-")
                     );
                 }
             }

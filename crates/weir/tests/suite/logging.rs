@@ -576,3 +576,50 @@ fn stdout_shared_with_other_writers_keeps_their_lines() {
         "{t}"
     );
 }
+
+/// `log-format-sd` beside haproxy: the structured data of `rfc5424`
+/// lines (`-` without it), none in other formats.
+#[test]
+fn structured_data_as_haproxy() {
+    let got = beside_haproxy(|start| {
+        let (a, b) = (Syslog::start(), Syslog::start());
+        let (port, port2) = (free_port(), free_port());
+        let cfg = format!(
+            "defaults\n  mode http\n  timeout connect 1s\n  timeout client 1s\n  timeout server 1s\n\
+             frontend f\n  bind 127.0.0.1:{port}\n  log 127.0.0.1:{} format rfc5424 local1\n\
+             \x20 log 127.0.0.1:{} format rfc3164 local1\n  log-format \"sd %ST\"\n\
+             \x20 log-format-sd [exampleSDID@1234\\ method=\\\"%HM\\\"\\ status=\\\"%ST\\\"]\n\
+             \x20 http-request return status 200\n\
+             frontend g\n  bind 127.0.0.1:{port2}\n  log 127.0.0.1:{} format rfc5424 local1\n\
+             \x20 log-format \"nosd %ST\"\n  http-request return status 200\n",
+            a.port(),
+            b.port(),
+            a.port()
+        );
+        let _p = start(&cfg, port);
+        assert_eq!(
+            crate::common::http::Client::connect(port).get("/").status,
+            200
+        );
+        assert_eq!(
+            crate::common::http::Client::connect(port2).get("/").status,
+            200
+        );
+        // Without the date, host and pid.
+        let cut = |l: String| {
+            let p: Vec<&str> = l.splitn(7, ' ').collect();
+            [p[0], p[3], p[5], p[6]].join(" ")
+        };
+        vec![
+            cut(a.wait_line("sd 200", Duration::from_secs(5))),
+            cut(a.wait_line("nosd 200", Duration::from_secs(5))),
+            b.wait_line("sd 200", Duration::from_secs(5))
+                .contains("[exampleSDID")
+                .to_string(),
+        ]
+    });
+    assert_eq!(
+        got[0],
+        "<142>1 haproxy - [exampleSDID@1234 method=\"GET\" status=\"200\"] sd 200"
+    );
+}
