@@ -408,6 +408,9 @@ pub struct HttpSettings {
     /// `http-request capture … len N`, `tcp-request content capture`,
     /// `declare capture request len N`.
     pub rule_captures: Vec<usize>,
+    /// The lengths of the response capture slots after the header ones:
+    /// `declare capture response len N`.
+    pub res_rule_captures: Vec<usize>,
     /// `errorfiles <name> [<code>…]`: resolved after parsing.
     pub errorfiles_refs: Vec<(String, Vec<u16>, crate::diag::Loc)>,
     /// `option accept-invalid-http-request`.

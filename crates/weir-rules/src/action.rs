@@ -256,6 +256,15 @@ pub enum ResAction {
     Lua(crate::lua::LuaCall),
     /// `cache-store <cache>`: keep the response in the cache.
     CacheStore(String),
+    /// `capture <sample> id <n>`: the value, cut to the slot's length, in
+    /// response capture slot `slot` after the `capture response header`
+    /// ones (the configuration resolves `id` to `slot` and `len`).
+    Capture {
+        expr: Expr,
+        len: usize,
+        slot: usize,
+        id: usize,
+    },
     /// `send-spoe-group <engine> <group>`: the group's messages to the
     /// engine's agent, waiting for its answer.
     SendSpoeGroup(String, String),
@@ -929,6 +938,17 @@ pub fn parse_response_rule(
             "cache-store" => match args {
                 [c] => ResAction::CacheStore(c.clone()),
                 _ => return Err("'cache-store' expects a cache name".into()),
+            },
+            "capture" => match args {
+                [e, k, n] if k == "id" => ResAction::Capture {
+                    expr: Expr::parse(e, load)?,
+                    len: 0,
+                    slot: 0,
+                    id: n
+                        .parse()
+                        .map_err(|_| format!("'capture ... id': invalid id '{n}'"))?,
+                },
+                _ => return Err("'capture' expects '<sample> id <id>'".into()),
             },
             "send-spoe-group" => match args {
                 [e, g] => ResAction::SendSpoeGroup(e.clone(), g.clone()),

@@ -361,9 +361,7 @@ fn http_fields(
                     .ok_or("'len' expects a positive length")?;
                 match dir.as_str() {
                     "request" => p.http.rule_captures.push(len),
-                    "response" => {
-                        return Err("'declare capture response' is not supported by weir yet (response captures come from 'capture response header')".into())
-                    }
+                    "response" => p.http.res_rule_captures.push(len),
                     d => return Err(format!("expects 'request' or 'response', got '{d}'")),
                 }
             }
@@ -509,6 +507,23 @@ fn rules(
             r.at = rule_at(loc);
             if let Some(answer) = r.action.answer_mut() {
                 super::http::resolve_section(st, answer)?;
+            }
+            if let weir_rules::ResAction::Capture { slot, len, id, .. } = &mut r.action {
+                // Ids count the `capture response header` slots first.
+                let heads = p.http.capture_res.len();
+                let n = *id;
+                let k = n
+                    .checked_sub(heads)
+                    .filter(|k| *k < p.http.res_rule_captures.len())
+                    .ok_or_else(|| {
+                        if n < heads {
+                            format!("'capture ... id {n}' names a 'capture response header' slot: not supported by weir yet")
+                        } else {
+                            format!("'capture ... id {n}': no capture slot {n} is declared before (declare capture response len <n>)")
+                        }
+                    })?;
+                *slot = k;
+                *len = p.http.res_rule_captures[k];
             }
             if name == "http-after-response"
                 && matches!(r.action, weir_rules::ResAction::Redirect(_))

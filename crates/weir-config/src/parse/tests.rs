@@ -824,13 +824,13 @@ fn declared_capture_slots_and_ids() {
         weir_rules::ReqAction::Capture { slot, len, .. } => assert_eq!((*slot, *len), (0, 32)),
         a => panic!("{a:?}"),
     }
-    let e = errors("frontend f\n  bind :80\n  http-request capture req.hdr(x) id 3\n  declare capture response len 4\n");
+    let e = errors("frontend f\n  bind :80\n  http-request capture req.hdr(x) id 3\n  declare capture response len 4\n  http-response capture res.hdr(x) id 1\n");
     assert!(
         e[0].contains(":3") && e[0].contains("no capture slot 3"),
         "{e:?}"
     );
     assert!(
-        e[1].contains(":4") && e[1].contains("'declare capture response' is not supported"),
+        e.len() == 2 && e[1].contains(":5") && e[1].contains("no capture slot 1"),
         "{e:?}"
     );
 }

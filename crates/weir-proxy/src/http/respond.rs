@@ -458,8 +458,17 @@ fn http_rules<'p>(
         rules::ResOutcome::Done(r) => r,
         wait => return wait,
     };
-    if !fe_px.http.capture_res.is_empty() {
-        rec.res_caps = Some(capture(&fe_px.http.capture_res, &res.headers));
+    let rule_slots = fe_px.http.res_rule_captures.len();
+    if !fe_px.http.capture_res.is_empty() || rule_slots > 0 {
+        let mut caps = capture(&fe_px.http.capture_res, &res.headers);
+        let heads = caps.len();
+        caps.resize(heads + rule_slots, String::new());
+        for (slot, v) in &vars.res_captures {
+            if let Some(c) = caps.get_mut(heads + slot) {
+                *c = v.clone();
+            }
+        }
+        rec.res_caps = Some(caps);
     }
     if let (Some((name, len)), Some(c)) = (&fe_px.http.capture_cookie, &mut rec.cookie_caps) {
         let [_, res_cookie] = &mut **c;

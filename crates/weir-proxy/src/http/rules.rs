@@ -25,6 +25,8 @@ pub struct Vars {
     vals: VarStore,
     /// `http-request capture` values of the exchange: (slot, value).
     pub captures: Vec<(usize, String)>,
+    /// `http-response capture` values of the exchange: (slot, value).
+    pub res_captures: Vec<(usize, String)>,
     /// The exchange's `unique-id-format` value (the `unique-id` fetch).
     pub unique_id: Option<String>,
     /// `set-timeout server|tunnel`: the exchange's own timeouts.
@@ -61,6 +63,7 @@ impl Vars {
         Vars {
             vals: VarStore::default(),
             captures: Vec::new(),
+            res_captures: Vec::new(),
             unique_id: None,
             timeouts: SetTimeouts::default(),
             last_rule: None,
@@ -111,6 +114,7 @@ impl Vars {
     pub fn is_empty(&self) -> bool {
         self.vals.is_empty()
             && self.captures.is_empty()
+            && self.res_captures.is_empty()
             && self.unique_id.is_none()
             && self.track.is_empty()
     }
@@ -126,6 +130,7 @@ impl Vars {
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
         self.captures.clear();
+        self.res_captures.clear();
         self.unique_id = None;
         self.timeouts = SetTimeouts::default();
         self.last_rule = None;
@@ -384,6 +389,7 @@ enum Edit {
     /// `set-src|dst(-port)`: the address part and its new value.
     Addr(weir_rules::AddrPart, Option<Sample>),
     Capture(usize, String),
+    ResCapture(usize, String),
     Timeout(weir_rules::action::TimeoutKind, Option<Duration>),
     /// `track-sc*`: what to track.
     Track(weir_rules::stick::TrackReq),
@@ -844,7 +850,7 @@ fn apply_request_edit(
                 new.count(weir_stick::Event::HttpReq);
             }
         }
-        Edit::Lua(_) | Edit::CacheStore(_) => {}
+        Edit::Lua(_) | Edit::CacheStore(_) | Edit::ResCapture(..) => {}
     }
     true
 }
@@ -923,6 +929,9 @@ pub fn run_response(
                 },
                 ResAction::StrictMode(on) => Ok(Edit::Strict(*on)),
                 ResAction::CacheStore(name) => Ok(Edit::CacheStore(name.clone())),
+                ResAction::Capture {
+                    expr, len, slot, ..
+                } => Ok(Edit::ResCapture(*slot, captured(expr, *len, &ctx))),
                 ResAction::SendSpoeGroup(e, g) => return Err((i + 1, e.clone(), g.clone())),
                 ResAction::Lua(call) => Ok(Edit::Lua(Box::new(crate::lua::response_action(
                     tmpl.sh, call, &ctx,
@@ -967,6 +976,10 @@ pub fn run_response(
             }
             Edit::CacheStore(name) => {
                 vars.cache_store = Some(name);
+                true
+            }
+            Edit::ResCapture(slot, v) => {
+                vars.res_captures.push((slot, v));
                 true
             }
             Edit::Lua(st) => {

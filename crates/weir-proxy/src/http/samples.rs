@@ -41,8 +41,9 @@ pub(super) fn start_record(
         caps.resize(slots, String::new());
         rec.req_caps = Some(caps);
     }
-    if !fe_px.http.capture_res.is_empty() {
-        rec.res_caps = Some(vec![String::new(); fe_px.http.capture_res.len()]);
+    let res_slots = fe_px.http.capture_res.len() + fe_px.http.res_rule_captures.len();
+    if res_slots > 0 {
+        rec.res_caps = Some(vec![String::new(); res_slots]);
     }
     if let Some((name, len)) = &fe_px.http.capture_cookie {
         let req_cookie = capture_cookie(name, *len, &req.headers, false);

@@ -306,8 +306,23 @@ impl Ctx for ExCtx<'_> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;
         let http = &self.sh.proxy(fe.proxy).http;
         if res {
-            let heads = super::samples::capture(&http.capture_res, &self.res?.headers);
-            return heads.into_iter().nth(idx);
+            let heads = &http.capture_res;
+            if idx < heads.len() {
+                return super::samples::capture(heads, &self.res?.headers)
+                    .into_iter()
+                    .nth(idx);
+            }
+            let slot = idx - heads.len();
+            if slot >= http.res_rule_captures.len() {
+                return None;
+            }
+            let v = self
+                .vars?
+                .res_captures
+                .iter()
+                .rev()
+                .find(|(s, _)| *s == slot);
+            return Some(v.map(|(_, v)| v.clone()).unwrap_or_default());
         }
         let heads = &http.capture_req;
         if idx < heads.len() {

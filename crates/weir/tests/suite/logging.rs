@@ -623,3 +623,49 @@ fn structured_data_as_haproxy() {
         "<142>1 haproxy - [exampleSDID@1234 method=\"GET\" status=\"200\"] sd 200"
     );
 }
+
+/// `declare capture response` and `http-response capture … id` beside
+/// haproxy: the slot after the header ones, cut to its length, in `%hs`
+/// and `capture.res.hdr()`.
+#[test]
+fn response_captures_as_haproxy() {
+    let srv = Server::start(|mut c| {
+        if read_head(&mut c).is_some() {
+            let _ = c.write_all(
+                b"HTTP/1.1 200 OK\r\nx-a: AA\r\nx-b: BBBBBBBBBBBB\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let got = beside_haproxy(|start| {
+        let sink = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n  mode http\n  timeout connect 1s\n  timeout client 5s\n  timeout server 5s\n\
+             frontend fe\n  bind 127.0.0.1:{port}\n  log 127.0.0.1:{} format raw local0\n\
+             \x20 log-format \"hr=%hr hs=%hs\"\n\
+             \x20 capture request header host len 10\n  capture response header x-a len 10\n\
+             \x20 declare capture request len 8\n  declare capture response len 8\n\
+             \x20 http-request capture req.hdr(x-q) id 1\n\
+             \x20 http-response capture res.hdr(x-b) id 1\n\
+             \x20 http-response set-header x-cap \"%[capture.res.hdr(1)]|%[capture.res.hdr(0)]\"\n\
+             \x20 default_backend be\n\
+             backend be\n  server s1 127.0.0.1:{}\n",
+            sink.port(),
+            srv.port()
+        );
+        let _p = start(&cfg, port);
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"GET / HTTP/1.1\r\nHost: h\r\nx-q: qq\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut got = String::new();
+        let _ = c.read_to_string(&mut got);
+        let cap = got
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("x-cap:"))
+            .unwrap_or_default()
+            .to_string();
+        vec![cap, sink.wait_line("hs=", Duration::from_secs(5))]
+    });
+    assert_eq!(got, ["x-cap: BBBBBBBB|AA", "hr={h|qq} hs={AA|BBBBBBBB}"]);
+}
