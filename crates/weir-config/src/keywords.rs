@@ -310,7 +310,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option http-pretend-keepalive", "D-LB", Status::Supported),
     kw("option http-restrict-req-hdr-names", "DFLB", Status::Supported),
     kw("option http-server-close", "DFLB", Status::Supported),
-    kw("option http-use-proxy-header", "DFL-", Status::Refused),
+    kw("option http-use-proxy-header", "DFL-", Status::Partly("accepted with a note: it changes nothing, as in haproxy 2.6 (a `Proxy-Connection` field decides nothing there either, with the option or without, as observed)")),
     kw("option httpchk", "D-LB", Status::Supported),
     kw("option httpclose", "DFLB", Status::Supported),
     kw("option httplog", "DFL-", Status::Partly("HAProxy's layout; in `mode tcp` it falls back to `tcplog` with a warning, as HAProxy does; `clf` logs HAProxy's CLF layout")),

@@ -961,7 +961,10 @@ fn options(
         }
         "option srvtcpka" => p.options.srvtcpka = flag(args)?,
         "option allbackups" => p.options.allbackups = flag(args)?,
-        "option tcp-smart-accept" | "option tcp-smart-connect" | "option contstats" => {
+        "option tcp-smart-accept"
+        | "option tcp-smart-connect"
+        | "option contstats"
+        | "option http-use-proxy-header" => {
             flag(args)?;
         }
         _ => return Ok(false),

@@ -509,7 +509,21 @@ pub fn return_response(r: &Return, px: &Proxy, ctx: &dyn Ctx) -> Vec<u8> {
         Body::Raw(b) => return b.clone(),
     };
     let ctype = r.content_type.as_deref().filter(|_| !body.is_empty());
-    let mut out = local_headers(r.status, ctype, body.len(), &hdrs);
+    // The rule's fields first, then the length and the type, in
+    // haproxy's order.
+    let reason = weir_proto::h1::status::generated_reason(r.status);
+    let mut out = format!("HTTP/1.1 {} {reason}\r\n", r.status).into_bytes();
+    for (n, v) in &hdrs {
+        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+    if let Some(t) = ctype {
+        out.extend_from_slice(format!("content-type: {t}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&body);
     out
 }

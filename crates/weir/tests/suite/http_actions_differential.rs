@@ -335,3 +335,45 @@ fn redirect_heads_as_haproxy() {
     });
     assert!(got[0].contains("set-cookie: SEEN=1; path=/;"), "{got:#?}");
 }
+
+/// `option http-use-proxy-header` beside haproxy: a `Proxy-Connection`
+/// field decides nothing, with the option as without it.
+#[test]
+fn proxy_connection_decides_nothing_as_haproxy() {
+    use std::io::{Read, Write};
+    let got = beside_haproxy(|start| {
+        let (p1, p2) = (free_port(), free_port());
+        let cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{p1}\n    option http-use-proxy-header\n\
+             \x20   http-request return status 200 hdr x-pc \"%[req.hdr(proxy-connection)]\"\n\
+             frontend fe2\n    bind 127.0.0.1:{p2}\n\
+             \x20   http-request return status 200 hdr x-pc \"%[req.hdr(proxy-connection)]\"\n"
+        );
+        let _p = start(&cfg, p1);
+        let mut out = Vec::new();
+        for port in [p1, p2] {
+            for req in [
+                "GET / HTTP/1.1\r\nHost: x\r\nProxy-Connection: close\r\n\r\n",
+                "GET / HTTP/1.0\r\nProxy-Connection: keep-alive\r\n\r\n",
+            ] {
+                let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+                    .unwrap();
+                c.write_all(req.as_bytes()).unwrap();
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                let end = loop {
+                    match c.read(&mut buf) {
+                        Ok(0) => break "closed",
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                        Err(_) => break "open",
+                    }
+                };
+                out.push(format!("{} {end}", String::from_utf8_lossy(&got)));
+            }
+        }
+        out
+    });
+    assert!(got[0].ends_with(" open"), "{got:#?}");
+}
