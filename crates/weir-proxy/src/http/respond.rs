@@ -107,13 +107,7 @@ pub(super) async fn head<'r>(
         Ok(c) => c,
         Err(term) => {
             // The log sees what the rules did (`last_rule_*`, variables).
-            let view = ExCtx {
-                req: Some(req),
-                res: Some(&res),
-                srv: rec.server,
-                vars: Some(vars),
-                ..stmpl
-            };
+            let view = response_view(&stmpl, req, &res, rec.server, vars);
             log_samples(r.f.fe_px, rec, &view);
             let mut o = fail(r.be_px, r.f.fe_px, 0, term);
             o.bytes_in = s.bytes_in;
@@ -143,13 +137,7 @@ pub(super) async fn head<'r>(
     // frontend's), before the response's rules.
     for px in super::rules::response_order(Some(r.be_px), r.f.fe_px) {
         if !px.spoe.is_empty() {
-            let ctx = ExCtx {
-                req: Some(req),
-                res: Some(&res),
-                srv: rec.server,
-                vars: Some(vars),
-                ..stmpl
-            };
+            let ctx = response_view(&stmpl, req, &res, rec.server, vars);
             let ev = weir_config::model::SpoeEvent::HttpResponse;
             Box::pin(crate::spoe::on_event(tmpl.sh, px, ev, &ctx)).await;
         }
@@ -185,13 +173,7 @@ pub(super) async fn head<'r>(
             } => {
                 // `http-response send-spoe-group`: the response waits for
                 // the agent, then the rules go on.
-                let ctx = ExCtx {
-                    req: Some(req),
-                    res: Some(&res),
-                    srv: rec.server,
-                    vars: Some(vars),
-                    ..stmpl
-                };
+                let ctx = response_view(&stmpl, req, &res, rec.server, vars);
                 Box::pin(crate::spoe::send_group(tmpl.sh, px, &engine, &group, &ctx)).await;
                 at = next;
             }
@@ -391,6 +373,24 @@ async fn wait_body(
             Ok(Ok(0) | Err(_)) => return Err(Term::new(Cause::Server, State::Data)),
             Ok(Ok(_)) => {}
         }
+    }
+}
+
+/// What the response's rules and SPOE messages see: the request, the
+/// response, its server and the exchange's variables.
+fn response_view<'a>(
+    stmpl: &ExCtx<'a>,
+    req: &'a RequestHead,
+    res: &'a ResponseHead,
+    srv: Option<&'a str>,
+    vars: &'a Vars,
+) -> ExCtx<'a> {
+    ExCtx {
+        req: Some(req),
+        res: Some(res),
+        srv,
+        vars: Some(vars),
+        ..*stmpl
     }
 }
 

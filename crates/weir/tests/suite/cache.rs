@@ -92,20 +92,25 @@ fn get(port: u16, method: &str, path: &str, hs: &str) -> String {
     )
 }
 
+/// A frontend on `port` whose backend uses cache `c1` (with the `extra`
+/// lines) for server `srv`, and says `X-Cache-Hit`.
+fn cache_cfg(port: u16, srv: u16, extra: &str) -> String {
+    format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
+         backend be\n    http-request cache-use c1\n    server s1 127.0.0.1:{srv}\n\
+         \x20   http-response cache-store c1\n    http-response set-header X-Cache-Hit %[res.cache_hit]\n\
+         cache c1\n    total-max-size 4\n    max-age 20\n    max-object-size 10000\n{extra}"
+    )
+}
+
 #[test]
 fn cache_use_and_store_beside_haproxy() {
     let got = beside_haproxy(|start| {
         let count = Arc::new(AtomicUsize::new(0));
         let srv = origin(count.clone());
         let port = free_port();
-        let cfg = format!(
-            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-             frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
-             backend be\n    http-request cache-use c1\n    server s1 127.0.0.1:{}\n\
-             \x20   http-response cache-store c1\n    http-response set-header X-Cache-Hit %[res.cache_hit]\n\
-             cache c1\n    total-max-size 4\n    max-age 20\n    max-object-size 10000\n",
-            srv.port()
-        );
+        let cfg = cache_cfg(port, srv.port(), "");
         let _p = start(&cfg, port);
         let mut out = Vec::new();
         for path in [
@@ -149,14 +154,10 @@ fn cache_variants_beside_haproxy() {
         let count = Arc::new(AtomicUsize::new(0));
         let srv = origin(count.clone());
         let port = free_port();
-        let cfg = format!(
-            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-             frontend fe\n    bind 127.0.0.1:{port}\n    default_backend be\n\
-             backend be\n    http-request cache-use c1\n    server s1 127.0.0.1:{}\n\
-             \x20   http-response cache-store c1\n    http-response set-header X-Cache-Hit %[res.cache_hit]\n\
-             cache c1\n    total-max-size 4\n    max-age 20\n    max-object-size 10000\n\
-             \x20   process-vary on\n    max-secondary-entries 2\n",
-            srv.port()
+        let cfg = cache_cfg(
+            port,
+            srv.port(),
+            "    process-vary on\n    max-secondary-entries 2\n",
         );
         let _p = start(&cfg, port);
         let asks: &[(&str, &str)] = &[
