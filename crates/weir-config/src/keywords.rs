@@ -61,7 +61,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("busy-polling", "G", Status::Partly("accepted; no effect")),
     kw("ca-base", "G", Status::Supported),
     kw("chroot", "G", Status::Supported),
-    kw("cluster-secret", "G", Status::Refused),
+    kw("cluster-secret", "G", Status::Partly("accepted with a note: it keys QUIC's retry tokens, and weir (as Debian's haproxy 2.6) has no QUIC")),
     kw("cpu-map", "G", Status::Supported),
     kw("crt-base", "G", Status::Supported),
     kw("daemon", "G", Status::Supported),

@@ -697,6 +697,7 @@ enum Arg {
 /// Keywords weir accepts with a note: what they tune does not exist in
 /// weir, so nothing measurable changes.
 const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
+    ("cluster-secret", Arg::Word, "it keys QUIC's retry tokens, and weir (as Debian's haproxy 2.6) has no QUIC"),
     ("httpclient.resolvers.id", Arg::Word, "the HTTP client of Lua scripts resolves names with the system's resolver"),
     ("httpclient.resolvers.prefer", Arg::Word, "the HTTP client of Lua scripts resolves names with the system's resolver"),
     ("httpclient.ssl.ca-file", Arg::Word, "the HTTP client of Lua scripts speaks plain HTTP only (an https URL is an error)"),
