@@ -5,6 +5,7 @@
 mod balance;
 mod cache;
 mod check;
+mod filter;
 mod finalize;
 mod global;
 mod http;

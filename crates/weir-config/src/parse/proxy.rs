@@ -226,10 +226,10 @@ pub(super) fn apply(
         return Ok(());
     }
     if name == "compression" {
-        return compression(p, args);
+        return super::filter::compression(p, args);
     }
     if name == "filter" {
-        return filter(st, p, args, loc);
+        return super::filter::filter(st, p, args, loc);
     }
     if let Some(what) = name.strip_prefix("external-check ") {
         let v = one(args, "an argument")?.to_string();
@@ -979,103 +979,4 @@ fn ka_of<'p>(p: &'p mut Proxy, name: &str) -> &'p mut crate::model::TcpKa {
     } else {
         &mut p.options.srvtcpka_params
     }
-}
-
-/// `filter compression|cache <name>|spoe [engine <name>] config <file>|trace
-/// [name <n>] [random-forwarding] [random-parsing] [hexdump] quiet`
-/// (haproxy's other filters are refused by name).
-fn filter(st: &mut State<'_>, p: &mut Proxy, args: &[String], loc: &Loc) -> Result<(), String> {
-    use crate::model::Filter;
-    let f = match args.split_first() {
-        Some((k, opts)) if k == "spoe" => {
-            let (mut engine, mut config) = (None, None);
-            let mut it = opts.iter();
-            while let Some(o) = it.next() {
-                match (o.as_str(), it.next()) {
-                    ("engine", Some(e)) => engine = Some(e.as_str()),
-                    ("config", Some(c)) => config = Some(c.as_str()),
-                    (o, _) => return Err(format!("'filter spoe': '{o}' expects an argument ('engine <name>', 'config <file>')")),
-                }
-            }
-            let config = config.ok_or("'filter spoe': missing config file ('config <file>')")?;
-            let e = super::spoe::engine(config, engine, loc, &mut st.diags)?;
-            if p.spoe.iter().any(|x| x.id == e.id) {
-                return Err(format!("SPOE engine '{}' already used by this proxy", e.id));
-            }
-            let id = e.id.clone();
-            p.spoe.push(e);
-            Filter::Spoe(id)
-        }
-        Some((k, [])) if k == "compression" => {
-            if p.filters.iter().any(|(f, _)| *f == Filter::Compression) {
-                return Err("a proxy supports only one compression filter".into());
-            }
-            Filter::Compression
-        }
-        Some((k, [name])) if k == "cache" => {
-            let f = Filter::Cache(name.clone());
-            if p.filters.iter().any(|(g, _)| *g == f) {
-                return Err(format!(
-                    "multiple explicit declarations of the cache filter '{name}'"
-                ));
-            }
-            f
-        }
-        Some((k, _)) if k == "cache" => return Err("'filter cache' expects a cache name".into()),
-        Some((k, opts)) if k == "trace" => {
-            let mut quiet = false;
-            let mut it = opts.iter();
-            while let Some(o) = it.next() {
-                match o.as_str() {
-                    "name" => {
-                        it.next().ok_or("'filter trace': 'name' expects a name")?;
-                    }
-                    "random-forwarding" | "random-parsing" | "hexdump" => {}
-                    "quiet" => quiet = true,
-                    o => return Err(format!("'filter trace': unknown option '{o}'")),
-                }
-            }
-            if !quiet {
-                return Err("'filter trace' without 'quiet' is not supported by weir (it prints no trace messages)".into());
-            }
-            Filter::Trace
-        }
-        Some((k, _))
-            if ["spoe", "fcgi-app", "opentracing", "bwlim-in", "bwlim-out"]
-                .contains(&k.as_str()) =>
-        {
-            return Err(format!("filter '{k}' is not supported by weir yet"));
-        }
-        Some((k, _)) => {
-            return Err(format!(
-                "unknown filter '{k}' (expects 'compression', 'cache', 'spoe' or 'trace')"
-            ))
-        }
-        None => return Err("'filter' expects a filter name".into()),
-    };
-    p.filters.push((f, loc.clone()));
-    Ok(())
-}
-
-/// `compression algo <a>…|type <t>…|offload`.
-fn compression(p: &mut Proxy, args: &[String]) -> Result<(), String> {
-    let c = &mut p.compression;
-    match args.split_first() {
-        Some((k, list)) if k == "algo" && !list.is_empty() => {
-            c.algos.clear();
-            for a in list {
-                let algo = crate::model::CompAlgo::parse(a).ok_or_else(|| {
-                    format!("'{a}' is not a supported algorithm (expects 'identity', 'gzip', 'deflate' or 'raw-deflate')")
-                })?;
-                c.algos.push(algo);
-            }
-        }
-        Some((k, list)) if k == "type" && !list.is_empty() => {
-            c.types.clear();
-            c.types.extend(list.iter().cloned());
-        }
-        Some((k, [])) if k == "offload" => c.offload = true,
-        _ => return Err("expects 'algo', 'type' or 'offload'".into()),
-    }
-    Ok(())
 }

@@ -4,6 +4,7 @@
 //! connection, and its response streamed back; then the exchange is logged
 //! with HAProxy's `httplog` fields and the connection kept or closed.
 
+mod answers;
 mod attempt;
 mod cache;
 mod compress;
