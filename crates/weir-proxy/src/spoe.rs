@@ -27,6 +27,9 @@ const TIMEOUT: Failure = Failure(1);
 const TOO_BIG: Failure = Failure(3);
 const UNKNOWN: Failure = Failure(255);
 
+/// How long an exchange may take when `timeout processing` is not set.
+const UNSET_PROCESSING: Duration = Duration::from_secs(30);
+
 /// An agent connection past its hello.
 struct AgentConn {
     stream: TcpStream,
@@ -103,10 +106,12 @@ async fn process(sh: &Shared, px: &Proxy, e: &SpoeEngine, names: &[&str], ctx: &
     let start = crate::clock::now();
     let messages = encode(e, names, ctx);
     let work = exchange(sh, px, e, &messages);
-    let r = match a.processing {
-        Some(t) => tokio::time::timeout(t, work).await.unwrap_or(Err(TIMEOUT)),
-        None => work.await,
-    };
+    // Without `timeout processing`, an agent that never answers still
+    // does not hold the stream forever.
+    let limit = a.processing.unwrap_or(UNSET_PROCESSING);
+    let r = tokio::time::timeout(limit, work)
+        .await
+        .unwrap_or(Err(TIMEOUT));
     match r {
         Ok(actions) => apply(vars, &a.var_prefix, actions),
         Err(Failure(code)) => {

@@ -26,7 +26,8 @@ pub struct SpoeAgent {
     pub var_prefix: String,
     /// `use-backend`: the backend of the agent's servers.
     pub backend: String,
-    /// `timeout hello|idle|processing` (none: no limit, as haproxy).
+    /// `timeout hello|idle|processing` (none: no limit of their own; an
+    /// exchange gives up after 30 s without `processing`).
     pub hello: Option<Duration>,
     pub idle: Option<Duration>,
     pub processing: Option<Duration>,

@@ -346,7 +346,7 @@ impl Reader<'_> {
             diags.warn(
                 at,
                 format!(
-                    "missing timeouts for SPOE agent '{}' declared at {} (set 'hello', 'idle' and 'processing'; without them weir waits as long as it takes, as haproxy)",
+                    "missing timeouts for SPOE agent '{}' declared at {} (set 'hello', 'idle' and 'processing'; without 'processing' weir gives up on an agent after 30 s)",
                     agent.name, agent.loc
                 ),
             );

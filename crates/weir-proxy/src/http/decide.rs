@@ -276,7 +276,9 @@ pub(super) async fn decide<'s>(
     if let Some(v) = content_rules(fe_px, req, vars, tmpl).await {
         return (v, None);
     }
-    spoe_event(fe_px, SpoeEvent::FrontendHttpRequest, req, vars, tmpl).await;
+    if !fe_px.spoe.is_empty() {
+        spoe_event(fe_px, SpoeEvent::FrontendHttpRequest, req, vars, tmpl).await;
+    }
     // The request counts on what the session and the frontend's
     // `tcp-request content` rules track (an `http-request track-sc*`
     // counts it when it starts).
@@ -317,7 +319,7 @@ pub(super) async fn decide<'s>(
         }
         // The frontend's engines and the backend's see the backend's
         // event (not a listen section's).
-        for px in [fe_px, be_px] {
+        for px in [fe_px, be_px].into_iter().filter(|p| !p.spoe.is_empty()) {
             spoe_event(px, SpoeEvent::BackendHttpRequest, req, vars, tmpl).await;
         }
         let r = &mut room;
@@ -334,7 +336,8 @@ pub(super) async fn decide<'s>(
 }
 
 /// The messages of `px`'s SPOE engines on `event`, the request waiting
-/// for the agents' answers.
+/// for the agents' answers (callers skip a proxy without engines: the
+/// common request builds no future for it).
 async fn spoe_event(
     px: &weir_config::Proxy,
     event: SpoeEvent,
@@ -342,9 +345,6 @@ async fn spoe_event(
     vars: &Vars,
     tmpl: &ExCtx<'_>,
 ) {
-    if px.spoe.is_empty() {
-        return;
-    }
     let ctx = ExCtx {
         req: Some(req),
         vars: Some(vars),
