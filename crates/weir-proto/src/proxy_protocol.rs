@@ -36,6 +36,52 @@ pub const TLV_AUTHORITY: u8 = 0x02;
 pub const TLV_UNIQUE_ID: u8 = 0x05;
 /// `PP2_TYPE_CRC32C`: a CRC-32C of the whole header, this field zeroed.
 pub const TLV_CRC32C: u8 = 0x03;
+/// `PP2_TYPE_ALPN`: the protocol the client's TLS handshake chose.
+pub const TLV_ALPN: u8 = 0x01;
+/// `PP2_TYPE_SSL`: what the client's connection had of TLS (see [`Ssl`]).
+pub const TLV_SSL: u8 = 0x20;
+
+/// The value of a `PP2_TYPE_SSL` TLV: its `client` bits, its `verify`
+/// code, and the sub-TLVs it carries (each `None` is left out).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ssl<'a> {
+    /// `PP2_CLIENT_SSL` (1), `PP2_CLIENT_CERT_CONN` (2),
+    /// `PP2_CLIENT_CERT_SESS` (4).
+    pub client: u8,
+    /// 0 when a client certificate passed verification (or none came).
+    pub verify: u32,
+    /// `PP2_SUBTYPE_SSL_VERSION` (0x21): `TLSv1.3`.
+    pub version: Option<&'a [u8]>,
+    /// `PP2_SUBTYPE_SSL_CN` (0x22): the client certificate's common name.
+    pub cn: Option<&'a [u8]>,
+    /// `PP2_SUBTYPE_SSL_KEY_ALG` (0x25): `EC256`, `RSA2048`.
+    pub key_alg: Option<&'a [u8]>,
+    /// `PP2_SUBTYPE_SSL_SIG_ALG` (0x24): `ecdsa-with-SHA256`.
+    pub sig_alg: Option<&'a [u8]>,
+    /// `PP2_SUBTYPE_SSL_CIPHER` (0x23): the suite's OpenSSL name.
+    pub cipher: Option<&'a [u8]>,
+}
+
+impl Ssl<'_> {
+    /// The whole TLV, sub-TLVs in the order HAProxy 2.6 writes them.
+    pub fn tlv(&self) -> Vec<u8> {
+        let mut v = vec![self.client];
+        v.extend_from_slice(&self.verify.to_be_bytes());
+        let subs = [
+            (0x21, self.version),
+            (0x22, self.cn),
+            (0x25, self.key_alg),
+            (0x24, self.sig_alg),
+            (0x23, self.cipher),
+        ];
+        for (kind, value) in subs {
+            if let Some(value) = value {
+                v.extend(tlv(kind, value));
+            }
+        }
+        tlv(TLV_SSL, &v)
+    }
+}
 
 /// Why a header was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

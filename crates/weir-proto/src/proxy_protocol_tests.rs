@@ -206,3 +206,25 @@ fn v2_tlvs_too_long_for_the_header_are_left_out_whole() {
     assert_eq!((head, used), (ProxyHeader::Inet { src, dst }, h.len()));
     assert_eq!(tlvs, Tlvs::default());
 }
+
+#[test]
+fn ssl_tlv_has_haproxys_layout() {
+    // What Debian's haproxy 2.6 sent for a TLS 1.3 client with a
+    // certificate (`send-proxy-v2-ssl-cn`, `cert-key,cert-sig,ssl-cipher`).
+    let want = "2000510700000000210007544c5376312e3322000a636c69656e742d6f6e65\
+                250005454332353624001165636473612d776974682d534841323536\
+                230016544c535f4145535f3235365f47434d5f534841333834";
+    let ssl = Ssl {
+        client: 7,
+        verify: 0,
+        version: Some(b"TLSv1.3"),
+        cn: Some(b"client-one"),
+        key_alg: Some(b"EC256"),
+        sig_alg: Some(b"ecdsa-with-SHA256"),
+        cipher: Some(b"TLS_AES_256_GCM_SHA384"),
+    };
+    let got: String = ssl.tlv().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(got, want);
+    // A clear connection: no bits, no sub-TLV.
+    assert_eq!(Ssl::default().tlv(), [0x20, 0, 5, 0, 0, 0, 0, 0]);
+}

@@ -350,21 +350,32 @@ pub struct ProxySource<'a> {
     pub authority: Option<&'a [u8]>,
     /// The request's unique id.
     pub unique_id: Option<&'a [u8]>,
+    /// The client connection's TLS (its ALPN, and the `ssl` TLV's facts).
+    pub tls: Option<&'a weir_rules::TlsInfo>,
 }
 
-/// The PROXY header a server with `send-proxy(-v2)` gets first.
+/// The PROXY header a server with `send-proxy(-v2)` gets first. A v2
+/// header's TLVs come in haproxy 2.6's order: the checksum, the client's
+/// ALPN (always, when it chose one), the authority, the unique id, and
+/// the `ssl` TLV.
 pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) -> Vec<u8> {
     use weir_proto::proxy_protocol as pp;
     let mut tlvs = Vec::new();
     if v == SendProxy::V2 {
+        if opts.crc32c {
+            tlvs.extend(pp::tlv(pp::TLV_CRC32C, &[0; 4]));
+        }
+        if let Some(alpn) = ps.tls.and_then(|t| t.alpn.as_deref()) {
+            tlvs.extend(pp::tlv(pp::TLV_ALPN, alpn.as_bytes()));
+        }
         if let Some(a) = ps.authority.filter(|_| opts.authority) {
             tlvs.extend(pp::tlv(pp::TLV_AUTHORITY, a));
         }
         if let Some(id) = ps.unique_id.filter(|_| opts.unique_id) {
             tlvs.extend(pp::tlv(pp::TLV_UNIQUE_ID, id));
         }
-        if opts.crc32c {
-            tlvs.extend(pp::tlv(pp::TLV_CRC32C, &[0; 4]));
+        if opts.ssl_tlv() {
+            tlvs.extend(ssl_tlv(opts, ps.tls));
         }
     }
     let mut h = match (v, ps.src, ps.dst) {
@@ -374,18 +385,58 @@ pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) ->
         (SendProxy::V2, _, _) => pp::encode_v2_local(&tlvs),
     };
     // The checksum covers the header with its own field zeroed: the field
-    // is the last four bytes, when its TLV made it in (last).
-    let at = h.len().saturating_sub(4);
-    if v == SendProxy::V2
-        && opts.crc32c
-        && h.get(at.saturating_sub(3)..at) == Some(&[pp::TLV_CRC32C, 0, 4][..])
-    {
+    // is the first TLV's value, right after the addresses.
+    if v == SendProxy::V2 && opts.crc32c {
+        let at = h.len() - tlvs.len() + 3;
         let crc = weir_rules::hash::crc32c(&h).to_be_bytes();
-        if let Some(field) = h.get_mut(at..) {
+        if let Some(field) = h.get_mut(at..at + 4) {
             field.copy_from_slice(&crc);
         }
     }
     h
+}
+
+/// The `ssl` TLV of a client connection (`tls`; `None`: in clear, which
+/// haproxy still reports, with no bit set).
+fn ssl_tlv(opts: ProxyV2Options, tls: Option<&weir_rules::TlsInfo>) -> Vec<u8> {
+    use weir_proto::proxy_protocol::Ssl;
+    let Some(t) = tls else {
+        return Ssl::default().tlv();
+    };
+    let cn = opts
+        .cert_cn
+        .then(|| t.peer_chain.first())
+        .flatten()
+        .and_then(|der| weir_rules::x509::parse(der))
+        .and_then(|c| weir_rules::x509::first_common_name(c.subject));
+    let own = t
+        .own_cert
+        .as_deref()
+        .filter(|_| opts.cert_key || opts.cert_sig);
+    let key_alg = own
+        .filter(|_| opts.cert_key)
+        .and_then(weir_rules::x509::text::key_algorithm);
+    let sig_alg = own
+        .filter(|_| opts.cert_sig)
+        .and_then(weir_rules::x509::parse)
+        .map(|c| weir_rules::x509::sig_alg_name(c.sig_alg));
+    // A certificate on this session; on this connection too unless the
+    // handshake resumed the session that carried it.
+    let cert = match (t.client_cert, t.resumed) {
+        (false, _) => 0,
+        (true, true) => 4,
+        (true, false) => 6,
+    };
+    Ssl {
+        client: 1 | cert,
+        verify: t.verify as u32,
+        version: Some(t.version.as_bytes()),
+        cn: cn.as_deref().map(str::as_bytes),
+        key_alg: key_alg.as_deref().map(str::as_bytes),
+        sig_alg: sig_alg.as_deref().map(str::as_bytes),
+        cipher: opts.ssl_cipher.then_some(t.cipher.as_bytes()),
+    }
+    .tlv()
 }
 
 /// `option srvtcpka` with its probe settings.

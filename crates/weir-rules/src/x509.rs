@@ -157,6 +157,15 @@ pub fn common_name(name: &[u8]) -> Option<String> {
         .map(|(_, v)| v)
 }
 
+/// The first CN of a Name's contents (what a PROXY header's `ssl` TLV
+/// carries).
+pub fn first_common_name(name: &[u8]) -> Option<String> {
+    attributes(name)?
+        .into_iter()
+        .find(|(k, _)| k == "CN")
+        .map(|(_, v)| v)
+}
+
 /// The fields of a certificate the fetches read, borrowed from its DER.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cert<'a> {

@@ -132,6 +132,11 @@ fn spki_and_exts(der: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((spki, exts))
 }
 
+/// The key of a DER certificate as HAProxy names it (`EC256`).
+pub fn key_algorithm(der: &[u8]) -> Option<String> {
+    spki_and_exts(der).map(|(spki, _)| algorithm(spki))
+}
+
 /// `Serial:` to `Issuer:` for one certificate.
 pub fn cert(der: &[u8]) -> Option<String> {
     let c = parse(der)?;

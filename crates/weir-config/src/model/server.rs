@@ -15,6 +15,29 @@ pub struct ProxyV2Options {
     pub unique_id: bool,
     /// `crc32c`: a checksum of the whole header.
     pub crc32c: bool,
+    /// `ssl` (also `send-proxy-v2-ssl`): what the client had of TLS.
+    pub ssl: bool,
+    /// `cert-cn` (also `send-proxy-v2-ssl-cn`): the client certificate's
+    /// common name, in the `ssl` TLV.
+    pub cert_cn: bool,
+    /// `ssl-cipher`, `cert-sig`, `cert-key`: the suite, and the signature
+    /// and key algorithms of the certificate the bind line presented.
+    pub ssl_cipher: bool,
+    pub cert_sig: bool,
+    pub cert_key: bool,
+}
+
+impl ProxyV2Options {
+    /// Whether the header carries the `ssl` TLV (any of its options asks
+    /// for it, as in haproxy).
+    pub fn ssl_tlv(&self) -> bool {
+        self.ssl || self.cert_cn || self.ssl_cipher || self.cert_sig || self.cert_key
+    }
+    /// Whether any option is set: haproxy then sends a PROXY header even
+    /// without a `send-proxy*` word (a v1 one).
+    pub fn any(&self) -> bool {
+        self.authority || self.unique_id || self.crc32c || self.ssl_tlv()
+    }
 }
 
 /// PROXY protocol version sent to a server.
@@ -55,6 +78,7 @@ pub struct Server {
     pub init_addr: Vec<InitAddr>,
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
+    /// The PROXY header it gets first (see [`ServerDefaults::send_proxy`]).
     pub send_proxy: Option<SendProxy>,
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
@@ -145,7 +169,11 @@ pub struct ServerDefaults {
     pub init_addr: Vec<InitAddr>,
     pub maxconn: Option<u32>,
     pub maxqueue: Option<u32>,
-    pub send_proxy: Option<SendProxy>,
+    /// `send-proxy` and `send-proxy-v2` (and the `-ssl` forms): the two
+    /// flags haproxy keeps, which the `no-` words clear one by one (see
+    /// [`ServerDefaults::send_proxy`]).
+    pub send_proxy_v1: bool,
+    pub send_proxy_v2: bool,
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
     pub h2: bool,
@@ -228,6 +256,22 @@ pub struct Agent {
     pub inter: Option<Duration>,
 }
 
+impl ServerDefaults {
+    /// The PROXY header a server gets: v2 while `send-proxy-v2` (or a
+    /// `-ssl` form) holds, else v1 while `send-proxy` or any
+    /// `proxy-v2-options` option does, as haproxy 2.6 decides (so
+    /// `proxy-v2-options` alone sends a v1 line there too).
+    pub fn send_proxy(&self) -> Option<SendProxy> {
+        if self.send_proxy_v2 {
+            Some(SendProxy::V2)
+        } else if self.send_proxy_v1 || self.proxy_v2.any() {
+            Some(SendProxy::V1)
+        } else {
+            None
+        }
+    }
+}
+
 impl Default for ServerDefaults {
     fn default() -> Self {
         ServerDefaults {
@@ -245,7 +289,8 @@ impl Default for ServerDefaults {
             init_addr: Vec::new(),
             maxconn: None,
             maxqueue: None,
-            send_proxy: None,
+            send_proxy_v1: false,
+            send_proxy_v2: false,
             proxy_v2: ProxyV2Options::default(),
             h2: false,
             check_h2: None,

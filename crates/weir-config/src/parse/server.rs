@@ -4,7 +4,7 @@ use super::global::parse_set;
 use crate::addr::{parse_bind_list, parse_server_addr, ServerAddr};
 use crate::diag::{did_you_mean, Diagnostics, Loc};
 use crate::keywords::{self, Status};
-use crate::model::{Bind, SendProxy, Server, ServerDefaults};
+use crate::model::{Bind, Server, ServerDefaults};
 use crate::tls::{BindTls, Verify};
 use crate::units::{parse_duration, parse_u32};
 
@@ -163,35 +163,61 @@ fn server_options(
                     1
                 }
                 "send-proxy" => {
-                    d.send_proxy = Some(SendProxy::V1);
+                    d.send_proxy_v1 = true;
                     1
                 }
                 "send-proxy-v2" => {
-                    d.send_proxy = Some(SendProxy::V2);
+                    d.send_proxy_v2 = true;
+                    1
+                }
+                "send-proxy-v2-ssl" => {
+                    d.send_proxy_v2 = true;
+                    d.proxy_v2.ssl = true;
+                    1
+                }
+                "send-proxy-v2-ssl-cn" => {
+                    d.send_proxy_v2 = true;
+                    d.proxy_v2.ssl = true;
+                    d.proxy_v2.cert_cn = true;
                     1
                 }
                 "proxy-v2-options" => {
                     for o in need(word)?.split(',') {
-                        match o {
-                            "authority" => d.proxy_v2.authority = true,
-                            "unique-id" => d.proxy_v2.unique_id = true,
-                            "crc32c" => d.proxy_v2.crc32c = true,
-                            "ssl" | "cert-cn" | "ssl-cipher" | "cert-sig" | "cert-key" => {
-                                return Err(format!(
-                                    "'proxy-v2-options {o}' is not supported by weir yet (authority, unique-id, crc32c)"
-                                ))
-                            }
-                            _ => {
-                                return Err(format!(
-                                    "'proxy-v2-options': unknown option '{o}'"
-                                ))
-                            }
-                        }
+                        let flag = match o {
+                            "authority" => &mut d.proxy_v2.authority,
+                            "unique-id" => &mut d.proxy_v2.unique_id,
+                            "crc32c" => &mut d.proxy_v2.crc32c,
+                            "ssl" => &mut d.proxy_v2.ssl,
+                            "cert-cn" => &mut d.proxy_v2.cert_cn,
+                            "ssl-cipher" => &mut d.proxy_v2.ssl_cipher,
+                            "cert-sig" => &mut d.proxy_v2.cert_sig,
+                            "cert-key" => &mut d.proxy_v2.cert_key,
+                            _ => return Err(format!("'proxy-v2-options': unknown option '{o}'")),
+                        };
+                        *flag = true;
                     }
                     2
                 }
-                "no-send-proxy" | "no-send-proxy-v2" => {
-                    d.send_proxy = None;
+                // Each clears the flags its positive form sets, and only
+                // those (haproxy's), so what another word set may still
+                // send a header.
+                "no-send-proxy" => {
+                    d.send_proxy_v1 = false;
+                    1
+                }
+                "no-send-proxy-v2" => {
+                    d.send_proxy_v2 = false;
+                    1
+                }
+                "no-send-proxy-v2-ssl" => {
+                    d.send_proxy_v2 = false;
+                    d.proxy_v2.ssl = false;
+                    1
+                }
+                "no-send-proxy-v2-ssl-cn" => {
+                    d.send_proxy_v2 = false;
+                    d.proxy_v2.ssl = false;
+                    d.proxy_v2.cert_cn = false;
                     1
                 }
                 "tfo" | "no-tfo" => 1,
@@ -574,6 +600,7 @@ pub(super) fn server(
     if !errs.is_empty() {
         return Err(errs);
     }
+    let send_proxy = d.send_proxy();
     Ok(Server {
         dispatch: false,
         name: name.clone(),
@@ -595,7 +622,7 @@ pub(super) fn server(
         init_addr: d.init_addr.clone(),
         maxconn: d.maxconn,
         maxqueue: d.maxqueue,
-        send_proxy: d.send_proxy,
+        send_proxy,
         proxy_v2: d.proxy_v2,
         h2: d.h2,
         check_h2: d.check_h2,

@@ -178,17 +178,20 @@ impl Dial<'_> {
         }
         let stream = match (self.proxy, stream) {
             (Some(v), Conn::Tcp(mut c)) => {
-                let header = match (c.local_addr(), c.peer_addr()) {
-                    (Ok(src), Ok(dst)) if v == weir_config::SendProxy::V1 => {
-                        weir_proto::proxy_protocol::encode_v1(src, dst)
-                    }
-                    (Ok(src), Ok(dst)) if self.pp2_proxy => {
-                        weir_proto::proxy_protocol::encode_v2(src, dst)
-                    }
-                    // A check's own connection: the LOCAL command.
-                    (Ok(_), Ok(_)) => weir_proto::proxy_protocol::encode_v2_local(&[]),
-                    _ => return Err(err("Layer4 connection problem", String::new())),
+                let (Ok(src), Ok(dst)) = (c.local_addr(), c.peer_addr()) else {
+                    return Err(err("Layer4 connection problem", String::new()));
                 };
+                // A check's own connection: a v2 header says LOCAL (with
+                // the TLVs of no client) unless `pp2-never-send-local`.
+                let ps = match v == weir_config::SendProxy::V1 || self.pp2_proxy {
+                    true => crate::connect::ProxySource {
+                        src: Some(src),
+                        dst: Some(dst),
+                        ..Default::default()
+                    },
+                    false => Default::default(),
+                };
+                let header = crate::connect::proxy_header(v, self.s.proxy_v2, &ps);
                 use tokio::io::AsyncWriteExt;
                 if let Err(e) = c.write_all(&header).await {
                     return Err(err("Layer4 connection problem", e.to_string()));

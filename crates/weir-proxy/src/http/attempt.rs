@@ -94,6 +94,7 @@ pub(super) async fn connect<'r>(
         dst: rec.frontend_addr,
         authority: acc.authority(r.f.client.tls_info()),
         unique_id: rec.unique_id.as_deref().map(str::as_bytes),
+        tls: r.f.client.tls_info(),
     };
     // The destination as the rules left it (`set-dst`), for a server at
     // `0.0.0.0` or with a relative port.

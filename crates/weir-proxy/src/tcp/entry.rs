@@ -549,6 +549,7 @@ async fn connect_watching(
             dst: acc.local,
             authority: acc.authority(w.client.tls_info()),
             unique_id: None,
+            tls: w.client.tls_info(),
         };
         let attempt = connect::connect::<Conn>(
             be,

@@ -267,7 +267,9 @@ fn crc32c(data: &[u8]) -> u32 {
 
 /// The TLVs of a v2 header as (type, value).
 fn tlvs_of(h: &[u8]) -> Vec<(u8, Vec<u8>)> {
-    let mut rest = &h[16 + 12..];
+    // A LOCAL header (family 0) has no addresses; TCP over IPv4 has 12
+    // bytes of them.
+    let mut rest = &h[if h[13] == 0 { 16 } else { 16 + 12 }..];
     let mut out = Vec::new();
     while rest.len() >= 3 {
         let n = usize::from(u16::from_be_bytes([rest[1], rest[2]]));
@@ -297,12 +299,12 @@ fn proxy_v2_options_send_the_unique_id_and_a_checksum_and_tlvs_are_read() {
     assert_eq!(heads.len(), 2, "one connection per request");
     for (h, v) in heads.iter().zip(["foo", "bar"]) {
         let tlvs = tlvs_of(h);
-        assert_eq!(tlvs[0], (0x05, format!("TEST-{v}").into_bytes()));
-        let (kind, crc) = &tlvs[1];
+        // The checksum first, as haproxy writes it.
+        let (kind, crc) = &tlvs[0];
         assert_eq!(*kind, 0x03);
+        assert_eq!(tlvs[1], (0x05, format!("TEST-{v}").into_bytes()));
         let mut zeroed = h.clone();
-        let at = zeroed.len() - 4;
-        zeroed[at..].fill(0);
+        zeroed[31..35].fill(0);
         assert_eq!(crc.as_slice(), crc32c(&zeroed).to_be_bytes());
     }
     // A receiving frontend reads the TLVs (`fc_pp_authority`,
@@ -361,4 +363,164 @@ fn checks_send_a_local_proxy_v2_header_as_haproxy() {
     });
     assert_eq!(got.0[12..], [0x20, 0x00, 0x00, 0x00], "LOCAL, no address");
     assert_eq!(got.1, [0x21, 0x11], "PROXY over TCP4");
+}
+
+/// A server that answers each connection's request with 200 and sends
+/// what came before the request (a PROXY header, or nothing) to `tx`.
+fn header_origin() -> (Server, mpsc::Receiver<Vec<u8>>) {
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let srv = Server::start(move |mut c| {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = Vec::new();
+        let mut b = [0u8; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => got.extend_from_slice(&b[..k]),
+            }
+        }
+        let at = got
+            .windows(4)
+            .position(|w| w == b"GET ")
+            .unwrap_or(got.len());
+        got.truncate(at);
+        let _ = tx.lock().unwrap().send(got);
+        let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    });
+    (srv, rx)
+}
+
+/// A header with what differs from run to run blanked: the ports, and
+/// the checksum that covers them.
+fn steady(mut h: Vec<u8>) -> Vec<u8> {
+    if h.starts_with(b"PROXY ") {
+        let line = String::from_utf8_lossy(&h).into_owned();
+        let mut w: Vec<&str> = line.split(' ').collect();
+        w[4] = "PORT";
+        w[5] = "PORT\r\n";
+        return w.join(" ").into_bytes();
+    }
+    if h.len() >= 28 {
+        h[24..28].fill(0);
+        if h.get(28) == Some(&0x03) {
+            h[31..35].fill(0);
+        }
+    }
+    h
+}
+
+#[test]
+fn send_proxy_v2_ssl_and_its_options_match_haproxy() {
+    let pki = crate::common::tls::Pki::new();
+    let (origin, heads) = header_origin();
+    let o = origin.addr.port();
+    let check_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let chk = check_l.local_addr().unwrap().port();
+    let backends = [
+        "    server s 127.0.0.1:{o} send-proxy-v2-ssl-cn proxy-v2-options cert-key,cert-sig,ssl-cipher,authority,crc32c\n",
+        "    server s 127.0.0.1:{o} send-proxy-v2\n",
+        "    default-server send-proxy-v2-ssl-cn\n    server s 127.0.0.1:{o} no-send-proxy-v2-ssl\n",
+        "    server s 127.0.0.1:{o} proxy-v2-options ssl\n",
+        "    default-server send-proxy-v2-ssl\n    server s 127.0.0.1:{o} no-send-proxy-v2-ssl-cn\n",
+        "    server s 127.0.0.1:{chk} send-proxy-v2-ssl proxy-v2-options crc32c check check-send-proxy inter 10s\n",
+    ];
+    let got = beside_haproxy(|start| {
+        let (port, plain) = (free_port(), free_port());
+        let mut cfg = format!(
+            "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend fe\n    bind 127.0.0.1:{port} ssl crt {} ca-file {} verify optional alpn h2,http/1.1\n\
+             \x20   bind 127.0.0.1:{plain}\n    use_backend b%[req.hdr(b)]\n",
+            pki.path("certs"),
+            pki.path("ca.pem"),
+        );
+        for (i, b) in backends.iter().enumerate() {
+            let b = b
+                .replace("{o}", &o.to_string())
+                .replace("{chk}", &chk.to_string());
+            cfg.push_str(&format!("backend b{i}\n{b}"));
+        }
+        let _p = start(&cfg, port);
+        // The check's header: LOCAL, the checksum and an empty ssl TLV.
+        let (mut c, _) = check_l.accept().unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut check = vec![0u8; 16];
+        c.read_exact(&mut check).unwrap();
+        let mut tail = vec![0u8; usize::from(u16::from_be_bytes([check[14], check[15]]))];
+        c.read_exact(&mut tail).unwrap();
+        check.extend(tail);
+        let cert = pki.path("client.crt");
+        let key = pki.path("client.key");
+        // Suites pinned, so that both proxies pick the same.
+        let tls13 = ["--tlsv1.3", "--tls13-ciphers", "TLS_AES_256_GCM_SHA384"];
+        let h1 = [&tls13[..], &["--http1.1"]].concat();
+        let with_cert = [&tls13[..], &["--http2", "--cert", &cert, "--key", &key]].concat();
+        let tls12 = [
+            "--tlsv1.2",
+            "--tls-max",
+            "1.2",
+            "--ciphers",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+        ];
+        let asks: [(&str, &str, &[&str]); 8] = [
+            ("www.example.com", "0", &h1),
+            ("www.example.com", "0", &with_cert),
+            ("other.test", "0", &tls12),
+            ("www.example.com", "1", &with_cert),
+            ("www.example.com", "2", &with_cert),
+            ("www.example.com", "3", &with_cert),
+            ("www.example.com", "4", &with_cert),
+            ("", "0", &[]),
+        ];
+        let mut out = vec![check];
+        for (name, b, extra) in asks {
+            let hdr = format!("b: {b}");
+            let mut args = vec!["-H", &hdr, "-o", "/dev/null", "-w", "%{http_code}"];
+            args.extend_from_slice(extra);
+            let o = match name {
+                "" => {
+                    let url = format!("http://127.0.0.1:{plain}/");
+                    args.push(&url);
+                    let mut all = vec!["curl", "-sS"];
+                    all.extend(args);
+                    crate::common::tls::run(&all, b"")
+                }
+                _ => crate::common::tls::curl(port, name, "/", &args),
+            };
+            assert!(
+                o.stdout.starts_with(b"200"),
+                "{name} b{b}: {}",
+                crate::common::tls::text(&o)
+            );
+            out.push(steady(heads.recv_timeout(Duration::from_secs(5)).unwrap()));
+        }
+        out
+    });
+    // What these headers carry, beyond matching haproxy's bytes.
+    let tlvs = |h: &[u8]| tlvs_of(h).into_iter().map(|(t, _)| t).collect::<Vec<_>>();
+    assert_eq!(tlvs(&got[0]), [0x03, 0x20], "the check's: checksum, ssl");
+    assert_eq!(
+        tlvs(&got[1]),
+        [0x03, 0x01, 0x02, 0x20],
+        "checksum, alpn, authority, ssl"
+    );
+    let ssl = &tlvs_of(&got[2])[3].1;
+    assert_eq!(
+        ssl[0], 7,
+        "TLS, a certificate on the connection and session"
+    );
+    assert!(ssl.windows(10).any(|w| w == b"client-one"));
+    assert!(String::from_utf8_lossy(&got[3]).contains("RSA2048"));
+    assert_eq!(tlvs(&got[4]), [0x01], "send-proxy-v2: the alpn alone");
+    assert!(
+        got[5].starts_with(b"PROXY TCP4 "),
+        "v2 cleared, cn left: v1"
+    );
+    assert!(got[6].starts_with(b"PROXY TCP4 "), "an option alone: v1");
+    assert_eq!(got[7], b"", "all cleared: no header");
+    assert_eq!(
+        tlvs_of(&got[8]).last().unwrap().1,
+        [0, 0, 0, 0, 0],
+        "clear: no bit"
+    );
 }
