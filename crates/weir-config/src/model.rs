@@ -212,6 +212,9 @@ pub enum BalanceKey {
     Hdr { name: String, domain_only: bool },
     /// `balance hash <expr>`: the expression's value.
     Hash(weir_rules::Expr),
+    /// `balance rdp-cookie[(<name>)]`: the value of the RDP cookie (`mstshash`
+    /// by default) in the client's first bytes.
+    RdpCookie(String),
 }
 
 /// `hash-type` method.
@@ -625,6 +628,9 @@ pub struct Proxy {
     pub balance: Balance,
     pub balance_key: Option<BalanceKey>,
     pub cookie: Option<CookieCfg>,
+    /// `persist rdp-cookie[(<name>)]`: the RDP cookie (`msts` by default)
+    /// naming the server a client goes back to.
+    pub persist_rdp_cookie: Option<String>,
     /// `dynamic-cookie-key`: the secret of `cookie … dynamic`.
     pub dynamic_cookie_key: Option<String>,
     /// The `http-check` rules (with `option httpchk`'s request).
@@ -815,6 +821,7 @@ impl Proxy {
             balance: Balance::RoundRobin,
             balance_key: None,
             cookie: None,
+            persist_rdp_cookie: None,
             dynamic_cookie_key: None,
             http_check: TcpCheckRules::default(),
             tcp_check: TcpCheckRules::default(),

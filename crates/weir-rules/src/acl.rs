@@ -82,7 +82,8 @@ fn default_method(f: &Fetch) -> Method {
             PayloadFetch::Len
             | PayloadFetch::SslHelloType
             | PayloadFetch::SslVer
-            | PayloadFetch::SslStExt,
+            | PayloadFetch::SslStExt
+            | PayloadFetch::RdpCookieCnt(_),
         )
         | Fetch::Int(_) => Method::Int,
         Fetch::Payload(PayloadFetch::Payload { .. } | PayloadFetch::PayloadLv { .. }) => {
@@ -297,6 +298,7 @@ fn predefined(name: &str) -> Option<Vec<String>> {
         "HTTP" => w("req.proto_http"),
         "REQ_CONTENT" => w("req.len gt 0"),
         "WAIT_END" => w("wait_end"),
+        "RDP_COOKIE" => w("req.rdp_cookie_cnt gt 0"),
         "HTTP_1.0" => w("req.ver 1.0"),
         "HTTP_1.1" => w("req.ver 1.1"),
         "HTTP_URL_ABS" => w("url_reg ^[^/:]*://"),

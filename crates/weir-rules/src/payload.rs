@@ -2,7 +2,8 @@
 //! with `tcp-request inspect-delay` (pure): `req.len`, `req.payload`,
 //! `req.payload_lv`, `req.proto_http`, `wait_end`, and the TLS
 //! ClientHello's `req.ssl_hello_type`, `req.ssl_ver`, `req.ssl_sni`,
-//! `req.ssl_alpn`, `req.ssl_ec_ext`, `req.ssl_st_ext`. A fetch that could
+//! `req.ssl_alpn`, `req.ssl_ec_ext`, `req.ssl_st_ext`, and the RDP
+//! connection request's `req.rdp_cookie`, `req.rdp_cookie_cnt`. A fetch that could
 //! answer otherwise with more bytes marks it ([`Ctx::more`]), so the rule
 //! waits for them until the payload is final.
 
@@ -33,6 +34,11 @@ pub enum PayloadFetch {
     SslAlpn,
     SslEcExt,
     SslStExt,
+    /// `req.rdp_cookie([<name>])`: the value of the RDP cookie (of that
+    /// name, case-insensitive).
+    RdpCookie(Option<String>),
+    /// `req.rdp_cookie_cnt([<name>])`: 1 when there is one, else 0.
+    RdpCookieCnt(Option<String>),
 }
 
 /// The payload fetch `name(a)`; `None` for another name.
@@ -85,6 +91,8 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<PayloadFetch, String>> {
         "req.ssl_alpn" => PayloadFetch::SslAlpn,
         "req.ssl_ec_ext" => PayloadFetch::SslEcExt,
         "req.ssl_st_ext" => PayloadFetch::SslStExt,
+        "req.rdp_cookie" | "rdp_cookie" => PayloadFetch::RdpCookie(a.first().cloned()),
+        "req.rdp_cookie_cnt" | "rdp_cookie_cnt" => PayloadFetch::RdpCookieCnt(a.first().cloned()),
         _ => return None,
     }))
 }
@@ -214,6 +222,16 @@ fn fetch_on(ctx: &dyn Ctx, k: &PayloadFetch, data: &[u8], fin: bool) -> Option<S
                 wait()
             }
         }
+        PayloadFetch::RdpCookie(name) => match rdp_cookie(data, name.as_deref()) {
+            Rdp::Short => wait(),
+            Rdp::None => None,
+            Rdp::Found(v) => Some(Sample::Str(v.to_vec())),
+        },
+        PayloadFetch::RdpCookieCnt(name) => match rdp_cookie(data, name.as_deref()) {
+            Rdp::Short => wait(),
+            Rdp::None => Some(Sample::Int(0)),
+            Rdp::Found(_) => Some(Sample::Int(1)),
+        },
         _ => match hello(data) {
             Hello::Short => wait(),
             Hello::NotTls => None,
@@ -228,6 +246,94 @@ fn fetch_on(ctx: &dyn Ctx, k: &PayloadFetch, data: &[u8], fin: bool) -> Option<S
             },
         },
     }
+}
+
+/// What the first bytes of an RDP connection say of its cookie.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Rdp<'a> {
+    /// More bytes could tell.
+    Short,
+    /// There is none (of that name).
+    None,
+    Found(&'a [u8]),
+}
+
+/// The cookie of an RDP connection request (an X.224 CR in a TPKT, whose
+/// 11 bytes of headers are skipped unread, as haproxy does): the first
+/// line after them, `Cookie:`, spaces, `<name>=<value>` and CR LF; with
+/// `name`, only a cookie of that name (case-insensitive) counts.
+pub fn rdp_cookie<'a>(data: &'a [u8], name: Option<&str>) -> Rdp<'a> {
+    let Some((head, rest)) = data.get(11..).and_then(|l| l.split_at_checked(7)) else {
+        return Rdp::Short;
+    };
+    if !head.eq_ignore_ascii_case(b"Cookie:") {
+        return Rdp::None;
+    }
+    let rest = rest.trim_ascii_start_matches(b' ');
+    if rest.is_empty() {
+        return Rdp::Short;
+    }
+    let value = match name {
+        Some(n) => match rest.split_at_checked(n.len()) {
+            Some((k, [b'=', v @ ..])) if k.eq_ignore_ascii_case(n.as_bytes()) => v,
+            Some((_, [_, ..])) => return Rdp::None,
+            _ => return Rdp::Short,
+        },
+        None => match rest.iter().position(|&b| b == b'=' || b == b'\r') {
+            None => return Rdp::Short,
+            Some(i) => match rest.split_at(i) {
+                (_, [b'=', v @ ..]) => v,
+                _ => return Rdp::None,
+            },
+        },
+    };
+    let Some(cr) = value.iter().position(|&b| b == b'\r') else {
+        return Rdp::Short;
+    };
+    match value.split_at(cr) {
+        (_, [_]) => Rdp::Short,
+        (v, [_, b'\n', ..]) => Rdp::Found(v),
+        _ => Rdp::None,
+    }
+}
+
+/// Bytes without the leading ones equal to `b`.
+trait TrimStart {
+    fn trim_ascii_start_matches(&self, b: u8) -> &Self;
+}
+
+impl TrimStart for [u8] {
+    fn trim_ascii_start_matches(&self, b: u8) -> &[u8] {
+        let n = self.iter().take_while(|&&x| x == b).count();
+        self.get(n..).unwrap_or_default()
+    }
+}
+
+/// The server address an RDP `msts` cookie names (`<addr>.<port>.…`, its
+/// decimal numbers the address's and port's bytes in network order read
+/// as little-endian integers, cut to 32 and 16 bits; each number may
+/// follow blanks and must be followed by a dot), as `persist rdp-cookie`
+/// reads it.
+pub fn rdp_msts(v: &[u8]) -> Option<std::net::SocketAddrV4> {
+    fn number(v: &[u8]) -> Option<(u64, &[u8])> {
+        let v = v.trim_ascii_start();
+        let digits = v.iter().take_while(|b| b.is_ascii_digit()).count();
+        let (num, rest) = v.split_at_checked(digits)?;
+        let n = num.iter().fold(0u64, |n, &d| {
+            n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+        });
+        match rest {
+            [b'.', rest @ ..] => Some((n, rest)),
+            _ => None,
+        }
+    }
+    let (addr, rest) = number(v)?;
+    let (port, _) = number(rest)?;
+    let ip = std::net::Ipv4Addr::from((addr as u32).to_le_bytes());
+    Some(std::net::SocketAddrV4::new(
+        ip,
+        u16::from_be_bytes((port as u16).to_le_bytes()),
+    ))
 }
 
 /// Whether the bytes start an HTTP/1 request: `Some(true)` once a whole

@@ -196,3 +196,97 @@ fn http2s_preface_is_http() {
         (None, true)
     );
 }
+
+#[test]
+fn rdp_cookies_are_read_as_haproxy_reads_them() {
+    // What Debian's haproxy 2.6 gave for each connection request (its
+    // `req.rdp_cookie`, `(mstshash)`, `(msts)`, `req.rdp_cookie_cnt`,
+    // `(mstshash)`; "-" where the fetch found nothing and more bytes could
+    // change that).
+    fn tpkt(line: &[u8]) -> Vec<u8> {
+        let mut v = vec![3, 0, 0, 0, 0, 0xe0, 0, 0, 0, 0, 0];
+        v.extend_from_slice(line);
+        v
+    }
+    let cases: [(&[u8], [&str; 5]); 16] = [
+        (
+            b"Cookie: mstshash=alice\r\n\x01\x00\x08",
+            ["alice", "alice", "-", "1", "1"],
+        ),
+        (
+            b"Cookie: msts=3640205228.15629.0000\r\n",
+            [
+                "3640205228.15629.0000",
+                "-",
+                "3640205228.15629.0000",
+                "1",
+                "0",
+            ],
+        ),
+        (b"cookie: MSTSHASH=Bob\r\n", ["Bob", "Bob", "-", "1", "1"]),
+        (
+            b"Cookie:mstshash=nospace\r\n",
+            ["nospace", "nospace", "-", "1", "1"],
+        ),
+        (b"Cookie: mstshash=noend", ["-", "-", "-", "-", "-"]),
+        (b"Cookie: mstshash=lf\n", ["-", "-", "-", "-", "-"]),
+        (b"Cookie: mstshashx=a\r\n", ["a", "-", "-", "1", "0"]),
+        (b"Cookie: x\r\n", ["-", "-", "-", "0", "-"]),
+        (
+            b"Cookie: mstshash=one\r\nCookie: mstshash=two\r\n",
+            ["one", "one", "-", "1", "1"],
+        ),
+        (b"Cookie: mstshash=cr\r", ["-", "-", "-", "-", "-"]),
+        (b"Cookie: mstshash=a\rb\r\n", ["-", "-", "-", "0", "0"]),
+        (b"XCookie: mstshash=off12\r\n", ["-", "-", "-", "0", "0"]),
+        (b"Cookie: =v\r\n", ["v", "-", "-", "1", "-"]),
+        (
+            b"Cookie:\tmstshash=tabsp\r\n",
+            ["tabsp", "-", "-", "1", "0"],
+        ),
+        (b"Cookie: a b=c\r\n", ["c", "-", "-", "1", "-"]),
+        (b"Cookie:", ["-", "-", "-", "-", "-"]),
+    ];
+    let show = |r: Rdp<'_>, cnt: bool| match (r, cnt) {
+        (Rdp::Short, _) | (Rdp::None, false) => "-".to_string(),
+        (Rdp::None, true) => "0".into(),
+        (Rdp::Found(_), true) => "1".into(),
+        (Rdp::Found(v), false) => String::from_utf8_lossy(v).into_owned(),
+    };
+    for (line, want) in cases {
+        let d = tpkt(line);
+        let got = [
+            show(rdp_cookie(&d, None), false),
+            show(rdp_cookie(&d, Some("mstshash")), false),
+            show(rdp_cookie(&d, Some("msts")), false),
+            show(rdp_cookie(&d, None), true),
+            show(rdp_cookie(&d, Some("MSTSHASH")), true),
+        ];
+        assert_eq!(got, want, "{}", String::from_utf8_lossy(line));
+    }
+    // An HTTP request has no cookie at the RDP offset; too few bytes wait.
+    assert_eq!(
+        rdp_cookie(b"GET / HTTP/1.1\r\nCookie: mstshash=x\r\n\r\n", None),
+        Rdp::None
+    );
+    assert_eq!(rdp_cookie(b"\x03\x00\x00\x20\x10", None), Rdp::Short);
+}
+
+#[test]
+fn msts_cookies_name_a_server_as_haproxy_reads_them() {
+    // 127.0.0.2:9502, as haproxy 2.6 matched it (and did not without the
+    // dot after the port).
+    let want = Some("127.0.0.2:9502".parse().unwrap());
+    for v in [
+        "33554559.7717.",
+        "33554559.7717.0000",
+        " 33554559.7717.0",
+        "4328521855.7717.0",
+        "33554559.73253.0",
+    ] {
+        assert_eq!(rdp_msts(v.as_bytes()), want, "{v}");
+    }
+    for v in ["33554559.7717", "33554559.7717x", "33554559"] {
+        assert_eq!(rdp_msts(v.as_bytes()), None, "{v}");
+    }
+}

@@ -7,7 +7,7 @@ use crate::diag::Loc;
 use crate::model::{Balance, BalanceKey, HashFunction, HashMethod, Proxy};
 
 /// The algorithms `balance` takes (for the hint after a typo).
-const ALGORITHMS: [&str; 9] = [
+const ALGORITHMS: [&str; 10] = [
     "roundrobin",
     "static-rr",
     "leastconn",
@@ -17,7 +17,20 @@ const ALGORITHMS: [&str; 9] = [
     "url_param",
     "hdr(name)",
     "random",
+    "rdp-cookie",
 ];
+
+/// The cookie name of `rdp-cookie(<name>)`, or `default` without one.
+pub(super) fn rdp_cookie_name(word: &str, default: &str) -> Result<String, String> {
+    match word.strip_prefix("rdp-cookie") {
+        Some("") => Ok(default.to_string()),
+        Some(rest) => match rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+            Some(n) if !n.is_empty() => Ok(n.to_string()),
+            _ => Err(format!("'{word}': expects rdp-cookie(<name>)")),
+        },
+        None => Err(format!("unexpected '{word}'")),
+    }
+}
 
 /// The proxy keywords of one family: `balance` and `hash-type`; `Ok(false)`
 /// for another family's keyword.
@@ -118,12 +131,12 @@ pub(super) fn balancing(
                     p.balance_key = Some(BalanceKey::Hash(expr));
                     return Ok(true);
                 }
-                a @ ("hdr" | "rdp-cookie") => {
-                    return Err(format!("algorithm '{a}' is not supported by weir yet"))
+                a if a == "rdp-cookie" || a.starts_with("rdp-cookie(") => {
+                    p.balance = Balance::Key;
+                    p.balance_key = Some(BalanceKey::RdpCookie(rdp_cookie_name(a, "mstshash")?));
+                    return Ok(true);
                 }
-                a if a.starts_with("rdp-cookie") => {
-                    return Err(format!("algorithm '{a}' is not supported by weir yet"))
-                }
+                "hdr" => return Err("'balance hdr' expects a header name: hdr(<name>)".into()),
                 a => {
                     let hint = crate::diag::did_you_mean(a, ALGORITHMS.iter().copied())
                         .map(|s| format!("; did you mean '{s}'?"))

@@ -327,21 +327,17 @@ fn external_checks(cfg: &Config, diags: &mut Diagnostics) {
 }
 
 /// `balance uri|url_param|hdr` in a `mode tcp` backend has no request
-/// to hash: round robin, with haproxy's warning.
+/// to hash: round robin, with haproxy's warning (`hash` and `rdp-cookie`
+/// read the client's first bytes there).
 fn layer7_hash_in_tcp(cfg: &mut Config, diags: &mut Diagnostics) {
+    use crate::model::BalanceKey;
     for p in &mut cfg.proxies {
         let tcp_backend = p.mode == Mode::Tcp && p.kind.is_backend();
-        if tcp_backend && matches!(p.balance_key, Some(crate::model::BalanceKey::Hash(_))) {
-            diags.alert(
-                &p.loc,
-                format!(
-                    "proxy '{}': 'balance hash' is not supported by weir in 'mode tcp' yet",
-                    p.name
-                ),
-            );
-            continue;
-        }
-        if tcp_backend && p.balance == crate::model::Balance::Key {
+        let layer4 = matches!(
+            p.balance_key,
+            Some(BalanceKey::Hash(_) | BalanceKey::RdpCookie(_))
+        );
+        if tcp_backend && p.balance == crate::model::Balance::Key && !layer4 {
             diags.push(
                 Level::Warning,
                 Some(&p.loc),

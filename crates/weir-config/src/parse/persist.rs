@@ -1,5 +1,6 @@
 //! The proxy keywords that choose a server other than by balancing, or
 //! keep one: `use-server`, `force-persist`, `ignore-persist`, `cookie`,
+//! `persist rdp-cookie`,
 //! `option persist`, `option prefer-last-server`, `http-send-name-header`,
 //! and the server state a backend loads at start
 //! (`load-server-state-from-file`, `server-state-file-name`).
@@ -78,6 +79,13 @@ pub(super) fn persistence(
                 return Ok(true);
             }
             p.cookie = Some(super::http::cookie(args)?);
+        }
+        "persist rdp-cookie" => {
+            p.persist_rdp_cookie = Some(match args {
+                [] => "msts".to_string(),
+                [w] => super::balance::rdp_cookie_name(w, "msts")?,
+                _ => return Err("expects no argument but a cookie name: rdp-cookie(<name>)".into()),
+            });
         }
         "option persist" => p.options.persist = flag(args)?,
         "option checkcache" => p.options.checkcache = flag(args)?,

@@ -135,8 +135,13 @@ fn refused_keywords_and_sections_by_name() {
     );
     let e = errors("frontend f\n  bind :80\n  use_backend b if nope\nbackend b\n");
     assert!(e[0].contains("no such ACL : 'nope'"), "{e:?}");
-    let e = errors("backend b\n  balance rdp-cookie\n");
-    assert!(e[0].contains("not supported by weir yet"));
+    let e = errors("backend b\n  balance rdp-cookie(\n");
+    assert!(e[0].contains("expects rdp-cookie(<name>)"), "{e:?}");
+    let e = errors("backend b\n  persist rdp-cookie(\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("rdp-cookie(<name>)"),
+        "{e:?}"
+    );
 }
 
 #[test]

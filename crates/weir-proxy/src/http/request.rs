@@ -64,6 +64,8 @@ pub(super) fn balance_key(
 ) -> Vec<u8> {
     use weir_config::BalanceKey;
     match k {
+        // An HTTP request has no RDP cookie: round robin.
+        BalanceKey::RdpCookie(_) => Vec::new(),
         // Nothing to hash: round robin.
         BalanceKey::Hash(e) => e.eval(ctx).map(|s| s.to_bytes()).unwrap_or_default(),
         BalanceKey::Uri {

@@ -138,6 +138,7 @@ fn algo_name(px: &weir_config::Proxy) -> &'static str {
         (Balance::Key, Some(BalanceKey::UrlParam(_))) => "url_param",
         (Balance::Key, Some(BalanceKey::Hdr { .. })) => "hdr",
         (Balance::Key, Some(BalanceKey::Hash(_))) => "hash",
+        (Balance::Key, Some(BalanceKey::RdpCookie(_))) => "rdp-cookie",
         (Balance::Key, _) => "uri",
     }
 }

@@ -103,6 +103,7 @@ pub fn run(
             // What was read counts on the entries tracked.
             vars.track
                 .count(weir_stick::Event::BytesIn(initial.len() as u64));
+            note_samples(&sh, fe_idx, &client, &acc, None, &vars, &mut rec);
             refused(&sh, fe_idx, &mut rec, &acc, started);
             return;
         }
@@ -384,6 +385,7 @@ fn run_tcp(
             frontend: &fe.name,
         };
         let Some(be) = sh.select_backend(fe_idx, &l4).cloned() else {
+            note_samples(&sh, fe_idx, &client, acc, None, &vars, &mut rec);
             refused(&sh, fe_idx, &mut rec, acc, started);
             return;
         };
@@ -393,10 +395,12 @@ fn run_tcp(
         let force = crate::connect::force_persist(be_px, &l4);
         let used = crate::connect::use_server(&be, be_px, &l4, force);
         let mut stick = crate::sticky::on_request(&sh, &be, be_px, &l4, force, used.is_some());
+        let rdp = rdp_persist(&be, be_px, &initial, force);
         let mut attempts = Attempts {
-            persist_to: used.or(stick.server).map(|i| (i, force)),
+            persist_to: used.or(rdp).or(stick.server).map(|i| (i, force)),
             ..Attempts::default()
         };
+        let key = balance_key(be_px, acc, &l4, &initial);
         // A block: what connecting needs is not kept in the state that
         // forwards for the session's whole life.
         let (connected, client_eof) = {
@@ -406,7 +410,16 @@ fn run_tcp(
                 initial: &mut initial,
                 abortonclose: sh.proxy(fe.proxy).options.abortonclose || be_px.options.abortonclose,
             };
-            Box::pin(connect_watching(&sh, &be, acc, &sni, watch, &mut attempts)).await
+            Box::pin(connect_watching(
+                &sh,
+                &be,
+                acc,
+                &key,
+                &sni,
+                watch,
+                &mut attempts,
+            ))
+            .await
         };
         attempts.note(&mut rec, 0);
         let end = Ended {
@@ -425,6 +438,7 @@ fn run_tcp(
                 rec.term = fail.term();
                 rec.server = be.server_name(attempts.last_srv);
                 note_counts(&sh, fe_idx, &be, &mut rec);
+                note_samples(&sh, fe_idx, &client, acc, Some(&be), &vars, &mut rec);
                 end.log(&mut rec, attempts.last_srv);
                 return;
             }
@@ -455,6 +469,7 @@ fn run_tcp(
             &mut vars,
         ))
         .await;
+        note_samples(&sh, fe_idx, &client, acc, Some(&be), &vars, &mut rec);
         if matches!(d, Decision::Reject | Decision::Drop) {
             conn.conn.set_reset_on_close();
             if d == Decision::Drop {
@@ -475,6 +490,7 @@ fn run_tcp(
         if !vars.track.is_empty() {
             link.track = Some(Box::new(std::mem::take(&mut vars.track)));
         }
+        link.samples = std::mem::take(&mut rec.samples);
         drop(rec);
         let start = super::Start::New {
             initial,
@@ -483,6 +499,87 @@ fn run_tcp(
         };
         super::forward(&sh, fe_idx, client, conn.conn, acc, link, start).await;
     }
+}
+
+/// What the balancer hashes for a `mode tcp` session: the key `balance
+/// hash` or `balance rdp-cookie` names (empty when absent: round robin),
+/// else the client's address (`balance source`).
+fn balance_key(
+    px: &weir_config::Proxy,
+    acc: &Accepted,
+    l4: &crate::http::rules::L4Ctx<'_>,
+    initial: &[u8],
+) -> Vec<u8> {
+    use weir_config::BalanceKey;
+    match &px.balance_key {
+        Some(BalanceKey::RdpCookie(name)) => {
+            match weir_rules::payload::rdp_cookie(initial, Some(name)) {
+                weir_rules::payload::Rdp::Found(v) => v.to_vec(),
+                _ => Vec::new(),
+            }
+        }
+        Some(BalanceKey::Hash(e)) => e.eval(l4).map(|s| s.to_bytes()).unwrap_or_default(),
+        _ => match acc.peer.map(|p| p.ip()) {
+            Some(IpAddr::V4(a)) => a.octets().to_vec(),
+            Some(IpAddr::V6(a)) => a.octets().to_vec(),
+            None => Vec::new(),
+        },
+    }
+}
+
+/// `persist rdp-cookie`: the server whose IPv4 address and port the
+/// client's `msts` cookie names, when it is up (or persistence is
+/// forced).
+fn rdp_persist(
+    be: &BackendRt,
+    px: &weir_config::Proxy,
+    initial: &[u8],
+    force: bool,
+) -> Option<ServerId> {
+    use weir_rules::payload::{rdp_cookie, rdp_msts, Rdp};
+    let name = px.persist_rdp_cookie.as_deref()?;
+    let Rdp::Found(v) = rdp_cookie(initial, Some(name)) else {
+        return None;
+    };
+    let want = rdp_msts(v)?;
+    let named = |s: &crate::state::ServerRt| match s.target() {
+        crate::state::ServerTarget::Inet { addr, port } => {
+            addr.ip() == std::net::IpAddr::V4(*want.ip())
+                && matches!(port, weir_config::addr::PortSpec::Fixed(p) if p == want.port())
+        }
+        crate::state::ServerTarget::Unix(_) => false,
+    };
+    let (id, _) = be.servers().find(|(_, s)| named(s))?;
+    (force || be.set().is_up(id.index())).then_some(id)
+}
+
+/// The log format's `%[…]` samples of a `mode tcp` session, on what its
+/// rules saw and set (haproxy takes them as it logs; weir once the
+/// session is connected, or as it ends before that).
+fn note_samples(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    client: &Conn,
+    acc: &Accepted,
+    be: Option<&BackendRt>,
+    vars: &Vars,
+    rec: &mut LogRecord<'_>,
+) {
+    let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
+    if fe_px.log_format.is_none() {
+        return;
+    }
+    let view = crate::http::rules::ExCtx {
+        be,
+        src: acc.peer,
+        dst: acc.local,
+        srv: rec.server,
+        vars: Some(vars),
+        acc: Some(acc),
+        tls: client.tls_info(),
+        ..crate::http::rules::ExCtx::bare(sh, fe_idx)
+    };
+    crate::http::samples::log_samples(fe_px, rec, &view);
 }
 
 /// How a session that ends before forwarding is accounted.
@@ -529,16 +626,12 @@ async fn connect_watching(
     sh: &Shared,
     be: &BackendRt,
     acc: &Accepted,
+    key: &[u8],
     sni: &[Option<String>],
     w: Watch<'_>,
     attempts: &mut Attempts,
 ) -> (Result<connect::Connected, connect::ConnectFail>, bool) {
     use connect::ConnectFail;
-    let key: Vec<u8> = match acc.peer.map(|p| p.ip()) {
-        Some(IpAddr::V4(a)) => a.octets().to_vec(),
-        Some(IpAddr::V6(a)) => a.octets().to_vec(),
-        None => Vec::new(),
-    };
     let be_px = sh.proxy(be.proxy);
     let (mut left_early, mut client_eof) = (false, false);
     // A block: the attempt borrows `attempts` until it ends.
@@ -554,7 +647,7 @@ async fn connect_watching(
         let attempt = connect::connect::<Conn>(
             be,
             be_px,
-            &key,
+            key,
             acc.local,
             attempts,
             &mut no_reuse,
@@ -749,6 +842,7 @@ fn link_of(
         beconn: rec.beconn,
         srvconn: rec.srvconn,
         track: None,
+        samples: Vec::new(),
     }
 }
 

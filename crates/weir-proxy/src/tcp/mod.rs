@@ -49,6 +49,8 @@ pub(crate) struct Link {
     pub srvconn: u32,
     /// The stick counters the session tracks, until it ends.
     pub track: Option<Box<crate::state::tables::Trackers>>,
+    /// The log format's `%[…]` samples, taken once connected.
+    pub samples: Vec<String>,
 }
 
 /// How forwarding starts: afresh, with the client bytes read while
@@ -144,6 +146,7 @@ pub(crate) fn forward<'a>(
 ) -> impl std::future::Future<Output = ()> + 'a {
     // Not an `async fn`: its arguments would be stored twice in the task.
     async move {
+        let mut link = link;
         let fe = sh.frontend(fe_idx);
         let fe_px = sh.proxy(fe.proxy);
         let be = link.be.clone();
@@ -266,6 +269,7 @@ pub(crate) fn forward<'a>(
             srv_queue: link.srv_queue,
             be_queue: link.be_queue,
             hostname: &sh.hostname,
+            samples: std::mem::take(&mut link.samples),
             ..LogRecord::default()
         };
         crate::stats::count(sh, fe_idx, Some(&be), Some(link.srv), &rec, false);

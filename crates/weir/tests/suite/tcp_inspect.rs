@@ -288,3 +288,211 @@ fn response_inspection_loses_and_repeats_no_client_byte() {
     sender.join().unwrap();
     assert_eq!(got, format!("got {SIZE} {want_sum}"));
 }
+
+/// An RDP connection request (TPKT, X.224 CR) whose first line is `line`.
+fn rdp_request(line: &str) -> Vec<u8> {
+    let body = [
+        &[0u8, 0xe0, 0, 0, 0, 0, 0][..],
+        line.as_bytes(),
+        b"\x01\x00\x08\x00\x03\x00\x00\x00",
+    ]
+    .concat();
+    let n = u16::try_from(body.len() + 4).unwrap().to_be_bytes();
+    [&[3, 0, n[0], n[1]][..], &body].concat()
+}
+
+/// The `msts` cookie a terminal server farm's broker gives for `addr`:
+/// the address's and port's network bytes read as little-endian numbers.
+fn msts(addr: std::net::SocketAddr) -> String {
+    let std::net::SocketAddr::V4(a) = addr else {
+        unreachable!()
+    };
+    let ip = u32::from_le_bytes(a.ip().octets());
+    let port = u16::from_le_bytes(a.port().to_be_bytes());
+    format!("Cookie: msts={ip}.{port}.0000\r\n")
+}
+
+/// Sends an RDP connection request with `line` in two pieces (the rules
+/// wait for the whole cookie line): the name of the server that answered.
+fn ask_rdp(port: u16, line: &str) -> String {
+    let r = rdp_request(line);
+    exchange(port, &[&r[..20], &r[20..]], Duration::from_millis(50))
+}
+
+/// Which server each of 12 users goes to, then user 7 again.
+fn users(port: u16) -> (String, String) {
+    let all: Vec<String> = (0..12)
+        .map(|i| ask_rdp(port, &format!("Cookie: mstshash=user{i}\r\n")))
+        .collect();
+    (all.join(" "), ask_rdp(port, "Cookie: mstshash=user7\r\n"))
+}
+
+#[test]
+fn rdp_cookies_persist_and_balance_as_haproxy() {
+    let names = ["s1", "s2", "s3"];
+    let mut servers: Vec<Server> = names.iter().map(|n| Server::named(n)).collect();
+    // One server on another loopback address: the cookie names both.
+    servers[1] = Server::start_on(
+        std::net::TcpListener::bind("127.0.0.2:0").unwrap(),
+        |mut c| {
+            let _ = c.write_all(b"s2");
+        },
+    );
+    let lines: String = names
+        .iter()
+        .zip(&servers)
+        .map(|(n, s)| format!("    server {n} {}\n", s.addr))
+        .collect();
+    let cfg = |sections: &[(&str, u16, &str)]| {
+        let mut c = "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n".to_string();
+        for (name, port, extra) in sections {
+            c.push_str(&format!(
+                "listen {name}\n    bind 127.0.0.1:{port}\n    tcp-request inspect-delay 2s\n\
+                 \x20   tcp-request content accept if RDP_COOKIE\n{extra}{lines}"
+            ));
+        }
+        c
+    };
+    let got = beside_haproxy(|start| {
+        let ports = [free_port(), free_port()];
+        let _p = start(
+            &cfg(&[
+                (
+                    "persist",
+                    ports[0],
+                    "    persist rdp-cookie\n    balance roundrobin\n",
+                ),
+                ("by_cookie", ports[1], "    balance rdp-cookie\n"),
+            ]),
+            ports[0],
+        );
+        // `RDP_COOKIE` accepts as soon as the cookie line is whole, well
+        // before the inspect delay ends.
+        let t0 = Instant::now();
+        let first = ask_rdp(ports[0], "Cookie: mstshash=someone\r\n");
+        assert!(
+            t0.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            t0.elapsed()
+        );
+        let mut out = vec![first];
+        for s in [1, 2, 0] {
+            let line = msts(servers[s].addr);
+            out.push(
+                (0..3)
+                    .map(|_| ask_rdp(ports[0], &line))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+        // A cookie naming no server: round robin.
+        out.push(
+            (0..3)
+                .map(|_| ask_rdp(ports[0], "Cookie: msts=1.2.3\r\n"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        let (spread, again) = users(ports[1]);
+        out.extend([spread, again]);
+        out
+    });
+    assert_eq!(
+        got[1..4],
+        ["s2 s2 s2", "s3 s3 s3", "s1 s1 s1"],
+        "persistence: {got:?}"
+    );
+    // `balance hash` on the cookie (weir only: haproxy 2.6 balances a
+    // payload's hash round robin with `hash-type map-based`, and its
+    // consistent ring is its own).
+    let port = free_port();
+    let _w = Weir::start(
+        &cfg(&[(
+            "by_hash",
+            port,
+            "    balance hash req.rdp_cookie(mstshash)\n",
+        )]),
+        port,
+    );
+    let by_hash = users(port);
+    for (spread, again) in [(&got[5], &got[6]), (&by_hash.0, &by_hash.1)] {
+        let seen: std::collections::HashSet<&str> = spread.split(' ').collect();
+        assert_eq!(
+            seen.len(),
+            3,
+            "the users are spread over every server: {spread}"
+        );
+        assert_eq!(
+            again,
+            spread.split(' ').nth(7).unwrap(),
+            "user 7 goes back: {spread}"
+        );
+    }
+}
+
+#[test]
+fn rdp_fetches_and_tcp_log_samples_as_haproxy() {
+    // Each connection's fetches, set in variables once the inspect delay
+    // ends, and logged by a `mode tcp` log format (whose `%[…]` samples
+    // see the session's variables).
+    let fetches = [
+        "req.rdp_cookie",
+        "req.rdp_cookie(mstshash)",
+        "req.rdp_cookie(MSTSHASH)",
+        "req.rdp_cookie(msts)",
+        "req.rdp_cookie_cnt",
+        "req.rdp_cookie_cnt(mstshash)",
+        "rdp_cookie(mstshash)",
+    ];
+    let set: String = fetches
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("    tcp-request content set-var(sess.v{i}) {f}\n"))
+        .collect();
+    let fields: Vec<String> = (0..fetches.len())
+        .map(|i| format!("%[var(sess.v{i})]"))
+        .collect();
+    let lines = [
+        "Cookie: mstshash=alice\r\n",
+        "Cookie: msts=3640205228.15629.0000\r\n",
+        "cookie: MSTSHASH=Bob\r\n",
+        "Cookie:   mstshash=spaces\r\n",
+        "Cookie: mstshash=noend",
+        "Cookie: mstshash=\r\n",
+        "Cookie: mstshashx=a\r\n",
+        "Cookie: x\r\n",
+        "Cookie: mstshash=a\rb\r\n",
+        "Cookie:\tmstshash=tab\r\n",
+    ];
+    let server = Server::named("s");
+    let got = beside_haproxy(|start| {
+        let syslog = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode tcp\n    log 127.0.0.1:{} local0\n    log global\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    tcp-request inspect-delay 200ms\n\
+             \x20   tcp-request content reject unless WAIT_END\n{set}\
+             \x20   log-format \"%[src] {}\"\n    server s {}\n",
+            syslog.port(),
+            fields.join(" "),
+            server.addr,
+        );
+        let _p = start(&cfg, port);
+        let mut out = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            c.write_all(&rdp_request(line)).unwrap();
+            let _ = c.read_to_end(&mut Vec::new());
+            // (Sessions' lines only: weir, started without `-d`, also
+            // logs "Proxy l started.", as haproxy does then.)
+            let l = wait_for("a log line", Duration::from_secs(5), || {
+                let lines = syslog.lines.lock().unwrap();
+                let mut sessions = lines.iter().filter_map(|l| l.split_once("]: 127.0.0.1 "));
+                sessions.nth(i).map(|(_, m)| m.to_string())
+            });
+            out.push(l);
+        }
+        out
+    });
+    assert_eq!(got[0], "alice alice alice - 1 1 alice", "{got:?}");
+}
