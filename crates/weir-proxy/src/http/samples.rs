@@ -106,7 +106,7 @@ fn eval_samples(f: &weir_config::logformat::LogFormat, ctx: &ExCtx<'_>) -> Vec<S
 
 /// A request's `unique-id-format` value: its own `%[sample]` pieces
 /// evaluated on the request, its other fields from the log record.
-fn unique_id(
+pub(crate) fn unique_id(
     f: &weir_config::logformat::LogFormat,
     rec: &mut LogRecord<'_>,
     ctx: &ExCtx<'_>,

@@ -687,8 +687,9 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
         Var::ReqDateLocal => date(out, req_date(r), false, true),
         Var::HttpOnly(_) => out.push('-'),
         Var::Nothing => {}
-        // (The handshake time exists in both modes.)
+        // (The handshake time and the unique id exist in both modes.)
         Var::Th => num(out, r.th),
+        Var::UniqueId => out.push_str(r.unique_id.as_deref().unwrap_or("-")),
         v if !r.http => match v {
             Var::HdrReq | Var::HdrRes | Var::HdrReqList | Var::HdrResList => {}
             Var::TermStateCookie => {
@@ -746,7 +747,6 @@ fn render_var(out: &mut String, var: Var, r: &LogRecord<'_>) {
                 out.push_str(&uri[q..]);
             }
         }
-        Var::UniqueId => out.push_str(r.unique_id.as_deref().unwrap_or("-")),
         Var::ReqCounter => num(out, r.req_counter as i64),
     }
 }

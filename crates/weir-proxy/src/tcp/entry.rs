@@ -401,6 +401,7 @@ fn run_tcp(
             ..Attempts::default()
         };
         let key = balance_key(be_px, acc, &l4, &initial);
+        note_unique_id(&sh, fe_idx, &client, acc, &be, &vars, &mut rec);
         // A block: what connecting needs is not kept in the state that
         // forwards for the session's whole life.
         let (connected, client_eof) = {
@@ -410,11 +411,12 @@ fn run_tcp(
                 initial: &mut initial,
                 abortonclose: sh.proxy(fe.proxy).options.abortonclose || be_px.options.abortonclose,
             };
+            let id = rec.unique_id.as_deref().map(str::as_bytes);
             Box::pin(connect_watching(
                 &sh,
                 &be,
                 acc,
-                &key,
+                (&key, id),
                 &sni,
                 watch,
                 &mut attempts,
@@ -422,6 +424,7 @@ fn run_tcp(
             .await
         };
         attempts.note(&mut rec, 0);
+        vars.unique_id.clone_from(&rec.unique_id);
         let end = Ended {
             sh: &sh,
             fe_idx,
@@ -491,6 +494,7 @@ fn run_tcp(
             link.track = Some(Box::new(std::mem::take(&mut vars.track)));
         }
         link.samples = std::mem::take(&mut rec.samples);
+        link.unique_id = rec.unique_id.take();
         drop(rec);
         let start = super::Start::New {
             initial,
@@ -553,6 +557,29 @@ fn rdp_persist(
     (force || be.set().is_up(id.index())).then_some(id)
 }
 
+/// What the log line's and the unique id's `%[…]` samples of a `mode
+/// tcp` session see: its addresses, TLS, backend, server and variables.
+fn log_view<'a>(
+    sh: &'a Shared,
+    fe_idx: FrontendId,
+    client: &'a Conn,
+    acc: &'a Accepted,
+    be: Option<&'a BackendRt>,
+    vars: &'a Vars,
+    srv: Option<&'a str>,
+) -> crate::http::rules::ExCtx<'a> {
+    crate::http::rules::ExCtx {
+        be,
+        src: acc.peer,
+        dst: acc.local,
+        srv,
+        vars: Some(vars),
+        acc: Some(acc),
+        tls: client.tls_info(),
+        ..crate::http::rules::ExCtx::bare(sh, fe_idx)
+    }
+}
+
 /// The log format's `%[…]` samples of a `mode tcp` session, on what its
 /// rules saw and set (haproxy takes them as it logs; weir once the
 /// session is connected, or as it ends before that).
@@ -569,17 +596,27 @@ fn note_samples(
     if fe_px.log_format.is_none() {
         return;
     }
-    let view = crate::http::rules::ExCtx {
-        be,
-        src: acc.peer,
-        dst: acc.local,
-        srv: rec.server,
-        vars: Some(vars),
-        acc: Some(acc),
-        tls: client.tls_info(),
-        ..crate::http::rules::ExCtx::bare(sh, fe_idx)
-    };
+    let view = log_view(sh, fe_idx, client, acc, be, vars, rec.server);
     crate::http::samples::log_samples(fe_px, rec, &view);
+}
+
+/// The session's `unique-id-format` value (`%ID`, the `unique-id` fetch,
+/// a PROXY v2 header's TLV), made once its backend is known.
+fn note_unique_id(
+    sh: &Shared,
+    fe_idx: FrontendId,
+    client: &Conn,
+    acc: &Accepted,
+    be: &BackendRt,
+    vars: &Vars,
+    rec: &mut LogRecord<'_>,
+) {
+    let fe_px = sh.proxy(sh.frontend(fe_idx).proxy);
+    let Some(f) = &fe_px.http.unique_id_format else {
+        return;
+    };
+    let view = log_view(sh, fe_idx, client, acc, Some(be), vars, None);
+    rec.unique_id = Some(crate::http::samples::unique_id(f, rec, &view));
 }
 
 /// How a session that ends before forwarding is accounted.
@@ -626,7 +663,7 @@ async fn connect_watching(
     sh: &Shared,
     be: &BackendRt,
     acc: &Accepted,
-    key: &[u8],
+    (key, unique_id): (&[u8], Option<&[u8]>),
     sni: &[Option<String>],
     w: Watch<'_>,
     attempts: &mut Attempts,
@@ -641,7 +678,7 @@ async fn connect_watching(
             src: acc.peer,
             dst: acc.local,
             authority: acc.authority(w.client.tls_info()),
-            unique_id: None,
+            unique_id,
             tls: w.client.tls_info(),
         };
         let attempt = connect::connect::<Conn>(
@@ -843,6 +880,7 @@ fn link_of(
         srvconn: rec.srvconn,
         track: None,
         samples: Vec::new(),
+        unique_id: None,
     }
 }
 

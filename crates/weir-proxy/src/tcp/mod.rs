@@ -51,6 +51,8 @@ pub(crate) struct Link {
     pub track: Option<Box<crate::state::tables::Trackers>>,
     /// The log format's `%[…]` samples, taken once connected.
     pub samples: Vec<String>,
+    /// `%ID`.
+    pub unique_id: Option<String>,
 }
 
 /// How forwarding starts: afresh, with the client bytes read while
@@ -270,6 +272,7 @@ pub(crate) fn forward<'a>(
             be_queue: link.be_queue,
             hostname: &sh.hostname,
             samples: std::mem::take(&mut link.samples),
+            unique_id: link.unique_id.take(),
             ..LogRecord::default()
         };
         crate::stats::count(sh, fe_idx, Some(&be), Some(link.srv), &rec, false);

@@ -524,3 +524,33 @@ fn send_proxy_v2_ssl_and_its_options_match_haproxy() {
         "clear: no bit"
     );
 }
+
+#[test]
+fn mode_tcp_unique_ids_go_in_the_log_and_the_proxy_header_as_haproxy() {
+    let (origin, heads) = header_origin();
+    let got = beside_haproxy(|start| {
+        let syslog = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode tcp\n    log 127.0.0.1:{} local0\n    log global\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    unique-id-format U-%[src]-%b\n\
+             \x20   log-format \"id=%ID fetch=%[unique-id]\"\n\
+             \x20   server s {} send-proxy-v2 proxy-v2-options unique-id\n",
+            syslog.port(),
+            origin.addr
+        );
+        let _p = start(&cfg, port);
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        let _ = c.read_to_end(&mut Vec::new());
+        let head = heads.recv_timeout(Duration::from_secs(5)).unwrap();
+        let line = syslog.wait_line("id=", Duration::from_secs(5));
+        (
+            tlvs_of(&head),
+            line.split_once("]: ").unwrap().1.to_string(),
+        )
+    });
+    assert_eq!(got.0, [(0x05, b"U-127.0.0.1-l".to_vec())]);
+    assert_eq!(got.1, "id=U-127.0.0.1-l fetch=U-127.0.0.1-l");
+}
