@@ -16,6 +16,32 @@ pub struct ServerInfo {
     pub weight: u32,
     pub backup: bool,
     pub maxconn: Option<u32>,
+    /// `minconn`: with `maxconn`, the limit ramps from it up to `maxconn`
+    /// as the backend's load reaches `fullconn`.
+    pub minconn: Option<u32>,
+}
+
+/// The backend's load a dynamic limit (`minconn`) follows: its sessions
+/// now, and `fullconn`, where every server reaches its `maxconn`.
+#[derive(Debug, Clone, Copy)]
+struct Ramp {
+    load: u32,
+    fullconn: u32,
+}
+
+impl Ramp {
+    /// A server's limit now: `maxconn` at full load (or without a
+    /// `minconn` below it), else `maxconn × load / fullconn`, never under
+    /// `minconn` (as haproxy 2.6 sizes it).
+    fn limit(self, max: u32, min: Option<u32>) -> u32 {
+        match min {
+            Some(min) if min != max && self.load < self.fullconn => {
+                let share = u64::from(max) * u64::from(self.load) / u64::from(self.fullconn.max(1));
+                min.max(u32::try_from(share).unwrap_or(max))
+            }
+            _ => max,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -37,8 +63,10 @@ impl Slot {
     fn usable(&self) -> bool {
         self.up && !self.maint && !self.imaint && !self.nolb && self.weight > 0
     }
-    fn has_room(&self) -> bool {
-        self.info.maxconn.is_none_or(|m| self.conns < m)
+    fn has_room(&self, ramp: Ramp) -> bool {
+        self.info
+            .maxconn
+            .is_none_or(|m| self.conns < ramp.limit(m, self.info.minconn))
     }
 }
 
@@ -68,6 +96,8 @@ pub struct ServerSet {
     /// `hash-balance-factor`: with consistent hashing, no server takes
     /// more than this percentage of the average load (0: no bound).
     balance_factor: u32,
+    /// What dynamic limits follow (see [`ServerSet::note_load`]).
+    ramp: Ramp,
     /// Scratch lists reused by every pick (none is allocated per request).
     pool_buf: Vec<usize>,
     avail_buf: Vec<usize>,
@@ -99,6 +129,10 @@ impl ServerSet {
             hash_type,
             allbackups,
             rr_next: 0,
+            ramp: Ramp {
+                load: 0,
+                fullconn: 1,
+            },
             ring: Ring::default(),
             balance_factor: 0,
             ring_dirty: true,
@@ -206,7 +240,12 @@ impl ServerSet {
             return self.pick_hash(pool, key, avoid);
         }
         avail.clear();
-        avail.extend(pool.iter().copied().filter(|&i| self.slots[i].has_room()));
+        let ramp = self.ramp;
+        avail.extend(
+            pool.iter()
+                .copied()
+                .filter(|&i| self.slots[i].has_room(ramp)),
+        );
         if avail.len() > 1 {
             if let Some(a) = avoid {
                 avail.retain(|&i| i != a);
@@ -345,7 +384,7 @@ impl ServerSet {
         };
         match target {
             None => Pick::NoServer,
-            Some(t) if self.slots[t].has_room() => Pick::Server(t),
+            Some(t) if self.slots[t].has_room(self.ramp) => Pick::Server(t),
             Some(t) => Pick::QueueServer(t),
         }
     }
@@ -366,12 +405,12 @@ impl ServerSet {
     pub fn has_room(&self, i: usize) -> bool {
         self.slots
             .get(i)
-            .is_some_and(|s| s.usable() && s.has_room())
+            .is_some_and(|s| s.usable() && s.has_room(self.ramp))
     }
     /// Whether server `i` is under its `maxconn`, whatever its state and
     /// weight: a persistence (cookie, `use-server`) decides on those.
     pub fn below_maxconn(&self, i: usize) -> bool {
-        self.slots.get(i).is_some_and(|s| s.has_room())
+        self.slots.get(i).is_some_and(|s| s.has_room(self.ramp))
     }
     pub fn conns(&self, i: usize) -> u32 {
         self.slots.get(i).map_or(0, |s| s.conns)
@@ -421,6 +460,16 @@ impl ServerSet {
             s.weight = w;
             self.ring_dirty = true;
         }
+    }
+    /// `fullconn`: the backend load at which servers with a `minconn`
+    /// reach their `maxconn`.
+    pub fn set_fullconn(&mut self, n: u32) {
+        self.ramp.fullconn = n.max(1);
+    }
+    /// The backend's sessions now (connected and waiting), which the
+    /// limits of servers with a `minconn` follow: given before a pick.
+    pub fn note_load(&mut self, sessions: u32) {
+        self.ramp.load = sessions;
     }
     /// A new connection limit for server `i` (`None`: no limit).
     pub fn set_maxconn(&mut self, i: usize, m: Option<u32>) {

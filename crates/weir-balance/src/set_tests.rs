@@ -12,6 +12,7 @@ fn set(algo: Algo, weights: &[u32]) -> ServerSet {
             weight: w,
             backup: false,
             maxconn: None,
+            minconn: None,
         })
         .collect();
     ServerSet::new(algo, HashType::default(), false, infos)
@@ -67,18 +68,21 @@ fn down_servers_get_nothing_and_backups_take_over() {
             weight: 1,
             backup: false,
             maxconn: None,
+            minconn: None,
         },
         ServerInfo {
             id: 2,
             weight: 1,
             backup: true,
             maxconn: None,
+            minconn: None,
         },
         ServerInfo {
             id: 3,
             weight: 1,
             backup: true,
             maxconn: None,
+            minconn: None,
         },
     ];
     let mut s = ServerSet::new(
@@ -124,6 +128,7 @@ fn first_fills_in_id_order_then_queues() {
             weight: 1,
             backup: false,
             maxconn: Some(2),
+            minconn: None,
         })
         .collect();
     let mut s = ServerSet::new(Balance::First, HashType::default(), false, infos);
@@ -141,6 +146,7 @@ fn full_servers_are_skipped_then_backend_queues() {
             weight: 1,
             backup: false,
             maxconn: Some(1),
+            minconn: None,
         })
         .collect();
     let mut s = ServerSet::new(Balance::RoundRobin, HashType::default(), false, infos);
@@ -171,6 +177,7 @@ fn source_is_sticky_and_spread() {
                 weight: 1,
                 backup: false,
                 maxconn: None,
+                minconn: None,
             })
             .collect();
         let mut s = ServerSet::new(Balance::Source, ht, false, infos);
@@ -222,6 +229,7 @@ fn an_added_server_waits_in_maintenance_then_takes_its_share() {
         weight: 1,
         backup: false,
         maxconn: None,
+        minconn: None,
     });
     assert_eq!(i, 1);
     assert_eq!(counts(&mut s, 10, true), vec![10, 0], "in maintenance");
@@ -246,6 +254,7 @@ fn a_balance_factor_bounds_one_hot_key_on_a_consistent_ring() {
                 weight,
                 backup: false,
                 maxconn: None,
+                minconn: None,
             })
             .collect()
     };
@@ -279,4 +288,40 @@ fn a_balance_factor_bounds_one_hot_key_on_a_consistent_ring() {
     let first = s.pick(b"hot", &mut rng, None);
     s.set_balance_factor(150);
     assert_eq!(s.pick(b"hot", &mut rng, None), first);
+}
+
+#[test]
+fn minconn_ramps_the_limit_with_the_backend_load() {
+    // minconn 2, maxconn 20, fullconn 40: haproxy 2.6 let 4 connections
+    // reach the server with 9 sessions on the backend, 2 with 3.
+    let mut set = ServerSet::new(
+        Balance::RoundRobin,
+        HashType::default(),
+        false,
+        vec![ServerInfo {
+            id: 1,
+            weight: 1,
+            backup: false,
+            maxconn: Some(20),
+            minconn: Some(2),
+        }],
+    );
+    set.set_fullconn(40);
+    let fill = |set: &mut ServerSet, load: u32| {
+        set.note_load(load);
+        let mut n = 0;
+        while let Pick::Server(i) = set.pick(b"", &mut Rng::new(1), None) {
+            set.take(i);
+            n += 1;
+        }
+        for _ in 0..n {
+            set.release(0);
+        }
+        n
+    };
+    assert_eq!(fill(&mut set, 3), 2);
+    assert_eq!(fill(&mut set, 9), 4);
+    assert_eq!(fill(&mut set, 30), 15);
+    assert_eq!(fill(&mut set, 40), 20, "at fullconn: maxconn");
+    assert_eq!(fill(&mut set, 400), 20);
 }

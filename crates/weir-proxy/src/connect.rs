@@ -253,10 +253,15 @@ pub fn use_server(
     None
 }
 
-/// Picks a server for `key` and takes a slot on it when it has room.
-fn pick(be: &BackendRt, key: &[u8], avoid: Option<ServerId>) -> Pick {
+/// Picks a server for `key` and takes a slot on it when it has room
+/// (`queued`: this session is counted among the backend's waiters).
+fn pick(be: &BackendRt, key: &[u8], avoid: Option<ServerId>, queued: bool) -> Pick {
     let mut lb = be.set();
     let Lb { set, rng } = &mut *lb;
+    // The backend's sessions, this one included, for servers whose limit
+    // follows them (`minconn`).
+    let load = be.conns.load(Ordering::Relaxed) + be.queued.load(Ordering::Relaxed);
+    set.note_load(load + u32::from(!queued));
     let p = set.pick(key, rng, avoid.map(ServerId::index));
     if let Pick::Server(i) = p {
         set.take(i);
@@ -274,7 +279,7 @@ async fn acquire<'a>(
 ) -> Result<Slot<'a>, ConnectFail> {
     // The common case, a server with room, needs no place among the
     // queue's waiters (registering one locks the wake-up list twice).
-    match pick(be, key, avoid) {
+    match pick(be, key, avoid, false) {
         Pick::Server(i) => Ok(Slot::taken(be, ServerId::new(i))),
         Pick::NoServer => Err(ConnectFail::Refused),
         Pick::QueueServer(_) | Pick::QueueBackend => queue(be, key, avoid, deadline, at).await,
@@ -298,7 +303,7 @@ async fn queue<'a>(
         let notified = be.slot_freed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let pick = pick(be, key, avoid);
+        let pick = pick(be, key, avoid, spot.is_some());
         match pick {
             Pick::Server(i) => break Ok(Slot::taken(be, ServerId::new(i))),
             Pick::NoServer => break Err(ConnectFail::Refused),

@@ -77,6 +77,9 @@ pub struct Server {
     /// haproxy's default, `last,libc`).
     pub init_addr: Vec<InitAddr>,
     pub maxconn: Option<u32>,
+    /// `minconn`: the least of a limit that follows the backend's load
+    /// (`fullconn`) up to `maxconn`.
+    pub minconn: Option<u32>,
     pub maxqueue: Option<u32>,
     /// The PROXY header it gets first (see [`ServerDefaults::send_proxy`]).
     pub send_proxy: Option<SendProxy>,
@@ -168,6 +171,9 @@ pub struct ServerDefaults {
     pub disabled: bool,
     pub init_addr: Vec<InitAddr>,
     pub maxconn: Option<u32>,
+    /// `minconn`: the least of a limit that follows the backend's load
+    /// (`fullconn`) up to `maxconn`.
+    pub minconn: Option<u32>,
     pub maxqueue: Option<u32>,
     /// `send-proxy` and `send-proxy-v2` (and the `-ssl` forms): the two
     /// flags haproxy keeps, which the `no-` words clear one by one (see
@@ -288,6 +294,7 @@ impl Default for ServerDefaults {
             disabled: false,
             init_addr: Vec::new(),
             maxconn: None,
+            minconn: None,
             maxqueue: None,
             send_proxy_v1: false,
             send_proxy_v2: false,

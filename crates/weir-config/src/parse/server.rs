@@ -412,6 +412,10 @@ fn server_options(
                     d.maxqueue = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
                     2
                 }
+                "minconn" => {
+                    d.minconn = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
+                    2
+                }
                 "pool-max-conn" => {
                     let v = need(word)?;
                     d.pool_max_conn = match v.parse::<i64>() {
@@ -601,6 +605,12 @@ pub(super) fn server(
         return Err(errs);
     }
     let send_proxy = d.send_proxy();
+    // A `minconn` above `maxconn` (or without one) raises it, as haproxy
+    // does: `minconn` alone is a fixed limit.
+    let maxconn = match (d.maxconn, d.minconn) {
+        (m, Some(n)) if m.is_none_or(|m| n > m) => Some(n),
+        (m, _) => m,
+    };
     Ok(Server {
         dispatch: false,
         name: name.clone(),
@@ -620,7 +630,8 @@ pub(super) fn server(
         backup: d.backup,
         disabled: d.disabled,
         init_addr: d.init_addr.clone(),
-        maxconn: d.maxconn,
+        maxconn,
+        minconn: d.minconn,
         maxqueue: d.maxqueue,
         send_proxy,
         proxy_v2: d.proxy_v2,

@@ -72,6 +72,7 @@ fn try_add(sh: &Arc<Shared>, r: &ServerRef, args: &[String]) -> Result<(), Strin
             weight: conf.weight,
             backup: conf.backup,
             maxconn: conf.maxconn,
+            minconn: conf.minconn,
         });
         if i != slot {
             return Err("internal: the server list and the balancer disagree".into());

@@ -52,6 +52,7 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         &files,
         &mut errors,
     );
+    fullconns(&cfg, &backends, &frontends);
     let peers_tls = tls::peers_tls(&cfg, &files, &mut errors);
     let log_tls = tls::log_tls(&cfg, &files, &mut errors);
     // From now on the runtime API names what the store holds.
@@ -318,6 +319,7 @@ fn backends(
                     weight: s.weight,
                     backup: s.backup,
                     maxconn: s.maxconn,
+                    minconn: s.minconn,
                 });
             }
         }
@@ -569,6 +571,33 @@ fn ws_route(
 
 /// Every enabled frontend with listeners: its backend choices and its
 /// bind lines' shared data (TLS contexts, threads, limits).
+/// Each backend's `fullconn`, where its servers with a `minconn` reach
+/// their `maxconn`: the configured one, else a tenth (rounded up) of the
+/// `maxconn` of the frontends whose `default_backend` or named
+/// `use_backend` rules lead to it, as haproxy sizes it.
+fn fullconns(cfg: &Config, backends: &[Arc<BackendRt>], frontends: &[FrontendRt]) {
+    for (bi, be) in backends.iter().enumerate() {
+        let reaches = |fe: &FrontendRt| {
+            let to = |b: &BackendId| b.index() == bi;
+            fe.backend.as_ref().is_some_and(to)
+                || fe
+                    .switching
+                    .iter()
+                    .any(|(t, _)| matches!(t, Target::Static(b) if to(b)))
+        };
+        let fe_max: u64 = frontends
+            .iter()
+            .filter(|fe| reaches(fe))
+            .map(|fe| u64::from(fe.maxconn.load(std::sync::atomic::Ordering::Relaxed)))
+            .sum();
+        let n = match cfg.proxies.get(be.proxy.index()).and_then(|p| p.fullconn) {
+            Some(n) => n,
+            None => u32::try_from(fe_max.div_ceil(10)).unwrap_or(u32::MAX),
+        };
+        be.set().set_fullconn(n);
+    }
+}
+
 fn frontends(
     cfg: &Config,
     limits: Limits,

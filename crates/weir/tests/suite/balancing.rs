@@ -409,3 +409,80 @@ fn hash_balance_factor_spreads_a_hot_key_as_haproxy() {
     });
     assert_eq!(seen, [(true, false, 8), (true, true, 8)]);
 }
+
+/// A server that holds each request `hold` before answering, and counts
+/// the most requests it held at once.
+fn concurrency_meter(hold: Duration) -> (Server, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let cur = std::sync::Arc::new(AtomicUsize::new(0));
+    let max = std::sync::Arc::new(AtomicUsize::new(0));
+    let m2 = max.clone();
+    let s = Server::start(move |mut c| {
+        let mut b = [0u8; 1024];
+        let _ = c.read(&mut b);
+        let now = cur.fetch_add(1, SeqCst) + 1;
+        m2.fetch_max(now, SeqCst);
+        std::thread::sleep(hold);
+        cur.fetch_sub(1, SeqCst);
+        let _ = c.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    });
+    (s, max)
+}
+
+#[test]
+fn minconn_follows_the_backend_load_up_to_maxconn_as_haproxy() {
+    // (section lines, server options, clients at once): the most requests
+    // the server held at once.
+    let cases = [
+        ("    fullconn 100\n", "minconn 2 maxconn 20", 10),
+        ("    fullconn 30\n", "minconn 2 maxconn 20", 10),
+        ("    fullconn 20\n", "minconn 2 maxconn 20", 10),
+        // Without `fullconn`: a tenth of the frontend's maxconn, rounded
+        // up (4, then 3).
+        ("    maxconn 35\n", "minconn 1 maxconn 2", 3),
+        ("    maxconn 30\n", "minconn 1 maxconn 2", 3),
+        // Without `maxconn` (or above it), `minconn` is the limit.
+        ("    fullconn 100\n", "minconn 1", 4),
+        ("    fullconn 1\n", "minconn 3 maxconn 2", 5),
+    ];
+    let seen = beside_haproxy(|start| {
+        let mut out = Vec::new();
+        for (section, opts, clients) in cases {
+            let (srv, max) = concurrency_meter(Duration::from_millis(600));
+            let port = free_port();
+            let cfg = format!(
+                "defaults\n    mode http\n    timeout connect 1s\n    timeout client 10s\n    timeout server 10s\n    timeout queue 10s\n\
+                 listen l\n    bind 127.0.0.1:{port}\n{section}    server s {} {opts}\n",
+                srv.addr
+            );
+            let _p = start(&cfg, port);
+            let all: Vec<_> = (0..clients)
+                .map(|_| {
+                    std::thread::spawn(move || {
+                        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                        c.write_all(b"GET / HTTP/1.1\r\nhost: a\r\n\r\n").unwrap();
+                        let mut got = [0u8; 12];
+                        let _ = c.read_exact(&mut got);
+                        got.starts_with(b"HTTP/1.1 200")
+                    })
+                })
+                .collect();
+            let ok = all.into_iter().all(|t| t.join().unwrap());
+            out.push((ok, max.load(std::sync::atomic::Ordering::SeqCst)));
+        }
+        out
+    });
+    assert_eq!(
+        seen,
+        [
+            (true, 2),
+            (true, 6),
+            (true, 10),
+            (true, 1),
+            (true, 2),
+            (true, 1),
+            (true, 3)
+        ]
+    );
+}
