@@ -133,6 +133,9 @@ pub enum ReqAction {
     },
     /// `reject`: the connection closes without an answer.
     Reject,
+    /// `silent-drop`: the connection closes with nothing said to the
+    /// client.
+    SilentDrop,
     /// `replace-path|replace-pathq|replace-uri <regex> <fmt>`: when the
     /// regex matches the part, the part becomes the format with `\N`
     /// back-references.
@@ -807,6 +810,10 @@ pub fn parse_request_rule(
             "reject" => {
                 exactly::<0>(args, name)?;
                 ReqAction::Reject
+            }
+            "silent-drop" => {
+                exactly::<0>(args, name)?;
+                ReqAction::SilentDrop
             }
             "replace-path" => parse_replace(UriPart::Path, name, args, load)?,
             "replace-pathq" => parse_replace(UriPart::PathQ, name, args, load)?,

@@ -558,6 +558,12 @@ fn request_step(
                 http: true,
             })
         }
+        ReqAction::SilentDrop => {
+            return Step::Stop(Verdict::Close {
+                reset: true,
+                http: true,
+            })
+        }
         ReqAction::Replace { part, re, with } => {
             match part.replace(&req.uri, re, &with.render(ctx)) {
                 Some(u) => Edit::Uri(u),

@@ -8,12 +8,15 @@
 //! the spaces it renders (and `req.fhdr` reading without them),
 //! `option http-restrict-req-hdr-names delete`, `unique-id-format` with a
 //! sample, `errorloc303`, `deny … errorfile /dev/null`, `return` leaving out
-//! empty headers and an empty body's content type, `reject`. The same
+//! empty headers and an empty body's content type, `reject`, `silent-drop`. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
 
 use crate::common::http::Client;
 use crate::common::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
 
 fn cfg(port: u16, origin: u16) -> String {
     format!(
@@ -376,4 +379,57 @@ fn proxy_connection_decides_nothing_as_haproxy() {
         out
     });
     assert!(got[0].ends_with(" open"), "{got:#?}");
+}
+
+#[test]
+fn http_request_silent_drop_as_haproxy() {
+    // The client gets nothing (weir resets; a privileged haproxy sends
+    // nothing at all), and the log line is haproxy's: no status, `PR--`.
+    let origin =
+        Server::named("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    let got = beside_haproxy(|start| {
+        let log = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    log 127.0.0.1:{} local0\n    log global\n\
+             \x20   log-format \"%ft %b/%s %TR/%Tw/%Tc/%Tr %ST %ts %{{+Q}}r\"\n\
+             \x20   timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    http-request silent-drop if {{ path /x }}\n    default_backend b\n\
+             backend b\n    server s {}\n",
+            log.port(),
+            origin.addr
+        );
+        let _p = start(&cfg, port);
+        let mut out = Vec::new();
+        for path in ["/x", "/"] {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+            c.write_all(format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes())
+                .unwrap();
+            let mut b = vec![0u8; 64];
+            let got = c
+                .read(&mut b)
+                .map(|n| String::from_utf8_lossy(&b[..n.min(12)]).into_owned());
+            out.push(got.unwrap_or_default());
+            let l = wait_for("a log line", Duration::from_secs(5), || {
+                let lines = log.lines.lock().unwrap();
+                lines
+                    .iter()
+                    .filter_map(|l| l.split_once("]: f "))
+                    .nth(out.len() / 2)
+                    .map(|(_, m)| m.to_string())
+            });
+            // (The timers of a request that went through vary.)
+            let w: Vec<&str> = l.split(' ').collect();
+            out.push(if path == "/" {
+                format!("{} {}", w[0], w[2])
+            } else {
+                l.clone()
+            });
+        }
+        out
+    });
+    assert_eq!(got[0], "", "nothing said to the client");
+    assert_eq!(got[1], "f/<NOSRV> -1/-1/-1/-1 -1 PR \"GET /x HTTP/1.1\"");
+    assert_eq!(got[2..], ["HTTP/1.1 200", "b/s 200"]);
 }
