@@ -68,6 +68,45 @@ impl Io for Conn {
     }
 }
 
+/// The socket options rules asked for the client's socket (the last of
+/// each kind wins).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SockOpts {
+    pub mark: Option<u32>,
+    pub tos: Option<u32>,
+}
+
+impl SockOpts {
+    /// Records `set-mark` or `set-tos`.
+    pub fn ask(&mut self, o: weir_rules::action::SockOpt) {
+        match o {
+            weir_rules::action::SockOpt::Mark(m) => self.mark = Some(m),
+            weir_rules::action::SockOpt::Tos(t) => self.tos = Some(t),
+        }
+    }
+}
+
+/// Sets on `tcp` the options `o` holds, and forgets them: the netfilter
+/// mark, the IP TOS (the traffic class over IPv6). A failure (a mark
+/// needs the `CAP_NET_ADMIN` privilege) changes nothing, as in haproxy.
+pub fn apply_sockopts(tcp: Option<&TcpStream>, o: &mut SockOpts) {
+    let (Some(tcp), true) = (tcp, o.mark.is_some() || o.tos.is_some()) else {
+        return;
+    };
+    let s = socket2::SockRef::from(tcp);
+    if let Some(m) = o.mark.take() {
+        let _ = s.set_mark(m);
+    }
+    if let Some(t) = o.tos.take() {
+        let _ = match tcp.local_addr() {
+            Ok(std::net::SocketAddr::V6(a)) if a.ip().to_ipv4_mapped().is_none() => {
+                s.set_tclass_v6(t)
+            }
+            _ => s.set_tos(t),
+        };
+    }
+}
+
 impl Conn {
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self {

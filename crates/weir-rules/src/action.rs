@@ -162,6 +162,8 @@ pub enum ReqAction {
     /// the message (a 500) for the rules after it in this set.
     StrictMode(bool),
     SetLogLevel,
+    /// `set-mark`, `set-tos` (`None`: `set-nice`, accepted).
+    SockOpt(Option<SockOpt>),
     /// `set-timeout server|tunnel <time>|<expr>`: the exchange's timeout
     /// (an expression gives milliseconds).
     SetTimeout(TimeoutKind, TimeoutValue),
@@ -248,6 +250,8 @@ pub enum ResAction {
     /// `strict-mode on|off`, as [`ReqAction::StrictMode`].
     StrictMode(bool),
     SetLogLevel,
+    /// `set-mark`, `set-tos` (`None`: `set-nice`, accepted).
+    SockOpt(Option<SockOpt>),
     /// `wait-for-body time <t> [at-least <bytes>]`: the response's body
     /// (or that much of it) is read before the response goes on; in time,
     /// or a 504.
@@ -842,6 +846,7 @@ pub fn parse_request_rule(
                 exactly::<1>(args, name)?;
                 ReqAction::SetLogLevel
             }
+            "set-mark" | "set-tos" | "set-nice" => ReqAction::SockOpt(parse_sockopt(name, args)?),
             "strict-mode" => ReqAction::StrictMode(strict_mode(args)?),
             "wait-for-body" => wait_for_body(args)?,
             n if n.starts_with("do-resolve(") => {
@@ -941,6 +946,7 @@ pub fn parse_response_rule(
                 exactly::<1>(args, name)?;
                 ResAction::SetLogLevel
             }
+            "set-mark" | "set-tos" | "set-nice" => ResAction::SockOpt(parse_sockopt(name, args)?),
             "strict-mode" => ResAction::StrictMode(strict_mode(args)?),
             "cache-store" => match args {
                 [c] => ResAction::CacheStore(c.clone()),
@@ -980,6 +986,33 @@ pub fn parse_response_rule(
 #[cfg(test)]
 #[path = "action_tests.rs"]
 mod tests;
+
+/// `set-mark` and `set-tos`: an option of the client's socket (the
+/// netfilter mark, the IP TOS or IPv6 traffic class of what goes to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SockOpt {
+    Mark(u32),
+    Tos(u32),
+}
+
+/// `set-mark <mark>`, `set-tos <tos>` (decimal, or hexadecimal after
+/// `0x`), and `set-nice <nice>` (`None`: accepted, it changes nothing in
+/// weir, whose tasks have no priorities).
+pub fn parse_sockopt(name: &str, args: &[String]) -> Result<Option<SockOpt>, String> {
+    let bad = || format!("'{name}' expects one integer");
+    let [v] = args else { return Err(bad()) };
+    let v = v.as_str();
+    let value = || match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).map_err(|_| bad()),
+        None => v.parse().map_err(|_| bad()),
+    };
+    match name {
+        "set-mark" => value().map(|v| Some(SockOpt::Mark(v))),
+        "set-tos" => value().map(|v| Some(SockOpt::Tos(v))),
+        _ if v.parse::<i32>().is_ok_and(|n| (-1024..=1024).contains(&n)) => Ok(None),
+        _ => Err(format!("'{name}' expects an integer from -1024 to 1024")),
+    }
+}
 
 /// `strict-mode on|off`.
 fn strict_mode(args: &[String]) -> Result<bool, String> {

@@ -64,6 +64,8 @@ pub enum TcpAction {
     SilentDrop,
     /// Accepted for compatibility; weir's logs have one level per line.
     SetLogLevel,
+    /// `set-mark`, `set-tos` (`None`: `set-nice`, accepted).
+    SockOpt(Option<crate::action::SockOpt>),
     /// `capture <sample> len <n>`, as `http-request capture`.
     Capture {
         expr: Expr,
@@ -93,9 +95,7 @@ fn refused(name: &str) -> Option<&'static str> {
     Some(match base {
         "ot-group" => "OpenTracing is not supported by weir",
         "expect-netscaler-cip" => "the NetScaler client IP protocol is not supported by weir",
-        "set-mark" | "set-tos" | "set-nice" | "set-priority-class" | "set-priority-offset" => {
-            "it is not supported by weir yet"
-        }
+        "set-priority-class" | "set-priority-offset" => "it is not supported by weir yet",
         _ => return None,
     })
 }
@@ -112,7 +112,7 @@ fn allowed(set: TcpRuleSet, action: &TcpAction) -> bool {
         | TcpAction::DoResolve(_)
         | TcpAction::SendSpoeGroup(..)
         | TcpAction::UseService(_) => set == Content,
-        TcpAction::Lua(_) => matches!(set, Content | Response),
+        TcpAction::Lua(_) | TcpAction::SockOpt(None) => matches!(set, Content | Response),
         TcpAction::SetAddr(..) => set != Response,
         TcpAction::Stick(_) => set != Response,
         _ => true,
@@ -148,6 +148,9 @@ pub fn parse_tcp_rule(
         "set-log-level" => {
             exactly::<1>(args, name)?;
             TcpAction::SetLogLevel
+        }
+        "set-mark" | "set-tos" | "set-nice" => {
+            TcpAction::SockOpt(crate::action::parse_sockopt(name, args)?)
         }
         "switch-mode" => TcpAction::SwitchHttp(
             match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {

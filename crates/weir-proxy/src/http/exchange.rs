@@ -463,6 +463,8 @@ async fn answer<'r>(
     vars: &mut Vars,
 ) -> Option<Outcome<'r>> {
     let (sh, fe_px, client) = (f.sh, f.fe_px, f.client);
+    // What the connection and request rules asked of the client's socket.
+    crate::conn::apply_sockopts(client.tcp(), &mut vars.sockopts);
     let view = ExCtx {
         req: Some(req),
         ..*tmpl

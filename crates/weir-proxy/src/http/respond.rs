@@ -458,6 +458,7 @@ fn http_rules<'p>(
         rules::ResOutcome::Done(r) => r,
         wait => return wait,
     };
+    crate::conn::apply_sockopts(r.f.client.tcp(), &mut vars.sockopts);
     let rule_slots = fe_px.http.res_rule_captures.len();
     if !fe_px.http.capture_res.is_empty() || rule_slots > 0 {
         let mut caps = capture(&fe_px.http.capture_res, &res.headers);

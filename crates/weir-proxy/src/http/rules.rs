@@ -47,6 +47,9 @@ pub struct Vars {
     pub cache_hit: Option<String>,
     /// `cache-store`: the cache the response goes to.
     pub cache_store: Option<String>,
+    /// `set-mark`, `set-tos`: options for the client's socket, set once
+    /// the rules that asked for them end (see [`crate::conn::apply_sockopts`]).
+    pub sockopts: crate::conn::SockOpts,
 }
 
 /// The timeouts `set-timeout` gave one exchange (none: the backend's).
@@ -73,6 +76,7 @@ impl Vars {
             lua_priv: None,
             cache_hit: None,
             cache_store: None,
+            sockopts: Default::default(),
         }
     }
     pub(crate) fn get(&self, name: &str) -> Option<Sample> {
@@ -398,6 +402,8 @@ enum Edit {
     Lua(Box<crate::lua::TxnState>),
     /// `cache-store`: the response goes to this cache.
     CacheStore(String),
+    /// `set-mark`, `set-tos`.
+    SockOpt(weir_rules::action::SockOpt),
 }
 
 /// Applies a header edit within `room`: one that does not fit is undone;
@@ -619,7 +625,8 @@ fn request_step(
             Some(t) => Edit::Track(t),
             None => return Step::Skip,
         },
-        ReqAction::SetLogLevel => return Step::Skip,
+        ReqAction::SetLogLevel | ReqAction::SockOpt(None) => return Step::Skip,
+        ReqAction::SockOpt(Some(o)) => Edit::SockOpt(*o),
         ReqAction::StrictMode(on) => Edit::Strict(*on),
         ReqAction::NormalizeUri(n) => match n.apply(&req.uri) {
             Some(u) => Edit::Uri(u),
@@ -725,6 +732,7 @@ fn apply_request_edit(
         }
         Edit::Strict(on) => room.strict = on,
         Edit::SetVar(n, Some(v)) => vars.set_if(&n, v),
+        Edit::SockOpt(o) => vars.sockopts.ask(o),
         Edit::SetVar(_, None) | Edit::Status(..) => {}
         Edit::UnsetVar(n) => vars.unset(&n),
         Edit::Capture(slot, v) => vars.captures.push((slot, v)),
@@ -834,7 +842,13 @@ pub fn run_response(
                     tmpl.sh, call, &ctx,
                 )))),
                 // Done before the rules ran (see `respond::wait_body`).
-                ResAction::SetLogLevel | ResAction::WaitForBody { .. } => continue,
+                ResAction::SetLogLevel
+                | ResAction::WaitForBody { .. }
+                | ResAction::SockOpt(None) => continue,
+                ResAction::SockOpt(Some(o)) => {
+                    vars.sockopts.ask(*o);
+                    continue;
+                }
             }
         };
         let edit = match step {

@@ -489,6 +489,8 @@ fn run_tcp(
             rec.early = true;
             log_session(&sh, fe_idx, &rec);
         }
+        // What the rules asked of the client's socket.
+        crate::conn::apply_sockopts(client.tcp(), &mut vars.sockopts);
         let mut link = link_of(&be, conn.srv, started, accept_wall, &rec);
         if !vars.track.is_empty() {
             link.track = Some(Box::new(std::mem::take(&mut vars.track)));

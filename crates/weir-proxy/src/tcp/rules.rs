@@ -119,7 +119,8 @@ pub fn run_from(
                     *e = true;
                 }
             }
-            TcpAction::SetLogLevel => {}
+            TcpAction::SetLogLevel | TcpAction::SockOpt(None) => {}
+            TcpAction::SockOpt(Some(o)) => subj.vars.sockopts.ask(*o),
             TcpAction::Lua(call) => {
                 subj.lua = Some(call.clone());
                 return Err(i + 1);

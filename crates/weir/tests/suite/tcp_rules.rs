@@ -243,3 +243,75 @@ fn connection_session_and_request_addresses_stay_apart() {
     assert_eq!(r.header("p-fc"), Some("10.1.0.1/127.0.0.1"));
     assert_eq!(r.header("p-s"), Some("192.168.0.1/192.168.0.2"));
 }
+
+/// The netfilter mark and TOS `ss` shows for the socket at local port
+/// `port` whose peer is at port `peer` (`-`: none shown).
+fn marks(port: u16, peer: u16) -> String {
+    let out = std::process::Command::new("ss")
+        .args(["-tnHe", "--tos", "state", "established"])
+        .arg(format!("( sport = :{port} and dport = :{peer} )"))
+        .output()
+        .expect("ss (iproute2) is needed: tests/run installs it");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(name))
+            .unwrap_or("-")
+            .to_string()
+    };
+    format!("mark={} tos={}", field("fwmark:"), field("tos:"))
+}
+
+#[test]
+fn set_mark_and_set_tos_mark_the_client_socket_as_haproxy() {
+    let echo = Server::start(|mut c| {
+        let mut b = [0u8; 256];
+        while let Ok(n) = c.read(&mut b) {
+            let ok = match &b[..n] {
+                [] => false,
+                [b'G', ..] => c
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                    .is_ok(),
+                m => c.write_all(m).is_ok(),
+            };
+            if !ok {
+                break;
+            }
+        }
+    });
+    let got = beside_haproxy(|start| {
+        let (tcp, http) = (free_port(), free_port());
+        let cfg = format!(
+            "defaults\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen t\n    mode tcp\n    bind 127.0.0.1:{tcp}\n\
+             \x20   tcp-request connection set-tos 0x48\n    tcp-request content set-mark 7\n    tcp-request content set-nice 5\n\
+             \x20   server s {}\n\
+             listen h\n    mode http\n    bind 127.0.0.1:{http}\n\
+             \x20   http-request set-mark 0x2a if {{ path /mark }}\n    http-response set-tos 32 if {{ status 200 }}\n\
+             \x20   server s {}\n",
+            echo.addr, echo.addr
+        );
+        let _p = start(&cfg, tcp);
+        let mut out = Vec::new();
+        let mut c = TcpStream::connect(("127.0.0.1", tcp)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"ping").unwrap();
+        let mut b = [0u8; 4];
+        c.read_exact(&mut b).unwrap();
+        out.push(marks(tcp, c.local_addr().unwrap().port()));
+        for path in ["/", "/mark"] {
+            let mut c = TcpStream::connect(("127.0.0.1", http)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            c.write_all(format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes())
+                .unwrap();
+            let mut b = [0u8; 40];
+            c.read_exact(&mut b).unwrap();
+            out.push(marks(http, c.local_addr().unwrap().port()));
+        }
+        out
+    });
+    assert_eq!(
+        got,
+        ["mark=0x7 tos=0x48", "mark=- tos=0x20", "mark=0x2a tos=0x20"]
+    );
+}
