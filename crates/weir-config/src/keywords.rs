@@ -584,7 +584,7 @@ pub const SERVER: &[Keyword] = &[
     kw("port", "-", Status::Supported),
     kw("proto", "-", Status::Partly("`h2` (HTTP/2 with prior knowledge, clear or over `ssl`) and `h1`, in `mode http`")),
     kw("proxy-v2-options", "-", Status::Partly("`authority` (the client's own PROXY authority, else its TLS SNI), `unique-id` (the request's unique id; its server connection serves that request alone), `crc32c`, `ssl`, `cert-cn`, `ssl-cipher`, `cert-sig`, `cert-key` (the `ssl` TLV, with haproxy 2.6's bytes: compared with haproxy's in a test); the TLVs come in haproxy's order, and the client's ALPN goes in every v2 header, as haproxy sends it. As in haproxy, an option without a `send-proxy*` word sends a v1 line")),
-    kw("redir", "-", Status::Refused),
+    kw("redir", "-", Status::Partly("GET and HEAD requests the server gets (by balancing or persistence) are answered `302 Found` with `location: <prefix><path and query>` and `connection: close`, in haproxy 2.6's bytes; other methods go to the server. No persistence cookie is set on the answer, as in haproxy")),
     kw("resolve-net", "-", Status::Supported),
     kw("resolve-opts", "-", Status::Partly("`allow-dup-ip`, `prevent-dup-ip` and `ignore-weight`; without `prevent-dup-ip`, servers of one name may share an address, as haproxy's")),
     kw("resolve-prefer", "-", Status::Supported),

@@ -97,6 +97,8 @@ pub struct Attempts {
     pub persist_to: Option<(ServerId, bool)>,
     /// Input: a server the first pick avoids (an HTTP retry redispatched).
     pub avoid: Option<ServerId>,
+    /// Input: a server with `redir` ends the attempt (a GET or HEAD).
+    pub redirect_ok: bool,
 }
 
 impl Attempts {
@@ -126,6 +128,9 @@ pub enum ConnectFail {
     ClientAbort { queued: bool },
     /// `KC`: killed (`shutdown session`, hard stop) while connecting.
     Killed,
+    /// `LC`: the server chosen has `redir`, and the request may be
+    /// redirected there (see [`Attempts::redirect_ok`]).
+    Redirect,
 }
 
 impl ConnectFail {
@@ -137,6 +142,7 @@ impl ConnectFail {
             ConnectFail::ClientAbort { queued: true } => Term::new(Cause::Client, State::Queue),
             ConnectFail::ClientAbort { queued: false } => Term::new(Cause::Client, State::Connect),
             ConnectFail::Killed => Term::new(Cause::Killed, State::Connect),
+            ConnectFail::Redirect => Term::new(Cause::Local, State::Connect),
         }
     }
 }
@@ -626,6 +632,9 @@ pub async fn connect<C: Carry>(
         };
         let srv = slot.srv;
         at.last_srv = Some(srv);
+        if at.redirect_ok && be.server(srv).conf.redir.is_some() {
+            return Err(ConnectFail::Redirect);
+        }
         if let Some(c) = reuse(srv) {
             at.tc = Some(Duration::ZERO);
             slot.keep();

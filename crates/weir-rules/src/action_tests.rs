@@ -141,8 +141,14 @@ fn do_resolve_forms() {
 #[test]
 fn socket_options_parse_decimal_and_hexadecimal() {
     let a = |v: &str| vec![v.to_string()];
-    assert_eq!(parse_sockopt("set-mark", &a("0x2a")), Ok(Some(SockOpt::Mark(42))));
-    assert_eq!(parse_sockopt("set-tos", &a("32")), Ok(Some(SockOpt::Tos(32))));
+    assert_eq!(
+        parse_sockopt("set-mark", &a("0x2a")),
+        Ok(Some(SockOpt::Mark(42)))
+    );
+    assert_eq!(
+        parse_sockopt("set-tos", &a("32")),
+        Ok(Some(SockOpt::Tos(32)))
+    );
     assert_eq!(parse_sockopt("set-nice", &a("-1024")), Ok(None));
     assert!(parse_sockopt("set-nice", &a("2000")).is_err());
     assert!(parse_sockopt("set-mark", &a("0xzz")).is_err());

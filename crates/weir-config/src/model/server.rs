@@ -83,6 +83,9 @@ pub struct Server {
     pub maxqueue: Option<u32>,
     /// The PROXY header it gets first (see [`ServerDefaults::send_proxy`]).
     pub send_proxy: Option<SendProxy>,
+    /// `redir <prefix>`: GET and HEAD requests for it are answered with a
+    /// 302 to the prefix and their path instead.
+    pub redir: Option<String>,
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
     /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
@@ -180,6 +183,8 @@ pub struct ServerDefaults {
     /// [`ServerDefaults::send_proxy`]).
     pub send_proxy_v1: bool,
     pub send_proxy_v2: bool,
+    /// `redir <prefix>`.
+    pub redir: Option<String>,
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
     pub h2: bool,
@@ -298,6 +303,7 @@ impl Default for ServerDefaults {
             maxqueue: None,
             send_proxy_v1: false,
             send_proxy_v2: false,
+            redir: None,
             proxy_v2: ProxyV2Options::default(),
             h2: false,
             check_h2: None,

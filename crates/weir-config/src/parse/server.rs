@@ -412,6 +412,10 @@ fn server_options(
                     d.maxqueue = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
                     2
                 }
+                "redir" => {
+                    d.redir = Some(need(word)?.to_string());
+                    2
+                }
                 "minconn" => {
                     d.minconn = Some(parse_u32(need(word)?, word)?).filter(|n| *n > 0);
                     2
@@ -634,6 +638,7 @@ pub(super) fn server(
         minconn: d.minconn,
         maxqueue: d.maxqueue,
         send_proxy,
+        redir: d.redir.clone(),
         proxy_v2: d.proxy_v2,
         h2: d.h2,
         check_h2: d.check_h2,

@@ -78,6 +78,7 @@ pub(super) async fn connect<'r>(
             .or(p.prefer.map(|i| (i, false)))
             .filter(|_| t.avoid_next.is_none()),
         avoid: t.avoid_next.take(),
+        redirect_ok: redirect_path(p.wire.get(..p.head_len).unwrap_or_default()).is_some(),
         ..Attempts::default()
     };
     let reuse_policy = be_px.http.reuse;
@@ -186,6 +187,21 @@ pub(super) async fn connect<'r>(
             rec.tc = attempts.tc.map_or(-1, ms);
             Ok((c, reused))
         }
+        Err(ConnectFail::Redirect) => {
+            rec.server = be.server_name(attempts.last_srv);
+            let prefix = attempts
+                .last_srv
+                .and_then(|s| be.server(s).conf.redir.as_deref())
+                .unwrap_or_default();
+            let path = redirect_path(p.wire.get(..p.head_len).unwrap_or_default()).unwrap_or("/");
+            let mut o = Outcome::error(302, ConnectFail::Redirect.term());
+            o.unsent = format!(
+                "HTTP/1.1 302 Found\r\ncache-control: no-cache\r\ncontent-length: 0\r\nlocation: {prefix}{path}\r\nconnection: close\r\n\r\n"
+            )
+            .into_bytes();
+            o.bytes_out = o.unsent.len() as u64;
+            Err(o.at(be, attempts.last_srv))
+        }
         Err(e) => {
             rec.server = be.server_name(attempts.last_srv);
             let status = match e {
@@ -196,6 +212,23 @@ pub(super) async fn connect<'r>(
             Err(o.at(be, attempts.last_srv))
         }
     }
+}
+
+/// The path and query a `redir` server's answer sends a GET or HEAD
+/// request `head` to (`None` for another method).
+fn redirect_path(head: &[u8]) -> Option<&str> {
+    let line = head.split(|&b| b == b'\r').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut w = line.split(' ');
+    if !matches!(w.next()?, "GET" | "HEAD") {
+        return None;
+    }
+    let uri = w.next()?;
+    // An absolute-form target: from its path on.
+    Some(match uri.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => uri,
+    })
 }
 
 /// What a connection to server `srv` is opened for beyond the server (a

@@ -8,7 +8,7 @@
 //! the spaces it renders (and `req.fhdr` reading without them),
 //! `option http-restrict-req-hdr-names delete`, `unique-id-format` with a
 //! sample, `errorloc303`, `deny … errorfile /dev/null`, `return` leaving out
-//! empty headers and an empty body's content type, `reject`, `silent-drop`. The same
+//! empty headers and an empty body's content type, `reject`, `silent-drop`, a `redir` server. The same
 //! configuration through both, the same requests; what the server got and
 //! what the client got are compared.
 
@@ -432,4 +432,59 @@ fn http_request_silent_drop_as_haproxy() {
     assert_eq!(got[0], "", "nothing said to the client");
     assert_eq!(got[1], "f/<NOSRV> -1/-1/-1/-1 -1 PR \"GET /x HTTP/1.1\"");
     assert_eq!(got[2..], ["HTTP/1.1 200", "b/s 200"]);
+}
+
+#[test]
+fn redir_servers_answer_get_and_head_with_a_302_as_haproxy() {
+    let origin =
+        Server::named("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    let got = beside_haproxy(|start| {
+        let log = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    log 127.0.0.1:{} local0\n    log global\n\
+             \x20   log-format \"%b/%s %Tc %ST %tsc %{{+Q}}r\"\n\
+             \x20   timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    cookie SRV insert\n\
+             \x20   server a {} redir http://img.example.com cookie a\n",
+            log.port(),
+            origin.addr
+        );
+        let _p = start(&cfg, port);
+        let mut out = Vec::new();
+        let asks = [
+            "GET /x/y?z=1 HTTP/1.1\r\nhost: a\r\n\r\n",
+            "HEAD http://a/abs?q HTTP/1.0\r\n\r\n",
+            "POST /p HTTP/1.1\r\nhost: a\r\ncontent-length: 0\r\n\r\n",
+        ];
+        for (i, ask) in asks.iter().enumerate() {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            c.write_all(ask.as_bytes()).unwrap();
+            let mut b = Vec::new();
+            let _ = c.read_to_end(&mut b);
+            let answer = String::from_utf8_lossy(&b).into_owned();
+            // (The server's answer gets the persistence cookie.)
+            out.push(answer.lines().next().unwrap_or_default().to_string());
+            if i < 2 {
+                out.push(answer);
+            }
+            let l = wait_for("a log line", Duration::from_secs(5), || {
+                let lines = log.lines.lock().unwrap();
+                lines
+                    .iter()
+                    .filter_map(|l| l.split_once("]: l/"))
+                    .nth(i)
+                    .map(|(_, m)| m.to_string())
+            });
+            out.push(l);
+        }
+        out
+    });
+    assert_eq!(
+        got[1],
+        "HTTP/1.1 302 Found\r\ncache-control: no-cache\r\ncontent-length: 0\r\nlocation: http://img.example.com/x/y?z=1\r\nconnection: close\r\n\r\n"
+    );
+    assert_eq!(got[2], "a -1 302 LCNN \"GET /x/y?z=1 HTTP/1.1\"");
+    assert_eq!(got[6], "HTTP/1.1 200 OK");
 }
