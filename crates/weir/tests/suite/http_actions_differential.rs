@@ -381,22 +381,32 @@ fn proxy_connection_decides_nothing_as_haproxy() {
     assert!(got[0].ends_with(" open"), "{got:#?}");
 }
 
+/// A server's whole answer, closing.
+const OK_CLOSE: &str = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+
+/// A `defaults` section in `mode http` logging to `log`.
+fn logged_defaults(log: &Syslog) -> String {
+    format!(
+        "defaults\n    mode http\n    log 127.0.0.1:{} local0\n    log global\n\
+         \x20   timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n",
+        log.port()
+    )
+}
+
 #[test]
 fn http_request_silent_drop_as_haproxy() {
     // The client gets nothing (weir resets; a privileged haproxy sends
     // nothing at all), and the log line is haproxy's: no status, `PR--`.
-    let origin =
-        Server::named("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    let origin = Server::named(OK_CLOSE);
     let got = beside_haproxy(|start| {
         let log = Syslog::start();
         let port = free_port();
         let cfg = format!(
-            "defaults\n    mode http\n    log 127.0.0.1:{} local0\n    log global\n\
+            "{}\
              \x20   log-format \"%ft %b/%s %TR/%Tw/%Tc/%Tr %ST %ts %{{+Q}}r\"\n\
-             \x20   timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
              frontend f\n    bind 127.0.0.1:{port}\n    http-request silent-drop if {{ path /x }}\n    default_backend b\n\
              backend b\n    server s {}\n",
-            log.port(),
+            logged_defaults(&log),
             origin.addr
         );
         let _p = start(&cfg, port);
@@ -411,14 +421,8 @@ fn http_request_silent_drop_as_haproxy() {
                 .read(&mut b)
                 .map(|n| String::from_utf8_lossy(&b[..n.min(12)]).into_owned());
             out.push(got.unwrap_or_default());
-            let l = wait_for("a log line", Duration::from_secs(5), || {
-                let lines = log.lines.lock().unwrap();
-                lines
-                    .iter()
-                    .filter_map(|l| l.split_once("]: f "))
-                    .nth(out.len() / 2)
-                    .map(|(_, m)| m.to_string())
-            });
+            let l = log.nth_after("]: f ", out.len() / 2);
+
             // (The timers of a request that went through vary.)
             let w: Vec<&str> = l.split(' ').collect();
             out.push(if path == "/" {
@@ -436,18 +440,16 @@ fn http_request_silent_drop_as_haproxy() {
 
 #[test]
 fn redir_servers_answer_get_and_head_with_a_302_as_haproxy() {
-    let origin =
-        Server::named("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    let origin = Server::named(OK_CLOSE);
     let got = beside_haproxy(|start| {
         let log = Syslog::start();
         let port = free_port();
         let cfg = format!(
-            "defaults\n    mode http\n    log 127.0.0.1:{} local0\n    log global\n\
+            "{}\
              \x20   log-format \"%b/%s %Tc %ST %tsc %{{+Q}}r\"\n\
-             \x20   timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
              listen l\n    bind 127.0.0.1:{port}\n    cookie SRV insert\n\
              \x20   server a {} redir http://img.example.com cookie a\n",
-            log.port(),
+            logged_defaults(&log),
             origin.addr
         );
         let _p = start(&cfg, port);
@@ -469,14 +471,7 @@ fn redir_servers_answer_get_and_head_with_a_302_as_haproxy() {
             if i < 2 {
                 out.push(answer);
             }
-            let l = wait_for("a log line", Duration::from_secs(5), || {
-                let lines = log.lines.lock().unwrap();
-                lines
-                    .iter()
-                    .filter_map(|l| l.split_once("]: l/"))
-                    .nth(i)
-                    .map(|(_, m)| m.to_string())
-            });
+            let l = log.nth_after("]: l/", i);
             out.push(l);
         }
         out

@@ -485,11 +485,7 @@ fn rdp_fetches_and_tcp_log_samples_as_haproxy() {
             let _ = c.read_to_end(&mut Vec::new());
             // (Sessions' lines only: weir, started without `-d`, also
             // logs "Proxy l started.", as haproxy does then.)
-            let l = wait_for("a log line", Duration::from_secs(5), || {
-                let lines = syslog.lines.lock().unwrap();
-                let mut sessions = lines.iter().filter_map(|l| l.split_once("]: 127.0.0.1 "));
-                sessions.nth(i).map(|(_, m)| m.to_string())
-            });
+            let l = syslog.nth_after("]: 127.0.0.1 ", i);
             out.push(l);
         }
         out

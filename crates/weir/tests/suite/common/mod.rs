@@ -423,6 +423,19 @@ impl Syslog {
     pub fn port(&self) -> u16 {
         self.sock.local_addr().unwrap().port()
     }
+    /// Waits for the `i`th line (from 0) holding `marker`, and gives what
+    /// follows the marker in it.
+    pub fn nth_after(&self, marker: &str, i: usize) -> String {
+        wait_for(
+            &format!("log line {i} with '{marker}'"),
+            Duration::from_secs(5),
+            || {
+                let lines = self.lines.lock().unwrap();
+                let mut found = lines.iter().filter_map(|l| l.split_once(marker));
+                found.nth(i).map(|(_, m)| m.to_string())
+            },
+        )
+    }
     /// Waits for a line containing `needle`.
     pub fn wait_line(&self, needle: &str, timeout: Duration) -> String {
         wait_for(&format!("a syslog line with '{needle}'"), timeout, || {
