@@ -430,13 +430,34 @@ fn balance_hash_hashes_an_expression_as_haproxy() {
     });
     let spread: std::collections::HashSet<&String> = picks.iter().collect();
     assert!(spread.len() >= 3, "{picks:?}");
-    // A check refuses it in mode tcp rather than hash something else.
-    let (code, out, err) = check_cfg(
-        "defaults\n    mode tcp\nlisten l\n    bind 127.0.0.1:8001\n    balance hash src\n    server s 127.0.0.1:1\n",
-    );
-    assert_ne!(code, 0);
+    // In mode tcp it hashes the expression on the connection: one
+    // source, one server, haproxy's.
+    let names = ["s1", "s2", "s3"];
+    let servers: Vec<Server> = names.iter().map(|n| Server::named(n)).collect();
+    let picks = beside_haproxy(|start| {
+        let port = free_port();
+        let mut cfg = format!(
+            "defaults\n    mode tcp\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    balance hash src\n"
+        );
+        for (n, s) in names.iter().zip(&servers) {
+            cfg.push_str(&format!("    server {n} {}\n", s.addr));
+        }
+        let _p = start(&cfg, port);
+        (0..4)
+            .map(|_| {
+                let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                    .unwrap();
+                let mut got = String::new();
+                let _ = std::io::Read::read_to_string(&mut c, &mut got);
+                got
+            })
+            .collect::<Vec<_>>()
+    });
     assert!(
-        format!("{out}{err}").contains("'balance hash' is not supported by weir in 'mode tcp' yet")
+        picks.iter().all(|p| p == &picks[0] && !p.is_empty()),
+        "{picks:?}"
     );
 }
 
