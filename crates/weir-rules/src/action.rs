@@ -7,6 +7,8 @@ use crate::sample::Expr;
 use crate::vars::{VarSet, VarValue};
 use std::sync::Arc;
 
+pub use crate::sockopt::{parse_sockopt, SockOpt};
+
 /// The body of a `return` (or `deny` with a custom answer).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
@@ -986,33 +988,6 @@ pub fn parse_response_rule(
 #[cfg(test)]
 #[path = "action_tests.rs"]
 mod tests;
-
-/// `set-mark` and `set-tos`: an option of the client's socket (the
-/// netfilter mark, the IP TOS or IPv6 traffic class of what goes to it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SockOpt {
-    Mark(u32),
-    Tos(u32),
-}
-
-/// `set-mark <mark>`, `set-tos <tos>` (decimal, or hexadecimal after
-/// `0x`), and `set-nice <nice>` (`None`: accepted, it changes nothing in
-/// weir, whose tasks have no priorities).
-pub fn parse_sockopt(name: &str, args: &[String]) -> Result<Option<SockOpt>, String> {
-    let bad = || format!("'{name}' expects one integer");
-    let [v] = args else { return Err(bad()) };
-    let v = v.as_str();
-    let value = || match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        Some(hex) => u32::from_str_radix(hex, 16).map_err(|_| bad()),
-        None => v.parse().map_err(|_| bad()),
-    };
-    match name {
-        "set-mark" => value().map(|v| Some(SockOpt::Mark(v))),
-        "set-tos" => value().map(|v| Some(SockOpt::Tos(v))),
-        _ if v.parse::<i32>().is_ok_and(|n| (-1024..=1024).contains(&n)) => Ok(None),
-        _ => Err(format!("'{name}' expects an integer from -1024 to 1024")),
-    }
-}
 
 /// `strict-mode on|off`.
 fn strict_mode(args: &[String]) -> Result<bool, String> {

@@ -29,6 +29,7 @@ pub mod ocsp;
 pub mod patref;
 pub mod payload;
 pub mod sample;
+pub mod sockopt;
 pub mod ssl;
 pub mod stick;
 mod strconv;

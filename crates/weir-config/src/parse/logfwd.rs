@@ -158,7 +158,7 @@ pub(super) fn forward_line(st: &mut State<'_>, words: &[String], loc: &Loc) {
     let kw = words.first().map_or("", String::as_str);
     let args = words.get(1..).unwrap_or_default();
     if kw == "bind" {
-        match super::server::bind(words, loc, &mut st.diags, false) {
+        match super::bind::bind(words, loc, &mut st.diags, false) {
             Ok(b) => {
                 if let Some(fwd) = st.config.log_forwards.last_mut() {
                     fwd.binds.push(b);

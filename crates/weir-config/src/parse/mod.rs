@@ -3,6 +3,7 @@
 //! collected with its `file:line`; nothing stops at the first error.
 
 mod balance;
+mod bind;
 mod cache;
 mod check;
 mod filter;

@@ -269,7 +269,7 @@ fn wiring(
             let mut full = vec!["bind".to_string()];
             full.extend_from_slice(args);
             let nbproc = st.config.global.nbproc.is_some();
-            match super::server::bind(&full, loc, &mut st.diags, nbproc) {
+            match super::bind::bind(&full, loc, &mut st.diags, nbproc) {
                 Ok(b) => p.binds.push(b),
                 Err(errs) => {
                     for e in errs {

@@ -113,10 +113,10 @@ fn refused_keywords_and_sections_by_name() {
         e[0].contains("t.cfg:2") && e[0].contains("unable to find cache 'nosuch'"),
         "{e:?}"
     );
-    let e = errors("backend b\n  server s 127.0.0.1:80 redir http://x\n");
+    let e = errors("backend b\n  server s 127.0.0.1:80 namespace blue\n");
     assert!(
         e.iter()
-            .any(|m| m.contains("'redir' is not supported by weir yet")),
+            .any(|m| m.contains("'namespace' is not supported by weir yet")),
         "{e:?}"
     );
     let e = errors("frontend f\n  bind :443 npn h2\n");
