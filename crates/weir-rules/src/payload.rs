@@ -269,7 +269,7 @@ pub fn rdp_cookie<'a>(data: &'a [u8], name: Option<&str>) -> Rdp<'a> {
     if !head.eq_ignore_ascii_case(b"Cookie:") {
         return Rdp::None;
     }
-    let rest = rest.trim_ascii_start_matches(b' ');
+    let rest = skip_spaces(rest);
     if rest.is_empty() {
         return Rdp::Short;
     }
@@ -297,16 +297,10 @@ pub fn rdp_cookie<'a>(data: &'a [u8], name: Option<&str>) -> Rdp<'a> {
     }
 }
 
-/// Bytes without the leading ones equal to `b`.
-trait TrimStart {
-    fn trim_ascii_start_matches(&self, b: u8) -> &Self;
-}
-
-impl TrimStart for [u8] {
-    fn trim_ascii_start_matches(&self, b: u8) -> &[u8] {
-        let n = self.iter().take_while(|&&x| x == b).count();
-        self.get(n..).unwrap_or_default()
-    }
+/// The bytes after the leading spaces.
+fn skip_spaces(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|&&x| x == b' ').count();
+    b.get(n..).unwrap_or_default()
 }
 
 /// The server address an RDP `msts` cookie names (`<addr>.<port>.…`, its
