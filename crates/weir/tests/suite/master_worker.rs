@@ -529,8 +529,14 @@ fn old_workers_answer_through_their_pid() {
     let held = held_client(port);
     m.signal(libc::SIGUSR2);
     let second = m.wait_new_worker(first);
-    let old = m.ask(&format!("@!{first} show info\n"));
-    assert!(old.contains(&format!("\nPid: {first}\n")), "{old}");
+    // The old worker answers through its pid, and says it is stopping
+    // once it has taken the master's soft-stop signal (it may answer
+    // just before).
+    let old = wait_for("the old worker stopping", Duration::from_secs(5), || {
+        let old = m.ask(&format!("@!{first} show info\n"));
+        assert!(old.contains(&format!("\nPid: {first}\n")), "{old}");
+        old.contains("\nStopping: 1\n").then_some(old)
+    });
     assert!(old.contains("\nStopping: 1\n"), "{old}");
     let new = m.ask("@1 show info\n");
     assert!(new.contains(&format!("\nPid: {second}\n")), "{new}");
