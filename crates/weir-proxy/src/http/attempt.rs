@@ -78,7 +78,9 @@ pub(super) async fn connect<'r>(
             .or(p.prefer.map(|i| (i, false)))
             .filter(|_| t.avoid_next.is_none()),
         avoid: t.avoid_next.take(),
-        redirect_ok: redirect_path(p.wire.get(..p.head_len).unwrap_or_default()).is_some(),
+        // (The method only: the path is read when a `redir` server is
+        // chosen.)
+        redirect_ok: p.wire.starts_with(b"GET ") || p.wire.starts_with(b"HEAD "),
         ..Attempts::default()
     };
     let reuse_policy = be_px.http.reuse;
