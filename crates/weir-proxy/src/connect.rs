@@ -396,9 +396,10 @@ pub fn proxy_header(v: SendProxy, opts: ProxyV2Options, ps: &ProxySource<'_>) ->
         (SendProxy::V2, _, _) => pp::encode_v2_local(&tlvs),
     };
     // The checksum covers the header with its own field zeroed: the field
-    // is the first TLV's value, right after the addresses.
-    if v == SendProxy::V2 && opts.crc32c {
-        let at = h.len() - tlvs.len() + 3;
+    // is the first TLV's value, right after the addresses (when the TLVs
+    // fitted the header at all).
+    if let (SendProxy::V2, true, Some(start)) = (v, opts.crc32c, h.len().checked_sub(tlvs.len())) {
+        let at = start + 3;
         let crc = weir_rules::hash::crc32c(&h).to_be_bytes();
         if let Some(field) = h.get_mut(at..at + 4) {
             field.copy_from_slice(&crc);

@@ -495,8 +495,12 @@ fn run_tcp(
         if !vars.track.is_empty() {
             link.track = Some(Box::new(std::mem::take(&mut vars.track)));
         }
-        link.samples = std::mem::take(&mut rec.samples);
-        link.unique_id = rec.unique_id.take();
+        if !rec.samples.is_empty() || rec.unique_id.is_some() {
+            link.logged = Some(Box::new(super::Logged {
+                samples: std::mem::take(&mut rec.samples),
+                unique_id: rec.unique_id.take(),
+            }));
+        }
         drop(rec);
         let start = super::Start::New {
             initial,
@@ -881,8 +885,7 @@ fn link_of(
         beconn: rec.beconn,
         srvconn: rec.srvconn,
         track: None,
-        samples: Vec::new(),
-        unique_id: None,
+        logged: None,
     }
 }
 

@@ -49,9 +49,16 @@ pub(crate) struct Link {
     pub srvconn: u32,
     /// The stick counters the session tracks, until it ends.
     pub track: Option<Box<crate::state::tables::Trackers>>,
-    /// The log format's `%[…]` samples, taken once connected.
+    /// What the log line takes from the connect phase's rules: its
+    /// `%[…]` samples and `%ID` (boxed, and only when there are any: every
+    /// forwarding session carries a `Link`).
+    pub logged: Option<Box<Logged>>,
+}
+
+/// A `mode tcp` session's log samples and unique id, taken once connected.
+#[derive(Clone, Default)]
+pub(crate) struct Logged {
     pub samples: Vec<String>,
-    /// `%ID`.
     pub unique_id: Option<String>,
 }
 
@@ -271,8 +278,12 @@ pub(crate) fn forward<'a>(
             srv_queue: link.srv_queue,
             be_queue: link.be_queue,
             hostname: &sh.hostname,
-            samples: std::mem::take(&mut link.samples),
-            unique_id: link.unique_id.take(),
+            samples: link
+                .logged
+                .as_mut()
+                .map(|l| std::mem::take(&mut l.samples))
+                .unwrap_or_default(),
+            unique_id: link.logged.as_mut().and_then(|l| l.unique_id.take()),
             ..LogRecord::default()
         };
         crate::stats::count(sh, fe_idx, Some(&be), Some(link.srv), &rec, false);
