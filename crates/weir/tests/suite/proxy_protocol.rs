@@ -544,6 +544,8 @@ fn mode_tcp_unique_ids_go_in_the_log_and_the_proxy_header_as_haproxy() {
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
         let _ = c.read_to_end(&mut Vec::new());
+        // The session (and its log line) ends when the client closes too.
+        drop(c);
         let head = heads.recv_timeout(Duration::from_secs(5)).unwrap();
         let line = syslog.wait_line("id=", Duration::from_secs(5));
         (

@@ -483,6 +483,7 @@ fn rdp_fetches_and_tcp_log_samples_as_haproxy() {
             c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             c.write_all(&rdp_request(line)).unwrap();
             let _ = c.read_to_end(&mut Vec::new());
+            drop(c);
             // (Sessions' lines only: weir, started without `-d`, also
             // logs "Proxy l started.", as haproxy does then.)
             let l = syslog.nth_after("]: 127.0.0.1 ", i);
