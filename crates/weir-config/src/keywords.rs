@@ -42,7 +42,7 @@ pub const SECTIONS: &[(&str, Status)] = &[
     ("backend", Status::Supported),
     ("cache", Status::Supported),
     ("defaults", Status::Supported),
-    ("fcgi-app", Status::Partly("accepted with a note and unused: weir speaks no FastCGI, so `use-fcgi-app` and `proto fcgi` are refused and a section no backend can use changes nothing")),
+    ("fcgi-app", Status::Partly("`docroot`, `index`, `path-info`, `set-param`, `pass-header`, `acl`, `log-stderr`, `option keep-conn`; `option get-values`, `mpxs-conns` and `max-reqs` are accepted with a note: weir sends one request at a time on a connection, and does not ask the application (see \"FastCGI\" below)")),
     ("frontend", Status::Supported),
     ("global", Status::Supported),
     ("http-errors", Status::Supported),
@@ -257,7 +257,7 @@ pub const PROXY: &[Keyword] = &[
     kw("errorloc303", "DFLB", Status::Supported),
     kw("external-check command", "D-LB", Status::Supported),
     kw("external-check path", "D-LB", Status::Supported),
-    kw("filter", "-FLB", Status::Partly("`compression`, `cache <name>` (checked as haproxy checks them: the cache exists, compression after the cache, each needs its own line beside another filter), `trace … quiet` (forwards unchanged; without `quiet` it is refused, weir prints no trace messages), `spoe` (see \"SPOE\" below); `fcgi-app`, `opentracing` and `bwlim-*` are refused by name")),
+    kw("filter", "-FLB", Status::Partly("`compression`, `cache <name>` (checked as haproxy checks them: the cache exists, compression after the cache, each needs its own line beside another filter), `trace … quiet` (forwards unchanged; without `quiet` it is refused, weir prints no trace messages), `spoe` (see \"SPOE\" below), `fcgi-app <name>` (names the backend's application, as `use-fcgi-app`); `opentracing` and `bwlim-*` are refused by name")),
     kw("force-persist", "--LB", Status::Supported),
     kw("fullconn", "D-LB", Status::Supported),
     kw("hash-balance-factor", "D-LB", Status::Partly("bounds the load of `hash-type consistent` picks (`balance source`, `uri`, `url_param`, `hdr`): a server over its weighted share of the current connections times the factor gives way to the next one on the ring; `balance random` (power of draws in weir) does not use it")),
@@ -403,7 +403,7 @@ pub const PROXY: &[Keyword] = &[
     kw("transparent", "D-LB", Status::Refused),
     kw("unique-id-format", "DFL-", Status::Partly("log-format variables, in `mode http` per request and in `mode tcp` per session (made once its backend is chosen: `%ID`, `unique-id`, a PROXY v2 header's TLV); the `+X` (hex) flag is accepted and not applied")),
     kw("unique-id-header", "DFL-", Status::Supported),
-    kw("use-fcgi-app", "--LB", Status::Refused),
+    kw("use-fcgi-app", "--LB", Status::Supported),
     kw("use-server", "--LB", Status::Supported),
     kw("use_backend", "-FL-", Status::Partly("as `default_backend`: a `mode tcp` frontend choosing a `mode http` backend goes on in HTTP")),
 ];
@@ -582,7 +582,7 @@ pub const SERVER: &[Keyword] = &[
     kw("pool-max-conn", "-", Status::Supported),
     kw("pool-purge-delay", "-", Status::Partly("an idle server connection unused for the delay is closed (HAProxy closes half of them each delay); 0 keeps them")),
     kw("port", "-", Status::Supported),
-    kw("proto", "-", Status::Partly("`h2` (HTTP/2 with prior knowledge, clear or over `ssl`) and `h1`, in `mode http`")),
+    kw("proto", "-", Status::Partly("`h2` (HTTP/2 with prior knowledge, clear or over `ssl`), `h1`, and `fcgi` (a FastCGI application: see \"FastCGI\" below), in `mode http`")),
     kw("proxy-v2-options", "-", Status::Partly("`authority` (the client's own PROXY authority, else its TLS SNI), `unique-id` (the request's unique id; its server connection serves that request alone), `crc32c`, `ssl`, `cert-cn`, `ssl-cipher`, `cert-sig`, `cert-key` (the `ssl` TLV, with haproxy 2.6's bytes: compared with haproxy's in a test); the TLVs come in haproxy's order, and the client's ALPN goes in every v2 header, as haproxy sends it. As in haproxy, an option without a `send-proxy*` word sends a v1 line")),
     kw("redir", "-", Status::Partly("GET and HEAD requests the server gets (by balancing or persistence) are answered `302 Found` with `location: <prefix><path and query>` and `connection: close`, in haproxy 2.6's bytes; other methods go to the server. No persistence cookie is set on the answer, as in haproxy")),
     kw("resolve-net", "-", Status::Supported),
@@ -729,8 +729,20 @@ pub fn render_markdown() -> String {
     out.push_str(LUA_NOTES);
     out.push_str(COMPRESSION_NOTES);
     out.push_str(SPOE_NOTES);
+    out.push_str(FCGI_NOTES);
     out
 }
+
+/// FastCGI (checked by `crates/weir/tests/suite/fcgi.rs`, beside haproxy
+/// with PHP-FPM).
+const FCGI_NOTES: &str = "
+## FastCGI (manual §10)
+
+- `fcgi-app <name>` sections (`docroot`, `index`, `path-info <regex>`, `set-param <name> <fmt> [if|unless <cond>]`, `pass-header <name> [if|unless <cond>]`, `acl`, `log-stderr global|<target>`, `[no] option keep-conn`), `use-fcgi-app <name>` (or `filter fcgi-app <name>`) in a backend, `server … proto fcgi`; the configuration is checked as haproxy checks it (no `docroot`, an unknown application, an application without a FastCGI server or the reverse, `mode tcp`, two applications in one backend), in its words.
+- Each request goes as `FCGI_BEGIN_REQUEST` (Responder, `FCGI_KEEP_CONN` unless `no option keep-conn`), one `FCGI_PARAMS` stream and `FCGI_STDIN`. The parameters are haproxy 2.6's (compared through PHP-FPM's `$_SERVER`): every request field as `HTTP_<NAME>` but `Authorization`, `Proxy-Authorization`, the hop-by-hop fields, `Content-Length` and `Content-Type` (unless `pass-header` names them); `CONTENT_LENGTH` (0 without a body), `CONTENT_TYPE`, `AUTH_TYPE` and `REMOTE_USER` for Basic credentials, `GATEWAY_INTERFACE`, `DOCUMENT_ROOT`, `SCRIPT_NAME` (the URL-decoded path, cut by `path-info`'s first capture, with `index` after a final `/`), `PATH_INFO` and `PATH_TRANSLATED` (its second capture), `REQUEST_URI`, `REQUEST_METHOD`, `QUERY_STRING` (when not empty), `SERVER_NAME` (the `Host`, else the local address), `SERVER_PORT`, `SERVER_PROTOCOL`, `REMOTE_ADDR`, `REMOTE_PORT`, `SCRIPT_FILENAME`, `HTTPS=on` over TLS; `set-param` names are upper-cased, an empty value sets nothing, and a name of these replaces its default (`SCRIPT_FILENAME` follows a new `SCRIPT_NAME`). A chunked request body is waited for (a buffer's worth, as haproxy does) so that its length can be given; a body larger than the buffer goes without `CONTENT_LENGTH`. A decoded path with a newline or NUL is answered 500 (`IH`) when `path-info` is set, as haproxy answers.
+- The application's CGI head gives the status (`Status:`, a `Location:` alone is a 302) and the fields (names in lower case, as haproxy writes them); a `date` is added when it has none. The body goes chunked to HTTP/1.1 clients unless the head gave a length (haproxy adds a `content-length` when the whole answer is in its buffer). `FCGI_STDERR` lines go to the `log-stderr` targets at level `err`, tagged with the application's name (haproxy 2.6.12 crashes with `log-stderr global`, and logs bytes that are not the message with an address). A connection the application keeps (`option keep-conn`) goes back to the idle pool after a clean `FCGI_END_REQUEST`.
+- Differs: weir sends one request at a time on a connection: `option mpxs-conns`, `option max-reqs` and `option get-values` are accepted with a note (weir does not multiplex and does not ask for `FCGI_MAX_REQS`); `SERVER_SOFTWARE` is `weir/<version>`.
+";
 
 /// SPOE (checked by `crates/weir/tests/suite/spoe.rs`, beside haproxy).
 const SPOE_NOTES: &str = "

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 mod check;
 mod comp;
+mod fcgi;
 mod global;
 mod log;
 mod resolvers;
@@ -14,6 +15,7 @@ mod server;
 mod spoe;
 pub use check::*;
 pub use comp::*;
+pub use fcgi::*;
 pub use global::*;
 pub use log::*;
 pub use resolvers::*;
@@ -43,6 +45,8 @@ pub struct Config {
     pub caches: Vec<Cache>,
     /// `program` sections (master-worker mode only).
     pub programs: Vec<Program>,
+    /// `fcgi-app` sections.
+    pub fcgi_apps: Vec<FcgiApp>,
 }
 
 /// A `program` section: a command the master process runs beside its
@@ -653,6 +657,9 @@ pub struct Proxy {
     pub filters: Vec<(Filter, Loc)>,
     /// `filter spoe` engines.
     pub spoe: Vec<SpoeEngine>,
+    /// `use-fcgi-app <name>`: the `fcgi-app` section its `proto fcgi`
+    /// servers run (with the line).
+    pub use_fcgi_app: Option<(String, Loc)>,
     /// `external-check command|path`.
     pub external_check: ExternalCheck,
     /// `hash-balance-factor`: consistent hashing's load bound, a
@@ -835,6 +842,7 @@ impl Proxy {
             compression: Compression::default(),
             filters: Vec::new(),
             spoe: Vec::new(),
+            use_fcgi_app: None,
             external_check: ExternalCheck::default(),
             hash_balance_factor: 0,
             fullconn: None,

@@ -8,6 +8,7 @@
 )]
 #![forbid(unsafe_code)]
 
+pub mod fcgi;
 pub mod h1;
 pub mod h2;
 pub mod proxy_protocol;

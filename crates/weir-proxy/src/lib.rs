@@ -18,6 +18,7 @@ pub mod conn_io;
 pub mod connect;
 pub mod cut;
 pub mod dns;
+pub mod fcgi;
 pub mod forward;
 pub mod freq;
 pub mod h2;

@@ -33,6 +33,7 @@ pub mod sockopt;
 pub mod ssl;
 pub mod stick;
 mod strconv;
+pub use strconv::url_dec;
 pub mod tcp;
 pub mod textconv;
 mod types;

@@ -42,7 +42,7 @@ pub(crate) fn b64dec(b: &[u8]) -> Option<Vec<u8>> {
 
 /// Percent-decoding; `+` becomes a space after the first `?`, or
 /// everywhere when `in_form`.
-fn url_dec(b: &[u8], in_form: bool) -> Option<Vec<u8>> {
+pub fn url_dec(b: &[u8], in_form: bool) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(b.len());
     let mut in_query = in_form;
     let mut i = 0;

@@ -211,6 +211,11 @@ pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
+/// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) of a Unix time.
+pub fn http_date(secs: i64) -> String {
+    strftime("%a, %d %b %Y %H:%M:%S GMT", &tm(secs, 0))
+}
+
 fn tm(epoch: i64, off: i64) -> Tm {
     let t = epoch + off;
     let days = t.div_euclid(86_400);

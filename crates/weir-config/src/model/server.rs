@@ -90,6 +90,8 @@ pub struct Server {
     pub proxy_v2: ProxyV2Options,
     /// `proto h2`: HTTP/2 with prior knowledge (clear text or over TLS).
     pub h2: bool,
+    /// `proto fcgi`: FastCGI, to the backend's `use-fcgi-app`.
+    pub fcgi: bool,
     /// `check-proto h1|h2`: the HTTP version of checks (none: `proto`'s).
     pub check_h2: Option<bool>,
     /// `ws`: the protocol of WebSocket upgrades.
@@ -188,6 +190,7 @@ pub struct ServerDefaults {
     /// `proxy-v2-options`: the TLVs a v2 header carries.
     pub proxy_v2: ProxyV2Options,
     pub h2: bool,
+    pub fcgi: bool,
     pub check_h2: Option<bool>,
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
@@ -306,6 +309,7 @@ impl Default for ServerDefaults {
             redir: None,
             proxy_v2: ProxyV2Options::default(),
             h2: false,
+            fcgi: false,
             check_h2: None,
             ws: WsMode::Auto,
             source: None,

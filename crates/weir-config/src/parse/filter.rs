@@ -70,10 +70,13 @@ pub(super) fn filter(
             }
             Filter::Trace
         }
-        Some((k, _))
-            if ["spoe", "fcgi-app", "opentracing", "bwlim-in", "bwlim-out"]
-                .contains(&k.as_str()) =>
-        {
+        Some((k, [name])) if k == "fcgi-app" => {
+            return super::fcgi::use_app(p, name, loc);
+        }
+        Some((k, _)) if k == "fcgi-app" => {
+            return Err("'filter fcgi-app' expects the name of an fcgi-app section".into())
+        }
+        Some((k, _)) if ["spoe", "opentracing", "bwlim-in", "bwlim-out"].contains(&k.as_str()) => {
             return Err(format!("filter '{k}' is not supported by weir yet"));
         }
         Some((k, _)) => {

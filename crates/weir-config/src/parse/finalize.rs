@@ -29,6 +29,7 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     resolvers_named(cfg, diags);
     do_resolve_named(cfg, diags);
     super::cache::names_checked(cfg, diags);
+    super::fcgi::checked(cfg, diags);
     // A proxy's `source` goes to its servers without one.
     for p in &mut cfg.proxies {
         if let Some(src) = &p.source {

@@ -6,6 +6,7 @@ mod balance;
 mod bind;
 mod cache;
 mod check;
+mod fcgi;
 mod filter;
 mod finalize;
 mod global;
@@ -106,6 +107,8 @@ enum Section {
     Mailers,
     /// The last `cache` section.
     Cache,
+    /// The last `fcgi-app` section.
+    FcgiApp,
     /// The last `program` section.
     Program,
     /// The last `ring`, `log-forward` section.
@@ -341,17 +344,6 @@ impl State<'_> {
         let kw = words[0].as_str();
         if let Some((_, status)) = SECTIONS.iter().find(|(n, _)| *n == kw) {
             self.close_section();
-            if kw == "fcgi-app" {
-                // Nothing can use it: `use-fcgi-app` is refused.
-                self.diags.push(
-                    crate::diag::Level::Notice,
-                    Some(loc),
-                    "'fcgi-app' section accepted and unused: weir speaks no FastCGI ('use-fcgi-app' is refused)",
-                );
-                self.section = Section::Skipped;
-                self.section_name = kw.to_string();
-                return;
-            }
             if *status == Status::Refused {
                 self.diags.alert(
                     loc,
@@ -404,6 +396,7 @@ impl State<'_> {
             Section::Resolvers => resolvers::line(self, words, loc),
             Section::Mailers => mailers::line(self, words, loc),
             Section::Cache => cache::line(self, words, loc),
+            Section::FcgiApp => fcgi::line(self, words, loc),
             Section::Program => program::line(self, words, loc),
             Section::Ring => logfwd::ring_line(self, words, loc),
             Section::LogForward => logfwd::forward_line(self, words, loc),
@@ -466,6 +459,14 @@ impl State<'_> {
         if kw == "program" {
             self.section = if program::open(self, words, loc) {
                 Section::Program
+            } else {
+                Section::Skipped
+            };
+            return;
+        }
+        if kw == "fcgi-app" {
+            self.section = if fcgi::open(self, words, loc) {
+                Section::FcgiApp
             } else {
                 Section::Skipped
             };

@@ -231,6 +231,9 @@ pub(super) fn apply(
     if name == "filter" {
         return super::filter::filter(st, p, args, loc);
     }
+    if name == "use-fcgi-app" {
+        return super::fcgi::use_app(p, one(args, "an fcgi-app name")?, loc);
+    }
     if let Some(what) = name.strip_prefix("external-check ") {
         let v = one(args, "an argument")?.to_string();
         match what {

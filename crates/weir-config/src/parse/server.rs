@@ -190,17 +190,27 @@ fn server_options(
                     2
                 }
                 "proto" | "check-proto" => {
-                    let h2 = match need(word)? {
+                    let p = need(word)?;
+                    if word == "proto" && p == "fcgi" {
+                        (d.h2, d.fcgi) = (false, true);
+                        return Ok(2);
+                    }
+                    let h2 = match p {
                         "h2" => true,
                         "h1" => false,
                         p => {
+                            let fcgi = if word == "proto" {
+                                ", 'h2' or 'fcgi'"
+                            } else {
+                                " or 'h2'"
+                            };
                             return Err(format!(
-                                "'{word}' expects 'h1' or 'h2' on a server line, got '{p}'"
-                            ))
+                                "'{word}' expects 'h1'{fcgi} on a server line, got '{p}'"
+                            ));
                         }
                     };
                     match word {
-                        "proto" => d.h2 = h2,
+                        "proto" => (d.h2, d.fcgi) = (h2, false),
                         _ => d.check_h2 = Some(h2),
                     }
                     2
@@ -600,6 +610,7 @@ pub(super) fn server(
         redir: d.redir.clone(),
         proxy_v2: d.proxy_v2,
         h2: d.h2,
+        fcgi: d.fcgi,
         check_h2: d.check_h2,
         ws: d.ws,
         source: d.source,

@@ -135,7 +135,7 @@ pub(super) async fn connect<'r>(
                 reused = Some(if c.proven { 2 } else { 1 });
                 Connected {
                     srv,
-                    conn: Upstream::Conn(c.conn),
+                    conn: Upstream::of(be, s, c.conn),
                     server_addr: c.server_addr,
                     source_addr: c.source_addr,
                     key,
@@ -325,6 +325,13 @@ async fn send_head(
 ) -> Result<usize, XferError> {
     let t = r.server_timeout;
     let (head, body) = p.wire.split_at(p.head_len.min(p.wire.len()));
+    if let (Peer::Fcgi(up), Some(Ok(fr))) = (sconn, &p.fcgi) {
+        // The application takes the parameters made for it, then the
+        // body bytes read with the head.
+        up.begin(fr, p.body_framing);
+        send(sconn, if consumed { &[] } else { body }, t).await?;
+        return Ok(p.head_len);
+    }
     if let Some(req) = named {
         // Rewritten for this server: the head anew, then the body bytes.
         let body = if consumed { &[][..] } else { body };
@@ -404,6 +411,12 @@ pub(super) async fn send_request<'r>(
         named.headers.push(weir_proto::h1::Header::new(h, srv));
         named
     });
+    if matches!(conn.conn, Upstream::Fcgi(_)) && !matches!(p.fcgi, Some(Ok(_))) {
+        // A path `path-info` cannot read: haproxy's 500.
+        let term = Term::new(Cause::Internal, State::Headers);
+        let o = fail(r.be_px, r.f.fe_px, 500, term);
+        return Err(Some(o.at(r.be, Some(conn.srv))));
+    }
     match send_head(r, conn.conn.peer(), req, p, t.consumed, named.as_ref()).await {
         Ok(n) => {
             t.consumed = true;

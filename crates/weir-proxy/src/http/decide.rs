@@ -124,7 +124,10 @@ impl BodyWait<'_> {
         req: &mut RequestHead,
         dirty: &mut bool,
     ) -> Result<(), Verdict> {
-        if !px.options.http_buffer_request || self.body.is_some() {
+        // A FastCGI application is told a chunked body's length: haproxy
+        // waits for it (a buffer's worth at most).
+        let fcgi = px.use_fcgi_app.is_some() && req.framing == Framing::Chunked;
+        if !(px.options.http_buffer_request || fcgi) || self.body.is_some() {
             return Ok(());
         }
         let t = px.timeouts.http_request.or(px.timeouts.client);

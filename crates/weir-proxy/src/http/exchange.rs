@@ -112,6 +112,8 @@ pub(super) struct Prepared<'k> {
     pub websocket: bool,
     /// The compression the client accepts (`compression algo`).
     pub comp: Option<weir_config::model::CompAlgo>,
+    /// The request for the backend's FastCGI application (`use-fcgi-app`).
+    pub fcgi: Option<Result<crate::fcgi::Request, crate::fcgi::BadPath>>,
 }
 
 /// One request/response exchange after the request head was read.
@@ -663,6 +665,15 @@ fn prepare<'k>(
         _ => key.into(),
     };
     let sni = r.be.snis(&ctx);
+    let fcgi = r.be.fcgi.as_ref().map(|app| {
+        let facts = crate::fcgi::Facts {
+            src: tmpl.src,
+            dst: tmpl.dst,
+            https: tmpl.tls.is_some(),
+            body_len: crate::fcgi::body_len(req.framing, cbuf.bytes()),
+        };
+        crate::fcgi::request(&app.conf, req, &facts, &ctx)
+    });
     Prepared {
         dirty,
         wire,
@@ -683,6 +694,7 @@ fn prepare<'k>(
         websocket: crate::h2::upgrade_protocol(req)
             .is_some_and(|p| p.eq_ignore_ascii_case(b"websocket")),
         comp,
+        fcgi,
     }
 }
 
@@ -763,7 +775,7 @@ fn finish(
     keep_client: bool,
     held: &mut Option<Box<Held>>,
 ) {
-    if kept == Kept::Server && sbuf.is_empty() {
+    if kept == Kept::Server && sbuf.is_empty() && conn.conn.reusable() {
         let gen =
             r.be.server(conn.srv)
                 .conn_gen

@@ -710,8 +710,10 @@ pub(super) fn park(sh: &Shared, h: Held) {
         gen: h.gen,
         key: h.conn.key,
     };
-    let peer::Upstream::Conn(conn) = h.conn.conn else {
-        return;
+    let conn = match h.conn.conn {
+        peer::Upstream::Conn(c) => c,
+        peer::Upstream::Fcgi(f) => f.into_conn(),
+        peer::Upstream::H2(_) => return,
     };
     pool::put(
         &slot,

@@ -6,6 +6,7 @@
 
 use crate::conn::{Conn, Io};
 use crate::connect::{Carry, Connected};
+use crate::fcgi::up::FcgiUp;
 use crate::h2::front::H2Stream;
 use crate::h2::upstream::{self, H2Up};
 use crate::state::ServerId;
@@ -22,6 +23,8 @@ pub enum Peer<'c> {
     H2(&'c H2Stream),
     /// A stream to an HTTP/2 server.
     H2Up(&'c H2Up),
+    /// A FastCGI application's connection.
+    Fcgi(&'c FcgiUp),
 }
 
 impl<'c> Peer<'c> {
@@ -31,12 +34,14 @@ impl<'c> Peer<'c> {
             Peer::Conn(c) => c.tls_info(),
             Peer::H2(h) => h.tls(),
             Peer::H2Up(h) => h.tls(),
+            Peer::Fcgi(f) => f.conn().tls_info(),
         }
     }
     /// The TCP socket, plain or under TLS (for socket options).
     pub fn tcp(self) -> Option<&'c tokio::net::TcpStream> {
         match self {
             Peer::Conn(c) => c.tcp(),
+            Peer::Fcgi(f) => f.conn().tcp(),
             Peer::H2(_) | Peer::H2Up(_) => None,
         }
     }
@@ -61,7 +66,7 @@ impl<'c> Peer<'c> {
         }
         match self {
             Peer::H2(h) => h.upgrade_ok(res),
-            Peer::Conn(_) | Peer::H2Up(_) => true,
+            Peer::Conn(_) | Peer::H2Up(_) | Peer::Fcgi(_) => true,
         }
     }
     /// Writes all of `buf` (see [`crate::conn::send_all`]).
@@ -73,7 +78,7 @@ impl<'c> Peer<'c> {
     pub async fn aborted(self) {
         match self {
             Peer::H2(h) => std::future::poll_fn(|cx| h.poll_reset(cx)).await,
-            Peer::Conn(_) | Peer::H2Up(_) => std::future::pending().await,
+            Peer::Conn(_) | Peer::H2Up(_) | Peer::Fcgi(_) => std::future::pending().await,
         }
     }
 }
@@ -84,6 +89,7 @@ impl Io for Peer<'_> {
             Peer::Conn(c) => c.poll_read_ready(cx),
             Peer::H2(h) => h.poll_read_ready(cx),
             Peer::H2Up(h) => h.poll_read_ready(cx),
+            Peer::Fcgi(f) => f.poll_read_ready(cx),
         }
     }
     fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -91,6 +97,7 @@ impl Io for Peer<'_> {
             Peer::Conn(c) => c.poll_write_ready(cx),
             Peer::H2(h) => h.poll_write_ready(cx),
             Peer::H2Up(h) => h.poll_write_ready(cx),
+            Peer::Fcgi(f) => f.poll_write_ready(cx),
         }
     }
     fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
@@ -98,6 +105,7 @@ impl Io for Peer<'_> {
             Peer::Conn(c) => c.try_recv(buf),
             Peer::H2(h) => h.try_read(buf),
             Peer::H2Up(h) => h.try_read(buf),
+            Peer::Fcgi(f) => f.try_recv(buf),
         }
     }
     fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
@@ -105,6 +113,7 @@ impl Io for Peer<'_> {
             Peer::Conn(c) => c.try_send(buf),
             Peer::H2(h) => h.try_write(buf),
             Peer::H2Up(h) => h.try_write(buf),
+            Peer::Fcgi(f) => f.try_send(buf),
         }
     }
     fn shutdown_write(&self) -> io::Result<()> {
@@ -112,6 +121,7 @@ impl Io for Peer<'_> {
             Peer::Conn(c) => c.shutdown_write(),
             Peer::H2(h) => h.shutdown_write(),
             Peer::H2Up(h) => h.shutdown_write(),
+            Peer::Fcgi(f) => f.shutdown_write(),
         }
     }
     fn set_reset_on_close(&self) {
@@ -119,12 +129,25 @@ impl Io for Peer<'_> {
             Peer::Conn(c) => c.set_reset_on_close(),
             Peer::H2(h) => h.set_reset_on_close(),
             Peer::H2Up(h) => h.set_reset_on_close(),
+            Peer::Fcgi(f) => f.set_reset_on_close(),
         }
     }
     fn transport(&self) -> Option<&Conn> {
         match self {
             Peer::Conn(c) => Some(c),
-            Peer::H2(_) | Peer::H2Up(_) => None,
+            Peer::H2(_) | Peer::H2Up(_) | Peer::Fcgi(_) => None,
+        }
+    }
+    fn has_pending(&self) -> bool {
+        match self {
+            Peer::Fcgi(f) => f.has_pending(),
+            p => p.transport().is_some_and(Conn::has_pending),
+        }
+    }
+    fn try_flush(&self) -> io::Result<()> {
+        match self {
+            Peer::Fcgi(f) => f.try_flush(),
+            p => p.transport().map_or(Ok(()), Conn::try_flush),
         }
     }
 }
@@ -136,6 +159,8 @@ impl Io for Peer<'_> {
 pub enum Upstream {
     Conn(Conn),
     H2(Box<H2Up>),
+    /// A FastCGI application (`proto fcgi`).
+    Fcgi(Box<FcgiUp>),
 }
 
 impl Upstream {
@@ -143,6 +168,23 @@ impl Upstream {
         match self {
             Upstream::Conn(c) => Peer::Conn(c),
             Upstream::H2(h) => Peer::H2Up(h),
+            Upstream::Fcgi(f) => Peer::Fcgi(f),
+        }
+    }
+    /// Whether the connection may carry another exchange (a FastCGI one
+    /// only when its application ended the last cleanly and keeps it).
+    pub fn reusable(&self) -> bool {
+        match self {
+            Upstream::Fcgi(f) => f.reusable(),
+            _ => true,
+        }
+    }
+    /// A transport to server `s` as its protocol carries exchanges: a
+    /// FastCGI connection for a `proto fcgi` server.
+    pub fn of(be: &BackendRt, s: &crate::state::ServerRt, conn: Conn) -> Upstream {
+        match &be.fcgi {
+            Some(app) if s.conf.fcgi => Upstream::Fcgi(Box::new(FcgiUp::new(conn, app.clone()))),
+            _ => Upstream::Conn(conn),
         }
     }
 }
@@ -174,6 +216,9 @@ impl Carry for Upstream {
         let Some(s) = be.server_at(c.srv) else {
             return Ok(c.map(Upstream::Conn));
         };
+        if s.conf.fcgi {
+            return Ok(c.map(|conn| Upstream::of(be, s, conn)));
+        }
         let h2 = match if ws { s.ws.h2 } else { s.h2 } {
             H2Use::Always => true,
             H2Use::IfNegotiated => c.conn.tls_info().and_then(|t| t.alpn.as_deref()) == Some("h2"),

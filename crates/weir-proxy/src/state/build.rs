@@ -41,7 +41,8 @@ pub fn build(cfg: Arc<Config>, limits: Limits, _carried: Carried) -> Result<Shar
         .collect();
     let (global_logger, loggers, forwarders) = open_loggers(&cfg, &hostname, &rings, &mut errors);
     let files = tls::store::Store::new(&cfg.global.tls);
-    let (backends, by_name) = backends(&cfg, limits, &loggers, &files, &mut errors);
+    let apps = fcgi_apps(&cfg, &hostname, &global_logger, &rings, &mut errors);
+    let (backends, by_name) = backends(&cfg, limits, &loggers, &apps, &files, &mut errors);
     super::track::link(&backends, &mut errors);
     let frontends = frontends(
         &cfg,
@@ -286,10 +287,49 @@ fn open_logger(
 }
 
 /// Every backend's live data, and backend indexes by name.
+/// Each `fcgi-app` section, with the logger of its `log-stderr` targets
+/// (tagged with its name; `global` adds the global targets).
+fn fcgi_apps(
+    cfg: &Config,
+    hostname: &str,
+    global: &Logger,
+    rings: &[Arc<log::ring::Ring>],
+    errors: &mut Vec<String>,
+) -> Vec<Arc<crate::fcgi::App>> {
+    let mut cache = HashMap::new();
+    let host = cfg.global.log_send_hostname.as_ref().map(|h| {
+        if h.is_empty() {
+            hostname.to_string()
+        } else {
+            h.clone()
+        }
+    });
+    cfg.fcgi_apps
+        .iter()
+        .map(|a| {
+            let mut targets = a.log_stderr.clone();
+            if a.log_stderr_global {
+                targets.extend(cfg.global.logs.iter().cloned());
+            }
+            let host = host.clone().unwrap_or_default();
+            let stderr =
+                open_logger(&targets, &mut cache, &a.name, &host, rings).unwrap_or_else(|e| {
+                    errors.push(e);
+                    global.clone()
+                });
+            Arc::new(crate::fcgi::App {
+                conf: a.clone(),
+                stderr,
+            })
+        })
+        .collect()
+}
+
 fn backends(
     cfg: &Config,
     limits: Limits,
     loggers: &[Logger],
+    apps: &[Arc<crate::fcgi::App>],
     files: &tls::store::Store,
     errors: &mut Vec<String>,
 ) -> (Vec<Arc<BackendRt>>, HashMap<String, BackendId>) {
@@ -341,7 +381,12 @@ fn backends(
         let has_sni = servers
             .iter()
             .any(|(_, s)| s.tls_ctx.as_ref().is_some_and(|t| t.sni.is_some()));
+        let fcgi = px
+            .use_fcgi_app
+            .as_ref()
+            .and_then(|(name, _)| apps.iter().find(|a| a.conf.name == *name).cloned());
         backends.push(Arc::new(BackendRt {
+            fcgi,
             has_sni: AtomicBool::new(has_sni),
             log_source,
             nolinger: px.options.nolinger,

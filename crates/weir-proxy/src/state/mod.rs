@@ -271,6 +271,8 @@ pub struct BackendRt {
     pub nolinger: bool,
     /// `email-alert`: its server state changes mailed.
     pub alerts: Option<crate::mail::Alerts>,
+    /// `use-fcgi-app`: the application its `proto fcgi` servers run.
+    pub fcgi: Option<Arc<crate::fcgi::App>>,
 }
 
 impl BackendRt {

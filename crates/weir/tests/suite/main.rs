@@ -22,6 +22,7 @@ mod counters_differential;
 mod dynamic_servers;
 mod email_alerts;
 mod external_checks;
+mod fcgi;
 mod fetches_differential;
 mod forwarding;
 mod framing;

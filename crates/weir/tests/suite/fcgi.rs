@@ -1,0 +1,210 @@
+//! FastCGI applications (`fcgi-app`, `use-fcgi-app`, `proto fcgi`) in
+//! front of a real PHP-FPM: the parameters PHP sees, bodies both ways,
+//! statuses, HEAD, the 500 for a path `path-info` refuses, compared with
+//! Debian's haproxy 2.6 on the same requests; `log-stderr` (weir alone:
+//! haproxy 2.6.12 crashes or logs garbage there).
+
+use crate::common::http::read_response;
+use crate::common::*;
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A PHP-FPM pool on a port, serving the scripts of a fresh document
+/// root; stopped when dropped.
+struct PhpFpm {
+    child: Child,
+    port: u16,
+    root: PathBuf,
+}
+
+impl Drop for PhpFpm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Debian's PHP-FPM (`php-fpm<version>`), which tests/run installs.
+fn php_fpm_bin() -> PathBuf {
+    std::fs::read_dir("/usr/sbin")
+        .ok()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("php-fpm"))
+        })
+        .expect("php-fpm is not installed: tests/run installs it (Debian's php-fpm)")
+}
+
+/// `env.php` prints the CGI variables PHP got (sorted, without the
+/// request time) and the body it read; `status.php` answers 404 with a
+/// text body; `err.php` writes a line on `FCGI_STDERR`.
+const SCRIPTS: &[(&str, &str)] = &[
+    (
+        "env.php",
+        "<?php\nheader('X-Script: env');\n$k = array_filter(array_keys($_SERVER), fn($k) => !in_array($k, ['REQUEST_TIME', 'REQUEST_TIME_FLOAT', 'PHP_SELF', 'argv', 'argc', 'FCGI_ROLE']));\nsort($k);\nforeach ($k as $n) { echo \"$n=\" . $_SERVER[$n] . \"\\n\"; }\necho 'BODY=' . file_get_contents('php://input') . \"\\n\";\n",
+    ),
+    (
+        "status.php",
+        "<?php\nhttp_response_code(404);\nheader('Content-Type: text/plain');\necho \"nothing here\\n\";\n",
+    ),
+    ("err.php", "<?php\nerror_log('oops from php');\necho \"logged\\n\";\n"),
+];
+
+impl PhpFpm {
+    fn start() -> PhpFpm {
+        let bin = php_fpm_bin();
+        let dir = tempdir("php-fpm");
+        let root = dir.join("www");
+        std::fs::create_dir_all(&root).unwrap();
+        for (name, text) in SCRIPTS {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        let port = free_port();
+        let conf = dir.join("fpm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "[global]\nerror_log = {}\ndaemonize = no\n[www]\nlisten = 127.0.0.1:{port}\npm = static\npm.max_children = 8\n",
+                dir.join("fpm.log").display()
+            ),
+        )
+        .unwrap();
+        // `-R`: the tests may run as root; `-n`: no php.ini.
+        let child = Command::new(bin)
+            .args(["-n", "-R", "-F", "-y"])
+            .arg(&conf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start php-fpm");
+        let fpm = PhpFpm { child, port, root };
+        wait_for("php-fpm to listen", Duration::from_secs(10), || {
+            listening(port).then_some(())
+        });
+        fpm
+    }
+}
+
+/// One request on its own connection; the status, the fields an
+/// application sets (`x-script`, `content-type`, `x-powered-by`), and the
+/// body with the proxy's port blanked.
+fn ask(port: u16, raw: &str, method: &str) -> (u16, Vec<String>, String) {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(raw.replace("PORT", &port.to_string()).as_bytes())
+        .unwrap();
+    let r = read_response(&mut BufReader::new(c), method).unwrap();
+    let fields = ["x-script", "content-type", "x-powered-by"]
+        .iter()
+        .filter_map(|n| r.header(n).map(|v| format!("{n}: {v}")))
+        .collect();
+    let body = String::from_utf8_lossy(&r.body)
+        .replace(&port.to_string(), "PORT")
+        .lines()
+        // What names the proxy or the client's own port.
+        .filter(|l| !l.starts_with("SERVER_SOFTWARE=") && !l.starts_with("REMOTE_PORT="))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (r.status, fields, body)
+}
+
+fn fcgi_cfg(port: u16, fpm: &PhpFpm, extra_app: &str) -> String {
+    format!(
+        "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+         listen l\n    bind 127.0.0.1:{port}\n    use-fcgi-app php\n    server s 127.0.0.1:{} proto fcgi\n\
+         fcgi-app php\n    docroot {}\n    index env.php\n{extra_app}",
+        fpm.port,
+        fpm.root.display()
+    )
+}
+
+#[test]
+fn php_gets_the_parameters_and_bodies_haproxy_sends() {
+    let fpm = PhpFpm::start();
+    let app = "    path-info ^(/.+\\.php)(/.*)?$\n    set-param REDIRECT_STATUS 200\n    set-param lower_name \"%[src] %[req.hdr(x-tag)]\"\n    set-param EMPTY %[req.hdr(nothere)]\n    acl ov path_beg /over\n    set-param SCRIPT_NAME /env.php if ov\n    pass-header Authorization if { hdr(x-pass) yes }\n";
+    let requests = [
+        ("GET", "GET /env.php/more/path%20x?q=1&r=2 HTTP/1.1\r\nhost: 127.0.0.1:PORT\r\nx-tag: t1\r\ncookie: a=b\r\nconnection: close\r\n\r\n"),
+        ("GET", "GET /over/there HTTP/1.1\r\nhost: h\r\nauthorization: Basic YWw6cHc=\r\nx-pass: yes\r\nconnection: close\r\n\r\n"),
+        ("GET", "GET /env.php HTTP/1.1\r\nhost: h\r\nauthorization: Basic Ym9iOnM=\r\nconnection: close\r\n\r\n"),
+        ("POST", "POST / HTTP/1.1\r\nhost: h\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 7\r\nconnection: close\r\n\r\na=b&c=d"),
+        ("POST", "POST /env.php?x HTTP/1.1\r\nhost: h\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n"),
+        ("GET", "GET /env.php HTTP/1.0\r\n\r\n"),
+        ("HEAD", "HEAD /env.php HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
+        ("GET", "GET /status.php HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
+        ("GET", "GET /nope.php HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
+        ("GET", "GET /env.php%0Ax HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
+    ];
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let _p = start(&fcgi_cfg(port, &fpm, app), port);
+        requests
+            .iter()
+            .map(|(m, raw)| ask(port, raw, m))
+            .collect::<Vec<_>>()
+    });
+    // What PHP saw of the first request, as both proxies sent it.
+    let first = &got[0].2;
+    for want in [
+        "PATH_INFO=/more/path x",
+        "SCRIPT_NAME=/env.php",
+        "QUERY_STRING=q=1&r=2",
+        "HTTP_COOKIE=a=b",
+        "LOWER_NAME=127.0.0.1 t1",
+        "REDIRECT_STATUS=200",
+        "SERVER_NAME=127.0.0.1:PORT",
+    ] {
+        assert!(first.lines().any(|l| l == want), "{want} in {first}");
+    }
+    assert!(!first.contains("EMPTY="), "{first}");
+    assert!(
+        got[1].2.contains("HTTP_AUTHORIZATION=Basic YWw6cHc="),
+        "{:?}",
+        got[1]
+    );
+    assert!(got[2].2.contains("REMOTE_USER=bob") && !got[2].2.contains("HTTP_AUTHORIZATION"));
+    assert!(got[3].2.contains("BODY=a=b&c=d") && got[3].2.contains("CONTENT_LENGTH=7"));
+    assert!(got[4].2.contains("BODY=abcdefg") && got[4].2.contains("CONTENT_LENGTH=7"));
+    assert_eq!((got[6].0, got[6].2.as_str()), (200, ""));
+    assert_eq!((got[7].0, got[7].2.as_str()), (404, "nothing here"));
+    assert_eq!(got[9].0, 500);
+}
+
+#[test]
+fn php_errors_go_to_log_stderr_and_connections_are_kept() {
+    let fpm = PhpFpm::start();
+    let syslog = Syslog::start();
+    let port = free_port();
+    let app = format!("    log-stderr 127.0.0.1:{} local1\n", syslog.port());
+    let _w = Weir::start(&fcgi_cfg(port, &fpm, &app), port);
+    // Requests one after the other on one client connection: each one's
+    // answer whole, the application's kept connection used again.
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut r = BufReader::new(c.try_clone().unwrap());
+    for path in ["/err.php", "/status.php", "/err.php", "/"] {
+        c.write_all(format!("GET {path} HTTP/1.1\r\nhost: h\r\n\r\n").as_bytes())
+            .unwrap();
+        let res = read_response(&mut r, "GET").unwrap();
+        let want = match path {
+            "/status.php" => 404,
+            _ => 200,
+        };
+        assert_eq!(res.status, want, "{path}: {}", res.head);
+        assert!(res.header("date").is_some(), "{}", res.head);
+    }
+    // local1.err, tagged with the application's name.
+    let line = syslog.wait_line("oops from php", Duration::from_secs(5));
+    assert!(
+        line.starts_with("<139>") && line.contains(" php["),
+        "{line}"
+    );
+}
