@@ -26,10 +26,27 @@ pub struct Request {
     pub head: bool,
 }
 
-/// Why a request cannot go to the application: a `path-info` match on a
-/// decoded path holding a newline or a NUL (haproxy answers 500).
+/// Why a request cannot go to the application, as haproxy refuses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BadPath;
+pub enum Refusal {
+    /// `path-info` and a decoded path holding a newline or a NUL: 500
+    /// (`IH`).
+    BadPath,
+    /// A chunked body larger than the buffer, whose length cannot be
+    /// told: 400 (`PH`).
+    NoLength,
+}
+
+impl Refusal {
+    /// The status and the termination state haproxy logs.
+    pub fn answer(self) -> (u16, crate::term::Term) {
+        use crate::term::{Cause, State, Term};
+        match self {
+            Refusal::BadPath => (500, Term::new(Cause::Internal, State::Headers)),
+            Refusal::NoLength => (400, Term::new(Cause::Proxy, State::Headers)),
+        }
+    }
+}
 
 /// What the exchange knows of the request beyond its head.
 pub struct Facts {
@@ -64,7 +81,10 @@ pub fn request(
     req: &RequestHead,
     facts: &Facts,
     ctx: &dyn weir_rules::Ctx,
-) -> Result<Request, BadPath> {
+) -> Result<Request, Refusal> {
+    if facts.body_len.is_none() {
+        return Err(Refusal::NoLength);
+    }
     Ok(Request {
         params: params(app, req, facts, ctx)?,
         head: req.method == "HEAD",
@@ -93,7 +113,7 @@ pub fn params(
     req: &RequestHead,
     facts: &Facts,
     ctx: &dyn weir_rules::Ctx,
-) -> Result<Vec<u8>, BadPath> {
+) -> Result<Vec<u8>, Refusal> {
     let mut out = Vec::with_capacity(1024);
     let passed = |name: &str| {
         app.pass_headers
@@ -139,7 +159,7 @@ fn defaults(
     app: &FcgiApp,
     req: &RequestHead,
     facts: &Facts,
-) -> Result<Vec<(String, Vec<u8>)>, BadPath> {
+) -> Result<Vec<(String, Vec<u8>)>, Refusal> {
     let mut v: Vec<(String, Vec<u8>)> = Vec::with_capacity(20);
     let mut set = |n: &str, val: &[u8]| v.push((n.to_string(), val.to_vec()));
     let header = |n: &str| {
@@ -183,10 +203,10 @@ fn defaults(
     if let Some(d) = facts.dst {
         set("SERVER_PORT", d.port().to_string().as_bytes());
     }
-    let proto: &[u8] = if req.minor == 0 {
-        b"HTTP/1.0"
-    } else {
-        b"HTTP/1.1"
+    let proto: &[u8] = match req.minor {
+        0 => b"HTTP/1.0",
+        2 => b"HTTP/2.0",
+        _ => b"HTTP/1.1",
     };
     set("SERVER_PROTOCOL", proto);
     if let Some(s) = facts.src {
@@ -238,7 +258,7 @@ fn derive_paths(app: &FcgiApp, vars: &mut Vec<(String, Vec<u8>)>) {
 /// The script's name and the path info: the decoded path split by
 /// `path-info` (its first and second captures), else the whole path with
 /// `index` after a final `/`.
-fn script_and_info(app: &FcgiApp, path: &str) -> Result<(Vec<u8>, Option<Vec<u8>>), BadPath> {
+fn script_and_info(app: &FcgiApp, path: &str) -> Result<(Vec<u8>, Option<Vec<u8>>), Refusal> {
     let decoded =
         weir_rules::url_dec(path.as_bytes(), false).unwrap_or_else(|| path.as_bytes().to_vec());
     let indexed = |mut p: Vec<u8>| {
@@ -251,7 +271,7 @@ fn script_and_info(app: &FcgiApp, path: &str) -> Result<(Vec<u8>, Option<Vec<u8>
         return Ok((indexed(decoded), None));
     };
     if decoded.iter().any(|&b| b == b'\n' || b == 0) {
-        return Err(BadPath);
+        return Err(Refusal::BadPath);
     }
     let Some(caps) = re.captures(&decoded) else {
         return Ok((indexed(decoded), None));

@@ -75,6 +75,9 @@ struct St {
     ended: bool,
     /// The connection failed or closed.
     broken: bool,
+    /// The CGI head could not be read (an invalid response, not a
+    /// server's failure).
+    bad_head: bool,
 }
 
 impl FcgiUp {
@@ -94,6 +97,7 @@ impl FcgiUp {
                 head_req: false,
                 ended: true,
                 broken: false,
+                bad_head: false,
             }),
         }
     }
@@ -109,6 +113,12 @@ impl FcgiUp {
 
     pub fn conn(&self) -> &Conn {
         &self.conn
+    }
+
+    /// The application's CGI head was invalid: the response is refused
+    /// (`PH`), as haproxy refuses it, rather than failed.
+    pub fn bad_head(&self) -> bool {
+        self.st().bad_head
     }
 
     /// Whether another request may follow on this connection: the last
@@ -140,6 +150,7 @@ impl FcgiUp {
         st.phase = Phase::Head;
         st.head_req = req.head;
         st.ended = false;
+        st.bad_head = false;
     }
 
     /// Sends what waits in `out`; `WouldBlock` while some remains.
@@ -232,16 +243,17 @@ impl FcgiUp {
         match st.phase {
             Phase::Head => {
                 st.head.extend_from_slice(data);
-                let parsed = fcgi::parse_cgi_head(&st.head)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-                let Some((head, used)) = parsed else {
-                    if st.head.len() > MAX_HEAD {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            "CGI head too long",
-                        ));
+                let parsed = match fcgi::parse_cgi_head(&st.head) {
+                    Ok(None) if st.head.len() > MAX_HEAD => Err("CGI head too long".to_string()),
+                    p => p.map_err(|e| e.to_string()),
+                };
+                let (head, used) = match parsed {
+                    Ok(Some(h)) => h,
+                    Ok(None) => return Ok(()),
+                    Err(e) => {
+                        st.bad_head = true;
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, e));
                     }
-                    return Ok(());
                 };
                 let phase = response_head(&mut st.res, &head, st.head_req);
                 st.phase = phase;

@@ -411,10 +411,9 @@ pub(super) async fn send_request<'r>(
         named.headers.push(weir_proto::h1::Header::new(h, srv));
         named
     });
-    if matches!(conn.conn, Upstream::Fcgi(_)) && !matches!(p.fcgi, Some(Ok(_))) {
-        // A path `path-info` cannot read: haproxy's 500.
-        let term = Term::new(Cause::Internal, State::Headers);
-        let o = fail(r.be_px, r.f.fe_px, 500, term);
+    if let (Upstream::Fcgi(_), Some(Err(refusal))) = (&conn.conn, &p.fcgi) {
+        let (status, term) = refusal.answer();
+        let o = fail(r.be_px, r.f.fe_px, status, term);
         return Err(Some(o.at(r.be, Some(conn.srv))));
     }
     match send_head(r, conn.conn.peer(), req, p, t.consumed, named.as_ref()).await {

@@ -113,7 +113,7 @@ pub(super) struct Prepared<'k> {
     /// The compression the client accepts (`compression algo`).
     pub comp: Option<weir_config::model::CompAlgo>,
     /// The request for the backend's FastCGI application (`use-fcgi-app`).
-    pub fcgi: Option<Result<crate::fcgi::Request, crate::fcgi::BadPath>>,
+    pub fcgi: Option<Result<crate::fcgi::Request, crate::fcgi::Refusal>>,
 }
 
 /// One request/response exchange after the request head was read.

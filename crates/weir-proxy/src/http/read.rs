@@ -178,6 +178,9 @@ pub(super) async fn read_response(
         };
         match r {
             None => return Err(RespFail::Timeout),
+            Some(Err(_)) if matches!(sconn, Peer::Fcgi(f) if f.bad_head()) => {
+                return Err(RespFail::Invalid)
+            }
             Some(Err(_)) => return Err(RespFail::Reset),
             Some(Ok(0)) if !got_any => return Err(RespFail::Empty),
             Some(Ok(0)) => return Err(RespFail::Closed),

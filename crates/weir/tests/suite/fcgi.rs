@@ -45,7 +45,8 @@ fn php_fpm_bin() -> PathBuf {
 
 /// `env.php` prints the CGI variables PHP got (sorted, without the
 /// request time) and the body it read; `status.php` answers 404 with a
-/// text body; `err.php` writes a line on `FCGI_STDERR`.
+/// text body; `err.php` writes a line on `FCGI_STDERR`; `big.php` tells
+/// the size and MD5 of the body it read, then answers `n` bytes.
 const SCRIPTS: &[(&str, &str)] = &[
     (
         "env.php",
@@ -56,6 +57,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "<?php\nhttp_response_code(404);\nheader('Content-Type: text/plain');\necho \"nothing here\\n\";\n",
     ),
     ("err.php", "<?php\nerror_log('oops from php');\necho \"logged\\n\";\n"),
+    (
+        "big.php",
+        "<?php\n$in = file_get_contents('php://input');\necho 'IN=' . strlen($in) . ' ' . md5($in) . \"\\n\";\necho str_repeat('x', intval($_GET['n'] ?? 0));\n",
+    ),
 ];
 
 impl PhpFpm {
@@ -131,6 +136,9 @@ fn fcgi_cfg(port: u16, fpm: &PhpFpm, extra_app: &str) -> String {
 fn php_gets_the_parameters_and_bodies_haproxy_sends() {
     let fpm = PhpFpm::start();
     let app = "    path-info ^(/.+\\.php)(/.*)?$\n    set-param REDIRECT_STATUS 200\n    set-param lower_name \"%[src] %[req.hdr(x-tag)]\"\n    set-param EMPTY %[req.hdr(nothere)]\n    acl ov path_beg /over\n    set-param SCRIPT_NAME /env.php if ov\n    pass-header Authorization if { hdr(x-pass) yes }\n";
+    let big = "a".repeat(100_000);
+    let big_post = format!("POST /big.php?n=300000 HTTP/1.1\r\nhost: h\r\ncontent-type: application/octet-stream\r\ncontent-length: 100000\r\nconnection: close\r\n\r\n{big}");
+    let big_chunked = format!("POST /big.php HTTP/1.1\r\nhost: h\r\ncontent-type: application/octet-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n186a0\r\n{big}\r\n0\r\n\r\n");
     let requests = [
         ("GET", "GET /env.php/more/path%20x?q=1&r=2 HTTP/1.1\r\nhost: 127.0.0.1:PORT\r\nx-tag: t1\r\ncookie: a=b\r\nconnection: close\r\n\r\n"),
         ("GET", "GET /over/there HTTP/1.1\r\nhost: h\r\nauthorization: Basic YWw6cHc=\r\nx-pass: yes\r\nconnection: close\r\n\r\n"),
@@ -142,14 +150,36 @@ fn php_gets_the_parameters_and_bodies_haproxy_sends() {
         ("GET", "GET /status.php HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
         ("GET", "GET /nope.php HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
         ("GET", "GET /env.php%0Ax HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
+        ("POST", &big_post),
+        ("POST", &big_chunked),
     ];
     let got = beside_haproxy(|start| {
-        let port = free_port();
-        let _p = start(&fcgi_cfg(port, &fpm, app), port);
-        requests
-            .iter()
-            .map(|(m, raw)| ask(port, raw, m))
-            .collect::<Vec<_>>()
+        let (port, h2) = (free_port(), free_port());
+        let cfg = fcgi_cfg(port, &fpm, app).replace(
+            "    use-fcgi-app",
+            &format!("    bind 127.0.0.1:{h2} proto h2\n    use-fcgi-app"),
+        );
+        let _p = start(&cfg, port);
+        let mut got: Vec<_> = requests.iter().map(|(m, raw)| ask(port, raw, m)).collect();
+        // An HTTP/2 client's request, through curl.
+        let out = std::process::Command::new("curl")
+            .args([
+                "-s",
+                "--http2-prior-knowledge",
+                "-H",
+                "content-type: text/plain",
+                "-d",
+                "hello",
+            ])
+            .arg(format!("http://127.0.0.1:{h2}/env.php/a?x=1"))
+            .output()
+            .expect("curl (tests/run installs it)");
+        let text = String::from_utf8_lossy(&out.stdout).replace(&h2.to_string(), "PORT");
+        let lines = text
+            .lines()
+            .filter(|l| !l.starts_with("SERVER_SOFTWARE=") && !l.starts_with("REMOTE_PORT="));
+        got.push((0, Vec::new(), lines.collect::<Vec<_>>().join("\n")));
+        got
     });
     // What PHP saw of the first request, as both proxies sent it.
     let first = &got[0].2;
@@ -176,6 +206,16 @@ fn php_gets_the_parameters_and_bodies_haproxy_sends() {
     assert_eq!((got[6].0, got[6].2.as_str()), (200, ""));
     assert_eq!((got[7].0, got[7].2.as_str()), (404, "nothing here"));
     assert_eq!(got[9].0, 500);
+    // 100 kB up, 300 kB down; a chunked body beyond the buffer has no
+    // length to give: 400.
+    assert_eq!(got[10].2.len(), 300_000 + "IN=100000 ".len() + 32 + 1);
+    assert!(got[10].2.starts_with("IN=100000 "), "{}", &got[10].2[..40]);
+    assert_eq!(got[11].0, 400);
+    let h2 = &got[12].2;
+    assert!(
+        h2.contains("SERVER_PROTOCOL=HTTP/2.0") && h2.contains("BODY=hello"),
+        "{h2}"
+    );
 }
 
 #[test]
@@ -207,4 +247,103 @@ fn php_errors_go_to_log_stderr_and_connections_are_kept() {
         line.starts_with("<139>") && line.contains(" php["),
         "{line}"
     );
+}
+
+/// A FastCGI record with request id 1.
+fn record(kind: u8, content: &[u8]) -> Vec<u8> {
+    let mut r = vec![1, kind, 0, 1];
+    r.extend_from_slice(&(content.len() as u16).to_be_bytes());
+    r.extend_from_slice(&[0, 0]);
+    r.extend_from_slice(content);
+    r
+}
+
+/// An application that reads a request up to its empty `FCGI_STDIN`, then
+/// answers `answer` and closes.
+fn broken_app(answer: Vec<u8>) -> Server {
+    Server::start(move |mut c| {
+        use std::io::Read;
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let end = record(5, b"");
+        let mut got = Vec::new();
+        let mut b = [0u8; 4096];
+        while !got.windows(end.len()).any(|w| w == end) {
+            match c.read(&mut b) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&b[..n]),
+            }
+        }
+        let _ = c.write_all(&answer);
+    })
+}
+
+#[test]
+fn broken_applications_are_answered_as_haproxy_answers() {
+    let end = record(3, &[0; 8]);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        // Not FastCGI at all.
+        (
+            "garbage",
+            b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".to_vec(),
+        ),
+        // A head and half a body, then the connection closes.
+        ("trunc", record(6, b"Content-Type: text/plain\r\n\r\nhalf")),
+        // The request refused (FCGI_UNKNOWN_ROLE).
+        ("role", record(3, &[0, 0, 0, 0, 3, 0, 0, 0])),
+        // A CGI head that is not one.
+        (
+            "badhead",
+            [record(6, b"garbage\r\n\r\nx"), end.clone()].concat(),
+        ),
+        // The end of the request without any answer.
+        ("nohead", [record(6, b""), end.clone()].concat()),
+    ];
+    let apps: Vec<(&str, Server)> = cases.into_iter().map(|(n, a)| (n, broken_app(a))).collect();
+    let servers: String = apps
+        .iter()
+        .map(|(n, s)| {
+            format!(
+                "    server {n} {} proto fcgi\n    use-server {n} if {{ path /{n} }}\n",
+                s.addr
+            )
+        })
+        .collect();
+    let got = beside_haproxy(|start| {
+        let syslog = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "defaults\n    mode http\n    log 127.0.0.1:{} local0\n    log global\n    log-format \"req %s %ST %ts\"\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
+             listen l\n    bind 127.0.0.1:{port}\n    use-fcgi-app php\n{servers}\
+             fcgi-app php\n    docroot /nowhere\n",
+            syslog.port()
+        );
+        let _p = start(&cfg, port);
+        apps.iter()
+            .enumerate()
+            .map(|(i, (n, _))| {
+                let raw = format!("GET /{n} HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n");
+                let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                c.write_all(raw.as_bytes()).unwrap();
+                let mut out = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut c, &mut out);
+                let status = String::from_utf8_lossy(&out)
+                    .chars()
+                    .take(12)
+                    .collect::<String>();
+                drop(c);
+                (status, syslog.nth_after("]: req ", i))
+            })
+            .collect::<Vec<_>>()
+    });
+    let want = [
+        ("HTTP/1.1 502", "garbage 502 SH"),
+        ("HTTP/1.1 200", "trunc 200 SD"),
+        ("HTTP/1.1 502", "role 502 SH"),
+        ("HTTP/1.1 502", "badhead 502 PH"),
+        ("HTTP/1.1 502", "nohead 502 SH"),
+    ];
+    for ((status, line), (s, l)) in got.iter().zip(want) {
+        assert_eq!((status.as_str(), line.as_str()), (s, l));
+    }
 }
