@@ -16,7 +16,8 @@ use std::time::Duration;
 /// root; stopped when dropped.
 struct PhpFpm {
     child: Child,
-    port: u16,
+    /// Where it listens, as a server line names it.
+    addr: String,
     root: PathBuf,
 }
 
@@ -64,7 +65,8 @@ const SCRIPTS: &[(&str, &str)] = &[
 ];
 
 impl PhpFpm {
-    fn start() -> PhpFpm {
+    /// On a TCP port, or (`unix`) on a socket in its directory.
+    fn start(unix: bool) -> PhpFpm {
         let bin = php_fpm_bin();
         let dir = tempdir("php-fpm");
         let root = dir.join("www");
@@ -73,11 +75,16 @@ impl PhpFpm {
             std::fs::write(root.join(name), text).unwrap();
         }
         let port = free_port();
+        let sock = dir.join("fpm.sock");
+        let addr = match unix {
+            true => sock.display().to_string(),
+            false => format!("127.0.0.1:{port}"),
+        };
         let conf = dir.join("fpm.conf");
         std::fs::write(
             &conf,
             format!(
-                "[global]\nerror_log = {}\ndaemonize = no\n[www]\nlisten = 127.0.0.1:{port}\npm = static\npm.max_children = 8\n",
+                "[global]\nerror_log = {}\ndaemonize = no\n[www]\nlisten = {addr}\npm = static\npm.max_children = 8\n",
                 dir.join("fpm.log").display()
             ),
         )
@@ -91,9 +98,13 @@ impl PhpFpm {
             .stderr(Stdio::null())
             .spawn()
             .expect("start php-fpm");
-        let fpm = PhpFpm { child, port, root };
+        let fpm = PhpFpm { child, addr, root };
         wait_for("php-fpm to listen", Duration::from_secs(10), || {
-            listening(port).then_some(())
+            let up = match unix {
+                true => std::os::unix::net::UnixStream::connect(&sock).is_ok(),
+                false => listening(port),
+            };
+            up.then_some(())
         });
         fpm
     }
@@ -102,7 +113,7 @@ impl PhpFpm {
 /// One request on its own connection; the status, the fields an
 /// application sets (`x-script`, `content-type`, `x-powered-by`), and the
 /// body with the proxy's port blanked.
-fn ask(port: u16, raw: &str, method: &str) -> (u16, Vec<String>, String) {
+fn request(port: u16, raw: &str, method: &str) -> (u16, Vec<String>, String) {
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     c.write_all(raw.replace("PORT", &port.to_string()).as_bytes())
@@ -125,16 +136,16 @@ fn ask(port: u16, raw: &str, method: &str) -> (u16, Vec<String>, String) {
 fn fcgi_cfg(port: u16, fpm: &PhpFpm, extra_app: &str) -> String {
     format!(
         "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
-         listen l\n    bind 127.0.0.1:{port}\n    use-fcgi-app php\n    server s 127.0.0.1:{} proto fcgi\n\
+         listen l\n    bind 127.0.0.1:{port}\n    use-fcgi-app php\n    server s {} proto fcgi\n\
          fcgi-app php\n    docroot {}\n    index env.php\n{extra_app}",
-        fpm.port,
+        fpm.addr,
         fpm.root.display()
     )
 }
 
 #[test]
 fn php_gets_the_parameters_and_bodies_haproxy_sends() {
-    let fpm = PhpFpm::start();
+    let fpm = PhpFpm::start(false);
     let app = "    path-info ^(/.+\\.php)(/.*)?$\n    set-param REDIRECT_STATUS 200\n    set-param lower_name \"%[src] %[req.hdr(x-tag)]\"\n    set-param EMPTY %[req.hdr(nothere)]\n    acl ov path_beg /over\n    set-param SCRIPT_NAME /env.php if ov\n    pass-header Authorization if { hdr(x-pass) yes }\n";
     let big = "a".repeat(100_000);
     let big_post = format!("POST /big.php?n=300000 HTTP/1.1\r\nhost: h\r\ncontent-type: application/octet-stream\r\ncontent-length: 100000\r\nconnection: close\r\n\r\n{big}");
@@ -160,7 +171,10 @@ fn php_gets_the_parameters_and_bodies_haproxy_sends() {
             &format!("    bind 127.0.0.1:{h2} proto h2\n    use-fcgi-app"),
         );
         let _p = start(&cfg, port);
-        let mut got: Vec<_> = requests.iter().map(|(m, raw)| ask(port, raw, m)).collect();
+        let mut got: Vec<_> = requests
+            .iter()
+            .map(|(m, raw)| request(port, raw, m))
+            .collect();
         // An HTTP/2 client's request, through curl.
         let out = std::process::Command::new("curl")
             .args([
@@ -220,11 +234,18 @@ fn php_gets_the_parameters_and_bodies_haproxy_sends() {
 
 #[test]
 fn php_errors_go_to_log_stderr_and_connections_are_kept() {
-    let fpm = PhpFpm::start();
+    // On a unix socket, as Debian's PHP-FPM listens.
+    let fpm = PhpFpm::start(true);
     let syslog = Syslog::start();
     let port = free_port();
     let app = format!("    log-stderr 127.0.0.1:{} local1\n", syslog.port());
-    let _w = Weir::start(&fcgi_cfg(port, &fpm, &app), port);
+    let sock = tempdir("fcgi-cli").join("cli.sock");
+    let cfg = format!(
+        "global\n    stats socket {} level admin\n{}",
+        sock.display(),
+        fcgi_cfg(port, &fpm, &app)
+    );
+    let _w = Weir::start(&cfg, port);
     // Requests one after the other on one client connection: each one's
     // answer whole, the application's kept connection used again.
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -247,6 +268,13 @@ fn php_errors_go_to_log_stderr_and_connections_are_kept() {
         line.starts_with("<139>") && line.contains(" php["),
         "{line}"
     );
+    // The application's connection waits in the idle pool (`idle_cur`).
+    let conns = ask(&sock, "show servers conn l\n");
+    let row = conns
+        .lines()
+        .find(|l| l.starts_with("l/s "))
+        .unwrap_or_default();
+    assert_eq!(row.split(' ').nth(12), Some("1"), "{conns}");
 }
 
 /// A FastCGI record with request id 1.
