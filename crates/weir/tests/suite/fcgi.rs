@@ -23,8 +23,15 @@ struct PhpFpm {
 
 impl Drop for PhpFpm {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGTERM: the master stops its workers too (a SIGKILL would
+        // leave them running).
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        if wait_child(&mut self.child, Duration::from_secs(5)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -268,13 +275,13 @@ fn php_errors_go_to_log_stderr_and_connections_are_kept() {
         line.starts_with("<139>") && line.contains(" php["),
         "{line}"
     );
-    // The application's connection waits in the idle pool (`idle_cur`).
-    let conns = ask(&sock, "show servers conn l\n");
-    let row = conns
-        .lines()
-        .find(|l| l.starts_with("l/s "))
-        .unwrap_or_default();
-    assert_eq!(row.split(' ').nth(12), Some("1"), "{conns}");
+    // The application's connection goes back to the idle pool once the
+    // last exchange ends (`idle_cur`).
+    wait_for("an idle FastCGI connection", Duration::from_secs(5), || {
+        let conns = ask(&sock, "show servers conn l\n");
+        let row = conns.lines().find(|l| l.starts_with("l/s "))?.to_string();
+        (row.split(' ').nth(12) == Some("1")).then_some(())
+    });
 }
 
 /// A FastCGI record with request id 1.
