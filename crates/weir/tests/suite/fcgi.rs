@@ -25,6 +25,7 @@ impl Drop for PhpFpm {
     fn drop(&mut self) {
         // SIGTERM: the master stops its workers too (a SIGKILL would
         // leave them running).
+        // SAFETY: kill(2) on the pid of a child this test started.
         unsafe {
             libc::kill(self.child.id() as i32, libc::SIGTERM);
         }
