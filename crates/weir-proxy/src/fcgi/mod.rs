@@ -24,6 +24,10 @@ pub struct Request {
     pub params: Vec<u8>,
     /// The method is HEAD: the response has no body.
     pub head: bool,
+    /// The client waits for `100 Continue` before its body: the
+    /// application never sends one, so it is answered at once, as haproxy
+    /// does.
+    pub go_ahead: bool,
 }
 
 /// Why a request cannot go to the application, as haproxy refuses it.
@@ -59,8 +63,9 @@ pub struct Facts {
 }
 
 /// Request fields never passed as `HTTP_*` (unless `pass-header` names
-/// them): the credentials, the hop-by-hop fields, and the two that become
-/// `CONTENT_LENGTH` and `CONTENT_TYPE`.
+/// them): the credentials, the hop-by-hop fields, `Expect` (answered by
+/// the proxy), and the two that become `CONTENT_LENGTH` and
+/// `CONTENT_TYPE`.
 const HIDDEN: &[&str] = &[
     "authorization",
     "proxy-authorization",
@@ -71,6 +76,7 @@ const HIDDEN: &[&str] = &[
     "trailer",
     "transfer-encoding",
     "upgrade",
+    "expect",
     "content-length",
     "content-type",
 ];
@@ -88,6 +94,10 @@ pub fn request(
     Ok(Request {
         params: params(app, req, facts, ctx)?,
         head: req.method == "HEAD",
+        go_ahead: req.headers.iter().any(|h| {
+            h.name().eq_ignore_ascii_case("expect")
+                && h.value().eq_ignore_ascii_case(b"100-continue")
+        }),
     })
 }
 

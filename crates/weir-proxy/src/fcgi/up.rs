@@ -146,6 +146,9 @@ impl FcgiUp {
         };
         st.head.clear();
         st.res.clear();
+        if req.go_ahead {
+            st.res.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
         st.taken = 0;
         st.phase = Phase::Head;
         st.head_req = req.head;

@@ -126,10 +126,17 @@ fn request(port: u16, raw: &str, method: &str) -> (u16, Vec<String>, String) {
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     c.write_all(raw.replace("PORT", &port.to_string()).as_bytes())
         .unwrap();
-    let r = read_response(&mut BufReader::new(c), method).unwrap();
+    let mut reader = BufReader::new(c);
+    let mut r = read_response(&mut reader, method).unwrap();
+    let mut interim = Vec::new();
+    while r.status == 100 {
+        interim.push("100".to_string());
+        r = read_response(&mut reader, method).unwrap();
+    }
     let fields = ["x-script", "content-type", "x-powered-by"]
         .iter()
         .filter_map(|n| r.header(n).map(|v| format!("{n}: {v}")))
+        .chain(interim)
         .collect();
     let body = String::from_utf8_lossy(&r.body)
         .replace(&port.to_string(), "PORT")
@@ -171,6 +178,8 @@ fn php_gets_the_parameters_and_bodies_haproxy_sends() {
         ("GET", "GET /env.php%0Ax HTTP/1.1\r\nhost: h\r\nconnection: close\r\n\r\n"),
         ("POST", &big_post),
         ("POST", &big_chunked),
+        // The client asks for a go-ahead (and sends its body at once).
+        ("POST", "POST /env.php HTTP/1.1\r\nhost: h\r\nexpect: 100-continue\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"),
     ];
     let got = beside_haproxy(|start| {
         let (port, h2) = (free_port(), free_port());
@@ -233,7 +242,12 @@ fn php_gets_the_parameters_and_bodies_haproxy_sends() {
     assert_eq!(got[10].2.len(), 300_000 + "IN=100000 ".len() + 32 + 1);
     assert!(got[10].2.starts_with("IN=100000 "), "{}", &got[10].2[..40]);
     assert_eq!(got[11].0, 400);
-    let h2 = &got[12].2;
+    assert!(
+        got[12].1.contains(&"100".to_string()) && got[12].2.contains("BODY=ok"),
+        "{:?}",
+        got[12]
+    );
+    let h2 = &got[13].2;
     assert!(
         h2.contains("SERVER_PROTOCOL=HTTP/2.0") && h2.contains("BODY=hello"),
         "{h2}"
