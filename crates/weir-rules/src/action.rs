@@ -7,6 +7,7 @@ use crate::sample::Expr;
 use crate::vars::{VarSet, VarValue};
 use std::sync::Arc;
 
+pub use crate::redirect::{parse_redirect, Redirect, RedirectKind};
 pub use crate::sockopt::{parse_sockopt, SockOpt};
 
 /// The body of a `return` (or `deny` with a custom answer).
@@ -51,29 +52,6 @@ pub struct Return {
     pub content_type: Option<String>,
     pub body: Body,
     pub headers: Vec<(String, Fmt)>,
-}
-
-/// What a redirect rewrites.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectKind {
-    Location,
-    Prefix,
-    Scheme,
-}
-
-/// `redirect location|prefix|scheme <to> [code N] [drop-query] [append-slash]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Redirect {
-    pub kind: RedirectKind,
-    pub to: Fmt,
-    pub code: u16,
-    pub drop_query: bool,
-    pub append_slash: bool,
-    /// `ignore-empty`: a destination that renders empty skips the rule.
-    pub ignore_empty: bool,
-    /// `set-cookie NAME[=value]` (`false`) or `clear-cookie NAME[=]`
-    /// (`true`): the cookie as written.
-    pub cookie: Option<(String, bool)>,
 }
 
 /// How `del-header` picks the header names it removes.
@@ -277,6 +255,8 @@ pub enum ResAction {
     /// `send-spoe-group <engine> <group>`: the group's messages to the
     /// engine's agent, waiting for its answer.
     SendSpoeGroup(String, String),
+    /// `silent-drop`: the client's connection is reset, nothing sent.
+    SilentDrop,
 }
 
 impl ReqAction {
@@ -511,54 +491,6 @@ pub fn parse_return(args: &[String], load: Loader<'_>) -> Result<Return, String>
     if matches!(r.body, Body::Static(_) | Body::Fmt(_)) && r.content_type.is_none() {
         return Err("'return': a body needs a 'content-type'".into());
     }
-    Ok(r)
-}
-
-/// Parses the words of a redirect (after `redirect`), its options in any
-/// order.
-pub fn parse_redirect(args: &[String], load: Loader<'_>) -> Result<Redirect, String> {
-    let mut target = None;
-    let mut r = Redirect {
-        kind: RedirectKind::Location,
-        to: Fmt::default(),
-        code: 302,
-        drop_query: false,
-        append_slash: false,
-        ignore_empty: false,
-        cookie: None,
-    };
-    let mut it = args.iter();
-    while let Some(w) = it.next() {
-        match w.as_str() {
-            "location" | "prefix" | "scheme" => {
-                let to = it.next().ok_or("'redirect' expects a destination")?;
-                r.kind = match w.as_str() {
-                    "location" => RedirectKind::Location,
-                    "prefix" => RedirectKind::Prefix,
-                    _ => RedirectKind::Scheme,
-                };
-                target = Some(Fmt::parse(to, load)?);
-            }
-            "code" => {
-                r.code = it
-                    .next()
-                    .and_then(|c| c.parse().ok())
-                    .filter(|c| [301, 302, 303, 307, 308].contains(c))
-                    .ok_or("'redirect code' expects 301, 302, 303, 307 or 308")?;
-            }
-            "drop-query" => r.drop_query = true,
-            "append-slash" => r.append_slash = true,
-            "ignore-empty" => r.ignore_empty = true,
-            "set-cookie" | "clear-cookie" => {
-                let c = it
-                    .next()
-                    .ok_or_else(|| format!("'redirect {w}' expects a cookie"))?;
-                r.cookie = Some((c.clone(), w == "clear-cookie"));
-            }
-            o => return Err(format!("'redirect': unexpected '{o}'")),
-        }
-    }
-    r.to = target.ok_or("'redirect' expects 'location', 'prefix' or 'scheme'")?;
     Ok(r)
 }
 
@@ -949,6 +881,7 @@ pub fn parse_response_rule(
                 ResAction::SetLogLevel
             }
             "set-mark" | "set-tos" | "set-nice" => ResAction::SockOpt(parse_sockopt(name, args)?),
+            "silent-drop" if args.is_empty() => ResAction::SilentDrop,
             "strict-mode" => ResAction::StrictMode(strict_mode(args)?),
             "cache-store" => match args {
                 [c] => ResAction::CacheStore(c.clone()),

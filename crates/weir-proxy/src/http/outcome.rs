@@ -4,7 +4,9 @@
 
 use super::errors;
 use super::io::{Buf, XferError};
+use super::peer::Peer;
 use super::rules::{ExCtx, Local, Vars};
+use crate::conn::Io;
 use crate::state::ServerId;
 use crate::state::{BackendRt, Shared};
 use crate::term::{Cause, State, Term};
@@ -148,4 +150,36 @@ pub(super) fn after(
         vars,
         view,
     )
+}
+
+/// `http-response silent-drop`: a stand-in answer of no bytes and no
+/// status, which [`dropped`] turns into the reset.
+pub(super) fn silent_drop() -> Local {
+    Local {
+        bytes: Vec::new(),
+        status: 0,
+        term: Term::new(Cause::Proxy, State::Request),
+        keep: false,
+    }
+}
+
+/// Whether a rule's answer is [`silent_drop`]'s.
+pub(super) fn is_silent_drop(l: &Local) -> bool {
+    l.status == 0 && l.bytes.is_empty()
+}
+
+/// The exchange after `http-response silent-drop`: both connections
+/// reset, nothing sent; logged as haproxy logs it, with the server's
+/// status, `PR` and no response time.
+pub(super) fn dropped<'r>(
+    client: Peer<'_>,
+    server: Peer<'_>,
+    status: u16,
+    bytes_in: u64,
+) -> Outcome<'r> {
+    client.set_reset_on_close();
+    server.set_reset_on_close();
+    let mut o = Outcome::error(status, Term::new(Cause::Proxy, State::Request));
+    o.bytes_in = bytes_in;
+    o
 }

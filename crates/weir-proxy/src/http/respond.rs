@@ -188,6 +188,10 @@ pub(super) async fn head<'r>(
         rec.cookie_flags = [ps.req_flag, flag];
     }
     if let Some(local) = replaced {
+        if super::outcome::is_silent_drop(&local) {
+            let o = super::outcome::dropped(r.f.client, s.conn, res.status, s.bytes_in);
+            return Next::Done(o.at(r.be, Some(s.srv)));
+        }
         return Next::Done(replace(r, tmpl, s, local, req, rec, vars).await);
     }
     // Compression: the server's framing is what the body is read with.

@@ -838,6 +838,7 @@ pub fn run_response(
                     expr, len, slot, ..
                 } => Ok(Edit::ResCapture(*slot, captured(expr, *len, &ctx))),
                 ResAction::SendSpoeGroup(e, g) => return Err((i + 1, e.clone(), g.clone())),
+                ResAction::SilentDrop => Err(Some(super::outcome::silent_drop())),
                 ResAction::Lua(call) => Ok(Edit::Lua(Box::new(crate::lua::response_action(
                     tmpl.sh, call, &ctx,
                 )))),

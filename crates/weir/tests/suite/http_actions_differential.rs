@@ -394,6 +394,53 @@ fn logged_defaults(log: &Syslog) -> String {
 }
 
 #[test]
+fn http_response_silent_drop_as_haproxy() {
+    // Nothing is sent to the client; the log line has the server's
+    // status, no `Tr`, and `PR`, as haproxy's.
+    let origin = Server::named(OK_CLOSE);
+    let got = beside_haproxy(|start| {
+        let log = Syslog::start();
+        let port = free_port();
+        let cfg = format!(
+            "{}\
+             \x20   log-format \"%ft %b/%s %Tr %ST %ts %{{+Q}}r\"\n\
+             frontend f\n    bind 127.0.0.1:{port}\n    default_backend b\n\
+             backend b\n    http-request set-var(txn.drop) int(1) if {{ path /x }}\n\
+             \x20   http-response silent-drop if {{ var(txn.drop) -m int 1 }}\n    server s {}\n",
+            logged_defaults(&log),
+            origin.addr
+        );
+        let _p = start(&cfg, port);
+        let mut out = Vec::new();
+        for (i, path) in ["/x", "/"].into_iter().enumerate() {
+            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+            c.write_all(format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes())
+                .unwrap();
+            let mut b = vec![0u8; 64];
+            // (A reset from weir; nothing at all from a privileged
+            // haproxy, which closes with TCP_REPAIR.)
+            let got = c
+                .read(&mut b)
+                .map(|n| String::from_utf8_lossy(&b[..n.min(12)]).into_owned());
+            out.push(got.unwrap_or_default());
+            let l = log.nth_after("]: f ", i);
+            // (The response time of the request that went through varies.)
+            let w: Vec<&str> = l.split(' ').collect();
+            out.push(if path == "/" {
+                format!("{} {} {}", w[0], w[2], w[3])
+            } else {
+                l
+            });
+        }
+        out
+    });
+    assert_eq!(got[0], "", "nothing said to the client");
+    assert_eq!(got[1], "b/s -1 200 PR \"GET /x HTTP/1.1\"");
+    assert_eq!(got[2..], ["HTTP/1.1 200", "b/s 200 --"]);
+}
+
+#[test]
 fn http_request_silent_drop_as_haproxy() {
     // The client gets nothing (weir resets; a privileged haproxy sends
     // nothing at all), and the log line is haproxy's: no status, `PR--`.
