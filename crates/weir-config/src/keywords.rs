@@ -283,7 +283,7 @@ pub const PROXY: &[Keyword] = &[
     kw("log-format", "DFL-", Status::Partly("the %-variables of `mode tcp` and `mode http`, `%{+Q}`/`%{-Q}` and `%o` defaults, `%[sample]` expressions (in `mode tcp` taken once the session is connected, or as it ends before; haproxy takes them as it logs); `+X` and `+E` accepted and not applied")),
     kw("log-format-sd", "DFL-", Status::Supported),
     kw("log-tag", "DFLB", Status::Supported),
-    kw("max-keep-alive-queue", "D-LB", Status::Refused),
+    kw("max-keep-alive-queue", "D-LB", Status::Partly("accepted with a note: a keep-alive client's request whose last server (`option prefer-last-server`) is full goes to another server whatever the value, as haproxy 2.6 was seen to send it with and without the keyword")),
     kw("max-session-srv-conns", "DFL-", Status::Refused),
     kw("maxconn", "DFL-", Status::Supported),
     kw("mode", "DFLB", Status::Supported),

@@ -116,3 +116,44 @@ fn prefer_last_server_and_authentication_keep_a_client_on_its_server() {
     assert_eq!(seq, ["o1", "o1", "o1", "o1"]);
     assert_eq!(server_of(&Client::connect(port).get("/")), "o2");
 }
+
+#[test]
+fn max_keep_alive_queue_sends_past_a_full_last_server_as_haproxy() {
+    let (o1, o2) = (Origin::start("o1"), Origin::start("o2"));
+    // With prefer-last-server, a keep-alive client's next request goes to
+    // another server while its last one is full, with or without
+    // `max-keep-alive-queue` (haproxy 2.6 was seen to do the same).
+    let got = beside_haproxy(|start| {
+        let mut seen = Vec::new();
+        for limit in ["", "    max-keep-alive-queue 0\n"] {
+            let port = free_port();
+            let sock = tempdir("kaq").join("cli.sock");
+            let global = format!("    stats socket {} level admin\n", sock.display());
+            let be = format!(
+                "    balance roundrobin\n    option prefer-last-server\n{limit}\
+                 \x20   use-server s1 if {{ path_beg /slow }}\n\
+                 \x20   server s1 127.0.0.1:{} maxconn 1\n    server s2 127.0.0.1:{}",
+                o1.port(),
+                o2.port()
+            );
+            let _p = start(&http_cfg(port, &global, "", &be), port);
+            let mut c = Client::connect(port);
+            seen.push(server_of(&c.get("/")));
+            // Another client fills s1's one slot for 800 ms.
+            let slow = std::thread::spawn(move || server_of(&ask(port, "/slow?ms=800", "")));
+            wait_for("s1 busy", Duration::from_secs(5), || {
+                show_stat(&sock)
+                    .iter()
+                    .any(|r| {
+                        r.get("svname").map(String::as_str) == Some("s1")
+                            && r.get("scur").map(String::as_str) == Some("1")
+                    })
+                    .then_some(())
+            });
+            seen.push(server_of(&c.get("/")));
+            seen.push(slow.join().unwrap());
+        }
+        seen
+    });
+    assert_eq!(got, ["o1", "o2", "o1", "o1", "o2", "o1"]);
+}
