@@ -284,7 +284,7 @@ pub const PROXY: &[Keyword] = &[
     kw("log-format-sd", "DFL-", Status::Supported),
     kw("log-tag", "DFLB", Status::Supported),
     kw("max-keep-alive-queue", "D-LB", Status::Partly("accepted with a note: a keep-alive client's request whose last server (`option prefer-last-server`) is full goes to another server whatever the value, as haproxy 2.6 was seen to send it with and without the keyword")),
-    kw("max-session-srv-conns", "DFL-", Status::Refused),
+    kw("max-session-srv-conns", "DFL-", Status::Partly("0: a client session keeps no private server connection (`http-reuse never`) between its requests; above 0, weir keeps the last one where haproxy keeps up to that many, to different servers")),
     kw("maxconn", "DFL-", Status::Supported),
     kw("mode", "DFLB", Status::Supported),
     kw("monitor fail", "-FL-", Status::Supported),

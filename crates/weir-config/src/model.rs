@@ -665,6 +665,9 @@ pub struct Proxy {
     /// `hash-balance-factor`: consistent hashing's load bound, a
     /// percentage over 100 (0: none).
     pub hash_balance_factor: u32,
+    /// `max-session-srv-conns`: 0, a client session keeps no private
+    /// server connection between its requests (weir keeps one otherwise).
+    pub max_session_srv_conns: Option<u32>,
     pub fullconn: Option<u32>,
     pub retries: u32,
     pub options: ProxyOptions,
@@ -845,6 +848,7 @@ impl Proxy {
             use_fcgi_app: None,
             external_check: ExternalCheck::default(),
             hash_balance_factor: 0,
+            max_session_srv_conns: None,
             fullconn: None,
             retries: 3,
             options: ProxyOptions {

@@ -864,6 +864,9 @@ fn options(
     let flag = |args: &[String]| no_args(args).map(|_| !negate);
     match name {
         "option abortonclose" => p.options.abortonclose = flag(args)?,
+        "max-session-srv-conns" => {
+            p.max_session_srv_conns = Some(parse_u32(one(args, "an integer")?, name)?)
+        }
         // Whatever the value, a keep-alive request whose last server is
         // full goes to another server, in weir as in haproxy 2.6 (seen
         // with and without the keyword).

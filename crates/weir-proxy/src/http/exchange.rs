@@ -791,7 +791,9 @@ fn finish(
         // and so does a `dispatch` address.
         let s = r.be.server(h.srv);
         let private = r.be_px.http.reuse == weir_config::HttpReuse::Never || s.dispatch;
-        if private && keep_client {
+        // (`max-session-srv-conns 0`: the session keeps none.)
+        let kept = keep_client && r.f.fe_px.max_session_srv_conns != Some(0);
+        if private && kept {
             *held = Some(Box::new(h));
         } else {
             park(r.f.sh, h);

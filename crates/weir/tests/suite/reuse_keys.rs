@@ -3,7 +3,8 @@
 //! destination `set-dst-port` leaves, a `send-proxy` server's connection
 //! carries one client's PROXY header, an `sni <expr>` server's TLS
 //! session one name. Receivers answer with `http_first_req`, which says
-//! whether the request came on a reused connection.
+//! whether the request came on a reused connection. A session keeps no
+//! private connection with `max-session-srv-conns 0`.
 
 use crate::common::http::Client;
 use crate::common::tls::Pki;
@@ -240,4 +241,31 @@ fn show_servers_conn_as_haproxy() {
             .any(|l| l.starts_with("one/s1 2/1 - 5000 0 1 1 0 1 1 1 1")),
         "{theirs:?}"
     );
+}
+
+#[test]
+fn max_session_srv_conns_0_keeps_no_server_connection_as_haproxy() {
+    use std::sync::atomic::Ordering;
+    // Three requests on one client connection with `http-reuse never`:
+    // one server connection, or (`max-session-srv-conns 0`) one each.
+    let got = beside_haproxy(|start| {
+        let mut out = Vec::new();
+        for v in ["", "    max-session-srv-conns 0\n"] {
+            let origin = crate::common::http::Origin::start("o");
+            let port = free_port();
+            let cfg = format!(
+                "defaults\n    mode http\n    timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n    http-reuse never\n\
+                 listen l\n    bind 127.0.0.1:{port}\n{v}    server s 127.0.0.1:{}\n",
+                origin.port()
+            );
+            let _p = start(&cfg, port);
+            let mut c = Client::connect(port);
+            for path in ["/a", "/b", "/c"] {
+                assert_eq!(c.get(path).status, 200);
+            }
+            out.push(origin.server.accepted.load(Ordering::SeqCst));
+        }
+        out
+    });
+    assert_eq!(got, [1, 3]);
 }
