@@ -15,7 +15,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "net",
-        &["conn", "conn_io", "listen", "takeover", "tls", "mail"],
+        &[
+            "conn", "conn_io", "listen", "takeover", "tls", "mail", "fcgi",
+        ],
     ),
     (
         "state",
