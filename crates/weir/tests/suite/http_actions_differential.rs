@@ -393,6 +393,20 @@ fn logged_defaults(log: &Syslog) -> String {
     )
 }
 
+/// The first 12 bytes answered to `GET <path>` on a connection of its
+/// own; empty for none (a reset from weir, or nothing at all from a
+/// privileged haproxy, which closes with TCP_REPAIR, within 1 s).
+fn first_bytes(port: u16, path: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    c.write_all(format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut b = vec![0u8; 64];
+    c.read(&mut b)
+        .map(|n| String::from_utf8_lossy(&b[..n.min(12)]).into_owned())
+        .unwrap_or_default()
+}
+
 #[test]
 fn http_response_silent_drop_as_haproxy() {
     // Nothing is sent to the client; the log line has the server's
@@ -413,17 +427,7 @@ fn http_response_silent_drop_as_haproxy() {
         let _p = start(&cfg, port);
         let mut out = Vec::new();
         for (i, path) in ["/x", "/"].into_iter().enumerate() {
-            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
-            c.write_all(format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes())
-                .unwrap();
-            let mut b = vec![0u8; 64];
-            // (A reset from weir; nothing at all from a privileged
-            // haproxy, which closes with TCP_REPAIR.)
-            let got = c
-                .read(&mut b)
-                .map(|n| String::from_utf8_lossy(&b[..n.min(12)]).into_owned());
-            out.push(got.unwrap_or_default());
+            out.push(first_bytes(port, path));
             let l = log.nth_after("]: f ", i);
             // (The response time of the request that went through varies.)
             let w: Vec<&str> = l.split(' ').collect();
@@ -459,15 +463,7 @@ fn http_request_silent_drop_as_haproxy() {
         let _p = start(&cfg, port);
         let mut out = Vec::new();
         for path in ["/x", "/"] {
-            let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            c.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
-            c.write_all(format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes())
-                .unwrap();
-            let mut b = vec![0u8; 64];
-            let got = c
-                .read(&mut b)
-                .map(|n| String::from_utf8_lossy(&b[..n.min(12)]).into_owned());
-            out.push(got.unwrap_or_default());
+            out.push(first_bytes(port, path));
             let l = log.nth_after("]: f ", out.len() / 2);
 
             // (The timers of a request that went through vary.)
