@@ -28,6 +28,10 @@ pub struct Connected<C = Conn> {
     /// exchange reuses it only for the same, as haproxy's connection
     /// hash.
     pub key: u64,
+    /// Its server's connection generation when it was opened: a
+    /// connection opened before `set server addr` or `shutdown sessions`
+    /// is never reused after them, even if it is parked later.
+    pub gen: u32,
 }
 
 impl<C> Connected<C> {
@@ -39,6 +43,7 @@ impl<C> Connected<C> {
             server_addr: self.server_addr,
             source_addr: self.source_addr,
             key: self.key,
+            gen: self.gen,
         }
     }
 }
@@ -503,6 +508,7 @@ async fn dial_plain(
     keepalive: Option<weir_config::TcpKa>,
 ) -> Result<Connected, (ConnectFail, std::io::Error)> {
     let s = be.server(srv);
+    let gen = s.conn_gen.load(std::sync::atomic::Ordering::Relaxed);
     // A server with no address yet (`init-addr none`, a name `add server`
     // does not resolve) is never reached at another's address.
     if s.no_addr.load(std::sync::atomic::Ordering::Relaxed) {
@@ -520,6 +526,7 @@ async fn dial_plain(
                 server_addr: None,
                 source_addr: None,
                 key: 0,
+                gen,
             }),
             Err(e) => Err((ConnectFail::Refused, e)),
         },
@@ -578,6 +585,7 @@ async fn dial_plain(
                 server_addr: Some(addr),
                 source_addr,
                 key: 0,
+                gen,
             })
         }
     }

@@ -32,7 +32,7 @@ use weir_proto::h1::{self, H1Error, RequestHead, ResponseHead};
 pub struct Shared {
     sender: SendRequest<Bytes>,
     /// Its server's connection generation.
-    gen: u32,
+    pub gen: u32,
     pub server_addr: Option<SocketAddr>,
     pub source_addr: Option<SocketAddr>,
     /// The connection's TLS session (`ssl_bc_*`, `ssl_s_*`).

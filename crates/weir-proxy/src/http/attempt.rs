@@ -139,6 +139,7 @@ pub(super) async fn connect<'r>(
                     server_addr: c.server_addr,
                     source_addr: c.source_addr,
                     key,
+                    gen,
                 }
             })
         };

@@ -776,10 +776,9 @@ fn finish(
     held: &mut Option<Box<Held>>,
 ) {
     if kept == Kept::Server && sbuf.is_empty() && conn.conn.reusable() {
-        let gen =
-            r.be.server(conn.srv)
-                .conn_gen
-                .load(std::sync::atomic::Ordering::Relaxed);
+        // Stamped with the generation it was opened under: one opened
+        // before `set server addr` is never reused after it.
+        let gen = conn.gen;
         let h = Held {
             be: r.be.proxy,
             srv: conn.srv,

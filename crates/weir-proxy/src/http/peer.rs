@@ -196,6 +196,7 @@ fn h2_stream(srv: ServerId, up: upstream::Shared) -> Connected<Upstream> {
         server_addr: up.server_addr,
         source_addr: up.source_addr,
         key: 0,
+        gen: up.gen,
         conn: Upstream::H2(Box::new(H2Up::new(up))),
     }
 }
@@ -227,7 +228,8 @@ impl Carry for Upstream {
         if !h2 {
             return Ok(c.map(Upstream::Conn));
         }
-        let gen = s.conn_gen.load(Ordering::Relaxed);
+        // (The generation it was dialled under, not the one now.)
+        let gen = c.gen;
         let (srv, server_addr, source_addr) = (c.srv, c.server_addr, c.source_addr);
         let up = upstream::handshake(be.proxy, srv, c.conn, server_addr, source_addr, gen).await?;
         Ok(h2_stream(srv, up))
