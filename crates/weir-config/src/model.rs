@@ -424,6 +424,9 @@ pub struct HttpSettings {
     pub accept_invalid_request: bool,
     /// `option http-restrict-req-hdr-names`.
     pub restrict_names: RestrictNames,
+    /// The option was written (else a backend with a FastCGI application
+    /// deletes such headers, haproxy's default there).
+    pub restrict_names_set: bool,
     /// `option accept-invalid-http-response`.
     pub accept_invalid_response: bool,
     /// `capture request header <name> len <n>`, in order.

@@ -30,6 +30,13 @@ pub(super) fn finalize(cfg: &mut Config, diags: &mut Diagnostics) {
     do_resolve_named(cfg, diags);
     super::cache::names_checked(cfg, diags);
     super::fcgi::checked(cfg, diags);
+    // A FastCGI application sees `X_A` and `X-A` as one `HTTP_X_A`: its
+    // backends delete odd header names unless told otherwise (haproxy's).
+    for p in cfg.proxies.iter_mut().filter(|p| p.use_fcgi_app.is_some()) {
+        if !p.http.restrict_names_set {
+            p.http.restrict_names = crate::model::RestrictNames::Delete;
+        }
+    }
     // A proxy's `source` goes to its servers without one.
     for p in &mut cfg.proxies {
         if let Some(src) = &p.source {

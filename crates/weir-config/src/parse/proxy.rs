@@ -400,6 +400,7 @@ fn http_fields(
         "option disable-h2-upgrade" => p.options.disable_h2_upgrade = flag(args)?,
         "option http-restrict-req-hdr-names" => {
             use crate::model::RestrictNames;
+            p.http.restrict_names_set = true;
             p.http.restrict_names = match one(args, "'preserve', 'delete' or 'reject'")? {
                 "preserve" => RestrictNames::Preserve,
                 "delete" => RestrictNames::Delete,
