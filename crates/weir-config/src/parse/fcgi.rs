@@ -202,3 +202,7 @@ pub(super) fn checked(cfg: &Config, diags: &mut Diagnostics) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "fcgi_tests.rs"]
+mod tests;

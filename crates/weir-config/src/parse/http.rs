@@ -436,3 +436,22 @@ pub(super) fn http_error(
     bytes.extend_from_slice(&body);
     Ok((code, Some(bytes.into())))
 }
+
+/// `max-keep-alive-queue <n>`: whatever the value, a keep-alive request
+/// whose last server is full goes to another server, in weir as in
+/// haproxy 2.6 (seen with and without the keyword): accepted with a note.
+pub(super) fn keep_alive_queue(
+    st: &mut super::State<'_>,
+    args: &[String],
+    loc: &crate::diag::Loc,
+) -> Result<(), String> {
+    let v = super::proxy::one(args, "an integer")?;
+    v.parse::<i64>()
+        .map_err(|_| format!("expects an integer, got '{v}'"))?;
+    st.diags.push(
+        crate::diag::Level::Notice,
+        Some(loc),
+        "'max-keep-alive-queue' accepted: a keep-alive request whose last server is full goes to another server, whatever the value",
+    );
+    Ok(())
+}

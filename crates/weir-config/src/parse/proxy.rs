@@ -868,19 +868,7 @@ fn options(
         "max-session-srv-conns" => {
             p.max_session_srv_conns = Some(parse_u32(one(args, "an integer")?, name)?)
         }
-        // Whatever the value, a keep-alive request whose last server is
-        // full goes to another server, in weir as in haproxy 2.6 (seen
-        // with and without the keyword).
-        "max-keep-alive-queue" => {
-            let v = one(args, "an integer")?;
-            v.parse::<i64>()
-                .map_err(|_| format!("expects an integer, got '{v}'"))?;
-            _st.diags.push(
-                crate::diag::Level::Notice,
-                Some(_loc),
-                "'max-keep-alive-queue' accepted: a keep-alive request whose last server is full goes to another server, whatever the value",
-            );
-        }
+        "max-keep-alive-queue" => super::http::keep_alive_queue(_st, args, _loc)?,
         "option splice-auto" => p.options.splice_auto = flag(args)?,
         "option splice-request" => p.options.splice_request = flag(args)?,
         "option splice-response" => p.options.splice_response = flag(args)?,
