@@ -13,7 +13,10 @@ bottleneck: the load or the origin was).
     bench/scale.py --threads 1,2 --seconds 3 --scenarios ka
     bench/scale.py --bin DIR                # weir, weir-bench, haproxy, iperf3, h2load in DIR
 
-Scenarios: ka (keep-alive, `/?s=0`), close (a new connection per request,
+Scenarios: ka (keep-alive, `/?s=0`), ka-track (the same requests tracked
+in a stick table, `track-sc0 src` and a rate check, all from 127.0.0.1: one
+entry that every thread updates), ka-track-srcs (the same from 250 client
+addresses: 250 entries), close (a new connection per request,
 1-byte body), tls-ka (keep-alive over TLS 1.3, ECDSA), tls-full (a full
 ECDSA handshake per connection), h2 (HTTP/2 over TLS, ALPN h2, h2load
 -m 10 with 10 connections per load thread), tcp (`mode tcp` bulk, 4 iperf3 pairs of 2
@@ -75,23 +78,23 @@ def cpus(lo, hi):
     return f"{lo}-{hi}" if hi > lo else str(lo)
 
 
-def proxy_conf(n, mode, listens, crt=None, bind_extra=""):
+def proxy_conf(n, mode, listens, crt=None, bind_extra="", extra=""):
     ssl = (f" ssl crt {crt}" if crt else "") + bind_extra
     out = (f"global\n    nbthread {n}\n    cpu-map auto:1/1-{n} 0-{n - 1}\n    maxconn 9000\n"
            f"defaults\n    mode {mode}\n    timeout client 60s\n    timeout server 60s\n"
            f"    timeout connect 2s\n")
     for i, (port, backend) in enumerate(listens):
         out += (f"listen px{i}\n    bind 127.0.0.1:{port}{ssl}\n    balance random\n"
-                f"    server s1 127.0.0.1:{backend}\n")
+                f"    server s1 127.0.0.1:{backend}\n" + extra)
     return out
 
 
 class Proxy:
-    def __init__(self, exe, n, mode, listens, crt=None, bind_extra=""):
+    def __init__(self, exe, n, mode, listens, crt=None, bind_extra="", extra=""):
         self.dir = tempfile.mkdtemp(prefix="scale-")
         cfg = os.path.join(self.dir, "p.cfg")
         with open(cfg, "w") as f:
-            f.write(proxy_conf(n, mode, listens, crt, bind_extra))
+            f.write(proxy_conf(n, mode, listens, crt, bind_extra, extra))
         self.p = subprocess.Popen(["taskset", "-c", cpus(0, n - 1), exe, "-db", "-q", "-f", cfg],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
@@ -124,9 +127,9 @@ def measure(px, cmd, seconds):
     return out, u1 - u0, s1 - s0
 
 
-def http_case(args, env, proxy, n, extra, crt=None, path="/?s=0"):
+def http_case(args, env, proxy, n, extra, crt=None, path="/?s=0", conf=""):
     port = free_port()
-    px = Proxy(env[proxy], n, "http", [(port, env["origin_port"])], crt)
+    px = Proxy(env[proxy], n, "http", [(port, env["origin_port"])], crt, extra=conf)
     scheme = "https" if crt else "http"
     cmd = ["taskset", "-c", env["load_cpus"], env["weir-bench"], "load", "--quiet", "--json", "-",
            "-t", str(env["load_threads"]), "-d", str(args.seconds)] + extra + [
@@ -209,8 +212,21 @@ def make_cert(d):
     return pem
 
 
+# Issue 22's tracked request (bench/run's S8): one counter per request and a
+# rate check that never denies.
+TRACKED = ("    stick-table type ip size 100k expire 30s store http_req_rate(10s)\n"
+           "    http-request track-sc0 src\n"
+           "    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 1000000000 }\n")
+# 250 client addresses (127.0.1.1-250): 250 entries instead of one shared by every thread.
+SOURCES = ",".join(f"127.0.1.{i}" for i in range(1, 251))
+
 CASES = {
     "ka": ("req/s", "µs CPU/req", lambda a, e, p, n: http_case(a, e, p, n, ["-c", "400"])),
+    "ka-track": ("req/s", "µs CPU/req",
+                 lambda a, e, p, n: http_case(a, e, p, n, ["-c", "400"], conf=TRACKED)),
+    "ka-track-srcs": ("req/s", "µs CPU/req",
+                      lambda a, e, p, n: http_case(a, e, p, n, ["-c", "400", "--src", SOURCES],
+                                                   conf=TRACKED)),
     "close": ("req/s", "µs CPU/req",
               lambda a, e, p, n: http_case(a, e, p, n, ["-c", "200", "--close"], path="/?s=1")),
     "tls-ka": ("req/s", "µs CPU/req",
@@ -309,6 +325,15 @@ def summary(results, scenarios, threads):
             wb, hb = mean(sc, n, "weir", "busy"), mean(sc, n, "haproxy", "busy")
             out.append(f"| {sc} ({unit}, {cost}) | {n} | {w:.1f} | {h:.1f} | {w / h:.2f} | "
                        f"{wc:.2f} | {hc:.2f} | {wc / hc:.2f} | {wb * 100:.0f} / {hb * 100:.0f} % |")
+    tracked = [sc for sc in scenarios if sc.startswith("ka-track")]
+    if "ka" in scenarios and tracked:
+        out += ["", "| tracked / untracked | N | weir rate | haproxy rate | weir cost | haproxy cost |",
+                "|---|---|---|---|---|---|"]
+        for sc in tracked:
+            for n in threads:
+                r = [mean(sc, n, p, k) / mean("ka", n, p, k)
+                     for k in ("ops_s", "us_per_op") for p in ("weir", "haproxy")]
+                out.append(f"| {sc} / ka | {n} | {r[0]:.3f} | {r[1]:.3f} | {r[2]:.3f} | {r[3]:.3f} |")
     return out
 
 
