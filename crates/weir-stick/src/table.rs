@@ -107,7 +107,7 @@ pub struct Table {
     used: AtomicUsize,
     clock: Clock,
     /// Local changes in order, for the peers (kept once the table is
-    /// shared).
+    /// shared: once `on_change` is set).
     log: Mutex<UpdateLog>,
     /// Called after each local change of a shared table (wakes the
     /// peers' sessions).
@@ -117,7 +117,6 @@ pub struct Table {
 /// The keys changed locally, by update number.
 #[derive(Debug, Default)]
 struct UpdateLog {
-    shared: bool,
     last: u32,
     order: std::collections::BTreeMap<u32, Key>,
     /// Each key's place in `order`.
@@ -285,7 +284,6 @@ impl Table {
     /// From now on, local changes are kept in order for the peers, and
     /// `wake` is called after each.
     pub fn share(&self, wake: Box<dyn Fn() + Send + Sync>) {
-        self.log().shared = true;
         let _ = self.on_change.set(wake);
     }
 
@@ -300,12 +298,13 @@ impl Table {
         }
     }
 
-    /// Notes a local change of `e` (when the table is shared).
+    /// Notes a local change of `e` (when the table is shared; an
+    /// unshared table takes no lock).
     fn changed(&self, e: &Entry) {
-        let mut log = self.log();
-        if !log.shared {
+        if self.on_change.get().is_none() {
             return;
         }
+        let mut log = self.log();
         log.last = log.last.wrapping_add(1).max(1);
         let n = log.last;
         if let Some(old) = log.at.insert(e.key.clone(), n) {
@@ -658,14 +657,16 @@ impl Tracker {
 
 impl Drop for Tracker {
     fn drop(&mut self) {
-        self.table.update(&self.entry, |s, vals, _| {
+        let now = self.table.update(&self.entry, |s, vals, now| {
             if let Some(Value::Count(c)) =
                 s.find(DataType::ConnCur, 0).and_then(|i| vals.get_mut(i))
             {
                 *c = c.saturating_sub(1);
             }
+            now
         });
-        self.table.touch(&self.entry);
+        self.table.touch_at(&self.entry, now);
+        self.table.changed(&self.entry);
         self.entry.refs.fetch_sub(1, Ordering::Relaxed);
     }
 }
