@@ -121,6 +121,7 @@ fn conv_method(c: &crate::sample::Conv) -> Method {
             | More::Xxh64(_)
             | More::Xxh3(_)
             | More::Strcmp(_) => Method::Int,
+            More::Protobuf(c) if c.ty.is_some() => Method::Int,
             More::Not
             | More::Bool
             | More::Odd

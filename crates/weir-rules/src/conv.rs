@@ -50,6 +50,8 @@ pub enum More {
     /// `mqtt_is_valid`, `mqtt_field_value(<type>,<field>)`.
     MqttIsValid,
     MqttFieldValue(crate::mqtt::PacketType, crate::mqtt::Field),
+    /// `protobuf(<field>[,<type>])`, `ungrpc(<field>[,<type>])`.
+    Protobuf(crate::protobuf::PbConv),
     Strcmp(String),
     SecureMemcmp(String),
 }
@@ -155,6 +157,8 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
             [t] => crate::fix::tag_of(t).map(More::FixTagValue),
             _ => Err("converter 'fix_tag_value' expects a tag".into()),
         },
+        "protobuf" => crate::protobuf::parse(name, a, false).map(More::Protobuf),
+        "ungrpc" => crate::protobuf::parse(name, a, true).map(More::Protobuf),
         "strcmp" => var_arg(name, a).map(More::Strcmp),
         "secure_memcmp" => var_arg(name, a).map(More::SecureMemcmp),
         _ => return None,
@@ -442,6 +446,10 @@ impl More {
             More::MqttFieldValue(t, f) => {
                 Sample::Str(crate::mqtt::field_value(&v.to_bin(), *t, *f)?)
             }
+            More::Protobuf(c) => match crate::protobuf::extract(c, &v.to_bin())? {
+                crate::protobuf::PbValue::Int(i) => Sample::Int(i),
+                crate::protobuf::PbValue::Raw(b) => Sample::Bin(b),
+            },
             More::Strcmp(name) => {
                 let other = ctx.var(name)?.to_bytes();
                 Sample::Int(strcmp(&v.to_bytes(), &other))

@@ -28,6 +28,7 @@ pub mod normalize;
 pub mod ocsp;
 pub mod patref;
 pub mod payload;
+pub mod protobuf;
 pub mod redirect;
 pub mod sample;
 pub mod sockopt;

@@ -676,14 +676,7 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
 fn refused_conv(name: &str) -> bool {
     matches!(
         name,
-        "protobuf"
-            | "ungrpc"
-            | "aes_gcm_dec"
-            | "capture-req"
-            | "capture-res"
-            | "debug"
-            | "da-csv-conv"
-            | "51d.single"
+        "aes_gcm_dec" | "capture-req" | "capture-res" | "debug" | "da-csv-conv" | "51d.single"
     )
 }
 

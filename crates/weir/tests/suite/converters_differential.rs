@@ -6,7 +6,8 @@
 //! haproxy documents (division by zero, saturation, `field` out of range,
 //! `url_dec`'s `+`, `json`'s decoders (on bytes the configuration's
 //! `\xHH` escapes give, UTF-8 or not), `json_query`'s types, the JWT
-//! converters' return codes, `fix_*` on a FIX message) and the
+//! converters' return codes, `fix_*` on a FIX message, `protobuf` and
+//! `ungrpc` on protocol buffers and gRPC messages) and the
 //! argument quoting of §2.2 (a `]` inside quotes stays in the expression),
 //! and the text and date converters (`ltrim`, `rtrim`, `cut_crlf`,
 //! `host_only`, `port_only`, `hex2i`, `htonl`, `language`, `http_date`,
@@ -193,6 +194,38 @@ const EXPRS: &[&str] = &[
     r#"bin(610062),length"#,
     r#"bin(610062),crc32"#,
     r#"str(abc),sha1,bytes(0,1),length"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(1,int32)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(1),hex"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(2)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(2,int32)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(3),hex"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(3.1,uint64)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(3.2,sint32)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(3.3)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(4,fixed32)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(5,sfixed64)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(5),hex"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(6,float)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(7,double)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(8,enum)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(9,fixed32)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(10,int32)"#,
+    r#"bin(000000004008960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),ungrpc(3.3)"#,
+    r#"bin(000000004008960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807000000004008960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),ungrpc(2)"#,
+    r#"bin(08960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),ungrpc(1,int32)"#,
+    r#"bin(000000004008960112036162631a1108fbffffffffffffffff0110091a026869250500000029f9ffffffffffffff350000c03f39000000000000044040014dfdffffff0807),protobuf(1,int32)"#,
+    r#"bin(000000000208050000000002100c),ungrpc(2,int32)"#,
+    r#"bin(08),protobuf(1,int32)"#,
+    r#"bin(0896),protobuf(1,int32)"#,
+    r#"bin(08ffffffffffffffffff7f),protobuf(1,int64)"#,
+    r#"bin(08feffffff0f),protobuf(1,sint64)"#,
+    r#"bin(2d0000807f),protobuf(5,float)"#,
+    r#"bin(2d5ed0324f),protobuf(5,float)"#,
+    r#"bin(29ea8ca039593e2946),protobuf(5,double)"#,
+    r#"bin(29000000000000f0ff),protobuf(5,double)"#,
+    r#"bin(0a020805),protobuf(1..1,int32)"#,
+    r#"str(abc),protobuf(1,int32)"#,
+    r#"int(8),protobuf(1,int32)"#,
 ];
 
 /// A FIX logon message made for this test (checksum 142).
