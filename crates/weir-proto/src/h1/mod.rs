@@ -18,6 +18,7 @@ mod body;
 mod chunked;
 mod framing;
 mod head;
+pub mod htx;
 pub mod status;
 mod write;
 

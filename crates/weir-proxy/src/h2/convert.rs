@@ -52,8 +52,6 @@ pub struct Built {
     pub head: Result<RequestHead, (H1Error, Vec<u8>)>,
     /// The body is re-framed as chunks.
     pub chunked: bool,
-    /// The head's size as HTTP/1.1 (what it counts as received).
-    pub wire: usize,
     /// An extended CONNECT, now an HTTP/1.1 upgrade: its DATA are the
     /// tunnel's bytes once the server switches.
     pub upgrade: bool,
@@ -245,7 +243,6 @@ impl RequestBuilder {
             minor: 1,
             headers,
         };
-        let wire = parts.wire_len();
         let head = if self.bad_name {
             Err(H1Error::BadRequest("invalid character in a header name"))
         } else if not_text {
@@ -264,7 +261,6 @@ impl RequestBuilder {
         Some(Built {
             head,
             chunked,
-            wire,
             upgrade: protocol.is_some(),
             ws_key,
         })

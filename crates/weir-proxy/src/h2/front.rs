@@ -26,8 +26,6 @@ pub struct Fresh {
     /// Its head, or the error the exchange answers (with the request as
     /// text for the capture).
     pub head: Result<RequestHead, (H1Error, Vec<u8>)>,
-    /// The head's size as HTTP/1.1.
-    pub wire: usize,
 }
 
 /// Response bytes queued for the client (in the codec's output and the
@@ -366,7 +364,6 @@ impl Sink for Events<'_> {
                 self.fresh.push(Fresh {
                     id: stream,
                     head: b.head,
-                    wire: b.wire,
                 });
             }
             None => self.bad.push(stream),

@@ -511,7 +511,6 @@ impl StreamTask {
                 crate::http::peer::Peer::H2(&stream),
                 &self.acc,
                 f.head,
-                f.wire,
                 self.accept_wall,
                 self.ordinal,
                 self.vars,

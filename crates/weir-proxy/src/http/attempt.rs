@@ -418,9 +418,10 @@ pub(super) async fn send_request<'r>(
         return Err(Some(o.at(r.be, Some(conn.srv))));
     }
     match send_head(r, conn.conn.peer(), req, p, t.consumed, named.as_ref()).await {
-        Ok(n) => {
+        Ok(_) => {
             t.consumed = true;
-            Ok((n + p.early_body) as u64)
+            // The head counts as received (the session adds its size).
+            Ok(p.early_body as u64)
         }
         Err(_) if reused.is_some() && t.count == 1 => Err(None),
         Err(_) => {
@@ -464,13 +465,15 @@ pub(super) fn upload<'u>(
 /// The response head, read while the body goes up (`up`: a server may
 /// answer `100 Continue` first, or answer early). A body that fails on the
 /// client's side ends the wait for a response that cannot come. With the
-/// upload's result when it ended first.
+/// upload's result when it ended first. Interim responses' sizes are
+/// added to `interim`.
 pub(super) async fn response(
     r: Route<'_>,
     sconn: Peer<'_>,
     sbuf: &mut Buf,
     req: &RequestHead,
     up: Option<&mut Upload<'_>>,
+    interim: &mut u64,
 ) -> (Option<Result<u64, XferError>>, Resp) {
     let (client, t_server, fe_px) = (r.f.client, r.server_timeout, r.f.fe_px);
     let limits = weir_proto::h1::Limits {
@@ -480,7 +483,16 @@ pub(super) async fn response(
         ..Default::default()
     };
     let Some(up_fut) = up else {
-        let read = read_response(client, sconn, sbuf, &limits, &req.method, t_server, fe_px);
+        let read = read_response(
+            client,
+            sconn,
+            sbuf,
+            &limits,
+            &req.method,
+            t_server,
+            fe_px,
+            interim,
+        );
         // A client that closed gets no response.
         let resp = match abort_watch(r, req.framing) {
             Some(tcp) => tokio::select! {
@@ -500,6 +512,7 @@ pub(super) async fn response(
         &req.method,
         t_server,
         fe_px,
+        interim,
     ));
     let mut up = None;
     let resp = loop {

@@ -218,7 +218,9 @@ pub(super) fn exchange<'r, 'a>(
             // The body still going up when the response head came goes on
             // beside the response, which is relayed at once (as haproxy).
             let mut up = attempt::upload(r, &mut *cbuf, sconn, &p);
-            let (went_up, resp) = attempt::response(r, sconn, &mut sbuf, req, up.as_mut()).await;
+            let mut interim = 0;
+            let resp = attempt::response(r, sconn, &mut sbuf, req, up.as_mut(), &mut interim);
+            let (went_up, resp) = resp.await;
             observe_response(r.be, conn.srv, &resp);
             if went_up.is_some() || resp.is_err() {
                 up = None;
@@ -249,6 +251,7 @@ pub(super) fn exchange<'r, 'a>(
                 conn: sconn,
                 srv: conn.srv,
                 bytes_in,
+                interim,
                 t_res: ms(crate::clock::elapsed(sent_at)),
             };
             let b = body.as_deref();

@@ -296,7 +296,9 @@ impl BodyReader {
 /// Forwards a body of `framing` (a length or chunks) from `buf` + `src`
 /// to `dst`, each piece through `through` (given `None` once at the end,
 /// for what is left to send); with `chunked`, as chunks and the last one
-/// (the server's trailers after it). The bytes written.
+/// (the server's trailers after it). The bytes it counts as received,
+/// as haproxy counts them: the data read, and a chunked body's end
+/// ([`weir_proto::h1::htx`]), whatever `through` made of them.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn forward_through(
     src: Peer<'_>,
@@ -309,14 +311,17 @@ pub(super) async fn forward_through(
     mut through: impl FnMut(Option<Vec<u8>>) -> Vec<u8>,
 ) -> Result<u64, XferError> {
     let mut body = BodyReader::new(framing);
-    let mut sent = 0u64;
+    let mut received = 0u64;
     let out = |piece: Vec<u8>| if chunked { chunk(&piece) } else { piece };
     while let Some(data) = body.next(buf, src, size, t.read).await? {
+        received += data.len() as u64;
         let bytes = out(through(Some(data)));
         if !bytes.is_empty() {
             send(dst, &bytes, t.write).await?;
-            sent += bytes.len() as u64;
         }
+    }
+    if framing == Framing::Chunked {
+        received += weir_proto::h1::htx::trailers(&body.trailers);
     }
     let mut end = out(through(None));
     if chunked {
@@ -324,9 +329,8 @@ pub(super) async fn forward_through(
     }
     if !end.is_empty() {
         send(dst, &end, t.write).await?;
-        sent += end.len() as u64;
     }
-    Ok(sent)
+    Ok(received)
 }
 
 /// `data` as one chunk (nothing for no data).
@@ -348,8 +352,9 @@ pub struct XferTimeouts {
 }
 
 /// Copies a body of `framing` from `buf` + `src` to `dst`. Bytes after the
-/// body stay in `buf` (a pipelined request). Returns the body bytes
-/// written. `request` selects the error flavour of a bad chunk.
+/// body stay in `buf` (a pipelined request). Returns the body's bytes as
+/// haproxy counts them received (a chunked body's data and end, not its
+/// framing). `request` selects the error flavour of a bad chunk.
 /// With `sp`, what is not buffered yet of a body of known length or one
 /// that ends with the connection is spliced, between plain TCP sockets.
 #[allow(clippy::too_many_arguments)]
@@ -473,12 +478,14 @@ async fn copy_body(
                     match ev {
                         ChunkEvent::Data(r) => {
                             let data = buf.bytes().get(r).unwrap_or_default();
+                            sent += data.len() as u64;
                             out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
                             out.extend_from_slice(data);
                             out.extend_from_slice(b"\r\n");
                         }
                         ChunkEvent::Trailer(t) => trailers.push(t),
                         ChunkEvent::End => {
+                            sent += weir_proto::h1::htx::trailers(&trailers);
                             out.extend_from_slice(b"0\r\n");
                             for t in trailers.drain(..) {
                                 out.extend_from_slice(&t);
@@ -491,7 +498,6 @@ async fn copy_body(
                 buf.consume(used);
                 if !out.is_empty() {
                     put(dst, &out, t.write).await?;
-                    sent += out.len() as u64;
                 }
                 if dec.is_done() {
                     return Ok(sent);

@@ -153,7 +153,6 @@ pub async fn serve_stream(
     client: Peer<'_>,
     acc: &Accepted,
     head: Result<RequestHead, (H1Error, Vec<u8>)>,
-    wire: usize,
     accept_wall: Duration,
     ordinal: u64,
     vars: Option<Box<Vars>>,
@@ -165,7 +164,6 @@ pub async fn serve_stream(
     };
     let mut ss = Session::new(sh, fe_idx, client, acc, accept_wall, &text, ordinal, true);
     ss.decoded = Some(decoded);
-    ss.wire = wire;
     ss.vars = vars;
     // One turn, awaited in place: the stream's task boxes this future once
     // (the keep-alive loop of `run` would box each turn again).
@@ -211,7 +209,6 @@ impl<'a> Session<'a> {
             may_sleep: true,
             naps: 0,
             decoded: None,
-            wire: 0,
             last: None,
             arc: None,
         }
@@ -326,8 +323,6 @@ struct Session<'a> {
     naps: u8,
     /// The request an HTTP/2 stream brought, decoded already.
     decoded: Option<Result<RequestHead, H1Error>>,
-    /// Its head's size as HTTP/1.1 (it counts as received).
-    wire: usize,
     /// The server of its last exchange (`option prefer-last-server`, and
     /// a 401 or 407 keeps the next request there).
     last: Option<Last>,
@@ -487,6 +482,9 @@ impl<'a> Session<'a> {
             if client.is_h2() {
                 req.minor = 2;
             }
+            // What haproxy counts received for the head (its size before
+            // any rule rewrites it; the body's bytes come on top).
+            let head_size = weir_proto::h1::htx::request(req);
             let line = if fe.logger.is_empty() {
                 String::new()
             } else {
@@ -529,7 +527,7 @@ impl<'a> Session<'a> {
             rec.term = out.term;
             // The head was read whatever came of it: answered locally,
             // denied or failed, it counts as received (haproxy's `bin`).
-            rec.bytes_in = out.bytes_in.max(used.max(self.wire) as u64);
+            rec.bytes_in = head_size + out.bytes_in;
             rec.bytes_out = out.bytes_out;
             rec.t_res = out.t_res;
             if let Some(be) = out.be {

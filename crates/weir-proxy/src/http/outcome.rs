@@ -84,7 +84,7 @@ pub(super) fn fail_as<'r>(
     if close {
         page = errors::with_header(page, "connection: close");
     }
-    o.bytes_out = page.len() as u64;
+    o.bytes_out = weir_proto::h1::htx::written_response(&page);
     o.unsent = page;
     o
 }
@@ -113,6 +113,9 @@ pub(super) fn answer_local<'r>(
         local.keep && req.keep_alive && req.framing == Framing::None && !local.bytes.is_empty();
     cbuf.consume(used);
     let mut bytes = local.bytes;
+    // Counted as made: haproxy's own `connection: close` is written on the
+    // way out, not part of the answer it counts.
+    let size = weir_proto::h1::htx::written_response(&bytes);
     if !keep && !bytes.is_empty() {
         // Tell the client the connection ends here.
         bytes = errors::with_header(bytes, "connection: close");
@@ -123,7 +126,7 @@ pub(super) fn answer_local<'r>(
         status: i32::from(local.status),
         term: local.term,
         bytes_in: 0,
-        bytes_out: bytes.len() as u64,
+        bytes_out: size,
         t_res: -1,
         keep_client: keep,
         tunnel: false,

@@ -132,7 +132,9 @@ pub(super) enum RespFail {
 }
 
 /// Reads the final response head (interim `1xx` responses are passed to
-/// the client as they come).
+/// the client as they come, their sizes as haproxy counts them added to
+/// `interim`).
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn read_response(
     client: Peer<'_>,
     sconn: Peer<'_>,
@@ -141,6 +143,7 @@ pub(super) async fn read_response(
     method: &str,
     server_timeout: Option<Duration>,
     fe_px: &Proxy,
+    interim: &mut u64,
 ) -> Result<(ResponseHead, usize), RespFail> {
     if let Peer::H2Up(up) = sconn {
         return h2_response(client, up, server_timeout).await;
@@ -152,9 +155,10 @@ pub(super) async fn read_response(
             got_any = true;
             match h1::parse_response(sbuf.bytes(), limits, method) {
                 Ok(Some((res, used))) if (100..200).contains(&res.status) && res.status != 101 => {
-                    let interim = sbuf.bytes().get(..used).unwrap_or_default().to_vec();
+                    *interim += h1::htx::response(&res);
+                    let head = sbuf.bytes().get(..used).unwrap_or_default().to_vec();
                     sbuf.consume(used);
-                    if send(client, &interim, fe_px.timeouts.client).await.is_err() {
+                    if send(client, &head, fe_px.timeouts.client).await.is_err() {
                         return Err(RespFail::ClientGone);
                     }
                     continue;

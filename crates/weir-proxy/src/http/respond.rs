@@ -23,8 +23,11 @@ use weir_proto::h1::{Framing, RequestHead, ResponseHead};
 pub(super) struct Sent<'c> {
     pub conn: Peer<'c>,
     pub srv: ServerId,
-    /// Request bytes sent so far.
+    /// Request body bytes received so far (as haproxy counts them).
     pub bytes_in: u64,
+    /// The interim (`1xx`) responses relayed before the head, as haproxy
+    /// counts them.
+    pub interim: u64,
     /// `Tr`: milliseconds from the request sent to the response head.
     pub t_res: i64,
 }
@@ -83,6 +86,8 @@ pub(super) async fn head<'r>(
     rec: &mut LogRecord<'r>,
     vars: &mut Vars,
 ) -> Next<'r> {
+    // What haproxy counts received for the head: its size as it came.
+    let head_size = weir_proto::h1::htx::response(&res);
     // The server's answer counts on the entries tracked before its rules
     // run (a 4xx as the client's error, a 5xx as the server's failure).
     for ev in super::rules::status_events(res.status, true) {
@@ -239,7 +244,7 @@ pub(super) async fn head<'r>(
         unsent: Vec::new(),
     };
     match sent {
-        Ok(n) => out.bytes_out = (n + early) as u64,
+        Ok(_) => out.bytes_out = s.interim + head_size + early as u64,
         Err(e) => {
             out.term = if e == XferError::DstTimeout {
                 Term::new(Cause::ClientTimeout, State::Data)

@@ -11,6 +11,7 @@ mod accept_rates;
 mod admin_logs;
 mod audit;
 mod balancing;
+mod byte_counts;
 mod cache;
 mod case_adjust;
 mod check_scripts;
