@@ -197,7 +197,19 @@ pub(super) async fn head<'r>(
             let o = super::outcome::dropped(r.f.client, s.conn, res.status, s.bytes_in);
             return Next::Done(o.at(r.be, Some(s.srv)));
         }
-        return Next::Done(replace(r, tmpl, s, local, req, rec, vars).await);
+        // What haproxy had counted of the server's response by then: its
+        // head and the body bytes read with it.
+        let read = match res.framing {
+            Framing::ContentLength(n) => sbuf.bytes().len().saturating_sub(rused).min(n as usize),
+            Framing::None => 0,
+            _ => sbuf.bytes().len().saturating_sub(rused),
+        };
+        let received = s.interim + head_size + read as u64;
+        let o = replace(r, tmpl, s, local, req, rec, vars).await;
+        return Next::Done(Outcome {
+            bytes_out: o.bytes_out + received,
+            ..o
+        });
     }
     // Compression: the server's framing is what the body is read with.
     let server_framing = res.framing;

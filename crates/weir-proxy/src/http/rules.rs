@@ -801,10 +801,11 @@ pub fn run_response(
                     term: Term::new(Cause::Proxy, State::Headers),
                     keep: !errors::closes(*status),
                 })),
+                // Answered in the server's place: `LH`, as haproxy logs it.
                 ResAction::Return(r) => Err(Some(Local {
                     bytes: return_response(r, px, &ctx),
                     status: r.status,
-                    term: Term::NORMAL,
+                    term: Term::new(Cause::Local, State::Headers),
                     keep: true,
                 })),
                 ResAction::Redirect(r) => {
@@ -815,7 +816,7 @@ pub fn run_response(
                     Err(Some(Local {
                         bytes,
                         status: r.code,
-                        term: Term::NORMAL,
+                        term: Term::new(Cause::Local, State::Headers),
                         keep: true,
                     }))
                 }

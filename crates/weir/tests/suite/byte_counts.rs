@@ -4,8 +4,10 @@
 //! chunked body's data and trailers without framing), before any rule
 //! rewrote it, and weir's own answers as made. Requests over HTTP/1.0,
 //! 1.1 and HTTP/2, bodies of both framings, rewrites on both sides, local
-//! answers, a 503, HEAD, an interim `100 Continue` and a body that ends
-//! with the connection.
+//! answers, a 503, HEAD, an interim `100 Continue`, a body that ends
+//! with the connection, and responses replaced by `http-response deny`,
+//! `return` and `redirect` (the server's response counts, then the answer;
+//! and the termination states, `PH` and `LH`).
 
 use crate::common::http::Client;
 use crate::common::*;
@@ -70,7 +72,7 @@ fn origin() -> Server {
 fn cfg(port: u16, h2: u16, sys: u16, origin: u16) -> String {
     format!(
         "global\n    log 127.0.0.1:{sys} local0\n\
-         defaults\n    mode http\n    log global\n    log-format \"%{{+Q}}r U=%U B=%B %ST\"\n\
+         defaults\n    mode http\n    log global\n    log-format \"%{{+Q}}r U=%U B=%B %ST %ts\"\n\
          \x20   timeout connect 1s\n    timeout client 5s\n    timeout server 5s\n\
          frontend fe\n    bind 127.0.0.1:{port}\n    bind 127.0.0.1:{h2} proto h2\n\
          \x20   http-request set-var(txn.p) path\n\
@@ -79,6 +81,9 @@ fn cfg(port: u16, h2: u16, sys: u16, origin: u16) -> String {
          \x20   http-request return status 200 content-type text/plain string hello if {{ path /ret }}\n\
          \x20   http-request set-header X-Req abcdef if {{ path /addreq }}\n\
          \x20   http-response set-header X-Added abc if {{ var(txn.p) -m str /addres }}\n\
+         \x20   http-response deny if {{ var(txn.p) -m str /rdeny }}\n\
+         \x20   http-response return status 201 content-type text/plain string ab if {{ var(txn.p) -m str /rret }}\n\
+         \x20   http-response redirect location /zz if {{ var(txn.p) -m str /rredir }}\n\
          \x20   use_backend none if {{ path /none }}\n    default_backend be\n\
          backend be\n    server s1 127.0.0.1:{origin}\n\
          backend none\n"
@@ -124,9 +129,12 @@ const REQUESTS: &[(&str, &str)] = &[
     ("GET /addreq HTTP/1.1\r\nHost: a\r\n\r\n", "/addreq"),
     ("GET /addres HTTP/1.1\r\nHost: a\r\n\r\n", "/addres"),
     ("GET /none HTTP/1.1\r\nHost: a\r\n\r\n", "/none"),
+    ("GET /rdeny HTTP/1.1\r\nHost: a\r\n\r\n", "/rdeny"),
+    ("GET /rret HTTP/1.1\r\nHost: a\r\n\r\n", "/rret"),
+    ("GET /rredir HTTP/1.1\r\nHost: a\r\n\r\n", "/rredir"),
 ];
 
-/// The ` U=… B=… status` part of a line.
+/// The ` U=… B=… status termination` part of a line.
 fn counts(line: &str) -> String {
     line.rsplit_once("\" ")
         .map_or(line, |(_, c)| c)
