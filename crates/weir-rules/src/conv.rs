@@ -52,6 +52,11 @@ pub enum More {
     MqttFieldValue(crate::mqtt::PacketType, crate::mqtt::Field),
     /// `protobuf(<field>[,<type>])`, `ungrpc(<field>[,<type>])`.
     Protobuf(crate::protobuf::PbConv),
+    /// `capture-req(<id>)`, `capture-res(<id>)` (`res`).
+    Capture {
+        res: bool,
+        id: usize,
+    },
     Strcmp(String),
     SecureMemcmp(String),
 }
@@ -157,6 +162,8 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
             [t] => crate::fix::tag_of(t).map(More::FixTagValue),
             _ => Err("converter 'fix_tag_value' expects a tag".into()),
         },
+        "capture-req" => capture_id(name, a).map(|id| More::Capture { res: false, id }),
+        "capture-res" => capture_id(name, a).map(|id| More::Capture { res: true, id }),
         "protobuf" => crate::protobuf::parse(name, a, false).map(More::Protobuf),
         "ungrpc" => crate::protobuf::parse(name, a, true).map(More::Protobuf),
         "strcmp" => var_arg(name, a).map(More::Strcmp),
@@ -188,6 +195,16 @@ fn json_query(a: &[String]) -> Result<More, String> {
     let steps =
         crate::json::parse_path(path).map_err(|e| format!("converter 'json_query': {e}"))?;
     Ok(More::JsonQuery(steps, int))
+}
+
+/// `capture-req`'s and `capture-res`'s slot id.
+fn capture_id(name: &str, a: &[String]) -> Result<usize, String> {
+    match a {
+        [n] => n
+            .parse()
+            .map_err(|_| format!("converter '{name}': invalid capture id '{n}'")),
+        _ => Err(format!("converter '{name}' expects a capture id")),
+    }
 }
 
 fn no_args(name: &str, a: &[String], m: More) -> Result<More, String> {
@@ -445,6 +462,13 @@ impl More {
             }
             More::MqttFieldValue(t, f) => {
                 Sample::Str(crate::mqtt::field_value(&v.to_bin(), *t, *f)?)
+            }
+            More::Capture { res, id } => {
+                // The sample goes on unchanged, once kept.
+                if !ctx.capture(*res, *id, &v) {
+                    return None;
+                }
+                v
             }
             More::Protobuf(c) => match crate::protobuf::extract(c, &v.to_bin())? {
                 crate::protobuf::PbValue::Int(i) => Sample::Int(i),

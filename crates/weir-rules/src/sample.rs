@@ -139,6 +139,12 @@ pub trait Ctx {
     fn set_var(&self, _var: &crate::vars::VarSet, _v: &Sample) {}
     /// The `unset-var` converter.
     fn unset_var(&self, _name: &str) {}
+    /// The `capture-req(<id>)` (`res` false) and `capture-res(<id>)`
+    /// converters: `v` into the exchange's capture slot `id`; false when
+    /// there is no such slot (the converter then fails, as haproxy's).
+    fn capture(&self, _res: bool, _id: usize, _v: &Sample) -> bool {
+        false
+    }
     fn first_req(&self) -> bool {
         true
     }
@@ -674,10 +680,7 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
 
 /// Converters of haproxy 2.6 that weir knows and does not offer.
 fn refused_conv(name: &str) -> bool {
-    matches!(
-        name,
-        "aes_gcm_dec" | "capture-req" | "capture-res" | "debug" | "da-csv-conv" | "51d.single"
-    )
+    matches!(name, "aes_gcm_dec" | "debug" | "da-csv-conv" | "51d.single")
 }
 
 impl Expr {

@@ -398,6 +398,8 @@ async fn rules_phase<'r>(
                 *c = v;
             }
         }
+        let http = &fe_px.http;
+        (vars.conv_captures).fill(false, caps, &http.capture_req, &http.rule_captures);
     }
     let go_on = matches!(
         verdict,

@@ -490,6 +490,8 @@ fn http_rules<'p>(
                 *c = v.clone();
             }
         }
+        let http = &fe_px.http;
+        (vars.conv_captures).fill(true, &mut caps, &http.capture_res, &http.res_rule_captures);
         rec.res_caps = Some(caps);
     }
     if let (Some((name, len)), Some(c)) = (&fe_px.http.capture_cookie, &mut rec.cookie_caps) {

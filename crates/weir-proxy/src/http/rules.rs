@@ -26,6 +26,8 @@ pub struct Vars {
     pub captures: Vec<(usize, String)>,
     /// `http-response capture` values of the exchange: (slot, value).
     pub res_captures: Vec<(usize, String)>,
+    /// `capture-req`/`capture-res` converters' values.
+    pub conv_captures: super::samples::ConvCaptures,
     /// The exchange's `unique-id-format` value (the `unique-id` fetch).
     pub unique_id: Option<String>,
     /// `set-timeout server|tunnel`: the exchange's own timeouts.
@@ -66,6 +68,7 @@ impl Vars {
             vals: VarStore::default(),
             captures: Vec::new(),
             res_captures: Vec::new(),
+            conv_captures: Default::default(),
             unique_id: None,
             timeouts: SetTimeouts::default(),
             last_rule: None,
@@ -134,6 +137,7 @@ impl Vars {
     pub fn end_exchange(&mut self) {
         self.captures.clear();
         self.res_captures.clear();
+        self.conv_captures = Default::default();
         self.unique_id = None;
         self.timeouts = SetTimeouts::default();
         self.last_rule = None;

@@ -155,3 +155,58 @@ pub(super) fn capture_cookie(
         .find(|c| c.contains('=') && wanted(c))?;
     Some(found.chars().take(len).collect())
 }
+
+/// Values of the `capture-req(<id>)` and `capture-res(<id>)` converters
+/// (converters see the variables shared, hence the lock): (response,
+/// slot id, value), put in the log's slots once the rules ran.
+#[derive(Default)]
+pub struct ConvCaptures(std::sync::Mutex<Vec<(bool, usize, Vec<u8>)>>);
+
+impl Clone for ConvCaptures {
+    fn clone(&self) -> Self {
+        ConvCaptures(std::sync::Mutex::new(self.lock().clone()))
+    }
+}
+
+impl ConvCaptures {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(bool, usize, Vec<u8>)>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn push(&self, res: bool, id: usize, v: Vec<u8>) {
+        self.lock().push((res, id, v));
+    }
+
+    /// The values for the request's slots (`res` false) or the
+    /// response's, taken out.
+    pub fn take(&self, res: bool) -> Vec<(usize, Vec<u8>)> {
+        let mut all = self.lock();
+        let (mine, rest) = all.drain(..).partition::<Vec<_>, _>(|c| c.0 == res);
+        *all = rest;
+        mine.into_iter().map(|(_, id, v)| (id, v)).collect()
+    }
+
+    /// Puts the values into `caps`, the log's slots: a slot id counts the
+    /// header captures (`heads`, with their lengths) first, then the
+    /// declared ones (`declared` lengths); each value is cut to its slot's
+    /// length; an id without a slot keeps nothing (as haproxy).
+    pub fn fill(
+        &self,
+        res: bool,
+        caps: &mut [String],
+        heads: &[(String, usize)],
+        declared: &[usize],
+    ) {
+        for (id, v) in self.take(res) {
+            let len = match id.checked_sub(heads.len()) {
+                None => heads.get(id).map(|h| h.1),
+                Some(k) => declared.get(k).copied(),
+            };
+            if let (Some(len), Some(slot)) = (len, caps.get_mut(id)) {
+                *slot = String::from_utf8_lossy(v.get(..len).unwrap_or(&v)).into_owned();
+            }
+        }
+    }
+}

@@ -145,6 +145,21 @@ impl ExCtx<'_> {
 }
 
 impl Ctx for ExCtx<'_> {
+    fn capture(&self, res: bool, id: usize, v: &Sample) -> bool {
+        let http = &self.sh.proxy(self.sh.frontend(self.fe_idx).proxy).http;
+        let slots = if res {
+            http.capture_res.len() + http.res_rule_captures.len()
+        } else {
+            http.capture_req.len() + http.rule_captures.len()
+        };
+        match self.vars {
+            Some(vars) if id < slots => {
+                vars.conv_captures.push(res, id, v.to_bytes());
+                true
+            }
+            _ => false,
+        }
+    }
     fn cache_hit(&self) -> Option<String> {
         self.vars?.cache_hit.clone()
     }

@@ -224,6 +224,33 @@ fn rule_captures_and_normalized_uris_log_as_haproxy() {
     assert_eq!(origin_saw[0], "GET /a/c?a=2&z=1 HTTP/1.1");
 }
 
+/// The `capture-req(<id>)` and `capture-res(<id>)` converters: a slot id
+/// counts the header captures first (here `Host`, `X-Server`), a value is
+/// cut to its slot's length, a later write wins, an id without a slot
+/// keeps nothing; the sample goes on unchanged.
+#[test]
+fn capture_converters_log_as_haproxy() {
+    compare(
+        false,
+        (
+            "",
+            "    declare capture request len 4\n\
+             \x20   declare capture response len 6\n\
+             \x20   http-request set-header X-C %[req.hdr(host),capture-req(1)]\n\
+             \x20   http-request set-header X-D %[str(zz),capture-req(9)]\n\
+             \x20   http-request set-var(txn.h) str(overwritten),capture-req(0)\n\
+             \x20   http-response set-header X-R %[str(response-value),capture-res(1)]\n\
+             \x20   http-response set-header X-Q %[int(42),capture-res(0)]",
+            "",
+        ),
+        &[(
+            "GET /cap HTTP/1.1\r\nHost: hostname.example\r\n\r\n",
+            "/cap",
+        )],
+        None,
+    );
+}
+
 #[test]
 fn httplog_clf_lines_match_haproxy_field_by_field() {
     compare(true, ("", "", ""), REQUESTS, None);
