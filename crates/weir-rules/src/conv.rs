@@ -52,6 +52,8 @@ pub enum More {
     MqttFieldValue(crate::mqtt::PacketType, crate::mqtt::Field),
     /// `protobuf(<field>[,<type>])`, `ungrpc(<field>[,<type>])`.
     Protobuf(crate::protobuf::PbConv),
+    /// `aes_gcm_dec(<bits>,<nonce>,<key>,<aead_tag>)`.
+    AesGcmDec(crate::aead::AesGcmDec),
     /// `capture-req(<id>)`, `capture-res(<id>)` (`res`).
     Capture {
         res: bool,
@@ -162,6 +164,7 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<More, String>> {
             [t] => crate::fix::tag_of(t).map(More::FixTagValue),
             _ => Err("converter 'fix_tag_value' expects a tag".into()),
         },
+        "aes_gcm_dec" => crate::aead::parse(a).map(More::AesGcmDec),
         "capture-req" => capture_id(name, a).map(|id| More::Capture { res: false, id }),
         "capture-res" => capture_id(name, a).map(|id| More::Capture { res: true, id }),
         "protobuf" => crate::protobuf::parse(name, a, false).map(More::Protobuf),
@@ -463,6 +466,7 @@ impl More {
             More::MqttFieldValue(t, f) => {
                 Sample::Str(crate::mqtt::field_value(&v.to_bin(), *t, *f)?)
             }
+            More::AesGcmDec(c) => Sample::Bin(crate::aead::apply(c, &v.to_bin(), ctx)?),
             More::Capture { res, id } => {
                 // The sample goes on unchanged, once kept.
                 if !ctx.capture(*res, *id, &v) {

@@ -10,6 +10,7 @@
 
 pub mod acl;
 pub mod action;
+pub mod aead;
 pub mod args;
 pub mod auth;
 pub mod conv;

@@ -680,7 +680,7 @@ pub fn parse_conv(s: &str, load: &dyn Fn(&str) -> Result<String, String>) -> Res
 
 /// Converters of haproxy 2.6 that weir knows and does not offer.
 fn refused_conv(name: &str) -> bool {
-    matches!(name, "aes_gcm_dec" | "debug" | "da-csv-conv" | "51d.single")
+    matches!(name, "debug" | "da-csv-conv" | "51d.single")
 }
 
 impl Expr {

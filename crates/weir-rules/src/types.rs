@@ -94,7 +94,7 @@ fn need(c: &Conv) -> Need {
 fn conv_type(c: &Conv) -> Ty {
     match c {
         Conv::B64Dec | Conv::Ub64Dec | Conv::Bytes { .. } => Ty::Bin,
-        Conv::More(More::Digest(_) | More::Hmac(..)) => Ty::Bin,
+        Conv::More(More::Digest(_) | More::Hmac(..) | More::AesGcmDec(_)) => Ty::Bin,
         Conv::More(More::Protobuf(c)) if c.ty.is_some() => Ty::Int,
         Conv::More(More::Protobuf(_)) => Ty::Bin,
         Conv::Length | Conv::Hash(_) => Ty::Int,

@@ -226,6 +226,11 @@ const EXPRS: &[&str] = &[
     r#"bin(0a020805),protobuf(1..1,int32)"#,
     r#"str(abc),protobuf(1,int32)"#,
     r#"int(8),protobuf(1,int32)"#,
+    r#"bin(539926ca6c458ed0c38373),aes_gcm_dec(128,bm5ubm5ubm5ubm5u,a2tra2tra2tra2tra2traw==,yF8fBsCtQJ/OJgtyQ9/r8g==),hex"#,
+    r#"bin(990c31dff4efc934aabe08),aes_gcm_dec(192,bm5ubm5ubm5ubm5u,eXl5eXl5eXl5eXl5eXl5eXl5eXl5eXl5,GB6YnK0W8nUBhlOLRbE5ig==)"#,
+    r#"bin(5301d77609806fca07efa9),aes_gcm_dec(256,bm5ubm5ubm5ubm5u,enp6enp6enp6enp6enp6enp6enp6enp6enp6enp6eno=,vlC8OwvNaAsrhker35OVkw==),hex"#,
+    r#"bin(539926ca6c458ed0c38373),aes_gcm_dec(128,bm5ubm5ubm5ubm5u,a2tra2tra2tra2tra2traw==,AAAAAAAAAAAAAAAAAAAAAA==),hex"#,
+    r#"bin(539926ca6c458ed0c38373),aes_gcm_dec(256,bm5ubm5ubm5ubm5u,a2tra2tra2tra2tra2traw==,yF8fBsCtQJ/OJgtyQ9/r8g==),hex"#,
 ];
 
 /// A FIX logon message made for this test (checksum 142).
@@ -380,5 +385,29 @@ fn converter_types_are_checked_at_load_as_haproxy() {
             let want = format!("converter '{name}' cannot be applied");
             assert!(err.contains(":7]") && err.contains(&want), "{expr}: {err}");
         }
+    }
+}
+
+/// `aes_gcm_dec`'s arguments, checked at load time as haproxy checks them:
+/// the key size, base64 constants (or variables), all four of them.
+#[test]
+fn aes_gcm_dec_arguments_are_checked_at_load_as_haproxy() {
+    let Some(hap) = Haproxy::bin() else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    for (expr, ok) in [
+        ("str(a),aes_gcm_dec(100,bm5u,bm5u,bm5u)", false),
+        ("str(a),aes_gcm_dec(128,abc,bm5u,bm5u)", false),
+        ("str(a),aes_gcm_dec(128,bm5u,bm5u)", false),
+        ("str(a),aes_gcm_dec(128,txn.n,txn.k,txn.t)", true),
+        ("str(a),aes_gcm_dec(192,bm5u,eXl5,AAAA)", true),
+    ] {
+        assert_eq!(accepts(hap, expr).0, ok, "haproxy on {expr}");
+        let (ours, err) = accepts(WEIR, expr);
+        assert_eq!(ours, ok, "weir on {expr}: {err}");
+        assert!(
+            ok || (err.contains(":7]") && err.contains("aes_gcm_dec")),
+            "{expr}: {err}"
+        );
     }
 }
