@@ -28,7 +28,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from tcp_throughput import release_dir  # noqa: E402
+from benchlib import free_port, release_dir, wait_port  # noqa: E402
 CLK = os.sysconf("SC_CLK_TCK")
 
 
@@ -44,23 +43,6 @@ def tool(args, name, fallback):
     if args.bin:
         return os.path.join(args.bin, name)
     return fallback if os.path.exists(fallback) else shutil.which(name)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, timeout=10):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} never opened")
 
 
 def cpu_split(pid):
