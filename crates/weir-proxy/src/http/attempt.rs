@@ -482,17 +482,11 @@ pub(super) async fn response(
         relaxed_target: false,
         ..Default::default()
     };
+    let method = &req.method;
+    let read = read_response(
+        client, sconn, sbuf, &limits, method, t_server, fe_px, interim,
+    );
     let Some(up_fut) = up else {
-        let read = read_response(
-            client,
-            sconn,
-            sbuf,
-            &limits,
-            &req.method,
-            t_server,
-            fe_px,
-            interim,
-        );
         // A client that closed gets no response.
         let resp = match abort_watch(r, req.framing) {
             Some(tcp) => tokio::select! {
@@ -504,16 +498,7 @@ pub(super) async fn response(
         };
         return (None, resp);
     };
-    let mut resp_fut = Box::pin(read_response(
-        client,
-        sconn,
-        sbuf,
-        &limits,
-        &req.method,
-        t_server,
-        fe_px,
-        interim,
-    ));
+    let mut resp_fut = Box::pin(read);
     let mut up = None;
     let resp = loop {
         tokio::select! {
