@@ -3,16 +3,7 @@
 
 use super::*;
 
-struct NoVars;
-
-impl Ctx for NoVars {
-    fn src(&self) -> Option<std::net::SocketAddr> {
-        None
-    }
-    fn dst(&self) -> Option<std::net::SocketAddr> {
-        None
-    }
-}
+use crate::NoCtx;
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -23,7 +14,7 @@ fn hex(s: &str) -> Vec<u8> {
 
 fn dec(args: &[&str], ct: &str) -> Option<Vec<u8>> {
     let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    apply(&parse(&a).unwrap(), &hex(ct), &NoVars)
+    apply(&parse(&a).unwrap(), &hex(ct), &NoCtx)
 }
 
 const NONCE: &str = "bm5ubm5ubm5ubm5u";

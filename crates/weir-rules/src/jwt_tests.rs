@@ -124,12 +124,4 @@ fn queries_and_bearer() {
     assert_eq!(q(3, None), None, "no fourth part");
 }
 
-struct NoCtx;
-impl Ctx for NoCtx {
-    fn src(&self) -> Option<std::net::SocketAddr> {
-        None
-    }
-    fn dst(&self) -> Option<std::net::SocketAddr> {
-        None
-    }
-}
+use crate::NoCtx;

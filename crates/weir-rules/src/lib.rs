@@ -52,3 +52,18 @@ pub use fmt::Fmt;
 pub use sample::{Ctx, Expr, Sample, TlsInfo};
 pub use strconv::base64;
 pub use tcp::{parse_tcp_rule, AddrPart, TcpAction, TcpRuleSet};
+
+/// A view with nothing in it (no connection, no variables), for the unit
+/// tests of converters.
+#[cfg(test)]
+pub(crate) struct NoCtx;
+
+#[cfg(test)]
+impl Ctx for NoCtx {
+    fn src(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+    fn dst(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+}

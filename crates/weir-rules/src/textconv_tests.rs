@@ -2,15 +2,7 @@
 
 use super::*;
 
-struct NoCtx;
-impl Ctx for NoCtx {
-    fn src(&self) -> Option<std::net::SocketAddr> {
-        None
-    }
-    fn dst(&self) -> Option<std::net::SocketAddr> {
-        None
-    }
-}
+use crate::NoCtx;
 
 fn run(name: &str, args: &[&str], v: Sample) -> Option<Sample> {
     let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
