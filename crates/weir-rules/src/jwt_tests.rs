@@ -2,6 +2,7 @@
 //! with haproxy 2.6's return codes.
 
 use super::*;
+use crate::NoCtx;
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{EcdsaKeyPair, KeyPair, RsaKeyPair};
 
@@ -123,5 +124,3 @@ fn queries_and_bearer() {
     assert_eq!(q(1, None), Some(br#"{"sub":"42","admin":true}"#.to_vec()));
     assert_eq!(q(3, None), None, "no fourth part");
 }
-
-use crate::NoCtx;
