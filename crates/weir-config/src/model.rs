@@ -399,6 +399,15 @@ pub struct SockBufs {
     pub snd_server: Option<u32>,
 }
 
+/// A capture slot of a frontend: a header's value (`capture request|response
+/// header <name> len <n>`) or a rule's (`declare capture`, `http-request
+/// capture … len <n>`), cut to `len` bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureSlot {
+    pub header: Option<String>,
+    pub len: usize,
+}
+
 /// HTTP settings of a proxy.
 #[derive(Debug, Clone, Default)]
 pub struct HttpSettings {
@@ -411,13 +420,14 @@ pub struct HttpSettings {
     /// `http-error` replies rendered per response (`lf-string`,
     /// `lf-file`, or a `hdr` value with a format): status and reply.
     pub error_replies: Vec<(u16, weir_rules::Return)>,
-    /// The lengths of the capture slots after the header ones, in order:
-    /// `http-request capture … len N`, `tcp-request content capture`,
-    /// `declare capture request len N`.
-    pub rule_captures: Vec<usize>,
-    /// The lengths of the response capture slots after the header ones:
-    /// `declare capture response len N`.
-    pub res_rule_captures: Vec<usize>,
+    /// The request capture slots in the order their lines came (the
+    /// numbers `id`, `capture-req` and `capture.req.hdr` name):
+    /// `capture request header`, `declare capture request`, `http-request
+    /// capture … len N`, `tcp-request content capture`.
+    pub req_captures: Vec<CaptureSlot>,
+    /// The response capture slots in the order their lines came:
+    /// `capture response header`, `declare capture response`.
+    pub res_captures: Vec<CaptureSlot>,
     /// `errorfiles <name> [<code>…]`: resolved after parsing.
     pub errorfiles_refs: Vec<(String, Vec<u16>, crate::diag::Loc)>,
     /// `option accept-invalid-http-request`.
@@ -429,10 +439,6 @@ pub struct HttpSettings {
     pub restrict_names_set: bool,
     /// `option accept-invalid-http-response`.
     pub accept_invalid_response: bool,
-    /// `capture request header <name> len <n>`, in order.
-    pub capture_req: Vec<(String, usize)>,
-    /// `capture response header <name> len <n>`, in order.
-    pub capture_res: Vec<(String, usize)>,
     /// `capture cookie <name> len <n>`: the first cookie whose name
     /// starts with `name` (exactly `name` when it ends with `=`).
     pub capture_cookie: Option<(String, usize)>,

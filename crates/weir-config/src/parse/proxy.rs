@@ -4,7 +4,7 @@ use super::State;
 use crate::diag::{did_you_mean, Loc};
 use crate::keywords::{self, Status};
 use crate::logformat;
-use crate::model::{HttpConnMode, HttpReuse, Mode, Proxy, ProxyKind};
+use crate::model::{CaptureSlot, HttpConnMode, HttpReuse, Mode, Proxy, ProxyKind};
 use crate::units::{parse_duration, parse_u32};
 
 fn column(kind: ProxyKind) -> char {
@@ -317,15 +317,38 @@ fn wiring(
         }
         "capture request header" | "capture response header" => {
             let (header, len) = name_len(args)?;
+            let slot = CaptureSlot {
+                header: Some(header),
+                len,
+            };
             if name == "capture request header" {
-                p.http.capture_req.push((header, len));
+                p.http.req_captures.push(slot);
             } else {
-                p.http.capture_res.push((header, len));
+                p.http.res_captures.push(slot);
             }
         }
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// The slot of a rule's capture and its length: slot `id` (any kind, in
+/// the order the lines came), else a new slot of `len` bytes.
+pub(super) fn capture_slot(
+    slots: &mut Vec<CaptureSlot>,
+    id: Option<usize>,
+    len: usize,
+    dir: &str,
+) -> Result<(usize, usize), String> {
+    match id {
+        None => {
+            slots.push(CaptureSlot { header: None, len });
+            Ok((slots.len() - 1, len))
+        }
+        Some(n) => slots.get(n).map(|s| (n, s.len)).ok_or_else(|| {
+            format!("'capture ... id {n}': no capture slot {n} is declared before (declare capture {dir} len <n>)")
+        }),
+    }
 }
 
 /// `<name> len <length>` of a capture.
@@ -362,9 +385,10 @@ fn http_fields(
                     .ok()
                     .filter(|v| *v > 0)
                     .ok_or("'len' expects a positive length")?;
+                let slot = CaptureSlot { header: None, len };
                 match dir.as_str() {
-                    "request" => p.http.rule_captures.push(len),
-                    "response" => p.http.res_rule_captures.push(len),
+                    "request" => p.http.req_captures.push(slot),
+                    "response" => p.http.res_captures.push(slot),
                     d => return Err(format!("expects 'request' or 'response', got '{d}'")),
                 }
             }
@@ -470,29 +494,7 @@ fn rules(
                 super::http::resolve_section(st, answer)?;
             }
             if let weir_rules::ReqAction::Capture { slot, len, id, .. } = &mut r.action {
-                // Slots in declaration order (with `tcp-request content
-                // capture` and `declare capture`), after the header ones.
-                match *id {
-                    None => {
-                        *slot = p.http.rule_captures.len();
-                        p.http.rule_captures.push(*len);
-                    }
-                    Some(n) => {
-                        let heads = p.http.capture_req.len();
-                        let k = n
-                            .checked_sub(heads)
-                            .filter(|k| *k < p.http.rule_captures.len())
-                            .ok_or_else(|| {
-                                if n < heads {
-                                    format!("'capture ... id {n}' names a 'capture request header' slot: not supported by weir yet")
-                                } else {
-                                    format!("'capture ... id {n}': no capture slot {n} is declared before (declare capture request len <n>)")
-                                }
-                            })?;
-                        *slot = k;
-                        *len = p.http.rule_captures[k];
-                    }
-                }
+                (*slot, *len) = capture_slot(&mut p.http.req_captures, *id, *len, "request")?;
             }
             p.http_request.push(r);
         }
@@ -513,21 +515,8 @@ fn rules(
                 super::http::resolve_section(st, answer)?;
             }
             if let weir_rules::ResAction::Capture { slot, len, id, .. } = &mut r.action {
-                // Ids count the `capture response header` slots first.
-                let heads = p.http.capture_res.len();
-                let n = *id;
-                let k = n
-                    .checked_sub(heads)
-                    .filter(|k| *k < p.http.res_rule_captures.len())
-                    .ok_or_else(|| {
-                        if n < heads {
-                            format!("'capture ... id {n}' names a 'capture response header' slot: not supported by weir yet")
-                        } else {
-                            format!("'capture ... id {n}': no capture slot {n} is declared before (declare capture response len <n>)")
-                        }
-                    })?;
-                *slot = k;
-                *len = p.http.res_rule_captures[k];
+                (*slot, *len) =
+                    capture_slot(&mut p.http.res_captures, Some(*id), *len, "response")?;
             }
             if name == "http-after-response"
                 && matches!(r.action, weir_rules::ResAction::Redirect(_))

@@ -38,8 +38,8 @@ pub(super) fn apply(
     rule.at = super::proxy::rule_at(loc);
     if let TcpAction::Capture { slot, len, .. } = &mut rule.action {
         // Capture slots are shared with `http-request capture`, in order.
-        *slot = p.http.rule_captures.len();
-        p.http.rule_captures.push(*len);
+        (*slot, *len) =
+            super::proxy::capture_slot(&mut p.http.req_captures, None, *len, "request")?;
     }
     let rules = match set {
         TcpRuleSet::Connection => &mut p.tcp.connection,

@@ -391,15 +391,8 @@ async fn rules_phase<'r>(
     // forwarded.
     rec.client = tmpl.src;
     rec.frontend_addr = tmpl.dst;
-    let header_caps = fe_px.http.capture_req.len();
-    if let Some(caps) = &mut rec.req_caps {
-        for (slot, v) in vars.captures.drain(..) {
-            if let Some(c) = caps.get_mut(header_caps + slot) {
-                *c = v;
-            }
-        }
-        let http = &fe_px.http;
-        (vars.conv_captures).fill(false, caps, &http.capture_req, &http.rule_captures);
+    if rec.req_caps.is_some() {
+        rec.req_caps = Some(vars.caps.values(false, fe_px.http.req_captures.len()));
     }
     let go_on = matches!(
         verdict,

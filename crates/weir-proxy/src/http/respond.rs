@@ -9,7 +9,7 @@ use super::io::{drain, send, transfer, Buf, XferError, XferTimeouts};
 use super::outcome::{after, answer_local, fail, upload_term, Outcome};
 use super::peer::Peer;
 use super::rules::{self, ExCtx, Local, Vars};
-use super::samples::{capture, log_samples};
+use super::samples::log_samples;
 use super::{cookie, head};
 use crate::conn::Io;
 use crate::forward::{Duplex, FwdOptions, FwdTimeouts};
@@ -108,6 +108,9 @@ pub(super) async fn head<'r>(
         srv_conn: Some(s.conn),
         ..*tmpl
     };
+    // The response's header captures, before its rules.
+    vars.caps
+        .headers(true, &r.f.fe_px.http.res_captures, &res.headers);
     let close_server = match tcp_rules(r, &stmpl, s, &res, req, rec, vars) {
         Ok(c) => c,
         Err(term) => {
@@ -480,19 +483,9 @@ fn http_rules<'p>(
         wait => return wait,
     };
     crate::conn::apply_sockopts(r.f.client.tcp(), &mut vars.sockopts);
-    let rule_slots = fe_px.http.res_rule_captures.len();
-    if !fe_px.http.capture_res.is_empty() || rule_slots > 0 {
-        let mut caps = capture(&fe_px.http.capture_res, &res.headers);
-        let heads = caps.len();
-        caps.resize(heads + rule_slots, String::new());
-        for (slot, v) in &vars.res_captures {
-            if let Some(c) = caps.get_mut(heads + slot) {
-                *c = v.clone();
-            }
-        }
-        let http = &fe_px.http;
-        (vars.conv_captures).fill(true, &mut caps, &http.capture_res, &http.res_rule_captures);
-        rec.res_caps = Some(caps);
+    let slots = fe_px.http.res_captures.len();
+    if slots > 0 {
+        rec.res_caps = Some(vars.caps.values(true, slots));
     }
     if let (Some((name, len)), Some(c)) = (&fe_px.http.capture_cookie, &mut rec.cookie_caps) {
         let [_, res_cookie] = &mut **c;

@@ -22,12 +22,8 @@ use weir_rules::{Ctx, HeaderOp, ReqAction, ResAction, Rule, Sample};
 #[derive(Clone)]
 pub struct Vars {
     vals: VarStore,
-    /// `http-request capture` values of the exchange: (slot, value).
-    pub captures: Vec<(usize, String)>,
-    /// `http-response capture` values of the exchange: (slot, value).
-    pub res_captures: Vec<(usize, String)>,
-    /// `capture-req`/`capture-res` converters' values.
-    pub conv_captures: super::samples::ConvCaptures,
+    /// The exchange's capture slots.
+    pub caps: super::samples::Captures,
     /// The exchange's `unique-id-format` value (the `unique-id` fetch).
     pub unique_id: Option<String>,
     /// `set-timeout server|tunnel`: the exchange's own timeouts.
@@ -66,9 +62,7 @@ impl Vars {
     pub fn new(proc: &ProcVars) -> Vars {
         Vars {
             vals: VarStore::default(),
-            captures: Vec::new(),
-            res_captures: Vec::new(),
-            conv_captures: Default::default(),
+            caps: Default::default(),
             unique_id: None,
             timeouts: SetTimeouts::default(),
             last_rule: None,
@@ -119,8 +113,7 @@ impl Vars {
     /// No variable is left.
     pub fn is_empty(&self) -> bool {
         self.vals.is_empty()
-            && self.captures.is_empty()
-            && self.res_captures.is_empty()
+            && self.caps.is_empty()
             && self.unique_id.is_none()
             && self.track.is_empty()
     }
@@ -135,9 +128,7 @@ impl Vars {
 
     /// Drops the variables of the finished exchange.
     pub fn end_exchange(&mut self) {
-        self.captures.clear();
-        self.res_captures.clear();
-        self.conv_captures = Default::default();
+        self.caps = Default::default();
         self.unique_id = None;
         self.timeouts = SetTimeouts::default();
         self.last_rule = None;
@@ -378,10 +369,11 @@ pub fn rules_on_local<'p>(
 }
 
 /// What a `capture <sample> len <n>` rule keeps: the sample as text, cut
-/// to `len` bytes (empty when the fetch finds nothing).
-pub(crate) fn captured(expr: &weir_rules::Expr, len: usize, ctx: &dyn Ctx) -> String {
-    let v = expr.eval(ctx).map(|s| s.to_bytes()).unwrap_or_default();
-    String::from_utf8_lossy(v.get(..len).unwrap_or(&v)).into_owned()
+/// to `len` bytes; nothing when the fetch finds nothing (the slot keeps
+/// what it had, as in haproxy).
+pub(crate) fn captured(expr: &weir_rules::Expr, len: usize, ctx: &dyn Ctx) -> Option<String> {
+    let v = expr.eval(ctx)?.to_bytes();
+    Some(String::from_utf8_lossy(v.get(..len).unwrap_or(&v)).into_owned())
 }
 
 /// A header edit computed with the request borrowed, applied after.
@@ -395,8 +387,9 @@ enum Edit {
     UnsetVar(String),
     /// `set-src|dst(-port)`: the address part and its new value.
     Addr(weir_rules::AddrPart, Option<Sample>),
-    Capture(usize, String),
-    ResCapture(usize, String),
+    /// A capture's slot and value (none: the sample failed).
+    Capture(usize, Option<String>),
+    ResCapture(usize, Option<String>),
     Timeout(weir_rules::action::TimeoutKind, Option<Duration>),
     /// `track-sc*`: what to track.
     Track(weir_rules::stick::TrackReq),
@@ -739,7 +732,11 @@ fn apply_request_edit(
         Edit::SockOpt(o) => vars.sockopts.ask(o),
         Edit::SetVar(_, None) | Edit::Status(..) => {}
         Edit::UnsetVar(n) => vars.unset(&n),
-        Edit::Capture(slot, v) => vars.captures.push((slot, v)),
+        Edit::Capture(slot, v) => {
+            if let Some(v) = v {
+                vars.caps.put(false, slot, v);
+            }
+        }
         Edit::Timeout(kind, Some(d)) => match kind {
             weir_rules::action::TimeoutKind::Server => vars.timeouts.server = Some(d),
             weir_rules::action::TimeoutKind::Tunnel => vars.timeouts.tunnel = Some(d),
@@ -896,7 +893,9 @@ pub fn run_response(
                 true
             }
             Edit::ResCapture(slot, v) => {
-                vars.res_captures.push((slot, v));
+                if let Some(v) = v {
+                    vars.caps.put(true, slot, v);
+                }
                 true
             }
             Edit::Lua(st) => {

@@ -3,26 +3,9 @@
 
 use super::rules::{ExCtx, Vars};
 use crate::log::LogRecord;
+use weir_config::model::CaptureSlot;
 use weir_config::Proxy;
 use weir_proto::h1::RequestHead;
-
-/// The values of `capture … header` lines: the last occurrence of each
-/// header (as haproxy 2.6 keeps it), cut to its length (empty when
-/// absent).
-pub(crate) fn capture(caps: &[(String, usize)], headers: &[weir_proto::h1::Header]) -> Vec<String> {
-    caps.iter()
-        .map(|(name, len)| {
-            headers
-                .iter()
-                .rfind(|h| h.is(name))
-                .map(|h| {
-                    let v = h.value().get(..*len).unwrap_or(h.value());
-                    String::from_utf8_lossy(v).into_owned()
-                })
-                .unwrap_or_default()
-        })
-        .collect()
-}
 
 /// What the log record takes from a request before its rules: the
 /// capture slots (header ones filled, rule ones empty, response ones
@@ -35,15 +18,13 @@ pub(super) fn start_record(
     vars: &mut Vars,
     tmpl: &ExCtx<'_>,
 ) {
-    let slots = fe_px.http.capture_req.len() + fe_px.http.rule_captures.len();
-    if slots > 0 {
-        let mut caps = capture(&fe_px.http.capture_req, &req.headers);
-        caps.resize(slots, String::new());
-        rec.req_caps = Some(caps);
+    let http = &fe_px.http;
+    if !http.req_captures.is_empty() {
+        vars.caps.headers(false, &http.req_captures, &req.headers);
+        rec.req_caps = Some(vars.caps.values(false, http.req_captures.len()));
     }
-    let res_slots = fe_px.http.capture_res.len() + fe_px.http.res_rule_captures.len();
-    if res_slots > 0 {
-        rec.res_caps = Some(vec![String::new(); res_slots]);
+    if !http.res_captures.is_empty() {
+        rec.res_caps = Some(vec![String::new(); http.res_captures.len()]);
     }
     if let Some((name, len)) = &fe_px.http.capture_cookie {
         let req_cookie = capture_cookie(name, *len, &req.headers, false);
@@ -156,57 +137,96 @@ pub(super) fn capture_cookie(
     Some(found.chars().take(len).collect())
 }
 
-/// Values of the `capture-req(<id>)` and `capture-res(<id>)` converters
-/// (converters see the variables shared, hence the lock): (response,
-/// slot id, value), put in the log's slots once the rules ran.
+/// An exchange's capture slots, the request's and the response's, as the
+/// log's `%hr`/`%hs` and the `capture.req.hdr`/`capture.res.hdr` fetches
+/// read them: the header captures, the `capture` rules and the
+/// `capture-req`/`capture-res` converters write them in the order they
+/// run, each value cut to its slot's length (`None`: never written).
+/// Converters see the variables shared, hence the lock.
 #[derive(Default)]
-pub struct ConvCaptures(std::sync::Mutex<Vec<(bool, usize, Vec<u8>)>>);
+pub struct Captures(std::sync::Mutex<Sides>);
 
-impl Clone for ConvCaptures {
-    fn clone(&self) -> Self {
-        ConvCaptures(std::sync::Mutex::new(self.lock().clone()))
+#[derive(Default, Clone)]
+pub struct Sides {
+    req: Vec<Option<String>>,
+    res: Vec<Option<String>>,
+}
+
+impl Sides {
+    fn side(&mut self, res: bool) -> &mut Vec<Option<String>> {
+        if res {
+            &mut self.res
+        } else {
+            &mut self.req
+        }
     }
 }
 
-impl ConvCaptures {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(bool, usize, Vec<u8>)>> {
+impl Clone for Captures {
+    fn clone(&self) -> Self {
+        Captures(std::sync::Mutex::new(self.lock().clone()))
+    }
+}
+
+impl Captures {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sides> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub fn push(&self, res: bool, id: usize, v: Vec<u8>) {
-        self.lock().push((res, id, v));
-    }
-
-    /// The values for the request's slots (`res` false) or the
-    /// response's, taken out.
-    pub fn take(&self, res: bool) -> Vec<(usize, Vec<u8>)> {
+    /// Writes `v` (cut to its slot's length already) into slot `id`.
+    pub fn put(&self, res: bool, id: usize, v: String) {
         let mut all = self.lock();
-        let (mine, rest) = all.drain(..).partition::<Vec<_>, _>(|c| c.0 == res);
-        *all = rest;
-        mine.into_iter().map(|(_, id, v)| (id, v)).collect()
+        let side = all.side(res);
+        if side.len() <= id {
+            side.resize(id + 1, None);
+        }
+        if let Some(s) = side.get_mut(id) {
+            *s = Some(v);
+        }
     }
 
-    /// Puts the values into `caps`, the log's slots: a slot id counts the
-    /// header captures (`heads`, with their lengths) first, then the
-    /// declared ones (`declared` lengths); each value is cut to its slot's
-    /// length; an id without a slot keeps nothing (as haproxy).
-    pub fn fill(
-        &self,
-        res: bool,
-        caps: &mut [String],
-        heads: &[(String, usize)],
-        declared: &[usize],
-    ) {
-        for (id, v) in self.take(res) {
-            let len = match id.checked_sub(heads.len()) {
-                None => heads.get(id).map(|h| h.1),
-                Some(k) => declared.get(k).copied(),
-            };
-            if let (Some(len), Some(slot)) = (len, caps.get_mut(id)) {
-                *slot = String::from_utf8_lossy(v.get(..len).unwrap_or(&v)).into_owned();
+    /// Writes `v` into slot `id` of `slots`, cut to its length; false
+    /// without such a slot.
+    pub fn put_cut(&self, res: bool, slots: &[CaptureSlot], id: usize, v: &[u8]) -> bool {
+        let Some(slot) = slots.get(id) else {
+            return false;
+        };
+        let v = String::from_utf8_lossy(v.get(..slot.len).unwrap_or(v)).into_owned();
+        self.put(res, id, v);
+        true
+    }
+
+    /// The header captures among `slots`, from a head (before the rules
+    /// run); a header that is absent writes nothing.
+    pub fn headers(&self, res: bool, slots: &[CaptureSlot], headers: &[weir_proto::h1::Header]) {
+        for (id, slot) in slots.iter().enumerate() {
+            let Some(name) = &slot.header else { continue };
+            if let Some(h) = headers.iter().rfind(|h| h.is(name)) {
+                self.put_cut(res, slots, id, h.value());
             }
         }
+    }
+
+    /// Slot `id`'s value, if one was written.
+    pub fn get(&self, res: bool, id: usize) -> Option<String> {
+        self.lock().side(res).get(id).cloned().flatten()
+    }
+
+    /// The values of `count` slots for the log (empty where none was
+    /// written).
+    pub fn values(&self, res: bool, count: usize) -> Vec<String> {
+        let mut all = self.lock();
+        let side = all.side(res);
+        (0..count)
+            .map(|i| side.get(i).cloned().flatten().unwrap_or_default())
+            .collect()
+    }
+
+    /// Nothing was written.
+    pub fn is_empty(&self) -> bool {
+        let all = self.lock();
+        all.req.is_empty() && all.res.is_empty()
     }
 }

@@ -148,17 +148,12 @@ impl Ctx for ExCtx<'_> {
     fn capture(&self, res: bool, id: usize, v: &Sample) -> bool {
         let http = &self.sh.proxy(self.sh.frontend(self.fe_idx).proxy).http;
         let slots = if res {
-            http.capture_res.len() + http.res_rule_captures.len()
+            &http.res_captures
         } else {
-            http.capture_req.len() + http.rule_captures.len()
+            &http.req_captures
         };
-        match self.vars {
-            Some(vars) if id < slots => {
-                vars.conv_captures.push(res, id, v.to_bytes());
-                true
-            }
-            _ => false,
-        }
+        self.vars
+            .is_some_and(|vars| vars.caps.put_cut(res, slots, id, &v.to_bytes()))
     }
     fn cache_hit(&self) -> Option<String> {
         self.vars?.cache_hit.clone()
@@ -318,40 +313,7 @@ impl Ctx for ExCtx<'_> {
         }
     }
     fn captured(&self, res: bool, idx: usize) -> Option<String> {
-        let fe = self.sh.frontends.get(self.fe_idx.index())?;
-        let http = &self.sh.proxy(fe.proxy).http;
-        if res {
-            let heads = &http.capture_res;
-            if idx < heads.len() {
-                return super::samples::capture(heads, &self.res?.headers)
-                    .into_iter()
-                    .nth(idx);
-            }
-            let slot = idx - heads.len();
-            if slot >= http.res_rule_captures.len() {
-                return None;
-            }
-            let v = self
-                .vars?
-                .res_captures
-                .iter()
-                .rev()
-                .find(|(s, _)| *s == slot);
-            return Some(v.map(|(_, v)| v.clone()).unwrap_or_default());
-        }
-        let heads = &http.capture_req;
-        if idx < heads.len() {
-            return super::samples::capture(heads, &self.req?.headers)
-                .into_iter()
-                .nth(idx);
-        }
-        let slot = idx - heads.len();
-        if slot >= http.rule_captures.len() {
-            return None;
-        }
-        // The last value a rule wrote in the slot; empty before one.
-        let v = self.vars?.captures.iter().rev().find(|(s, _)| *s == slot);
-        Some(v.map(|(_, v)| v.clone()).unwrap_or_default())
+        self.vars?.caps.get(res, idx)
     }
     fn frontend(&self) -> Option<(String, i64)> {
         let fe = self.sh.frontends.get(self.fe_idx.index())?;

@@ -158,8 +158,9 @@ pub fn run_from(
                 }
             }
             TcpAction::Capture { expr, len, slot } => {
-                let v = crate::http::rules::captured(expr, *len, &ctx);
-                subj.vars.captures.push((*slot, v));
+                if let Some(v) = crate::http::rules::captured(expr, *len, &ctx) {
+                    subj.vars.caps.put(false, *slot, v);
+                }
             }
             TcpAction::Stick(a) => {
                 use std::sync::atomic::Ordering::Relaxed;

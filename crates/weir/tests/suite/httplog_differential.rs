@@ -225,7 +225,8 @@ fn rule_captures_and_normalized_uris_log_as_haproxy() {
 }
 
 /// The `capture-req(<id>)` and `capture-res(<id>)` converters: a slot id
-/// counts the header captures first (here `Host`, `X-Server`), a value is
+/// counts the slots in the order of their lines (here `Host`, `X-Server`
+/// first), a value is
 /// cut to its slot's length, a later write wins, an id without a slot
 /// keeps nothing; the sample goes on unchanged.
 #[test]
@@ -246,6 +247,39 @@ fn capture_converters_log_as_haproxy() {
         &[(
             "GET /cap HTTP/1.1\r\nHost: hostname.example\r\n\r\n",
             "/cap",
+        )],
+        None,
+    );
+}
+
+/// Capture slots are numbered in the order their lines come, whatever
+/// their kind (header captures, `declare capture`, `capture … len`): `%hr`
+/// and `%hs` list them so, `id` and `capture-req` name them so, a rule
+/// whose sample fails leaves its slot as it was, and `capture.req.hdr`
+/// reads what the rules wrote.
+#[test]
+fn capture_slots_keep_the_order_of_their_lines_as_haproxy() {
+    compare(
+        false,
+        (
+            "",
+            "    declare capture request len 10\n\
+             \x20   capture request header User-Agent len 5\n\
+             \x20   http-request capture req.hdr(nonexistent) id 0\n\
+             \x20   http-request capture str(rule-value-long) len 8\n\
+             \x20   http-request capture str(declared-value) id 1\n\
+             \x20   http-request set-var(txn.c) str(converted),capture-req(2)\n\
+             \x20   http-request capture capture.req.hdr(1) len 12\n\
+             \x20   http-request capture req.hdr(nonexistent) len 3\n\
+             \x20   declare capture response len 6\n\
+             \x20   capture response header Content-Type len 4\n\
+             \x20   http-response capture res.hdr(nonexistent) id 0\n\
+             \x20   http-response capture str(response-value) id 1",
+            "",
+        ),
+        &[(
+            "GET /slots HTTP/1.1\r\nHost: hostname.example\r\nUser-Agent: agent/1.0\r\n\r\n",
+            "/slots",
         )],
         None,
     );
