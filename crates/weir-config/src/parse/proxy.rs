@@ -71,6 +71,13 @@ pub(super) fn line(st: &mut State<'_>, p: &mut Proxy, words: &[String], loc: &Lo
         );
         return;
     }
+    if entry.name == "declare capture" && !entry.sections.contains(column(p.kind)) {
+        st.diags.alert(
+            loc,
+            "'declare' only available in frontend or listen section",
+        );
+        return;
+    }
     if !entry.sections.contains(column(p.kind)) {
         st.diags.warn(
             loc,
@@ -333,13 +340,27 @@ fn wiring(
 }
 
 /// The slot of a rule's capture and its length: slot `id` (any kind, in
-/// the order the lines came), else a new slot of `len` bytes.
+/// the order the lines came), else a new slot of `len` bytes. A section
+/// without frontend capability names the slots of the frontends that use
+/// it (known when a request comes; an id they lack keeps nothing), and
+/// has none of its own.
 pub(super) fn capture_slot(
-    slots: &mut Vec<CaptureSlot>,
+    p: &mut Proxy,
+    res: bool,
     id: Option<usize>,
     len: usize,
-    dir: &str,
 ) -> Result<(usize, usize), String> {
+    if p.kind == ProxyKind::Backend {
+        return match id {
+            Some(n) => Ok((n, len)),
+            None => Err(format!("proxy '{}' has no frontend capability", p.name)),
+        };
+    }
+    let (slots, dir) = if res {
+        (&mut p.http.res_captures, "response")
+    } else {
+        (&mut p.http.req_captures, "request")
+    };
     match id {
         None => {
             slots.push(CaptureSlot { header: None, len });
@@ -494,7 +515,7 @@ fn rules(
                 super::http::resolve_section(st, answer)?;
             }
             if let weir_rules::ReqAction::Capture { slot, len, id, .. } = &mut r.action {
-                (*slot, *len) = capture_slot(&mut p.http.req_captures, *id, *len, "request")?;
+                (*slot, *len) = capture_slot(p, false, *id, *len)?;
             }
             p.http_request.push(r);
         }
@@ -515,8 +536,7 @@ fn rules(
                 super::http::resolve_section(st, answer)?;
             }
             if let weir_rules::ResAction::Capture { slot, len, id, .. } = &mut r.action {
-                (*slot, *len) =
-                    capture_slot(&mut p.http.res_captures, Some(*id), *len, "response")?;
+                (*slot, *len) = capture_slot(p, true, Some(*id), *len)?;
             }
             if name == "http-after-response"
                 && matches!(r.action, weir_rules::ResAction::Redirect(_))

@@ -874,6 +874,28 @@ fn declared_capture_slots_and_ids() {
     );
 }
 
+/// A backend's capture rules name the frontend's slots by id (as
+/// haproxy); it can make no slot of its own.
+#[test]
+fn backend_captures_name_the_frontends_slots() {
+    let c = ok("backend b\n  http-request capture req.hdr(x) id 4\n  http-response capture res.hdr(x) id 2\n");
+    assert_eq!(req_capture_rules(&c.proxies[0]), vec![(4, 0)]);
+    let e = errors("backend b\n  http-request capture req.hdr(x) len 4\n  declare capture request len 5\n  tcp-request content capture src len 4\n");
+    assert!(e.len() == 3, "{e:?}");
+    assert!(
+        e[0].contains(":2") && e[0].contains("no frontend capability"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].contains(":3") && e[1].contains("only available in frontend or listen"),
+        "{e:?}"
+    );
+    assert!(
+        e[2].contains(":4") && e[2].contains("no frontend capability"),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn restricted_header_names_option() {
     use crate::model::RestrictNames;

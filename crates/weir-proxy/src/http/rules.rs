@@ -368,12 +368,14 @@ pub fn rules_on_local<'p>(
     Ok(local)
 }
 
-/// What a `capture <sample> len <n>` rule keeps: the sample as text, cut
-/// to `len` bytes; nothing when the fetch finds nothing (the slot keeps
-/// what it had, as in haproxy).
-pub(crate) fn captured(expr: &weir_rules::Expr, len: usize, ctx: &dyn Ctx) -> Option<String> {
-    let v = expr.eval(ctx)?.to_bytes();
-    Some(String::from_utf8_lossy(v.get(..len).unwrap_or(&v)).into_owned())
+/// A `capture <sample> len|id …` rule: the sample into the frontend's
+/// slot, cut to its length. A sample that fails leaves the slot as it was;
+/// a backend's rule names the frontend's slots, and an id the frontend
+/// lacks keeps nothing (as in haproxy).
+pub(crate) fn capture(expr: &weir_rules::Expr, res: bool, slot: usize, ctx: &dyn Ctx) {
+    if let Some(v) = expr.eval(ctx) {
+        ctx.capture(res, slot, &v);
+    }
 }
 
 /// A header edit computed with the request borrowed, applied after.
@@ -387,9 +389,6 @@ enum Edit {
     UnsetVar(String),
     /// `set-src|dst(-port)`: the address part and its new value.
     Addr(weir_rules::AddrPart, Option<Sample>),
-    /// A capture's slot and value (none: the sample failed).
-    Capture(usize, Option<String>),
-    ResCapture(usize, Option<String>),
     Timeout(weir_rules::action::TimeoutKind, Option<Duration>),
     /// `track-sc*`: what to track.
     Track(weir_rules::stick::TrackReq),
@@ -629,9 +628,10 @@ fn request_step(
             Some(u) => Edit::Uri(u),
             None => return Step::Stop(Verdict::Fail(400, Term::new(Cause::Proxy, State::Request))),
         },
-        ReqAction::Capture {
-            expr, len, slot, ..
-        } => Edit::Capture(*slot, captured(expr, *len, ctx)),
+        ReqAction::Capture { expr, slot, .. } => {
+            capture(expr, false, *slot, ctx);
+            return Step::Skip;
+        }
         ReqAction::SetTimeout(kind, v) => Edit::Timeout(*kind, v.eval(ctx)),
         ReqAction::Auth { realm } => {
             let realm = realm.as_deref().unwrap_or(&px.name);
@@ -732,11 +732,6 @@ fn apply_request_edit(
         Edit::SockOpt(o) => vars.sockopts.ask(o),
         Edit::SetVar(_, None) | Edit::Status(..) => {}
         Edit::UnsetVar(n) => vars.unset(&n),
-        Edit::Capture(slot, v) => {
-            if let Some(v) = v {
-                vars.caps.put(false, slot, v);
-            }
-        }
         Edit::Timeout(kind, Some(d)) => match kind {
             weir_rules::action::TimeoutKind::Server => vars.timeouts.server = Some(d),
             weir_rules::action::TimeoutKind::Tunnel => vars.timeouts.tunnel = Some(d),
@@ -756,7 +751,7 @@ fn apply_request_edit(
                 new.count(weir_stick::Event::HttpReq);
             }
         }
-        Edit::Lua(_) | Edit::CacheStore(_) | Edit::ResCapture(..) => {}
+        Edit::Lua(_) | Edit::CacheStore(_) => {}
     }
     true
 }
@@ -836,9 +831,10 @@ pub fn run_response(
                 },
                 ResAction::StrictMode(on) => Ok(Edit::Strict(*on)),
                 ResAction::CacheStore(name) => Ok(Edit::CacheStore(name.clone())),
-                ResAction::Capture {
-                    expr, len, slot, ..
-                } => Ok(Edit::ResCapture(*slot, captured(expr, *len, &ctx))),
+                ResAction::Capture { expr, slot, .. } => {
+                    capture(expr, true, *slot, &ctx);
+                    continue;
+                }
                 ResAction::SendSpoeGroup(e, g) => return Err((i + 1, e.clone(), g.clone())),
                 ResAction::SilentDrop => Err(Some(super::outcome::silent_drop())),
                 ResAction::Lua(call) => Ok(Edit::Lua(Box::new(crate::lua::response_action(
@@ -890,12 +886,6 @@ pub fn run_response(
             }
             Edit::CacheStore(name) => {
                 vars.cache_store = Some(name);
-                true
-            }
-            Edit::ResCapture(slot, v) => {
-                if let Some(v) = v {
-                    vars.caps.put(true, slot, v);
-                }
                 true
             }
             Edit::Lua(st) => {

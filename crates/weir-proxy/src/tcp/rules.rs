@@ -157,10 +157,8 @@ pub fn run_from(
                     set_addr(addr, *part, &v);
                 }
             }
-            TcpAction::Capture { expr, len, slot } => {
-                if let Some(v) = crate::http::rules::captured(expr, *len, &ctx) {
-                    subj.vars.caps.put(false, *slot, v);
-                }
+            TcpAction::Capture { expr, slot, .. } => {
+                crate::http::rules::capture(expr, false, *slot, &ctx);
             }
             TcpAction::Stick(a) => {
                 use std::sync::atomic::Ordering::Relaxed;

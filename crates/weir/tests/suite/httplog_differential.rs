@@ -80,7 +80,8 @@ fn normalized(line: &str, clf: bool) -> Vec<String> {
     f
 }
 
-/// Extra lines: (global, frontend, sections after the others).
+/// Extra lines: (global, frontend, sections after the others, where
+/// `ORIGIN` is the origin's port).
 type Extra = (&'static str, &'static str, &'static str);
 
 /// The stats socket of the proxy listening on `port`.
@@ -101,7 +102,7 @@ fn cfg(port: u16, sys: u16, origin: u16, dead: u16, clf: bool, extra: Extra) -> 
         extra.0,
         if clf { " clf" } else { "" },
         extra.1,
-        extra.2
+        extra.2.replace("ORIGIN", &origin.to_string())
     )
 }
 
@@ -281,6 +282,31 @@ fn capture_slots_keep_the_order_of_their_lines_as_haproxy() {
             "GET /slots HTTP/1.1\r\nHost: hostname.example\r\nUser-Agent: agent/1.0\r\n\r\n",
             "/slots",
         )],
+        None,
+    );
+}
+
+/// A backend's `capture … id` rules write the frontend's slots, cut to
+/// the frontend's lengths; an id the frontend lacks keeps nothing.
+#[test]
+fn a_backends_captures_write_the_frontends_slots_as_haproxy() {
+    compare(
+        false,
+        (
+            "",
+            "    declare capture request len 5\n\
+             \x20   declare capture response len 6\n\
+             \x20   use_backend capbe if { path_beg /bk }",
+            "backend capbe\n\
+             \x20   http-request capture str(from-backend) id 1\n\
+             \x20   http-request capture str(to-host) id 0\n\
+             \x20   http-request capture str(nothere) id 7\n\
+             \x20   http-response capture str(be-response) id 0\n\
+             \x20   http-response capture str(be-declared) id 1\n\
+             \x20   http-response capture str(nothere) id 9\n\
+             \x20   server s 127.0.0.1:ORIGIN\n",
+        ),
+        &[("GET /bk HTTP/1.1\r\nHost: hostname.example\r\n\r\n", "/bk")],
         None,
     );
 }
