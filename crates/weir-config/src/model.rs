@@ -690,6 +690,10 @@ pub struct Proxy {
     pub log_format: Option<LogFormat>,
     /// `log-format-sd`: the structured data of `rfc5424` log lines.
     pub log_format_sd: Option<LogFormat>,
+    /// `error-log-format`: the format of the lines of connections that
+    /// failed before any request (a TLS handshake, a PROXY header) and of
+    /// HTTP requests that never came whole (`<BADREQ>`).
+    pub error_log_format: Option<LogFormat>,
     pub description: Option<String>,
     pub http: HttpSettings,
     /// `tcp-request` and `tcp-response` rules.
@@ -870,6 +874,7 @@ impl Proxy {
             log_tag: None,
             log_format: None,
             log_format_sd: None,
+            error_log_format: None,
             description: None,
             http: HttpSettings::default(),
             tcp: TcpRules::default(),

@@ -92,6 +92,9 @@ pub enum ProxyError {
     TooLong,
     #[error("malformed PROXY v1 header: {0}")]
     BadV1(&'static str),
+    /// A v1 header whose protocol is not `TCP4`, `TCP6` or `UNKNOWN`.
+    #[error("unknown protocol in a PROXY v1 header (expects TCP4, TCP6 or UNKNOWN)")]
+    UnknownProto,
     #[error("malformed PROXY v2 header: {0}")]
     BadV2(&'static str),
 }
@@ -127,16 +130,15 @@ pub fn parse_with_tlvs(buf: &[u8]) -> Result<Option<(ProxyHeader, Tlvs, usize)>,
 
 fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
     let window = buf.get(..buf.len().min(V1_MAX_LEN)).unwrap_or_default();
-    let Some(cr) = window.iter().position(|&b| b == b'\r' || b == b'\n') else {
+    // The line ends at its first CR (a bare LF does not end it: HAProxy
+    // waits for the CR, and calls a header that never has one truncated).
+    let Some(cr) = window.iter().position(|&b| b == b'\r') else {
         return if buf.len() >= V1_MAX_LEN {
             Err(ProxyError::TooLong)
         } else {
             Ok(None)
         };
     };
-    if window.get(cr) != Some(&b'\r') {
-        return Err(ProxyError::BadV1("line must end with CRLF"));
-    }
     match window.get(cr + 1) {
         None if buf.len() <= cr + 1 => return Ok(None),
         Some(b'\n') => {}
@@ -149,6 +151,9 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
     let proto = parts.next().unwrap_or("");
     if proto == "UNKNOWN" {
         return Ok(Some((ProxyHeader::Unknown, consumed)));
+    }
+    if proto != "TCP4" && proto != "TCP6" {
+        return Err(ProxyError::UnknownProto);
     }
     let fields: Vec<&str> = parts.collect();
     let &[src, dst, sport, dport] = fields.as_slice() else {
@@ -177,11 +182,7 @@ fn parse_v1(buf: &[u8]) -> Result<Option<(ProxyHeader, usize)>, ProxyError> {
                     .map_err(|_| ProxyError::BadV1("bad IPv6 destination"))?,
             ),
         ),
-        _ => {
-            return Err(ProxyError::BadV1(
-                "unknown protocol (expects TCP4, TCP6 or UNKNOWN)",
-            ))
-        }
+        _ => return Err(ProxyError::UnknownProto),
     };
     let port = |s: &str| -> Result<u16, ProxyError> {
         if s.is_empty()
@@ -208,8 +209,9 @@ fn parse_v2(buf: &[u8]) -> Result<Option<(ProxyHeader, Tlvs, usize)>, ProxyError
         return Ok(None);
     };
     let ver_cmd = head[12];
+    // Another version is not this protocol (as HAProxy answers it).
     if ver_cmd >> 4 != 2 {
-        return Err(ProxyError::BadV2("unsupported version"));
+        return Err(ProxyError::NotProxy);
     }
     let fam = head[13];
     let len = u16::from_be_bytes([head[14], head[15]]) as usize;

@@ -59,12 +59,21 @@ fn v1_rejects() {
         b"PROXY TCP4 1.1.1.1 2.2.2.2 01 2\r\n",
         b"PROXY TCP4 ::1 2.2.2.2 1 2\r\n",
         b"PROXY TCP6 1.1.1.1 ::1 1 2\r\n",
-        b"PROXY TCP4 1.1.1.1 2.2.2.2 1 2\n",
+        b"PROXY TCP4 1.1.1.1 2.2.2.2 1 2\nGET / HTTP/1.1\r\n",
         b"PROXY TCP4 1.1.1.1 2.2.2.2 1 2\rX",
         b"PROXY TCP4  1.1.1.1 2.2.2.2 1 2\r\n",
     ] {
         assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
     }
+    // A bare LF does not end the line: more may come (a CR never coming
+    // makes it truncated, as HAProxy says).
+    assert_eq!(parse(b"PROXY TCP4 1.1.1.1 2.2.2.2 1 2\n"), Ok(None));
+    // The protocol is read before the fields (HAProxy's verdicts).
+    assert_eq!(parse(b"PROXY garbage\r\n"), Err(ProxyError::UnknownProto));
+    assert_eq!(
+        parse(b"PROXY TCP5 1.1.1.1 2.2.2.2 1 2\r\n"),
+        Err(ProxyError::UnknownProto)
+    );
     let long = [b"PROXY ".as_slice(), &[b'A'; 200]].concat();
     assert_eq!(parse(&long), Err(ProxyError::TooLong));
 }

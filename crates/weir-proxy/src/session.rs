@@ -9,6 +9,7 @@ use crate::log::{level, render, LogRecord};
 use crate::state::FrontendId;
 use crate::state::Shared;
 use crate::stats::Ctr;
+use crate::term::ConnError;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -70,11 +71,13 @@ pub(crate) fn ms(d: Duration) -> i64 {
 /// Reads a PROXY header; returns the addresses it carries and any bytes
 /// read past it. A v2 header with TLVs may be as long as `cap` (the
 /// connection's buffer size, as in HAProxy); anything longer is refused.
+/// A header begun and never ended is "truncated" however it ends (HAProxy
+/// says so as soon as a part of it came alone; weir waits for the rest).
 async fn read_proxy_header(
     client: &Conn,
     timeout: Option<Duration>,
     cap: usize,
-) -> Result<(ProxyHeader, proxy_protocol::Tlvs, Vec<u8>), String> {
+) -> Result<(ProxyHeader, proxy_protocol::Tlvs, Vec<u8>), ConnError> {
     let mut buf: Vec<u8> = Vec::with_capacity(536);
     let mut chunk = [0u8; 536];
     let fut = async {
@@ -84,30 +87,29 @@ async fn read_proxy_header(
                     return Ok((h, tlvs, buf.get(used..).unwrap_or_default().to_vec()))
                 }
                 Ok(None) => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(ConnError::of_proxy(&e)),
             }
             if buf.len() >= cap {
-                return Err("PROXY header too long".to_string());
+                return Err(ConnError::PRX_BAD_HDR);
             }
             let want = chunk.len().min(cap - buf.len());
             match client.read(chunk.get_mut(..want).unwrap_or_default()).await {
-                Ok(0) => {
-                    return Err("connection closed while waiting for PROXY protocol header".into())
-                }
+                Ok(0) if buf.is_empty() => return Err(ConnError::PRX_EMPTY),
+                Ok(0) => return Err(ConnError::PRX_TRUNCATED),
                 Ok(n) => buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
-                Err(e) => {
-                    return Err(format!(
-                        "error while waiting for PROXY protocol header: {e}"
-                    ))
-                }
+                Err(_) if buf.is_empty() => return Err(ConnError::PRX_ABORT),
+                Err(_) => return Err(ConnError::PRX_TRUNCATED),
             }
         }
     };
-    match timeout {
-        Some(t) => tokio::time::timeout_at(crate::clock::deadline(t), fut)
-            .await
-            .unwrap_or_else(|_| Err("timeout while waiting for PROXY protocol header".into())),
-        None => fut.await,
+    let Some(t) = timeout else {
+        return fut.await;
+    };
+    let r = tokio::time::timeout_at(crate::clock::deadline(t), fut).await;
+    match r {
+        Ok(r) => r,
+        Err(_) if buf.is_empty() => Err(ConnError::PRX_TIMEOUT),
+        Err(_) => Err(ConnError::PRX_TRUNCATED),
     }
 }
 
@@ -143,32 +145,133 @@ pub(crate) async fn prologue(
             }
             Some(rest)
         }
-        Err(msg) => {
-            log_embryonic(sh, fe_idx, acc, accept_wall, &msg);
+        Err(e) => {
+            log_embryonic(sh, fe_idx, acc, accept_wall, e);
             None
         }
     }
 }
 
+/// A session's log record as it starts: its listener, addresses and
+/// frontend (the backend's name too, until one is chosen).
+pub(crate) fn record<'a>(
+    sh: &'a Shared,
+    fe_idx: FrontendId,
+    acc: &Accepted,
+    accept_wall: Duration,
+) -> LogRecord<'a> {
+    let fe = sh.frontend(fe_idx);
+    LogRecord {
+        listener: Some(acc.bind.index),
+        tls: acc.bind.tls.is_some(),
+        client: acc.peer,
+        frontend_addr: acc.local,
+        frontend: &fe.name,
+        backend: &fe.name,
+        accept: accept_wall,
+        tw: -1,
+        tc: -1,
+        term: crate::term::Term::NORMAL,
+        hostname: &sh.hostname,
+        ..LogRecord::default()
+    }
+}
+
 /// Logs a connection that ended before any request (a bad PROXY header, a
-/// failed TLS handshake) as HAProxy does.
+/// failed TLS handshake) as HAProxy does: its fixed line, or the
+/// frontend's `error-log-format` (at level `err` with `option
+/// log-separate-errors`).
 fn log_embryonic(
     sh: &Shared,
     fe_idx: FrontendId,
     acc: &Accepted,
     accept_wall: Duration,
-    msg: &str,
+    err: ConnError,
 ) {
     let fe = sh.frontend(fe_idx);
-    let date = render_date(accept_wall);
-    let who = acc.peer.map_or_else(
-        || "unix:1".to_string(),
-        |p| format!("{}:{}", p.ip(), p.port()),
-    );
-    fe.logger.send(
-        level::INFO,
-        &format!("{who} [{date}] {}/{}: {msg}", fe.name, acc.bind.label),
-    );
+    if fe.logger.is_empty() {
+        return;
+    }
+    let px = sh.proxy(fe.proxy);
+    let lvl = if px.options.log_separate_errors {
+        level::ERR
+    } else {
+        level::INFO
+    };
+    let Some(f) = &px.error_log_format else {
+        let date = render_date(accept_wall);
+        let who = acc.peer.map_or_else(
+            || "unix:1".to_string(),
+            |p| format!("{}:{}", p.ip(), p.port()),
+        );
+        let line = format!(
+            "{who} [{date}] {}/{}: {}",
+            fe.name, acc.bind.label, err.text
+        );
+        fe.logger.send(lvl, &line);
+        return;
+    };
+    let took = ms(wall_now().saturating_sub(accept_wall));
+    let view = ConnView {
+        acc,
+        err,
+        fe: (&fe.name, i64::from(px.uid)),
+    };
+    let rec = LogRecord {
+        req_date: accept_wall,
+        // A handshake that timed out has no time of its own (as haproxy).
+        th: if err.timed_out() { -1 } else { took },
+        tw: -1,
+        tc: -1,
+        t_req: -1,
+        t_res: -1,
+        ta: if err.timed_out() { took } else { 0 },
+        tt: took,
+        term: crate::term::Term::new(crate::term::Cause::Proxy, crate::term::State::Request),
+        cookie_flags: *b"--",
+        http: px.mode == weir_config::Mode::Http,
+        status: 0,
+        request: "<BADREQ>",
+        actconn: sh.actconn.load(Ordering::Relaxed),
+        feconn: fe.conns.load(Ordering::Relaxed),
+        samples: crate::log::sample_values(f, &view),
+        ..record(sh, fe_idx, acc, accept_wall)
+    };
+    fe.logger.send(lvl, &render(f, &rec));
+}
+
+/// What an `error-log-format`'s samples see of a connection that failed:
+/// its addresses, its frontend and its error (`fc_err`, `fc_err_str`).
+struct ConnView<'a> {
+    acc: &'a Accepted,
+    err: ConnError,
+    fe: (&'a str, i64),
+}
+
+impl weir_rules::Ctx for ConnView<'_> {
+    fn src(&self) -> Option<SocketAddr> {
+        self.acc.peer
+    }
+    fn dst(&self) -> Option<SocketAddr> {
+        self.acc.local
+    }
+    fn conn_error(&self) -> (i64, &'static str) {
+        (self.err.code, self.err.text)
+    }
+    fn frontend(&self) -> Option<(String, i64)> {
+        Some((self.fe.0.to_string(), self.fe.1))
+    }
+}
+
+/// A failed handshake as HAProxy numbers it: a client that closed before
+/// finishing, a timeout, anything else (a reset too) a handshake failure.
+fn handshake_error(e: &crate::tls::HandshakeError) -> ConnError {
+    use crate::tls::HandshakeError;
+    match e {
+        HandshakeError::Timeout => ConnError::SSL_TIMEOUT,
+        HandshakeError::Closed => ConnError::SSL_EMPTY,
+        HandshakeError::Tls(_) | HandshakeError::Io(_) => ConnError::SSL_HANDSHAKE,
+    }
 }
 
 /// Runs the TLS handshake of a client of a `bind … ssl` line (bytes read
@@ -205,7 +308,7 @@ pub(crate) async fn secure(
             // `option dontlognull` hides clients that sent nothing at all,
             // as in HAProxy; a failed handshake is always logged.
             if !(silent && fe_px.options.dontlognull) {
-                log_embryonic(sh, fe_idx, acc, accept_wall, &e.message());
+                log_embryonic(sh, fe_idx, acc, accept_wall, handshake_error(&e));
             }
             None
         }

@@ -111,3 +111,60 @@ mod tests {
         assert!(!Term::new(Cause::Proxy, State::Request).client_side());
     }
 }
+
+/// A client connection that failed before any request (its PROXY header,
+/// its TLS handshake), as HAProxy numbers and words it: `fc_err`,
+/// `fc_err_str`, and the message of the line logged for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnError {
+    pub code: i64,
+    pub text: &'static str,
+}
+
+impl ConnError {
+    const fn new(code: i64, text: &'static str) -> ConnError {
+        ConnError { code, text }
+    }
+    pub const PRX_EMPTY: ConnError = ConnError::new(
+        11,
+        "Connection closed while waiting for PROXY protocol header",
+    );
+    pub const PRX_ABORT: ConnError = ConnError::new(
+        12,
+        "Connection error while waiting for PROXY protocol header",
+    );
+    pub const PRX_TIMEOUT: ConnError =
+        ConnError::new(13, "Timeout while waiting for PROXY protocol header");
+    pub const PRX_TRUNCATED: ConnError =
+        ConnError::new(14, "Truncated PROXY protocol header received");
+    pub const PRX_NOT_HDR: ConnError = ConnError::new(
+        15,
+        "Received something which does not look like a PROXY protocol header",
+    );
+    pub const PRX_BAD_HDR: ConnError =
+        ConnError::new(16, "Received an invalid PROXY protocol header");
+    pub const PRX_BAD_PROTO: ConnError = ConnError::new(
+        17,
+        "Received an unhandled protocol in the PROXY protocol header",
+    );
+    pub const SSL_EMPTY: ConnError = ConnError::new(24, "Connection closed during SSL handshake");
+    pub const SSL_TIMEOUT: ConnError = ConnError::new(26, "Timeout during SSL handshake");
+    pub const SSL_HANDSHAKE: ConnError = ConnError::new(34, "SSL handshake failure");
+
+    /// A PROXY header refused.
+    pub fn of_proxy(e: &weir_proto::proxy_protocol::ProxyError) -> ConnError {
+        use weir_proto::proxy_protocol::ProxyError;
+        match e {
+            ProxyError::NotProxy => ConnError::PRX_NOT_HDR,
+            ProxyError::UnknownProto => ConnError::PRX_BAD_PROTO,
+            ProxyError::TooLong | ProxyError::BadV1(_) | ProxyError::BadV2(_) => {
+                ConnError::PRX_BAD_HDR
+            }
+        }
+    }
+
+    /// Whether the connection timed out (its handshake time is unknown).
+    pub fn timed_out(self) -> bool {
+        self == ConnError::PRX_TIMEOUT || self == ConnError::SSL_TIMEOUT
+    }
+}

@@ -171,6 +171,11 @@ pub trait Ctx {
     fn userlist(&self, _name: &str) -> Option<&crate::auth::Userlist> {
         None
     }
+    /// The client connection's error (`fc_err`, `fc_err_str`): HAProxy's
+    /// number for it and its words; `(0, "Success")` without one.
+    fn conn_error(&self) -> (i64, &'static str) {
+        (0, "Success")
+    }
     /// The client connection's TLS session (`None` in clear text).
     fn tls(&self) -> Option<&TlsInfo> {
         None

@@ -95,8 +95,10 @@ pub enum SslFetch {
     NoErr,
     /// `ssl_c_err`: the client certificate's error let through.
     CErr,
-    /// `fc_err`: 0, the connection was established.
+    /// `fc_err`: the client connection's error number (0 without one).
     ConnErr,
+    /// `fc_err_str`: its words.
+    ConnErrStr,
 }
 
 /// The `ssl_*` fetch `name` with arguments `a`; `None` for another name.
@@ -119,6 +121,7 @@ pub fn parse(name: &str, a: &[String]) -> Option<Result<SslFetch, String>> {
         "ssl_fc_err" | "ssl_c_ca_err" | "ssl_c_ca_err_depth" => Some(SslFetch::NoErr),
         "ssl_c_err" => Some(SslFetch::CErr),
         "fc_err" => Some(SslFetch::ConnErr),
+        "fc_err_str" => Some(SslFetch::ConnErrStr),
         _ => None,
     };
     if let Some(f) = plain {
@@ -198,7 +201,8 @@ pub fn fetch(ctx: &dyn Ctx, k: &SslFetch) -> Vec<Sample> {
             t.map(|t| Sample::Int(t.verify)).into_iter().collect()
         }
         SslFetch::NoErr => t.map(|_| Sample::Int(0)).into_iter().collect(),
-        SslFetch::ConnErr => vec![Sample::Int(0)],
+        SslFetch::ConnErr => vec![Sample::Int(ctx.conn_error().0)],
+        SslFetch::ConnErrStr => text(Some(ctx.conn_error().1)),
         SslFetch::FcSni => text(t.and_then(|t| t.sni.as_deref())),
         SslFetch::FcAlpn => text(t.and_then(|t| t.alpn.as_deref())),
         SslFetch::FcProtocol => text(t.map(|t| t.version)),

@@ -687,6 +687,12 @@ fn servers_and_limits(
             }
             p.log_format_sd = Some(logformat::compile(&args.join(" "))?);
         }
+        "error-log-format" => {
+            if args.is_empty() {
+                return Err("expects a format string".into());
+            }
+            p.error_log_format = Some(logformat::compile(&args.join(" "))?);
+        }
         "log-tag" => p.log_tag = Some(one(args, "a tag")?.to_string()),
         _ => return Ok(false),
     }

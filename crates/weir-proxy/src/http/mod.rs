@@ -437,27 +437,16 @@ impl<'a> Session<'a> {
             let req_wall = now_wall().saturating_sub(crate::clock::elapsed(start));
             let ti = ms(start.saturating_duration_since(idle_since));
             let mut rec = LogRecord {
-                listener: Some(acc.bind.index),
-                tls: acc.bind.tls.is_some(),
-                client: acc.peer,
-                frontend_addr: acc.local,
-                frontend: &fe.name,
-                backend: &fe.name,
-                accept: self.accept_wall,
                 req_date: req_wall,
-                tw: -1,
-                tc: -1,
                 t_req: -1,
                 t_res: -1,
                 ti,
-                term: Term::NORMAL,
                 cookie_flags: *b"--",
-                hostname: &sh.hostname,
                 http: true,
                 status: -1,
                 request: "<BADREQ>",
                 req_counter: self.count,
-                ..LogRecord::default()
+                ..crate::session::record(sh, fe_idx, acc, self.accept_wall)
             };
             if matches!(end, HeadEnd::H2Preface) {
                 if let Some(h2) = self.h2_switch() {
@@ -625,8 +614,25 @@ impl<'a> Session<'a> {
                 rules::count_exchange(&v.track, &rec);
             }
         }
-        if !(nothing && fe_px.options.dontlognull) {
-            log_exchange(sh, fe_idx, &mut rec);
+        let quiet = nothing && fe_px.options.dontlognull;
+        if !quiet && !fe.logger.is_empty() {
+            // The line's samples see the connection (there is no request).
+            let format = fe_px
+                .error_log_format
+                .as_ref()
+                .or(fe_px.log_format.as_ref());
+            if let Some(f) = format {
+                let view = view::ExCtx {
+                    src: self.acc.peer,
+                    dst: self.acc.local,
+                    tls: self.client.tls_info(),
+                    bind: fe.binds.get(self.acc.bind.index).map(|b| &*b.info),
+                    acc: Some(self.acc),
+                    ..view::ExCtx::bare(sh, fe_idx)
+                };
+                rec.samples = crate::log::sample_values(f, &view);
+            }
+            log_as(sh, fe_idx, &mut rec, true);
         }
         // Sent once logged, as haproxy writes its line first.
         if let Some(page) = page {
@@ -748,6 +754,13 @@ pub(super) fn log_early(
 }
 
 fn log_exchange(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>) {
+    log_as(sh, fe_idx, rec, false);
+}
+
+/// Logs an exchange in the frontend's format, or (`badreq`: a request that
+/// never came whole) in its `error-log-format` when it has one, as
+/// haproxy logs what ends before a stream exists.
+fn log_as(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>, badreq: bool) {
     let fe = sh.frontend(fe_idx);
     if fe.logger.is_empty() {
         return;
@@ -764,7 +777,8 @@ fn log_exchange(sh: &Shared, fe_idx: FrontendId, rec: &mut LogRecord<'_>) {
     } else {
         level::INFO
     };
-    if let Some(f) = &px.log_format {
+    let error_format = px.error_log_format.as_ref().filter(|_| badreq);
+    if let Some(f) = error_format.or(px.log_format.as_ref()) {
         let sd = px.log_format_sd.as_ref().map(|sd| render(sd, rec));
         fe.logger.send_sd(lvl, &render(f, rec), sd.as_deref());
     }

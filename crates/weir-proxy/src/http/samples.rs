@@ -63,26 +63,10 @@ pub(super) fn request_samples(
 /// Evaluates the `%[sample]` pieces of the frontend's log format.
 pub(crate) fn log_samples(fe_px: &Proxy, rec: &mut LogRecord<'_>, ctx: &ExCtx<'_>) {
     let Some(f) = &fe_px.log_format else { return };
-    let samples = eval_samples(f, ctx);
+    let samples = crate::log::sample_values(f, ctx);
     if !samples.is_empty() {
         rec.samples = samples;
     }
-}
-
-/// The values of a format's `%[sample]` pieces, in order (empty where a
-/// fetch finds nothing).
-fn eval_samples(f: &weir_config::logformat::LogFormat, ctx: &ExCtx<'_>) -> Vec<String> {
-    f.pieces
-        .iter()
-        .filter_map(|p| match p {
-            weir_config::logformat::Piece::Sample { expr, .. } => Some(
-                expr.eval(ctx)
-                    .map(|v| String::from_utf8_lossy(&v.to_bytes()).into_owned())
-                    .unwrap_or_default(),
-            ),
-            _ => None,
-        })
-        .collect()
 }
 
 /// A request's `unique-id-format` value: its own `%[sample]` pieces
@@ -92,7 +76,7 @@ pub(crate) fn unique_id(
     rec: &mut LogRecord<'_>,
     ctx: &ExCtx<'_>,
 ) -> String {
-    let samples = eval_samples(f, ctx);
+    let samples = crate::log::sample_values(f, ctx);
     let saved = std::mem::replace(&mut rec.samples, samples);
     let id = crate::log::render_as(f, rec, "");
     rec.samples = saved;

@@ -462,6 +462,22 @@ pub struct LogRecord<'a> {
     pub failed_rewrites: [u32; 2],
 }
 
+/// The values of a format's `%[sample]` pieces on `ctx`, in order (empty
+/// where a fetch finds nothing): a record's `samples`.
+pub fn sample_values(f: &LogFormat, ctx: &dyn weir_rules::Ctx) -> Vec<String> {
+    f.pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Sample { expr, .. } => Some(
+                expr.eval(ctx)
+                    .map(|v| String::from_utf8_lossy(&v.to_bytes()).into_owned())
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Renders a compiled format for one record (a sample that finds nothing
 /// logs as `-`).
 pub fn render(fmt: &LogFormat, r: &LogRecord<'_>) -> String {

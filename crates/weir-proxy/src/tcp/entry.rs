@@ -86,7 +86,7 @@ pub fn run(
         ))
         .await;
         if let Decision::Service(name) = &d {
-            let rec = record(&sh, fe_idx, &acc, accept_wall);
+            let rec = crate::session::record(&sh, fe_idx, &acc, accept_wall);
             Box::pin(lua_service(
                 &sh, fe_idx, client, &acc, vars, initial, name, rec, started,
             ))
@@ -98,7 +98,7 @@ pub fn run(
             if d == Decision::Drop {
                 client.set_reset_on_close();
             }
-            let mut rec = record(&sh, fe_idx, &acc, accept_wall);
+            let mut rec = crate::session::record(&sh, fe_idx, &acc, accept_wall);
             sh.frontend(fe_idx).counters.add(Ctr::ReqDenied, 1);
             // What was read counts on the entries tracked.
             vars.track
@@ -276,30 +276,6 @@ async fn read_more(client: &Conn, buf: &mut Vec<u8>, cap: usize) -> std::io::Res
     }
 }
 
-/// A `mode tcp` session's log record as it starts.
-fn record<'a>(
-    sh: &'a Shared,
-    fe_idx: FrontendId,
-    acc: &Accepted,
-    accept_wall: Duration,
-) -> LogRecord<'a> {
-    let fe = sh.frontend(fe_idx);
-    LogRecord {
-        listener: Some(acc.bind.index),
-        tls: acc.bind.tls.is_some(),
-        client: acc.peer,
-        frontend_addr: acc.local,
-        frontend: &fe.name,
-        backend: &fe.name,
-        accept: accept_wall,
-        tw: -1,
-        tc: -1,
-        term: Term::NORMAL,
-        hostname: &sh.hostname,
-        ..LogRecord::default()
-    }
-}
-
 /// Ends a session refused before any server (`PR`: no backend, or a
 /// `tcp-request content` rule): counted, logged, let go.
 /// `tcp-request content use-service lua.<name>`: the script answers the
@@ -374,7 +350,7 @@ fn run_tcp(
     async move {
         let mut initial = initial;
         let fe = sh.frontend(fe_idx);
-        let mut rec = record(&sh, fe_idx, acc, accept_wall);
+        let mut rec = crate::session::record(&sh, fe_idx, acc, accept_wall);
         let l4 = crate::http::rules::L4Ctx {
             src: acc.peer,
             dst: acc.local,

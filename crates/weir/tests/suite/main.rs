@@ -18,6 +18,7 @@ mod check_scripts;
 mod cli;
 mod close_options;
 mod compression;
+mod conn_errors;
 mod converters_differential;
 mod counters_differential;
 mod dynamic_servers;
