@@ -65,7 +65,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("cpu-map", "G", Status::Supported),
     kw("crt-base", "G", Status::Supported),
     kw("daemon", "G", Status::Supported),
-    kw("default-path", "G", Status::Refused),
+    kw("default-path", "G", Status::Partly("`current`, `config`, `parent`, `origin <path>`: files named by the configuration start from that directory (as haproxy, per configuration file); the files loaded once the configuration is read (certificates, Lua scripts, `server-state-file`, and also a relative `stats socket` or `pidfile`, which haproxy opens from where it started) start from the one directory weir takes for all files: files that would each need another are refused")),
     kw("description", "G", Status::Supported),
     kw("deviceatlas-json-file", "G", Status::Refused),
     kw("deviceatlas-log-level", "G", Status::Refused),

@@ -6,6 +6,7 @@
 pub mod addr;
 pub mod cond;
 pub mod diag;
+pub mod files;
 pub mod keywords;
 pub mod lexer;
 pub mod logformat;

@@ -276,7 +276,8 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
             let end = weir_rules::fmt::expr_end(&text[i..])
                 .ok_or_else(|| format!("missing ']' in log-format '{text}'"))?;
             let no_files = |f: &str| -> Result<String, String> {
-                std::fs::read_to_string(f).map_err(|e| format!("failed to open file '{f}' : {e}"))
+                crate::files::read_to_string(f)
+                    .map_err(|e| format!("failed to open file '{f}' : {e}"))
             };
             let expr = weir_rules::Expr::parse(&text[i + 1..i + end], &no_files)?;
             push_sample(&mut pieces, &mut lit, expr, quote.unwrap_or(default_quote));

@@ -152,11 +152,26 @@ fn main() -> ExitCode {
     if master_worker {
         return run_master(&args, &argv, config);
     }
+    // `default-path`: the files loaded from here on (certificates, Lua
+    // scripts, saved server states) start from its directory. The command
+    // line's pidfile stays where it was named from.
+    let mut pidfile = args.pidfile.clone();
+    if let Some(dir) = &config.global.default_path {
+        pidfile = pidfile.map(|p| absolute(&p));
+        if let Err(e) = std::env::set_current_dir(dir) {
+            say(&format!(
+                "[ALERT]    ({}) : default-path '{}': {e}",
+                std::process::id(),
+                dir.display()
+            ));
+            return ExitCode::from(1);
+        }
+    }
     let opts = weir_proxy::StartOptions {
         foreground: args.foreground,
         debug: args.debug,
         daemon: args.daemon,
-        pidfile: args.pidfile.clone(),
+        pidfile,
         quiet: args.quiet,
         soft_stop_pids: args.soft_pids.clone(),
         hard_stop_pids: args.hard_pids.clone(),
@@ -205,9 +220,13 @@ fn load(args: &cli::Args, notices: bool, tls: bool) -> Result<weir_config::Confi
         return Err(());
     };
     let errors = if tls {
-        let mut e = weir_proxy::tls::check(&config);
-        e.extend(weir_proxy::lua::check(&config));
-        e
+        // The files loaded once the configuration is read start from
+        // `default-path`'s directory.
+        in_dir(config.global.default_path.as_deref(), || {
+            let mut e = weir_proxy::tls::check(&config);
+            e.extend(weir_proxy::lua::check(&config));
+            e
+        })
     } else {
         Vec::new()
     };
@@ -222,6 +241,29 @@ fn load(args: &cli::Args, notices: bool, tls: bool) -> Result<weir_config::Confi
         return Err(());
     }
     Ok(config)
+}
+
+/// `p` from the current directory.
+fn absolute(p: &str) -> String {
+    std::path::absolute(p).map_or_else(|_| p.to_string(), |a| a.display().to_string())
+}
+
+/// Runs `f` with `dir` (if any) as the current directory, then goes back.
+fn in_dir<T>(dir: Option<&std::path::Path>, f: impl FnOnce() -> T) -> T {
+    let Some(dir) = dir else { return f() };
+    let back = std::env::current_dir().ok();
+    if let Err(e) = std::env::set_current_dir(dir) {
+        say(&format!(
+            "[WARNING]  ({}) : default-path '{}': {e}",
+            std::process::id(),
+            dir.display()
+        ));
+    }
+    let r = f();
+    if let Some(b) = back {
+        let _ = std::env::set_current_dir(b);
+    }
+    r
 }
 
 /// One line on stderr in one write, appended: a master's and its workers'

@@ -10,6 +10,10 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Global {
     pub daemon: bool,
+    /// `default-path`: the directory the files named by the configuration
+    /// and loaded once it is read (certificates, Lua scripts) are found
+    /// from, when it is not the process's own.
+    pub default_path: Option<std::path::PathBuf>,
     /// `tune.comp.maxlevel`: the compression level (1, fastest, by
     /// default).
     pub comp_maxlevel: u32,
@@ -158,6 +162,7 @@ impl Default for Global {
     fn default() -> Self {
         Global {
             daemon: false,
+            default_path: None,
             comp_maxlevel: 1,
             lua: LuaConf::default(),
             set_vars: Vec::new(),

@@ -67,6 +67,13 @@ pub(super) fn apply(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<(
 fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> {
     let g = &mut st.config.global;
     let kw = words[0].as_str();
+    if kw == "default-path" {
+        let policy = crate::files::DefaultPath::parse(&words[1..])?;
+        let dir = policy.dir(&st.file);
+        st.default_path = Some(policy);
+        st.set_default_dir(dir, Some(loc));
+        return Ok(true);
+    }
     match kw {
         "daemon" => g.daemon = true,
         "quiet" => g.quiet = true,
@@ -100,7 +107,7 @@ fn process(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, Stri
             let [_, file] = words else {
                 return Err("'h1-case-adjust-file' expects <file> as argument.".into());
             };
-            let text = std::fs::read_to_string(file)
+            let text = crate::files::read_to_string(file)
                 .map_err(|e| format!("h1-case-adjust-file '{file}' : cannot read it ({e})"))?;
             // (Only the last file counts; `h1-case-adjust` lines stay.)
             let mut map = g.h1_case_adjust.clone();
@@ -458,7 +465,7 @@ fn tls(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<bool, String> 
         "issuers-chain-path" => {
             let dir = words
                 .get(1)
-                .filter(|d| words.len() == 2 && std::path::Path::new(d).is_dir())
+                .filter(|d| words.len() == 2 && crate::files::resolve(d).is_dir())
                 .ok_or("global statement 'issuers-chain-path' expects a directory path as an argument.")?;
             g.tls.issuers_chain_path = Some(dir.clone());
         }
@@ -754,7 +761,7 @@ fn without_effect(st: &mut State<'_>, words: &[String], loc: &Loc) -> Result<boo
         }
         Arg::DhFile => {
             let f = one(words, "a file")?;
-            let text = std::fs::read(f).unwrap_or_default();
+            let text = crate::files::read(f).unwrap_or_default();
             let pem = String::from_utf8_lossy(&text);
             if !pem.contains("-----BEGIN DH PARAMETERS-----")
                 && !pem.contains("-----BEGIN X9.42 DH PARAMETERS-----")

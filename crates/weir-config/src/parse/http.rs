@@ -64,7 +64,8 @@ pub(super) fn errorfile(args: &[String]) -> Result<(u16, Arc<[u8]>), String> {
         return Err("expects <status_code> and <file>".into());
     };
     let code = replaceable(code)?;
-    let body = std::fs::read(file).map_err(|e| format!("error opening file '{file}' : {e}"))?;
+    let body =
+        crate::files::read(file).map_err(|e| format!("error opening file '{file}' : {e}"))?;
     if body.len() > 16384 {
         return Err(format!(
             "file '{file}' is larger than a buffer ({} bytes)",
@@ -104,7 +105,7 @@ pub(super) fn errorloc(kw: &str, args: &[String]) -> Result<(u16, Arc<[u8]>), St
 
 /// Reads a file named by a rule (`-f`, maps, `errorfile`, `return file`).
 pub(super) fn load(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("failed to open file '{path}' : {e}"))
+    crate::files::read_to_string(path).map_err(|e| format!("failed to open file '{path}' : {e}"))
 }
 
 /// Resolves the ACL names declared so far in a proxy.
@@ -325,7 +326,7 @@ pub(super) fn http_error_reply(
         .and_then(|v| v.parse::<u16>().ok())
         .filter(|c| ERRORFILE_CODES.contains(c))
         .ok_or("'status' expects a status code errorfile may replace")?;
-    let load = |f: &str| std::fs::read_to_string(f).map_err(|e| format!("'{f}': {e}"));
+    let load = |f: &str| crate::files::read_to_string(f).map_err(|e| format!("'{f}': {e}"));
     let mut r = weir_rules::action::parse_return(args, &load)?;
     r.status = status;
     resolve_section(st, &mut r)?;
@@ -378,7 +379,7 @@ pub(super) fn http_error(
             }
             "content-type" => ctype = Some(val()?),
             "string" => body = Some(val()?.into_bytes()),
-            "file" => body = Some(std::fs::read(val()?).map_err(|e| e.to_string())?),
+            "file" => body = Some(crate::files::read(&val()?).map_err(|e| e.to_string())?),
             "errorfile" => {
                 let f = val()?;
                 raw = Some(errorfile(&["503".into(), f])?.1.to_vec());

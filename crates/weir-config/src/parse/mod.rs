@@ -5,6 +5,8 @@
 mod balance;
 mod bind;
 mod cache;
+#[cfg(test)]
+mod capture_tests;
 mod check;
 mod fcgi;
 mod filter;
@@ -145,14 +147,23 @@ pub fn parse(sources: &[Source], env: &dyn Fn(&str) -> Option<String>) -> Parsed
         current: None,
         nbproc_warned: false,
         http_errors: HashMap::new(),
+        default_path: None,
+        file: String::new(),
         userlists: HashMap::new(),
         userlist_refs: Vec::new(),
         refs: Vec::new(),
     };
+    crate::files::set_base(None);
     for src in sources {
         st.config.files.push(src.name.clone());
+        st.file = src.name.clone();
+        // Each file's relative paths start from its own place under the
+        // policy read so far (as HAProxy changes directory per file).
+        let dir = st.default_path.as_ref().and_then(|p| p.dir(&src.name));
+        st.set_default_dir(dir, None);
         st.parse_file(src);
     }
+    crate::files::set_base(None);
     st.close_section();
     http::resolve_errorfiles(&mut st.config, &st.http_errors, &mut st.diags);
     for (name, loc) in &st.userlist_refs {
@@ -217,9 +228,30 @@ pub(crate) struct State<'a> {
     pub(crate) refs: Vec<refs::Ref>,
     /// `http-errors` sections: name → (status, response) pairs.
     pub(crate) http_errors: HashMap<String, crate::model::ErrorPages>,
+    /// `default-path`'s policy, and the file being read.
+    pub(crate) default_path: Option<crate::files::DefaultPath>,
+    pub(crate) file: String,
 }
 
 impl State<'_> {
+    /// Relative paths start from `dir` from now on; the files loaded once
+    /// the configuration is read start from the last one set, which must be
+    /// the same for every file (`at`: the `default-path` line).
+    pub(crate) fn set_default_dir(&mut self, dir: Option<std::path::PathBuf>, at: Option<&Loc>) {
+        crate::files::set_base(dir.clone());
+        let g = &mut self.config.global;
+        if g.default_path.is_some() && dir.is_some() && g.default_path != dir {
+            let msg = "weir takes one 'default-path' directory for all the files of its configuration (the files loaded once it is read start from it)";
+            match at {
+                Some(loc) => self.diags.alert(loc, msg),
+                None => self.diags.push(Level::Alert, None, msg),
+            }
+        }
+        if dir.is_some() {
+            g.default_path = dir;
+        }
+    }
+
     fn parse_file(&mut self, src: &Source) {
         let mut conds: Vec<CondFrame> = Vec::new();
         for (idx, raw) in src.text.lines().enumerate() {

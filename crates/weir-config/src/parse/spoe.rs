@@ -18,7 +18,7 @@ pub(super) fn engine(
     at: &Loc,
     diags: &mut Diagnostics,
 ) -> Result<SpoeEngine, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read_to_string(path)
         .map_err(|e| format!("failed to open SPOE file '{path}' : {e}"))?;
     let mut r = Reader {
         path,

@@ -21,6 +21,7 @@ mod compression;
 mod conn_errors;
 mod converters_differential;
 mod counters_differential;
+mod default_path;
 mod dynamic_servers;
 mod email_alerts;
 mod external_checks;
