@@ -444,7 +444,7 @@ pub const PEERS: &[Keyword] = &[
         "-",
         Status::Partly("a name (the local peer) or a name and an address, with the server line's TLS options; other server options are refused by name"),
     ),
-    kw("shards", "-", Status::Refused),
+    kw("shards", "-", Status::Partly("accepted with a note: each weir thread has its own `SO_REUSEPORT` socket on every bind line already (haproxy's `shards by-thread`), whatever the number; only the value is checked (1..64 or `by-thread`)")),
     kw("table", "-", Status::Supported),
 ];
 

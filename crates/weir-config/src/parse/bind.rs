@@ -28,6 +28,7 @@ const BIND_TAKES_ARG: &[&str] = &[
     "ssl-min-ver",
     "ssl-max-ver",
     "name",
+    "shards",
     "process",
     "thread",
     "maxconn",
@@ -100,6 +101,18 @@ pub(super) fn bind(
                 }
                 "name" => {
                     b.name = Some(need()?.to_string());
+                    2
+                }
+                // Each thread has its own socket already (SO_REUSEPORT),
+                // as `shards by-thread` gives in haproxy.
+                "shards" => {
+                    let v = need()?;
+                    let n = v.parse::<u32>().unwrap_or(0);
+                    if v != "by-thread" && !(1..=64).contains(&n) {
+                        return Err(format!(
+                            "'shards' : invalid value {n}, allowed range is 1..64 or 'by-thread'"
+                        ));
+                    }
                     2
                 }
                 "interface" => {

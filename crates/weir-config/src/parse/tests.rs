@@ -950,3 +950,15 @@ fn layer7_hashes_fall_back_to_round_robin_in_tcp_mode() {
     assert!(px("l").balance_key.is_none());
     assert_eq!(px("h").balance, Balance::Key);
 }
+
+/// `shards`: checked, and accepted (each thread has its own socket).
+#[test]
+fn bind_shards_are_checked_and_accepted() {
+    ok("frontend f\n  bind :80 shards 4\n  bind :81 shards by-thread\n");
+    let e = errors("frontend f\n  bind :80 shards 0\n");
+    assert!(
+        e[0].contains("t.cfg:2")
+            && e[0].contains("invalid value 0, allowed range is 1..64 or 'by-thread'"),
+        "{e:?}"
+    );
+}
