@@ -421,7 +421,7 @@ pub const PEERS: &[Keyword] = &[
             "an address and port, or `fd@<n>`, with the bind line's TLS options (`ssl`, `crt`, `ca-file`, `verify`, `alpn`, versions, ciphers …); other bind options are refused by name",
         ),
     ),
-    kw("default-bind", "-", Status::Refused),
+    kw("default-bind", "-", Status::Partly("the local listener's TLS options (`ssl`, `crt` … as on `bind`), whether a `bind` line or the local `peer` line gives its address; other bind options are refused by name")),
     kw(
         "default-server",
         "-",

@@ -98,6 +98,9 @@ pub struct PeersSection {
     pub bind_loc: Option<Loc>,
     /// `default-server`'s TLS options, the start of each peer's.
     pub default_tls: crate::tls::ServerTls,
+    /// `default-bind`'s options, the start of `bind`'s (and the local
+    /// listener's when a `peer` line gives its address).
+    pub default_bind: Vec<String>,
     pub peers: Vec<PeerDef>,
     pub tables: Vec<StickTable>,
     pub disabled: bool,

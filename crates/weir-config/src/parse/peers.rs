@@ -23,6 +23,7 @@ pub(super) fn open(st: &mut State<'_>, words: &[String], loc: &Loc) -> bool {
                 bind_tls: None,
                 bind_loc: None,
                 default_tls: Default::default(),
+                default_bind: Vec::new(),
                 peers: Vec::new(),
                 tables: Vec::new(),
                 disabled: false,
@@ -71,9 +72,8 @@ pub(super) fn line(st: &mut State<'_>, words: &[String], loc: &Loc) {
             let mut tls = sec.default_tls.clone();
             server_tls(&mut tls, args, "default-server").map(|()| sec.default_tls = tls)
         }
-        "default-bind" | "shards" => {
-            Err(format!("'{kw}' is not supported by weir yet"))
-        }
+        "default-bind" => default_bind(sec, args),
+        "shards" => Err(format!("'{kw}' is not supported by weir yet")),
         _ => Err(format!(
             "unknown keyword '{kw}' in 'peers' section (expects 'bind', 'peer', 'server', 'table', 'disabled' or 'enable')"
         )),
@@ -110,13 +110,35 @@ fn peer(sec: &mut PeersSection, kw: &str, args: &[String], loc: &Loc) -> Result<
     Ok(())
 }
 
-/// `bind <addr> [ssl crt … and the bind line's other TLS options]`.
+/// `bind <addr> [ssl crt … and the bind line's other TLS options]`, after
+/// `default-bind`'s.
 fn bind(sec: &mut PeersSection, args: &[String], loc: &Loc) -> Result<(), String> {
     let (first, opts) = args.split_first().ok_or("'bind' expects an address")?;
     let mut a = parse_bind_list(first).map_err(|e| format!("'bind' : {e}"))?;
     if a.len() != 1 {
         return Err("'bind' expects one address".into());
     }
+    let opts = [sec.default_bind.as_slice(), opts].concat();
+    let tls = bind_tls(&opts).map_err(|e| format!("'bind {first}' : {e}"))?;
+    sec.bind = a.pop();
+    sec.bind_tls = tls;
+    sec.bind_loc = Some(loc.clone());
+    Ok(())
+}
+
+/// `default-bind [ssl crt …]`: the local listener's options, whether a
+/// `bind` line or the local `peer` line gives its address.
+fn default_bind(sec: &mut PeersSection, opts: &[String]) -> Result<(), String> {
+    let tls = bind_tls(opts).map_err(|e| format!("'default-bind' : {e}"))?;
+    sec.default_bind = opts.to_vec();
+    if sec.bind_loc.is_none() {
+        sec.bind_tls = tls;
+    }
+    Ok(())
+}
+
+/// A listener's TLS from its options (`None`: clear text).
+fn bind_tls(opts: &[String]) -> Result<Option<crate::tls::BindTls>, String> {
     let mut ssl = false;
     let mut tls = crate::tls::BindTls::default();
     each_option(opts, |w, arg| match w {
@@ -125,17 +147,11 @@ fn bind(sec: &mut PeersSection, args: &[String], loc: &Loc) -> Result<(), String
             Some(Ok(1))
         }
         _ => tls.apply(w, arg),
-    })
-    .map_err(|e| format!("'bind {first}' : {e}"))?;
+    })?;
     if ssl && tls.crts.is_empty() && tls.crt_lists.is_empty() {
-        return Err(format!(
-            "'bind {first}' : 'ssl' needs a certificate ('crt' or 'crt-list')"
-        ));
+        return Err("'ssl' needs a certificate ('crt' or 'crt-list')".into());
     }
-    sec.bind = a.pop();
-    sec.bind_tls = ssl.then_some(tls);
-    sec.bind_loc = Some(loc.clone());
-    Ok(())
+    Ok(ssl.then_some(tls))
 }
 
 /// A peer's or `default-server`'s options: only TLS ones take effect

@@ -962,3 +962,23 @@ fn bind_shards_are_checked_and_accepted() {
         "{e:?}"
     );
 }
+
+/// `default-bind` in `peers`: the local listener's TLS, before `bind`'s.
+#[test]
+fn peers_default_bind_gives_the_listener_its_tls() {
+    let c = ok("peers p\n  default-bind ssl crt /x.pem\n  peer a 127.0.0.1:1\n");
+    assert_eq!(
+        c.peers[0].bind_tls.as_ref().map(|t| t.crts.clone()),
+        Some(vec!["/x.pem".to_string()])
+    );
+    let e = errors("peers p\n  default-bind ssl\n");
+    assert!(
+        e[0].contains("t.cfg:2") && e[0].contains("needs a certificate"),
+        "{e:?}"
+    );
+    let e = errors("peers p\n  default-bind maxconn 3\n");
+    assert!(
+        e[0].contains("'maxconn' is not supported in a 'peers' section"),
+        "{e:?}"
+    );
+}

@@ -279,6 +279,51 @@ fn weir_and_haproxy_keep_tables_in_step_over_tls() {
     drop(h);
 }
 
+/// TLS between peers declared by `peer` lines, the local listener's
+/// certificate from `default-bind` (the manual's way): entries go both
+/// ways between weir and haproxy.
+#[test]
+fn peer_lines_with_default_bind_speak_tls_with_haproxy() {
+    let pki = crate::common::tls::Pki::new();
+    let pem = pki.path("certs/1-www.pem");
+    let dir = tempdir("peers-default-bind");
+    let (ws, hs) = (dir.join("w.sock"), dir.join("h.sock"));
+    let (wfe, hfe, wp, hp) = (free_port(), free_port(), free_port(), free_port());
+    let conf = |me: &str, sock: &Path| {
+        let fe = if me == "W" { wfe } else { hfe };
+        let port = if me == "W" { wp } else { hp };
+        let peer_lines = format!(
+            "    default-bind ssl crt {pem}\n    peer W 127.0.0.1:{wp}\n    peer H 127.0.0.1:{hp}\n"
+        );
+        let c = cfg_tls(me, sock, fe, wp, hp, Some(&pem));
+        let c = c.replace(&format!("    bind 127.0.0.1:{port} ssl crt {pem}\n"), "");
+        let c = c
+            .replace("    server W\n", "")
+            .replace("    server H\n", "");
+        let c = c
+            .replace(&format!("    server W 127.0.0.1:{wp}\n"), "")
+            .replace(&format!("    server H 127.0.0.1:{hp}\n"), "");
+        let c = c.replace("    table t ", &format!("{peer_lines}    table t "));
+        let bind = format!("    bind 127.0.0.1:{port}");
+        assert!(!c.contains("    server ") && !c.contains(&bind), "{c}");
+        c
+    };
+    let Some(h) = Haproxy::start(&conf("H", &hs), hfe) else {
+        panic!("haproxy is not installed: tests/run installs it");
+    };
+    let w = Weir::start(&conf("W", &ws), wfe);
+    get(wfe, "dbind-weir");
+    let want = |k: &str| format!("key={k} gpc0=0 conn_rate(10000)=1 http_req_cnt=1");
+    seen_within(&hs, "mypeers/t", "dbind-weir", &want("dbind-weir"));
+    get(hfe, "dbind-haproxy");
+    seen_within(&ws, "mypeers/t", "dbind-haproxy", &want("dbind-haproxy"));
+    // The listener speaks TLS only.
+    let got = answer(wp, b"HAProxyS 2.1\nW\nH 1 0\n");
+    assert!(!got.starts_with(b"200"), "{got:?}");
+    drop(w);
+    drop(h);
+}
+
 /// A peers certificate that does not load is an error with its line, in
 /// `-c` as at start.
 #[test]
