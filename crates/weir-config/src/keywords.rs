@@ -400,7 +400,7 @@ pub const PROXY: &[Keyword] = &[
     kw("timeout server-fin", "D-LB", Status::Supported),
     kw("timeout tarpit", "DFLB", Status::Supported),
     kw("timeout tunnel", "D-LB", Status::Supported),
-    kw("transparent", "D-LB", Status::Refused),
+    kw("transparent", "D-LB", Status::Partly("the deprecated spelling of `option transparent` (see there)")),
     kw("unique-id-format", "DFL-", Status::Partly("log-format variables, in `mode http` per request and in `mode tcp` per session (made once its backend is chosen: `%ID`, `unique-id`, a PROXY v2 header's TLV); the `+X` (hex) flag is accepted and not applied")),
     kw("unique-id-header", "DFL-", Status::Supported),
     kw("use-fcgi-app", "--LB", Status::Supported),

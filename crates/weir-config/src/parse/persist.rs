@@ -90,7 +90,8 @@ pub(super) fn persistence(
         "option persist" => p.options.persist = flag(args)?,
         "option checkcache" => p.options.checkcache = flag(args)?,
         "option prefer-last-server" => p.options.prefer_last_server = flag(args)?,
-        "option transparent" => {
+        // (`transparent` is its deprecated spelling.)
+        "option transparent" | "transparent" => {
             p.options.transparent = flag(args)?;
             if p.options.transparent
                 && p.kind != crate::model::ProxyKind::Defaults

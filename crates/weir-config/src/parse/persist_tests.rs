@@ -54,3 +54,10 @@ fn server_state_file_keywords() {
         "{e:?}"
     );
 }
+
+/// `transparent`, `option transparent`'s deprecated spelling.
+#[test]
+fn deprecated_transparent_is_option_transparent() {
+    let c = super::super::tests::ok("defaults\n  mode tcp\nlisten l\n  bind :80\n  transparent\n");
+    assert!(c.proxies[0].options.transparent);
+}
