@@ -484,6 +484,8 @@ pub struct Bind {
     pub v4v6: bool,
     pub v6only: bool,
     pub interface: Option<String>,
+    /// `namespace <name>`: the network namespace the socket lives in.
+    pub namespace: Option<String>,
     pub backlog: Option<u32>,
     pub maxconn: Option<u32>,
     pub defer_accept: bool,
@@ -522,6 +524,7 @@ impl Bind {
             v4v6: false,
             v6only: false,
             interface: None,
+            namespace: None,
             backlog: None,
             maxconn: None,
             defer_accept: false,

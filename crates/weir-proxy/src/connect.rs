@@ -543,10 +543,16 @@ async fn dial_plain(
                 _ => addr.ip(),
             };
             let addr = SocketAddr::new(ip, port);
-            let sock = if addr.is_ipv4() {
-                TcpSocket::new_v4()
-            } else {
-                TcpSocket::new_v6()
+            let make = || {
+                if addr.is_ipv4() {
+                    TcpSocket::new_v4()
+                } else {
+                    TcpSocket::new_v6()
+                }
+            };
+            let sock = match &s.conf.namespace {
+                Some(ns) => crate::sys::in_netns(ns, make),
+                None => make(),
             };
             let sock = sock.map_err(|e| (ConnectFail::Refused, e))?;
             if let Some(ka) = &keepalive {
@@ -735,4 +741,20 @@ async fn connect_unix(path: &str) -> std::io::Result<UnixStream> {
     let s = std::os::unix::net::UnixStream::connect_addr(&addr)?;
     s.set_nonblocking(true)?;
     UnixStream::from_std(s)
+}
+
+/// A TCP connection to `to`, its socket made in network namespace `ns`
+/// when one is given (a server's `namespace`, for its checks too).
+pub async fn tcp_in(ns: Option<&str>, to: SocketAddr) -> std::io::Result<tokio::net::TcpStream> {
+    let Some(ns) = ns else {
+        return tokio::net::TcpStream::connect(to).await;
+    };
+    let sock = crate::sys::in_netns(ns, || {
+        if to.is_ipv4() {
+            TcpSocket::new_v4()
+        } else {
+            TcpSocket::new_v6()
+        }
+    })?;
+    sock.connect(to).await
 }

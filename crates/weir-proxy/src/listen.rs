@@ -77,7 +77,11 @@ pub fn bind_tcp(
     default_backlog: u32,
     bufs: (Option<u32>, Option<u32>),
 ) -> io::Result<Listener> {
-    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    let make = || Socket::new(Domain::for_address(addr), Type::STREAM, None);
+    let sock = match &b.namespace {
+        Some(ns) => crate::sys::in_netns(ns, make)?,
+        None => make()?,
+    };
     // `tune.rcvbuf.client`, `tune.sndbuf.client`: accepted sockets inherit
     // the listener's sizes.
     if let Some(n) = bufs.0 {

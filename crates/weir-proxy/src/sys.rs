@@ -138,6 +138,28 @@ pub fn lookup_group(name: &str) -> io::Result<u32> {
     Ok(unsafe { (*gr).gr_gid })
 }
 
+/// Runs `make` (which makes a socket) inside network namespace `name`
+/// (`ip netns`'s `/var/run/netns/<name>`), then brings this thread back to
+/// its own: a socket stays in the namespace it was made in.
+pub fn in_netns<T>(name: &str, make: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    use std::os::fd::AsRawFd;
+    let own = std::fs::File::open("/proc/thread-self/ns/net")?;
+    let target = std::fs::File::open(format!("/var/run/netns/{name}"))
+        .map_err(|e| io::Error::new(e.kind(), format!("network namespace '{name}': {e}")))?;
+    // SAFETY: setns on open namespace file descriptors.
+    if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let r = make();
+    // SAFETY: as above. Failing to come back would leave the thread's later
+    // sockets in the wrong namespace: nothing safe goes on from there.
+    if unsafe { libc::setns(own.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        eprintln!("[ALERT] cannot return to the process's network namespace");
+        std::process::abort();
+    }
+    r
+}
+
 /// chroot into `dir` and chdir to its root.
 pub fn chroot(dir: &str) -> io::Result<()> {
     let c = cstr(dir)?;

@@ -97,6 +97,8 @@ pub struct Server {
     /// `ws`: the protocol of WebSocket upgrades.
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
+    /// `namespace <name>`: the network namespace its connections are made in.
+    pub namespace: Option<String>,
     pub shutdown_on_down: bool,
     /// `on-marked-up shutdown-backup-sessions`: when this server comes up,
     /// the backup servers' sessions are closed.
@@ -194,6 +196,8 @@ pub struct ServerDefaults {
     pub check_h2: Option<bool>,
     pub ws: WsMode,
     pub source: Option<ServerAddr>,
+    /// `namespace <name>`: the network namespace its connections are made in.
+    pub namespace: Option<String>,
     pub shutdown_on_down: bool,
     /// `on-marked-up shutdown-backup-sessions`: when this server comes up,
     /// the backup servers' sessions are closed.
@@ -313,6 +317,7 @@ impl Default for ServerDefaults {
             check_h2: None,
             ws: WsMode::Auto,
             source: None,
+            namespace: None,
             shutdown_on_down: false,
             shutdown_backup_on_up: false,
             slowstart: None,

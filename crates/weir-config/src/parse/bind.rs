@@ -119,6 +119,10 @@ pub(super) fn bind(
                     b.interface = Some(need()?.to_string());
                     2
                 }
+                "namespace" => {
+                    b.namespace = Some(super::server::netns(need()?)?);
+                    2
+                }
                 "backlog" => {
                     b.backlog = Some(parse_u32(need()?, word)?);
                     2

@@ -431,6 +431,10 @@ fn server_options(
                     d.source = Some(a);
                     2
                 }
+                "namespace" => {
+                    d.namespace = Some(netns(need(word)?)?);
+                    2
+                }
                 "on-marked-down" => {
                     let a = need(word)?;
                     if a != "shutdown-sessions" {
@@ -614,6 +618,7 @@ pub(super) fn server(
         check_h2: d.check_h2,
         ws: d.ws,
         source: d.source,
+        namespace: d.namespace,
         shutdown_on_down: d.shutdown_on_down,
         shutdown_backup_on_up: d.shutdown_backup_on_up,
         slowstart: d.slowstart,
@@ -786,3 +791,18 @@ pub fn dynamic_server(name: &str, args: &[String]) -> Result<Server, String> {
 #[cfg(test)]
 #[path = "server_tests.rs"]
 mod tests;
+
+/// A `namespace` name: one of `ip netns`'s (`*`, the PROXY header's, is
+/// not taken).
+pub(super) fn netns(name: &str) -> Result<String, String> {
+    if name == "*" {
+        return Err(
+            "'namespace *' (the namespace a PROXY header names) is not supported by weir yet"
+                .into(),
+        );
+    }
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(format!("'namespace' : invalid name '{name}'"));
+    }
+    Ok(name.to_string())
+}

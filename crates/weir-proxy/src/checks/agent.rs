@@ -150,7 +150,8 @@ async fn ask(
         .unwrap_or(rt.conf.inter)
         .max(Duration::from_millis(1));
     let deadline = tokio::time::Instant::now() + wait;
-    let connect = tokio::net::TcpStream::connect((ip, port));
+    let ns = rt.conf.namespace.as_deref();
+    let connect = crate::connect::tcp_in(ns, std::net::SocketAddr::new(ip, port));
     let mut c = match tokio::time::timeout_at(deadline, connect).await {
         Ok(Ok(c)) => c,
         Ok(Err(e)) => return Err((L4CON, Some(crate::checks::os_error_text(&e)))),

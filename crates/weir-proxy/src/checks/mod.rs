@@ -154,7 +154,8 @@ impl Dial<'_> {
         let conn = match (&addr, self.target) {
             (Ok(a), _) => {
                 let to = socks.unwrap_or(*a);
-                tokio::time::timeout(conn_timeout, tokio::net::TcpStream::connect(to))
+                let ns = self.s.namespace.as_deref();
+                tokio::time::timeout(conn_timeout, crate::connect::tcp_in(ns, to))
                     .await
                     .map(|r| r.map(Conn::Tcp))
             }

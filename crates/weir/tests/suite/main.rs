@@ -49,6 +49,7 @@ mod log_forward;
 mod logging;
 mod lua;
 mod master_worker;
+mod netns;
 mod nginx_origin;
 mod observe;
 mod package;
