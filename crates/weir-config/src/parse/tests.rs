@@ -116,12 +116,18 @@ fn refused_keywords_and_sections_by_name() {
         e[0].contains("t.cfg:2") && e[0].contains("unable to find cache 'nosuch'"),
         "{e:?}"
     );
-    let e = errors("backend b\n  server s 127.0.0.1:80 namespace blue\n");
+    let e = errors("backend b\n  server s 127.0.0.1:80 namespace *\n");
     assert!(
-        e.iter()
-            .any(|m| m.contains("'namespace' is not supported by weir yet")),
+        e.iter().any(|m| m.contains(
+            "'namespace *' (the namespace a PROXY header names) is not supported by weir yet"
+        )),
         "{e:?}"
     );
+    let c = ok(
+        "backend b\n  server s 127.0.0.1:80 namespace blue\nfrontend f\n  bind :80 namespace red\n",
+    );
+    assert_eq!(c.proxies[0].servers[0].namespace.as_deref(), Some("blue"));
+    assert_eq!(c.proxies[1].binds[0].namespace.as_deref(), Some("red"));
     let e = errors("frontend f\n  bind :443 npn h2\n");
     assert!(
         e.iter()
