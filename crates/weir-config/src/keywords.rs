@@ -196,7 +196,7 @@ pub const GLOBAL: &[Keyword] = &[
     kw("tune.ssl.default-dh-param", "G", Status::Partly("accepted with a note: weir offers no DHE suite, so DH parameters are not used")),
     kw("tune.ssl.force-private-cache", "G", Status::Partly("accepted with a note: weir's TLS session cache is one per process already")),
     kw("tune.ssl.hard-maxrecord", "G", Status::Supported),
-    kw("tune.ssl.keylog", "G", Status::Refused),
+    kw("tune.ssl.keylog", "G", Status::Partly("accepted with a note: weir has none of the fetches it enables (`ssl_fc_client_random`, `ssl_fc_session_key`, the traffic secrets), which are refused by name")),
     kw("tune.ssl.lifetime", "G", Status::Supported),
     kw("tune.ssl.maxrecord", "G", Status::Partly("records carry at most this much plaintext at the start of each answer (until 64 KiB were sent after the client last sent something), where haproxy lifts the limit once it sees a stream streaming")),
     kw("tune.ssl.ssl-ctx-cache-size", "G", Status::Supported),

@@ -731,6 +731,7 @@ const WITHOUT_EFFECT: &[(&str, Arg, &str)] = &[
     ("tune.ssl.capture-cipherlist-size", Arg::Size, "weir does not capture the ClientHello's cipher list"),
     ("tune.ssl.default-dh-param", Arg::Number, "weir offers no DHE suite, so DH parameters are not used"),
     ("tune.ssl.force-private-cache", Arg::Nothing, "weir's TLS session cache is one per process already"),
+    ("tune.ssl.keylog", Arg::OnOff, "weir has none of the fetches it enables (`ssl_fc_client_random`, `ssl_fc_session_key`, the traffic secrets), which are refused by name"),
     ("tune.vars.global-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
     ("tune.vars.proc-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),
     ("tune.vars.reqres-max-size", Arg::Size, "weir does not bound the memory of variables (each value is bounded by the buffer size)"),

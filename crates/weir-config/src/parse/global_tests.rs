@@ -62,7 +62,7 @@ fn nbproc_style_maps_processes_to_threads() {
 #[test]
 fn tunables_without_effect_are_accepted_with_a_note() {
     let p = crate::parse::tests::parse_str(
-        "global\n    tune.ssl.ssl-ctx-cache-size 10\n    tune.idletimer 1s\n    tune.recv_enough 10k\n    tune.sched.low-latency on\n    tune.fd.edge-triggered on\n    tune.ssl.force-private-cache\n",
+        "global\n    tune.ssl.ssl-ctx-cache-size 10\n    tune.idletimer 1s\n    tune.recv_enough 10k\n    tune.sched.low-latency on\n    tune.fd.edge-triggered on\n    tune.ssl.force-private-cache\n    tune.ssl.keylog on\n",
     );
     let errs: Vec<String> = p.diagnostics.errors().map(|d| d.to_string()).collect();
     assert!(errs.is_empty(), "{errs:?}");
@@ -72,13 +72,15 @@ fn tunables_without_effect_are_accepted_with_a_note() {
         .iter()
         .filter(|d| d.level == Level::Notice && d.to_string().contains("has no effect"))
         .count();
-    assert_eq!(notes, 5);
+    assert_eq!(notes, 6);
     assert_eq!(
         p.config.as_ref().map(|c| c.global.tls.ctx_cache_size),
         Some(10)
     );
-    let bad = crate::parse::tests::parse_str("global\n    tune.sched.low-latency maybe\n");
-    assert_eq!(bad.diagnostics.errors().count(), 1);
+    let bad = crate::parse::tests::parse_str(
+        "global\n    tune.sched.low-latency maybe\n    tune.ssl.keylog maybe\n",
+    );
+    assert_eq!(bad.diagnostics.errors().count(), 2);
     let dh = std::env::temp_dir().join(format!("weir-dh-{}.pem", std::process::id()));
     std::fs::write(
         &dh,
