@@ -5,6 +5,7 @@
 mod balance;
 mod bind;
 mod cache;
+mod capture;
 #[cfg(test)]
 mod capture_tests;
 mod check;

@@ -316,14 +316,14 @@ fn wiring(
             });
         }
         "capture cookie" => {
-            let (cookie, len) = name_len(args)?;
+            let (cookie, len) = super::capture::name_len(args)?;
             if p.http.capture_cookie.is_some() {
                 return Err("only one 'capture cookie' is allowed in a frontend".into());
             }
             p.http.capture_cookie = Some((cookie, len));
         }
         "capture request header" | "capture response header" => {
-            let (header, len) = name_len(args)?;
+            let (header, len) = super::capture::name_len(args)?;
             let slot = CaptureSlot {
                 header: Some(header),
                 len,
@@ -337,53 +337,6 @@ fn wiring(
         _ => return Ok(false),
     }
     Ok(true)
-}
-
-/// The slot of a rule's capture and its length: slot `id` (any kind, in
-/// the order the lines came), else a new slot of `len` bytes. A section
-/// without frontend capability names the slots of the frontends that use
-/// it (known when a request comes; an id they lack keeps nothing), and
-/// has none of its own.
-pub(super) fn capture_slot(
-    p: &mut Proxy,
-    res: bool,
-    id: Option<usize>,
-    len: usize,
-) -> Result<(usize, usize), String> {
-    if p.kind == ProxyKind::Backend {
-        return match id {
-            Some(n) => Ok((n, len)),
-            None => Err(format!("proxy '{}' has no frontend capability", p.name)),
-        };
-    }
-    let (slots, dir) = if res {
-        (&mut p.http.res_captures, "response")
-    } else {
-        (&mut p.http.req_captures, "request")
-    };
-    match id {
-        None => {
-            slots.push(CaptureSlot { header: None, len });
-            Ok((slots.len() - 1, len))
-        }
-        Some(n) => slots.get(n).map(|s| (n, s.len)).ok_or_else(|| {
-            format!("'capture ... id {n}': no capture slot {n} is declared before (declare capture {dir} len <n>)")
-        }),
-    }
-}
-
-/// `<name> len <length>` of a capture.
-fn name_len(args: &[String]) -> Result<(String, usize), String> {
-    match args {
-        [n, l, v] if l == "len" => Ok((
-            n.clone(),
-            v.parse::<usize>()
-                .ok()
-                .filter(|v| *v > 0)
-                .ok_or("'len' expects a positive length")?,
-        )),
-        _ => Err("expects <name> len <length>".into()),
-    }
 }
 
 /// The proxy keywords of one family: captures, unique ids, `monitor-uri`,
@@ -515,7 +468,7 @@ fn rules(
                 super::http::resolve_section(st, answer)?;
             }
             if let weir_rules::ReqAction::Capture { slot, len, id, .. } = &mut r.action {
-                (*slot, *len) = capture_slot(p, false, *id, *len)?;
+                (*slot, *len) = super::capture::slot(p, false, *id, *len)?;
             }
             p.http_request.push(r);
         }
@@ -536,7 +489,7 @@ fn rules(
                 super::http::resolve_section(st, answer)?;
             }
             if let weir_rules::ResAction::Capture { slot, len, id, .. } = &mut r.action {
-                (*slot, *len) = capture_slot(p, true, Some(*id), *len)?;
+                (*slot, *len) = super::capture::slot(p, true, Some(*id), *len)?;
             }
             if name == "http-after-response"
                 && matches!(r.action, weir_rules::ResAction::Redirect(_))

@@ -38,7 +38,7 @@ pub(super) fn apply(
     rule.at = super::proxy::rule_at(loc);
     if let TcpAction::Capture { slot, len, .. } = &mut rule.action {
         // Capture slots are shared with `http-request capture`, in order.
-        (*slot, *len) = super::proxy::capture_slot(p, false, None, *len)?;
+        (*slot, *len) = super::capture::slot(p, false, None, *len)?;
     }
     let rules = match set {
         TcpRuleSet::Connection => &mut p.tcp.connection,
