@@ -199,6 +199,9 @@ pub enum Piece {
 pub struct LogFormat {
     pub pieces: Vec<Piece>,
     pub source: String,
+    /// How many of the pieces are `%[sample]` ones (none: nothing to
+    /// evaluate per request).
+    pub samples: usize,
 }
 
 impl LogFormat {
@@ -223,8 +226,6 @@ pub const HTTPSLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %
 
 pub const HTTPLOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
 
-/// Compiles a format. Errors name the unknown variable, the bad sample
-/// expression or the bad syntax.
 /// Ends the literal in progress and adds a sample expression, numbered
 /// in the order of the format's samples.
 fn push_sample(pieces: &mut Vec<Piece>, lit: &mut String, expr: weir_rules::Expr, quote: bool) {
@@ -238,6 +239,8 @@ fn push_sample(pieces: &mut Vec<Piece>, lit: &mut String, expr: weir_rules::Expr
     pieces.push(Piece::Sample { expr, quote, index });
 }
 
+/// Compiles a format. Errors name the unknown variable, the bad sample
+/// expression or the bad syntax.
 pub fn compile(text: &str) -> Result<LogFormat, String> {
     let mut pieces = Vec::new();
     let mut lit = String::new();
@@ -332,9 +335,14 @@ pub fn compile(text: &str) -> Result<LogFormat, String> {
     if !lit.is_empty() {
         pieces.push(Piece::Lit(lit));
     }
+    let samples = pieces
+        .iter()
+        .filter(|p| matches!(p, Piece::Sample { .. }))
+        .count();
     Ok(LogFormat {
         pieces,
         source: text.to_string(),
+        samples,
     })
 }
 

@@ -2,7 +2,6 @@
 //! its own lock, found by key; expiry from the last touch, and the least
 //! recently used unreferenced entries evicted when the table is full.
 
-use std::collections::hash_map::RandomState;
 use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -103,7 +102,9 @@ type Shard = hashbrown::HashTable<Arc<Entry>>;
 pub struct Table {
     def: TableDef,
     shards: Box<[Mutex<Shard>; SHARDS]>,
-    pick: RandomState,
+    /// Keys are the clients' data: a seeded hash (foldhash, as hashbrown's
+    /// default).
+    pick: hashbrown::DefaultHashBuilder,
     used: AtomicUsize,
     clock: Clock,
     /// Local changes in order, for the peers (kept once the table is
@@ -120,7 +121,7 @@ struct UpdateLog {
     last: u32,
     order: std::collections::BTreeMap<u32, Key>,
     /// Each key's place in `order`.
-    at: std::collections::HashMap<Key, u32>,
+    at: hashbrown::HashMap<Key, u32>,
 }
 
 impl std::fmt::Debug for Table {
@@ -136,7 +137,7 @@ fn passed(now: u32, at: u32) -> bool {
 
 impl Table {
     pub fn new(def: TableDef, clock: Clock) -> Table {
-        let hasher = RandomState::new();
+        let hasher = hashbrown::DefaultHashBuilder::default();
         Table {
             def,
             shards: Box::new(std::array::from_fn(|_| Mutex::new(Shard::new()))),

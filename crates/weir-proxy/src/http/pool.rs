@@ -44,7 +44,8 @@ type Key = (ProxyId, ServerId);
 
 #[derive(Default)]
 struct Pool {
-    idle: std::collections::HashMap<Key, Vec<IdleConn>>,
+    /// Keyed by small numbers weir gives: a fast hash, unseeded.
+    idle: rustc_hash::FxHashMap<Key, Vec<IdleConn>>,
     count: usize,
     purging: bool,
 }

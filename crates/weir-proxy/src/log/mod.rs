@@ -465,6 +465,9 @@ pub struct LogRecord<'a> {
 /// The values of a format's `%[sample]` pieces on `ctx`, in order (empty
 /// where a fetch finds nothing): a record's `samples`.
 pub fn sample_values(f: &LogFormat, ctx: &dyn weir_rules::Ctx) -> Vec<String> {
+    if f.samples == 0 {
+        return Vec::new();
+    }
     f.pieces
         .iter()
         .filter_map(|p| match p {
