@@ -316,7 +316,7 @@ pub const PROXY: &[Keyword] = &[
     kw("option httplog", "DFL-", Status::Partly("HAProxy's layout; in `mode tcp` it falls back to `tcplog` with a warning, as HAProxy does; `clf` logs HAProxy's CLF layout")),
     kw("option httpslog", "DFL-", Status::Partly("haproxy 2.6's HTTPS format; `ssl_fc_err`, `ssl_c_ca_err` and `fc_err` read 0 on the sessions it logs (a failed handshake has a log line of its own, or `error-log-format`'s) and `ssl_c_err` is `ssl_c_verify`")),
     kw("option idle-close-on-response", "DFL-", Status::Partly("what weir always does at soft stop (an idle keep-alive connection's next request gets `Connection: close`); `no option idle-close-on-response` does not bring back haproxy's default of closing idle connections at once")),
-    kw("option independent-streams", "DFLB", Status::Refused),
+    kw("option independent-streams", "DFLB", Status::Partly("in `mode tcp` (and HTTP tunnels) a side's read timeout is refreshed only by what it sends: when it passes, that direction is shut and the session goes on, logged `cD`/`sD` as haproxy; in a backend in `mode http`, the server's time to answer counts from the request's head, not from the body's last bytes (without the option, data sent to the server refreshes it, as haproxy). weir refreshes a side's write timeout with any progress, as haproxy")),
     kw("option ldap-check", "D-LB", Status::Supported),
     kw("option log-health-checks", "D-LB", Status::Supported),
     kw("option log-separate-errors", "DFL-", Status::Supported),

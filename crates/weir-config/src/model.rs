@@ -274,6 +274,10 @@ pub struct ProxyOptions {
     /// on the Nth retry before the last (<0, default -1).
     pub redispatch_interval: i32,
     pub abortonclose: bool,
+    /// `option independent-streams`: data sent to this side (the client
+    /// of a frontend, the server of a backend) does not refresh its read
+    /// timeout.
+    pub independent_streams: bool,
     pub splice_auto: bool,
     pub splice_request: bool,
     pub splice_response: bool,

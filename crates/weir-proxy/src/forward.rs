@@ -65,6 +65,11 @@ pub struct FwdTimeouts {
     pub client_fin: Option<Duration>,
     pub server_fin: Option<Duration>,
     pub tunnel: Option<Duration>,
+    /// `option independent-streams` on the frontend: only the client's
+    /// own bytes refresh its read timeout (bytes sent to it do not).
+    pub client_reads_only: bool,
+    /// The same on the backend, for the server.
+    pub server_reads_only: bool,
 }
 
 impl FwdTimeouts {
@@ -76,6 +81,27 @@ impl FwdTimeouts {
             client_fin: fe.timeouts.client_fin,
             server_fin: be.timeouts.server_fin,
             tunnel: be.timeouts.tunnel,
+            client_reads_only: fe.options.independent_streams,
+            server_reads_only: be.options.independent_streams,
+        }
+    }
+
+    /// Whether a side's read timeout is kept apart (see
+    /// [`Duplex::read_deadline`]).
+    pub fn reads_apart(&self) -> bool {
+        self.tunnel.is_none() && (self.client_reads_only || self.server_reads_only)
+    }
+
+    /// The client's and the server's timeouts, those of a half-closed
+    /// session when `half`.
+    fn sides(&self, half: bool) -> (Option<Duration>, Option<Duration>) {
+        if half {
+            (
+                self.client_fin.or(self.client),
+                self.server_fin.or(self.server),
+            )
+        } else {
+            (self.client, self.server)
         }
     }
 }
@@ -348,6 +374,13 @@ pub struct Duplex<'a, I: Io = Conn> {
     s2c: Dir,
     last_client: Instant,
     last_server: Instant,
+    /// The last bytes read from each side (its read timeout, kept apart
+    /// with `option independent-streams`).
+    read_client: Instant,
+    read_server: Instant,
+    /// A read timeout that shut its direction while the other went on:
+    /// how the session is logged once it ends.
+    first: Option<End>,
     t: FwdTimeouts,
     sleep: Pin<Box<Sleep>>,
     armed: Option<Instant>,
@@ -396,6 +429,9 @@ impl<'a, I: Io> Duplex<'a, I> {
             s2c,
             last_client: now,
             last_server: now,
+            read_client: now,
+            read_server: now,
+            first: None,
             t,
             sleep: Box::pin(tokio::time::sleep_until(
                 now + Duration::from_secs(86400 * 365),
@@ -431,6 +467,7 @@ impl<'a, I: Io> Duplex<'a, I> {
         d.s2c.bytes = p.server_to_client;
         d.last_client = p.last_client;
         d.last_server = p.last_server;
+        (d.read_client, d.read_server) = (p.last_client, p.last_server);
         d
     }
 
@@ -551,17 +588,20 @@ impl<'a, I: Io> Duplex<'a, I> {
             s2c,
             last_client,
             last_server,
+            read_client,
+            read_server,
             bufsize,
             pipesize,
             ..
         } = self;
-        let (src, dst, dir, last_src, last_dst, src_end, dst_end) = if upstream {
+        let (src, dst, dir, last_src, last_dst, read_src, src_end, dst_end) = if upstream {
             (
                 *client,
                 *server,
                 c2s,
                 last_client,
                 last_server,
+                read_client,
                 End::ClientError,
                 End::ServerError,
             )
@@ -572,6 +612,7 @@ impl<'a, I: Io> Duplex<'a, I> {
                 s2c,
                 last_server,
                 last_client,
+                read_server,
                 End::ServerError,
                 End::ClientError,
             )
@@ -580,6 +621,7 @@ impl<'a, I: Io> Duplex<'a, I> {
             Ok((read, wrote)) => {
                 if read {
                     *last_src = now;
+                    *read_src = now;
                 }
                 if wrote {
                     *last_dst = now;
@@ -592,6 +634,10 @@ impl<'a, I: Io> Duplex<'a, I> {
     }
 
     fn outcome(&self, end: End) -> Outcome {
+        let end = match (end, self.first) {
+            (End::Done, Some(first)) => first,
+            _ => end,
+        };
         Outcome {
             end,
             client_to_server: self.c2s.bytes,
@@ -599,15 +645,67 @@ impl<'a, I: Io> Duplex<'a, I> {
         }
     }
 
-    /// The next inactivity deadline and the side it belongs to.
+    /// The next inactivity deadline and the side it belongs to. A side
+    /// that ended its sending has no timeout left unless bytes wait to be
+    /// written to it (haproxy then waits on the other side alone).
     fn deadline(&self) -> Option<(Instant, End)> {
-        deadline(&self.t, &self.progress(), self.c2s.eof || self.s2c.eof)
+        let runs = (
+            !self.c2s.eof || self.s2c.pending(),
+            !self.s2c.eof || self.c2s.pending(),
+        );
+        let half = self.c2s.eof || self.s2c.eof;
+        deadline(&self.t, &self.progress(), half, runs)
+    }
+
+    /// `option independent-streams`: the next read timeout of a side whose
+    /// reads alone refresh it, while that side is still read (`true`: the
+    /// client's). Without `timeout tunnel`, which replaces both.
+    fn read_deadline(&self) -> Option<(Instant, bool)> {
+        if !self.t.reads_apart() {
+            return None;
+        }
+        let (ct, st) = self.t.sides(self.c2s.eof || self.s2c.eof);
+        let c = ct
+            .filter(|_| self.t.client_reads_only && !self.c2s.eof)
+            .map(|d| (self.read_client + d, true));
+        let s = st
+            .filter(|_| self.t.server_reads_only && !self.s2c.eof)
+            .map(|d| (self.read_server + d, false));
+        match (c, s) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Shuts the reading of each side whose read timeout passed, as
+    /// haproxy does: the direction ends (its end is passed on once its
+    /// bytes are written) and the other goes on; the first such timeout
+    /// is how the session is logged. Whether one did.
+    fn expire_reads(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some((_, client)) = self.read_deadline().filter(|d| d.0 <= now) {
+            let (dir, end) = if client {
+                (&mut self.c2s, End::ClientTimeout)
+            } else {
+                (&mut self.s2c, End::ServerTimeout)
+            };
+            dir.eof = true;
+            self.first.get_or_insert(end);
+            any = true;
+        }
+        any
     }
 }
 
 /// The next inactivity deadline of a session at `p` (`half`: one
-/// direction closed) and the side it belongs to.
-pub fn deadline(t: &FwdTimeouts, p: &Progress, half: bool) -> Option<(Instant, End)> {
+/// direction closed) and the side it belongs to, of the sides whose
+/// timeouts `runs` (the client's, the server's).
+pub fn deadline(
+    t: &FwdTimeouts,
+    p: &Progress,
+    half: bool,
+    runs: (bool, bool),
+) -> Option<(Instant, End)> {
     if let Some(tt) = t.tunnel {
         let (last, side) = if p.last_client <= p.last_server {
             (p.last_server, End::ClientTimeout)
@@ -616,16 +714,8 @@ pub fn deadline(t: &FwdTimeouts, p: &Progress, half: bool) -> Option<(Instant, E
         };
         return Some((last + tt, side));
     }
-    let ct = if half {
-        t.client_fin.or(t.client)
-    } else {
-        t.client
-    };
-    let st = if half {
-        t.server_fin.or(t.server)
-    } else {
-        t.server
-    };
+    let (ct, st) = t.sides(half);
+    let (ct, st) = (ct.filter(|_| runs.0), st.filter(|_| runs.1));
     let c = ct.map(|d| (p.last_client + d, End::ClientTimeout));
     let s = st.map(|d| (p.last_server + d, End::ServerTimeout));
     match (c, s) {
@@ -640,6 +730,7 @@ impl<I: Io> Future for Duplex<'_, I> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         let this = self.get_mut();
         let now = crate::clock::now();
+        this.expire_reads(now);
         let mut budget = 64u32;
         for upstream in [true, false] {
             if let Some(end) = this.step(cx, upstream, now, &mut budget) {
@@ -661,16 +752,29 @@ impl<I: Io> Future for Duplex<'_, I> {
                 // at its deadline must not go back to sleep).
                 return Poll::Ready(this.outcome(side));
             }
+            if this.expire_reads(now) {
+                // A direction to shut: the pumps do it, at once.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            let read = this.read_deadline().map(|(r, _)| (r, End::Idle));
             let next = match (deadline, this.nap_at()) {
                 (Some((w, _)), Some(n)) if n < w => Some((n, End::Idle)),
                 (Some(d), _) => Some(d),
                 (None, Some(n)) => Some((n, End::Idle)),
                 (None, None) => None,
             };
+            // A read timeout only wakes the session (above), whichever
+            // comes first.
+            let (next, reads) = match (next, read) {
+                (Some(n), Some(r)) if r.0 < n.0 => (Some(r), true),
+                (None, Some(r)) => (Some(r), true),
+                (n, _) => (n, false),
+            };
             let Some((when, side)) = next else {
                 return Poll::Pending;
             };
-            if when <= now {
+            if when <= now && !reads {
                 return Poll::Ready(this.outcome(side));
             }
             // Timers are armed lazily: activity only pushes deadlines later,
@@ -685,7 +789,13 @@ impl<I: Io> Future for Duplex<'_, I> {
                     this.armed = None;
                     // A fresh read: the cached one would not move while
                     // this loop waits for the time to reach `when`.
-                    if Instant::now() >= when {
+                    let fresh = Instant::now();
+                    if fresh >= when && reads {
+                        this.expire_reads(fresh);
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                    if fresh >= when {
                         return Poll::Ready(this.outcome(side));
                     }
                 }

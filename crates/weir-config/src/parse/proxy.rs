@@ -833,6 +833,7 @@ fn options(
     let flag = |args: &[String]| no_args(args).map(|_| !negate);
     match name {
         "option abortonclose" => p.options.abortonclose = flag(args)?,
+        "option independent-streams" => p.options.independent_streams = flag(args)?,
         "max-session-srv-conns" => {
             p.max_session_srv_conns = Some(parse_u32(one(args, "an integer")?, name)?)
         }

@@ -3,7 +3,7 @@
 //! awaited while the body goes up, and `retry-on`'s decision.
 
 use super::exchange::{Prepared, Route};
-use super::io::{send, transfer, Buf, XferError, XferTimeouts};
+use super::io::{send, transfer, Activity, Buf, XferError, XferTimeouts};
 use super::outcome::{fail, fail_as, upload_term, Outcome};
 use super::peer::Peer;
 use super::peer::Upstream;
@@ -441,6 +441,7 @@ pub(super) fn upload<'u>(
     cbuf: &'u mut Buf,
     sconn: Peer<'u>,
     p: &Prepared<'_>,
+    sent: &'u Activity,
 ) -> Option<Upload<'u>> {
     let rest = match p.body_framing {
         Framing::ContentLength(n) => Framing::ContentLength(n - p.early_body as u64),
@@ -452,6 +453,7 @@ pub(super) fn upload<'u>(
     let t = XferTimeouts {
         read: r.f.fe_px.timeouts.client,
         write: r.server_timeout,
+        sent: Some(sent),
     };
     // Boxed: a request without a body (the common case) does not carry
     // its state.
@@ -466,16 +468,19 @@ pub(super) fn upload<'u>(
 /// answer `100 Continue` first, or answer early). A body that fails on the
 /// client's side ends the wait for a response that cannot come. With the
 /// upload's result when it ended first. Interim responses' sizes are
-/// added to `interim`.
+/// added to `interim`. The server's timeout counts from the body's last
+/// bytes `sent` records (from the head's, with `option
+/// independent-streams` on the backend), as haproxy's.
 pub(super) async fn response(
     r: Route<'_>,
     sconn: Peer<'_>,
     sbuf: &mut Buf,
     req: &RequestHead,
-    up: Option<&mut Upload<'_>>,
+    (up, sent): (Option<&mut Upload<'_>>, &Activity),
     interim: &mut u64,
 ) -> (Option<Result<u64, XferError>>, Resp) {
     let (client, t_server, fe_px) = (r.f.client, r.server_timeout, r.f.fe_px);
+    let sent = (up.is_some() && !r.be_px.options.independent_streams).then_some(sent);
     let limits = weir_proto::h1::Limits {
         max_head: r.f.sh.bufsize,
         max_headers: r.f.sh.maxhdr,
@@ -484,7 +489,7 @@ pub(super) async fn response(
     };
     let method = &req.method;
     let read = read_response(
-        client, sconn, sbuf, &limits, method, t_server, fe_px, interim,
+        client, sconn, sbuf, &limits, method, t_server, sent, fe_px, interim,
     );
     let Some(up_fut) = up else {
         // A client that closed gets no response.

@@ -440,7 +440,7 @@ pub(super) async fn transfer_keeping(
     framing: Framing,
     limit: u64,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
 ) -> (Result<u64, XferError>, Option<Vec<u8>>) {
     let mut kept = Kept {
         body: Some(Vec::new()),
@@ -459,7 +459,7 @@ async fn forward_keeping(
     dst: Peer<'_>,
     framing: Framing,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
     kept: &mut Kept,
 ) -> Result<u64, XferError> {
     if !matches!(framing, Framing::ContentLength(_) | Framing::Chunked) {

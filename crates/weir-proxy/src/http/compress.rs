@@ -254,7 +254,7 @@ pub(super) async fn transfer(
     algo: CompAlgo,
     level: u32,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
 ) -> Result<u64, XferError> {
     let mut enc = Some(Encoder::new(algo, level));
     let through = |piece: Option<Vec<u8>>| match (piece, enc.as_mut()) {

@@ -217,9 +217,11 @@ pub(super) fn exchange<'r, 'a>(
             let mut sbuf = Buf::default();
             // The body still going up when the response head came goes on
             // beside the response, which is relayed at once (as haproxy).
-            let mut up = attempt::upload(r, &mut *cbuf, sconn, &p);
+            let sent = super::io::Activity::default();
+            let mut up = attempt::upload(r, &mut *cbuf, sconn, &p, &sent);
             let mut interim = 0;
-            let resp = attempt::response(r, sconn, &mut sbuf, req, up.as_mut(), &mut interim);
+            let upload = (up.as_mut(), &sent);
+            let resp = attempt::response(r, sconn, &mut sbuf, req, upload, &mut interim);
             let (went_up, resp) = resp.await;
             observe_response(r.be, conn.srv, &resp);
             if went_up.is_some() || resp.is_err() {

@@ -306,7 +306,7 @@ pub(super) async fn forward_through(
     dst: Peer<'_>,
     framing: Framing,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
     chunked: bool,
     mut through: impl FnMut(Option<Vec<u8>>) -> Vec<u8>,
 ) -> Result<u64, XferError> {
@@ -318,6 +318,7 @@ pub(super) async fn forward_through(
         let bytes = out(through(Some(data)));
         if !bytes.is_empty() {
             send(dst, &bytes, t.write).await?;
+            t.stamp();
         }
     }
     if framing == Framing::Chunked {
@@ -329,6 +330,7 @@ pub(super) async fn forward_through(
     }
     if !end.is_empty() {
         send(dst, &end, t.write).await?;
+        t.stamp();
     }
     Ok(received)
 }
@@ -344,11 +346,76 @@ pub(super) fn chunk(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Timeouts of one transfer direction.
+/// Timeouts of one transfer direction, and where it stamps the bytes it
+/// sends (see [`Activity`]).
 #[derive(Debug, Clone, Copy)]
-pub struct XferTimeouts {
+pub struct XferTimeouts<'a> {
     pub read: Option<Duration>,
     pub write: Option<Duration>,
+    pub sent: Option<&'a Activity>,
+}
+
+impl XferTimeouts<'_> {
+    /// Bytes went to the destination.
+    pub(super) fn stamp(&self) {
+        if let Some(a) = self.sent {
+            a.stamp();
+        }
+    }
+}
+
+/// When bytes last went to a peer: haproxy refreshes a socket's read
+/// timeout with the data sent over it (unless `option
+/// independent-streams`), so a server's time to answer counts from the
+/// request body's last bytes, not its first. An atomic, for the upload's
+/// future (`Send`) beside the response's on the same task.
+#[derive(Debug, Default)]
+pub struct Activity(std::sync::atomic::AtomicU64);
+
+impl Activity {
+    /// Now (the cached clock), in nanoseconds from the process's epoch,
+    /// plus one (zero: never).
+    pub fn stamp(&self) {
+        let since = crate::clock::now()
+            .into_std()
+            .saturating_duration_since(crate::clock::epoch());
+        let n = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1) + 1;
+        self.0.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The last stamp.
+    pub fn last(&self) -> Option<tokio::time::Instant> {
+        let n = self
+            .0
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .checked_sub(1)?;
+        let at = crate::clock::epoch() + Duration::from_nanos(n);
+        Some(tokio::time::Instant::from_std(at))
+    }
+}
+
+/// `fut` under timeout `t` counted from the later of now and `seen`'s
+/// last stamp: activity while it waits pushes the deadline on. `None`
+/// once the deadline passed with no activity since.
+pub async fn timed_after<F: std::future::Future>(
+    t: Option<Duration>,
+    seen: Option<&Activity>,
+    fut: F,
+) -> Option<F::Output> {
+    let (Some(t), Some(seen)) = (t, seen) else {
+        return timed(t, fut).await;
+    };
+    let start = crate::clock::now();
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        let from = seen.last().map_or(start, |l| l.max(start));
+        let deadline = from.checked_add(t).unwrap_or(from);
+        match tokio::time::timeout_at(deadline, fut.as_mut()).await {
+            Ok(v) => return Some(v),
+            Err(_) if seen.last().is_some_and(|l| l > from) => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Copies a body of `framing` from `buf` + `src` to `dst`. Bytes after the
@@ -364,7 +431,7 @@ pub async fn transfer(
     dst: Peer<'_>,
     framing: Framing,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
     request: bool,
     sp: Option<Splicing<'_>>,
 ) -> Result<u64, XferError> {
@@ -380,15 +447,19 @@ pub async fn drain(
     buf: &mut Buf,
     framing: Framing,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
 ) -> Result<u64, XferError> {
     copy_body(src, buf, None, framing, size, t, false, None).await
 }
 
-/// Writes `bytes` to `dst`, or nowhere.
-async fn put(dst: Option<Peer<'_>>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
+/// Writes `bytes` to `dst` (and stamps it), or nowhere.
+async fn put(dst: Option<Peer<'_>>, bytes: &[u8], t: &XferTimeouts<'_>) -> Result<(), XferError> {
     match dst {
-        Some(d) => send(d, bytes, t).await,
+        Some(d) => {
+            send(d, bytes, t.write).await?;
+            t.stamp();
+            Ok(())
+        }
         None => Ok(()),
     }
 }
@@ -404,7 +475,7 @@ async fn copy_body(
     dst: Option<Peer<'_>>,
     framing: Framing,
     size: usize,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
     request: bool,
     mut sp: Option<SpliceWay<'_>>,
 ) -> Result<u64, XferError> {
@@ -428,7 +499,7 @@ async fn copy_body(
                 }
                 let avail = buf.bytes();
                 let k = (avail.len() as u64).min(left) as usize;
-                put(dst, avail.get(..k).unwrap_or(avail), t.write).await?;
+                put(dst, avail.get(..k).unwrap_or(avail), &t).await?;
                 buf.consume(k);
                 left -= k as u64;
                 sent += k as u64;
@@ -451,7 +522,7 @@ async fn copy_body(
                     }
                 }
                 let k = buf.bytes().len();
-                put(dst, buf.bytes(), t.write).await?;
+                put(dst, buf.bytes(), &t).await?;
                 buf.consume(k);
                 sent += k as u64;
             }
@@ -497,7 +568,7 @@ async fn copy_body(
                 }
                 buf.consume(used);
                 if !out.is_empty() {
-                    put(dst, &out, t.write).await?;
+                    put(dst, &out, &t).await?;
                 }
                 if dec.is_done() {
                     return Ok(sent);

@@ -2,7 +2,7 @@
 //! and `timeout http-keep-alive`) and the server's response head (interim
 //! `1xx` answers passed on).
 
-use super::io::{send, timed, Buf};
+use super::io::{send, timed_after, Activity, Buf};
 use super::peer::Peer;
 use crate::h2::upstream::H2Up;
 use std::time::Duration;
@@ -133,7 +133,8 @@ pub(super) enum RespFail {
 
 /// Reads the final response head (interim `1xx` responses are passed to
 /// the client as they come, their sizes as haproxy counts them added to
-/// `interim`).
+/// `interim`). `server_timeout` counts from the last bytes `sent` records
+/// (a request body still going up).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn read_response(
     client: Peer<'_>,
@@ -142,11 +143,12 @@ pub(super) async fn read_response(
     limits: &Limits,
     method: &str,
     server_timeout: Option<Duration>,
+    sent: Option<&Activity>,
     fe_px: &Proxy,
     interim: &mut u64,
 ) -> Result<(ResponseHead, usize), RespFail> {
     if let Peer::H2Up(up) = sconn {
-        return h2_response(client, up, server_timeout).await;
+        return h2_response(client, up, server_timeout, sent).await;
     }
     let size = limits.max_head;
     let mut got_any = false;
@@ -170,7 +172,7 @@ pub(super) async fn read_response(
                 Err(_) => return Err(RespFail::Invalid),
             }
         }
-        let more = timed(server_timeout, sbuf.fill(sconn, size));
+        let more = timed_after(server_timeout, sent, sbuf.fill(sconn, size));
         let r = if client.is_h2() {
             // A reset stream wants no answer: the server's is dropped.
             tokio::select! {
@@ -199,9 +201,11 @@ async fn h2_response(
     client: Peer<'_>,
     up: &H2Up,
     server_timeout: Option<Duration>,
+    sent: Option<&Activity>,
 ) -> Result<(ResponseHead, usize), RespFail> {
-    let head = timed(
+    let head = timed_after(
         server_timeout,
+        sent,
         std::future::poll_fn(|cx| up.poll_response(cx)),
     );
     let r = if client.is_h2() {

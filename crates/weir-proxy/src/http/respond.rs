@@ -697,6 +697,7 @@ pub(super) async fn body<'r>(
     let t_cli = XferTimeouts {
         read: r.server_timeout,
         write: r.f.fe_px.timeouts.client,
+        sent: None,
     };
     let size = r.f.sh.bufsize;
     let up = async move {

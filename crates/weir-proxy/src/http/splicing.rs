@@ -46,7 +46,7 @@ pub async fn body(
     src: &Conn,
     dst: &Conn,
     left: Option<u64>,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
     sp: Splicing<'_>,
 ) -> Result<Spliced, XferError> {
     let Ok(mut pipe) = splice::get_pipe(sp.pipesize) else {
@@ -64,7 +64,7 @@ async fn pump(
     src: &Conn,
     dst: &Conn,
     left: Option<u64>,
-    t: XferTimeouts,
+    t: XferTimeouts<'_>,
     sp: Splicing<'_>,
     pipe: &mut splice::Pipe,
     max: usize,
@@ -101,7 +101,7 @@ async fn pump(
 }
 
 /// Writes what the pipe holds to `dst`.
-async fn drain(pipe: &mut splice::Pipe, dst: &Conn, t: XferTimeouts) -> Result<(), XferError> {
+async fn drain(pipe: &mut splice::Pipe, dst: &Conn, t: XferTimeouts<'_>) -> Result<(), XferError> {
     while pipe.len > 0 {
         match timed(t.write, std::future::poll_fn(|cx| dst.poll_write_ready(cx))).await {
             Some(Ok(())) => {}
@@ -110,7 +110,10 @@ async fn drain(pipe: &mut splice::Pipe, dst: &Conn, t: XferTimeouts) -> Result<(
         }
         let (fd, rd, len) = (dst.as_raw_fd(), pipe.rd, pipe.len);
         match dst.try_io(Interest::WRITABLE, || splice::splice(rd, fd, len)) {
-            Ok(n) => pipe.len -= n.min(len),
+            Ok(n) => {
+                pipe.len -= n.min(len);
+                t.stamp();
+            }
             Err(e) if retry(&e) => {}
             Err(_) => return Err(XferError::DstError),
         }

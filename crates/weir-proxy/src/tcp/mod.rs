@@ -115,7 +115,7 @@ impl Sleeper {
         let fe_px = sh.proxy(sh.frontend(self.fe_idx).proxy);
         let be_px = sh.proxy(self.link.be.proxy);
         let t = FwdTimeouts::between(fe_px, be_px);
-        crate::forward::deadline(&t, &self.woken.progress, false).map(|(d, _)| d)
+        crate::forward::deadline(&t, &self.woken.progress, false, (true, true)).map(|(d, _)| d)
     }
 
     /// Whether its server's sessions were killed since it fell asleep.
@@ -167,7 +167,10 @@ pub(crate) fn forward<'a>(
             Start::Woken(w) => (w.naps, w.may_sleep),
             Start::New { .. } => (0, true),
         };
+        // (A session whose read timeouts are kept apart stays awake: a
+        // sleeper has one deadline.)
         let can_sleep = may_sleep
+            && !t.reads_apart()
             && lot::available()
             && !*sh.stopping.borrow()
             && lot::Plain::can_take(&client)
@@ -245,7 +248,9 @@ pub(crate) fn forward<'a>(
                 }
             }
         };
-        if term.client_side() && term.state == State::Data {
+        // A client that reset takes the server's connection with it; one
+        // that timed out lets it close quietly (haproxy sends a FIN then).
+        if term.cause == Cause::Client && term.state == State::Data {
             server.set_reset_on_close();
         }
         drop(server);

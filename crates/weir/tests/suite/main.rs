@@ -5,8 +5,6 @@
 // Signals, limits and socket options through libc, each with its SAFETY.
 #![allow(unsafe_code)]
 
-mod common;
-
 mod accept_rates;
 mod admin_logs;
 mod audit;
@@ -17,6 +15,7 @@ mod case_adjust;
 mod check_scripts;
 mod cli;
 mod close_options;
+mod common;
 mod compression;
 mod conn_errors;
 mod converters_differential;
@@ -42,6 +41,7 @@ mod http_rules;
 mod http_splice;
 mod httplog_differential;
 mod idle_sleep;
+mod independent_streams;
 mod iperf;
 mod jwt;
 mod lifecycle;
@@ -75,7 +75,6 @@ mod tcp_rules;
 mod tcp_sleep;
 mod tcp_to_http;
 mod tls;
-
 mod tls_certs;
 mod tls_generate;
 mod tls_ocsp;
@@ -85,3 +84,5 @@ mod tls_servers;
 mod tls_v1;
 mod use_server;
 mod variables;
+
+
