@@ -449,7 +449,7 @@ pub const PEERS: &[Keyword] = &[
 ];
 
 pub const BIND: &[Keyword] = &[
-    kw("accept-netscaler-cip", "-", Status::Refused),
+    kw("accept-netscaler-cip", "-", Status::Partly("the NetScaler Client IP header (legacy and standard layouts, IPv4 and IPv6) names the session's addresses and ports, after a PROXY header when both are asked; refused headers are logged with haproxy's words and `fc_err` numbers (18 to 23). A header split across reads is waited for (haproxy refuses it as truncated at once), as weir does for PROXY headers; `tcp-request connection expect-netscaler-cip` stays refused")),
     kw("accept-proxy", "-", Status::Supported),
     kw("allow-0rtt", "-", Status::Partly("accepted; weir takes no TLS early data, so clients send their request after the handshake (one round trip more, never a replayed request)")),
     kw("alpn", "-", Status::Supported),

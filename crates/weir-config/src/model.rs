@@ -495,6 +495,9 @@ pub struct Bind {
     pub defer_accept: bool,
     pub tfo: bool,
     pub accept_proxy: bool,
+    /// `accept-netscaler-cip <magic>`: a NetScaler Client IP header comes
+    /// first (after a PROXY header, with both).
+    pub accept_cip: Option<u32>,
     /// Thread ids (1-based) allowed to accept on this bind; `None` = all.
     pub threads: Option<Vec<usize>>,
     pub mode: Option<u32>,
@@ -534,6 +537,7 @@ impl Bind {
             defer_accept: false,
             tfo: false,
             accept_proxy: false,
+            accept_cip: None,
             threads: None,
             mode: None,
             user: None,

@@ -11,6 +11,7 @@
 pub mod fcgi;
 pub mod h1;
 pub mod h2;
+pub mod netscaler;
 pub mod proxy_protocol;
 pub mod socks4;
 pub mod spop;

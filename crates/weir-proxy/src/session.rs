@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+use weir_proto::netscaler;
 use weir_proto::proxy_protocol::{self, ProxyHeader};
 
 /// Addresses of an accepted connection.
@@ -68,37 +69,67 @@ pub(crate) fn ms(d: Duration) -> i64 {
     d.as_millis() as i64
 }
 
-/// Reads a PROXY header; returns the addresses it carries and any bytes
-/// read past it. A v2 header with TLVs may be as long as `cap` (the
-/// connection's buffer size, as in HAProxy); anything longer is refused.
-/// A header begun and never ended is "truncated" however it ends (HAProxy
-/// says so as soon as a part of it came alone; weir waits for the rest).
-async fn read_proxy_header(
+/// How reading one kind of header before the session's bytes fails (its
+/// `fc_err` words).
+struct HeaderErrors {
+    /// Closed before any byte.
+    empty: ConnError,
+    /// Reset before any byte.
+    abort: ConnError,
+    /// Nothing came in time.
+    timeout: ConnError,
+    /// A header begun and never ended.
+    truncated: ConnError,
+    /// More than the buffer holds.
+    too_long: ConnError,
+}
+
+const PROXY_ERRORS: HeaderErrors = HeaderErrors {
+    empty: ConnError::PRX_EMPTY,
+    abort: ConnError::PRX_ABORT,
+    timeout: ConnError::PRX_TIMEOUT,
+    truncated: ConnError::PRX_TRUNCATED,
+    too_long: ConnError::PRX_BAD_HDR,
+};
+
+const CIP_ERRORS: HeaderErrors = HeaderErrors {
+    empty: ConnError::CIP_EMPTY,
+    abort: ConnError::CIP_ABORT,
+    timeout: ConnError::CIP_TIMEOUT,
+    truncated: ConnError::CIP_TRUNCATED,
+    too_long: ConnError::CIP_TRUNCATED,
+};
+
+/// Reads a header that `parse` reads (`Ok(None)`: more bytes needed)
+/// after the bytes `buf` holds already; returns it and any bytes read
+/// past it. A header may be as long as `cap` (the connection's buffer
+/// size, as in HAProxy); anything longer is refused. A header begun and
+/// never ended is "truncated" however it ends (HAProxy says so as soon as
+/// a part of it came alone; weir waits for the rest).
+async fn read_header<T>(
     client: &Conn,
     timeout: Option<Duration>,
     cap: usize,
-) -> Result<(ProxyHeader, proxy_protocol::Tlvs, Vec<u8>), ConnError> {
-    let mut buf: Vec<u8> = Vec::with_capacity(536);
+    mut buf: Vec<u8>,
+    errs: &HeaderErrors,
+    mut parse: impl FnMut(&[u8]) -> Result<Option<(T, usize)>, ConnError>,
+) -> Result<(T, Vec<u8>), ConnError> {
     let mut chunk = [0u8; 536];
     let fut = async {
         loop {
-            match proxy_protocol::parse_with_tlvs(&buf) {
-                Ok(Some((h, tlvs, used))) => {
-                    return Ok((h, tlvs, buf.get(used..).unwrap_or_default().to_vec()))
-                }
-                Ok(None) => {}
-                Err(e) => return Err(ConnError::of_proxy(&e)),
+            if let Some((h, used)) = parse(&buf)? {
+                return Ok((h, buf.get(used..).unwrap_or_default().to_vec()));
             }
             if buf.len() >= cap {
-                return Err(ConnError::PRX_BAD_HDR);
+                return Err(errs.too_long);
             }
             let want = chunk.len().min(cap - buf.len());
             match client.read(chunk.get_mut(..want).unwrap_or_default()).await {
-                Ok(0) if buf.is_empty() => return Err(ConnError::PRX_EMPTY),
-                Ok(0) => return Err(ConnError::PRX_TRUNCATED),
+                Ok(0) if buf.is_empty() => return Err(errs.empty),
+                Ok(0) => return Err(errs.truncated),
                 Ok(n) => buf.extend_from_slice(chunk.get(..n).unwrap_or_default()),
-                Err(_) if buf.is_empty() => return Err(ConnError::PRX_ABORT),
-                Err(_) => return Err(ConnError::PRX_TRUNCATED),
+                Err(_) if buf.is_empty() => return Err(errs.abort),
+                Err(_) => return Err(errs.truncated),
             }
         }
     };
@@ -108,14 +139,26 @@ async fn read_proxy_header(
     let r = tokio::time::timeout_at(crate::clock::deadline(t), fut).await;
     match r {
         Ok(r) => r,
-        Err(_) if buf.is_empty() => Err(ConnError::PRX_TIMEOUT),
-        Err(_) => Err(ConnError::PRX_TRUNCATED),
+        Err(_) if buf.is_empty() => Err(errs.timeout),
+        Err(_) => Err(errs.truncated),
     }
 }
 
-/// Reads the PROXY header when the bind asks for one: updates the
-/// addresses and returns the bytes read past it, or logs the failure and
-/// returns None (the session ends).
+/// The session's ends as a header names them; the connection's own
+/// (`fc_src`, `fc_dst`) stay what it and its rules had.
+fn readdress(acc: &mut Accepted, src: SocketAddr, dst: SocketAddr) {
+    if acc.fc.is_none() {
+        acc.fc = Some(Box::new((acc.peer, acc.local)));
+    }
+    acc.peer = Some(src);
+    acc.local = Some(dst);
+    crate::sessions::set_peer(acc.reg, src);
+}
+
+/// Reads the headers the bind asks for, in haproxy's order: a PROXY
+/// header, then a NetScaler Client IP header (`accept-netscaler-cip`).
+/// Updates the addresses and returns the bytes read past them, or logs
+/// the failure and returns None (the session ends).
 pub(crate) async fn prologue(
     sh: &Shared,
     fe_idx: FrontendId,
@@ -123,33 +166,48 @@ pub(crate) async fn prologue(
     acc: &mut Accepted,
     accept_wall: Duration,
 ) -> Option<Vec<u8>> {
-    if !acc.accept_proxy {
+    let cip = acc.bind.cip_magic;
+    if !acc.accept_proxy && cip.is_none() {
         return Some(Vec::new());
     }
-    let fe = sh.frontend(fe_idx);
-    let fe_px = sh.proxy(fe.proxy);
-    match read_proxy_header(client, fe_px.timeouts.client, sh.bufsize).await {
-        Ok((h, tlvs, rest)) => {
-            if let ProxyHeader::Inet { src, dst } = h {
-                // The header names the session's ends; the connection's own
-                // (`fc_src`, `fc_dst`) stay what it and its rules had.
-                if acc.fc.is_none() {
-                    acc.fc = Some(Box::new((acc.peer, acc.local)));
+    let timeout = sh.proxy(sh.frontend(fe_idx).proxy).timeouts.client;
+    let cap = sh.bufsize;
+    let mut rest = Vec::new();
+    if acc.accept_proxy {
+        let parse = |b: &[u8]| match proxy_protocol::parse_with_tlvs(b) {
+            Ok(r) => Ok(r.map(|(h, tlvs, used)| ((h, tlvs), used))),
+            Err(e) => Err(ConnError::of_proxy(&e)),
+        };
+        match read_header(client, timeout, cap, rest, &PROXY_ERRORS, parse).await {
+            Ok(((h, tlvs), r)) => {
+                if let ProxyHeader::Inet { src, dst } = h {
+                    readdress(acc, src, dst);
                 }
-                acc.peer = Some(src);
-                acc.local = Some(dst);
-                crate::sessions::set_peer(acc.reg, src);
+                if tlvs != proxy_protocol::Tlvs::default() {
+                    acc.pp = Some(Arc::new(tlvs));
+                }
+                rest = r;
             }
-            if tlvs != proxy_protocol::Tlvs::default() {
-                acc.pp = Some(Arc::new(tlvs));
+            Err(e) => {
+                log_embryonic(sh, fe_idx, acc, accept_wall, e);
+                return None;
             }
-            Some(rest)
-        }
-        Err(e) => {
-            log_embryonic(sh, fe_idx, acc, accept_wall, e);
-            None
         }
     }
+    if let Some(magic) = cip {
+        let parse = |b: &[u8]| netscaler::parse(b, magic).map_err(ConnError::of_cip);
+        match read_header(client, timeout, cap, rest, &CIP_ERRORS, parse).await {
+            Ok((h, r)) => {
+                readdress(acc, h.src, h.dst);
+                rest = r;
+            }
+            Err(e) => {
+                log_embryonic(sh, fe_idx, acc, accept_wall, e);
+                return None;
+            }
+        }
+    }
+    Some(rest)
 }
 
 /// A session's log record as it starts: its listener, addresses and

@@ -147,6 +147,24 @@ impl ConnError {
         17,
         "Received an unhandled protocol in the PROXY protocol header",
     );
+    pub const CIP_EMPTY: ConnError = ConnError::new(
+        18,
+        "Connection closed while waiting for NetScaler Client IP header",
+    );
+    pub const CIP_ABORT: ConnError = ConnError::new(
+        19,
+        "Connection error while waiting for NetScaler Client IP header",
+    );
+    pub const CIP_TIMEOUT: ConnError =
+        ConnError::new(20, "Timeout while waiting for a NetScaler Client IP header");
+    pub const CIP_TRUNCATED: ConnError =
+        ConnError::new(21, "Truncated NetScaler Client IP header received");
+    pub const CIP_BAD_MAGIC: ConnError =
+        ConnError::new(22, "Received an invalid NetScaler Client IP magic number");
+    pub const CIP_BAD_PROTO: ConnError = ConnError::new(
+        23,
+        "Received an unhandled protocol in the NetScaler Client IP header",
+    );
     pub const SSL_EMPTY: ConnError = ConnError::new(24, "Connection closed during SSL handshake");
     pub const SSL_TIMEOUT: ConnError = ConnError::new(26, "Timeout during SSL handshake");
     pub const SSL_HANDSHAKE: ConnError = ConnError::new(34, "SSL handshake failure");
@@ -163,8 +181,16 @@ impl ConnError {
         }
     }
 
+    /// A NetScaler Client IP header refused.
+    pub fn of_cip(e: weir_proto::netscaler::CipError) -> ConnError {
+        match e {
+            weir_proto::netscaler::CipError::BadMagic => ConnError::CIP_BAD_MAGIC,
+            weir_proto::netscaler::CipError::BadProto => ConnError::CIP_BAD_PROTO,
+        }
+    }
+
     /// Whether the connection timed out (its handshake time is unknown).
     pub fn timed_out(self) -> bool {
-        self == ConnError::PRX_TIMEOUT || self == ConnError::SSL_TIMEOUT
+        [Self::PRX_TIMEOUT, Self::CIP_TIMEOUT, Self::SSL_TIMEOUT].contains(&self)
     }
 }

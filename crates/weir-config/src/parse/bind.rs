@@ -99,6 +99,10 @@ pub(super) fn bind(
                     b.accept_proxy = true;
                     1
                 }
+                "accept-netscaler-cip" => {
+                    b.accept_cip = Some(cip_magic(arg)?);
+                    2
+                }
                 "name" => {
                     b.name = Some(need()?.to_string());
                     2
@@ -260,4 +264,15 @@ pub(super) fn bind(
     } else {
         Err(errs)
     }
+}
+
+/// `accept-netscaler-cip <magic>`: a number, taken on 32 bits as haproxy
+/// does (`-1` is all ones), never zero.
+fn cip_magic(arg: Option<&str>) -> Result<u32, String> {
+    let v = arg.ok_or("'accept-netscaler-cip' : missing value")?;
+    let n = v.parse::<i64>().map_or(0, |n| n as u32);
+    if n == 0 {
+        return Err("'accept-netscaler-cip' : invalid value 0, must be >= 0".into());
+    }
+    Ok(n)
 }

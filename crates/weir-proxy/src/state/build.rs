@@ -810,6 +810,7 @@ fn bind_lines(
             h2_upgrade: !b.h1_only && !px.options.disable_h2_upgrade,
             no_http: b.no_http,
             transparent: b.transparent,
+            cip_magic: b.accept_cip,
         });
         listener_no += b.addrs.len();
         out.push(FrontBind {

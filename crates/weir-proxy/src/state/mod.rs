@@ -367,6 +367,9 @@ pub struct BindInfo {
     /// `transparent`: connections may be to addresses other than the
     /// listener's own.
     pub transparent: bool,
+    /// `accept-netscaler-cip <magic>`: the NetScaler Client IP header's
+    /// magic number.
+    pub cip_magic: Option<u32>,
 }
 
 /// A listener's figures for its `show stat` row (`option socket-stats`).

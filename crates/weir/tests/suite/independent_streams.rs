@@ -60,7 +60,9 @@ fn trickle(port: u16, origin: TcpListener, server_sends: bool) -> String {
     // The sender's reader: when its end came.
     let mut watch = sender.try_clone().unwrap();
     let ended = std::thread::spawn(move || {
-        watch.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        watch
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
         let mut sink = Vec::new();
         let _ = watch.read_to_end(&mut sink);
         Instant::now()

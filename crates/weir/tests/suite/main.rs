@@ -50,6 +50,7 @@ mod logging;
 mod lua;
 mod master_worker;
 mod netns;
+mod netscaler_cip;
 mod nginx_origin;
 mod observe;
 mod package;
@@ -84,5 +85,3 @@ mod tls_servers;
 mod tls_v1;
 mod use_server;
 mod variables;
-
-
