@@ -160,7 +160,7 @@ impl Captures {
     }
 
     /// Writes `v` (cut to its slot's length already) into slot `id`.
-    pub fn put(&self, res: bool, id: usize, v: String) {
+    fn put(&self, res: bool, id: usize, v: String) {
         let mut all = self.lock();
         let side = all.side(res);
         if side.len() <= id {
