@@ -575,7 +575,9 @@ fn connection(
             }
         } else if keep_client && !has_ka {
             Some(Some("keep-alive"))
-        } else if !keep_client && has_ka {
+        } else if !keep_client && !has_close {
+            // An HTTP/1.0 client is told its connection closes, as
+            // haproxy tells it, whatever the server said.
             Some(Some("close"))
         } else {
             None

@@ -204,3 +204,50 @@ fn fetches_and_hash_converters_as_haproxy() {
         "{ours:?}"
     );
 }
+
+/// The `Connection` values of the response to `req` (one request, read
+/// until the proxy closes or goes quiet), in lower case.
+fn connection_values(port: u16, req: &str) -> Vec<String> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(400)))
+        .unwrap();
+    c.write_all(req.as_bytes()).unwrap();
+    let head = read_head(&mut c).unwrap_or_default();
+    head.lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(n, _)| n.eq_ignore_ascii_case("connection"))
+        .map(|(_, v)| v.trim().to_ascii_lowercase())
+        .collect()
+}
+
+#[test]
+fn the_connection_field_says_what_becomes_of_the_client_as_haproxy() {
+    // A server that says nothing of its connection.
+    let origin = Server::start(|mut s| {
+        let mut head = Vec::new();
+        let mut b = [0u8; 1024];
+        while !head.ends_with(b"\r\n\r\n") {
+            match s.read(&mut b[..1]) {
+                Ok(1) => head.push(b[0]),
+                _ => return,
+            }
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+    let be = format!("    server s 127.0.0.1:{}", origin.port());
+    let got = beside_haproxy(|start| {
+        let port = free_port();
+        let _p = start(&http_cfg(port, "", "", &be), port);
+        [
+            "GET / HTTP/1.0\r\n\r\n",
+            "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+        ]
+        .map(|r| connection_values(port, r))
+    });
+    // An HTTP/1.0 client whose connection closes is told so too.
+    assert_eq!(got[0], ["close"]);
+    assert_eq!(got[1], ["keep-alive"]);
+    assert_eq!(got[2], ["close"]);
+}
