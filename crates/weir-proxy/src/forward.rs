@@ -757,24 +757,24 @@ impl<I: Io> Future for Duplex<'_, I> {
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            let read = this.read_deadline().map(|(r, _)| (r, End::Idle));
-            let next = match (deadline, this.nap_at()) {
-                (Some((w, _)), Some(n)) if n < w => Some((n, End::Idle)),
-                (Some(d), _) => Some(d),
-                (None, Some(n)) => Some((n, End::Idle)),
+            // What the timer waits for: how the session ends (a timeout,
+            // a nap), or `None`, a read timeout that shuts a direction.
+            let ends = match (deadline, this.nap_at()) {
+                (Some((w, _)), Some(n)) if n < w => Some((n, Some(End::Idle))),
+                (Some((w, e)), _) => Some((w, Some(e))),
+                (None, Some(n)) => Some((n, Some(End::Idle))),
                 (None, None) => None,
             };
-            // A read timeout only wakes the session (above), whichever
-            // comes first.
-            let (next, reads) = match (next, read) {
-                (Some(n), Some(r)) if r.0 < n.0 => (Some(r), true),
-                (None, Some(r)) => (Some(r), true),
-                (n, _) => (n, false),
+            let next = match (ends, this.read_deadline()) {
+                (Some(e), Some((r, _))) if r < e.0 => Some((r, None)),
+                (None, Some((r, _))) => Some((r, None)),
+                (e, _) => e,
             };
             let Some((when, side)) = next else {
                 return Poll::Pending;
             };
-            if when <= now && !reads {
+            // (A read timeout that passed was handled above.)
+            if let Some(side) = side.filter(|_| when <= now) {
                 return Poll::Ready(this.outcome(side));
             }
             // Timers are armed lazily: activity only pushes deadlines later,
@@ -790,13 +790,15 @@ impl<I: Io> Future for Duplex<'_, I> {
                     // A fresh read: the cached one would not move while
                     // this loop waits for the time to reach `when`.
                     let fresh = Instant::now();
-                    if fresh >= when && reads {
-                        this.expire_reads(fresh);
-                        cx.waker().wake_by_ref();
-                        return Poll::Pending;
-                    }
-                    if fresh >= when {
-                        return Poll::Ready(this.outcome(side));
+                    match side {
+                        _ if fresh < when => {}
+                        Some(side) => return Poll::Ready(this.outcome(side)),
+                        None => {
+                            // The pumps shut the direction, at once.
+                            this.expire_reads(fresh);
+                            cx.waker().wake_by_ref();
+                            return Poll::Pending;
+                        }
                     }
                 }
             }
