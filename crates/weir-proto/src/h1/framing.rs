@@ -228,6 +228,38 @@ pub(super) enum Target<'a> {
     Asterisk,
 }
 
+/// A target byte outside visible ASCII.
+const INVISIBLE: u8 = 1;
+/// A visible byte RFC 3986 leaves out of URIs.
+const EXCLUDED: u8 = 2;
+/// `#`: a fragment.
+const FRAGMENT: u8 = 4;
+
+/// The kind of each byte in a request target (0: an ordinary one).
+// Indexes are checked when the constant is built: a wrong one fails the build.
+#[allow(clippy::indexing_slicing)]
+const TARGET_BYTES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = if b < 0x21 || b > 0x7e {
+            INVISIBLE
+        } else if b == b'#' as usize {
+            FRAGMENT
+        } else {
+            0
+        };
+        b += 1;
+    }
+    let excluded = b"\"<>\\^`{|}";
+    let mut i = 0;
+    while i < excluded.len() {
+        t[excluded[i] as usize] = EXCLUDED;
+        i += 1;
+    }
+    t
+};
+
 /// Reads the target of a request with `method`: visible ASCII only, none
 /// of the characters RFC 3986 leaves out and no fragment (unless
 /// `relaxed_target`), and one of the four forms (authority form for
@@ -237,13 +269,17 @@ pub(super) fn target<'a>(
     uri: &'a str,
     relaxed_target: bool,
 ) -> Result<Target<'a>, &'static str> {
-    if uri.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
+    // One look at each byte (targets can be long): what kinds it holds.
+    let kinds = uri.bytes().fold(0u8, |k, b| {
+        k | TARGET_BYTES
+            .get(usize::from(b))
+            .copied()
+            .unwrap_or(INVISIBLE)
+    });
+    if kinds & INVISIBLE != 0 || !relaxed_target && kinds & EXCLUDED != 0 {
         return Err("invalid character in the request target");
     }
-    if !relaxed_target && uri.bytes().any(|b| b"\"<>\\^`{|}".contains(&b)) {
-        return Err("invalid character in the request target");
-    }
-    if !relaxed_target && uri.contains('#') {
+    if !relaxed_target && kinds & FRAGMENT != 0 {
         return Err("fragment in the request target");
     }
     if method == "CONNECT" {

@@ -218,6 +218,11 @@ fn request_targets() {
         "GET ://a/ HTTP/1.1\r\n\r\n",
         "GET http:///x HTTP/1.1\r\n\r\n",
         "GET /a\u{ff}b HTTP/1.1\r\n\r\n",
+        "GET /a<b HTTP/1.1\r\n\r\n",
+        "GET /a|b HTTP/1.1\r\n\r\n",
+        "GET /a{b} HTTP/1.1\r\n\r\n",
+        "GET /a\\b HTTP/1.1\r\n\r\n",
+        "GET /a\"b HTTP/1.1\r\n\r\n",
     ] {
         assert_eq!(status(bad), 400, "{bad:?}");
     }
@@ -436,6 +441,10 @@ fn connection_tokens_match_whole_and_without_case() {
     assert!(super::head::connection_has(&hs, "close"));
     assert!(super::head::connection_has(&hs, "upgrade"));
     assert!(!super::head::connection_has(&[h("closed, keep")], "close"));
+    let both = ["close", "keep-alive"];
+    assert_eq!(super::head::connection_lists(&hs, &both), 3);
+    assert_eq!(super::head::connection_lists(&[h("Keep-Alive ,x")], &both), 2);
+    assert_eq!(super::head::connection_lists(&[], &both), 0);
     assert!(!super::head::connection_has(&[h("keep-alive")], "close"));
 }
 

@@ -185,11 +185,24 @@ fn headers_of(h: &[httparse::Header<'_>]) -> Vec<Header> {
 /// Whether a `Connection` field lists `token` (compared without case; no
 /// allocation: it runs on every head).
 pub fn connection_has(headers: &[Header], token: &str) -> bool {
-    headers
-        .iter()
-        .filter(|h| h.is("connection"))
-        .flat_map(|h| h.value().split(|&b| b == b','))
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    connection_lists(headers, &[token]) != 0
+}
+
+/// Which of `tokens` (up to 8) the `Connection` fields list, as bits (bit
+/// `i` for `tokens[i]`), in one pass over the fields.
+pub fn connection_lists(headers: &[Header], tokens: &[&str]) -> u8 {
+    let mut found = 0u8;
+    for h in headers.iter().filter(|h| h.is("connection")) {
+        for t in h.value().split(|&b| b == b',') {
+            let t = t.trim_ascii();
+            for (i, want) in tokens.iter().enumerate().take(8) {
+                if t.eq_ignore_ascii_case(want.as_bytes()) {
+                    found |= 1 << i;
+                }
+            }
+        }
+    }
+    found
 }
 
 fn map_err(e: httparse::Error, request: bool) -> H1Error {

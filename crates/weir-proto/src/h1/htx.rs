@@ -85,8 +85,13 @@ pub fn request(head: &RequestHead) -> u64 {
 
 /// A response head as received (a 1xx one too).
 pub fn response(head: &ResponseHead) -> u64 {
-    let status = head.status.to_string().len();
+    let status = digits(head.status);
     START + (b"HTTP/1.1".len() + status + head.reason.len()) as u64 + fields(&head.headers) + END
+}
+
+/// How many decimal digits `n` is written with.
+fn digits(n: u16) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// A chunked body's end: its trailer lines (`name: value`, as received).

@@ -561,8 +561,8 @@ fn connection(
         && !*r.f.sh.stopping.borrow();
     let keep_server = !p.server_close && !close_server && res.keep_alive && !tunnel;
     if !tunnel {
-        let has_close = head::connection_has(&res.headers, "close");
-        let has_ka = head::connection_has(&res.headers, "keep-alive");
+        let listed = weir_proto::h1::connection_lists(&res.headers, &["close", "keep-alive"]);
+        let (has_close, has_ka) = (listed & 1 != 0, listed & 2 != 0);
         let set = if req.minor >= 1 {
             if keep_client && has_close {
                 Some(None)

@@ -66,7 +66,7 @@ impl Room {
 /// What a list of header fields costs.
 pub fn fields(hs: &[Header]) -> usize {
     hs.iter()
-        .map(|h| BLOCK + h.name().len() + h.value().len())
+        .map(|h| BLOCK + h.name_bytes().len() + h.value().len())
         .sum()
 }
 
