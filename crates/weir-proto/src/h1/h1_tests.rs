@@ -443,7 +443,10 @@ fn connection_tokens_match_whole_and_without_case() {
     assert!(!super::head::connection_has(&[h("closed, keep")], "close"));
     let both = ["close", "keep-alive"];
     assert_eq!(super::head::connection_lists(&hs, &both), 3);
-    assert_eq!(super::head::connection_lists(&[h("Keep-Alive ,x")], &both), 2);
+    assert_eq!(
+        super::head::connection_lists(&[h("Keep-Alive ,x")], &both),
+        2
+    );
     assert_eq!(super::head::connection_lists(&[], &both), 0);
     assert!(!super::head::connection_has(&[h("keep-alive")], "close"));
 }

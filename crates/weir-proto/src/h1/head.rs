@@ -185,7 +185,11 @@ fn headers_of(h: &[httparse::Header<'_>]) -> Vec<Header> {
 /// Whether a `Connection` field lists `token` (compared without case; no
 /// allocation: it runs on every head).
 pub fn connection_has(headers: &[Header], token: &str) -> bool {
-    connection_lists(headers, &[token]) != 0
+    headers
+        .iter()
+        .filter(|h| h.is("connection"))
+        .flat_map(|h| h.value().split(|&b| b == b','))
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 /// Which of `tokens` (up to 8) the `Connection` fields list, as bits (bit

@@ -145,17 +145,20 @@ pub(super) async fn connect<'r>(
         };
         // Boxed: its state is needed only while connecting, and an
         // exchange waiting for its response should not carry it.
-        let attempt = Box::pin(connect::connect(
-            be,
-            be_px,
-            &p.lb_key,
-            dst,
-            &mut attempts,
-            &mut reuse,
-            &p.sni,
-            &pp,
-            p.websocket,
-        ));
+        // (Built in its box: copied there, 2.5 KB a request.)
+        let attempt = crate::alloc::boxed(|| {
+            connect::connect(
+                be,
+                be_px,
+                &p.lb_key,
+                dst,
+                &mut attempts,
+                &mut reuse,
+                &p.sni,
+                &pp,
+                p.websocket,
+            )
+        });
         // A client that closed gives up its place in the queue or its
         // connect retries.
         match abort_watch(r, p.body_framing) {

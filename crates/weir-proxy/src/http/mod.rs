@@ -288,7 +288,7 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
         // A connection whose answer said keep-alive stays open, even if a
         // soft stop began since (its client may already be sending the
         // next request, which is answered with `Connection: close`).
-        match Box::pin(ss.turn(turn)).await {
+        match crate::alloc::boxed(|| ss.turn(turn)).await {
             Some(true) if !ss.single => {}
             _ => break,
         }
@@ -409,7 +409,9 @@ impl<'a> Session<'a> {
             // idle time), as haproxy 2.6 logs a timed-out or empty
             // connection.
             let start = first_byte.unwrap_or(t.idle_since);
-            Some(self.handle(end, start, t.idle_since).await)
+            // Boxed in place: moved into this future, its state (4.5 KB)
+            // was copied once a request.
+            Some(crate::alloc::boxed(|| self.handle(end, start, t.idle_since)).await)
         };
         tokio::select! {
             r = work => r,
