@@ -19,6 +19,8 @@ struct Cache {
     polling: Cell<bool>,
     now: Cell<Option<Instant>>,
     wall: Cell<Option<Duration>>,
+    /// [`ticks`] of `now` (a request reads them several times).
+    ticks: Cell<Option<u32>>,
 }
 
 thread_local! {
@@ -27,6 +29,7 @@ thread_local! {
             polling: Cell::new(false),
             now: Cell::new(None),
             wall: Cell::new(None),
+            ticks: Cell::new(None),
         }
     };
 }
@@ -69,10 +72,19 @@ pub fn epoch() -> std::time::Instant {
 /// Milliseconds since [`epoch`] on a wrapping 32-bit tick (stick tables'
 /// clock, as HAProxy's `now_ms`).
 pub fn ticks() -> u32 {
-    now()
-        .into_std()
-        .saturating_duration_since(epoch())
-        .as_millis() as u32
+    CACHE.with(|c| match c.ticks.get() {
+        Some(t) => t,
+        None => {
+            let t = now()
+                .into_std()
+                .saturating_duration_since(epoch())
+                .as_millis() as u32;
+            if c.polling.get() {
+                c.ticks.set(Some(t));
+            }
+            t
+        }
+    })
 }
 
 /// The wall-clock time since the Unix epoch.
@@ -101,6 +113,7 @@ impl Poll {
         CACHE.with(|c| {
             c.now.set(None);
             c.wall.set(None);
+            c.ticks.set(None);
             Poll {
                 outer: c.polling.replace(true),
             }
@@ -114,6 +127,7 @@ impl Drop for Poll {
             c.polling.set(self.outer);
             c.now.set(None);
             c.wall.set(None);
+            c.ticks.set(None);
         });
     }
 }

@@ -54,3 +54,14 @@ fn a_nested_poll_starts_fresh_and_the_outer_one_reads_again() {
     drop(outer);
     assert!(now() > v);
 }
+
+#[test]
+fn ticks_are_read_once_a_poll_too() {
+    epoch();
+    let p = Poll::enter();
+    let (k, t) = (ticks(), now());
+    after(t + Duration::from_millis(2));
+    assert_eq!(ticks(), k, "cached with the poll's now");
+    drop(p);
+    assert!(ticks().wrapping_sub(k) >= 2, "fresh again after the poll");
+}
