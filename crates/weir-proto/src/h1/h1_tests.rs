@@ -708,3 +708,27 @@ fn http10_get_head_delete_with_a_body_get_413() {
         Ok(true)
     );
 }
+
+#[test]
+fn names_compare_without_case_as_ascii_does() {
+    let words: [&[u8]; 9] = [
+        b"Content-Length",
+        b"content-length",
+        b"CONTENT-LENGTH",
+        b"content-lengti",
+        b"",
+        b"@[`{",
+        b"`{@[",
+        b"\xc3\xa9",
+        b"\xc3\x89",
+    ];
+    for a in words {
+        for b in words {
+            assert_eq!(
+                super::head::eq_ignore_case(a, b),
+                a.eq_ignore_ascii_case(b),
+                "{a:?} {b:?}"
+            );
+        }
+    }
+}
