@@ -235,7 +235,14 @@ impl Acl {
 
     /// Whether the ACL matches this request.
     pub fn eval(&self, ctx: &dyn Ctx) -> bool {
-        let values = self.expr.eval_all(ctx);
+        match self.expr.eval_one(ctx) {
+            Some(v) => self.matches_any(v.as_slice()),
+            None => self.matches_any(&self.expr.eval_all(ctx)),
+        }
+    }
+
+    /// Whether `values` (the ACL's fetch, converted) match it.
+    fn matches_any(&self, values: &[Sample]) -> bool {
         match self.method {
             Method::Found => !values.is_empty(),
             Method::Bool => values.iter().any(|v| match v {

@@ -709,8 +709,18 @@ impl Expr {
     /// Evaluates to one value (the last occurrence for multi-valued
     /// fetches); `None` when the fetch finds nothing.
     pub fn eval(&self, ctx: &dyn Ctx) -> Option<Sample> {
-        let v = fetch_all(&self.fetch, ctx, false).pop()?;
+        let v = match fetch_single(&self.fetch, ctx) {
+            Some(v) => v?,
+            None => fetch_all(&self.fetch, ctx, false).pop()?,
+        };
         self.convert(v, ctx)
+    }
+
+    /// [`Expr::eval_all`] of a fetch that gives one value at most, with no
+    /// list made; `None` when it may give several.
+    pub fn eval_one(&self, ctx: &dyn Ctx) -> Option<Option<Sample>> {
+        let v = fetch_single(&self.fetch, ctx)?;
+        Some(v.and_then(|v| self.convert(v, ctx)))
     }
 
     /// Evaluates every value (ACLs iterate header occurrences).
@@ -818,13 +828,29 @@ fn one(v: Option<Sample>) -> Vec<Sample> {
     v.into_iter().collect()
 }
 
+/// The value of a fetch that gives one at most, with no list made (the
+/// addresses, the status, stick counters …, read on every request by the
+/// common rules); `None` when `f` may give several ([`fetch_all`]).
+fn fetch_single(f: &Fetch, ctx: &dyn Ctx) -> Option<Option<Sample>> {
+    Some(match f {
+        Fetch::Src => ctx.src().map(|a| Sample::Ip(a.ip())),
+        Fetch::SrcPort => ctx.src().map(|a| Sample::Int(i64::from(a.port()))),
+        Fetch::Dst => ctx.dst().map(|a| Sample::Ip(a.ip())),
+        Fetch::DstPort => ctx.dst().map(|a| Sample::Int(i64::from(a.port()))),
+        Fetch::Status => ctx.status().map(|x| Sample::Int(i64::from(x))),
+        Fetch::Internal(k) => crate::internal::fetch(k, ctx),
+        Fetch::Live(l) => ctx.live(l).map(|n| l.sample(n)),
+        Fetch::Stick(f) => crate::stick::fetch(f, ctx),
+        _ => return None,
+    })
+}
+
 fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
+    if let Some(v) = fetch_single(f, ctx) {
+        return one(v);
+    }
     let s = |x: &str| Some(Sample::Str(x.as_bytes().to_vec()));
     match f {
-        Fetch::Src => one(ctx.src().map(|a| Sample::Ip(a.ip()))),
-        Fetch::SrcPort => one(ctx.src().map(|a| Sample::Int(i64::from(a.port())))),
-        Fetch::Dst => one(ctx.dst().map(|a| Sample::Ip(a.ip()))),
-        Fetch::DstPort => one(ctx.dst().map(|a| Sample::Int(i64::from(a.port())))),
         Fetch::Method => one(s(ctx.method())),
         Fetch::Path => one(s(path_of(ctx.uri()))),
         Fetch::PathQ => {
@@ -895,7 +921,6 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
                 v.pop().into_iter().collect()
             }
         }
-        Fetch::Status => one(ctx.status().map(|x| Sample::Int(i64::from(x)))),
         Fetch::Nbsrv(b) => one(ctx.nbsrv(b).map(Sample::Int)),
         Fetch::BeConn(b) => one(ctx.be_conn(b).map(Sample::Int)),
         Fetch::FeConn => vec![Sample::Int(ctx.fe_conn())],
@@ -943,13 +968,19 @@ fn fetch_all(f: &Fetch, ctx: &dyn Ctx, all: bool) -> Vec<Sample> {
         Fetch::ResPayload(k) => crate::payload::fetch_res(ctx, k).into_iter().collect(),
         Fetch::Str(x) => vec![Sample::Str(crate::args::raw_bytes(x).into_owned())],
         Fetch::Int(i) => vec![Sample::Int(*i)],
-        Fetch::Internal(k) => one(crate::internal::fetch(k, ctx)),
         Fetch::Hdrs(h) => h.fetch(ctx),
-        Fetch::Live(l) => one(ctx.live(l).map(|n| l.sample(n))),
-        Fetch::Stick(f) => one(crate::stick::fetch(f, ctx)),
         Fetch::Lua(c) => one(ctx.lua_fetch(c)),
         Fetch::CacheHit => one(Some(Sample::Bool(ctx.cache_hit().is_some()))),
         Fetch::CacheName => one(ctx.cache_hit().map(|n| Sample::Str(n.into_bytes()))),
+        // Answered by `fetch_single` above.
+        Fetch::Src
+        | Fetch::SrcPort
+        | Fetch::Dst
+        | Fetch::DstPort
+        | Fetch::Status
+        | Fetch::Internal(_)
+        | Fetch::Live(_)
+        | Fetch::Stick(_) => Vec::new(),
     }
 }
 

@@ -398,6 +398,12 @@ impl Table {
     /// Starts tracking `key`: the entry, referenced, touched and with a
     /// connection counted (`conn_cnt`, `conn_cur`, `conn_rate`).
     pub fn track(self: &Arc<Self>, key: &Key) -> Option<Tracker> {
+        self.track_counting(key, &[])
+    }
+
+    /// [`Table::track`], with `also` counted on the entry under the same
+    /// lock (an HTTP rule's tracker counts its request at once).
+    pub fn track_counting(self: &Arc<Self>, key: &Key, also: &[Event]) -> Option<Tracker> {
         let e = self.get_or_create(key)?;
         e.refs.fetch_add(1, Ordering::Relaxed);
         let now = self.now();
@@ -406,6 +412,9 @@ impl Table {
         let mut vals = e.values();
         count_in(s, &mut vals, Event::Conn, now);
         add_at(s, &mut vals, s.find(DataType::ConnCur, 0), 1, now);
+        for &ev in also {
+            count_in(s, &mut vals, ev, now);
+        }
         drop(vals);
         self.changed(&e);
         Some(Tracker {

@@ -64,6 +64,27 @@ fn tracking_counts_a_connection_until_released() {
 }
 
 #[test]
+fn tracking_can_count_more_events_at_once() {
+    let (t, _) = table(
+        "conn_cnt,http_req_cnt,http_req_rate(10s),http_err_cnt",
+        10,
+        None,
+    );
+    let tr = t
+        .track_counting(&ip(3), &[Event::HttpReq, Event::HttpErr])
+        .unwrap();
+    let e = tr.entry().clone();
+    assert_eq!(num(&t, &e, DataType::ConnCnt), 1);
+    assert_eq!(num(&t, &e, DataType::HttpReqCnt), 1);
+    assert_eq!(num(&t, &e, DataType::HttpReqRate), 1);
+    assert_eq!(num(&t, &e, DataType::HttpErrCnt), 1);
+    let again = t.track_counting(&ip(3), &[]).unwrap();
+    assert_eq!(num(&t, &e, DataType::ConnCnt), 2);
+    assert_eq!(num(&t, &e, DataType::HttpReqCnt), 1);
+    drop(again);
+}
+
+#[test]
 fn show_line_as_haproxy() {
     let (t, _) = table(
         "http_req_rate(10s),gpc(2),gpt0,http_req_cnt",

@@ -747,9 +747,9 @@ fn apply_request_edit(
         }
         Edit::Addr(_, None) => {}
         Edit::Track(t) => {
-            if let Some(new) = vars.track.track(t.slot, false, &t.table, &t.key) {
-                new.count(weir_stick::Event::HttpReq);
-            }
+            // The request counts at once (one lock with the tracking).
+            let req = [weir_stick::Event::HttpReq];
+            vars.track.track(t.slot, false, &t.table, &t.key, &req);
         }
         Edit::Lua(_) | Edit::CacheStore(_) => {}
     }
@@ -912,10 +912,10 @@ pub fn run_response(
                 true
             }
             Edit::Track(t) => {
-                if let Some(new) = vars.track.track(t.slot, false, &t.table, &t.key) {
-                    // The request was counted before this tracker began,
-                    // and so was a 4xx or 5xx answer: count them now.
-                    new.count(weir_stick::Event::HttpReq);
+                // The request was counted before this tracker began, and so
+                // was a 4xx or 5xx answer: count them now.
+                let req = [weir_stick::Event::HttpReq];
+                if let Some(new) = vars.track.track(t.slot, false, &t.table, &t.key, &req) {
                     for ev in status_events(res.status, true) {
                         new.count(ev);
                     }

@@ -122,13 +122,15 @@ impl Trackers {
 
     /// `track-sc<slot>`: starts tracking `key` in `table` unless the slot
     /// is taken (then the rule does nothing, as in HAProxy); `sess` for the
-    /// session's rule sets. Gives the new tracker.
+    /// session's rule sets. `also`: events counted on the entry at once.
+    /// Gives the new tracker.
     pub fn track(
         &mut self,
         slot: usize,
         sess: bool,
         table: &Arc<Table>,
         key: &Key,
+        also: &[Event],
     ) -> Option<&Tracker> {
         if self.get(slot).is_some() {
             return None;
@@ -141,7 +143,7 @@ impl Trackers {
             &mut self.stream
         };
         let cell = place.get_mut(slot)?;
-        let t = table.track(key)?;
+        let t = table.track_counting(key, also)?;
         *cell = Some(t);
         cell.as_ref()
     }

@@ -176,7 +176,7 @@ pub fn run_from(
                 }
                 if let Some(t) = t {
                     let sess = matches!(set, TcpRuleSet::Connection | TcpRuleSet::Session);
-                    subj.vars.track.track(t.slot, sess, &t.table, &t.key);
+                    subj.vars.track.track(t.slot, sess, &t.table, &t.key, &[]);
                 }
             }
         }
