@@ -435,6 +435,10 @@ impl Table {
 
     /// Counts each of `evs` on `e` (one lock).
     pub fn count_all(&self, e: &Entry, evs: &[Event]) {
+        // Nothing stored for them: no lock, no clock.
+        if !evs.iter().any(|&ev| stores(&self.def.schema, ev)) {
+            return;
+        }
         self.update(e, |s, vals, now| {
             for &ev in evs {
                 count_in(s, vals, ev, now);
@@ -615,6 +619,12 @@ fn value_count(v: &Value) -> Option<u64> {
     }
 }
 
+/// Whether `s` stores a count or a rate of `ev`.
+fn stores(s: &Schema, ev: Event) -> bool {
+    let (cnt, rate, _) = ev.columns();
+    s.find(cnt, 0).is_some() || s.find(rate, 0).is_some()
+}
+
 /// Counts `ev` in an entry's values: its count and its rate.
 fn count_in(s: &Schema, vals: &mut [Value], ev: Event, now: u32) {
     let (cnt, rate, n) = ev.columns();
@@ -667,14 +677,16 @@ impl Tracker {
 
 impl Drop for Tracker {
     fn drop(&mut self) {
-        let now = self.table.update(&self.entry, |s, vals, now| {
-            if let Some(Value::Count(c)) =
-                s.find(DataType::ConnCur, 0).and_then(|i| vals.get_mut(i))
-            {
-                *c = c.saturating_sub(1);
-            }
-            now
-        });
+        let now = match self.table.def.schema.find(DataType::ConnCur, 0) {
+            Some(i) => self.table.update(&self.entry, |_, vals, now| {
+                if let Some(Value::Count(c)) = vals.get_mut(i) {
+                    *c = c.saturating_sub(1);
+                }
+                now
+            }),
+            // No `conn_cur`: the values are left unlocked.
+            None => self.table.now(),
+        };
         self.table.touch_at(&self.entry, now);
         self.table.changed(&self.entry);
         self.entry.refs.fetch_sub(1, Ordering::Relaxed);
