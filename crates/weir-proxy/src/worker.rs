@@ -217,10 +217,6 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
     // setsockopt per connection fewer).
     let px = sh.proxy(sh.frontend(fe).proxy);
     let nodelay = px.mode == weir_config::Mode::Http && listener.set_nodelay();
-    // `option nolinger`: inherited the same way.
-    if px.options.nolinger {
-        listener.set_nolinger();
-    }
     let mut stop = sh.stopping.subscribe();
     let maxaccept = sh.cfg.global.maxaccept.max(1) as u32;
     let mut burst = 0u32;
@@ -230,6 +226,7 @@ async fn accept_loop(sh: Arc<Shared>, tl: ThreadListener) {
         bind: bind.clone(),
         clitcpka,
         nodelay,
+        nolinger: px.options.nolinger,
     };
     loop {
         let stopped = *stop.borrow();
@@ -350,6 +347,9 @@ struct ListenerInfo {
     bind: Arc<crate::session::BindInfo>,
     clitcpka: Option<weir_config::TcpKa>,
     nodelay: bool,
+    /// `option nolinger`: set on each connection (a listener's option is
+    /// not inherited by connections the kernel made before it was set).
+    nolinger: bool,
 }
 
 /// Starts the session of a connection accepted (and counted) on `l`.
@@ -368,6 +368,10 @@ fn start_session(
     }
     if let (Some(ka), Conn::Tcp(s)) = (&l.clitcpka, &conn) {
         crate::sys::keepalive(socket2::SockRef::from(s), ka);
+    }
+    if let (true, Conn::Tcp(s)) = (l.nolinger, &conn) {
+        // Closes with a reset.
+        let _ = socket2::SockRef::from(s).set_linger(Some(Duration::ZERO));
     }
     let acc = Accepted {
         peer,
@@ -477,14 +481,6 @@ impl AnyListener {
                 s.set_nodelay(true).is_ok() && s.nodelay().unwrap_or(false)
             }
             AnyListener::Unix(_) => false,
-        }
-    }
-
-    /// Sets SO_LINGER 0 for the connections accepted from now on: they
-    /// close with a reset (`option nolinger`).
-    fn set_nolinger(&self) {
-        if let AnyListener::Tcp(l) = self {
-            let _ = socket2::SockRef::from(l).set_linger(Some(std::time::Duration::ZERO));
         }
     }
 
