@@ -291,10 +291,10 @@ pub fn fetch(k: &Internal, ctx: &dyn Ctx) -> Option<Sample> {
         Internal::Bool(b) => Sample::Bool(*b),
         Internal::Ip(ip) => Sample::Ip(*ip),
         Internal::CookCnt(name) => {
-            Sample::Int(crate::sample::cookies(&ctx.req_headers(), name.as_deref()).len() as i64)
+            Sample::Int(crate::fetching::cookies(&ctx.req_headers(), name.as_deref()).len() as i64)
         }
         Internal::CookVal(name) => {
-            let mut v = crate::sample::cookies(&ctx.req_headers(), name.as_deref());
+            let mut v = crate::fetching::cookies(&ctx.req_headers(), name.as_deref());
             // The last occurrence of a name; without one, the first cookie.
             let c = if name.is_some() {
                 v.pop()?

@@ -14,6 +14,7 @@ pub mod aead;
 pub mod args;
 pub mod auth;
 pub mod conv;
+pub mod fetching;
 pub mod fix;
 pub mod fmt;
 pub mod hash;
