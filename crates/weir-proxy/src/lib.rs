@@ -53,6 +53,7 @@ pub mod sys;
 pub mod takeover;
 pub mod tcp;
 pub mod term;
+pub mod timers;
 pub mod tls;
 pub mod worker;
 

@@ -54,6 +54,8 @@ pub fn run_thread(
     let rt = b.build()?;
     sh.workers.set(id, rt.handle().clone());
     rt.block_on(async move {
+        // Reused timers, given back before the runtime ends.
+        let _timers = crate::timers::enable();
         // This thread's own Lua state (`lua-load-per-thread`).
         crate::lua::enter_thread(&sh, id);
         let mut tasks = Vec::new();

@@ -132,17 +132,20 @@ pub enum XferError {
 pub fn timed<F: std::future::Future>(t: Option<Duration>, fut: F) -> Timed<F> {
     match t {
         Some(t) => Timed::Bounded {
-            inner: tokio::time::timeout_at(crate::clock::deadline(t), fut),
+            inner: fut,
+            deadline: crate::clock::deadline(t),
+            timer: crate::timers::Lease::default(),
         },
         None => Timed::Unbounded { inner: fut },
     }
 }
 
 pin_project_lite::pin_project! {
-    /// A future under an optional timeout (see [`timed`]).
+    /// A future under an optional timeout (see [`timed`]). The timer is
+    /// one of the thread's stock, taken only if the future has to wait.
     #[project = TimedProj]
     pub enum Timed<F> {
-        Bounded { #[pin] inner: tokio::time::Timeout<F> },
+        Bounded { #[pin] inner: F, deadline: tokio::time::Instant, timer: crate::timers::Lease },
         Unbounded { #[pin] inner: F },
     }
 }
@@ -155,7 +158,16 @@ impl<F: std::future::Future> std::future::Future for Timed<F> {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         match self.project() {
-            TimedProj::Bounded { inner } => inner.poll(cx).map(Result::ok),
+            TimedProj::Bounded {
+                inner,
+                deadline,
+                timer,
+            } => {
+                if let std::task::Poll::Ready(v) = inner.poll(cx) {
+                    return std::task::Poll::Ready(Some(v));
+                }
+                timer.poll_until(*deadline, cx).map(|()| None)
+            }
             TimedProj::Unbounded { inner } => inner.poll(cx).map(Some),
         }
     }
