@@ -150,6 +150,18 @@ impl Conn {
             Conn::Tls(t) => t.io().try_io(interest, f),
         }
     }
+    /// Whether the event loop saw a plain socket readable (bytes, its end
+    /// or an error) since a read last found nothing; read from the
+    /// readiness bits alone, with no waker left. `None` under TLS, whose
+    /// layer may hold bytes the socket no longer shows.
+    pub fn seen_readable(&self) -> Option<bool> {
+        let any = Interest::READABLE | Interest::ERROR;
+        match self {
+            Conn::Tcp(s) => Some(s.try_io(any, || Ok(())).is_ok()),
+            Conn::Unix(s) => Some(s.try_io(any, || Ok(())).is_ok()),
+            Conn::Tls(_) => None,
+        }
+    }
     /// Sends a FIN (half-close; after close_notify under TLS); the read
     /// side stays open.
     pub fn shutdown_write(&self) -> io::Result<()> {

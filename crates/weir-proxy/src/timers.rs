@@ -52,10 +52,13 @@ impl Drop for Stock {
 pub struct Lease(Option<Timer>);
 
 impl Lease {
-    /// Polls the timer for `deadline` (taking one on the first call):
-    /// `Ready` once it passed.
+    /// Polls the timer for `deadline` (taking one on the first call,
+    /// moving it when the deadline changed): `Ready` once it passed.
     pub fn poll_until(&mut self, deadline: Instant, cx: &mut Context<'_>) -> Poll<()> {
         let t = self.0.get_or_insert_with(|| take(deadline));
+        if t.deadline() != deadline {
+            t.as_mut().reset(deadline);
+        }
         t.as_mut().poll(cx)
     }
 
@@ -164,6 +167,18 @@ mod tests {
         );
         assert!(waited.await.is_ok(), "the earlier deadline was not kept");
         assert!(Instant::now() >= sooner);
+    }
+
+    #[tokio::test]
+    async fn a_lease_follows_a_new_deadline() {
+        let mut a = Lease::default();
+        assert!(pending_wait(&mut a, Instant::now() + Duration::from_secs(100)).is_pending());
+        let sooner = Instant::now() + ms(30);
+        let waited = tokio::time::timeout(
+            Duration::from_secs(20),
+            poll_fn(|cx| a.poll_until(sooner, cx)),
+        );
+        assert!(waited.await.is_ok(), "the lease kept its first deadline");
     }
 
     #[tokio::test]

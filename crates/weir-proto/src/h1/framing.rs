@@ -24,6 +24,48 @@ fn elements(v: &[u8]) -> impl Iterator<Item = &[u8]> {
     v.split(|&b| b == b',').map(trim_ows)
 }
 
+/// Which of the fields the framing and connection rules read a head
+/// holds, found in one pass: a rule whose field is absent is skipped
+/// (most heads hold two or three of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Names(u8);
+
+impl Names {
+    pub(super) const HOST: u8 = 1;
+    pub(super) const CONTENT_LENGTH: u8 = 2;
+    pub(super) const TRANSFER_ENCODING: u8 = 4;
+    pub(super) const CONNECTION: u8 = 8;
+    pub(super) const UPGRADE: u8 = 16;
+    pub(super) const TE: u8 = 32;
+    pub(super) const EXPECT: u8 = 64;
+
+    pub(super) fn of(headers: &[Header]) -> Names {
+        let mut bits = 0;
+        for h in headers {
+            let n = h.name_bytes();
+            let (bit, want): (u8, &[u8]) = match n.len() {
+                2 => (Self::TE, b"te"),
+                4 => (Self::HOST, b"host"),
+                6 => (Self::EXPECT, b"expect"),
+                7 => (Self::UPGRADE, b"upgrade"),
+                10 => (Self::CONNECTION, b"connection"),
+                14 => (Self::CONTENT_LENGTH, b"content-length"),
+                17 => (Self::TRANSFER_ENCODING, b"transfer-encoding"),
+                _ => continue,
+            };
+            if super::head::eq_ignore_case(n, want) {
+                bits |= bit;
+            }
+        }
+        Names(bits)
+    }
+
+    /// Holds a field of `name` (one of the constants).
+    pub(super) fn has(self, name: u8) -> bool {
+        self.0 & name != 0
+    }
+}
+
 /// `tchar` of RFC 9110 §5.6.2.
 pub(super) fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)

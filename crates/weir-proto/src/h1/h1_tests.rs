@@ -452,6 +452,41 @@ fn connection_tokens_match_whole_and_without_case() {
 }
 
 #[test]
+fn the_fields_framing_reads_are_found_in_one_pass() {
+    use super::framing::Names;
+    let hs: Vec<Header> = [
+        "User-Agent",
+        "HOST",
+        "Content-length",
+        "te",
+        "X-Upgrade",
+        "Connection",
+        "Transfer-Encodinq",
+    ]
+    .iter()
+    .map(|n| Header::new(n, b"x"))
+    .collect();
+    let n = Names::of(&hs);
+    for (bit, want) in [
+        (Names::HOST, true),
+        (Names::CONTENT_LENGTH, true),
+        (Names::TE, true),
+        (Names::CONNECTION, true),
+        (Names::UPGRADE, false),
+        (Names::EXPECT, false),
+        (Names::TRANSFER_ENCODING, false),
+    ] {
+        assert_eq!(n.has(bit), want, "bit {bit}");
+    }
+    // A head without them skips the rules, and is read the same: the
+    // length of a POST with only Transfer-Encoding, keep-alive without
+    // Connection.
+    let r = ok("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n");
+    assert_eq!((r.framing, r.keep_alive), (Framing::Chunked, true));
+    assert!(!ok("GET / HTTP/1.1\r\nhost: a\r\ncOnnection: close\r\n\r\n").keep_alive);
+}
+
+#[test]
 fn written_heads_parse_again_canonical_and_the_same() {
     let accepted = [
         "GET / HTTP/1.1\nHost: a\nX: a\n\n",

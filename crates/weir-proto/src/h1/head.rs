@@ -3,7 +3,8 @@
 // Indexing still to be made checked (`get`) here: every index is within a length httparse returned.
 #![allow(clippy::indexing_slicing)]
 
-use super::{authority, framing, Framing, H1Error};
+use super::framing::{self, Names};
+use super::{authority, Framing, H1Error};
 use std::mem::MaybeUninit;
 
 /// Size limits (HAProxy: `tune.bufsize`, `tune.http.maxhdr`).
@@ -519,12 +520,25 @@ pub fn request_head(
         headers,
     } = parts;
     let (method, minor) = (&*method, *minor);
-    canonical &= !framing::single_host(headers).map_err(H1Error::BadRequest)?;
-    canonical &= !framing::te_trailers_only(headers);
+    // (The rules below remove or merge fields only of their own names.)
+    let names = Names::of(headers);
+    if names.has(Names::HOST) {
+        canonical &= !framing::single_host(headers).map_err(H1Error::BadRequest)?;
+    }
+    if names.has(Names::TE) {
+        canonical &= !framing::te_trailers_only(headers);
+    }
     canonical &= !check_authority(method, uri, headers, limits.relaxed_target)?;
-    let cl = framing::content_length(headers).map_err(H1Error::BadRequest)?;
+    let cl = match names.has(Names::CONTENT_LENGTH) {
+        true => framing::content_length(headers).map_err(H1Error::BadRequest)?,
+        false => None,
+    };
+    let coding = match names.has(Names::TRANSFER_ENCODING) {
+        true => framing::request_coding(headers)?,
+        false => framing::RequestCoding::Absent,
+    };
     let mut close_after = false;
-    let framing = match framing::request_coding(headers)? {
+    let framing = match coding {
         framing::RequestCoding::Chunked {
             canonical: te_canonical,
         } => {
@@ -572,17 +586,23 @@ pub fn request_head(
     }
     // RFC 6455 §4.1: a WebSocket handshake carries its key (haproxy 2.6
     // answers 400 to one without).
-    if websocket_upgrade(headers) && !headers.iter().any(|h| h.is("sec-websocket-key")) {
+    let connection = names.has(Names::CONNECTION);
+    if connection
+        && names.has(Names::UPGRADE)
+        && websocket_upgrade(headers)
+        && !headers.iter().any(|h| h.is("sec-websocket-key"))
+    {
         return Err(H1Error::BadRequest(
             "a WebSocket upgrade without Sec-WebSocket-Key",
         ));
     }
     let keep_alive = if minor == 0 {
-        connection_has(headers, "keep-alive")
+        connection && connection_has(headers, "keep-alive")
     } else {
-        !connection_has(headers, "close")
+        !(connection && connection_has(headers, "close"))
     };
     let expect_continue = minor == 1
+        && names.has(Names::EXPECT)
         && headers
             .iter()
             .any(|h| h.is("expect") && h.value().eq_ignore_ascii_case(b"100-continue"));
@@ -668,8 +688,15 @@ pub fn response_head(
         minor,
         mut headers,
     } = parts;
-    let cl = framing::content_length(&headers).map_err(H1Error::BadResponse)?;
-    let chunked = framing::response_chunked(&headers).map_err(H1Error::BadResponse)?;
+    let names = Names::of(&headers);
+    let cl = match names.has(Names::CONTENT_LENGTH) {
+        true => framing::content_length(&headers).map_err(H1Error::BadResponse)?,
+        false => None,
+    };
+    let chunked = match names.has(Names::TRANSFER_ENCODING) {
+        true => framing::response_chunked(&headers).map_err(H1Error::BadResponse)?,
+        false => None,
+    };
     if chunked.is_some() && cl.is_some() {
         // Transfer-Encoding wins (RFC 9112 §6.3): the length goes.
         headers.retain(|h| !h.is("content-length"));
@@ -703,11 +730,12 @@ pub fn response_head(
             },
         }
     };
+    let connection = names.has(Names::CONNECTION);
     let keep_alive = framing != Framing::UntilClose
         && if minor == 0 {
-            connection_has(&headers, "keep-alive")
+            connection && connection_has(&headers, "keep-alive")
         } else {
-            !connection_has(&headers, "close")
+            !(connection && connection_has(&headers, "close"))
         };
     Ok(ResponseHead {
         status,

@@ -419,13 +419,20 @@ pub async fn timed_after<F: std::future::Future>(
     };
     let start = crate::clock::now();
     let mut fut = std::pin::pin!(fut);
+    let mut timer = crate::timers::Lease::default();
     loop {
         let from = seen.last().map_or(start, |l| l.max(start));
         let deadline = from.checked_add(t).unwrap_or(from);
-        match tokio::time::timeout_at(deadline, fut.as_mut()).await {
-            Ok(v) => return Some(v),
-            Err(_) if seen.last().is_some_and(|l| l > from) => {}
-            Err(_) => return None,
+        let waited = std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(v) = fut.as_mut().poll(cx) {
+                return std::task::Poll::Ready(Some(v));
+            }
+            timer.poll_until(deadline, cx).map(|()| None)
+        });
+        match waited.await {
+            Some(v) => return Some(v),
+            None if seen.last().is_some_and(|l| l > from) => {}
+            None => return None,
         }
     }
 }

@@ -80,15 +80,22 @@ fn with_pool<R>(f: impl FnOnce(&mut Pool) -> R) -> R {
 /// connection must be silent). Costs a system call only when the event
 /// loop saw the socket become readable.
 pub fn alive<I: Io + ?Sized>(c: &I) -> bool {
-    let mut cx = Context::from_waker(Waker::noop());
-    match c.poll_read_ready(&mut cx) {
-        Poll::Pending => true,
-        Poll::Ready(Err(_)) => false,
-        Poll::Ready(Ok(())) => {
-            let mut b = [0u8; 1];
-            matches!(c.try_recv(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    let readable = match c.transport().and_then(Conn::seen_readable) {
+        Some(r) => r,
+        None => {
+            let mut cx = Context::from_waker(Waker::noop());
+            match c.poll_read_ready(&mut cx) {
+                Poll::Pending => false,
+                Poll::Ready(Err(_)) => return false,
+                Poll::Ready(Ok(())) => true,
+            }
         }
+    };
+    if !readable {
+        return true;
     }
+    let mut b = [0u8; 1];
+    matches!(c.try_recv(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
 }
 
 /// Takes a live idle connection to server `srv` of backend `be` of
