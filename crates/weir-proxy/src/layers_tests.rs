@@ -10,7 +10,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "base",
         &[
-            "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log",
+            "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log", "timers",
         ],
     ),
     (
@@ -80,6 +80,11 @@ const STATICS: &[(&str, &str, &str)] = &[
         "clock.rs",
         "CACHE",
         "the thread's cached clock (one read per loop turn)",
+    ),
+    (
+        "timers.rs",
+        "STOCK",
+        "the thread's timers kept for reuse (worker threads)",
     ),
     (
         "forward.rs",
