@@ -1,7 +1,8 @@
 //! Timers kept for reuse: a wait under a timeout takes a tokio `Sleep`
-//! from its thread's stock and moves its deadline on, instead of making a
-//! timer, entering it in the runtime's timer wheel and taking it out again
-//! for each wait (about 500 instructions a keep-alive request). A stocked
+//! from its thread's stock, only once it has to wait, and moves its
+//! deadline on, instead of making a timer for each wait (even one that
+//! never waits), entering it in the runtime's timer wheel and taking it out
+//! again (about 1,000 instructions a keep-alive request). A stocked
 //! timer stays in the wheel; moving its deadline later, the common case
 //! (the same timeout from a later now), is one atomic store, and the wheel
 //! files it again only when the old deadline comes. A timer that fired in
