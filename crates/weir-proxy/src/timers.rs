@@ -63,6 +63,20 @@ impl Lease {
         t.as_mut().poll(cx)
     }
 
+    /// Polls `fut`, then (when it is not done) the timer for `deadline`:
+    /// `Ready(None)` once the deadline passed first.
+    pub fn poll_within<F: Future>(
+        &mut self,
+        fut: Pin<&mut F>,
+        deadline: Instant,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<F::Output>> {
+        if let Poll::Ready(v) = fut.poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        self.poll_until(deadline, cx).map(|()| None)
+    }
+
     /// Holds a timer now.
     pub fn armed(&self) -> bool {
         self.0.is_some()
@@ -121,52 +135,59 @@ mod tests {
         Duration::from_millis(n)
     }
 
+    /// Arms a lease for `deadline` and ends it: its timer goes to the stock.
+    fn stock_one(deadline: Instant) {
+        let mut a = Lease::default();
+        assert!(pending_wait(&mut a, deadline).is_pending());
+        assert!(a.armed());
+    }
+
+    /// Waits on `lease` until `deadline`; false if that took 20 s.
+    async fn ends_by(lease: &mut Lease, deadline: Instant) -> bool {
+        let wait = poll_fn(|cx| lease.poll_until(deadline, cx));
+        tokio::time::timeout(Duration::from_secs(20), wait)
+            .await
+            .is_ok()
+    }
+
     #[tokio::test]
     async fn a_lent_timer_comes_back_and_serves_a_later_deadline() {
         let _stock = enable();
-        let mut a = Lease::default();
-        assert!(pending_wait(&mut a, Instant::now() + ms(30)).is_pending());
-        assert!(a.armed());
-        drop(a);
+        stock_one(Instant::now() + ms(30));
         assert_eq!(stocked(), 1);
         // Reused for a later deadline: it waits until then, not the old one.
         let mut b = Lease::default();
         let until = Instant::now() + ms(200);
         assert!(pending_wait(&mut b, until).is_pending());
         assert_eq!(stocked(), 0);
-        poll_fn(|cx| b.poll_until(until, cx)).await;
+        assert!(ends_by(&mut b, until).await);
         assert!(Instant::now() >= until);
     }
 
     #[tokio::test]
     async fn a_timer_that_fired_in_stock_waits_again_when_reused() {
         let _stock = enable();
-        let mut a = Lease::default();
         let first = Instant::now() + ms(10);
-        assert!(pending_wait(&mut a, first).is_pending());
-        drop(a);
+        stock_one(first);
         // Its deadline passes while it is stocked.
         tokio::time::sleep_until(first + ms(20)).await;
         let mut b = Lease::default();
         let until = Instant::now() + ms(100);
         assert!(pending_wait(&mut b, until).is_pending());
-        poll_fn(|cx| b.poll_until(until, cx)).await;
+        assert!(ends_by(&mut b, until).await);
         assert!(Instant::now() >= until);
     }
 
     #[tokio::test]
     async fn a_deadline_earlier_than_the_stocked_timers_is_kept() {
         let _stock = enable();
-        let mut a = Lease::default();
-        assert!(pending_wait(&mut a, Instant::now() + Duration::from_secs(100)).is_pending());
-        drop(a);
+        stock_one(Instant::now() + Duration::from_secs(100));
         let mut b = Lease::default();
         let sooner = Instant::now() + ms(50);
-        let waited = tokio::time::timeout(
-            Duration::from_secs(20),
-            poll_fn(|cx| b.poll_until(sooner, cx)),
+        assert!(
+            ends_by(&mut b, sooner).await,
+            "the earlier deadline was not kept"
         );
-        assert!(waited.await.is_ok(), "the earlier deadline was not kept");
         assert!(Instant::now() >= sooner);
     }
 
@@ -175,11 +196,31 @@ mod tests {
         let mut a = Lease::default();
         assert!(pending_wait(&mut a, Instant::now() + Duration::from_secs(100)).is_pending());
         let sooner = Instant::now() + ms(30);
-        let waited = tokio::time::timeout(
-            Duration::from_secs(20),
-            poll_fn(|cx| a.poll_until(sooner, cx)),
+        assert!(
+            ends_by(&mut a, sooner).await,
+            "the lease kept its first deadline"
         );
-        assert!(waited.await.is_ok(), "the lease kept its first deadline");
+    }
+
+    #[tokio::test]
+    async fn a_wait_takes_no_timer_when_its_future_is_ready() {
+        let _stock = enable();
+        let mut a = Lease::default();
+        let mut done = std::pin::pin!(std::future::ready(7));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let far = Instant::now() + Duration::from_secs(100);
+        assert_eq!(
+            a.poll_within(done.as_mut(), far, &mut cx),
+            Poll::Ready(Some(7))
+        );
+        assert!(!a.armed());
+        // A future that never ends gives way to the deadline.
+        let mut never = std::pin::pin!(std::future::pending::<()>());
+        let soon = Instant::now() + ms(20);
+        assert_eq!(
+            poll_fn(|cx| a.poll_within(never.as_mut(), soon, cx)).await,
+            None
+        );
     }
 
     #[tokio::test]

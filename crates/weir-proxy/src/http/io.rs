@@ -162,12 +162,7 @@ impl<F: std::future::Future> std::future::Future for Timed<F> {
                 inner,
                 deadline,
                 timer,
-            } => {
-                if let std::task::Poll::Ready(v) = inner.poll(cx) {
-                    return std::task::Poll::Ready(Some(v));
-                }
-                timer.poll_until(*deadline, cx).map(|()| None)
-            }
+            } => timer.poll_within(inner, *deadline, cx),
             TimedProj::Unbounded { inner } => inner.poll(cx).map(Some),
         }
     }
@@ -423,12 +418,7 @@ pub async fn timed_after<F: std::future::Future>(
     loop {
         let from = seen.last().map_or(start, |l| l.max(start));
         let deadline = from.checked_add(t).unwrap_or(from);
-        let waited = std::future::poll_fn(|cx| {
-            if let std::task::Poll::Ready(v) = fut.as_mut().poll(cx) {
-                return std::task::Poll::Ready(Some(v));
-            }
-            timer.poll_until(deadline, cx).map(|()| None)
-        });
+        let waited = std::future::poll_fn(|cx| timer.poll_within(fut.as_mut(), deadline, cx));
         match waited.await {
             Some(v) => return Some(v),
             None if seen.last().is_some_and(|l| l > from) => {}
