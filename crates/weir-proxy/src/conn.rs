@@ -110,7 +110,10 @@ pub fn apply_sockopts(tcp: Option<&TcpStream>, o: &mut SockOpts) {
 impl Conn {
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self {
-            Conn::Tcp(s) => s.poll_read_ready(cx),
+            Conn::Tcp(s) => {
+                std::task::ready!(self.poll_stalled(cx))?;
+                s.poll_read_ready(cx)
+            }
             Conn::Unix(s) => s.poll_read_ready(cx),
             Conn::Tls(t) => t.poll_read_ready(cx),
         }
@@ -131,7 +134,10 @@ impl Conn {
     }
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Conn::Tcp(s) => s.try_write(buf),
+            Conn::Tcp(s) => {
+                self.held_out()?;
+                s.try_write(buf)
+            }
             Conn::Unix(s) => s.try_write(buf),
             Conn::Tls(t) => t.try_write(buf),
         }
@@ -144,6 +150,9 @@ impl Conn {
         interest: Interest,
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
+        if interest.is_writable() {
+            self.held_out()?;
+        }
         match self {
             Conn::Tcp(s) => s.try_io(interest, f),
             Conn::Unix(s) => s.try_io(interest, f),
@@ -165,6 +174,7 @@ impl Conn {
     /// Sends a FIN (half-close; after close_notify under TLS); the read
     /// side stays open.
     pub fn shutdown_write(&self) -> io::Result<()> {
+        self.held_out()?;
         match self {
             Conn::Tcp(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
             Conn::Unix(s) => socket2::SockRef::from(s).shutdown(std::net::Shutdown::Write),
@@ -207,15 +217,60 @@ impl Conn {
             t.close_notify();
         }
     }
-    /// Encrypted bytes wait in the TLS layer for room in the socket.
+    /// Bytes taken wait to be written: encrypted in the TLS layer for room
+    /// in the socket, or held to the end of the pass ([`crate::sendq`]).
     pub fn has_pending(&self) -> bool {
-        matches!(self, Conn::Tls(t) if t.has_pending())
+        match self {
+            Conn::Tls(t) => t.has_pending(),
+            Conn::Tcp(s) => crate::sendq::holds(s.as_raw_fd()),
+            Conn::Unix(_) => false,
+        }
     }
-    /// Sends what waits in the TLS layer; `WouldBlock` when some remains.
+    /// Sends what waits ([`Conn::has_pending`]); `WouldBlock` when some
+    /// remains.
     pub fn try_flush(&self) -> io::Result<()> {
         match self {
             Conn::Tls(t) => t.try_flush(),
-            _ => Ok(()),
+            _ => self.held_out(),
+        }
+    }
+    /// Writes the bytes held for this socket to the end of the pass
+    /// ([`crate::sendq`]) before anything else; `WouldBlock` when some
+    /// remain.
+    fn held_out(&self) -> io::Result<()> {
+        let Conn::Tcp(s) = self else {
+            return Ok(());
+        };
+        let fd = s.as_raw_fd();
+        crate::sendq::push_out(fd, |b| {
+            s.try_io(Interest::WRITABLE, || crate::splice::write_fd(fd, b))
+        })
+    }
+    /// Before a wait to read: writes what the end of the pass could not
+    /// (the peer may answer only once it has it), waiting for room.
+    fn poll_stalled(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Conn::Tcp(s) = self else {
+            return Poll::Ready(Ok(()));
+        };
+        let fd = s.as_raw_fd();
+        if !crate::sendq::stalled(fd) {
+            return Poll::Ready(Ok(()));
+        }
+        loop {
+            match self.held_out() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                r => return Poll::Ready(r),
+            }
+            std::task::ready!(s.poll_write_ready(cx))?;
+        }
+    }
+    /// Holds `bytes`, a plain TCP socket's small send, to the end of the
+    /// pass ([`crate::sendq`]); false when they must be written now.
+    /// Nothing to send is held at once.
+    pub fn hold(&self, bytes: &[u8], task: &std::task::Waker) -> bool {
+        match self {
+            Conn::Tcp(s) => bytes.is_empty() || crate::sendq::hold(s.as_raw_fd(), bytes, task),
+            Conn::Unix(_) | Conn::Tls(_) => false,
         }
     }
     /// Waits until the TLS layer has sent everything it holds.
@@ -370,6 +425,54 @@ impl AsRawFd for Conn {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Unix(s) => s.as_raw_fd(),
             Conn::Tls(t) => t.io().as_raw_fd(),
+        }
+    }
+}
+
+/// A closing socket's held bytes are written as far as they go, and
+/// forgotten before its descriptor can name another socket.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Conn::Tcp(s) = self {
+            crate::sendq::settle(s.as_raw_fd());
+        }
+    }
+}
+
+/// A connection's transport, out of it (a [`Conn`] cannot be taken apart
+/// by a pattern, since it has a `Drop`).
+pub enum Parts {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Box<crate::tls::TlsStream>),
+}
+
+impl Conn {
+    /// Its transport, its held bytes written first as far as they go.
+    #[allow(unsafe_code)]
+    pub fn into_parts(self) -> Parts {
+        if let Conn::Tcp(s) = &self {
+            crate::sendq::settle(s.as_raw_fd());
+        }
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again, so the one field
+        // read out of it has a single owner.
+        unsafe {
+            match &*me {
+                Conn::Tcp(s) => Parts::Tcp(std::ptr::read(s)),
+                Conn::Unix(s) => Parts::Unix(std::ptr::read(s)),
+                Conn::Tls(t) => Parts::Tls(std::ptr::read(t)),
+            }
+        }
+    }
+}
+
+impl From<Parts> for Conn {
+    fn from(p: Parts) -> Conn {
+        match p {
+            Parts::Tcp(s) => Conn::Tcp(s),
+            Parts::Unix(s) => Conn::Unix(s),
+            Parts::Tls(t) => Conn::Tls(t),
         }
     }
 }

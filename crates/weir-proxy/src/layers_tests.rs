@@ -10,7 +10,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "base",
         &[
-            "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log", "timers",
+            "alloc", "clock", "cut", "ids", "sys", "term", "splice", "log", "timers", "sendq",
         ],
     ),
     (
@@ -85,6 +85,11 @@ const STATICS: &[(&str, &str, &str)] = &[
         "timers.rs",
         "STOCK",
         "the thread's timers kept for reuse (worker threads)",
+    ),
+    (
+        "sendq.rs",
+        "QUEUE",
+        "the thread's sends held to the end of its pass (worker threads)",
     ),
     (
         "forward.rs",

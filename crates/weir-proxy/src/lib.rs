@@ -37,6 +37,7 @@ mod peers;
 pub mod profile;
 pub mod rates;
 mod runtime;
+pub mod sendq;
 pub mod session;
 #[allow(unsafe_code)]
 pub mod sessions;

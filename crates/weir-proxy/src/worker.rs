@@ -56,6 +56,8 @@ pub fn run_thread(
     rt.block_on(async move {
         // Reused timers, given back before the runtime ends.
         let _timers = crate::timers::enable();
+        // Sends held to the end of a pass, written together.
+        tokio::spawn(crate::sendq::enable());
         // This thread's own Lua state (`lua-load-per-thread`).
         crate::lua::enter_thread(&sh, id);
         let mut tasks = Vec::new();

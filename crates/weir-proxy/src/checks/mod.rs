@@ -177,30 +177,25 @@ impl Dial<'_> {
                 return Err(err("Socket error", "SOCKS4 Proxy deny the request".into()));
             }
         }
-        let stream = match (self.proxy, stream) {
-            (Some(v), Conn::Tcp(mut c)) => {
-                let (Ok(src), Ok(dst)) = (c.local_addr(), c.peer_addr()) else {
-                    return Err(err("Layer4 connection problem", String::new()));
-                };
-                // A check's own connection: a v2 header says LOCAL (with
-                // the TLVs of no client) unless `pp2-never-send-local`.
-                let ps = match v == weir_config::SendProxy::V1 || self.pp2_proxy {
-                    true => crate::connect::ProxySource {
-                        src: Some(src),
-                        dst: Some(dst),
-                        ..Default::default()
-                    },
-                    false => Default::default(),
-                };
-                let header = crate::connect::proxy_header(v, self.s.proxy_v2, &ps);
-                use tokio::io::AsyncWriteExt;
-                if let Err(e) = c.write_all(&header).await {
-                    return Err(err("Layer4 connection problem", e.to_string()));
-                }
-                Conn::Tcp(c)
+        if let (Some(v), Conn::Tcp(c)) = (self.proxy, &stream) {
+            let (Ok(src), Ok(dst)) = (c.local_addr(), c.peer_addr()) else {
+                return Err(err("Layer4 connection problem", String::new()));
+            };
+            // A check's own connection: a v2 header says LOCAL (with
+            // the TLVs of no client) unless `pp2-never-send-local`.
+            let ps = match v == weir_config::SendProxy::V1 || self.pp2_proxy {
+                true => crate::connect::ProxySource {
+                    src: Some(src),
+                    dst: Some(dst),
+                    ..Default::default()
+                },
+                false => Default::default(),
+            };
+            let header = crate::connect::proxy_header(v, self.s.proxy_v2, &ps);
+            if let Err(e) = stream.send_all(&header).await {
+                return Err(err("Layer4 connection problem", e.to_string()));
             }
-            (_, c) => c,
-        };
+        }
         let (Some(t), Some(h)) = (self.tls, tls) else {
             return Ok(stream);
         };

@@ -170,8 +170,17 @@ impl<F: std::future::Future> std::future::Future for Timed<F> {
 
 /// Writes `bytes` to `dst` within `t`. Most sends complete at once, and
 /// those take no timer (no clock read, no timer-wheel entry): only what the
-/// socket did not take waits under `t`.
+/// socket did not take waits under `t`. A small send on a plain TCP socket
+/// is held to the end of the pass and written with the others
+/// ([`crate::sendq`]).
 pub async fn send(dst: Peer<'_>, bytes: &[u8], t: Option<Duration>) -> Result<(), XferError> {
+    if let Peer::Conn(c) = dst {
+        let hold =
+            |cx: &mut std::task::Context<'_>| std::task::Poll::Ready(c.hold(bytes, cx.waker()));
+        if std::future::poll_fn(hold).await {
+            return Ok(());
+        }
+    }
     let mut rest = bytes;
     while !rest.is_empty() {
         match dst.try_send(rest) {

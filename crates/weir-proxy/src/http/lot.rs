@@ -11,7 +11,7 @@
 
 use super::idle::Wheel;
 use super::Asleep;
-use crate::conn::Conn;
+use crate::conn::{Conn, Parts};
 use crate::session::Accepted;
 use crate::state::FrontendId;
 use crate::state::Shared;
@@ -55,21 +55,25 @@ impl Plain {
     /// cannot sleep (HTTP/2, or TLS bytes waiting to be sent), `Ok(Err)`
     /// when deregistering failed (the socket is closed then).
     fn from_conn(c: Conn) -> Result<std::io::Result<Plain>, Conn> {
-        let (io, tls) = match c {
-            Conn::Tls(t) if !t.has_pending() => {
+        if c.has_pending() {
+            return Err(c);
+        }
+        let (io, tls) = match c.into_parts() {
+            Parts::Tls(t) => {
                 let (io, d) = t.into_dormant();
-                (io, Some(d))
+                (io.into_parts(), Some(d))
             }
-            c => (c, None),
+            p => (p, None),
         };
         let sock = match io {
-            Conn::Tcp(s) => s.into_std().map(Sock::Tcp),
-            Conn::Unix(s) => s.into_std().map(Sock::Unix),
+            Parts::Tcp(s) => s.into_std().map(Sock::Tcp),
+            Parts::Unix(s) => s.into_std().map(Sock::Unix),
             other => {
+                let other = Conn::from(other);
                 return Err(match tls {
                     Some(d) => Conn::Tls(Box::new(crate::tls::TlsStream::from_dormant(other, *d))),
                     None => other,
-                })
+                });
             }
         };
         Ok(sock.map(|sock| Plain { sock, tls }))

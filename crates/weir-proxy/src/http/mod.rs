@@ -257,6 +257,12 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
                     }
                 }
                 idle::Woke::Readable => {}
+                // A client that has not read its last answer for so long
+                // keeps its task (a sleeping socket holds no bytes).
+                idle::Woke::Sleep if client.has_pending() => {
+                    ss.may_sleep = false;
+                    continue;
+                }
                 idle::Woke::Sleep => {
                     return Some(Asleep {
                         count: ss.count,
@@ -296,6 +302,11 @@ async fn run(mut ss: Session<'_>, mut idle_since: Instant) -> Option<Asleep> {
     }
     if let Some(h) = ss.held.take() {
         park(sh, *h);
+    }
+    // What the last answer left held is sent before the connection closes.
+    if client.has_pending() {
+        let t = sh.proxy(sh.frontend(ss.fe_idx).proxy).timeouts.client;
+        let _ = io::timed(t, crate::conn::flush(&client)).await;
     }
     None
 }

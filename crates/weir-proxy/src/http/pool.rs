@@ -187,6 +187,11 @@ pub fn put(
     source_addr: Option<SocketAddr>,
     proven: bool,
 ) {
+    // Bytes held for the end of the pass go now (the connection may be
+    // taken by another thread); one that cannot take them is not idle.
+    if conn.try_flush().is_err() {
+        return;
+    }
     // `pool-max-conn` counts the server's idle connections of every
     // thread, as haproxy's does.
     if slot
