@@ -20,8 +20,11 @@ use std::task::{Context, Poll, Waker};
 
 /// The most bytes a held send carries (a larger one is written at once).
 pub const MOST: usize = 4096;
-/// The most sends a thread holds: one more writes them all.
+/// The most sends a thread holds: one more is written at once.
 const DEPTH: usize = 128;
+/// Descriptors from this one on are never held (the index by descriptor
+/// stays small).
+const FDS: usize = 1 << 20;
 
 struct Held {
     fd: RawFd,
@@ -35,6 +38,8 @@ struct Held {
 #[derive(Default)]
 struct Queue {
     held: Vec<Held>,
+    /// By descriptor: 1 + the place of its held send in `held` (0: none).
+    at: Vec<u16>,
     /// Emptied vectors, for the next held sends.
     spare: Vec<Vec<u8>>,
     /// The writing task, while it waits.
@@ -99,7 +104,12 @@ pub fn holds(fd: RawFd) -> bool {
 
 /// Whether a write of the queue left bytes of `fd`'s for its task.
 pub fn stalled(fd: RawFd) -> bool {
-    let any = |q: &mut Queue| q.stalled > 0 && q.held.iter().any(|h| h.fd == fd && h.stalled);
+    let any = |q: &mut Queue| {
+        q.stalled > 0
+            && q.find(fd)
+                .and_then(|i| q.held.get(i))
+                .is_some_and(|h| h.stalled)
+    };
     with_queue(any).unwrap_or(false)
 }
 
@@ -158,19 +168,34 @@ fn drain(h: &mut Held, mut write: impl FnMut(&[u8]) -> io::Result<usize>) -> io:
 
 impl Queue {
     fn find(&self, fd: RawFd) -> Option<usize> {
-        self.held.iter().position(|h| h.fd == fd)
+        let at = usize::try_from(fd).ok().and_then(|f| self.at.get(f))?;
+        usize::from(*at).checked_sub(1)
+    }
+
+    /// Files the `i`th held send under its descriptor (`i + 1`), or takes
+    /// it out (0).
+    fn file(&mut self, fd: RawFd, place: usize) {
+        if let Some(a) = usize::try_from(fd).ok().and_then(|f| self.at.get_mut(f)) {
+            *a = u16::try_from(place).unwrap_or(0);
+        }
     }
 
     fn hold(&mut self, fd: RawFd, bytes: &[u8], task: &Waker) -> bool {
-        if let Some(h) = self.held.iter_mut().find(|h| h.fd == fd) {
+        if let Some(h) = self.find(fd).and_then(|i| self.held.get_mut(i)) {
             if h.stalled || h.bytes.len() + bytes.len() > MOST {
                 return false;
             }
             h.bytes.extend_from_slice(bytes);
             return true;
         }
+        let Some(f) = usize::try_from(fd).ok().filter(|&f| f < FDS) else {
+            return false;
+        };
         if bytes.len() > MOST || self.held.len() >= DEPTH {
             return false;
+        }
+        if self.at.len() <= f {
+            self.at.resize(f + 1, 0);
         }
         let mut v = self.spare.pop().unwrap_or_default();
         v.extend_from_slice(bytes);
@@ -180,6 +205,7 @@ impl Queue {
             task: task.clone(),
             stalled: false,
         });
+        self.file(fd, self.held.len());
         if !self.due {
             self.due = true;
             if let Some(w) = &self.writer {
@@ -192,6 +218,10 @@ impl Queue {
     /// Drops the `i`th held send, keeping its vector for the next.
     fn forget(&mut self, i: usize) {
         let h = self.held.swap_remove(i);
+        self.file(h.fd, 0);
+        if let Some(moved) = self.held.get(i).map(|m| m.fd) {
+            self.file(moved, i + 1);
+        }
         self.stalled = self.stalled.saturating_sub(usize::from(h.stalled));
         let mut v = h.bytes;
         if self.spare.len() < DEPTH && v.capacity() <= MOST * 2 {

@@ -155,3 +155,24 @@ fn the_ending_runtime_writes_what_is_held() {
     assert!(!c.has_pending());
     assert_eq!(read_n(&mut peer, 4), b"last");
 }
+
+#[tokio::test]
+async fn each_socket_keeps_its_own_held_bytes() {
+    tokio::spawn(enable());
+    let (a, mut pa) = pair().await;
+    let (b, mut pb) = pair().await;
+    let (c, mut pc) = pair().await;
+    assert!(hold_on(&a, b"a1").await);
+    assert!(hold_on(&b, b"b1").await);
+    assert!(hold_on(&c, b"c1").await);
+    // The first goes out early: the others stay held, each its own.
+    assert_eq!(a.try_send(b"a2").expect("send"), 2);
+    assert!(!a.has_pending() && b.has_pending() && c.has_pending());
+    assert!(hold_on(&c, b"c2").await);
+    assert!(hold_on(&b, b"b2").await);
+    tokio::task::yield_now().await;
+    assert!(!b.has_pending() && !c.has_pending());
+    assert_eq!(read_n(&mut pa, 4), b"a1a2");
+    assert_eq!(read_n(&mut pb, 4), b"b1b2");
+    assert_eq!(read_n(&mut pc, 4), b"c1c2");
+}
