@@ -43,9 +43,9 @@ fn tcp_sink() -> (u16, Arc<Mutex<Vec<String>>>) {
     (port, lines)
 }
 
-/// Runs the messages through `start`'s relay; each target's messages,
-/// sorted.
-fn relayed(start: impl Fn(&str, u16) -> Box<dyn std::any::Any>) -> Vec<Vec<String>> {
+/// Runs the messages through `start`'s relay (`who`, named when it fails);
+/// each target's messages, sorted.
+fn relayed(who: &str, start: impl Fn(&str, u16) -> Box<dyn std::any::Any>) -> Vec<Vec<String>> {
     let sinks: Vec<Syslog> = (0..5).map(|_| Syslog::start()).collect();
     let (ring_port, ring_lines) = tcp_sink();
     let (udp_in, tcp_in) = (free_udp_port(), free_port());
@@ -72,7 +72,7 @@ fn relayed(start: impl Fn(&str, u16) -> Box<dyn std::any::Any>) -> Vec<Vec<Strin
     let mut got = Vec::new();
     for (i, want) in COUNTS.iter().enumerate() {
         let lines = wait_for(
-            &format!("{want} messages at target {i}"),
+            &format!("{want} messages from {who} at target {i}"),
             Duration::from_secs(10),
             || {
                 let l = match sinks.get(i) {
@@ -100,8 +100,10 @@ fn free_udp_port() -> u16 {
 #[test]
 fn messages_are_relayed_as_haproxy_relays_them() {
     Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
-    let theirs = relayed(|cfg, port| Box::new(Haproxy::start(cfg, port).unwrap()));
-    let mine = relayed(|cfg, port| Box::new(Weir::start(cfg, port)));
+    let theirs = relayed("haproxy", |cfg, port| {
+        Box::new(Haproxy::start(cfg, port).unwrap())
+    });
+    let mine = relayed("weir", |cfg, port| Box::new(Weir::start(cfg, port)));
     for (i, (m, t)) in mine.iter().zip(&theirs).enumerate() {
         assert_eq!(m, t, "target {i}");
     }
