@@ -52,7 +52,8 @@ pub(crate) struct Plain {
 
 impl Plain {
     /// Takes a connection out of the event loop; `Err` gives back one that
-    /// cannot sleep (HTTP/2, or TLS bytes waiting to be sent), `Ok(Err)`
+    /// cannot sleep (HTTP/2, or bytes waiting to be sent: in the TLS
+    /// layer, or held to the end of the pass), `Ok(Err)`
     /// when deregistering failed (the socket is closed then).
     fn from_conn(c: Conn) -> Result<std::io::Result<Plain>, Conn> {
         if c.has_pending() {
