@@ -288,6 +288,11 @@ pub fn run_response_from<'p>(
             } else {
                 &px.http_response
             };
+            if rules.is_empty() {
+                // Nothing to run (most proxies): only whose rules ran last.
+                vars.rules_of(tmpl.sh, px);
+                continue;
+            }
             match run_response(rules, px, res, vars, tmpl, dirty, room, from) {
                 Ok(Some(r)) => return ResOutcome::Done(Some(r)),
                 Ok(None) => {}
