@@ -253,12 +253,12 @@ pub trait Ctx {
     }
     /// The stick table named `name` (a proxy's, or `<peers>/<table>`), or
     /// with `None` the current proxy's.
-    fn stick_table(&self, _name: Option<&str>) -> Option<std::sync::Arc<weir_stick::Table>> {
+    fn stick_table(&self, _name: Option<&str>) -> Option<&std::sync::Arc<weir_stick::Table>> {
         None
     }
     /// The entry tracked counter `slot` holds (the stream's, else the
     /// session's).
-    fn tracked(&self, _slot: usize) -> Option<crate::stick::TrackedEntry> {
+    fn tracked(&self, _slot: usize) -> Option<&weir_stick::Tracker> {
         None
     }
     /// The cache the response came from (`res.cache_hit`), if it did.

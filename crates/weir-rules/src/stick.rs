@@ -364,15 +364,16 @@ pub fn fetch(f: &StickFetch, ctx: &dyn Ctx) -> Option<Sample> {
             }))
         }
         From::Slot(n) => {
-            let Some((tt, te)) = ctx.tracked(n) else {
+            let Some(tr) = ctx.tracked(n) else {
                 return (f.what == What::Tracked).then_some(Sample::Bool(false));
             };
+            let te = tr.entry();
             match f.table.as_deref() {
-                None => read(&tt, &te, f.what),
+                None => read(tr.table(), te, f.what),
                 Some(name) => {
                     let t = ctx.stick_table(Some(name))?;
                     match t.lookup(te.key()) {
-                        Some(e) => read(&t, &e, f.what),
+                        Some(e) => read(t, &e, f.what),
                         None => Some(missing(f.what)),
                     }
                 }
@@ -387,7 +388,7 @@ pub fn fetch(f: &StickFetch, ctx: &dyn Ctx) -> Option<Sample> {
                 t.lookup(&key)
             };
             match e {
-                Some(e) => read(&t, &e, f.what),
+                Some(e) => read(t, &e, f.what),
                 None => Some(missing(f.what)),
             }
         }
@@ -399,7 +400,7 @@ pub fn convert(c: &StickConv, s: &Sample, ctx: &dyn Ctx) -> Option<Sample> {
     let t = ctx.stick_table(Some(&c.table))?;
     let key = key_of(t.def().key, s)?;
     match t.lookup(&key) {
-        Some(e) => read(&t, &e, c.what),
+        Some(e) => read(t, &e, c.what),
         None => match c.what {
             What::Expire | What::Idle => c.default.map(Sample::Int),
             w => Some(missing(w)),
@@ -527,9 +528,6 @@ pub fn parse_action(
     })())
 }
 
-/// The table and entry a tracked counter holds.
-pub type TrackedEntry = (Arc<Table>, Arc<Entry>);
-
 /// A `track-sc*` the rules decided: the runtime starts it on the
 /// stream's or the session's counters.
 #[derive(Debug)]
@@ -557,13 +555,13 @@ pub fn act(a: &StickAction, ctx: &dyn Ctx) -> Option<TrackReq> {
             let key = key_of(table.def().key, &key.eval(ctx)?)?;
             Some(TrackReq {
                 slot: *slot,
-                table,
+                table: table.clone(),
                 key,
             })
         }
         StickAction::IncGpc { idx, slot } => {
-            let (t, e) = ctx.tracked(*slot)?;
-            t.inc_gpc(&e, *idx);
+            let t = ctx.tracked(*slot)?;
+            t.table().inc_gpc(t.entry(), *idx);
             None
         }
         StickAction::AddGpc {
@@ -571,8 +569,8 @@ pub fn act(a: &StickAction, ctx: &dyn Ctx) -> Option<TrackReq> {
             slot,
             value: v,
         } => {
-            let (t, e) = ctx.tracked(*slot)?;
-            t.add_gpc(&e, *idx, value(v)?);
+            let t = ctx.tracked(*slot)?;
+            t.table().add_gpc(t.entry(), *idx, value(v)?);
             None
         }
         StickAction::SetGpt {
@@ -580,8 +578,8 @@ pub fn act(a: &StickAction, ctx: &dyn Ctx) -> Option<TrackReq> {
             slot,
             value: v,
         } => {
-            let (t, e) = ctx.tracked(*slot)?;
-            t.set_gpt(&e, *idx, value(v)?);
+            let t = ctx.tracked(*slot)?;
+            t.table().set_gpt(t.entry(), *idx, value(v)?);
             None
         }
     }

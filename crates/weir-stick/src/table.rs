@@ -57,6 +57,30 @@ impl Event {
             Event::BytesOut(n) => (BytesOutCnt, BytesOutRate, n),
         }
     }
+
+    /// The event's bit in [`Table::counted`].
+    fn bit(self) -> u8 {
+        match self {
+            Event::Conn => 1,
+            Event::Sess => 2,
+            Event::HttpReq => 4,
+            Event::HttpErr => 8,
+            Event::HttpFail => 16,
+            Event::BytesIn(_) => 32,
+            Event::BytesOut(_) => 64,
+        }
+    }
+
+    /// One event of each kind.
+    const ALL: [Event; 7] = [
+        Event::Conn,
+        Event::Sess,
+        Event::HttpReq,
+        Event::HttpErr,
+        Event::HttpFail,
+        Event::BytesIn(0),
+        Event::BytesOut(0),
+    ];
 }
 
 /// One entry: its key, how many streams track it, when it expires and
@@ -106,6 +130,10 @@ pub struct Table {
     /// default).
     pick: hashbrown::DefaultHashBuilder,
     used: AtomicUsize,
+    /// The events whose count or rate the table stores (bits of
+    /// [`Event::bit`]), and where `conn_cur` is: asked on every request.
+    counted: u8,
+    conn_cur: Option<usize>,
     clock: Clock,
     /// Local changes in order, for the peers (kept once the table is
     /// shared: once `on_change` is set).
@@ -138,7 +166,13 @@ fn passed(now: u32, at: u32) -> bool {
 impl Table {
     pub fn new(def: TableDef, clock: Clock) -> Table {
         let hasher = hashbrown::DefaultHashBuilder::default();
+        let counted = Event::ALL
+            .iter()
+            .filter(|&&ev| stores(&def.schema, ev))
+            .fold(0, |bits, ev| bits | ev.bit());
         Table {
+            counted,
+            conn_cur: def.schema.find(DataType::ConnCur, 0),
             def,
             shards: Box::new(std::array::from_fn(|_| Mutex::new(Shard::new()))),
             pick: hasher,
@@ -410,9 +444,9 @@ impl Table {
         self.touch_at(&e, now);
         let s = &self.def.schema;
         let mut vals = e.values();
-        count_in(s, &mut vals, Event::Conn, now);
-        add_at(s, &mut vals, s.find(DataType::ConnCur, 0), 1, now);
-        for &ev in also {
+        add_at(s, &mut vals, self.conn_cur, 1, now);
+        let conn = [Event::Conn];
+        for &ev in conn.iter().chain(also).filter(|ev| self.counts(**ev)) {
             count_in(s, &mut vals, ev, now);
         }
         drop(vals);
@@ -433,14 +467,19 @@ impl Table {
         self.count_all(e, &[ev])
     }
 
+    /// Whether the table stores a count or a rate of `ev`.
+    fn counts(&self, ev: Event) -> bool {
+        self.counted & ev.bit() != 0
+    }
+
     /// Counts each of `evs` on `e` (one lock).
     pub fn count_all(&self, e: &Entry, evs: &[Event]) {
         // Nothing stored for them: no lock, no clock.
-        if !evs.iter().any(|&ev| stores(&self.def.schema, ev)) {
+        if !evs.iter().any(|&ev| self.counts(ev)) {
             return;
         }
         self.update(e, |s, vals, now| {
-            for &ev in evs {
+            for &ev in evs.iter().filter(|ev| self.counts(**ev)) {
                 count_in(s, vals, ev, now);
             }
         })
@@ -677,7 +716,7 @@ impl Tracker {
 
 impl Drop for Tracker {
     fn drop(&mut self) {
-        let now = match self.table.def.schema.find(DataType::ConnCur, 0) {
+        let now = match self.table.conn_cur {
             Some(i) => self.table.update(&self.entry, |_, vals, now| {
                 if let Some(Value::Count(c)) = vals.get_mut(i) {
                     *c = c.saturating_sub(1);

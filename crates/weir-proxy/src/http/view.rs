@@ -53,25 +53,24 @@ pub struct ExCtx<'a> {
 
 /// The stick table `name` names (`None`: the table of the proxy whose
 /// rules run, else `fallback`'s).
-fn table_in(
-    tables: &crate::state::tables::Tables,
+fn table_in<'t>(
+    tables: &'t crate::state::tables::Tables,
     vars: Option<&Vars>,
     fallback: Option<&str>,
     name: Option<&str>,
-) -> Option<std::sync::Arc<weir_stick::Table>> {
+) -> Option<&'t std::sync::Arc<weir_stick::Table>> {
     match name {
-        Some(n) => tables.named(n).cloned(),
+        Some(n) => tables.named(n),
         None => match vars.and_then(|v| v.own_table) {
-            Some(place) => tables.of_place(place).cloned(),
-            None => tables.named(fallback?).cloned(),
+            Some(place) => tables.of_place(place),
+            None => tables.named(fallback?),
         },
     }
 }
 
 /// The entry tracked counter `slot` holds.
-fn tracked_in(vars: Option<&Vars>, slot: usize) -> Option<weir_rules::stick::TrackedEntry> {
-    let t = vars?.track.get(slot)?;
-    Some((t.table().clone(), t.entry().clone()))
+fn tracked_in(vars: Option<&Vars>, slot: usize) -> Option<&weir_stick::Tracker> {
+    vars?.track.get(slot)
 }
 
 /// The `set-var` converter on a view's variables (none: nothing).
@@ -171,11 +170,11 @@ impl Ctx for ExCtx<'_> {
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
     }
-    fn stick_table(&self, name: Option<&str>) -> Option<std::sync::Arc<weir_stick::Table>> {
+    fn stick_table(&self, name: Option<&str>) -> Option<&std::sync::Arc<weir_stick::Table>> {
         let fe = &self.sh.frontend(self.fe_idx).name;
         table_in(&self.sh.tables, self.vars, Some(fe), name)
     }
-    fn tracked(&self, slot: usize) -> Option<weir_rules::stick::TrackedEntry> {
+    fn tracked(&self, slot: usize) -> Option<&weir_stick::Tracker> {
         tracked_in(self.vars, slot)
     }
     fn res_version(&self) -> Option<&str> {
@@ -391,10 +390,10 @@ impl Ctx for L4Ctx<'_> {
     fn utc_offset(&self, secs: i64) -> i64 {
         crate::sys::local_time(secs).6
     }
-    fn stick_table(&self, name: Option<&str>) -> Option<std::sync::Arc<weir_stick::Table>> {
+    fn stick_table(&self, name: Option<&str>) -> Option<&std::sync::Arc<weir_stick::Table>> {
         table_in(self.tables, self.vars, Some(self.frontend), name)
     }
-    fn tracked(&self, slot: usize) -> Option<weir_rules::stick::TrackedEntry> {
+    fn tracked(&self, slot: usize) -> Option<&weir_stick::Tracker> {
         tracked_in(self.vars, slot)
     }
     fn payload(&self) -> Option<(&[u8], bool)> {
