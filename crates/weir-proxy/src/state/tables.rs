@@ -88,7 +88,9 @@ impl Tables {
 /// yet.
 #[derive(Debug, Default)]
 pub struct Trackers {
-    sess: Arc<[Option<Tracker>; SLOTS]>,
+    /// The session's (none made until it tracks one: a request's
+    /// variables are made anew for each exchange).
+    sess: Option<Arc<[Option<Tracker>; SLOTS]>>,
     stream: [Option<Tracker>; SLOTS],
 }
 
@@ -109,7 +111,8 @@ impl Trackers {
 
     /// Every tracked counter: the stream's, then the session's.
     pub fn all(&self) -> impl Iterator<Item = &Tracker> {
-        self.stream.iter().chain(self.sess.iter()).flatten()
+        let sess = self.sess.iter().flat_map(|s| s.iter());
+        self.stream.iter().chain(sess).flatten()
     }
 
     /// Counter `slot`: the stream's, else the session's.
@@ -117,7 +120,7 @@ impl Trackers {
         self.stream
             .get(slot)
             .and_then(Option::as_ref)
-            .or_else(|| self.sess.get(slot).and_then(Option::as_ref))
+            .or_else(|| self.sess.as_ref()?.get(slot)?.as_ref())
     }
 
     /// `track-sc<slot>`: starts tracking `key` in `table` unless the slot
@@ -138,7 +141,7 @@ impl Trackers {
         // The session's counters are shared only once its streams start,
         // after the rule sets that track them.
         let place = if sess {
-            Arc::get_mut(&mut self.sess)?
+            Arc::get_mut(self.sess.get_or_insert_with(Default::default))?
         } else {
             &mut self.stream
         };
@@ -162,6 +165,8 @@ impl Trackers {
 
     /// Ends the stream's counters (its connection leaves `conn_cur`).
     pub fn end_stream(&mut self) {
-        self.stream = Default::default();
+        for t in self.stream.iter_mut().filter(|t| t.is_some()) {
+            *t = None;
+        }
     }
 }
