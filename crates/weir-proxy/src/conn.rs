@@ -171,6 +171,17 @@ impl Conn {
             Conn::Tls(_) => None,
         }
     }
+    /// Whether the event loop has seen the peer end its side (a FIN, as
+    /// `EPOLLRDHUP` tells), asked once without waiting: haproxy knows it
+    /// from the same event that brought the last bytes.
+    pub fn peer_closed(&self) -> bool {
+        let ready = match self {
+            Conn::Tcp(s) => once(s.ready(Interest::READABLE)),
+            Conn::Unix(s) => once(s.ready(Interest::READABLE)),
+            Conn::Tls(t) => return t.io().peer_closed(),
+        };
+        matches!(ready, Some(Ok(r)) if r.is_read_closed())
+    }
     /// Sends a FIN (half-close; after close_notify under TLS); the read
     /// side stays open.
     pub fn shutdown_write(&self) -> io::Result<()> {
@@ -308,6 +319,17 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// `f`'s output if it is ready at its first poll (nothing is woken later:
+/// the future is dropped, and with it what it registered).
+fn once<F: std::future::Future>(f: F) -> Option<F::Output> {
+    let mut f = std::pin::pin!(f);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        Poll::Ready(v) => Some(v),
+        Poll::Pending => None,
     }
 }
 

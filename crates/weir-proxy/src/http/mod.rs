@@ -604,7 +604,13 @@ impl<'a> Session<'a> {
         let (status, term) = match &fail {
             HeadEnd::Timeout => (408, Term::new(Cause::ClientTimeout, State::Request)),
             HeadEnd::Closed => (400, Term::new(Cause::Client, State::Request)),
-            HeadEnd::Invalid(e) => (e.status(), Term::new(Cause::Proxy, State::Request)),
+            HeadEnd::Invalid(e) => {
+                // A client whose end came with its invalid head is the
+                // one blamed (`CR`), as haproxy, which sees both at once.
+                let gone = matches!(self.client, Peer::Conn(c) if c.peer_closed());
+                let cause = if gone { Cause::Client } else { Cause::Proxy };
+                (e.status(), Term::new(cause, State::Request))
+            }
             _ => (0, Term::new(Cause::Client, State::Request)),
         };
         if let HeadEnd::Invalid(e) = &fail {

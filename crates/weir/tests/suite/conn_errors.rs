@@ -45,6 +45,111 @@ fn send_and_close(port: u16, bytes: &[u8]) {
     let _ = c.read_to_end(&mut sink);
 }
 
+/// A head with an invalid field name.
+const BAD_HEAD: &[u8] = b"GET /x HTTP/1.1\r\nBad Header: y\r\n\r\n";
+
+/// Sends `bytes`, reads until the proxy closes, then closes.
+fn answered_then_closed(port: u16, bytes: &[u8]) {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(bytes).unwrap();
+    let mut sink = Vec::new();
+    let _ = c.read_to_end(&mut sink);
+}
+
+/// Sends `bytes` and ends the client's side while the proxy (`pid`) is
+/// stopped, once its event loop watches the connection: it learns both
+/// from one event, as a busy proxy does (haproxy then blames the client,
+/// `CR`).
+fn ended_with(port: u16, bytes: &[u8], pid: i32) {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let client = c.local_addr().unwrap().port();
+    let five = Duration::from_secs(5);
+    // (A socket not yet accepted has no inode.)
+    let accepted = || server_side(port, client).filter(|(_, inode)| *inode != 0);
+    let inode = wait_for("the proxy to accept", five, accepted).1;
+    // Registered, and its first read tried: every thread asleep.
+    wait_for("the proxy to wait on the connection", five, || {
+        (watched(pid, inode) && all_in(pid, 'S')).then_some(())
+    });
+    // SAFETY: signals to a child process this test started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    wait_for("the proxy to stop", five, || all_in(pid, 'T').then_some(()));
+    c.write_all(bytes).unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    // CLOSE_WAIT: the end came into the proxy's socket, after the bytes.
+    wait_for("the end to reach the proxy", five, || {
+        server_side(port, client)
+            .filter(|(st, _)| *st == 8)
+            .map(|_| ())
+    });
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let mut sink = Vec::new();
+    let _ = c.read_to_end(&mut sink);
+}
+
+/// The state and inode of the proxy's side of the connection from client
+/// port `client` to `port` (`/proc/net/tcp`).
+fn server_side(port: u16, client: u16) -> Option<(u8, u64)> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let (local, remote) = (
+        format!("0100007F:{port:04X}"),
+        format!("0100007F:{client:04X}"),
+    );
+    table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(1) == Some(&local.as_str()) && f.get(2) == Some(&remote.as_str())).then(|| {
+            let st = u8::from_str_radix(f.get(3).unwrap_or(&"0"), 16).unwrap_or(0);
+            (st, f.get(9).and_then(|i| i.parse().ok()).unwrap_or(0))
+        })
+    })
+}
+
+/// Whether every thread of process `pid` is in `state` (`S` asleep, `T`
+/// stopped).
+fn all_in(pid: i32, state: char) -> bool {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    tasks
+        .map(|t| std::fs::read_to_string(t.path().join("stat")).unwrap_or_default())
+        .all(|st| {
+            // The state follows the command's closing parenthesis.
+            st.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with(state))
+        })
+}
+
+/// Whether an epoll set of process `pid` holds the socket of `inode`.
+fn watched(pid: i32, inode: u64) -> bool {
+    let want = format!("socket:[{inode}]");
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    let Some(fd) = fds
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy() == want))
+        .find_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+    else {
+        return false;
+    };
+    let infos = std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    infos
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .any(|info| {
+            info.lines().any(|l| {
+                let mut w = l.split_whitespace();
+                w.next() == Some("tfd:") && w.next().and_then(|n| n.parse::<u32>().ok()) == Some(fd)
+            })
+        })
+}
+
 /// The PROXY headers sent, with what each is.
 const HEADERS: &[(&str, &[u8])] = &[
     ("nothing", b""),
@@ -64,9 +169,25 @@ const HEADERS: &[(&str, &[u8])] = &[
     ),
 ];
 
+/// What each case is, in the order [`run_cases`] sends them.
+fn case_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for bind in ["PROXY bind P", "PROXY bind P2"] {
+        names.extend(HEADERS.iter().map(|(what, _)| format!("{bind}: {what}")));
+    }
+    for bind in ["TLS bind T", "TLS bind of legacy"] {
+        names.push(format!("{bind}: closed at once"));
+        names.push(format!("{bind}: plain HTTP"));
+    }
+    names.push("HTTP bind H: invalid header name".into());
+    names.push("HTTP bind H: head cut short by the client".into());
+    names.push("HTTP bind H: invalid header name with the client's end".into());
+    names
+}
+
 /// Sends every case to a proxy's ports; each one's log line has come
 /// before the next is sent (a line per case, in order).
-fn run_cases(p: &Ports, sys: &Syslog) -> Vec<String> {
+fn run_cases(p: &Ports, sys: &Syslog, pid: i32) -> Vec<String> {
     let [pp, tls, plain, pp2, tls2] = p.0;
     let mut cases: Vec<(u16, &[u8])> = Vec::new();
     for port in [pp, pp2] {
@@ -77,11 +198,21 @@ fn run_cases(p: &Ports, sys: &Syslog) -> Vec<String> {
         cases.push((port, b""));
         cases.push((port, b"GET / HTTP/1.1\r\n\r\n"));
     }
-    // HTTP/1 requests that never come whole.
-    cases.push((plain, b"GET /x HTTP/1.1\r\nBad Header: y\r\n\r\n"));
+    // HTTP/1 requests that never come whole (an invalid one is answered
+    // before the client ends its side: the proxy blames itself, `PR`).
+    cases.push((plain, BAD_HEAD));
     cases.push((plain, b"GET /x HTTP/1.1\r\nHost: a\r\n"));
+    cases.push((plain, BAD_HEAD));
+    assert_eq!(cases.len(), case_names().len(), "a case without a name");
+    let last = cases.len() - 1;
     for (i, (port, bytes)) in cases.iter().enumerate() {
-        send_and_close(*port, bytes);
+        if i == last {
+            ended_with(*port, bytes, pid);
+        } else if *bytes == BAD_HEAD {
+            answered_then_closed(*port, bytes);
+        } else {
+            send_and_close(*port, bytes);
+        }
         wait_for(
             &format!("log line {}", i + 1),
             Duration::from_secs(5),
@@ -121,17 +252,19 @@ fn connection_errors_log_as_haproxy_with_and_without_error_log_format() {
     let (wsys, hsys) = (Syslog::start(), Syslog::start());
     let wp = Ports([(); 5].map(|()| free_port()));
     let hp = Ports([(); 5].map(|()| free_port()));
-    let Some(_h) = Haproxy::start(&cfg(hsys.port(), &hp, &crt), hp.0[2]) else {
+    let Some(hx) = Haproxy::start(&cfg(hsys.port(), &hp, &crt), hp.0[2]) else {
         panic!("haproxy is not installed: tests/run installs it");
     };
-    let _w = Weir::start(&cfg(wsys.port(), &wp, &crt), wp.0[2]);
-    let (w, h) = (run_cases(&wp, &wsys), run_cases(&hp, &hsys));
+    let wx = Weir::start(&cfg(wsys.port(), &wp, &crt), wp.0[2]);
+    let w = run_cases(&wp, &wsys, wx.pid());
+    let h = run_cases(&hp, &hsys, hx.pid());
     assert_eq!(w.len(), h.len(), "weir {w:#?}\nhaproxy {h:#?}");
     let diffs: Vec<String> = w
         .iter()
         .zip(&h)
-        .filter(|(a, b)| a != b)
-        .map(|(a, b)| format!("  weir    {a}\n  haproxy {b}"))
+        .zip(case_names())
+        .filter(|((a, b), _)| a != b)
+        .map(|((a, b), what)| format!("  case: {what}\n  weir    {a}\n  haproxy {b}"))
         .collect();
     assert!(diffs.is_empty(), "differences:\n{}", diffs.join("\n"));
     // The format was used, with haproxy's numbers.
@@ -144,4 +277,18 @@ fn connection_errors_log_as_haproxy_with_and_without_error_log_format() {
     assert!(w
         .iter()
         .any(|l| l.contains(" legacy/P2: Truncated PROXY protocol header received")));
+    // An invalid head: `PR` answered before the client's end, `CR` with it.
+    let bad = |st: &str| format!("<Success> {st} {st}-- 400 ");
+    let ends: Vec<bool> = w
+        .iter()
+        .rev()
+        .take(3)
+        .map(|l| l.contains(&bad("CR")))
+        .collect();
+    assert_eq!(ends, [true, true, false], "the last three: {w:#?}");
+    assert!(w
+        .iter()
+        .rev()
+        .nth(2)
+        .is_some_and(|l| l.contains(&bad("PR"))));
 }

@@ -506,6 +506,9 @@ impl Haproxy {
             .into_iter()
             .find(|p| std::path::Path::new(p).exists())
     }
+    pub fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
     /// Starts haproxy on `cfg` and waits until `port` listens; `None` when
     /// haproxy is not installed.
     pub fn start(cfg: &str, port: u16) -> Option<Haproxy> {
