@@ -289,7 +289,8 @@ pub fn run_response_from<'p>(
                 &px.http_response
             };
             if rules.is_empty() {
-                // Nothing to run (most proxies): only whose rules ran last.
+                // No rules (most proxies): the proxy is only noted as the
+                // one whose rules ran last.
                 vars.rules_of(tmpl.sh, px);
                 continue;
             }
