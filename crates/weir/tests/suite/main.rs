@@ -55,6 +55,7 @@ mod nginx_origin;
 mod observe;
 mod package;
 mod peers_interop;
+mod pgo_training;
 mod prometheus;
 mod proxy_protocol;
 mod resolvers;
