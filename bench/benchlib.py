@@ -36,9 +36,13 @@ def free_port():
     return p
 
 
-def wait_port(port, timeout=10):
+def wait_port(port, timeout=10, proc=None):
+    """Waits until `port` accepts; fails at once when `proc` (the process
+    that should listen) has exited."""
     end = time.time() + timeout
     while time.time() < end:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the process meant to listen on {port} exited ({proc.returncode})")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return

@@ -19,10 +19,9 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
-from benchlib import free_port  # noqa: E402
+from benchlib import free_port, wait_port  # noqa: E402
 
 CONFIG = """global
     nbthread 2
@@ -66,20 +65,6 @@ backend rr
 """
 
 
-def wait_port(port, proc, timeout=30):
-    """Waits until `port` accepts (weir instrumented starts slower)."""
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            sys.exit(f"weir exited ({proc.returncode}) before listening on {port}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"port {port} never opened")
-
-
 def certificate(d):
     key, crt = os.path.join(d, "ecdsa.key"), os.path.join(d, "ecdsa.crt")
     subprocess.run(["openssl", "req", "-x509", "-nodes", "-days", "2", "-subj", "/CN=pgo.test",
@@ -106,10 +91,10 @@ def main():
                                "--threads", "1"], stdout=subprocess.DEVNULL)
     proxy = None
     try:
-        wait_port(ports["origin"], origin)
+        wait_port(ports["origin"], proc=origin)
         proxy = subprocess.Popen([weir, "-db", "-q", "-f", cfg], stdout=subprocess.DEVNULL)
         for p in ("web", "tls", "tcp"):
-            wait_port(ports[p], proxy)
+            wait_port(ports[p], timeout=30, proc=proxy)  # instrumented, it starts slower
         web, tls, tcp = (f"127.0.0.1:{ports[p]}" for p in ("web", "tls", "tcp"))
         loads = [
             (["-c", "50", "-d", "4"], f"http://{web}/?s=0"),
@@ -125,7 +110,7 @@ def main():
         out = os.path.join(d, "load.json")
         for args, url in loads:
             subprocess.run([bench, "load", "--quiet", "--json", out] + args + [url], check=True,
-                           stdout=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, timeout=60)
             with open(out) as f:
                 r = json.load(f)
             # A workload that fails trains the error paths: refuse it.
