@@ -110,11 +110,14 @@ fn frontends(
 pub fn stats_socket(s: &weir_config::StatsSocket) -> std::io::Result<Option<Listener>> {
     match listen::expand(&s.addr)? {
         Expanded::Unix(p, abns) => {
-            let l = listen::bind_unix(&p, abns, s.mode, 16)?;
-            if !abns {
-                listen::chown_socket(&p, s.user.as_deref(), s.group.as_deref())?;
-            }
-            Ok(Some(l))
+            let perms = listen::UnixPerms {
+                mode: s.mode,
+                user: s.user.as_deref(),
+                group: s.group.as_deref(),
+            };
+            listen::bind_unix(&p, abns, perms, 16)
+                .map(Some)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{e} [{p}]")))
         }
         Expanded::Tcp(a) => match a.first() {
             Some(addr) => {

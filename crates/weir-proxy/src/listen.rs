@@ -148,49 +148,33 @@ pub fn bind_tcp(
     Ok(Listener::Tcp(sock.into()))
 }
 
-/// Binds a unix (or, with `abstract_ns`, abstract) stream socket; a stale
-/// socket file is replaced, `mode` sets its permissions.
+/// Who a unix socket file belongs to and its permissions: `mode`, `user`
+/// and `group` of a `bind` or `stats socket` line.
+#[derive(Clone, Copy, Default)]
+pub struct UnixPerms<'a> {
+    pub mode: Option<u32>,
+    pub user: Option<&'a str>,
+    pub group: Option<&'a str>,
+}
+
+/// Binds a unix (or, with `abstract_ns`, abstract) stream socket. A path
+/// socket is bound under a temporary name, given its owner and mode, then
+/// renamed over `path`, as haproxy does: whatever was there (a stale
+/// socket, the previous process's live one, a regular file) is replaced at
+/// once, so the path never goes missing during a reload; a directory there
+/// is an error.
 pub fn bind_unix(
     path: &str,
     abstract_ns: bool,
-    mode: Option<u32>,
+    perms: UnixPerms<'_>,
     backlog: u32,
 ) -> io::Result<Listener> {
     let sock = Socket::new(Domain::UNIX, Type::STREAM, None)?;
     sock.set_cloexec(true)?;
-    let addr = if abstract_ns {
-        let mut name = vec![0u8];
-        name.extend_from_slice(path.as_bytes());
-        // SAFETY: a zeroed sockaddr_un is valid; we copy at most its path
-        // capacity and pass the exact length used.
-        unsafe {
-            SockAddr::try_init(|storage, len| {
-                let sun = storage.cast::<libc::sockaddr_un>();
-                (*sun).sun_family = libc::AF_UNIX as libc::sa_family_t;
-                let cap = (*sun).sun_path.len();
-                let n = name.len().min(cap);
-                let path = &mut (*sun).sun_path;
-                for (slot, b) in path.iter_mut().zip(name.iter().take(n)) {
-                    *slot = *b as libc::c_char;
-                }
-                *len = (std::mem::size_of::<libc::sa_family_t>() + n) as libc::socklen_t;
-                Ok(())
-            })?
-            .1
-        }
+    if abstract_ns {
+        sock.bind(&abstract_addr(path)?)?;
     } else {
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            use std::os::unix::fs::FileTypeExt;
-            if meta.file_type().is_socket() {
-                std::fs::remove_file(path)?;
-            }
-        }
-        SockAddr::unix(path)?
-    };
-    sock.bind(&addr)?;
-    if let (Some(m), false) = (mode, abstract_ns) {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m))?;
+        bind_path(&sock, path, perms)?;
     }
     sock.listen(backlog.clamp(1, i32::MAX as u32) as i32)?;
     sock.set_nonblocking(true)?;
@@ -198,9 +182,69 @@ pub fn bind_unix(
     Ok(Listener::Unix(std::os::unix::net::UnixListener::from(fd)))
 }
 
+/// An abstract unix address: a NUL byte, then `name`.
+fn abstract_addr(name: &str) -> io::Result<SockAddr> {
+    let mut bytes = vec![0u8];
+    bytes.extend_from_slice(name.as_bytes());
+    // SAFETY: a zeroed sockaddr_un is valid; we copy at most its path
+    // capacity and pass the exact length used.
+    let (_, addr) = unsafe {
+        SockAddr::try_init(|storage, len| {
+            let sun = storage.cast::<libc::sockaddr_un>();
+            (*sun).sun_family = libc::AF_UNIX as libc::sa_family_t;
+            let cap = (*sun).sun_path.len();
+            let n = bytes.len().min(cap);
+            let path = &mut (*sun).sun_path;
+            for (slot, b) in path.iter_mut().zip(bytes.iter().take(n)) {
+                *slot = *b as libc::c_char;
+            }
+            *len = (std::mem::size_of::<libc::sa_family_t>() + n) as libc::socklen_t;
+            Ok(())
+        })?
+    };
+    Ok(addr)
+}
+
+/// Binds `sock` at `path` through a temporary name renamed over it (see
+/// `bind_unix`); where the temporary name would not fit a socket address,
+/// at `path` itself after removing what is there.
+fn bind_path(sock: &Socket, path: &str, perms: UnixPerms<'_>) -> io::Result<()> {
+    let there = std::fs::symlink_metadata(path).ok();
+    if there.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "a directory is in the way",
+        ));
+    }
+    let tmp = format!("{path}.{}.tmp", std::process::id());
+    let Ok(tmp_addr) = SockAddr::unix(&tmp) else {
+        if there.is_some() {
+            std::fs::remove_file(path)?;
+        }
+        sock.bind(&SockAddr::unix(path)?)?;
+        return give(path, perms);
+    };
+    let _ = std::fs::remove_file(&tmp);
+    sock.bind(&tmp_addr)?;
+    let placed = give(&tmp, perms).and_then(|()| std::fs::rename(&tmp, path));
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    placed
+}
+
+/// Sets a socket file's mode and owner.
+fn give(path: &str, perms: UnixPerms<'_>) -> io::Result<()> {
+    if let Some(m) = perms.mode {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m))?;
+    }
+    chown_socket(path, perms.user, perms.group)
+}
+
 /// Gives a unix socket file to `user` and `group` (names or numbers), as
 /// `user`/`uid` and `group`/`gid` ask on `bind` and `stats socket` lines.
-pub fn chown_socket(path: &str, user: Option<&str>, group: Option<&str>) -> io::Result<()> {
+fn chown_socket(path: &str, user: Option<&str>, group: Option<&str>) -> io::Result<()> {
     if user.is_none() && group.is_none() {
         return Ok(());
     }
@@ -323,14 +367,14 @@ pub fn for_threads(
             let fail = |e: io::Error| format!("cannot bind unix socket [{path}]: {e}");
             share(match inherited.take(&Key::Unix(key)) {
                 Some(fd) => adopt(fd, true).map_err(fail)?,
-                None => bind_unix(&path, abns, b.mode, backlog)
-                    .and_then(|l| {
-                        if !abns {
-                            chown_socket(&path, b.user.as_deref(), b.group.as_deref())?;
-                        }
-                        Ok(l)
-                    })
-                    .map_err(fail)?,
+                None => {
+                    let perms = UnixPerms {
+                        mode: b.mode,
+                        user: b.user.as_deref(),
+                        group: b.group.as_deref(),
+                    };
+                    bind_unix(&path, abns, perms, backlog).map_err(fail)?
+                }
             })
         }
         Expanded::Fd(n) => share(from_fd(n).map_err(|e| format!("cannot use fd@{n}: {e}"))?),

@@ -818,6 +818,78 @@ fn unix_bind_prefixes_paths_and_sets_modes_as_haproxy() {
     assert_ne!(seen[2], 0o640);
 }
 
+/// What is at a socket's path before the proxy starts.
+#[derive(Clone, Copy, Debug)]
+enum InTheWay {
+    RegularFile,
+    StaleSocket,
+    Directory,
+}
+
+fn put_in_the_way(path: &std::path::Path, what: InTheWay) {
+    match what {
+        InTheWay::RegularFile => std::fs::write(path, "stale\n").unwrap(),
+        // A listener dropped without removing its file.
+        InTheWay::StaleSocket => drop(std::os::unix::net::UnixListener::bind(path).unwrap()),
+        InTheWay::Directory => std::fs::create_dir(path).unwrap(),
+    }
+}
+
+#[test]
+fn a_stats_socket_replaces_what_is_at_its_path_but_a_directory_as_haproxy() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempdir("in-the-way");
+    for what in [InTheWay::RegularFile, InTheWay::StaleSocket] {
+        let seen = beside_haproxy(|start| {
+            let sub = dir.join(format!("p{}", free_port()));
+            std::fs::create_dir_all(&sub).unwrap();
+            let sock = sub.join("admin.sock");
+            put_in_the_way(&sock, what);
+            let port = free_port();
+            let cfg = listen_cfg(
+                port,
+                &format!("    stats socket {} level admin", sock.display()),
+                "",
+                "    server s 127.0.0.1:9",
+            );
+            let _p = start(&cfg, port);
+            let is_socket =
+                std::fs::symlink_metadata(&sock).is_ok_and(|m| m.file_type().is_socket());
+            let info = ask(&sock, "show info\n");
+            let files = std::fs::read_dir(&sub).unwrap().count();
+            (is_socket, info.contains("\nPid: "), files)
+        });
+        assert_eq!(
+            seen,
+            (true, true, 1),
+            "{what:?}: a socket that answers, nothing left beside it"
+        );
+    }
+    // A directory is not replaced: both refuse to start.
+    let sub = dir.join("dir");
+    std::fs::create_dir_all(&sub).unwrap();
+    let sock = sub.join("admin.sock");
+    put_in_the_way(&sock, InTheWay::Directory);
+    let cfg = listen_cfg(
+        free_port(),
+        &format!("    stats socket {} level admin", sock.display()),
+        "",
+        "    server s 127.0.0.1:9",
+    );
+    let path = sub.join("p.cfg");
+    std::fs::write(&path, cfg).unwrap();
+    let (code, _, err) = run_weir(&["-db", "-f", path.to_str().unwrap()]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains(sock.to_str().unwrap()), "{err}");
+    let bin = Haproxy::bin().expect("haproxy is not installed: tests/run installs it");
+    let theirs = std::process::Command::new(bin)
+        .args(["-db", "-f", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!theirs.status.success(), "haproxy refuses it too");
+    assert!(std::fs::metadata(&sock).unwrap().is_dir());
+}
+
 #[test]
 fn sf_takes_nothing_from_a_process_that_is_not_the_one_named() {
     // Another process holds the private name of the pid given to -sf (any
