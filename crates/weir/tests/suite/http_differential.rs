@@ -220,10 +220,9 @@ fn connection_values(port: u16, req: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_connection_field_says_what_becomes_of_the_client_as_haproxy() {
-    // A server that says nothing of its connection.
-    let origin = Server::start(|mut s| {
+/// A server that answers one request with `response`.
+fn answering(response: &'static [u8]) -> Server {
+    Server::start(move |mut s| {
         let mut head = Vec::new();
         let mut b = [0u8; 1024];
         while !head.ends_with(b"\r\n\r\n") {
@@ -232,10 +231,16 @@ fn the_connection_field_says_what_becomes_of_the_client_as_haproxy() {
                 _ => return,
             }
         }
-        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-    });
+        let _ = s.write_all(response);
+    })
+}
+
+/// The `Connection` values of the responses to an HTTP/1.0 client (without
+/// and with keep-alive) and an HTTP/1.1 one (with close, and without), with
+/// weir and haproxy, which must agree.
+fn connection_answers(origin: &Server) -> [Vec<String>; 4] {
     let be = format!("    server s 127.0.0.1:{}", origin.port());
-    let got = beside_haproxy(|start| {
+    beside_haproxy(|start| {
         let port = free_port();
         let _p = start(&http_cfg(port, "", "", &be), port);
         [
@@ -245,9 +250,27 @@ fn the_connection_field_says_what_becomes_of_the_client_as_haproxy() {
             "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
         ]
         .map(|r| connection_values(port, r))
-    });
+    })
+}
+
+#[test]
+fn the_connection_field_says_what_becomes_of_the_client_as_haproxy() {
+    // A server that says nothing of its connection.
+    let origin = answering(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let got = connection_answers(&origin);
     // An HTTP/1.0 client whose connection closes is told so too.
     assert_eq!(got[0], ["close"]);
     assert_eq!(got[1], ["keep-alive"]);
     assert_eq!(got[2], ["close"]);
+}
+
+#[test]
+fn a_servers_connection_keep_alive_is_not_passed_on_to_an_http11_client_as_haproxy() {
+    let origin =
+        answering(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok");
+    let got = connection_answers(&origin);
+    // HTTP/1.1 keeps connections by default: nothing to say.
+    assert_eq!(got[3], Vec::<String>::new());
+    assert_eq!(got[0], ["close"]);
+    assert_eq!(got[1], ["keep-alive"]);
 }
