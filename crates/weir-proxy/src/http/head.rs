@@ -12,9 +12,32 @@ pub use weir_proto::h1::write_response as response;
 /// Whether a `Connection` header lists `token`.
 pub use weir_proto::h1::connection_has;
 
-/// Replaces every `Connection` header by one with `value` (or none).
+/// Says `value` (or nothing) of the connection, as haproxy rewrites the
+/// field: the `close` and `keep-alive` tokens of every `Connection` field
+/// go (a field left empty goes with them), the others (`upgrade`, the
+/// names of hop-by-hop fields) stay, and `connection: value` is added.
 pub fn set_connection(hs: &mut Vec<Header>, value: Option<&str>) {
-    hs.retain(|h| !h.is("connection"));
+    hs.retain_mut(|h| {
+        if !h.is("connection") {
+            return true;
+        }
+        let tokens = h.value().split(|&b| b == b',').map(<[u8]>::trim_ascii);
+        let kept: Vec<&[u8]> = tokens
+            .filter(|t| {
+                !t.is_empty()
+                    && !t.eq_ignore_ascii_case(b"close")
+                    && !t.eq_ignore_ascii_case(b"keep-alive")
+            })
+            .collect();
+        if kept.is_empty() {
+            return false;
+        }
+        let v = kept.join(&b", "[..]);
+        if v != h.value() {
+            h.set_value(&v);
+        }
+        true
+    });
     if let Some(v) = value {
         hs.push(Header::new("connection", v.as_bytes()));
     }

@@ -205,8 +205,8 @@ fn fetches_and_hash_converters_as_haproxy() {
     );
 }
 
-/// The `Connection` values of the response to `req` (one request, read
-/// until the proxy closes or goes quiet), in lower case.
+/// The `Connection` tokens of the response to `req` (one request, read
+/// until the proxy closes or goes quiet), in lower case and sorted.
 fn connection_values(port: u16, req: &str) -> Vec<String> {
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
     c.set_read_timeout(Some(Duration::from_millis(400)))
@@ -216,7 +216,9 @@ fn connection_values(port: u16, req: &str) -> Vec<String> {
     head.lines()
         .filter_map(|l| l.split_once(':'))
         .filter(|(n, _)| n.eq_ignore_ascii_case("connection"))
-        .map(|(_, v)| v.trim().to_ascii_lowercase())
+        .flat_map(|(_, v)| v.split(',').map(|t| t.trim().to_ascii_lowercase()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect()
 }
 
@@ -273,4 +275,11 @@ fn a_servers_connection_keep_alive_is_not_passed_on_to_an_http11_client_as_hapro
     assert_eq!(got[3], Vec::<String>::new());
     assert_eq!(got[0], ["close"]);
     assert_eq!(got[1], ["keep-alive"]);
+    // Other tokens stay: only what is said of the connection changes.
+    let origin = answering(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive, x-foo\r\nX-Foo: 1\r\n\r\nok",
+    );
+    let got = connection_answers(&origin);
+    assert_eq!(got[3], ["x-foo"]);
+    assert_eq!(got[0], ["close", "x-foo"]);
 }
