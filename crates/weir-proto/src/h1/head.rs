@@ -207,6 +207,20 @@ pub fn connection_has(headers: &[Header], token: &str) -> bool {
         .any(|t| eq_ignore_case(t.trim_ascii(), token.as_bytes()))
 }
 
+/// The tokens of a `Connection` field's `value` other than `close` and
+/// `keep-alive`: what haproxy's HTTP/1 reader leaves of the field (no
+/// allocation).
+pub fn other_connection_tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| {
+            !t.is_empty()
+                && !t.eq_ignore_ascii_case(b"close")
+                && !t.eq_ignore_ascii_case(b"keep-alive")
+        })
+}
+
 /// Which of `tokens` (up to 8) the `Connection` fields list, as bits (bit
 /// `i` for `tokens[i]`), in one pass over the fields.
 pub fn connection_lists(headers: &[Header], tokens: &[&str]) -> u8 {

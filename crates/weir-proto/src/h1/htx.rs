@@ -30,15 +30,8 @@ fn field(h: &Header) -> u64 {
     }
     // The tokens kept, joined with `, ` (no allocation: most requests
     // have this field).
-    let (count, len) = value
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|t| {
-            !t.is_empty()
-                && !t.eq_ignore_ascii_case(b"close")
-                && !t.eq_ignore_ascii_case(b"keep-alive")
-        })
-        .fold((0, 0), |(n, l), t| (n + 1, l + t.len()));
+    let (count, len) =
+        super::head::other_connection_tokens(value).fold((0, 0), |(n, l), t| (n + 1, l + t.len()));
     if count == 0 {
         return 0;
     }

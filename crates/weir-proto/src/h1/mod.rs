@@ -26,9 +26,9 @@ pub use authority::normalized_authority;
 pub use body::body_prefix;
 pub use chunked::{ChunkEvent, ChunkedDecoder};
 pub use head::{
-    connection_has, connection_lists, decoded_request_head, parse_request, parse_response,
-    request_head, response_head, Header, Limits, RequestHead, RequestParts, ResponseHead,
-    ResponseParts,
+    connection_has, connection_lists, decoded_request_head, other_connection_tokens, parse_request,
+    parse_response, request_head, response_head, Header, Limits, RequestHead, RequestParts,
+    ResponseHead, ResponseParts,
 };
 pub use write::{write_request, write_request_parts, write_response};
 

@@ -21,14 +21,7 @@ pub fn set_connection(hs: &mut Vec<Header>, value: Option<&str>) {
         if !h.is("connection") {
             return true;
         }
-        let tokens = h.value().split(|&b| b == b',').map(<[u8]>::trim_ascii);
-        let kept: Vec<&[u8]> = tokens
-            .filter(|t| {
-                !t.is_empty()
-                    && !t.eq_ignore_ascii_case(b"close")
-                    && !t.eq_ignore_ascii_case(b"keep-alive")
-            })
-            .collect();
+        let kept: Vec<&[u8]> = weir_proto::h1::other_connection_tokens(h.value()).collect();
         if kept.is_empty() {
             return false;
         }
