@@ -564,9 +564,10 @@ fn connection(
         let listed = weir_proto::h1::connection_lists(&res.headers, &["close", "keep-alive"]);
         let (has_close, has_ka) = (listed & 1 != 0, listed & 2 != 0);
         let set = if req.minor >= 1 {
-            if keep_client && (has_close || has_ka) {
-                // HTTP/1.1 keeps by default: a server's `keep-alive` is
-                // not passed on either, as haproxy.
+            // (A server's `keep-alive` stays, where haproxy drops it: a
+            // head nothing else changes goes out as its bytes came, not
+            // written anew on every response.)
+            if keep_client && has_close {
                 Some(None)
             } else if !keep_client && !has_close && !chunked_10 {
                 // (An HTTP/1.0 response says close by its version: haproxy
