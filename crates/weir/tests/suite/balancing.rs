@@ -456,11 +456,17 @@ fn minconn_follows_the_backend_load_up_to_maxconn_as_haproxy() {
                 srv.addr
             );
             let _p = start(&cfg, port);
+            // Every client is connected before any sends its request, so
+            // that the requests reach the proxy together (the limit
+            // follows the load they make at once).
+            let together = std::sync::Arc::new(std::sync::Barrier::new(clients));
             let all: Vec<_> = (0..clients)
                 .map(|_| {
+                    let together = together.clone();
                     std::thread::spawn(move || {
                         let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
                         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                        together.wait();
                         c.write_all(b"GET / HTTP/1.1\r\nhost: a\r\n\r\n").unwrap();
                         let mut got = [0u8; 12];
                         let _ = c.read_exact(&mut got);
